@@ -1,0 +1,567 @@
+"""Rotations and rigid-body poses: the mathematical core of kinhec.
+
+Conventions (see ``docs/conventions.md``):
+
+* ``T_a_b`` is the 4x4 homogeneous pose of frame *b* expressed in frame *a*:
+  it maps b-coordinates to a-coordinates, ``p_a = T_a_b @ p_b``, so chains
+  check themselves: ``T_base_cam = T_base_ee @ T_ee_cam``.
+* Quaternions are Hamilton quaternions in the order ``(w, x, y, z)``; every
+  function that *returns* a quaternion returns it with ``w >= 0``.  Other
+  orders (TUM, OpenCV, calibration-rs: ``x, y, z, w``) are converted at the
+  file boundary only.
+* A twist is a 6-vector ``xi = (omega, v)``: rotation part first [rad], then
+  translation part [m].  ``exp(xi)`` is the SE(3) exponential, so a pose
+  perturbed on the right is ``T @ exp(xi)`` (noise in the moving frame) and on
+  the left ``exp(xi) @ T`` (noise in the fixed frame).
+
+Every function works on arrays with arbitrary leading (batch) axes: a single
+rotation is ``(3, 3)``, a stream of them ``(N, 3, 3)``.  Public functions
+validate their input with the ``check_*`` helpers, which return clean float64
+arrays or raise :class:`kinhec.errors.InputError` with "expected ... got ...".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from kinhec.errors import InputError
+
+__all__ = [
+    "check_array",
+    "check_vectors",
+    "check_quaternions",
+    "check_rotations",
+    "check_transforms",
+    "check_timestamps",
+    "matrix_from_quaternion",
+    "quaternion_from_matrix",
+    "canonical_quaternion",
+    "quaternion_multiply",
+    "transform_from_pq",
+    "pq_from_transform",
+    "transform_from_rotation_translation",
+    "invert_transform",
+    "concat",
+    "hat",
+    "vee",
+    "so3_exp",
+    "so3_log",
+    "se3_exp",
+    "se3_log",
+    "perturb_right",
+    "perturb_left",
+    "rotation_angle",
+    "slerp_rotations",
+    "interpolate_poses",
+    "random_rotations",
+    "random_unit_vectors",
+    "random_axes_in_cone",
+    "random_poses",
+    "pose_error",
+]
+
+#: Tolerance on ``R^T R - I`` and ``det(R) - 1`` accepted by :func:`check_rotations`.
+ORTHONORMAL_TOL = 1e-6
+#: Tolerance on ``|q| - 1`` accepted by :func:`check_quaternions`.
+UNIT_TOL = 1e-6
+
+
+# --------------------------------------------------------------------------- #
+# validation
+# --------------------------------------------------------------------------- #
+def _describe(x) -> str:
+    a = np.asarray(x)
+    return f"array of shape {a.shape} and dtype {a.dtype}"
+
+
+def check_array(x, name: str, tail: tuple[int, ...], *, allow_nan: bool = False) -> np.ndarray:
+    """Return ``x`` as a float64 array whose trailing axes are ``tail``.
+
+    Parameters
+    ----------
+    x : array_like
+        Input.
+    name : str
+        Argument name used in the error message.
+    tail : tuple of int
+        Required trailing shape, e.g. ``(4, 4)``; leading axes are free.
+    allow_nan : bool
+        Accept NaN entries (infinities are always rejected).
+
+    Raises
+    ------
+    InputError
+        If the shape, the type or the finiteness is wrong.
+    """
+    try:
+        a = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{name}: expected a numeric array, got {type(x).__name__} ({exc})") from None
+    nt = len(tail)
+    if a.ndim < nt or a.shape[a.ndim - nt :] != tuple(tail):
+        want = "(..., " + ", ".join(map(str, tail)) + ")" if nt else "a scalar"
+        raise InputError(f"{name}: expected shape {want}, got {_describe(x)}")
+    bad = np.isinf(a) if allow_nan else ~np.isfinite(a)
+    if bad.any():
+        n = int(bad.reshape(-1).sum())
+        what = "infinite" if allow_nan else "non-finite (NaN or inf)"
+        raise InputError(f"{name}: expected finite values, got {n} {what} entries")
+    return a
+
+
+def check_vectors(v, name: str, dim: int = 3) -> np.ndarray:
+    """Validate an array of ``dim``-vectors of shape ``(..., dim)``."""
+    return check_array(v, name, (dim,))
+
+
+def check_quaternions(q, name: str = "q", *, tol: float = UNIT_TOL, normalize: bool = False) -> np.ndarray:
+    """Validate unit quaternions ``(..., 4)`` in (w, x, y, z) order.
+
+    With ``normalize=True`` any non-zero quaternion is accepted and returned
+    normalised; otherwise the norm must be 1 within ``tol``.
+    """
+    a = check_array(q, name, (4,))
+    n = np.linalg.norm(a, axis=-1)
+    if normalize:
+        if (n < 1e-12).any():
+            raise InputError(f"{name}: expected non-zero quaternions, got {int((n < 1e-12).sum())} of norm 0")
+        return a / n[..., None]
+    dev = np.abs(n - 1.0)
+    if (dev > tol).any():
+        raise InputError(
+            f"{name}: expected unit quaternions (|q| = 1 within {tol:g}), got norms deviating by up to {dev.max():.3g}"
+        )
+    return a
+
+
+def check_rotations(R, name: str = "R", *, tol: float = ORTHONORMAL_TOL) -> np.ndarray:
+    """Validate rotation matrices ``(..., 3, 3)``: orthonormal with determinant +1."""
+    a = check_array(R, name, (3, 3))
+    err = np.abs(np.swapaxes(a, -1, -2) @ a - np.eye(3)).max(axis=(-1, -2)) if a.size else np.zeros(0)
+    if np.size(err) and np.max(err) > tol:
+        raise InputError(
+            f"{name}: expected orthonormal rotation matrices (|R^T R - I| <= {tol:g}), "
+            f"got a deviation of {np.max(err):.3g}"
+        )
+    if a.size:
+        det = np.linalg.det(a)
+        if (det < 0).any():
+            raise InputError(f"{name}: expected det(R) = +1, got a reflection (det = {np.min(det):.3g})")
+    return a
+
+
+def check_transforms(T, name: str = "T", *, tol: float = ORTHONORMAL_TOL) -> np.ndarray:
+    """Validate homogeneous transforms ``(..., 4, 4)``: rotation block and ``[0, 0, 0, 1]`` last row."""
+    a = check_array(T, name, (4, 4))
+    if a.size:
+        last = a[..., 3, :]
+        dev = np.abs(last - np.array([0.0, 0.0, 0.0, 1.0])).max()
+        if dev > tol:
+            raise InputError(f"{name}: expected last row [0, 0, 0, 1], got a deviation of {dev:.3g}")
+        check_rotations(a[..., :3, :3], f"{name} (rotation block)", tol=tol)
+    return a
+
+
+def check_timestamps(t, name: str = "t", *, strictly_increasing: bool = True) -> np.ndarray:
+    """Validate a 1-D array of time stamps [s], strictly increasing by default."""
+    a = check_array(t, name, ())
+    if a.ndim != 1:
+        raise InputError(f"{name}: expected a 1-D array of time stamps, got {_describe(t)}")
+    if strictly_increasing and a.size > 1:
+        d = np.diff(a)
+        if (d <= 0).any():
+            i = int(np.argmax(d <= 0))
+            raise InputError(
+                f"{name}: expected strictly increasing time stamps, got t[{i + 1}] = {a[i + 1]!r} <= t[{i}] = {a[i]!r}"
+            )
+    return a
+
+
+# --------------------------------------------------------------------------- #
+# quaternions and matrices
+# --------------------------------------------------------------------------- #
+def _flat(a: np.ndarray, tail: int) -> tuple[np.ndarray, tuple[int, ...]]:
+    lead = a.shape[: a.ndim - tail]
+    return a.reshape((-1,) + a.shape[a.ndim - tail :]), lead
+
+
+def canonical_quaternion(q) -> np.ndarray:
+    """Return ``q`` (``(..., 4)``, w first) with the sign chosen so that ``w >= 0``."""
+    q = np.array(q, dtype=np.float64, copy=True)
+    neg = q[..., 0] < 0
+    q[neg] *= -1.0
+    return q
+
+
+def matrix_from_quaternion(q_wxyz, *, normalize: bool = False) -> np.ndarray:
+    """Rotation matrices ``(..., 3, 3)`` from unit quaternions ``(..., 4)`` in (w, x, y, z) order."""
+    q = check_quaternions(q_wxyz, "q_wxyz", normalize=normalize)
+    return _matrix_from_quaternion(q)
+
+
+def _matrix_from_quaternion(q: np.ndarray) -> np.ndarray:
+    # Closed form (Hamilton, active rotation); assumes unit quaternions.
+    w, x, y, z = np.moveaxis(q, -1, 0)
+    R = np.empty(q.shape[:-1] + (3, 3))
+    R[..., 0, 0] = 1 - 2 * (y * y + z * z)
+    R[..., 0, 1] = 2 * (x * y - w * z)
+    R[..., 0, 2] = 2 * (x * z + w * y)
+    R[..., 1, 0] = 2 * (x * y + w * z)
+    R[..., 1, 1] = 1 - 2 * (x * x + z * z)
+    R[..., 1, 2] = 2 * (y * z - w * x)
+    R[..., 2, 0] = 2 * (x * z - w * y)
+    R[..., 2, 1] = 2 * (y * z + w * x)
+    R[..., 2, 2] = 1 - 2 * (x * x + y * y)
+    return R
+
+
+def quaternion_from_matrix(R, *, check: bool = True) -> np.ndarray:
+    """Unit quaternions ``(..., 4)`` (w, x, y, z; ``w >= 0``) from rotation matrices ``(..., 3, 3)``."""
+    R = check_rotations(R, "R") if check else np.asarray(R, dtype=np.float64)
+    return _quaternion_from_matrix(R)
+
+
+def _quaternion_from_matrix(R: np.ndarray) -> np.ndarray:
+    flat, lead = _flat(R, 2)
+    if flat.shape[0] == 0:
+        return np.zeros(lead + (4,))
+    q = Rotation.from_matrix(flat).as_quat(canonical=False, scalar_first=True)
+    return canonical_quaternion(q).reshape(lead + (4,))
+
+
+def quaternion_multiply(q1, q2) -> np.ndarray:
+    """Hamilton product ``q1 * q2`` of quaternions ``(..., 4)`` in (w, x, y, z) order (not re-signed)."""
+    a = check_array(q1, "q1", (4,))
+    b = check_array(q2, "q2", (4,))
+    w1, x1, y1, z1 = np.moveaxis(a, -1, 0)
+    w2, x2, y2, z2 = np.moveaxis(b, -1, 0)
+    return np.stack(
+        [
+            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+            w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
+        ],
+        axis=-1,
+    )
+
+
+def transform_from_rotation_translation(R, p) -> np.ndarray:
+    """Homogeneous transforms ``(..., 4, 4)`` from rotations ``(..., 3, 3)`` and translations ``(..., 3)`` [m]."""
+    R = np.asarray(R, dtype=np.float64)
+    p = np.asarray(p, dtype=np.float64)
+    lead = np.broadcast_shapes(R.shape[:-2], p.shape[:-1])
+    T = np.zeros(lead + (4, 4))
+    T[..., :3, :3] = R
+    T[..., :3, 3] = p
+    T[..., 3, 3] = 1.0
+    return T
+
+
+def transform_from_pq(p, q_wxyz, *, normalize: bool = False) -> np.ndarray:
+    """Poses ``(..., 4, 4)`` from positions ``(..., 3)`` [m] and unit quaternions ``(..., 4)`` (w, x, y, z)."""
+    p = check_vectors(p, "p")
+    R = matrix_from_quaternion(q_wxyz, normalize=normalize)
+    return transform_from_rotation_translation(R, p)
+
+
+def pq_from_transform(T, *, check: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Positions ``(..., 3)`` [m] and quaternions ``(..., 4)`` (w, x, y, z; ``w >= 0``) of poses ``(..., 4, 4)``."""
+    T = check_transforms(T, "T") if check else np.asarray(T, dtype=np.float64)
+    return T[..., :3, 3].copy(), _quaternion_from_matrix(T[..., :3, :3])
+
+
+def invert_transform(T, *, check: bool = True) -> np.ndarray:
+    """Inverse of rigid transforms ``(..., 4, 4)``: ``inv(T_a_b) = T_b_a``, using ``R^T``."""
+    T = check_transforms(T, "T") if check else np.asarray(T, dtype=np.float64)
+    Rt = np.swapaxes(T[..., :3, :3], -1, -2)
+    out = np.zeros_like(T)
+    out[..., :3, :3] = Rt
+    out[..., :3, 3] = -(Rt @ T[..., :3, 3, None])[..., 0]
+    out[..., 3, 3] = 1.0
+    return out
+
+
+def concat(*transforms) -> np.ndarray:
+    """Chain transforms left to right with broadcasting: ``concat(T_a_b, T_b_c) = T_a_c``."""
+    if not transforms:
+        raise InputError("concat: expected at least one transform, got none")
+    out = check_array(transforms[0], "transforms[0]", (4, 4))
+    for i, T in enumerate(transforms[1:], start=1):
+        out = out @ check_array(T, f"transforms[{i}]", (4, 4))
+    return out
+
+
+# --------------------------------------------------------------------------- #
+# Lie groups
+# --------------------------------------------------------------------------- #
+def hat(v) -> np.ndarray:
+    """Skew-symmetric matrices ``(..., 3, 3)`` with ``hat(a) @ b = cross(a, b)``."""
+    v = np.asarray(v, dtype=np.float64)
+    if v.shape[-1:] != (3,):
+        raise InputError(f"v: expected shape (..., 3), got {_describe(v)}")
+    x, y, z = np.moveaxis(v, -1, 0)
+    o = np.zeros_like(x)
+    return np.stack([np.stack([o, -z, y], -1), np.stack([z, o, -x], -1), np.stack([-y, x, o], -1)], -2)
+
+
+def vee(W) -> np.ndarray:
+    """Inverse of :func:`hat`: the vectors ``(..., 3)`` of skew matrices ``(..., 3, 3)`` (antisymmetrised)."""
+    W = np.asarray(W, dtype=np.float64)
+    if W.shape[-2:] != (3, 3):
+        raise InputError(f"W: expected shape (..., 3, 3), got {_describe(W)}")
+    return 0.5 * np.stack(
+        [W[..., 2, 1] - W[..., 1, 2], W[..., 0, 2] - W[..., 2, 0], W[..., 1, 0] - W[..., 0, 1]], axis=-1
+    )
+
+
+def _so3_coeffs(theta: np.ndarray):
+    """A = sin(t)/t, B = (1-cos t)/t^2, C = (t - sin t)/t^3 with Taylor series near 0."""
+    small = theta < 1e-4
+    t = np.where(small, 1.0, theta)
+    t2 = theta * theta
+    A = np.where(small, 1 - t2 / 6 + t2 * t2 / 120, np.sin(t) / t)
+    B = np.where(small, 0.5 - t2 / 24 + t2 * t2 / 720, (1 - np.cos(t)) / (t * t))
+    C = np.where(small, 1.0 / 6 - t2 / 120 + t2 * t2 / 5040, (t - np.sin(t)) / (t * t * t))
+    return A, B, C
+
+
+def so3_exp(omega) -> np.ndarray:
+    """Rotation matrices ``(..., 3, 3)`` of rotation vectors ``(..., 3)`` [rad] (Rodrigues, stable at 0)."""
+    w = check_vectors(omega, "omega")
+    return _so3_exp(w)
+
+
+def _so3_exp(w: np.ndarray) -> np.ndarray:
+    theta = np.linalg.norm(w, axis=-1)
+    A, B, _ = _so3_coeffs(theta)
+    K = hat(w)
+    return np.eye(3) + A[..., None, None] * K + B[..., None, None] * (K @ K)
+
+
+def so3_log(R, *, check: bool = True) -> np.ndarray:
+    """Rotation vectors ``(..., 3)`` [rad], angle in ``[0, pi]``, of rotations ``(..., 3, 3)``.
+
+    Computed through the quaternion, which is well conditioned at every angle
+    including pi (where the trace formula loses the axis).
+    """
+    R = check_rotations(R, "R") if check else np.asarray(R, dtype=np.float64)
+    return _so3_log(R)
+
+
+def _log_from_quaternion(q: np.ndarray) -> np.ndarray:
+    w = q[..., 0]
+    v = q[..., 1:]
+    s = np.linalg.norm(v, axis=-1)
+    # angle = 2 atan2(s, w); rotvec = angle / s * v, with 2/w (1 - s^2/(3 w^2)) near s = 0 (w ~ 1 since w >= 0)
+    small = s < 1e-7
+    s_safe = np.where(small, 1.0, s)
+    factor = np.where(small, 2.0 / np.maximum(w, 1e-300) * (1 - s * s / (3 * w * w + 1e-300)), 2.0 * np.arctan2(s, w) / s_safe)
+    return factor[..., None] * v
+
+
+def _so3_log(R: np.ndarray) -> np.ndarray:
+    return _log_from_quaternion(_quaternion_from_matrix(R))
+
+
+def se3_exp(xi) -> np.ndarray:
+    """Poses ``(..., 4, 4)`` of twists ``xi = (omega, v)`` of shape ``(..., 6)`` (rotation first)."""
+    xi = check_array(xi, "xi", (6,))
+    return _se3_exp(xi)
+
+
+def _se3_exp(xi: np.ndarray) -> np.ndarray:
+    w, v = xi[..., :3], xi[..., 3:]
+    theta = np.linalg.norm(w, axis=-1)
+    A, B, C = _so3_coeffs(theta)
+    K = hat(w)
+    K2 = K @ K
+    I = np.eye(3)
+    R = I + A[..., None, None] * K + B[..., None, None] * K2
+    V = I + B[..., None, None] * K + C[..., None, None] * K2
+    return transform_from_rotation_translation(R, (V @ v[..., None])[..., 0])
+
+
+def se3_log(T, *, check: bool = True) -> np.ndarray:
+    """Twists ``(..., 6)`` = ``(omega, v)`` with ``se3_exp(se3_log(T)) = T`` (rotation angle in [0, pi])."""
+    T = check_transforms(T, "T") if check else np.asarray(T, dtype=np.float64)
+    w = _so3_log(T[..., :3, :3])
+    theta = np.linalg.norm(w, axis=-1)
+    small = theta < 1e-4
+    t = np.where(small, 1.0, theta)
+    # V^{-1} = I - K/2 + D K^2 with D = 1/t^2 - cot(t/2) / (2 t), written with the half
+    # angle so that it stays well conditioned up to t = pi; series 1/12 + t^2/720 near 0.
+    D_big = 1.0 / (t * t) - np.cos(t / 2) / (2 * t * np.sin(t / 2))
+    D = np.where(small, 1.0 / 12 + theta**2 / 720, D_big)
+    K = hat(w)
+    Vinv = np.eye(3) - 0.5 * K + D[..., None, None] * (K @ K)
+    v = (Vinv @ T[..., :3, 3, None])[..., 0]
+    return np.concatenate([w, v], axis=-1)
+
+
+def perturb_right(T, xi) -> np.ndarray:
+    """``T @ exp(xi)``: perturbation expressed in the moving (child) frame of ``T``."""
+    return check_transforms(T, "T") @ se3_exp(xi)
+
+
+def perturb_left(T, xi) -> np.ndarray:
+    """``exp(xi) @ T``: perturbation expressed in the fixed (parent) frame of ``T``."""
+    return se3_exp(xi) @ check_transforms(T, "T")
+
+
+def rotation_angle(R, *, check: bool = True) -> np.ndarray:
+    """Geodesic angle [rad] in ``[0, pi]`` of rotations ``(..., 3, 3)``."""
+    R = check_rotations(R, "R") if check else np.asarray(R, dtype=np.float64)
+    q = _quaternion_from_matrix(R)
+    return 2.0 * np.arctan2(np.linalg.norm(q[..., 1:], axis=-1), np.abs(q[..., 0]))
+
+
+# --------------------------------------------------------------------------- #
+# interpolation
+# --------------------------------------------------------------------------- #
+def slerp_rotations(R0, R1, s) -> np.ndarray:
+    """Geodesic interpolation ``R0 exp(s log(R0^T R1))`` for ``s`` in [0, 1] (broadcast)."""
+    R0 = check_rotations(R0, "R0")
+    R1 = check_rotations(R1, "R1")
+    s = np.asarray(s, dtype=np.float64)
+    rel = _so3_log(np.swapaxes(R0, -1, -2) @ R1)
+    return R0 @ _so3_exp(rel * s[..., None])
+
+
+def interpolate_poses(t, T, t_query, *, out_of_range: str = "nan") -> np.ndarray:
+    """Interpolate a pose stream at query times: SLERP on rotations, linear on translations.
+
+    Parameters
+    ----------
+    t : array_like, shape (N,)
+        Strictly increasing time stamps [s] of the stream.
+    T : array_like, shape (N, 4, 4)
+        Poses ``T_a_b`` at ``t``.
+    t_query : array_like, shape (M,)
+        Query times [s] (any order).
+    out_of_range : {"nan", "clip", "raise"}
+        What to do with query times outside ``[t[0], t[-1]]``: NaN poses,
+        the nearest end pose, or an :class:`InputError`.
+
+    Returns
+    -------
+    ndarray, shape (M, 4, 4)
+    """
+    t = check_timestamps(t, "t")
+    T = check_transforms(T, "T")
+    tq = check_array(t_query, "t_query", ())
+    if T.shape[:-2] != t.shape:
+        raise InputError(f"T: expected {t.shape[0]} poses to match t, got shape {T.shape}")
+    if t.size < 1:
+        raise InputError("t: expected at least one time stamp, got none")
+    if out_of_range not in ("nan", "clip", "raise"):
+        raise InputError(f"out_of_range: expected 'nan', 'clip' or 'raise', got {out_of_range!r}")
+    tq = np.atleast_1d(tq)
+    outside = (tq < t[0]) | (tq > t[-1])
+    if out_of_range == "raise" and outside.any():
+        raise InputError(
+            f"t_query: expected times within [{t[0]!r}, {t[-1]!r}], got {int(outside.sum())} outside "
+            f"(range [{tq.min()!r}, {tq.max()!r}])"
+        )
+    if t.size == 1:
+        out = np.broadcast_to(T[0], tq.shape + (4, 4)).copy()
+    else:
+        tc = np.clip(tq, t[0], t[-1])
+        i = np.clip(np.searchsorted(t, tc, side="right") - 1, 0, t.size - 2)
+        s = (tc - t[i]) / (t[i + 1] - t[i])
+        R0 = T[i, :3, :3]
+        R1 = T[i + 1, :3, :3]
+        rel = _so3_log(np.swapaxes(R0, -1, -2) @ R1)
+        R = R0 @ _so3_exp(rel * s[:, None])
+        p = (1 - s)[:, None] * T[i, :3, 3] + s[:, None] * T[i + 1, :3, 3]
+        out = transform_from_rotation_translation(R, p)
+    if out_of_range == "nan" and outside.any():
+        out[outside] = np.nan
+    return out
+
+
+# --------------------------------------------------------------------------- #
+# random draws (always from an explicit Generator)
+# --------------------------------------------------------------------------- #
+def _check_rng(rng) -> np.random.Generator:
+    if not isinstance(rng, np.random.Generator):
+        raise InputError(f"rng: expected a numpy.random.Generator, got {type(rng).__name__}")
+    return rng
+
+
+def random_unit_vectors(rng: np.random.Generator, n: int) -> np.ndarray:
+    """``n`` directions uniform on the unit sphere, shape ``(n, 3)``."""
+    v = _check_rng(rng).standard_normal((n, 3))
+    return v / np.linalg.norm(v, axis=-1, keepdims=True)
+
+
+def random_rotations(rng: np.random.Generator, n: int) -> np.ndarray:
+    """``n`` rotations uniform on SO(3) (Haar measure), shape ``(n, 3, 3)``."""
+    q = _check_rng(rng).standard_normal((n, 4))
+    q /= np.linalg.norm(q, axis=-1, keepdims=True)
+    return _matrix_from_quaternion(q)
+
+
+def random_axes_in_cone(rng: np.random.Generator, n: int, axis, half_angle_rad: float) -> np.ndarray:
+    """``n`` unit vectors uniform on the spherical cap of half-angle ``half_angle_rad`` around ``axis``.
+
+    ``half_angle_rad = 0`` returns ``axis`` itself ``n`` times; ``pi`` the whole sphere.
+    """
+    _check_rng(rng)
+    a = check_vectors(axis, "axis")
+    if a.shape != (3,):
+        raise InputError(f"axis: expected shape (3,), got {_describe(axis)}")
+    na = np.linalg.norm(a)
+    if na < 1e-12:
+        raise InputError("axis: expected a non-zero vector, got a zero vector")
+    a = a / na
+    if not (0.0 <= half_angle_rad <= np.pi):
+        raise InputError(f"half_angle_rad: expected a value in [0, pi], got {half_angle_rad!r}")
+    cos_h = np.cos(half_angle_rad)
+    z = 1.0 - rng.random(n) * (1.0 - cos_h)  # uniform in [cos h, 1]: uniform area on the cap
+    phi = rng.random(n) * 2 * np.pi
+    r = np.sqrt(np.clip(1 - z * z, 0.0, None))
+    local = np.stack([r * np.cos(phi), r * np.sin(phi), z], axis=-1)
+    # rotation taking e_z to a (Householder-free: build an orthonormal frame)
+    helper = np.array([1.0, 0.0, 0.0]) if abs(a[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    e1 = np.cross(a, helper)
+    e1 /= np.linalg.norm(e1)
+    e2 = np.cross(a, e1)
+    return local @ np.stack([e1, e2, a])
+
+
+def random_poses(rng: np.random.Generator, n: int, trans_std_m: float = 1.0) -> np.ndarray:
+    """``n`` poses with uniform rotations and Gaussian translations of std ``trans_std_m`` [m]."""
+    R = random_rotations(rng, n)
+    p = rng.standard_normal((n, 3)) * trans_std_m
+    return transform_from_rotation_translation(R, p)
+
+
+# --------------------------------------------------------------------------- #
+# errors
+# --------------------------------------------------------------------------- #
+def pose_error(T_est, T_true):
+    """Rotation error [deg] (geodesic) and translation error [mm] (Euclidean) of ``T_est``.
+
+    Works on single poses (returns two floats) or batches ``(..., 4, 4)``
+    (returns two arrays).  Non-finite estimates give NaN errors rather than
+    raising, so a failed solver can be scored.
+    """
+    Te = check_array(T_est, "T_est", (4, 4), allow_nan=True)
+    Tt = check_transforms(T_true, "T_true")
+    Te, Tt = np.broadcast_arrays(Te, Tt)
+    finite = np.isfinite(Te).all(axis=(-1, -2))
+    rel = np.swapaxes(Tt[..., :3, :3], -1, -2) @ np.where(finite[..., None, None], Te[..., :3, :3], np.eye(3))
+    # project onto SO(3) defensively: a slightly non-orthonormal estimate still gets a geodesic angle
+    U, _, Vt = np.linalg.svd(rel)
+    D = np.ones(rel.shape[:-1])
+    D[..., 2] = np.sign(np.linalg.det(U @ Vt))
+    rel = (U * D[..., None, :]) @ Vt
+    rot = np.degrees(rotation_angle(rel, check=False))
+    trans = 1000.0 * np.linalg.norm(Te[..., :3, 3] - Tt[..., :3, 3], axis=-1)
+    rot = np.where(finite, rot, np.nan)
+    trans = np.where(finite, trans, np.nan)
+    if rot.ndim == 0:
+        return float(rot), float(trans)
+    return rot, trans
