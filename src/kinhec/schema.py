@@ -175,3 +175,32 @@ def sequence_id(track: str, index: int) -> str:
 def shard_name(track: str, shard: int) -> str:
     """``<track>-<5-digit shard index>.parquet``, e.g. ``noise-00000.parquet``."""
     return f"{track}-{shard:05d}.parquet"
+
+
+class SequenceTables:
+    """One generated sequence as it is stored: its index row and its two stream tables.
+
+    Attributes
+    ----------
+    index_row : dict
+        One value per column of :data:`INDEX_SCHEMA` (the file-location columns
+        ``robot_file``, ``camera_file``, ``robot_row_group``,
+        ``camera_row_group`` are filled in by the writer).
+    robot : pyarrow.Table
+        Rows of the robot stream, schema :data:`ROBOT_SCHEMA`.
+    camera : pyarrow.Table
+        Rows of the camera stream, schema :data:`CAMERA_SCHEMA`.
+    """
+
+    __slots__ = ("index_row", "robot", "camera")
+
+    def __init__(self, index_row: dict, robot: pa.Table, camera: pa.Table) -> None:
+        self.index_row = index_row
+        self.robot = robot
+        self.camera = camera
+
+    def __repr__(self) -> str:
+        return (
+            f"SequenceTables({self.index_row.get('sequence_id')!r}, robot={self.robot.num_rows} rows, "
+            f"camera={self.camera.num_rows} rows)"
+        )
