@@ -173,7 +173,7 @@ def check_timestamps(t, name: str = "t", *, strictly_increasing: bool = True) ->
         if (d <= 0).any():
             i = int(np.argmax(d <= 0))
             raise InputError(
-                f"{name}: expected strictly increasing time stamps, got t[{i + 1}] = {a[i + 1]!r} <= t[{i}] = {a[i]!r}"
+                f"{name}: expected strictly increasing time stamps, got t[{i + 1}] = {float(a[i + 1])!r} <= t[{i}] = {float(a[i])!r}"
             )
     return a
 
@@ -322,7 +322,10 @@ def _so3_coeffs(theta: np.ndarray):
     t = np.where(small, 1.0, theta)
     t2 = theta * theta
     A = np.where(small, 1 - t2 / 6 + t2 * t2 / 120, np.sin(t) / t)
-    B = np.where(small, 0.5 - t2 / 24 + t2 * t2 / 720, (1 - np.cos(t)) / (t * t))
+    # (1 - cos t) / t^2 written with the half angle: the direct form cancels
+    # catastrophically for small t, and B multiplies the first-order term of V.
+    half_sinc = np.sin(t / 2) / (t / 2)
+    B = np.where(small, 0.5 - t2 / 24 + t2 * t2 / 720, 0.5 * half_sinc * half_sinc)
     C = np.where(small, 1.0 / 6 - t2 / 120 + t2 * t2 / 5040, (t - np.sin(t)) / (t * t * t))
     return A, B, C
 
@@ -461,8 +464,8 @@ def interpolate_poses(t, T, t_query, *, out_of_range: str = "nan") -> np.ndarray
     outside = (tq < t[0]) | (tq > t[-1])
     if out_of_range == "raise" and outside.any():
         raise InputError(
-            f"t_query: expected times within [{t[0]!r}, {t[-1]!r}], got {int(outside.sum())} outside "
-            f"(range [{tq.min()!r}, {tq.max()!r}])"
+            f"t_query: expected times within [{float(t[0])!r}, {float(t[-1])!r}], got {int(outside.sum())} outside "
+            f"(range [{float(tq.min())!r}, {float(tq.max())!r}])"
         )
     if t.size == 1:
         out = np.broadcast_to(T[0], tq.shape + (4, 4)).copy()
@@ -548,7 +551,13 @@ def pose_error(T_est, T_true):
     (returns two arrays).  Non-finite estimates give NaN errors rather than
     raising, so a failed solver can be scored.
     """
-    Te = check_array(T_est, "T_est", (4, 4), allow_nan=True)
+    try:
+        Te = np.asarray(T_est, dtype=np.float64)
+    except (TypeError, ValueError):
+        Te = T_est  # let check_array word the error
+    else:
+        Te = np.where(np.isinf(Te), np.nan, Te)  # inf counts as a failed estimate, like NaN
+    Te = check_array(Te, "T_est", (4, 4), allow_nan=True)
     Tt = check_transforms(T_true, "T_true")
     Te, Tt = np.broadcast_arrays(Te, Tt)
     finite = np.isfinite(Te).all(axis=(-1, -2))

@@ -1,0 +1,246 @@
+"""The ``kinhec`` command line.
+
+Each command is a thin entry point: parse the arguments, call one library
+function, print.  Known problems (:class:`kinhec.errors.KinhecError`) are
+reported as one line on stderr with exit status 1; ``kinhec --debug ...``
+shows the full traceback instead.  Heavy modules are imported inside the
+commands so that ``kinhec --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from kinhec import __version__
+from kinhec.errors import KinhecError
+
+
+class _KinhecGroup(click.Group):
+    """A click group that turns kinhec errors into one line and exit status 1."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except KinhecError as exc:
+            if ctx.obj and ctx.obj.get("debug"):
+                raise
+            click.echo(f"kinhec: error: {exc}", err=True)
+            ctx.exit(1)
+        except KeyboardInterrupt:
+            click.echo("kinhec: interrupted", err=True)
+            ctx.exit(130)
+
+
+@click.group(cls=_KinhecGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", "-V", prog_name="kinhec")
+@click.option("--debug", is_flag=True, help="Show full tracebacks instead of one-line errors.")
+@click.pass_context
+def main(ctx: click.Context, debug: bool) -> None:
+    """kinhec: hand-eye (AX=XB) and robot-world/hand-eye (AX=YB) calibration toolkit and benchmark."""
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+
+
+def _console():
+    from rich.console import Console
+
+    return Console()
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON instead of tables.")
+def info(as_json: bool) -> None:
+    """List robots, camera and target presets, tracks, tiers and solvers."""
+    from kinhec.inventory import inventory
+
+    data = inventory()
+    if as_json:
+        from kinhec import jsonutil
+
+        click.echo(jsonutil.dumps(data, indent=2))
+        return
+    from rich.table import Table
+
+    con = _console()
+    con.print(f"[bold]kinhec {__version__}[/bold]")
+    t = Table(title="Robots", title_justify="left")
+    for c in ("name", "DoF", "DH convention", "rate [Hz]", "reach [m]", "description"):
+        t.add_column(c)
+    for r in data["robots"]:
+        t.add_row(r["name"], str(r["dof"]), r["convention"], f"{r['control_rate_hz']:g}", f"{r['reach_m']:.3f}", r["description"])
+    con.print(t)
+    t = Table(title="Camera presets", title_justify="left")
+    for c in ("name", "width", "height", "f [px]", "HFOV [deg]"):
+        t.add_column(c)
+    for c in data["cameras"]:
+        t.add_row(c["name"], str(c["width_px"]), str(c["height_px"]), f"{c['f_px']:g}", f"{c['hfov_deg']:.1f}")
+    con.print(t)
+    t = Table(title="Target presets", title_justify="left")
+    for c in ("name", "points", "pitch [mm]", "kind", "min. visible"):
+        t.add_column(c)
+    for g in data["targets"]:
+        t.add_row(g["name"], f"{g['cols']}x{g['rows']}", f"{1000 * g['pitch_m']:g}", g["kind"], str(g["min_visible_points"]))
+    con.print(t)
+    t = Table(title="Tracks and tiers (sequences)", title_justify="left")
+    t.add_column("track")
+    tiers = data["tiers"]
+    for name in tiers:
+        t.add_column(name, justify="right")
+    for track, desc in data["tracks"].items():
+        t.add_row(track, *[f"{tiers[n]['counts'].get(track, 0):,}" for n in tiers])
+    t.add_row("[bold]total", *[f"[bold]{tiers[n]['total']:,}" for n in tiers])
+    con.print(t)
+    if data["solvers"]:
+        t = Table(title="Solvers", title_justify="left")
+        for c in ("name", "problem", "reference"):
+            t.add_column(c)
+        for s in data["solvers"]:
+            t.add_row(s["name"], s["kind"], s.get("citation", ""))
+        con.print(t)
+
+
+@main.command()
+@click.option("--tier", "tier_name", default="smoke", show_default=True,
+              help="Built-in tier (smoke, small, medium, full) or path to a tier YAML file.")
+@click.option("--tracks", multiple=True, help="Only these tracks (repeatable; default: every track of the tier).")
+def plan(tier_name: str, tracks: tuple[str, ...]) -> None:
+    """Print the number of sequences per track and in total for a tier."""
+    from rich.table import Table
+
+    from kinhec import tiers as tiers_mod
+
+    tier = tiers_mod.load_tier(tier_name)
+    counts = tiers_mod.plan_counts(tier, tracks or None)
+    con = _console()
+    con.print(f"tier {tier.name} ({tier.source}): global seed {tier.global_seed}, {tier.shard_size} sequences per shard")
+    t = Table()
+    t.add_column("track")
+    t.add_column("sequences", justify="right")
+    t.add_column("shards", justify="right")
+    for track, n in counts.items():
+        t.add_row(track, f"{n:,}", f"{-(-n // tier.shard_size):,}")
+    t.add_row("[bold]total", f"[bold]{sum(counts.values()):,}", f"{sum(-(-n // tier.shard_size) for n in counts.values()):,}")
+    con.print(t)
+
+
+def _positive_int(ctx, param, value):
+    if value is not None and value < 1:
+        raise click.BadParameter(f"expected an integer >= 1, got {value}")
+    return value
+
+
+def _check_tracks(tracks):
+    from kinhec.errors import UnknownNameError
+    from kinhec.schema import TRACKS
+
+    for t in tracks:
+        if t not in TRACKS:
+            raise UnknownNameError("track", t, TRACKS)
+    return tracks
+
+
+@main.command()
+@click.option("--tier", "tier_name", default="smoke", show_default=True,
+              help="Built-in tier (smoke, small, medium, full) or path to a tier YAML file.")
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="Dataset folder to write or resume.")
+@click.option("--workers", type=int, default=None, callback=_positive_int,
+              help="Worker processes (default: number of cores).")
+@click.option("--tracks", multiple=True, help="Only these tracks (repeatable); other tracks in the folder are kept.")
+@click.option("--limit", type=int, default=None, callback=_positive_int, help="First N sequences of each track only.")
+@click.option("--fail-fast", is_flag=True, help="Stop submitting shards after the first failure.")
+@click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="Local process pool or a Dask cluster.")
+@click.option("--scheduler", default=None, help="Address of a Dask scheduler (implies --executor dask).")
+@click.option("--overwrite", is_flag=True, help="Write into a folder made by another tier/seed/version (its shards are deleted).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.pass_context
+def generate(ctx, tier_name, out, workers, tracks, limit, fail_fast, executor, scheduler, overwrite, quiet):
+    """Generate (or resume) a dataset folder from a tier; finished shards are skipped."""
+    from kinhec.runner import generate_dataset
+
+    _check_tracks(tracks)
+    con = _console()
+    reporter = _GenerateProgress(con, enabled=not quiet)
+    try:
+        summary = generate_dataset(
+            tier_name, out, workers=workers, tracks=tracks or None, limit=limit, fail_fast=fail_fast,
+            executor=executor, scheduler=scheduler, overwrite=overwrite, on_event=reporter,
+        )  # fmt: skip
+    finally:
+        reporter.close()
+    _print_generate_summary(con, summary)
+    if not summary.ok:
+        ctx.exit(1)
+
+
+class _GenerateProgress:
+    """Rich progress bar fed by the runner's events."""
+
+    def __init__(self, console, enabled: bool) -> None:
+        self.console = console
+        self.enabled = enabled
+        self.progress = None
+        self.task = None
+
+    def __call__(self, kind: str, data: dict) -> None:
+        if kind == "start" and self.enabled:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+            self.progress = Progress(
+                TextColumn("[bold]generate"), BarColumn(), MofNCompleteColumn(), TextColumn("sequences"),
+                TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                console=self.console, transient=False,
+            )  # fmt: skip
+            self.progress.start()
+            self.task = self.progress.add_task("generate", total=data["planned"], completed=data["done"], rate="")
+            self._t0 = __import__("time").perf_counter()
+            self._n0 = data["done"]
+        elif kind == "shard":
+            o = data["outcome"]
+            if not o.ok:
+                self.console.print(f"[red]shard {o.track}-{o.shard_index:05d} failed[/red] at {o.failed_sequence}: {o.error}")
+            if self.progress is not None and o.ok:
+                self.progress.advance(self.task, o.n_sequences)
+                done = self.progress.tasks[0].completed - self._n0
+                dt = __import__("time").perf_counter() - self._t0
+                self.progress.update(self.task, rate=f"{done / dt:.1f} seq/s" if dt > 0 else "")
+        elif kind == "interrupt":
+            self.console.print(f"[yellow]interrupted: finishing {data['running']} running shard(s), then writing the index[/yellow]")
+        elif kind == "end":
+            self.close()
+
+    def close(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+            self.progress = None
+
+
+def _print_generate_summary(con, s) -> None:
+    con.print(
+        f"[bold]{s.root}[/bold]: tier {s.tier}, {s.planned_sequences:,} sequences in {s.planned_shards:,} shards; "
+        f"{s.written_shards:,} shards written ({s.written_sequences:,} sequences), {s.skipped_shards:,} already complete; "
+        f"{s.wall_s:.1f} s wall, {s.cpu_s:.1f} s CPU in workers"
+    )
+    if s.failed:
+        con.print(f"[red]{len(s.failed)} shard(s) failed[/red]; tracebacks in {s.log_path}; re-run the same command to retry them:")
+        for o in s.failed:
+            con.print(f"  {o.track}-{o.shard_index:05d}: {o.failed_sequence}: {o.error}")
+    if s.interrupted:
+        con.print("[yellow]interrupted[/yellow]: re-run the same command to resume")
+
+
+@main.command()
+@click.argument("data", type=click.Path(exists=True, file_okay=False))
+def index(data):
+    """Rebuild sequences.parquet / sequences.csv from the shards' metadata."""
+    from kinhec import io
+
+    man = io.rebuild_index(data)
+    io.write_index(data, man)
+    click.echo(f"{data}: index rebuilt, {len(man):,} sequences")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""What kinhec knows about: robots, camera and target presets, tracks, tiers and solvers.
+
+Used by ``kinhec info`` and by the dataset card; returns plain, JSON-ready data.
+"""
+
+from __future__ import annotations
+
+
+def inventory() -> dict:
+    """Registry contents as lists/dicts of plain values."""
+    from kinhec import cameras, robots, tiers
+    from kinhec.schema import TRACKS
+
+    out: dict = {"robots": [], "cameras": [], "targets": [], "tracks": {}, "tiers": {}, "solvers": []}
+    for name in robots.ROBOT_NAMES:
+        m = robots.get_robot(name)
+        out["robots"].append(
+            {
+                "name": m.name,
+                "dof": m.dof,
+                "convention": m.convention,
+                "control_rate_hz": float(m.control_rate_hz),
+                "reach_m": float(m.reach_m),
+                "description": m.description,
+            }
+        )
+    for name in cameras.CAMERA_NAMES:
+        c = cameras.get_camera(name)
+        out["cameras"].append(
+            {"name": c.name, "width_px": c.width_px, "height_px": c.height_px, "f_px": float(c.f_px), "hfov_deg": float(c.hfov_deg)}
+        )
+    for name in cameras.TARGET_NAMES:
+        g = cameras.get_target(name)
+        out["targets"].append(
+            {
+                "name": g.name,
+                "cols": g.cols,
+                "rows": g.rows,
+                "pitch_m": float(g.pitch_m),
+                "kind": g.kind,
+                "min_visible_points": g.min_visible_points,
+            }
+        )
+    out["tracks"] = {t: tiers.TRACK_DESCRIPTIONS[t] for t in TRACKS}
+    for name in tiers.TIER_NAMES:
+        tier = tiers.load_tier(name)
+        counts = tiers.plan_counts(tier)
+        out["tiers"][name] = {"counts": counts, "total": sum(counts.values()), "shard_size": tier.shard_size}
+    try:
+        from kinhec.solvers import registry
+    except ImportError:  # solvers not importable (partial install): list nothing rather than fail
+        registry = None
+    if registry is not None:
+        for spec in registry.SOLVERS.values():
+            out["solvers"].append({"name": spec.name, "kind": spec.kind, "citation": getattr(spec, "citation", "")})
+    return out

@@ -1,0 +1,492 @@
+"""Resumable, parallel generation of a dataset folder from a tier.
+
+Shards are the unit of work.  Each shard's two Parquet files are written
+atomically by the worker that generated it (temporary name, then rename), so an
+interrupted run never leaves a truncated shard behind, and a re-run skips every
+shard whose files exist, open and hold the expected sequence ids in the
+expected row groups.  Sequences are seeded from the tier's global seed and
+their own id, so the folder's content does not depend on the number of workers,
+the executor or the order of execution.
+
+Executors: a local process pool (default) or a Dask cluster
+(``executor="dask"``; ``scheduler`` = address of a running scheduler, or a
+``LocalCluster`` started on this machine when no address is given).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import time
+import traceback
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from kinhec import __version__
+from kinhec.errors import DatasetFormatError, InputError, KinhecError
+from kinhec.schema import TRACKS
+from kinhec.tiers import TRACK_DESCRIPTIONS, Tier, expand_tier, load_tier, shards_of_track
+
+__all__ = ["ShardTask", "ShardOutcome", "RunSummary", "generate_dataset", "run_shard", "DatasetLock"]
+
+STATE_DIR = ".kinhec"
+LOCK_NAME = "generate.lock"
+INDEX_REFRESH_EVERY = 10  # shards
+
+
+@dataclass(frozen=True)
+class ShardTask:
+    """One shard to generate: its place and the recipes of its sequences (as dicts)."""
+
+    root: str
+    track: str
+    shard_index: int
+    recipes: tuple
+
+    @property
+    def sequence_ids(self) -> list[str]:
+        return [r["sequence_id"] for r in self.recipes]
+
+
+@dataclass
+class ShardOutcome:
+    track: str
+    shard_index: int
+    n_sequences: int
+    ok: bool
+    seconds: float = 0.0
+    failed_sequence: str | None = None
+    failed_recipe: dict | None = None
+    error: str | None = None
+    traceback: str | None = None
+
+
+@dataclass
+class RunSummary:
+    root: Path
+    tier: str
+    planned_sequences: int = 0
+    planned_shards: int = 0
+    skipped_shards: int = 0
+    written_shards: int = 0
+    written_sequences: int = 0
+    failed: list[ShardOutcome] = field(default_factory=list)
+    interrupted: bool = False
+    wall_s: float = 0.0
+    cpu_s: float = 0.0
+    log_path: Path | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and not self.interrupted
+
+
+# --------------------------------------------------------------------------- #
+# worker side
+# --------------------------------------------------------------------------- #
+def _ignore_sigint() -> None:  # process-pool initializer: Ctrl+C is handled by the parent only
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def run_shard(task: ShardTask) -> ShardOutcome:
+    """Generate and write one shard; never raises (failures come back in the outcome)."""
+    from kinhec import io
+    from kinhec.generator import generate_sequence
+    from kinhec.recipe import Recipe
+
+    t0 = time.process_time()
+    current = None
+    try:
+        tables = []
+        for rdict in task.recipes:
+            current = rdict
+            tables.append(generate_sequence(Recipe.from_dict(rdict)))
+        current = None
+        io.write_shard(task.root, task.track, task.shard_index, tables)
+        return ShardOutcome(task.track, task.shard_index, len(task.recipes), True, time.process_time() - t0)
+    except Exception as exc:  # reported to the parent, which logs the traceback and goes on
+        return ShardOutcome(
+            task.track,
+            task.shard_index,
+            len(task.recipes),
+            False,
+            time.process_time() - t0,
+            failed_sequence=None if current is None else current.get("sequence_id"),
+            failed_recipe=current,
+            error=f"{type(exc).__name__}: {exc}",
+            traceback=traceback.format_exc(),
+        )
+
+
+# --------------------------------------------------------------------------- #
+# lock
+# --------------------------------------------------------------------------- #
+class DatasetLock:
+    """A lock file refusing a second ``generate`` on a folder being written.
+
+    A lock left by a process that no longer runs on this host is taken over.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.path = Path(root) / STATE_DIR / LOCK_NAME
+        self._held = False
+
+    def acquire(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        me = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.time()}
+        for _ in range(2):
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                try:
+                    other = json.loads(self.path.read_text() or "{}")
+                except (OSError, ValueError):
+                    other = {}
+                if other.get("host") == me["host"] and not _pid_alive(int(other.get("pid", -1))):
+                    self.path.unlink(missing_ok=True)  # stale lock of a dead process
+                    continue
+                raise InputError(
+                    f"{self.path.parent.parent}: expected a folder no other kinhec process is writing, got a lock "
+                    f"held by pid {other.get('pid')} on {other.get('host')} ({self.path}); if that process is gone, "
+                    "delete the lock file"
+                ) from None
+            with os.fdopen(fd, "w") as f:
+                json.dump(me, f)
+            self._held = True
+            return
+
+    def release(self) -> None:
+        if self._held:
+            self.path.unlink(missing_ok=True)
+            self._held = False
+
+    def __enter__(self) -> "DatasetLock":
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+# --------------------------------------------------------------------------- #
+# dataset metadata
+# --------------------------------------------------------------------------- #
+def _tier_fingerprint(tier: Tier) -> dict:
+    return {"tier": tier.name, "global_seed": tier.global_seed, "generator_version": __version__}
+
+
+def _check_or_write_generation_info(root: Path, tier: Tier, tracks, counts: dict, overwrite: bool) -> None:
+    from kinhec import jsonutil
+
+    path = root / "generation_info.json"
+    info = None
+    if path.exists():
+        try:
+            info = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise DatasetFormatError(f"{path}: expected valid JSON, got unreadable content ({exc})") from None
+        mine = _tier_fingerprint(tier)
+        theirs = {k: info.get(k) for k in mine}
+        if theirs != mine or info.get("tier_config") != tier.config:
+            if not overwrite:
+                diff = ", ".join(f"{k}: {theirs[k]!r} (folder) vs {mine[k]!r} (now)" for k in mine if theirs[k] != mine[k])
+                if not diff:
+                    diff = "the tier configuration differs"
+                raise InputError(
+                    f"{root}: expected a folder generated by the same tier, seed and generator version, got {diff}; "
+                    "use another --out folder, or --overwrite to delete its shards and start again"
+                )
+            for sub in ("robot", "camera"):
+                shutil.rmtree(root / sub, ignore_errors=True)
+            for f in ("sequences.parquet", "sequences.csv"):
+                (root / f).unlink(missing_ok=True)
+            info = None
+    track_info = dict(info.get("tracks", {})) if info else {}
+    for t in tracks:
+        track_info[t] = {"description": TRACK_DESCRIPTIONS[t], "planned": counts[t]}
+    ordered = {t: track_info[t] for t in TRACKS if t in track_info}
+    new = {
+        "dataset": "KinHEC-format synthetic hand-eye calibration benchmark",
+        "generator_version": __version__,
+        "tier": tier.name,
+        "tier_config": tier.config,
+        "global_seed": tier.global_seed,
+        "tracks": ordered,
+    }
+    _atomic_write_text(path, jsonutil.dumps(new, indent=2))
+    cfg = root / "configs"
+    cfg.mkdir(exist_ok=True)
+    _atomic_write_text(cfg / f"{tier.name}.yaml", tier.yaml_text())
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def write_static_files(root: Path) -> None:
+    """robots.json, cameras_targets.json, LICENSE and CITATION.cff of a dataset folder."""
+    from kinhec import cameras, jsonutil, robots
+    from kinhec.publish import citation_cff, license_text
+
+    _atomic_write_text(root / "robots.json", jsonutil.dumps(robots.robots_json(), indent=2))
+    _atomic_write_text(root / "cameras_targets.json", jsonutil.dumps(cameras.cameras_targets_json(), indent=2))
+    _atomic_write_text(root / "LICENSE", license_text())
+    _atomic_write_text(root / "CITATION.cff", citation_cff())
+
+
+# --------------------------------------------------------------------------- #
+# executors
+# --------------------------------------------------------------------------- #
+class _LocalExecutor:
+    def __init__(self, workers: int) -> None:
+        self.pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_sigint)
+        self.capacity = workers
+
+    def submit(self, task: ShardTask) -> Future:
+        return self.pool.submit(run_shard, task)
+
+    def wait_any(self, futures, timeout):
+        done, _ = wait(futures, timeout=timeout, return_when=FIRST_COMPLETED)
+        return done
+
+    def cancel_pending(self, futures) -> None:
+        for f in futures:
+            f.cancel()
+
+    def shutdown(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+class _DaskExecutor:
+    def __init__(self, workers: int, scheduler: str | None) -> None:
+        try:
+            from dask.distributed import Client, LocalCluster
+        except ImportError:
+            raise InputError(
+                "--executor dask: expected dask.distributed to be installed (pip install 'kinhec[cluster]'), got an "
+                "ImportError"
+            ) from None
+        self._cluster = None
+        if scheduler:
+            self.client = Client(scheduler)
+        else:
+            self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+            self.client = Client(self._cluster)
+        self.capacity = max(1, sum(self.client.nthreads().values()))
+
+    def submit(self, task: ShardTask):
+        return self.client.submit(run_shard, task, pure=False)
+
+    def wait_any(self, futures, timeout):
+        from dask.distributed import wait as dwait
+
+        res = dwait(list(futures), timeout=timeout, return_when="FIRST_COMPLETED") if futures else None
+        return set(res.done) if res else set()
+
+    def cancel_pending(self, futures) -> None:
+        self.client.cancel([f for f in futures if f.status == "pending"])
+
+    def shutdown(self) -> None:
+        self.client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+
+
+# --------------------------------------------------------------------------- #
+# the run
+# --------------------------------------------------------------------------- #
+def plan_shards(tier: Tier, root: Path, tracks=None, limit: int | None = None) -> tuple[list[ShardTask], dict]:
+    """Every shard of the selected tracks (first ``limit`` sequences per track when given)."""
+    recipes = expand_tier(tier, tracks, generator_version=__version__)
+    tasks, counts = [], {}
+    for track, rs in recipes.items():
+        if limit is not None:
+            rs = rs[:limit]
+        counts[track] = len(rs)
+        for k, chunk in enumerate(shards_of_track(rs, tier.shard_size)):
+            tasks.append(ShardTask(str(root), track, k, tuple(chunk)))
+    return tasks, counts
+
+
+def _clean_tmp(root: Path) -> None:
+    for sub in ("robot", "camera"):
+        d = root / sub
+        if d.is_dir():
+            for p in d.glob("*.tmp"):
+                p.unlink(missing_ok=True)
+
+
+def generate_dataset(
+    tier: str | Tier,
+    out: str | Path,
+    *,
+    workers: int | None = None,
+    tracks: Iterable[str] | None = None,
+    limit: int | None = None,
+    fail_fast: bool = False,
+    executor: str = "local",
+    scheduler: str | None = None,
+    overwrite: bool = False,
+    progress: bool = True,
+    on_event: Callable[[str, dict], None] | None = None,
+) -> RunSummary:
+    """Generate (or resume) a dataset folder.
+
+    Parameters
+    ----------
+    tier : str or Tier
+        Built-in tier name or path of a tier YAML file.
+    out : path
+        Dataset folder (created if needed).
+    workers : int, optional
+        Parallel worker processes (default: number of cores).
+    tracks : iterable of str, optional
+        Generate only these tracks; other tracks already in the folder stay in the index.
+    limit : int, optional
+        Keep the first ``limit`` sequences of each track (debugging).
+    fail_fast : bool
+        Stop submitting shards after the first failure.
+    executor : {"local", "dask"}
+        Local process pool, or Dask (``scheduler`` address, or a LocalCluster).
+    overwrite : bool
+        Allow writing into a folder made by another tier/seed/version (its shards are deleted first).
+
+    Returns
+    -------
+    RunSummary
+        ``summary.ok`` is False if any shard failed or the run was interrupted.
+    """
+    from kinhec import io
+
+    if workers is None:
+        workers = os.cpu_count() or 1
+    if not isinstance(workers, int) or workers < 1:
+        raise InputError(f"workers: expected an integer >= 1, got {workers!r}")
+    if limit is not None and (not isinstance(limit, int) or limit < 1):
+        raise InputError(f"limit: expected an integer >= 1, got {limit!r}")
+    if executor not in ("local", "dask"):
+        raise InputError(f"executor: expected 'local' or 'dask', got {executor!r}")
+    if scheduler:
+        executor = "dask"
+    tier_obj = tier if isinstance(tier, Tier) else load_tier(tier)
+    tracks = tuple(tracks) if tracks else None
+    root = Path(out)
+    if root.exists() and not root.is_dir():
+        raise InputError(f"--out {root}: expected a folder, got a file")
+    root.mkdir(parents=True, exist_ok=True)
+
+    summary = RunSummary(root=root, tier=tier_obj.name)
+    t_wall = time.perf_counter()
+    emit = on_event or (lambda kind, data: None)
+    with DatasetLock(root):
+        tasks, counts = plan_shards(tier_obj, root, tracks, limit)
+        _check_or_write_generation_info(root, tier_obj, list(counts), counts, overwrite)
+        write_static_files(root)
+        _clean_tmp(root)
+        log_path = root / STATE_DIR / f"generate_{tier_obj.name}.log"
+        summary.log_path = log_path
+        summary.planned_sequences = sum(counts.values())
+        summary.planned_shards = len(tasks)
+        todo = []
+        for task in tasks:
+            if io.shard_status(root, task.track, task.shard_index, task.sequence_ids) == "complete":
+                summary.skipped_shards += 1
+            else:
+                todo.append(task)
+        done_seqs = summary.planned_sequences - sum(len(t.recipes) for t in todo)
+        emit("start", {"planned": summary.planned_sequences, "done": done_seqs, "todo_shards": len(todo)})
+        if todo:
+            _run_tasks(todo, workers, executor, scheduler, fail_fast, summary, log_path, root, emit)
+        index = io.rebuild_index(root)
+        io.write_index(root, index)
+        from kinhec.publish import write_card_if_missing
+
+        write_card_if_missing(root)
+    summary.wall_s = time.perf_counter() - t_wall
+    emit("end", {"summary": summary})
+    return summary
+
+
+def _run_tasks(todo, workers, executor, scheduler, fail_fast, summary, log_path, root, emit) -> None:
+    from kinhec import io
+
+    ex = _LocalExecutor(workers) if executor == "local" else _DaskExecutor(workers, scheduler)
+    pending = list(reversed(todo))
+    running: dict = {}
+    since_refresh = 0
+    stop = False
+    log = open(log_path, "a")
+    try:
+        try:
+            while pending or running:
+                while pending and not stop and len(running) < 2 * ex.capacity:
+                    task = pending.pop()
+                    running[ex.submit(task)] = task
+                if not running:
+                    break
+                for fut in ex.wait_any(list(running), timeout=0.5):
+                    task = running.pop(fut)
+                    try:
+                        outcome = fut.result()
+                    except BaseException as exc:  # a worker process died, or the cluster lost the task
+                        outcome = ShardOutcome(task.track, task.shard_index, len(task.recipes), False,
+                                               error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc())  # fmt: skip
+                    summary.cpu_s += outcome.seconds
+                    if outcome.ok:
+                        summary.written_shards += 1
+                        summary.written_sequences += outcome.n_sequences
+                        since_refresh += 1
+                    else:
+                        summary.failed.append(outcome)
+                        log.write(
+                            f"--- shard {task.track}-{task.shard_index:05d} failed at {time.ctime()}\n"
+                            f"sequence: {outcome.failed_sequence}\nrecipe: {json.dumps(outcome.failed_recipe, default=str)}\n"
+                            f"{outcome.traceback}\n"
+                        )
+                        log.flush()
+                        if fail_fast:
+                            stop = True
+                            pending.clear()
+                    emit("shard", {"outcome": outcome})
+                    if since_refresh >= INDEX_REFRESH_EVERY:
+                        since_refresh = 0
+                        io.write_index(root, io.rebuild_index(root))
+        except KeyboardInterrupt:
+            summary.interrupted = True
+            emit("interrupt", {"running": len(running)})
+            ex.cancel_pending(list(running))
+            pending.clear()
+            # let the shards already running finish (workers ignore SIGINT); a second Ctrl+C aborts them
+            for fut, task in list(running.items()):
+                if fut.cancelled():
+                    continue
+                try:
+                    outcome = fut.result()
+                except BaseException:
+                    continue
+                if outcome.ok:
+                    summary.written_shards += 1
+                    summary.written_sequences += outcome.n_sequences
+                emit("shard", {"outcome": outcome})
+    finally:
+        ex.shutdown()
+        log.close()
