@@ -7,8 +7,8 @@ Conventions (see ``docs/conventions.md``):
   check themselves: ``T_base_cam = T_base_ee @ T_ee_cam``.
 * Quaternions are Hamilton quaternions in the order ``(w, x, y, z)``; every
   function that *returns* a quaternion returns it with ``w >= 0``.  Other
-  orders (TUM, OpenCV, calibration-rs: ``x, y, z, w``) are converted at the
-  file boundary only.
+  orders (TUM, calibration-rs: ``x, y, z, w``) are converted at the file
+  boundary only; OpenCV's hand-eye functions take matrices or rotation vectors.
 * A twist is a 6-vector ``xi = (omega, v)``: rotation part first [rad], then
   translation part [m].  ``exp(xi)`` is the SE(3) exponential, so a pose
   perturbed on the right is ``T @ exp(xi)`` (noise in the moving frame) and on

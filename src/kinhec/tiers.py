@@ -373,7 +373,7 @@ class _Ctx:
             camera_rot_std_rad=0.0,
             camera_trans_std_m=0.0,
             camera_trans_std_z_m=0.0,
-            pixel_std=float("nan"),
+            pixel_std=None,
             student_t_dof=None,
             outlier_fraction=0.0,
             outlier_model="none",

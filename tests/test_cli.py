@@ -1,0 +1,86 @@
+"""Command-line smoke tests: every command has --help, errors are one line with exit status 1."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from kinhec import __version__
+from kinhec.cli import main
+
+
+@pytest.fixture()
+def runner():
+    return CliRunner()
+
+
+def test_version(runner):
+    res = runner.invoke(main, ["--version"])
+    assert res.exit_code == 0
+    assert __version__ in res.output
+
+
+def test_every_command_has_help(runner):
+    res = runner.invoke(main, ["--help"])
+    assert res.exit_code == 0
+    commands = list(main.commands)
+    assert {"info", "plan", "generate", "index"} <= set(commands)
+    for name in commands:
+        r = runner.invoke(main, [name, "--help"])
+        assert r.exit_code == 0, (name, r.output)
+        assert "Usage:" in r.output
+
+
+def test_plan_prints_counts(runner):
+    res = runner.invoke(main, ["plan", "--tier", "full"])
+    assert res.exit_code == 0, res.output
+    assert "77,628" in res.output and "60,000" in res.output
+    res = runner.invoke(main, ["plan", "--tier", "small", "--tracks", "noise", "--tracks", "pnp"])
+    assert res.exit_code == 0
+    assert "168" in res.output  # 144 + 24
+
+
+def test_known_error_is_one_line_and_exit_1(runner):
+    res = runner.invoke(main, ["plan", "--tier", "huge"])
+    assert res.exit_code == 1
+    lines = [ln for ln in res.output.splitlines() if ln.strip()]
+    assert len(lines) == 1
+    assert "unknown tier 'huge'" in lines[0] and "smoke" in lines[0]
+
+
+def test_debug_shows_the_exception(runner):
+    from kinhec.errors import UnknownNameError
+
+    res = runner.invoke(main, ["--debug", "plan", "--tier", "huge"])
+    assert res.exit_code != 0
+    assert isinstance(res.exception, UnknownNameError)
+
+
+def test_info_json_lists_registries(runner):
+    res = runner.invoke(main, ["info", "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    assert len(data["robots"]) == 14
+    assert {c["name"] for c in data["cameras"]} == {"vga", "hd", "fhd", "industrial_5mp"}
+    assert len(data["targets"]) == 5
+    assert data["tiers"]["full"]["total"] == 77628
+    res = runner.invoke(main, ["info"])
+    assert res.exit_code == 0
+    assert "irb120" in res.output and "industrial_5mp" in res.output
+
+
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        (["generate", "--tier", "smoke", "--out", "x", "--limit", "0"], "expected an integer >= 1"),
+        (["generate", "--tier", "smoke", "--out", "x", "--workers", "-2"], "expected an integer >= 1"),
+        (["generate", "--tier", "smoke", "--out", "x", "--tracks", "bogus"], "unknown track 'bogus'"),
+    ],
+)
+def test_bad_generate_arguments_are_errors(runner, tmp_path, args, match):
+    with runner.isolated_filesystem(temp_dir=tmp_path):
+        res = runner.invoke(main, args)
+        assert res.exit_code != 0
+        assert match in res.output

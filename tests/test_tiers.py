@@ -1,0 +1,132 @@
+"""Tier files: the published counts, validation errors, determinism of the expansion."""
+
+from __future__ import annotations
+
+import collections
+
+import pytest
+import yaml
+
+from kinhec import tiers
+from kinhec.errors import InputError, UnknownNameError
+
+PUBLISHED = {
+    "smoke": dict(noise=16, motion=8, temporal=2, outliers=4, monocular=4, robot_error=2, pnp=4, mixed=6),
+    "small": dict(noise=144, motion=84, temporal=48, outliers=56, monocular=32, robot_error=24, pnp=24, mixed=150),
+    "medium": dict(noise=1200, motion=1100, temporal=576, outliers=704, monocular=240, robot_error=576, pnp=600,
+                   mixed=5000),
+    "full": dict(noise=5120, motion=3580, temporal=2592, outliers=1760, monocular=640, robot_error=1536, pnp=2400,
+                 mixed=60000),
+}  # fmt: skip
+TOTALS = {"smoke": 46, "small": 562, "medium": 9996, "full": 77628}
+
+
+@pytest.mark.parametrize("name", tiers.TIER_NAMES)
+def test_plan_counts_equal_published_table(name):
+    tier = tiers.load_tier(name)
+    counts = tiers.plan_counts(tier)
+    assert counts == PUBLISHED[name]
+    assert sum(counts.values()) == TOTALS[name]
+    assert tier.global_seed == 20260909
+
+
+@pytest.mark.parametrize("name", ["smoke", "small", "medium"])
+def test_expansion_matches_counts_and_ids(name):
+    tier = tiers.load_tier(name)
+    rec = tiers.expand_tier(tier)
+    for track, rs in rec.items():
+        assert len(rs) == PUBLISHED[name][track]
+        assert [r["sequence_id"] for r in rs] == [f"{track}-{i:06d}" for i in range(len(rs))]
+        seeds = [r["seed"] for r in rs]
+        assert len(set(seeds)) == len(seeds)
+        assert all(0 <= s < 2**63 for s in seeds)
+
+
+def test_expansion_is_deterministic_and_order_free():
+    tier = tiers.load_tier("small")
+    a = tiers.expand_track(tier, "mixed")
+    b = tiers.expand_track(tier, "mixed")
+    assert a == b
+    # the seed depends only on (global seed, id)
+    assert tiers.sequence_seed(20260909, "noise-000000") == tiers.sequence_seed(20260909, "noise-000000")
+    assert tiers.sequence_seed(20260909, "noise-000000") != tiers.sequence_seed(20260909, "noise-000001")
+    assert tiers.sequence_seed(20260909, "noise-000000") != tiers.sequence_seed(20260910, "noise-000000")
+
+
+def test_level_values_follow_the_tier():
+    tier = tiers.load_tier("small")
+    noise = tiers.expand_track(tier, "noise")
+    levels = collections.Counter(r["level"] for r in noise)
+    assert set(levels) == {f"robot={r}|camera={c}" for r in ("r1", "r3") for c in ("c1", "c3", "c5")}
+    r3c5 = next(r for r in noise if r["level"] == "robot=r3|camera=c5")
+    assert r3c5["robot_rot_std_rad"] == 0.002 and r3c5["robot_trans_std_m"] == 0.001
+    assert (r3c5["camera_rot_std_rad"], r3c5["camera_trans_std_m"], r3c5["camera_trans_std_z_m"]) == (0.02, 0.012, 0.04)
+    temporal = tiers.expand_track(tier, "temporal")
+    assert all(r["sync"] == "async" and r["speed_fraction"] == 0.35 for r in temporal)
+    assert {r["time_offset_s"] for r in temporal} == {0.0, 0.02, 0.1}
+    out = tiers.expand_track(tier, "outliers")
+    assert sum(r["outlier_fraction"] == 0 for r in out) == 2 * 2 * 2  # robots x t settings x repeats
+    rob = tiers.expand_track(tier, "robot_error")
+    dh = [r for r in rob if r["robot_noise_models"] == ("dh_error",)]
+    assert {round(r["dh_len_std_m"], 6) for r in dh} == {0.0001, 0.001}
+
+
+def test_mixed_covers_the_factor_space():
+    tier = tiers.load_tier("medium")
+    mixed = tiers.expand_track(tier, "mixed")
+    robots = collections.Counter(r["robot"] for r in mixed)
+    assert set(robots) == set(tiers._ROBOTS)  # every arm and free6d
+    assert {r["family"] for r in mixed} == {"joint_sinusoid", "joint_waypoints", "lookat", "cartesian_cone", "proposal_sine"}
+    assert {r["camera_noise_model"] for r in mixed} == {"se3_gaussian", "pnp", "vo_drift"}
+    assert {r["sync"] for r in mixed} == {"sync", "async"}
+    assert {r["outlier_model"] for r in mixed} == {"none", "random_pose", "planar_flip", "gross"}
+    assert any(r["scale"] != 1.0 for r in mixed)
+    # free6d never gets joint-space families
+    assert all(r["family"] in ("cartesian_cone", "lookat", "proposal_sine") for r in mixed if r["robot"] == "free6d")
+
+
+def test_repeats_multiplier_scales_every_systematic_track(tmp_path):
+    cfg = yaml.safe_load(tiers.load_tier("smoke").yaml_text())
+    cfg["repeats_multiplier"] = 3
+    p = tmp_path / "triple.yaml"
+    p.write_text(yaml.safe_dump(cfg))
+    counts = tiers.plan_counts(tiers.load_tier(p))
+    for t, n in PUBLISHED["smoke"].items():
+        assert counts[t] == (n if t == "mixed" else 3 * n)
+
+
+def test_builtin_name_wins_over_a_folder_of_that_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "smoke").mkdir()
+    assert tiers.load_tier("smoke").source == "builtin:smoke"
+
+
+@pytest.mark.parametrize(
+    "mutate, match",
+    [
+        (lambda c: c["tracks"]["noise"].__setitem__("robots", ["ur5e", "ur99"]), r"tracks\.noise\.robots.*ur99"),
+        (lambda c: c["tracks"]["noise"].__setitem__("camera_levels", ["c9"]), r"camera_levels.*c9"),
+        (lambda c: c["tracks"].__setitem__("bogus", {}), r"'tracks'.*bogus"),
+        (lambda c: c.__setitem__("shard_size", 0), r"shard_size.*integer >= 1"),
+        (lambda c: c["tracks"]["outliers"].__setitem__("model", ["flip"]), r"outliers\.model.*flip"),
+        (lambda c: c["tracks"]["pnp"].__setitem__("cameras", ["4k"]), r"pnp\.cameras.*4k"),
+        (lambda c: c["tracks"]["temporal"].pop("time_offset_s"), r"temporal\.time_offset_s' is missing"),
+        (lambda c: c.pop("global_seed"), r"'global_seed' is missing"),
+    ],
+)
+def test_invalid_tier_files_name_the_key(tmp_path, mutate, match):
+    cfg = yaml.safe_load(tiers.load_tier("smoke").yaml_text())
+    mutate(cfg)
+    p = tmp_path / "bad.yaml"
+    p.write_text(yaml.safe_dump(cfg))
+    with pytest.raises(InputError, match=match):
+        tiers.load_tier(p)
+
+
+def test_unknown_tier_and_track_names():
+    with pytest.raises(UnknownNameError, match="unknown tier 'tiny'.*smoke"):
+        tiers.load_tier("tiny")
+    with pytest.raises(InputError, match="no such file"):
+        tiers.load_tier("missing/tier.yaml")
+    with pytest.raises(UnknownNameError, match="unknown track 'nois'"):
+        tiers.plan_counts(tiers.load_tier("smoke"), ["nois"])
