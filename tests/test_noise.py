@@ -236,15 +236,12 @@ def test_vo_drift_relative_error_and_random_walk():
     T = _smooth_trajectory(17, n)
     rel_true_inv = se3.invert_transform(se3.invert_transform(T[:-1]) @ T[1:])
     rng = _rng(18)
-    rel_err, abs_rot2 = [], []
-    for _ in range(n_seq):
-        M = noise.vo_drift(T, rot, trans, rng)
-        rel_err.append(se3.se3_log(rel_true_inv @ se3.invert_transform(M[:-1]) @ M[1:]))
-        abs_rot2.append((se3.so3_log(np.swapaxes(T[:, :3, :3], 1, 2) @ M[:, :3, :3]) ** 2).sum(axis=1))
-    rel_err = np.concatenate(rel_err)
+    M = np.stack([noise.vo_drift(T, rot, trans, rng) for _ in range(n_seq)])  # (n_seq, n, 4, 4)
+    rel_err = se3.se3_log(rel_true_inv @ se3.invert_transform(M[:, :-1]) @ M[:, 1:]).reshape(-1, 6)
     np.testing.assert_allclose(rel_err.std(axis=0), [rot] * 3 + [trans] * 3, rtol=REL)
     # squared absolute rotation error: a random walk, E|omega_k|^2 = 3 k rot^2
-    msq = np.mean(abs_rot2, axis=0)
+    abs_rot2 = (se3.so3_log(np.swapaxes(T[:, :3, :3], 1, 2) @ M[..., :3, :3]) ** 2).sum(axis=-1)
+    msq = abs_rot2.mean(axis=0)
     assert msq[0] == 0.0
     k = np.arange(n)
     np.testing.assert_allclose(msq[8:] / (3 * k[8:] * rot**2), 1.0, rtol=0.12)  # SE ~ 2.6 % per frame
@@ -472,14 +469,14 @@ def test_bad_shapes():
         noise.planar_flip(np.diag([1.0, 1.0, -1.0, 1.0])[None])
     with pytest.raises(InputError, match=r"q: expected joint positions of shape \(N, n_joints\), got shape \(6,\)"):
         noise.joint_gaussian(np.zeros(6), 0.1, _rng())
-    with pytest.raises(InputError, match=r"available: expected a 1-D boolean array, got array of shape \(5,\) and dtype int"):
+    with pytest.raises(InputError, match=r"available: expected a 1-D boolean array, got .* dtype int"):
         noise.choose_outliers(_rng(), np.ones(5, dtype=int), 0.5)
     with pytest.raises(InputError, match=r"T_cam_target: expected targets away from the camera centre"):
         noise.planar_flip(np.eye(4)[None])
     T = _poses(43, 6)
     with pytest.raises(InputError, match=r"T_gt: expected shape \(6, 4, 4\) to match T_meas, got shape \(5, 4, 4\)"):
         noise.apply_outliers(T, T[:5], "gross", 0.5, _rng())
-    with pytest.raises(InputError, match=r"available: expected a boolean array of shape \(6,\), got array of shape \(5,\)"):
+    with pytest.raises(InputError, match=r"available: expected a boolean array of shape \(6,\), got .* shape \(5,\)"):
         noise.apply_outliers(T, T, "gross", 0.5, _rng(), available=np.ones(5, dtype=bool))
 
 
