@@ -71,17 +71,30 @@ def select_keyframes(
     cos_min = np.cos(np.radians(min_rot_deg))
     keep = [0]
     k = 0
-    # Each step looks at every later frame at once; the loop runs once per keyframe.
+    window = 16
+    # The loop runs once per keyframe; each step tests a window of later frames at once and widens the
+    # window (doubling) until it finds the next keyframe, so the cost stays proportional to the frames
+    # between keyframes rather than to the whole stream.
     while k < n - 1:
-        Rk = R[k]
-        # cos of the relative angle from the trace: (tr(Rk^T R_j) - 1) / 2
-        tr = np.einsum("ij,nij->n", Rk, R[k + 1 :])
-        far_rot = (tr - 1.0) / 2.0 <= cos_min
-        far_trans = np.linalg.norm(p[k + 1 :] - p[k], axis=1) >= min_trans_m
-        hit = np.flatnonzero(far_rot | far_trans)
-        if hit.size == 0:
+        Rk, pk = R[k], p[k]
+        start = k + 1
+        nxt = -1
+        while start < n:
+            stop = min(n, start + window)
+            # cos of the relative angle from the trace: (tr(Rk^T R_j) - 1) / 2
+            tr = np.einsum("ij,nij->n", Rk, R[start:stop])
+            far_rot = (tr - 1.0) / 2.0 <= cos_min
+            far_trans = np.linalg.norm(p[start:stop] - pk, axis=1) >= min_trans_m
+            hit = np.flatnonzero(far_rot | far_trans)
+            if hit.size:
+                nxt = start + int(hit[0])
+                break
+            start = stop
+            window *= 2
+        if nxt < 0:
             break
-        k = k + 1 + int(hit[0])
+        window = max(16, min(window, 2 * (nxt - k)))
+        k = nxt
         keep.append(k)
     idx = np.asarray(keep, dtype=np.int64)
     if idx.size < 3:
