@@ -65,9 +65,13 @@ __all__ = [
 FK_CHUNK = 8192
 #: Largest joint step [rad] of one damped-least-squares iteration.
 IK_MAX_STEP_RAD = 0.5
+#: Uniform draws per random restart; the one closest to the target pose is the start.
+IK_SEED_CANDIDATES = 16
 _IK_LAMBDA_MIN = 1e-6
 _IK_LAMBDA_MAX = 1e3
-_IK_POS_WEIGHT_K = 0.0
+#: An attempt is abandoned when its cost fell by less than 1 % over this many iterations.
+_IK_STALL_WINDOW = 10
+_IK_STALL_RATIO = 0.99
 _CONVENTIONS = ("standard", "modified", "free")
 
 
@@ -404,6 +408,10 @@ class RobotModel:
             frame_ops.append(("emit",))
         return tuple(fk_ops), tuple(frame_ops)
 
+    def __reduce__(self):
+        # rebuild through the constructor so that an unpickled model is validated and read-only again
+        return (type(self), tuple(getattr(self, f.name) for f in dataclasses.fields(self) if f.init))
+
     def __repr__(self) -> str:
         return f"RobotModel(name={self.name!r}, dof={self.dof}, convention={self.convention!r})"
 
@@ -422,10 +430,8 @@ class RobotModel:
 
     def _check_q(self, q, name: str = "q") -> tuple[np.ndarray, tuple[int, ...]]:
         a = se3.check_array(q, name, (self.dof,))
-        if a.ndim == 0:  # pragma: no cover - check_array already demands the trailing axis
-            raise InputError(f"{name}: expected shape (..., {self.dof}), got a scalar")
         lead = a.shape[:-1]
-        return a.reshape(-1, self.dof), lead
+        return a.reshape(int(np.prod(lead, dtype=np.int64)), self.dof), lead
 
     # ----------------------------------------------------------- kinematics
     def _angles(self, q_flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -447,12 +453,17 @@ class RobotModel:
             for j in range(4):
                 block[:, :3, j] = cols[j].T
             if jacobian:
-                p_ee = cols[3]
-                Jb = np.empty((self.dof, 6, i1 - i0))
+                nb = i1 - i0
+                Jb = np.empty((self.dof, 6, nb))
                 for k, (z, p) in enumerate(axes):
-                    z = np.broadcast_to(z, (3, i1 - i0)) * self.joint_sign[k]
                     Jb[k, :3] = z
-                    Jb[k, 3:] = np.cross(z, p_ee - p, axis=0)
+                    Jb[k, 3:] = p
+                Jb[:, :3] *= self.joint_sign[:, None, None]
+                z = Jb[:, :3]
+                r = cols[3] - Jb[:, 3:]  # from a point on each axis to the flange origin
+                Jb[:, 3] = z[:, 1] * r[:, 2] - z[:, 2] * r[:, 1]
+                Jb[:, 4] = z[:, 2] * r[:, 0] - z[:, 0] * r[:, 2]
+                Jb[:, 5] = z[:, 0] * r[:, 1] - z[:, 1] * r[:, 0]
                 J[i0:i1] = Jb.transpose(2, 1, 0)
         return T, J
 
@@ -568,14 +579,19 @@ class RobotModel:
         """Joint configurations that put the flange at given poses (damped least squares).
 
         Each target is solved by Levenberg-Marquardt-style damped least squares,
-        ``dq = J^T (J J^T + lambda^2 I)^{-1} e`` with the pose residual
-        ``e = (log(R_target R^T), p_target - p)`` in the base frame; a step is
-        kept only when it lowers ``|e|^2`` (``lambda`` then shrinks, otherwise it
-        grows), joint steps are capped at :data:`IK_MAX_STEP_RAD` and every iterate
-        is clipped into the joint limits.  Targets still unsolved after the first
-        attempt (from ``q_init``, or the home configuration) are retried from up to
-        ``n_restarts`` random configurations drawn uniformly inside the limits
-        from ``rng``.  All targets are processed together as one batch.
+        ``dq = J^T (J J^T + lambda^2 I)^{-1} e``, on the weighted pose residual
+        ``e = (log(R_target R^T), (p_target - p) / reach_m)`` in the base frame:
+        a step is kept only when it lowers ``|e|^2`` (``lambda`` then shrinks,
+        otherwise it grows) and joint steps are capped at :data:`IK_MAX_STEP_RAD`.
+        An attempt first iterates without limits and brings the solution into the
+        limits by whole turns (``q + 2 pi k``, nearest to the start); if that is
+        impossible it continues with every iterate clipped into the limits (joints
+        on a limit that the step pushes outwards are frozen for that step).
+        Targets still unsolved after the first attempt (from ``q_init``, or the
+        home configuration) are retried from up to ``n_restarts`` random starts,
+        each the best of :data:`IK_SEED_CANDIDATES` configurations drawn uniformly
+        inside the limits from ``rng``.  All targets are processed as one batch;
+        the result depends only on the inputs and the state of ``rng``.
 
         Parameters
         ----------
@@ -585,11 +601,12 @@ class RobotModel:
             Source of the random restart configurations.
         q_init : array_like, shape (M, dof) or (dof,), optional
             Start configuration(s) [rad] (clipped into the limits); default the
-            home configuration.
+            home configuration.  Whole-turn ambiguities are resolved towards it,
+            so passing the previous configuration of a path keeps it continuous.
         n_restarts : int
             Random restarts after the first attempt.
         max_iter : int
-            Iterations per attempt.
+            Iterations per attempt (per phase).
         damping : float
             Initial damping ``lambda`` (adapted per target).
         pos_tol_m, rot_tol_rad : float
@@ -630,21 +647,16 @@ class RobotModel:
         R_t, p_t = T_t[:, :3, :3], T_t[:, :3, 3]
         q_best = q0.copy()
         cost_best = np.full(m, np.inf)
-        solved = np.zeros(m, dtype=bool)
         todo = np.arange(m)
+        tol = (damping, pos_tol_m, rot_tol_rad)
         for attempt in range(n_restarts + 1):
             if todo.size == 0:
                 break
-            if attempt == 0:
-                start = q0[todo]
-            else:
-                start = rng.uniform(self.q_min_rad, self.q_max_rad, size=(todo.size, self.dof))
-            q, pe, re, ok = self._dls(R_t[todo], p_t[todo], start, max_iter, damping, pos_tol_m, rot_tol_rad)
-            cost = pe * pe + re * re
+            start = q0[todo] if attempt == 0 else self._restart_seeds(R_t[todo], p_t[todo], rng)
+            q, ok, cost = self._attempt(R_t[todo], p_t[todo], start, max_iter, *tol)
             better = ok | (cost < cost_best[todo])
             q_best[todo[better]] = q[better]
             cost_best[todo[better]] = cost[better]
-            solved[todo[ok]] = True
             todo = todo[~ok]
 
         # report the residuals of what is returned, measured afresh
@@ -659,21 +671,61 @@ class RobotModel:
             return IKResult(q_best[0], success[0], pos_err[0], rot_err[0])
         return IKResult(q_best, success, pos_err, rot_err)
 
+    def _restart_seeds(self, R_t, p_t, rng):
+        """One start per target: the best (lowest pose residual) of IK_SEED_CANDIDATES uniform draws."""
+        k = IK_SEED_CANDIDATES
+        m = R_t.shape[0]
+        cand = rng.uniform(self.q_min_rad, self.q_max_rad, size=(m * k, self.dof))
+        Tc, _ = self._fk_flat(cand)
+        _, ang = _rotation_error(np.repeat(R_t, k, axis=0), Tc[:, :3, :3])
+        dp = np.linalg.norm(Tc[:, :3, 3] - np.repeat(p_t, k, axis=0), axis=-1) * self._ik_pos_weight()
+        cost = (ang * ang + dp * dp).reshape(m, k)
+        return cand.reshape(m, k, self.dof)[np.arange(m), np.argmin(cost, axis=1)]
+
     def _residual(self, T, R_t, p_t):
         omega, rot_err = _rotation_error(R_t, T[:, :3, :3])
         dp = p_t - T[:, :3, 3]
         e = np.concatenate([omega, dp * self._ik_pos_weight()], axis=-1)
         return e, np.linalg.norm(dp, axis=-1), rot_err
 
-    def _dls(self, R_t, p_t, q0, max_iter, lam0, pos_tol, rot_tol):
-        """Batched Levenberg-Marquardt on the pose residual; returns q, pos/rot errors, converged.
+    def _wrap_into_limits(self, q, q_ref):
+        """Add multiples of 2 pi to each joint to bring it inside the limits, nearest to ``q_ref``.
 
-        Joints resting on a limit whose step would push them further out are
-        frozen for that step (their Jacobian columns are zeroed and the step is
-        recomputed), so the iteration slides along the limit instead of crawling.
-        A target is dropped from the attempt when ``lambda`` exceeds its ceiling
-        or its cost fell by less than 10 % over the last 10 iterations (a local
-        minimum, typically on a joint limit): the next restart takes over.
+        Returns the wrapped configurations and a mask of the rows that fit.
+        """
+        two_pi = 2.0 * np.pi
+        k_lo = np.ceil((self.q_min_rad - q) / two_pi)
+        k_hi = np.floor((self.q_max_rad - q) / two_pi)
+        k = np.clip(np.round((q_ref - q) / two_pi), k_lo, k_hi)
+        qw = q + two_pi * k
+        fits = np.all((k_lo <= k_hi) & (qw >= self.q_min_rad) & (qw <= self.q_max_rad), axis=-1)
+        return qw, fits
+
+    def _attempt(self, R_t, p_t, q_start, max_iter, lam0, pos_tol, rot_tol):
+        """One IK attempt per target: free solve, wrap into the limits, else a solve inside the limits."""
+        q, conv, cost = self._lm(R_t, p_t, q_start, max_iter, lam0, pos_tol, rot_tol, limits=False)
+        q, fits = self._wrap_into_limits(q, q_start)
+        ok = conv & fits
+        cost = np.where(fits, cost, np.inf)
+        redo = np.flatnonzero(~ok)
+        if redo.size:
+            # converged outside the limits: continue inside them from the clipped solution;
+            # not converged: start again from the clipped start
+            q_in = np.clip(np.where(conv[redo, None], q[redo], q_start[redo]), self.q_min_rad, self.q_max_rad)
+            q2, conv2, cost2 = self._lm(R_t[redo], p_t[redo], q_in, max_iter, lam0, pos_tol, rot_tol, limits=True)
+            q[redo], ok[redo], cost[redo] = q2, conv2, cost2
+        return q, ok, cost
+
+    def _lm(self, R_t, p_t, q0, max_iter, lam0, pos_tol, rot_tol, *, limits):
+        """Batched Levenberg-Marquardt on the pose residual; returns q, converged, final cost.
+
+        With ``limits``, every iterate is clipped into the joint limits and joints
+        resting on a limit whose step would push them further out are frozen for
+        that step (their Jacobian columns are zeroed and the step recomputed), so
+        the iteration slides along the limit instead of crawling.  A target leaves
+        the loop when converged, when ``lambda`` exceeds its ceiling or when its
+        cost fell by less than 1 % over the last ``_IK_STALL_WINDOW`` iterations
+        (a local minimum): the next restart takes over.
         """
         q = q0.copy()
         w = self._ik_pos_weight()
@@ -693,14 +745,17 @@ class RobotModel:
             qa, Ja, ea, la = q[active], J[active], e[active], lam[active]
             damp = (la * la)[:, None, None] * eye6
             dq = self._dls_step(Ja, ea, damp)
-            blocked = ((qa <= lo) & (dq < 0)) | ((qa >= hi) & (dq > 0))
-            if blocked.any():
-                rows = blocked.any(axis=1)
-                Jf = Ja[rows] * (~blocked[rows])[:, None, :]
-                dq[rows] = self._dls_step(Jf, ea[rows], damp[rows])
+            if limits:
+                blocked = ((qa <= lo) & (dq < 0)) | ((qa >= hi) & (dq > 0))
+                if blocked.any():
+                    rows = blocked.any(axis=1)
+                    Jf = Ja[rows] * (~blocked[rows])[:, None, :]
+                    dq[rows] = self._dls_step(Jf, ea[rows], damp[rows])
             big = np.abs(dq).max(axis=1)
             dq *= np.minimum(1.0, IK_MAX_STEP_RAD / np.maximum(big, 1e-300))[:, None]
-            qn = np.clip(qa + dq, lo, hi)
+            qn = qa + dq
+            if limits:
+                qn = np.clip(qn, lo, hi)
             Tn, Jn = self._fk_flat(qn, jacobian=True)
             Jn[:, 3:] *= w
             en, pen, ren = self._residual(Tn, R_t[active], p_t[active])
@@ -712,14 +767,15 @@ class RobotModel:
             lam[ir] = lam[ir] * 5.0
             conv[ia] = (pe[ia] <= pos_tol) & (re[ia] <= rot_tol)
             keep = ~conv[active] & (lam[active] <= _IK_LAMBDA_MAX)
-            if it % 10 == 0:
-                keep &= cost[active] < 0.9 * cost_mark[active]
+            if it % _IK_STALL_WINDOW == 0:
+                keep &= cost[active] < _IK_STALL_RATIO * cost_mark[active]
                 cost_mark[active] = cost[active]
             active = active[keep]
-        return q, pe, re, conv
+        return q, conv, cost
 
     def _ik_pos_weight(self) -> float:
-        return _IK_POS_WEIGHT_K / self.reach_m if _IK_POS_WEIGHT_K else 1.0
+        """Weight [1/m] of the position residual: 1 rad of rotation counts as much as one reach."""
+        return 1.0 / self.reach_m
 
     @staticmethod
     def _dls_step(J, e, damp):
