@@ -19,6 +19,7 @@ from kinhec.errors import (  # noqa: E402
     KinhecError,
     UnknownNameError,
 )
+from kinhec.io import Sequence, iter_sequences, load_manifest, load_sequence  # noqa: E402
 
 __all__ = [
     "__version__",
@@ -28,4 +29,8 @@ __all__ = [
     "UnknownNameError",
     "DatasetFormatError",
     "DegenerateMotionError",
+    "load_manifest",
+    "load_sequence",
+    "iter_sequences",
+    "Sequence",
 ]

@@ -1,0 +1,910 @@
+"""Dataset folders: writing shards and the index, loading sequences, pairing the streams.
+
+The fixture below builds a small dataset by hand (tables assembled column by
+column with scipy for the quaternions, ground truth chosen so that
+``A_i X = Y B_i`` holds exactly), writes it with :func:`kinhec.io.write_shard`
+and :func:`kinhec.io.write_index`, and the tests read it back.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from scipy.spatial.transform import Rotation
+
+from kinhec import io as kio
+from kinhec import jsonutil, se3
+from kinhec.errors import DatasetFormatError, InputError, UnknownNameError
+from kinhec.schema import (
+    CAMERA_SCHEMA,
+    INDEX_CSV_COLUMNS,
+    INDEX_SCHEMA,
+    ROBOT_SCHEMA,
+    SequenceTables,
+    pose_columns,
+)
+
+# --------------------------------------------------------------------------- #
+# hand-built fixture
+# --------------------------------------------------------------------------- #
+ASYNC_OFFSET_S = 0.05
+ROBOT_RATE_HZ = 500.0
+# smooth flange motion of the asynchronous sequences: p(t) = c + a sin(w t + phi), rotvec(t) = r sin(w t)
+MOTION_W = 2 * np.pi * 0.5
+MOTION_A_M = np.array([0.20, 0.15, 0.10])
+MOTION_ROT_RAD = np.array([0.6, -0.4, 0.5])
+
+
+def _pose(R, p):
+    T = np.zeros(np.broadcast_shapes(np.shape(R)[:-2], np.shape(p)[:-1]) + (4, 4))
+    T[..., :3, :3] = R
+    T[..., :3, 3] = p
+    T[..., 3, 3] = 1.0
+    return T
+
+
+def _inv(T):
+    Rt = np.swapaxes(T[..., :3, :3], -1, -2)
+    return _pose(Rt, -np.einsum("...ij,...j->...i", Rt, T[..., :3, 3]))
+
+
+def _pose_cols(prefix, T):
+    """Seven columns of poses (N, 4, 4); quaternion (w, x, y, z) with w >= 0, NaN rows stay NaN."""
+    n = T.shape[0]
+    ok = np.isfinite(T).all(axis=(1, 2))
+    q = np.full((n, 4), np.nan)
+    p = np.full((n, 3), np.nan)
+    if ok.any():
+        qq = Rotation.from_matrix(T[ok, :3, :3]).as_quat(scalar_first=True)
+        qq[qq[:, 0] < 0] *= -1
+        q[ok] = qq
+        p[ok] = T[ok, :3, 3]
+    names = pose_columns(prefix)
+    return {names[i]: (p[:, i] if i < 3 else q[:, i - 3]).tolist() for i in range(7)}
+
+
+def _robot_tbl(sid, t, Tg, Tm, qg, qm):
+    n = len(t)
+    cols = {
+        "sequence_id": [sid] * n,
+        "frame": list(range(n)),
+        "t": list(map(float, t)),
+        "q_meas": [list(map(float, r)) for r in qm],
+        "q_gt": [list(map(float, r)) for r in qg],
+    }
+    cols.update(_pose_cols("base_ee_gt", Tg))
+    cols.update(_pose_cols("base_ee_meas", Tm))
+    return pa.table(cols, schema=ROBOT_SCHEMA)
+
+
+def _camera_tbl(sid, t, t_gt, Tb, Tg, Tm, visible, outlier, n_points, depth, angle, rmse):
+    m = len(t)
+    cols = {"sequence_id": [sid] * m, "frame": list(range(m)), "t": list(map(float, t)), "t_gt": list(map(float, t_gt))}
+    cols.update(_pose_cols("base_ee_gt", Tb))
+    cols.update(_pose_cols("cam_target_gt", Tg))
+    cols.update(_pose_cols("cam_target_meas", Tm))
+    cols.update(
+        visible=list(map(bool, visible)),
+        outlier=list(map(bool, outlier)),
+        n_points=list(map(int, n_points)),
+        depth_m=list(map(float, depth)),
+        view_angle_deg=list(map(float, angle)),
+        reproj_rmse_px=list(map(float, rmse)),
+    )
+    return pa.table(cols, schema=CAMERA_SCHEMA)
+
+
+def _index_row(sid, track, configuration, sync, X, Y, *, dof, robot, n_robot, n_camera, offset=0.0, **over):
+    row = {f.name: (float("nan") if pa.types.is_floating(f.type) else None) for f in INDEX_SCHEMA}
+    for k in kio.LOCATION_COLUMNS:
+        del row[k]
+    qX = Rotation.from_matrix(X[:3, :3]).as_quat(scalar_first=True)
+    qY = Rotation.from_matrix(Y[:3, :3]).as_quat(scalar_first=True)
+    qX *= np.sign(qX[0])
+    qY *= np.sign(qY[0])
+    row.update(
+        sequence_id=sid,
+        track=track,
+        level="fixture",
+        seed=12345,
+        robot=robot,
+        dof=dof,
+        configuration=configuration,
+        family="joint_sinusoid",
+        world_frame="target",
+        camera="hd",
+        target="checker_9x6_25mm",
+        sampling_mode="continuous",
+        sync=sync,
+        duration_s=4.0,
+        n_robot_frames=n_robot,
+        n_camera_frames=n_camera,
+        n_visible_frames=n_camera,
+        n_outlier_frames=0,
+        time_offset_s=offset,
+        time_jitter_std_s=0.0,
+        camera_drop_fraction=0.0,
+        scale=1.0,
+        scale_drift_std=0.0,
+        robot_noise_models="se3_gaussian",
+        camera_noise_model="se3_gaussian",
+        outlier_fraction=0.0,
+        outlier_model="none",
+        n_motions=10,
+        translation_cond=float("inf"),  # must survive the round trips
+        generator_version="test",
+        config_json=json.dumps({"sequence_id": sid, "nested": {"list": [1, 2, 3]}}),
+        extra_json=json.dumps({"keyframes": [0, 3, 7]}),
+    )
+    row.update({f"X_{k}": float(v) for k, v in zip(("px", "py", "pz"), X[:3, 3])})
+    row.update({f"X_{k}": float(v) for k, v in zip(("qw", "qx", "qy", "qz"), qX)})
+    row.update({f"Y_{k}": float(v) for k, v in zip(("px", "py", "pz"), Y[:3, 3])})
+    row.update({f"Y_{k}": float(v) for k, v in zip(("qw", "qx", "qy", "qz"), qY)})
+    row.update(over)
+    return row
+
+
+def _camera_poses(configuration, A, X, Y):
+    """T_cam_target such that A X = Y B with B = inv(T_cam_target) (eye-in-hand) or T_cam_target (eye-to-hand)."""
+    B = _inv(Y) @ A @ X
+    return _inv(B) if configuration == "eye_in_hand" else B
+
+
+def _noisy(rng, T, rot_std, trans_std):
+    xi = np.concatenate([rng.normal(0, rot_std, (len(T), 3)), rng.normal(0, trans_std, (len(T), 3))], axis=1)
+    return se3.perturb_right(T, xi)
+
+
+def smooth_flange(t):
+    """Analytic flange trajectory T_base_ee(t) of the asynchronous sequences, shape (N, 4, 4)."""
+    t = np.asarray(t, dtype=float)
+    p = np.array([0.5, 0.0, 0.4]) + MOTION_A_M * np.sin(MOTION_W * t[:, None] + np.array([0.0, 1.0, 2.0]))
+    R = Rotation.from_rotvec(MOTION_ROT_RAD * np.sin(MOTION_W * t)[:, None]).as_matrix()
+    return _pose(R, p)
+
+
+def build_sequences(exact: bool, seed: int = 7):
+    """The fixture's sequences as SequenceTables, plus the arrays they were built from.
+
+    ``exact=True`` gives measurements equal to the ground truth (except the
+    NaN frames of the pnp-like sequence).
+    """
+    rng = np.random.default_rng(seed)
+    out, truth = [], {}
+
+    def rand_pose():
+        return _pose(Rotation.random(random_state=rng.integers(1 << 31)).as_matrix(), rng.normal(0, 0.3, 3))
+
+    def add(sid, track, configuration, sync, *, t_robot, A_gt, q, t_cam, t_gt, A_cam, offset=0.0, invisible=None):
+        X, Y = rand_pose(), rand_pose()
+        n, m = len(t_robot), len(t_cam)
+        A_meas = A_gt if exact else _noisy(rng, A_gt, 1e-3, 1e-3)
+        Tct_gt = _camera_poses(configuration, A_cam, X, Y)
+        Tct_meas = Tct_gt.copy() if exact else _noisy(rng, Tct_gt, 2e-3, 2e-3)
+        visible = np.ones(m, bool)
+        if invisible is not None:
+            visible[invisible] = False
+            Tct_meas[invisible] = np.nan
+        q_gt = q
+        q_meas = q if exact else q + rng.normal(0, 1e-4, q.shape)
+        n_points = np.where(visible, 54, 0)
+        depth = rng.uniform(0.3, 1.0, m)
+        angle = rng.uniform(0, 60, m)
+        rmse = np.where(visible, rng.uniform(0.1, 0.5, m), np.nan)
+        robot = _robot_tbl(sid, t_robot, A_gt, A_meas, q_gt, q_meas)
+        camera = _camera_tbl(sid, t_cam, t_gt, A_cam, Tct_gt, Tct_meas, visible, np.zeros(m, bool), n_points, depth, angle, rmse)
+        dof = q.shape[1]
+        row = _index_row(
+            sid, track, configuration, sync, X, Y, dof=dof, robot="ur5e" if dof else "free6d",
+            n_robot=n, n_camera=m, offset=offset, n_visible_frames=int(visible.sum()),
+        )
+        out.append(SequenceTables(row, robot, camera))
+        truth[sid] = dict(
+            X=X, Y=Y, t_robot=np.asarray(t_robot, float), A_gt=A_gt, A_meas=A_meas, q_gt=q_gt, q_meas=q_meas,
+            t_cam=np.asarray(t_cam, float), t_gt=np.asarray(t_gt, float), A_cam=A_cam, Tct_gt=Tct_gt,
+            Tct_meas=Tct_meas, visible=visible, n_points=n_points, depth=depth, angle=angle, rmse=rmse,
+            configuration=configuration, offset=offset,
+        )
+
+    # synchronous, stations-like: large random motions, frame-aligned rows, 6 joints
+    for k, configuration in enumerate(("eye_in_hand", "eye_to_hand")):
+        n = 30
+        t = np.arange(n) * 0.1
+        A = np.stack([rand_pose() for _ in range(n)])
+        q = rng.uniform(-3, 3, (n, 6))
+        add(f"noise-00000{k}", "noise", configuration, "sync", t_robot=t, A_gt=A, q=q, t_cam=t, t_gt=t, A_cam=A)
+
+    # asynchronous, 500 Hz smooth robot stream, 30 Hz camera with a random phase
+    t_r = np.arange(0, 4.0 + 1e-9, 1 / ROBOT_RATE_HZ)
+    A_r = smooth_flange(t_r)
+    q_r = np.column_stack([np.sin(MOTION_W * t_r + j) for j in range(7)])
+    t_gt = 0.0123 + np.arange(0, 3.9, 1 / 30.0)
+    add(
+        "temporal-000000", "temporal", "eye_in_hand", "async", t_robot=t_r, A_gt=A_r, q=q_r,
+        t_cam=t_gt + ASYNC_OFFSET_S, t_gt=t_gt, A_cam=smooth_flange(t_gt), offset=ASYNC_OFFSET_S,
+    )
+    # asynchronous, camera instants on robot samples (every 16th), eye-to-hand: pairing is exact
+    t_gt2 = t_r[5:-20:16]
+    add(
+        "temporal-000001", "temporal", "eye_to_hand", "async", t_robot=t_r, A_gt=A_r, q=q_r,
+        t_cam=t_gt2 + ASYNC_OFFSET_S, t_gt=t_gt2, A_cam=A_r[5:-20:16], offset=ASYNC_OFFSET_S,
+    )
+
+    # free-floating 6-DoF: empty joint lists
+    n = 25
+    t = np.arange(n) / 10
+    A = np.stack([rand_pose() for _ in range(n)])
+    add("motion-000000", "motion", "eye_in_hand", "sync", t_robot=t, A_gt=A, q=np.zeros((n, 0)), t_cam=t, t_gt=t, A_cam=A)
+
+    # pnp-like: measurements only on visible frames
+    n = 20
+    t = np.arange(n) / 10
+    A = np.stack([rand_pose() for _ in range(n)])
+    add(
+        "pnp-000000", "pnp", "eye_in_hand", "sync", t_robot=t, A_gt=A, q=rng.uniform(-2, 2, (n, 6)),
+        t_cam=t, t_gt=t, A_cam=A, invisible=[1, 4, 5, 13, 19],
+    )
+    return out, truth
+
+
+def write_dataset(root, exact: bool):
+    """Write the fixture with kinhec.io; returns the truth dict."""
+    seqs, truth = build_sequences(exact)
+    by_id = {s.index_row["sequence_id"]: s for s in seqs}
+    rows = []
+    rows += kio.write_shard(root, "temporal", 0, [by_id["temporal-000000"], by_id["temporal-000001"]])
+    rows += kio.write_shard(root, "noise", 0, [by_id["noise-000000"], by_id["noise-000001"]])
+    rows += kio.write_shard(root, "motion", 3, [by_id["motion-000000"]])
+    rows += kio.write_shard(root, "pnp", 0, [by_id["pnp-000000"]])
+    kio.write_index(root, rows)
+    return truth
+
+
+ORDER = ["noise-000000", "noise-000001", "motion-000000", "temporal-000000", "temporal-000001", "pnp-000000"]
+
+
+@pytest.fixture(scope="module")
+def noisy_ds(tmp_path_factory):
+    root = tmp_path_factory.mktemp("noisy")
+    return root, write_dataset(root, exact=False)
+
+
+@pytest.fixture(scope="module")
+def exact_ds(tmp_path_factory):
+    root = tmp_path_factory.mktemp("exact")
+    return root, write_dataset(root, exact=True)
+
+
+@pytest.fixture
+def scratch(noisy_ds, tmp_path):
+    """A private copy of the noisy dataset, for tests that damage it."""
+    root = tmp_path / "copy"
+    shutil.copytree(noisy_ds[0], root)
+    return root
+
+
+def _axyb_residual(A, B, X, Y):
+    """Largest entry of |A X - Y B| over the pairs (rotation and metres together)."""
+    return float(np.abs(A @ X - Y @ B).max()) if len(A) else 0.0
+
+
+# --------------------------------------------------------------------------- #
+# written files
+# --------------------------------------------------------------------------- #
+def test_written_files_have_exact_schemas(noisy_ds):
+    root, _ = noisy_ds
+    for sub, schema in (("robot", ROBOT_SCHEMA), ("camera", CAMERA_SCHEMA)):
+        files = sorted((root / sub).glob("*.parquet"))
+        assert [f.name for f in files] == [
+            "motion-00003.parquet", "noise-00000.parquet", "pnp-00000.parquet", "temporal-00000.parquet"
+        ]
+        for f in files:
+            pf = pq.ParquetFile(f)
+            assert pf.schema_arrow.equals(schema, check_metadata=False)
+            assert pf.schema_arrow.names == schema.names
+            assert [fl.type for fl in pf.schema_arrow] == [fl.type for fl in schema]
+            md = pf.metadata
+            assert md.row_group(0).column(0).compression == "ZSTD"
+            assert kio.INDEX_METADATA_KEY.encode() in md.metadata
+        assert pq.ParquetFile(root / sub / "noise-00000.parquet").num_row_groups == 2
+    assert not list(root.rglob("*.tmp"))
+    idx = pq.read_table(root / "sequences.parquet")
+    assert idx.schema.equals(INDEX_SCHEMA, check_metadata=False)
+    assert pq.ParquetFile(root / "sequences.parquet").metadata.row_group(0).column(0).compression == "ZSTD"
+    csv = pd.read_csv(root / "sequences.csv")
+    assert list(csv.columns) == INDEX_CSV_COLUMNS
+    assert csv["sequence_id"].tolist() == ORDER
+    assert csv["dof"].tolist() == [6, 6, 0, 7, 7, 6]  # integers, not 6.0
+
+
+def test_index_rows_sorted_and_located(noisy_ds):
+    root, truth = noisy_ds
+    man = kio.load_manifest(root)
+    assert man["sequence_id"].tolist() == ORDER
+    row = man.set_index("sequence_id").loc["temporal-000001"]
+    assert row["robot_file"] == "robot/temporal-00000.parquet"
+    assert row["camera_file"] == "camera/temporal-00000.parquet"
+    assert (row["robot_row_group"], row["camera_row_group"]) == (1, 1)
+    assert man.set_index("sequence_id").loc["motion-000000", "robot_file"] == "robot/motion-00003.parquet"
+    assert np.isinf(man["translation_cond"]).all()
+    assert man["time_offset_s"].tolist()[3:5] == [ASYNC_OFFSET_S, ASYNC_OFFSET_S]
+
+
+def test_write_shard_returns_completed_rows(tmp_path):
+    seqs, _ = build_sequences(exact=True)
+    rows = kio.write_shard(tmp_path, "noise", 12, seqs[:2])
+    assert [r["robot_row_group"] for r in rows] == [0, 1]
+    assert {r["robot_file"] for r in rows} == {"robot/noise-00012.parquet"}
+    assert {r["camera_file"] for r in rows} == {"camera/noise-00012.parquet"}
+    assert [set(r) for r in rows] == [set(INDEX_SCHEMA.names)] * 2
+    stored = kio.read_shard_index(tmp_path / "camera" / "noise-00012.parquet")
+    pd.testing.assert_frame_equal(pd.DataFrame(stored), pd.DataFrame(rows))  # NaN-aware comparison
+
+
+def test_table_builders_match_hand_built_tables():
+    seqs, truth = build_sequences(exact=False)
+    for st in seqs:
+        sid = st.index_row["sequence_id"]
+        tr = truth[sid]
+        robot = kio.robot_table(sid, tr["t_robot"], tr["A_gt"], tr["A_meas"], q_gt=tr["q_gt"], q_meas=tr["q_meas"])
+        camera = kio.camera_table(
+            sid, tr["t_cam"], tr["t_gt"], tr["A_cam"], tr["Tct_gt"], tr["Tct_meas"], visible=tr["visible"],
+            outlier=np.zeros(len(tr["t_cam"]), bool), n_points=tr["n_points"], depth_m=tr["depth"],
+            view_angle_deg=tr["angle"], reproj_rmse_px=tr["rmse"],
+        )
+        assert robot.schema.equals(ROBOT_SCHEMA) and camera.schema.equals(CAMERA_SCHEMA)
+        for built, ref in ((robot, st.robot), (camera, st.camera)):
+            for name in ref.column_names:
+                a, b = built.column(name), ref.column(name)
+                if pa.types.is_floating(a.type):
+                    np.testing.assert_allclose(a.to_numpy(), b.to_numpy(), atol=1e-12, equal_nan=True)
+                elif pa.types.is_list(a.type):
+                    np.testing.assert_allclose(a.combine_chunks().flatten(), b.combine_chunks().flatten(), atol=0)
+                    assert a.combine_chunks().offsets.equals(b.combine_chunks().offsets)
+                else:
+                    assert a.equals(b), name
+
+
+# --------------------------------------------------------------------------- #
+# loading
+# --------------------------------------------------------------------------- #
+def test_load_sequence_reproduces_what_was_written(noisy_ds):
+    root, truth = noisy_ds
+    man = kio.load_manifest(root)
+    for sid, tr in truth.items():
+        for seq in (kio.load_sequence(root, sid, man), kio.load_sequence(root, sid)):
+            assert seq.sequence_id == sid
+            n, m = len(tr["t_robot"]), len(tr["t_cam"])
+            np.testing.assert_array_equal(seq.robot.t, tr["t_robot"])
+            np.testing.assert_array_equal(seq.robot.q_gt, tr["q_gt"])
+            np.testing.assert_array_equal(seq.robot.q_meas, tr["q_meas"])
+            assert seq.robot.q_gt.shape == (n, tr["q_gt"].shape[1])
+            np.testing.assert_allclose(seq.robot.T_base_ee_gt, tr["A_gt"], atol=1e-12)
+            np.testing.assert_allclose(seq.robot.T_base_ee_meas, tr["A_meas"], atol=1e-12)
+            np.testing.assert_array_equal(seq.robot.frame, np.arange(n))
+            np.testing.assert_array_equal(seq.camera.t, tr["t_cam"])
+            np.testing.assert_array_equal(seq.camera.t_gt, tr["t_gt"])
+            np.testing.assert_allclose(seq.camera.T_base_ee_gt, tr["A_cam"], atol=1e-12)
+            np.testing.assert_allclose(seq.camera.T_cam_target_gt, tr["Tct_gt"], atol=1e-12)
+            np.testing.assert_allclose(seq.camera.T_cam_target_meas, tr["Tct_meas"], atol=1e-12, equal_nan=True)
+            assert seq.camera.T_cam_target_meas.shape == (m, 4, 4)
+            np.testing.assert_array_equal(seq.camera.visible, tr["visible"])
+            np.testing.assert_array_equal(seq.camera.has_measurement, tr["visible"])
+            np.testing.assert_array_equal(seq.camera.outlier, np.zeros(m, bool))
+            np.testing.assert_array_equal(seq.camera.n_points, tr["n_points"])
+            np.testing.assert_array_equal(seq.camera.depth_m, tr["depth"])
+            np.testing.assert_array_equal(seq.camera.view_angle_deg, tr["angle"])
+            np.testing.assert_array_equal(seq.camera.reproj_rmse_px, tr["rmse"])
+            np.testing.assert_allclose(seq.X, tr["X"], atol=1e-12)
+            np.testing.assert_allclose(seq.Y, tr["Y"], atol=1e-12)
+            assert seq.time_offset == tr["offset"]
+            assert seq.scale == 1.0
+            assert seq.configuration == tr["configuration"] == seq.info["configuration"]
+            assert seq.info["track"] == sid.split("-")[0] == seq.track
+            assert seq.is_synchronous == (seq.track != "temporal")
+            assert seq.config == {"sequence_id": sid, "nested": {"list": [1, 2, 3]}}
+            assert seq.extra == {"keyframes": [0, 3, 7]}
+            assert sid in repr(seq)
+
+
+def test_free6d_has_empty_joint_arrays(noisy_ds):
+    seq = kio.load_sequence(noisy_ds[0], "motion-000000")
+    assert seq.robot.q_gt.shape == (25, 0) and seq.robot.q_meas.shape == (25, 0)
+    assert seq.robot.dof == 0
+    assert seq.info["robot"] == "free6d"
+
+
+def test_load_reads_only_the_sequence_row_groups(noisy_ds, monkeypatch):
+    calls = []
+    original = pq.ParquetFile.read_row_group
+
+    def spy(self, i, *args, **kwargs):
+        calls.append(i)
+        return original(self, i, *args, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "read_row_group", spy)
+    monkeypatch.setattr(pq.ParquetFile, "read", lambda *a, **k: pytest.fail("whole-file read"))
+    seq = kio.load_sequence(noisy_ds[0], "temporal-000001")
+    assert calls == [1, 1]
+    assert len(seq.robot) == 2001
+
+
+def test_iter_sequences_opens_each_shard_once(noisy_ds, monkeypatch):
+    root, truth = noisy_ds
+    opened = []
+    original = pq.ParquetFile.__init__
+
+    def spy(self, source, *args, **kwargs):
+        opened.append(str(source))
+        original(self, source, *args, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "__init__", spy)
+    seqs = list(kio.iter_sequences(root))
+    assert [s.sequence_id for s in seqs] == ORDER
+    assert len(opened) == 8 and len(set(opened)) == 8  # 4 shards x 2 files, each once
+    for s in seqs:
+        np.testing.assert_allclose(s.camera.T_cam_target_gt, truth[s.sequence_id]["Tct_gt"], atol=1e-12)
+    picked = list(kio.iter_sequences(root, sequence_ids=["pnp-000000", "noise-000001"]))
+    assert [s.sequence_id for s in picked] == ["pnp-000000", "noise-000001"]
+    man = kio.load_manifest(root)
+    sub = man[man.track == "temporal"]
+    assert [s.sequence_id for s in kio.iter_sequences(root, sub)] == ["temporal-000000", "temporal-000001"]
+
+
+def test_sequence_from_tables_without_disk():
+    seqs, truth = build_sequences(exact=True)
+    st = seqs[0]
+    seq = kio.Sequence.from_tables(st.index_row, st.robot, st.camera)
+    A, B = seq.axyb_poses()
+    assert _axyb_residual(A, B, truth[seq.sequence_id]["X"], truth[seq.sequence_id]["Y"]) < 1e-9
+
+
+# --------------------------------------------------------------------------- #
+# pairing
+# --------------------------------------------------------------------------- #
+@pytest.mark.parametrize("sid", ["noise-000000", "noise-000001", "temporal-000001", "motion-000000", "pnp-000000"])
+def test_axyb_pairs_satisfy_ax_eq_yb_on_exact_streams(exact_ds, sid):
+    root, truth = exact_ds
+    seq = kio.load_sequence(root, sid)
+    A, B, idx = seq.axyb_poses(return_index=True)
+    assert len(A) == len(B) == len(idx) == int(truth[sid]["visible"].sum())
+    assert _axyb_residual(A, B, seq.X, seq.Y) < 1e-9
+    # B follows the configuration: inverse of T_cam_target for eye-in-hand only
+    Tct = truth[sid]["Tct_gt"][idx]
+    expect_B = _inv(Tct) if truth[sid]["configuration"] == "eye_in_hand" else Tct
+    np.testing.assert_allclose(B, expect_B, atol=1e-12)
+
+
+@pytest.mark.parametrize("sid", ["noise-000000", "noise-000001", "temporal-000001", "motion-000000", "pnp-000000"])
+def test_axxb_motions_satisfy_ax_eq_xb_on_exact_streams(exact_ds, sid):
+    root, _ = exact_ds
+    seq = kio.load_sequence(root, sid)
+    A, B = seq.axxb_motions()
+    assert len(A) >= 2 and A.shape == B.shape
+    assert float(np.abs(A @ seq.X - seq.X @ B).max()) < 1e-9
+
+
+def test_ground_truth_pairing_is_exact_on_noisy_streams(noisy_ds):
+    root, _ = noisy_ds
+    for seq in kio.iter_sequences(root):
+        A, B = seq.axyb_poses(ground_truth=True)
+        assert len(A) == len(seq.camera)
+        assert _axyb_residual(A, B, seq.X, seq.Y) < 1e-9
+        A_noisy, B_noisy = seq.axyb_poses()
+        assert _axyb_residual(A_noisy, B_noisy, seq.X, seq.Y) > 1e-5  # the measurements are noisy
+
+
+def test_interpolation_at_true_offset_recovers_flange_pose(exact_ds):
+    root, truth = exact_ds
+    seq = kio.load_sequence(root, "temporal-000000")
+    assert not seq.is_synchronous
+    A, B, idx = seq.axyb_poses(return_index=True)
+    # the camera stream ends before the robot stream: every frame is paired
+    assert len(idx) == len(seq.camera)
+    rot_deg, trans_mm = se3.pose_error(A, seq.camera.T_base_ee_gt[idx])
+    # linear interpolation error <= dt^2 / 8 * max|second derivative|
+    dt = 1 / ROBOT_RATE_HZ
+    trans_bound_mm = 1e3 * dt**2 / 8 * np.linalg.norm(MOTION_A_M) * MOTION_W**2
+    rot_bound_deg = np.degrees(dt**2 / 8 * (np.linalg.norm(MOTION_ROT_RAD) * MOTION_W**2 + (np.linalg.norm(MOTION_ROT_RAD) * MOTION_W) ** 2))
+    assert trans_mm.max() <= trans_bound_mm and rot_deg.max() <= rot_bound_deg
+    assert trans_mm.max() < 2e-3  # micrometres at 500 Hz
+    # the pairs then satisfy A X = Y B up to that interpolation error
+    assert _axyb_residual(A, B, seq.X, seq.Y) < 1e-5
+    # a 20 ms error on the offset breaks it by orders of magnitude
+    A_bad, _, idx_bad = seq.axyb_poses(time_offset=ASYNC_OFFSET_S + 0.02, return_index=True)
+    _, bad_mm = se3.pose_error(A_bad, seq.camera.T_base_ee_gt[idx_bad])
+    assert np.median(bad_mm) > 1000 * trans_bound_mm
+    assert np.median(bad_mm) > 1.0
+
+
+def test_offset_outside_robot_range_drops_frames(exact_ds):
+    seq = kio.load_sequence(exact_ds[0], "temporal-000000")
+    t = seq.camera.t
+    _, _, idx = seq.axyb_poses(time_offset=-0.5, return_index=True)
+    inside = (t + 0.5 >= seq.robot.t[0]) & (t + 0.5 <= seq.robot.t[-1])
+    np.testing.assert_array_equal(idx, np.flatnonzero(inside))
+    assert 0 < len(idx) < len(t)
+    A, B = seq.axyb_poses(time_offset=100.0)
+    assert A.shape == (0, 4, 4) and B.shape == (0, 4, 4)
+    A, B = seq.axxb_motions(time_offset=100.0)
+    assert A.shape == (0, 4, 4)
+
+
+def test_sync_with_explicit_offset_interpolates(exact_ds):
+    seq = kio.load_sequence(exact_ds[0], "noise-000000")
+    A_rows, _ = seq.axyb_poses()
+    A_zero, _ = seq.axyb_poses(time_offset=0.0)
+    np.testing.assert_allclose(A_zero, A_rows, atol=1e-9)
+    A_shift, _, idx = seq.axyb_poses(time_offset=0.05, return_index=True)
+    assert idx[0] == 1  # the first camera frame falls before the robot stream
+    assert np.abs(A_shift - A_rows[idx]).max() > 1e-3
+
+
+def test_nan_frames_are_dropped(noisy_ds):
+    root, truth = noisy_ds
+    seq = kio.load_sequence(root, "pnp-000000")
+    A, B, idx = seq.axyb_poses(return_index=True)
+    np.testing.assert_array_equal(idx, np.flatnonzero(truth["pnp-000000"]["visible"]))
+    assert np.isfinite(A).all() and np.isfinite(B).all()
+    _, _, kidx = seq.axxb_motions(return_index=True)
+    assert set(kidx) <= set(idx)
+
+
+def test_keyframe_options_are_honoured(exact_ds):
+    seq = kio.load_sequence(exact_ds[0], "temporal-000000")  # 117 smooth frames
+    A_all, _, idx_all = seq.axyb_poses(return_index=True)
+    Ak, Bk, k = seq.axyb_keyframe_poses(min_rot_deg=5.0, min_trans_m=0.02, return_index=True)
+    assert np.all(np.diff(k) > 0) and set(k) <= set(idx_all)
+    assert 3 <= len(k) < len(idx_all)
+    rot_deg, trans_mm = se3.pose_error(Ak[1:], Ak[:-1])
+    assert np.all((rot_deg >= 5.0 - 1e-9) | (trans_mm >= 20.0 - 1e-9))
+    A, B, k2 = seq.axxb_motions(min_rot_deg=5.0, min_trans_m=0.02, return_index=True)
+    np.testing.assert_array_equal(k2, k)
+    assert len(A) == len(k) - 1
+    np.testing.assert_allclose(A, _inv(Ak[:-1]) @ Ak[1:], atol=1e-12)
+    np.testing.assert_allclose(B, _inv(Bk[:-1]) @ Bk[1:], atol=1e-12)
+    # stricter thresholds give fewer keyframes; max_keyframes caps them
+    _, _, k_strict = seq.axyb_keyframe_poses(min_rot_deg=20.0, min_trans_m=0.1, return_index=True)
+    assert 3 <= len(k_strict) < len(k)
+    A4, _ = seq.axxb_motions(max_keyframes=4)
+    assert len(A4) == 3
+    # when fewer than three keyframes survive, every paired frame is used
+    A_fb, _, k_fb = seq.axxb_motions(min_rot_deg=179.0, min_trans_m=10.0, return_index=True)
+    np.testing.assert_array_equal(k_fb, idx_all)
+    assert len(A_fb) == len(idx_all) - 1
+    assert float(np.abs(A_fb @ seq.X - seq.X @ seq.axxb_motions(min_rot_deg=179.0, min_trans_m=10.0)[1]).max()) < 1e-5
+
+
+def test_sync_spellings():
+    assert kio.is_asynchronous("async") and kio.is_asynchronous("ASYNC") and kio.is_asynchronous(" Asynchronous")
+    for v in ("sync", "synchronous", "Sync", "", None, float("nan"), "a-sync"):
+        assert not kio.is_asynchronous(v)
+
+
+# --------------------------------------------------------------------------- #
+# index round trips
+# --------------------------------------------------------------------------- #
+def test_rebuild_index_equals_written_index(noisy_ds):
+    root, _ = noisy_ds
+    rebuilt = kio.rebuild_index(root)
+    pd.testing.assert_frame_equal(rebuilt, kio.load_manifest(root))
+    assert np.isinf(rebuilt["translation_cond"]).all()
+
+
+def test_rebuild_then_write_index_is_identical(scratch):
+    before = pq.read_table(scratch / "sequences.parquet")
+    csv_before = (scratch / "sequences.csv").read_text()
+    (scratch / "sequences.parquet").unlink()
+    kio.write_index(scratch, kio.rebuild_index(scratch))
+
+    def same(a, b):  # Arrow's equals treats NaN != NaN: compare schemas, then NaN-aware values
+        assert a.schema.equals(b.schema, check_metadata=False)
+        pd.testing.assert_frame_equal(a.to_pandas(), b.to_pandas())
+
+    same(pq.read_table(scratch / "sequences.parquet"), before)
+    assert (scratch / "sequences.csv").read_text() == csv_before
+    # writing back the manifest is identical too
+    kio.write_index(scratch, kio.load_manifest(scratch))
+    same(pq.read_table(scratch / "sequences.parquet"), before)
+
+
+def test_rebuild_index_skips_incomplete_and_reports_corrupt(scratch):
+    (scratch / "camera" / "pnp-00000.parquet").unlink()
+    ids = kio.rebuild_index(scratch)["sequence_id"].tolist()
+    assert ids == [s for s in ORDER if s != "pnp-000000"]
+    path = scratch / "robot" / "noise-00000.parquet"
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    with pytest.raises(DatasetFormatError, match="noise-00000.parquet.*truncated or corrupt"):
+        kio.rebuild_index(scratch)
+    assert "noise-000000" not in kio.rebuild_index(scratch, skip_corrupt=True)["sequence_id"].tolist()
+
+
+def test_published_style_copy_loads(tmp_path, exact_ds):
+    """A copy written by plain pyarrow with other widths, column order and sync spelling still loads."""
+    root, truth = exact_ds
+    man = pq.read_table(root / "sequences.parquet")
+    cols = list(reversed(man.column_names))
+    wide = man.select(cols)
+    for name in ("n_robot_frames", "robot_row_group", "camera_row_group", "dof"):
+        i = wide.schema.get_field_index(name)
+        wide = wide.set_column(i, name, wide.column(name).cast(pa.int64()))
+    i = wide.schema.get_field_index("sync")
+    wide = wide.set_column(i, "sync", pa.array([("ASYNC" if s == "async" else "synchronous") for s in man["sync"].to_pylist()], pa.large_string()))
+    wide = wide.append_column("note", pa.array(["x"] * wide.num_rows))
+    copy = tmp_path / "copy"
+    shutil.copytree(root / "robot", copy / "robot")
+    shutil.copytree(root / "camera", copy / "camera")
+    pq.write_table(wide, copy / "sequences.parquet")
+    m2 = kio.load_manifest(copy)
+    assert list(m2.columns[: len(INDEX_SCHEMA)]) == INDEX_SCHEMA.names and m2.columns[-1] == "note"
+    assert m2["dof"].dtype == np.int8
+    seq = kio.load_sequence(copy, "temporal-000001", m2)
+    assert not seq.is_synchronous
+    A, B = seq.axyb_poses()
+    assert len(A) == len(seq.camera) and _axyb_residual(A, B, seq.X, seq.Y) < 1e-9
+    assert kio.load_sequence(copy, "noise-000001").is_synchronous
+
+
+# --------------------------------------------------------------------------- #
+# shard status
+# --------------------------------------------------------------------------- #
+def test_shard_status(scratch, tmp_path):
+    ids = ["noise-000000", "noise-000001"]
+    assert kio.shard_status(scratch, "noise", 0, ids) == "complete"
+    assert kio.shard_status(scratch, "noise", 1, ids) == "missing"
+    assert kio.shard_status(scratch, "noise", 0, ids[::-1]) == "corrupt"
+    assert kio.shard_status(scratch, "noise", 0, ids[:1]) == "corrupt"
+    assert kio.shard_status(scratch, "noise", 0, ids + ["noise-000002"]) == "corrupt"
+    # files of two different writes of the same shard (e.g. a crash between the two renames)
+    seqs, _ = build_sequences(exact=True, seed=99)
+    other = tmp_path / "other"
+    kio.write_shard(other, "noise", 0, seqs[:2])
+    shutil.copy(other / "camera" / "noise-00000.parquet", scratch / "camera" / "noise-00000.parquet")
+    assert kio.shard_status(scratch, "noise", 0, ids) == "corrupt"
+    (scratch / "camera" / "motion-00003.parquet").unlink()
+    assert kio.shard_status(scratch, "motion", 3, ["motion-000000"]) == "missing"
+    path = scratch / "robot" / "noise-00000.parquet"
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    assert kio.shard_status(scratch, "noise", 0, ids) == "corrupt"
+    (scratch / "camera" / "pnp-00000.parquet").write_bytes(b"")
+    assert kio.shard_status(scratch, "pnp", 0, ["pnp-000000"]) == "corrupt"
+    with pytest.raises(InputError, match="expected_ids: expected a list of sequence ids, got the string"):
+        kio.shard_status(scratch, "pnp", 0, "pnp-000000")
+    with pytest.raises(UnknownNameError, match="unknown track 'pnpp'"):
+        kio.shard_status(scratch, "pnpp", 0, ["pnp-000000"])
+
+
+def test_shard_written_over_a_stale_tmp_and_overwritten(tmp_path):
+    seqs, _ = build_sequences(exact=True)
+    robot_path, camera_path = kio.shard_paths(tmp_path, "noise", 0)
+    robot_path.parent.mkdir(parents=True)
+    (robot_path.parent / (robot_path.name + ".tmp")).write_bytes(b"half a file")
+    kio.write_shard(tmp_path, "noise", 0, seqs[:1])
+    assert kio.shard_status(tmp_path, "noise", 0, ["noise-000000"]) == "complete"
+    kio.write_shard(tmp_path, "noise", 0, seqs[:2])
+    assert kio.shard_status(tmp_path, "noise", 0, ["noise-000000", "noise-000001"]) == "complete"
+    assert not list(tmp_path.rglob("*.tmp"))
+
+
+def test_failed_write_keeps_the_previous_shard(tmp_path, monkeypatch):
+    seqs, _ = build_sequences(exact=True)
+    kio.write_shard(tmp_path, "noise", 0, seqs[:1])
+    before = {p.relative_to(tmp_path): p.read_bytes() for p in tmp_path.rglob("*.parquet")}
+    assert len(before) == 2
+    original = pq.ParquetWriter.write_table
+    calls = []
+
+    def failing(self, table, *args, **kwargs):
+        calls.append(table.num_rows)
+        if len(calls) == 3:  # robot file done (2 sequences), fail inside the camera file
+            raise OSError("disk full")
+        return original(self, table, *args, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", failing)
+    with pytest.raises(OSError, match="disk full"):
+        kio.write_shard(tmp_path, "noise", 0, seqs[:2])
+    monkeypatch.undo()
+    assert {p.relative_to(tmp_path): p.read_bytes() for p in tmp_path.rglob("*.parquet")} == before
+    assert not list(tmp_path.rglob("*.tmp"))
+    assert kio.shard_status(tmp_path, "noise", 0, ["noise-000000"]) == "complete"
+
+
+# --------------------------------------------------------------------------- #
+# error paths
+# --------------------------------------------------------------------------- #
+def test_unknown_sequence_id(noisy_ds):
+    root, _ = noisy_ds
+    with pytest.raises(InputError, match="unknown sequence 'noise-999999'"):
+        kio.load_sequence(root, "noise-999999")
+    with pytest.raises(InputError, match="unknown sequence 'noise-999999'"):
+        kio.load_sequence(root, "noise-999999", kio.load_manifest(root))
+    with pytest.raises(InputError, match=r"unknown sequences \['nope'\]"):
+        list(kio.iter_sequences(root, sequence_ids=["noise-000000", "nope"]))
+    with pytest.raises(InputError, match="sequence_id: expected a string"):
+        kio.load_sequence(root, 3)
+
+
+def test_not_a_dataset(tmp_path):
+    with pytest.raises(DatasetFormatError, match="no such directory"):
+        kio.load_manifest(tmp_path / "absent")
+    with pytest.raises(DatasetFormatError, match="not a kinhec dataset.*sequences.parquet"):
+        kio.load_manifest(tmp_path)
+    with pytest.raises(DatasetFormatError, match="not a kinhec dataset"):
+        kio.load_sequence(tmp_path, "noise-000000")
+
+
+def test_missing_shard_file(scratch):
+    (scratch / "camera" / "noise-00000.parquet").unlink()
+    with pytest.raises(DatasetFormatError, match=r"noise-00000.parquet: missing camera shard file \(needed by 'noise-000001'\)"):
+        kio.load_sequence(scratch, "noise-000001")
+
+
+def test_truncated_shard_file(scratch):
+    path = scratch / "robot" / "temporal-00000.parquet"
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    with pytest.raises(DatasetFormatError, match="temporal-00000.parquet: cannot open the robot shard.*truncated or corrupt"):
+        kio.load_sequence(scratch, "temporal-000000")
+
+
+def test_row_group_holding_another_sequence(scratch):
+    man = kio.load_manifest(scratch)
+    man.loc[man.sequence_id == "noise-000000", "camera_row_group"] = 1
+    with pytest.raises(DatasetFormatError, match="row group 1 holds sequence 'noise-000001', expected 'noise-000000'"):
+        kio.load_sequence(scratch, "noise-000000", man)
+    man.loc[man.sequence_id == "noise-000000", "camera_row_group"] = 7
+    with pytest.raises(DatasetFormatError, match="row group 7 of 'noise-000000' does not exist; the file has 2"):
+        kio.load_sequence(scratch, "noise-000000", man)
+
+
+def test_index_with_missing_or_mistyped_columns(scratch):
+    table = pq.read_table(scratch / "sequences.parquet")
+    pq.write_table(table.drop_columns(["X_qw", "scale"]), scratch / "sequences.parquet")
+    with pytest.raises(DatasetFormatError, match=r"missing columns \['scale', 'X_qw'\]"):
+        kio.load_manifest(scratch)
+    bad = table.set_column(table.schema.get_field_index("dof"), "dof", pa.array(["six"] * table.num_rows))
+    pq.write_table(bad, scratch / "sequences.parquet")
+    with pytest.raises(DatasetFormatError, match="mistyped columns: 'dof': expected int8, got string"):
+        kio.load_sequence(scratch, "noise-000000")
+    (scratch / "sequences.parquet").write_bytes(b"PAR1 not really")
+    with pytest.raises(DatasetFormatError, match="sequences.parquet: cannot read the index"):
+        kio.load_manifest(scratch)
+
+
+def test_manifest_argument_checked(noisy_ds):
+    root, _ = noisy_ds
+    with pytest.raises(InputError, match="manifest: expected the DataFrame of load_manifest, got dict"):
+        kio.load_sequence(root, "noise-000000", {})
+    man = kio.load_manifest(root).drop(columns=["robot_file"])
+    with pytest.raises(InputError, match=r"missing \['robot_file'\]"):
+        kio.load_sequence(root, "noise-000000", man)
+
+
+def test_pairing_errors(noisy_ds):
+    seq = kio.load_sequence(noisy_ds[0], "temporal-000000")
+    with pytest.raises(InputError, match="time_offset: expected a finite number of seconds, got nan"):
+        seq.axyb_poses(time_offset=float("nan"))
+    with pytest.raises(InputError, match="time_offset: expected a number of seconds or None, got '0.1'"):
+        seq.axxb_motions(time_offset="0.1")
+    seqs, _ = build_sequences(exact=True)
+    st = seqs[0]
+    short = kio.Sequence.from_tables(st.index_row, st.robot.slice(0, 10), st.camera)
+    with pytest.raises(DatasetFormatError, match="frame-aligned rows, got 10 robot and 30 camera frames"):
+        short.axyb_poses()
+    odd = dict(st.index_row, configuration="eye_on_base")
+    with pytest.raises(DatasetFormatError, match="unknown configuration 'eye_on_base'"):
+        kio.Sequence.from_tables(odd, st.robot, st.camera).axyb_poses()
+
+
+def test_write_shard_errors(tmp_path):
+    seqs, _ = build_sequences(exact=True)
+    st = seqs[0]
+    with pytest.raises(UnknownNameError, match="unknown track 'nosie'"):
+        kio.write_shard(tmp_path, "nosie", 0, [st])
+    with pytest.raises(InputError, match="shard_index: expected an integer in"):
+        kio.write_shard(tmp_path, "noise", 100000, [st])
+    with pytest.raises(InputError, match="expected track 'motion' for shard motion-00000.parquet, got 'noise'"):
+        kio.write_shard(tmp_path, "motion", 0, [st])
+    with pytest.raises(InputError, match="expected at least one"):
+        kio.write_shard(tmp_path, "noise", 0, [])
+    bad_robot = SequenceTables(st.index_row, st.robot.drop_columns(["q_gt"]), st.camera)
+    with pytest.raises(InputError, match=r"sequences\[0\].robot.*missing \['q_gt'\]"):
+        kio.write_shard(tmp_path, "noise", 0, [bad_robot])
+    wrong_id = SequenceTables(st.index_row, seqs[1].robot, st.camera)
+    with pytest.raises(InputError, match=r"sequences\[0\].robot: expected sequence_id 'noise-000000' on every row"):
+        kio.write_shard(tmp_path, "noise", 0, [wrong_id])
+    row = dict(st.index_row)
+    del row["scale"]
+    with pytest.raises(InputError, match=r"missing \['scale'\]"):
+        kio.write_shard(tmp_path, "noise", 0, [SequenceTables(row, st.robot, st.camera)])
+    row = dict(st.index_row, dof="six")
+    with pytest.raises(InputError, match="column 'dof': expected an integer, got 'six'"):
+        kio.write_shard(tmp_path, "noise", 0, [SequenceTables(row, st.robot, st.camera)])
+    with pytest.raises(InputError, match=r"expected unique sequence ids, got duplicates \['noise-000000'\]"):
+        kio.write_shard(tmp_path, "noise", 0, [st, st])
+    # nothing was left behind by the failed calls
+    assert not list(tmp_path.rglob("*.parquet*"))
+
+
+def test_write_index_errors(noisy_ds, tmp_path):
+    man = kio.load_manifest(noisy_ds[0])
+    with pytest.raises(InputError, match=r"missing \['config_json'\]"):
+        kio.write_index(tmp_path, man.drop(columns=["config_json"]))
+    with pytest.raises(InputError, match=r"unexpected \['extra'\]"):
+        kio.write_index(tmp_path, man.assign(extra=1))
+    with pytest.raises(InputError, match="duplicates"):
+        kio.write_index(tmp_path, pd.concat([man, man.iloc[:1]]))
+    assert not (tmp_path / "sequences.parquet").exists()
+
+
+def test_corrupt_shard_metadata_reported(tmp_path):
+    path = tmp_path / "x.parquet"
+    pq.write_table(pa.table({"a": [1]}), path)
+    with pytest.raises(DatasetFormatError, match="expected index rows in the metadata key 'kinhec.index'"):
+        kio.read_shard_index(path)
+    with pytest.raises(DatasetFormatError, match="missing shard file"):
+        kio.read_shard_index(tmp_path / "y.parquet")
+
+
+# --------------------------------------------------------------------------- #
+# jsonutil
+# --------------------------------------------------------------------------- #
+def test_jsonutil_never_writes_nan():
+    obj = {
+        "nan": float("nan"),
+        "inf": float("inf"),
+        "ninf": -np.inf,
+        "np32": np.float32(np.nan),
+        "arr": np.array([[1.0, np.nan], [np.inf, 2.5]]),
+        "ints": np.arange(3, dtype=np.int16),
+        "scalar": np.int64(7),
+        "flag": np.bool_(True),
+        "tuple": (1, 2.5, None),
+        3: "int key",
+    }
+    text = jsonutil.dumps(obj)
+    assert "NaN" not in text and "Infinity" not in text
+    back = json.loads(text)  # a strict reader accepts it
+    assert back == {
+        "nan": None,
+        "inf": None,
+        "ninf": None,
+        "np32": None,
+        "arr": [[1.0, None], [None, 2.5]],
+        "ints": [0, 1, 2],
+        "scalar": 7,
+        "flag": True,
+        "tuple": [1, 2.5, None],
+        "3": "int key",
+    }
+    assert jsonutil.loads(text) == back
+    assert jsonutil.loads(b'{"a": NaN}')["a"] != jsonutil.loads(b'{"a": NaN}')["a"]  # tolerant reader
+    assert "\n" in jsonutil.dumps({"a": [1]}, indent=2)
+
+
+def test_jsonutil_errors(tmp_path):
+    with pytest.raises(InputError, match=r"obj\['a'\]\[1\]: expected a JSON-representable value, got object"):
+        jsonutil.dumps({"a": [1, object()]})
+    with pytest.raises(InputError, match="expected valid JSON, got an error at line 1"):
+        jsonutil.loads("{bad")
+    with pytest.raises(InputError, match="missing file"):
+        jsonutil.load(tmp_path / "none.json")
+    path = jsonutil.dump({"x": np.array([1.5, np.nan])}, tmp_path / "a.json")
+    assert jsonutil.load(path) == {"x": [1.5, None]}
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_written_config_json_round_trips_nan(tmp_path):
+    seqs, _ = build_sequences(exact=True)
+    st = seqs[0]
+    row = dict(st.index_row, config_json=jsonutil.dumps({"rate": float("nan"), "v": np.float64(0.1)}))
+    kio.write_index(tmp_path, kio.write_shard(tmp_path, "noise", 0, [SequenceTables(row, st.robot, st.camera)]))
+    seq = kio.load_sequence(tmp_path, "noise-000000")
+    assert seq.config == {"rate": None, "v": 0.1}
+    assert math.isnan(seq.info["robot_rate_hz"])
