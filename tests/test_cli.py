@@ -79,8 +79,9 @@ def test_info_json_lists_registries(runner):
         (["generate", "--tier", "smoke", "--out", "x", "--tracks", "bogus"], "unknown track 'bogus'"),
     ],
 )
-def test_bad_generate_arguments_are_errors(runner, tmp_path, args, match):
-    with runner.isolated_filesystem(temp_dir=tmp_path):
-        res = runner.invoke(main, args)
-        assert res.exit_code != 0
-        assert match in res.output
+def test_bad_generate_arguments_are_errors(runner, tmp_path, monkeypatch, args, match):
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(main, args)
+    assert res.exit_code != 0
+    assert match in res.output
+    assert not (tmp_path / "x").exists()  # nothing is created for a rejected command
