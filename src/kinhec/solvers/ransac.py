@@ -1,0 +1,230 @@
+"""RANSAC around Park-Martin for ``A X = X B`` with outlying motions.
+
+References
+----------
+M. A. Fischler and R. C. Bolles, "Random sample consensus: a paradigm for model
+fitting with applications to image analysis and automated cartography,"
+*Communications of the ACM* 24(6), 1981; P. H. S. Torr and A. Zisserman,
+"MLESAC: a new robust estimator with application to estimating image
+geometry," *Computer Vision and Image Understanding* 78(1), 2000 (the
+truncated-quadratic MSAC score); the minimal solver is Park and Martin (1994),
+see :mod:`kinhec.solvers.axxb_park_martin`.
+
+Procedure implemented:
+
+1. Draw ``n_hypotheses`` minimal samples of two motions whose flange rotation
+   axes are at least ``min_axis_angle_deg`` apart (two non-parallel axes fix
+   ``X``).
+2. Solve each sample with Park-Martin, all samples at once: a batch of 3x3
+   SVDs for ``R_X`` and of 3x3 normal equations for ``t_X``.
+3. Score every hypothesis on every motion in one batched pass.  The residual
+   of motion ``k`` is ``e_k = max(|alpha_k - R_X beta_k| / rot_threshold,
+   |R_A t_X + t_A - R_X t_B - t_X| / trans_threshold)`` with ``alpha = log R_A``,
+   ``beta = log R_B`` (rotation vectors; ``|alpha - R_X beta|`` is, for small
+   disagreements, the angle between ``R_A`` and ``R_X R_B R_X^T``); a motion is
+   an inlier when ``e_k < 1``, and the hypothesis score is
+   ``sum_k min(e_k^2, 1)`` (MSAC).
+4. Refit Park-Martin on the inliers of the best hypothesis and recompute the
+   inliers, until the set no longer changes (at most ``refit_iterations``).
+
+On relative motions, an outlying camera frame spoils the two motions that
+share it: a fraction ``f`` of bad frames leaves about ``(1 - f)^2`` good
+consecutive motions (49 % at ``f = 0.3``), which RANSAC tolerates and a
+least-squares solver does not.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from kinhec import se3
+from kinhec.errors import DegenerateMotionError, InputError
+from kinhec.solvers import _common as c
+from kinhec.solvers.axxb_park_martin import _park_martin, _rotation_park_martin
+
+__all__ = ["RansacResult", "ransac_axxb"]
+
+CITATION = (
+    'M. A. Fischler and R. C. Bolles, "Random sample consensus," Communications of the ACM 24(6), '
+    "1981; with the minimal solver of F. C. Park and B. J. Martin, IEEE Trans. Robotics and "
+    "Automation 10(5), 1994."
+)
+
+
+@dataclass(frozen=True)
+class RansacResult:
+    """Outcome of :func:`ransac_axxb`.
+
+    Attributes
+    ----------
+    X : ndarray, shape (4, 4)
+        Hand-eye transform refitted on the inliers [m].
+    inliers : ndarray of bool, shape (N,)
+        Motions consistent with ``X`` within the thresholds.
+    n_inliers : int
+        ``inliers.sum()``.
+    n_hypotheses : int
+        Minimal samples evaluated.
+    """
+
+    X: np.ndarray
+    inliers: np.ndarray
+    n_inliers: int
+    n_hypotheses: int
+
+
+def _residuals(alpha, beta, RA, tA, tB, R, t):
+    """Rotation [rad] and translation [m] residuals of hypotheses (H) on motions (N), both (H, N).
+
+    Rotation: ``|log R_A - R_X log R_B|`` (rotation vectors with consistent
+    signs); translation: ``|R_A t_X + t_A - R_X t_B - t_X|``.  Matrix products
+    over the stacked arrays only, O(H N).
+    """
+    n = alpha.shape[0]
+    rot = np.linalg.norm(alpha[None] - np.swapaxes(R @ beta.T, 1, 2), axis=-1)
+    RAt = (RA.reshape(-1, 3) @ t.T).reshape(n, 3, -1).transpose(2, 0, 1)
+    et = RAt + tA[None] - np.swapaxes(R @ tB.T, 1, 2) - t[:, None, :]
+    return rot, np.linalg.norm(et, axis=-1)
+
+
+def _sample_pairs(rng, axes, n_hyp: int, cos_max: float):
+    """Index pairs (H, 2) of motions whose unit rotation axes differ by more than acos(cos_max)."""
+    n = axes.shape[0]
+    want = n_hyp
+    out = []
+    for _ in range(20):
+        i = rng.integers(0, n, size=2 * want)
+        j = rng.integers(0, n - 1, size=2 * want)
+        j = j + (j >= i)  # j != i
+        ok = np.abs(np.einsum("ij,ij->i", axes[i], axes[j])) < cos_max
+        out.append(np.stack([i[ok], j[ok]], axis=1))
+        if sum(len(o) for o in out) >= n_hyp:
+            break
+    pairs = np.concatenate(out)[:n_hyp]
+    return pairs
+
+
+def _ransac_axxb(A, B, rng, rot_thr, trans_thr, n_hyp, min_axis_angle_rad, refit_iterations):
+    RA, tA = A[:, :3, :3], A[:, :3, 3]
+    tB = B[:, :3, 3]
+    qA, qB = c.motion_quats(A, B)
+    alpha = c.rotvecs_from_quats(qA)
+    beta = c.rotvecs_from_quats(qB)
+    c.check_rotation_axes(alpha, "ransac_axxb")
+    ang = np.linalg.norm(alpha, axis=1)
+    axes = alpha / np.where(ang > 1e-12, ang, 1.0)[:, None]
+    axes[ang <= 1e-12] = 0.0  # a motion without rotation never forms a valid pair
+    pairs = _sample_pairs(rng, axes, n_hyp, np.cos(min_axis_angle_rad))
+    if len(pairs) == 0:
+        # every axis within min_axis_angle of the others (a narrow cone): sample what there is
+        pairs = _sample_pairs(rng, axes, n_hyp, np.cos(1e-3))
+        if len(pairs) == 0:
+            raise DegenerateMotionError(
+                "ransac_axxb: expected pairs of motions with non-parallel rotation axes, found none"
+            )
+        warnings.warn(
+            f"ransac_axxb: no two rotation axes are {np.degrees(min_axis_angle_rad):.3g} deg apart; "
+            "the minimal samples are poorly conditioned",
+            c.DegenerateMotionWarning,
+            stacklevel=3,
+        )
+    # hypotheses: Park-Martin on two motions each
+    R_h = _rotation_park_martin(alpha[pairs], beta[pairs])  # (H, 3, 3)
+    C = RA[pairs] - np.eye(3)  # (H, 2, 3, 3)
+    d = np.einsum("hij,hkj->hki", R_h, tB[pairs]) - tA[pairs]  # (H, 2, 3)
+    C = C.reshape(-1, 6, 3)
+    d = d.reshape(-1, 6)
+    CtC = np.swapaxes(C, -1, -2) @ C
+    Ctd = np.einsum("hki,hk->hi", C, d)
+    t_h = np.linalg.solve(CtC, Ctd[..., None])[..., 0]
+    rot, trans = _residuals(alpha, beta, RA, tA, tB, R_h, t_h)
+    e = np.maximum(rot / rot_thr, trans / trans_thr)
+    score = np.minimum(e * e, 1.0).sum(axis=1)
+    best = int(np.argmin(score))
+    inl = e[best] < 1.0
+    X = se3.transform_from_rotation_translation(R_h[best], t_h[best])
+    for _ in range(refit_iterations):
+        if inl.sum() < 2 or c.axis_scatter_lambda2(alpha[inl]) < c.DEGENERATE_LAMBDA2:
+            break
+        X_new = _park_martin(A[inl], B[inl], check_axes=False)
+        rot, trans = _residuals(alpha, beta, RA, tA, tB, X_new[None, :3, :3], X_new[None, :3, 3])
+        inl_new = np.maximum(rot[0] / rot_thr, trans[0] / trans_thr) < 1.0
+        X = X_new
+        if np.array_equal(inl_new, inl):
+            break
+        inl = inl_new
+    return RansacResult(X=X, inliers=inl, n_inliers=int(inl.sum()), n_hypotheses=int(len(pairs)))
+
+
+def ransac_axxb(
+    A,
+    B,
+    rng: np.random.Generator,
+    *,
+    rot_threshold_deg: float = 2.0,
+    trans_threshold_mm: float = 20.0,
+    n_hypotheses: int = 256,
+    min_axis_angle_deg: float = 10.0,
+    refit_iterations: int = 3,
+) -> RansacResult:
+    """Robust ``A X = X B``: RANSAC over minimal two-motion samples with Park-Martin.
+
+    Parameters
+    ----------
+    A : array_like, shape (N, 4, 4)
+        Relative flange motions ``inv(A_i) A_j`` [m], N >= 3.
+    B : array_like, shape (N, 4, 4)
+        The matching relative camera motions ``inv(B_i) B_j``, some of them outliers.
+    rng : numpy.random.Generator
+        Source of the random samples.
+    rot_threshold_deg : float
+        Inlier threshold on the rotation disagreement
+        ``|log R_A - R_X log R_B|`` [deg].
+    trans_threshold_mm : float
+        Inlier threshold on ``|R_A t_X + t_A - R_X t_B - t_X|`` [mm].
+    n_hypotheses : int
+        Number of minimal samples.
+    min_axis_angle_deg : float
+        Smallest angle between the two flange rotation axes of a sample [deg].
+    refit_iterations : int
+        Maximum number of refit / re-classify rounds on the inliers.
+
+    Returns
+    -------
+    RansacResult
+        ``X``, the inlier mask over the motions, ``n_inliers`` and the number
+        of hypotheses evaluated.
+
+    Raises
+    ------
+    InputError
+        Bad motions (see :func:`park_martin`), N < 3, a non-Generator ``rng``
+        or non-positive settings.
+    DegenerateMotionError
+        All rotation axes of ``A`` parallel, or no sample with axes far enough apart.
+    """
+    A, B = c.check_motions(A, B, min_motions=3)
+    if not isinstance(rng, np.random.Generator):
+        raise InputError(f"rng: expected a numpy.random.Generator, got {type(rng).__name__}")
+    for name, v in (("rot_threshold_deg", rot_threshold_deg), ("trans_threshold_mm", trans_threshold_mm)):
+        if not (np.isfinite(v) and v > 0):
+            raise InputError(f"{name}: expected a positive finite number, got {v!r}")
+    if int(n_hypotheses) < 1:
+        raise InputError(f"n_hypotheses: expected an integer >= 1, got {n_hypotheses!r}")
+    if not (0.0 <= min_axis_angle_deg < 90.0):
+        raise InputError(f"min_axis_angle_deg: expected a value in [0, 90), got {min_axis_angle_deg!r}")
+    if int(refit_iterations) < 0:
+        raise InputError(f"refit_iterations: expected an integer >= 0, got {refit_iterations!r}")
+    return _ransac_axxb(
+        A,
+        B,
+        rng,
+        np.radians(rot_threshold_deg),
+        trans_threshold_mm / 1000.0,
+        int(n_hypotheses),
+        np.radians(min_axis_angle_deg),
+        int(refit_iterations),
+    )

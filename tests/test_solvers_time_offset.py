@@ -1,0 +1,142 @@
+"""Clock-offset estimation between asynchronous robot and camera streams."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kinhec import se3, solvers
+from kinhec.errors import InputError
+from kinhec.solvers import DegenerateMotionWarning
+
+X = se3.transform_from_rotation_translation(se3.so3_exp([0.3, 0.2, 1.0]), [0.02, 0.05, 0.08])
+Y = se3.transform_from_rotation_translation(se3.so3_exp([0.1, -0.2, 0.5]), [0.6, 0.0, -0.3])
+
+
+def flange(t, params):
+    """Flange poses ``T_base_ee`` at times ``t``: a sum of sinusoids in the rotation vector and position."""
+    if params is None:  # constant angular velocity about a fixed axis: no structure in the speed
+        phi = t[:, None] * np.array([0.3, 0.2, 0.1])
+        p = 0.01 * t[:, None] * np.ones(3)
+    else:
+        f, a, ph = params
+        phi = (a[None] * np.sin(2 * np.pi * f[None] * t[:, None, None] + ph[None])).sum(-1)
+        p = 0.1 * np.sin(2 * np.pi * 0.2 * t[:, None] + np.array([0.0, 1.0, 2.0])) + np.array([0.5, 0.0, 0.4])
+    return se3.transform_from_rotation_translation(se3.so3_exp(phi), p)
+
+
+def streams(rng, offset_s, *, robot_hz=500.0, camera_hz=30.0, duration_s=20.0, jitter_s=0.002, drop=0.1,
+            noisy=True, structured=True, configuration="eye_in_hand"):
+    """Robot stream on the robot clock and camera stream stamped ``t = t_gt + offset + jitter``."""
+    params = (rng.uniform(0.15, 0.6, (3, 3)), rng.uniform(0.2, 0.6, (3, 3)), rng.uniform(0, 2 * np.pi, (3, 3)))
+    params = params if structured else None
+    t_r = np.arange(0.0, duration_s, 1.0 / robot_hz)
+    A_r = flange(t_r, params)
+    t_gt = np.arange(rng.uniform(0, 1 / camera_hz) + 0.5, duration_s - 0.5, 1.0 / camera_hz)
+    t_gt = t_gt[rng.random(t_gt.size) > drop]
+    A_c = flange(t_gt, params)
+    B = se3.invert_transform(Y) @ A_c @ X
+    T_ct = se3.invert_transform(B) if configuration == "eye_in_hand" else B
+    if noisy:
+        A_r = A_r @ se3.se3_exp(np.c_[rng.normal(0, 5e-4, (t_r.size, 3)), rng.normal(0, 3e-4, (t_r.size, 3))])
+        T_ct = T_ct @ se3.se3_exp(np.c_[rng.normal(0, 2e-3, (t_gt.size, 3)), rng.normal(0, 1e-3, (t_gt.size, 3))])
+    t_c = t_gt + offset_s + rng.normal(0, jitter_s, t_gt.size)
+    order = np.argsort(t_c)
+    return t_r, A_r, t_c[order], T_ct[order], t_gt[order]
+
+
+@pytest.mark.parametrize("camera_hz", [10.0, 30.0, 60.0])
+@pytest.mark.parametrize("robot_hz", [125.0, 500.0])
+def test_offset_recovered_within_a_camera_period(camera_hz, robot_hz):
+    rng = np.random.default_rng(int(camera_hz * robot_hz))
+    period = 1.0 / camera_hz
+    errs = []
+    for offset in (0.0, 0.013, 0.05, 0.1, 0.137, 0.2, -0.08):
+        t_r, A_r, t_c, T_ct, _ = streams(rng, offset, robot_hz=robot_hz, camera_hz=camera_hz)
+        est = solvers.estimate_time_offset(t_r, A_r, t_c, T_ct)
+        assert isinstance(est, solvers.TimeOffsetEstimate)
+        assert est.peak_corr > 0.85 and not est.at_boundary
+        errs.append(est.offset_s - offset)
+    errs = np.abs(errs)
+    assert errs.max() < period
+    # sub-sample refinement: far better than the grid of a quarter period
+    assert errs.mean() < 0.25 * period
+
+
+def test_subsample_refinement_beats_the_lag_grid():
+    rng = np.random.default_rng(3)
+    t_r, A_r, t_c, T_ct, _ = streams(rng, 0.137, camera_hz=10.0)
+    est = solvers.estimate_time_offset(t_r, A_r, t_c, T_ct, grid_dt_s=0.05)
+    on_grid = est.lags_s[np.nanargmax(est.corr)]
+    assert abs(est.offset_s - 0.137) < abs(on_grid - 0.137)
+    assert abs(est.offset_s - 0.137) < 0.01
+
+
+def test_sign_convention_pairs_the_streams():
+    """Sampling the robot at ``t - offset`` reproduces the flange pose at the true capture instant."""
+    rng = np.random.default_rng(4)
+    t_r, A_r, t_c, T_ct, t_gt = streams(rng, 0.12, noisy=False, jitter_s=0.0, drop=0.0)
+    est = solvers.estimate_time_offset(t_r, A_r, t_c, T_ct)
+    assert est.offset_s > 0.0
+    paired = se3.interpolate_poses(t_r, A_r, t_c - est.offset_s, out_of_range="clip")
+    truth = se3.interpolate_poses(t_r, A_r, t_gt, out_of_range="clip")
+    rot, trans = se3.pose_error(paired, truth)
+    assert np.median(rot) < 0.1 and np.median(trans) < 1.0
+    wrong = se3.interpolate_poses(t_r, A_r, t_c + est.offset_s, out_of_range="clip")
+    assert np.median(se3.pose_error(wrong, truth)[0]) > 10 * np.median(rot)
+
+
+def test_both_configurations_and_inverted_camera_poses_agree():
+    for conf in ("eye_in_hand", "eye_to_hand"):
+        t_r, A_r, t_c, T_ct, _ = streams(np.random.default_rng(6), 0.07, configuration=conf)
+        e1 = solvers.estimate_time_offset(t_r, A_r, t_c, T_ct)
+        e2 = solvers.estimate_time_offset(t_r, A_r, t_c, se3.invert_transform(T_ct))
+        assert abs(e1.offset_s - 0.07) < 0.01
+        assert abs(e1.offset_s - e2.offset_s) < 1e-9
+
+
+def test_low_confidence_without_structure():
+    rng = np.random.default_rng(7)
+    structured = solvers.estimate_time_offset(*streams(rng, 0.1)[:4])
+    flat = [solvers.estimate_time_offset(*streams(rng, 0.1, structured=False)[:4]) for _ in range(3)]
+    assert structured.peak_corr > 0.9
+    assert all(f.peak_corr < 0.4 for f in flat)
+    assert all(-1.0 <= f.peak_corr <= 1.0 for f in flat)
+
+
+def test_still_streams_warn_and_report_zero_confidence():
+    t = np.arange(0.0, 5.0, 0.01)
+    T = np.broadcast_to(np.eye(4), (t.size, 4, 4))
+    tc = np.arange(0.1, 4.9, 1 / 30)
+    with pytest.warns(DegenerateMotionWarning, match="constant"):
+        est = solvers.estimate_time_offset(t, T, tc, np.broadcast_to(np.eye(4), (tc.size, 4, 4)))
+    assert est.peak_corr == 0.0 and est.offset_s == 0.0
+
+
+def test_offset_outside_the_search_range_is_flagged():
+    rng = np.random.default_rng(8)
+    t_r, A_r, t_c, T_ct, _ = streams(rng, 0.35)
+    est = solvers.estimate_time_offset(t_r, A_r, t_c, T_ct, max_offset_s=0.2)
+    assert est.at_boundary
+    assert solvers.estimate_time_offset(t_r, A_r, t_c, T_ct, max_offset_s=0.5).at_boundary is False
+
+
+def test_time_offset_input_errors():
+    rng = np.random.default_rng(9)
+    t_r, A_r, t_c, T_ct, _ = streams(rng, 0.05, duration_s=4.0)
+    with pytest.raises(InputError, match="camera_t: expected strictly increasing time stamps"):
+        solvers.estimate_time_offset(t_r, A_r, t_c[::-1], T_ct)
+    with pytest.raises(InputError, match=r"robot_poses: expected shape \(\d+, 4, 4\) to match robot_t"):
+        solvers.estimate_time_offset(t_r, A_r[:-1], t_c, T_ct)
+    with pytest.raises(InputError, match="camera_t: expected at least 3 samples, got 2"):
+        solvers.estimate_time_offset(t_r, A_r, t_c[:2], T_ct[:2])
+    with pytest.raises(InputError, match="max_offset_s: expected a positive finite number"):
+        solvers.estimate_time_offset(t_r, A_r, t_c, T_ct, max_offset_s=0.0)
+    with pytest.raises(InputError, match="grid_dt_s: expected a positive finite number"):
+        solvers.estimate_time_offset(t_r, A_r, t_c, T_ct, grid_dt_s=-1.0)
+    with pytest.raises(InputError, match="robot_t, camera_t: expected streams that overlap"):
+        solvers.estimate_time_offset(t_r + 100.0, A_r, t_c, T_ct)
+    bad = T_ct.copy()
+    bad[0, :3, :3] *= 2.0
+    with pytest.raises(InputError, match=r"camera_poses \(rotation block\): expected orthonormal"):
+        solvers.estimate_time_offset(t_r, A_r, t_c, bad)
