@@ -242,5 +242,59 @@ def index(data):
     click.echo(f"{data}: index rebuilt, {len(man):,} sequences")
 
 
+@main.command()
+@click.argument("data", type=click.Path(file_okay=False))
+@click.option("--max-sequences", type=int, default=None, callback=_positive_int,
+              help="Check N sequences evenly spaced over the index (folder-level checks always run on everything).")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None, help="Write the findings as JSON.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.pass_context
+def validate(ctx, data, max_sequences, report_path, quiet):
+    """Check a dataset folder: files, schema, row groups, clocks, poses, FK and the AX=YB identity."""
+    from kinhec.validate import validate_dataset
+
+    con = _console()
+    with _simple_progress(con, "validate", "sequences", enabled=not quiet) as progress:
+        report = validate_dataset(data, max_sequences=max_sequences, progress=progress)
+    for line in report.summary_lines():
+        con.print(line, highlight=False, markup=False)
+    if report_path:
+        report.write_json(report_path)
+        con.print(f"report written to {report_path}")
+    if not report.ok:
+        ctx.exit(1)
+
+
+class _simple_progress:
+    """Context manager giving a ``progress(done, total)`` callback backed by a rich progress bar."""
+
+    def __init__(self, console, label: str, unit: str, enabled: bool = True) -> None:
+        self.console, self.label, self.unit, self.enabled = console, label, unit, enabled
+        self.progress = None
+        self.task = None
+
+    def __enter__(self):
+        if not self.enabled:
+            return None
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        self.progress = Progress(
+            TextColumn(f"[bold]{self.label}"), BarColumn(), MofNCompleteColumn(), TextColumn(self.unit),
+            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=self.console,
+        )  # fmt: skip
+        self.progress.start()
+
+        def cb(done, total):
+            if self.task is None:
+                self.task = self.progress.add_task(self.label, total=total)
+            self.progress.update(self.task, completed=done, total=total)
+
+        return cb
+
+    def __exit__(self, *exc):
+        if self.progress is not None:
+            self.progress.stop()
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
