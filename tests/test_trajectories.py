@@ -1,0 +1,380 @@
+"""Trajectories, hand-eye and world placement, clocks: the physics of steps 1-4."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from kinhec import se3
+from kinhec import trajectories as tj
+from kinhec.cameras import get_camera, get_target, visibility
+from kinhec.errors import ConvergenceError, InputError
+from kinhec.motion import rotation_axis_scatter
+from kinhec.robots import ROBOT_NAMES, get_robot
+
+ARMS = [n for n in ROBOT_NAMES if n != "free6d"]
+FREE = get_robot("free6d")
+HD = get_camera("hd")
+CHECKER = get_target("checker_9x6_25mm")
+MARKER = get_target("marker_3x3_30mm")
+
+
+def _dense(traj, n=4001):
+    return np.linspace(0.0, traj.duration_s, n)
+
+
+def _check_joint_physics(robot, traj, speed_fraction):
+    t = _dense(traj)
+    q = traj.joint_positions(t)
+    qd = traj.joint_velocities(t)
+    assert np.all(q >= robot.q_min_rad - 1e-12) and np.all(q <= robot.q_max_rad + 1e-12)
+    assert np.all(np.abs(qd) <= speed_fraction * robot.qd_max_rad_s * (1 + 1e-9))
+    # velocities are the derivative of the positions (central differences with a small step)
+    h = 1e-6
+    tc = np.clip(t, h, traj.duration_s - h)
+    fd = (traj.joint_positions(tc + h) - traj.joint_positions(tc - h)) / (2 * h)
+    scale = speed_fraction * robot.qd_max_rad_s.max()
+    assert np.abs(fd - traj.joint_velocities(tc)).max() < 1e-5 * scale
+
+
+# --------------------------------------------------------------------------- #
+# minimum jerk
+# --------------------------------------------------------------------------- #
+def test_min_jerk_profile():
+    s = np.linspace(0, 1, 100001)
+    y = tj.min_jerk(s)
+    assert y[0] == 0 and y[-1] == pytest.approx(1.0)
+    assert np.all(np.diff(y) >= 0)
+    d = tj.min_jerk_rate(s)
+    assert np.allclose(np.gradient(y, s)[1:-1], d[1:-1], atol=1e-8)
+    assert d.max() == pytest.approx(1.875) and s[np.argmax(d)] == pytest.approx(0.5)
+    assert d[0] == 0 and d[-1] == 0
+
+
+# --------------------------------------------------------------------------- #
+# step 1: hand-eye
+# --------------------------------------------------------------------------- #
+@pytest.mark.parametrize(
+    "configuration, z_range, lateral, cone_deg",
+    [("eye_in_hand", (0.02, 0.12), 0.08, 40.0), ("eye_to_hand", (0.0, 0.10), 0.05, 30.0)],
+)
+def test_hand_eye_ranges(configuration, z_range, lateral, cone_deg):
+    rng = np.random.default_rng(1)
+    X = np.stack([tj.sample_hand_eye(rng, configuration) for _ in range(500)])
+    se3.check_transforms(X)
+    p = X[:, :3, 3]
+    assert p[:, 2].min() >= z_range[0] and p[:, 2].max() <= z_range[1]
+    assert np.hypot(p[:, 0], p[:, 1]).max() <= lateral + 1e-12
+    assert np.hypot(p[:, 0], p[:, 1]).max() > 0.9 * lateral  # the whole disc is used
+    ang = np.degrees(np.arccos(np.clip(X[:, 2, 2], -1, 1)))  # optical axis / marker normal vs flange z
+    assert ang.max() <= cone_deg + 1e-9 and ang.max() > 0.9 * cone_deg
+    # random roll: the x axes point all around
+    xs = X[:, :3, 0]
+    assert np.linalg.norm(xs.mean(axis=0)) < 0.1
+
+
+def test_hand_eye_rejects_unknown_configuration():
+    with pytest.raises(InputError, match="configuration: expected 'eye_in_hand' or 'eye_to_hand'"):
+        tj.sample_hand_eye(np.random.default_rng(0), "eye_on_base")
+
+
+# --------------------------------------------------------------------------- #
+# joint sinusoid
+# --------------------------------------------------------------------------- #
+@pytest.mark.parametrize("name", ARMS)
+def test_joint_sinusoid_limits_and_speed(name):
+    robot = get_robot(name)
+    rng = np.random.default_rng(hash(name) % 2**32)
+    for speed, harmonics in ((0.25, 2), (0.35, 3)):
+        traj = tj.joint_sinusoid(robot, rng, duration_s=20.0, speed_fraction=speed, n_harmonics=harmonics)
+        assert traj.amplitude_rad.shape == (robot.dof, harmonics)
+        # the analytic bound sum_h A omega is what caps the speed
+        assert np.all(traj.speed_bound_rad_s() <= speed * robot.qd_max_rad_s * (1 + 1e-12))
+        _check_joint_physics(robot, traj, speed)
+        # the motion is substantial: every joint moves by several degrees
+        q = traj.joint_positions(_dense(traj))
+        assert np.all(np.degrees(q.max(0) - q.min(0)) > 5.0)
+
+
+def test_joint_sinusoid_harmonics_and_frequencies():
+    robot = get_robot("ur5e")
+    traj = tj.joint_sinusoid(robot, np.random.default_rng(0), duration_s=10, n_harmonics=3,
+                             frequency_range_hz=(0.1, 0.2))  # fmt: skip
+    f = traj.omega_rad_s / (2 * np.pi)
+    assert np.all((f[:, 0] >= 0.1) & (f[:, 0] <= 0.2))
+    assert np.allclose(f, f[:, :1] * np.arange(1, 4))
+
+
+@pytest.mark.parametrize("name", ["ur5e", "panda", "iiwa14", "irb120", "puma560"])
+def test_joint_subsets(name):
+    robot = get_robot(name)
+    rng = np.random.default_rng(7)
+    axes_home = robot.jacobian(robot.home_q_rad)[:3].T
+    for subset, count in (("single", 1), ("parallel", 2), ("two_axes", 2), ("wrist", 3), ("all", robot.dof)):
+        traj = tj.joint_sinusoid(robot, rng, duration_s=10, subset=subset)
+        q = traj.joint_positions(_dense(traj))
+        moving = np.flatnonzero(np.ptp(q, axis=0) > 1e-9)
+        assert sorted(moving.tolist()) == sorted(traj.excited) and len(moving) == count
+        # the joints held still sit at the centre configuration
+        still = np.setdiff1d(np.arange(robot.dof), moving)
+        assert np.allclose(q[:, still], traj.centre_q_rad[still])
+        assert np.all(np.abs(traj.centre_q_rad - robot.home_q_rad) <= tj.CENTRE_SPREAD_RAD + 1e-12)
+        if subset == "wrist":
+            assert moving.tolist() == list(range(robot.dof - 3, robot.dof))
+        if subset in ("parallel", "two_axes"):
+            a, b = axes_home[moving[0]], axes_home[moving[1]]
+            c = abs(a @ b) / np.linalg.norm(a) / np.linalg.norm(b)
+            if subset == "parallel":
+                assert c > math.cos(math.radians(1.0))
+            else:
+                assert c < math.cos(math.radians(45.0))
+
+
+def test_single_joint_motion_is_degenerate():
+    """Exciting one joint rotates the flange about one fixed axis: the axis scatter vanishes."""
+    robot = get_robot("ur5e")
+    traj = tj.joint_sinusoid(robot, np.random.default_rng(3), duration_s=10, subset="single")
+    T = traj.flange_poses(np.linspace(0, 10, 50), robot)
+    rel = se3.invert_transform(T[:-1]) @ T[1:]
+    assert rotation_axis_scatter(rel[:, :3, :3])[1] < 1e-12
+
+
+def test_joint_families_reject_free6d_and_cartesian_reject_arms():
+    rng = np.random.default_rng(0)
+    with pytest.raises(InputError, match="expected an arm for the joint-space family 'joint_sinusoid'"):
+        tj.joint_sinusoid(FREE, rng, duration_s=1.0)
+    with pytest.raises(InputError, match="expected an arm for the joint-space family 'joint_waypoints'"):
+        tj.joint_waypoints(FREE, rng, n_waypoints=3)
+    with pytest.raises(InputError, match="expected the free-floating 'free6d' for the Cartesian family"):
+        tj.cartesian_cone(get_robot("ur5"), rng, cone_half_angle_deg=10.0)
+    with pytest.raises(InputError, match="subset: expected one of"):
+        tj.excited_joints(get_robot("ur5"), "elbow", rng)
+    with pytest.raises(InputError, match="n_waypoints: expected an integer >= 2, got 1"):
+        tj.cartesian_cone(FREE, rng, cone_half_angle_deg=10.0, n_waypoints=1)
+    traj = tj.cartesian_cone(FREE, rng, cone_half_angle_deg=10.0)
+    with pytest.raises(InputError, match="expected a joint-space trajectory"):
+        traj.joint_positions(np.zeros(3))
+
+
+# --------------------------------------------------------------------------- #
+# joint waypoints
+# --------------------------------------------------------------------------- #
+@pytest.mark.parametrize("name", ARMS)
+def test_joint_waypoints_limits_speed_and_dwells(name):
+    robot = get_robot(name)
+    rng = np.random.default_rng(11)
+    traj = tj.joint_waypoints(robot, rng, n_waypoints=8, sampling_mode="stations", dwell_s=0.5)
+    _check_joint_physics(robot, traj, 0.25)
+    # captures at the middle of every dwell: at rest, exactly on the waypoints
+    ts = traj.station_times_s
+    assert ts.size == 8
+    assert np.allclose(traj.joint_positions(ts), traj.knots_q_rad, atol=0, rtol=0)
+    assert np.all(traj.joint_velocities(ts) == 0)
+    # the dwell really is a dwell: a quarter dwell either side, still at the waypoint
+    assert np.allclose(traj.joint_positions(ts + 0.2), traj.knots_q_rad)
+    # every segment reaches the speed cap on its slowest-allowed joint (time-optimal for min-jerk)
+    mid = traj.schedule.arrive_s[:-1] + traj.schedule.dwell_s + 0.5 * traj.schedule.segment_s
+    ratio = np.abs(traj.joint_velocities(mid)) / (0.25 * robot.qd_max_rad_s)
+    long_seg = traj.schedule.segment_s > tj.MIN_SEGMENT_S
+    assert np.allclose(ratio.max(axis=1)[long_seg], 1.0)
+
+
+def test_joint_waypoints_continuous_covers_duration():
+    robot = get_robot("panda")
+    traj = tj.joint_waypoints(robot, np.random.default_rng(2), n_waypoints=3, sampling_mode="continuous",
+                              duration_s=60.0)  # fmt: skip
+    assert traj.duration_s == 60.0
+    assert traj.schedule.total_s >= 60.0
+    # the three waypoints are toured repeatedly, never twice in a row
+    knots = traj.knots_q_rad
+    assert knots.shape[0] > 3
+    assert np.all(np.abs(np.diff(knots, axis=0)).max(axis=1) > 0)
+    _check_joint_physics(robot, traj, 0.25)
+
+
+# --------------------------------------------------------------------------- #
+# look-at stations
+# --------------------------------------------------------------------------- #
+@pytest.mark.parametrize("name", ["ur3", "ur10e", "panda", "iiwa7", "irb120", "puma560", "free6d"])
+@pytest.mark.parametrize("configuration", ["eye_in_hand", "eye_to_hand"])
+def test_lookat_target_visible_at_every_station(name, configuration):
+    robot = get_robot(name)
+    rng = np.random.default_rng(5)
+    X = tj.sample_hand_eye(rng, configuration)
+    target = CHECKER if configuration == "eye_in_hand" else MARKER
+    traj, Y, info = tj.lookat(robot, X, configuration, HD, target, rng, n_stations=15)
+    assert traj.family == "lookat" and traj.station_times_s.size == 15
+    assert info.n_candidates >= 15 and info.n_reachable >= 15
+    T = traj.flange_poses(traj.station_times_s, None if robot.is_free else robot)
+    if configuration == "eye_in_hand":
+        T_cam_target = se3.invert_transform(T @ X) @ Y
+    else:
+        T_cam_target = se3.invert_transform(Y) @ T @ X
+    assert visibility(HD, target, T_cam_target).visible.all()
+    W, _ = tj.workspace_centre(robot)
+    if configuration == "eye_to_hand":
+        d = np.linalg.norm(Y[:3, 3] - W)
+        assert tj.STATIC_CAMERA_DISTANCE_M[0] - 1e-9 <= d <= tj.STATIC_CAMERA_DISTANCE_M[1] + 1e-9
+    else:
+        assert Y[2, 3] < W[2]  # the board lies below the workspace centre, tilted up towards it
+        assert Y[2, 2] > 0
+    if not robot.is_free:
+        _check_joint_physics(robot, traj, 0.25)
+
+
+def test_lookat_reports_failure(monkeypatch):
+    """No station ever sees the target: a ConvergenceError that says what was tried."""
+
+    class Never:
+        def __init__(self, n):
+            self.visible = np.zeros(n, dtype=bool)
+
+    monkeypatch.setattr(tj, "visibility", lambda cam, tgt, T: Never(np.asarray(T).shape[0]))
+    rng = np.random.default_rng(0)
+    X = tj.sample_hand_eye(rng, "eye_in_hand")
+    with pytest.raises(ConvergenceError, match=r"lookat: expected 5 reachable stations .* got 0 after"):
+        tj.lookat(get_robot("ur5e"), X, "eye_in_hand", HD, CHECKER, rng, n_stations=5)
+
+
+def test_viewing_distance_frames_the_board():
+    for cam in ("vga", "hd", "fhd", "industrial_5mp"):
+        c = get_camera(cam)
+        lo, hi = tj.viewing_distance_range(c, CHECKER)
+        assert 0.15 <= lo < hi <= 4.0
+        # fronto-parallel at the near end, every point is in the image
+        T = np.array([[1.0, 0, 0, 0], [0, -1, 0, 0], [0, 0, -1, lo], [0, 0, 0, 1]])
+        assert visibility(c, CHECKER, T[None]).visible[0]
+
+
+# --------------------------------------------------------------------------- #
+# free6d families
+# --------------------------------------------------------------------------- #
+def _keyframe_scatter(traj):
+    T = traj.knots_T
+    rel = se3.invert_transform(T[:-1]) @ T[1:]
+    return rotation_axis_scatter(rel[:, :3, :3]), np.degrees(se3.rotation_angle(rel[:, :3, :3]))
+
+
+def test_cartesian_cone_degeneracy_dial():
+    rng = np.random.default_rng(4)
+    lam2 = {}
+    for half in (0.0, 2.0, 10.0, 45.0, 90.0):
+        vals = []
+        for _ in range(5):
+            traj = tj.cartesian_cone(FREE, rng, cone_half_angle_deg=half, rot_angle_range_deg=(8, 15),
+                                     n_waypoints=20, trans_range_m=0.15)  # fmt: skip
+            ev, ang = _keyframe_scatter(traj)
+            assert np.all((ang >= 8 - 1e-9) & (ang <= 15 + 1e-9))
+            p = traj.knots_T[:, :3, 3] - np.array(tj.FREE6D_WORKSPACE_CENTRE_M)
+            assert np.all(np.abs(p) <= 0.075 + 1e-12)
+            vals.append(ev[1])
+        lam2[half] = float(np.mean(vals))
+    assert lam2[0.0] < 1e-12  # one axis: rotation of X unobservable
+    assert lam2[2.0] < 1e-3
+    assert lam2[2.0] < lam2[10.0] < lam2[45.0] < lam2[90.0]
+    assert lam2[90.0] > 0.1
+
+
+def test_cartesian_cone_station_and_continuous_sampling():
+    rng = np.random.default_rng(8)
+    st = tj.cartesian_cone(FREE, rng, cone_half_angle_deg=30, n_waypoints=6, sampling_mode="stations")
+    assert np.allclose(st.flange_poses(st.station_times_s), st.knots_T, atol=1e-12)
+    ct = tj.cartesian_cone(FREE, rng, cone_half_angle_deg=30, n_waypoints=6, sampling_mode="continuous",
+                           duration_s=12.0)  # fmt: skip
+    assert ct.duration_s == pytest.approx(12.0) and ct.schedule.total_s == pytest.approx(12.0)
+    T = ct.flange_poses(np.linspace(0, 12, 1201))
+    se3.check_transforms(T)
+    assert np.allclose(T[0], ct.knots_T[0]) and np.allclose(T[-1], ct.knots_T[-1])
+    # smooth: no jump between neighbouring samples
+    rel = se3.invert_transform(T[:-1]) @ T[1:]
+    assert np.degrees(se3.rotation_angle(rel[:, :3, :3])).max() < 2.0
+
+
+def test_proposal_sine():
+    rng = np.random.default_rng(9)
+    traj = tj.proposal_sine(FREE, rng, duration_s=20.0, n_waypoints=5, rot_angle_range_deg=(10, 30),
+                            trans_range_m=0.2, sampling_mode="stations")  # fmt: skip
+    assert np.allclose(traj.station_times_s, np.linspace(0, 20, 5))
+    T = traj.flange_poses(traj.key_times_s)
+    assert np.allclose(T[:, :3, :3], traj.key_R, atol=1e-12)
+    Td = traj.flange_poses(np.linspace(0, 20, 2001))
+    p = Td[:, :3, 3] - np.array(tj.FREE6D_WORKSPACE_CENTRE_M)
+    assert np.all(np.abs(p) <= 0.1 + 1e-12) and np.abs(p).max() > 0.05
+
+
+# --------------------------------------------------------------------------- #
+# step 3: world placement
+# --------------------------------------------------------------------------- #
+@pytest.mark.parametrize("configuration", ["eye_in_hand", "eye_to_hand"])
+def test_place_world_keeps_the_best_candidate(configuration):
+    robot = get_robot("ur5e")
+    rng = np.random.default_rng(12)
+    X = tj.sample_hand_eye(rng, configuration)
+    traj = tj.joint_sinusoid(robot, rng, duration_s=20)
+    T = traj.flange_poses(np.linspace(0, 20, 60), robot)
+    target = CHECKER if configuration == "eye_in_hand" else MARKER
+    Y, info = tj.place_world(T, X, configuration, HD, target, np.random.default_rng(1))
+    if configuration == "eye_in_hand":
+        T_ct = se3.invert_transform(T @ X) @ Y
+    else:
+        T_ct = se3.invert_transform(Y) @ T @ X
+    n_vis = int(visibility(HD, target, T_ct).visible.sum())
+    assert n_vis == info["n_visible"] > 0
+    # the same draws with a single candidate can only do worse or equal
+    Y1, info1 = tj.place_world(T, X, configuration, HD, target, np.random.default_rng(1), n_candidates=1)
+    assert info1["n_visible"] <= info["n_visible"]
+
+
+# --------------------------------------------------------------------------- #
+# step 4: clocks
+# --------------------------------------------------------------------------- #
+def test_clocks_sync_and_stations():
+    rng = np.random.default_rng(0)
+    c = tj.make_clocks(rng, sampling_mode="continuous", sync="sync", duration_s=20, camera_rate_hz=30,
+                       robot_rate_hz=500)  # fmt: skip
+    assert c.t_robot_s.size == 600 and np.array_equal(c.t_robot_s, c.t_camera_s)
+    assert np.array_equal(c.t_camera_s, c.t_camera_gt_s) and c.robot_rate_hz == 30 and c.same_clock
+    assert np.allclose(np.diff(c.t_camera_s), 1 / 30)
+    st = tj.make_clocks(rng, sampling_mode="stations", sync="sync", duration_s=1, camera_rate_hz=30,
+                        robot_rate_hz=500, station_times_s=[0.25, 3.0, 7.5])  # fmt: skip
+    assert np.array_equal(st.t_robot_s, [0.25, 3.0, 7.5]) and np.array_equal(st.t_camera_s, st.t_robot_s)
+    assert math.isnan(st.robot_rate_hz) and math.isnan(st.camera_rate_hz)
+
+
+def test_clocks_async_statistics():
+    rng = np.random.default_rng(42)
+    dur, rate, off, jit, drop = 200.0, 30.0, 0.05, 0.002, 0.1
+    c = tj.make_clocks(rng, sampling_mode="continuous", sync="async", duration_s=dur, camera_rate_hz=rate,
+                       robot_rate_hz=500.0, time_offset_s=off, time_jitter_std_s=jit,
+                       camera_drop_fraction=drop)  # fmt: skip
+    # robot stream: the controller rate, both ends included
+    assert c.t_robot_s.size == 100_001 and c.t_robot_s[-1] == pytest.approx(dur)
+    # camera slots: a random phase within one period, one slot per period
+    slots = int(dur * rate)
+    assert 0 <= c.phase_s < 1 / rate
+    k = np.round((c.t_camera_gt_s - c.phase_s) * rate)
+    assert np.allclose(c.t_camera_gt_s, c.phase_s + k / rate)
+    assert c.t_camera_gt_s[-1] < dur and c.t_camera_gt_s[0] >= c.t_robot_s[0]
+    # drops: Bernoulli with the given probability (3 sigma)
+    n_drop = slots - c.t_camera_s.size
+    assert n_drop == c.n_dropped
+    assert abs(n_drop - drop * slots) < 3 * math.sqrt(slots * drop * (1 - drop))
+    # stamps = t_gt + offset + jitter; jitter ~ N(0, jit^2): mean and std within sampling error
+    e = c.t_camera_s - c.t_camera_gt_s - off
+    n = e.size
+    assert np.allclose(e, c.jitter_s)
+    assert abs(e.mean()) < 4 * jit / math.sqrt(n)
+    assert abs(e.std() / jit - 1) < 0.05
+    assert np.all(np.diff(c.t_camera_s) > 0)
+
+
+def test_clocks_jitter_stays_ordered_when_large():
+    """Jitter comparable to the frame period is redrawn so that the stamps stay strictly increasing."""
+    rng = np.random.default_rng(3)
+    c = tj.make_clocks(rng, sampling_mode="continuous", sync="async", duration_s=100, camera_rate_hz=60,
+                       robot_rate_hz=100, time_jitter_std_s=0.008)  # fmt: skip
+    assert np.all(np.diff(c.t_camera_s) > 0)
+    # conditioning on the order trims the tails a little, no more
+    assert 0.85 < c.jitter_s.std() / 0.008 < 1.02
