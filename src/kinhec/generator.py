@@ -53,10 +53,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pyarrow as pa
 
 import kinhec
-from kinhec import se3
+from kinhec import io, se3
 from kinhec.cameras import camera_json, get_camera, get_target, target_json, visibility
 from kinhec.errors import InputError
 from kinhec.jsonutil import dumps
@@ -72,7 +71,7 @@ from kinhec.noise import (
 from kinhec.pnp import simulate_pnp
 from kinhec.recipe import Recipe
 from kinhec.robots import get_robot
-from kinhec.schema import CAMERA_SCHEMA, INDEX_SCHEMA, ROBOT_SCHEMA, SequenceTables, pose_columns
+from kinhec.schema import INDEX_SCHEMA, SequenceTables, pose_columns
 from kinhec import trajectories as tj
 
 __all__ = [
@@ -310,53 +309,6 @@ def simulate(recipe) -> GeneratedSequence:
 # --------------------------------------------------------------------------- #
 # packing
 # --------------------------------------------------------------------------- #
-def _quaternions_wxyz(R: np.ndarray) -> np.ndarray:
-    """Unit quaternions ``(N, 4)`` (w, x, y, z; ``w >= 0``) of rotation matrices ``(N, 3, 3)``.
-
-    Shepperd's method: of the four expressions ``4 w^2 = 1 + tr``, ``4 x^2 = 1 +
-    r00 - r11 - r22``, ... the largest is used for the division, which keeps
-    the conversion accurate to round-off at every angle.  It is the same map
-    as :func:`kinhec.se3.quaternion_from_matrix` (tested), written out because
-    packing converts every pose of both streams and this is several times
-    faster than going through scipy.  NaN matrices give NaN quaternions.
-    """
-    r00, r01, r02 = R[:, 0, 0], R[:, 0, 1], R[:, 0, 2]
-    r10, r11, r12 = R[:, 1, 0], R[:, 1, 1], R[:, 1, 2]
-    r20, r21, r22 = R[:, 2, 0], R[:, 2, 1], R[:, 2, 2]
-    diag = np.stack([r00 + r11 + r22, r00 - r11 - r22, r11 - r00 - r22, r22 - r00 - r11], axis=-1)
-    k = np.argmax(np.nan_to_num(diag, nan=0.0), axis=-1)
-    s = 2.0 * np.sqrt(np.maximum(1.0 + np.take_along_axis(diag, k[:, None], axis=-1)[:, 0], 1e-300))
-    a, b, c = r21 - r12, r02 - r20, r10 - r01  # 4 w x, 4 w y, 4 w z
-    d, e, f = r01 + r10, r02 + r20, r12 + r21  # 4 x y, 4 x z, 4 y z
-    cand = np.stack(
-        [
-            np.stack([0.25 * s, a / s, b / s, c / s], axis=-1),
-            np.stack([a / s, 0.25 * s, d / s, e / s], axis=-1),
-            np.stack([b / s, d / s, 0.25 * s, f / s], axis=-1),
-            np.stack([c / s, e / s, f / s, 0.25 * s], axis=-1),
-        ],
-        axis=1,
-    )
-    q = cand[np.arange(R.shape[0]), k]
-    q /= np.linalg.norm(q, axis=-1, keepdims=True)
-    q[q[:, 0] < 0] *= -1.0
-    return q
-
-
-def _pose_arrays(T: np.ndarray) -> list[np.ndarray]:
-    """Seven float64 columns (px, py, pz, qw, qx, qy, qz) of poses ``(N, 4, 4)``; NaN rows stay NaN."""
-    q = _quaternions_wxyz(T[:, :3, :3])
-    return [T[:, 0, 3].copy(), T[:, 1, 3].copy(), T[:, 2, 3].copy(), q[:, 0], q[:, 1], q[:, 2], q[:, 3]]
-
-
-def _list_column(q: np.ndarray | None, n: int) -> pa.Array:
-    if q is None:
-        return pa.ListArray.from_arrays(pa.array(np.zeros(n + 1, dtype=np.int32)), pa.array(np.zeros(0), pa.float64()))
-    dof = q.shape[1]
-    offsets = pa.array(np.arange(n + 1, dtype=np.int32) * dof)
-    return pa.ListArray.from_arrays(offsets, pa.array(np.ascontiguousarray(q).reshape(-1), pa.float64()))
-
-
 def _pose_record(T: np.ndarray) -> dict:
     p, q = se3.pq_from_transform(T, check=False)
     return dict(zip(("px", "py", "pz", "qw", "qx", "qy", "qz"), [float(v) for v in (*p, *q)]))
@@ -396,39 +348,15 @@ def generate_sequence(recipe) -> SequenceTables:
 
 def pack(g: GeneratedSequence) -> SequenceTables:
     """Pack a :class:`GeneratedSequence` into the on-disk tables (see :func:`generate_sequence`)."""
-    r = g.recipe
-    sid = r.sequence_id
-    n_r = g.t_robot_s.size
-    n_c = g.t_camera_s.size
-
-    robot_cols = [
-        pa.repeat(sid, n_r).cast(pa.string()),
-        pa.array(np.arange(n_r, dtype=np.int32)),
-        pa.array(g.t_robot_s, pa.float64()),
-        _list_column(g.q_meas_rad, n_r),
-        _list_column(g.q_gt_rad, n_r),
-        *[pa.array(c, pa.float64()) for c in _pose_arrays(g.T_base_ee_gt)],
-        *[pa.array(c, pa.float64()) for c in _pose_arrays(g.T_base_ee_meas)],
-    ]
-    robot = pa.Table.from_arrays(robot_cols, schema=ROBOT_SCHEMA)
-
-    camera_cols = [
-        pa.repeat(sid, n_c).cast(pa.string()),
-        pa.array(np.arange(n_c, dtype=np.int32)),
-        pa.array(g.t_camera_s, pa.float64()),
-        pa.array(g.t_camera_gt_s, pa.float64()),
-        *[pa.array(c, pa.float64()) for c in _pose_arrays(g.T_base_ee_gt_camera)],
-        *[pa.array(c, pa.float64()) for c in _pose_arrays(g.T_cam_target_gt)],
-        *[pa.array(c, pa.float64()) for c in _pose_arrays(g.T_cam_target_meas)],
-        pa.array(g.visible, pa.bool_()),
-        pa.array(g.outlier, pa.bool_()),
-        pa.array(g.n_points.astype(np.int16), pa.int16()),
-        pa.array(g.depth_m, pa.float64()),
-        pa.array(g.view_angle_deg, pa.float64()),
-        pa.array(g.reproj_rmse_px, pa.float64()),
-    ]
-    camera = pa.Table.from_arrays(camera_cols, schema=CAMERA_SCHEMA)
-
+    sid = g.recipe.sequence_id
+    robot = io.robot_table(
+        sid, g.t_robot_s, g.T_base_ee_gt, g.T_base_ee_meas, g.q_gt_rad, g.q_meas_rad, check=False
+    )
+    camera = io.camera_table(
+        sid, g.t_camera_s, g.t_camera_gt_s, g.T_base_ee_gt_camera, g.T_cam_target_gt, g.T_cam_target_meas,
+        visible=g.visible, outlier=g.outlier, n_points=g.n_points, depth_m=g.depth_m,
+        view_angle_deg=g.view_angle_deg, reproj_rmse_px=g.reproj_rmse_px, check=False,
+    )  # fmt: skip
     return SequenceTables(index_row(g), robot, camera)
 
 

@@ -212,12 +212,9 @@ def _poses_from_table(table: pa.Table, prefix: str, where: str) -> np.ndarray:
 
 def _pose_columns_from_transforms(T: np.ndarray, prefix: str) -> dict[str, np.ndarray]:
     """Seven float columns (position [m], quaternion w >= 0) of poses ``(N, 4, 4)``; NaN rows stay NaN."""
-    n = T.shape[0]
     ok = np.isfinite(T).all(axis=(1, 2))
-    P = np.full((n, 3), np.nan)
-    Q = np.full((n, 4), np.nan)
-    if ok.any():
-        P[ok], Q[ok] = se3.pq_from_transform(T[ok], check=False)
+    P = np.where(ok[:, None], T[:, :3, 3], np.nan)
+    Q = np.where(ok[:, None], se3._quaternion_from_matrix(T[:, :3, :3]), np.nan)
     names = pose_columns(prefix)
     out = {names[i]: P[:, i] for i in range(3)}
     out.update({names[3 + i]: Q[:, i] for i in range(4)})
@@ -284,7 +281,9 @@ def _gt_poses(T, name: str, n: int) -> np.ndarray:
     return a
 
 
-def robot_table(sequence_id: str, t, T_base_ee_gt, T_base_ee_meas, q_gt=None, q_meas=None) -> pa.Table:
+def robot_table(
+    sequence_id: str, t, T_base_ee_gt, T_base_ee_meas, q_gt=None, q_meas=None, *, check: bool = True
+) -> pa.Table:
     """Build the robot-stream table of one sequence (schema :data:`~kinhec.schema.ROBOT_SCHEMA`).
 
     Parameters
@@ -299,16 +298,19 @@ def robot_table(sequence_id: str, t, T_base_ee_gt, T_base_ee_meas, q_gt=None, q_
     q_gt, q_meas : array_like, shape (N, dof), optional
         True and encoder joint positions [rad]; ``None`` or ``(N, 0)`` gives
         the empty lists of ``free6d`` sequences.
+    check : bool
+        Validate the arrays (shapes, finiteness, proper rotations).  The
+        generator passes ``False`` for arrays it built itself.
 
     Returns
     -------
     pyarrow.Table
         Quaternions stored with ``qw >= 0``; ``frame`` is ``0 .. N-1``.
     """
-    t = _timestamps(t, "t")
+    t = _timestamps(t, "t") if check else np.asarray(t, dtype=np.float64)
     n = t.shape[0]
-    Tg = _gt_poses(T_base_ee_gt, "T_base_ee_gt", n)
-    Tm = _measured_poses(T_base_ee_meas, "T_base_ee_meas", n)
+    Tg = _gt_poses(T_base_ee_gt, "T_base_ee_gt", n) if check else np.asarray(T_base_ee_gt, dtype=np.float64)
+    Tm = _measured_poses(T_base_ee_meas, "T_base_ee_meas", n) if check else np.asarray(T_base_ee_meas, dtype=np.float64)
     qs = {}
     for name, q in (("q_meas", q_meas), ("q_gt", q_gt)):
         q = np.zeros((n, 0)) if q is None else se3.check_array(q, name, (), allow_nan=True)
@@ -345,6 +347,7 @@ def camera_table(
     depth_m=None,
     view_angle_deg=None,
     reproj_rmse_px=None,
+    check: bool = True,
 ) -> pa.Table:
     """Build the camera-stream table of one sequence (schema :data:`~kinhec.schema.CAMERA_SCHEMA`).
 
@@ -367,14 +370,20 @@ def camera_table(
         Target points inside the image (default 0).
     depth_m, view_angle_deg, reproj_rmse_px : array_like, shape (M,), optional
         Per-frame statistics (default NaN).
+    check : bool
+        Validate the arrays (see :func:`robot_table`).
     """
-    t = _timestamps(t, "t")
-    m = t.shape[0]
-    t_gt = _timestamps(t_gt, "t_gt")
-    _stream_length("t_gt", t_gt, m)
-    Tb = _gt_poses(T_base_ee_gt, "T_base_ee_gt", m)
-    Tg = _gt_poses(T_cam_target_gt, "T_cam_target_gt", m)
-    Tm = _measured_poses(T_cam_target_meas, "T_cam_target_meas", m)
+    if check:
+        t = _timestamps(t, "t")
+        m = t.shape[0]
+        t_gt = _timestamps(t_gt, "t_gt")
+        _stream_length("t_gt", t_gt, m)
+        Tb = _gt_poses(T_base_ee_gt, "T_base_ee_gt", m)
+        Tg = _gt_poses(T_cam_target_gt, "T_cam_target_gt", m)
+        Tm = _measured_poses(T_cam_target_meas, "T_cam_target_meas", m)
+    else:
+        t, t_gt, Tb, Tg, Tm = (np.asarray(a, dtype=np.float64) for a in (t, t_gt, T_base_ee_gt, T_cam_target_gt, T_cam_target_meas))
+        m = t.shape[0]
 
     def vec(x, name, default, dtype):
         if x is None:

@@ -23,7 +23,6 @@ arrays or raise :class:`kinhec.errors.InputError` with "expected ... got ...".
 from __future__ import annotations
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from kinhec.errors import InputError
 
@@ -223,11 +222,36 @@ def quaternion_from_matrix(R, *, check: bool = True) -> np.ndarray:
 
 
 def _quaternion_from_matrix(R: np.ndarray) -> np.ndarray:
-    flat, lead = _flat(R, 2)
+    """Shepperd's method, batched: w >= 0, accurate to round-off at every angle, NaN in -> NaN out.
+
+    Of the four expressions ``4 w^2 = 1 + tr``, ``4 x^2 = 1 + r00 - r11 - r22``,
+    ... the largest is used as the divisor, so no branch divides by a small
+    number (the trace formula alone fails near 180 deg).
+    """
+    flat, lead = _flat(np.asarray(R, dtype=np.float64), 2)
     if flat.shape[0] == 0:
         return np.zeros(lead + (4,))
-    q = Rotation.from_matrix(flat).as_quat(canonical=False, scalar_first=True)
-    return canonical_quaternion(q).reshape(lead + (4,))
+    r00, r01, r02 = flat[:, 0, 0], flat[:, 0, 1], flat[:, 0, 2]
+    r10, r11, r12 = flat[:, 1, 0], flat[:, 1, 1], flat[:, 1, 2]
+    r20, r21, r22 = flat[:, 2, 0], flat[:, 2, 1], flat[:, 2, 2]
+    diag = np.stack([r00 + r11 + r22, r00 - r11 - r22, r11 - r00 - r22, r22 - r00 - r11], axis=-1)
+    k = np.argmax(np.nan_to_num(diag, nan=0.0), axis=-1)
+    s = 2.0 * np.sqrt(np.maximum(1.0 + np.take_along_axis(diag, k[:, None], axis=-1)[:, 0], 1e-300))
+    a, b, c = r21 - r12, r02 - r20, r10 - r01  # 4wx, 4wy, 4wz
+    d, e, f = r01 + r10, r02 + r20, r12 + r21  # 4xy, 4xz, 4yz
+    cand = np.stack(
+        [
+            np.stack([0.25 * s, a / s, b / s, c / s], axis=-1),
+            np.stack([a / s, 0.25 * s, d / s, e / s], axis=-1),
+            np.stack([b / s, d / s, 0.25 * s, f / s], axis=-1),
+            np.stack([c / s, e / s, f / s, 0.25 * s], axis=-1),
+        ],
+        axis=1,
+    )
+    q = cand[np.arange(flat.shape[0]), k]
+    q /= np.linalg.norm(q, axis=-1, keepdims=True)
+    q[q[:, 0] < 0] *= -1.0
+    return q.reshape(lead + (4,))
 
 
 def quaternion_multiply(q1, q2) -> np.ndarray:
