@@ -289,14 +289,27 @@ def check_points(points_m, name: str = "points_m") -> np.ndarray:
     return a
 
 
+def _camera_coordinates(T: np.ndarray, points: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Camera-frame coordinates ``X, Y, Z`` (each (..., P)) of points (P, 3) under poses (..., 4, 4).
+
+    Broadcast multiply-adds rather than a matrix product: no multi-threaded
+    BLAS call, whose busy-waiting threads would compete with parallel workers.
+    """
+    planar = not points[:, 2].any()
+    out = []
+    for i in range(3):
+        c = T[..., i, 0, None] * points[:, 0]
+        c += T[..., i, 1, None] * points[:, 1]
+        if not planar:
+            c += T[..., i, 2, None] * points[:, 2]
+        c += T[..., i, 3, None]
+        out.append(c)
+    return out[0], out[1], out[2]
+
+
 def _to_camera(T: np.ndarray, points: np.ndarray) -> np.ndarray:
     """Points ``(P, 3)`` mapped by poses ``(..., 4, 4)``: ``(..., P, 3)`` in the camera frame."""
-    lead = T.shape[:-2]
-    # one matrix product for all frames: rows (frame, axis) of [R | t] times the homogeneous points
-    Rt = T[..., :3, :].reshape(-1, 4)
-    ph = np.concatenate([points, np.ones((points.shape[0], 1))], axis=1)
-    p = (Rt @ ph.T).reshape(lead + (3, points.shape[0]))
-    return np.swapaxes(p, -1, -2)
+    return np.stack(_camera_coordinates(T, points), axis=-1)
 
 
 def _pixels(cam: CameraPreset, p_cam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -448,7 +461,11 @@ def visibility(camera, target, T_cam_target) -> Visibility:
     tgt = as_target(target)
     T = se3.check_transforms(T_cam_target, "T_cam_target")
     uv, depth = _pixels(cam, _to_camera(T, tgt.points_m))
-    inside = _inside_image(cam, uv, depth, VISIBILITY_MARGIN_PX)
+    return _visibility(cam, tgt, T, _inside_image(cam, uv, depth, VISIBILITY_MARGIN_PX))
+
+
+def _visibility(cam: CameraPreset, tgt: TargetPreset, T: np.ndarray, inside: np.ndarray) -> Visibility:
+    """The visibility rule, given the poses (..., 4, 4) and which points are inside the image (..., P)."""
     n_points = inside.sum(axis=-1)
     if tgt.kind == "checkerboard":
         enough = n_points == tgt.n_points
