@@ -1,0 +1,5 @@
+"""``python -m kinhec``: the command line."""
+
+from kinhec.cli import main
+
+main()
