@@ -13,9 +13,9 @@ def license_text() -> str:
     return resources.files("kinhec").joinpath("data", "LICENSE.dataset").read_text()
 
 
-def citation_cff() -> str:
-    """CITATION.cff of a generated dataset."""
-    return (
+def citation_cff(*, url: str | None = None) -> str:
+    """CITATION.cff of a generated dataset (``url``: where the copy is published, e.g. its Hub page)."""
+    text = (
         "cff-version: 1.2.0\n"
         "message: If you use this dataset, please cite it as below.\n"
         "type: dataset\n"
@@ -31,6 +31,9 @@ def citation_cff() -> str:
         "  - AX=YB\n"
         "  - benchmark\n"
     )
+    if url:
+        text += f'url: "{url}"\n'
+    return text
 
 
 MINIMAL_MARKER = "<!-- kinhec: minimal card, replaced by `kinhec card` -->"
