@@ -85,3 +85,61 @@ def test_bad_generate_arguments_are_errors(runner, tmp_path, monkeypatch, args, 
     assert res.exit_code != 0
     assert match in res.output
     assert not (tmp_path / "x").exists()  # nothing is created for a rejected command
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """A tiny generated dataset, made through the command line."""
+    root = tmp_path_factory.mktemp("cli") / "data"
+    res = CliRunner().invoke(main, ["generate", "--tier", "smoke", "--out", str(root), "--limit", "1", "--workers", "1", "-q"])
+    assert res.exit_code == 0, res.output
+    return root
+
+
+def test_generate_validate_index_card_export_on_a_tiny_dataset(runner, tiny, tmp_path):
+    res = runner.invoke(main, ["validate", str(tiny), "-q", "--report", str(tmp_path / "rep.json")])
+    assert res.exit_code == 0, res.output
+    assert "OK" in res.output
+    assert json.loads((tmp_path / "rep.json").read_text())["ok"] is True
+    (tiny / "sequences.csv").unlink()
+    res = runner.invoke(main, ["index", str(tiny)])
+    assert res.exit_code == 0 and "8 sequences" in res.output
+    assert (tiny / "sequences.csv").exists()
+    res = runner.invoke(main, ["card", str(tiny), "--hf-repo", "someone/kinhec-smoke"])
+    assert res.exit_code == 0, res.output
+    assert "someone/kinhec-smoke" in (tiny / "README.md").read_text()
+    res = runner.invoke(main, ["export", str(tiny), "pnp-000000", "--format", "tum", "--out", str(tmp_path / "tum")])
+    assert res.exit_code == 0, res.output
+    assert len(list((tmp_path / "tum").glob("*.tum"))) == 4
+    res = runner.invoke(main, ["export", str(tiny), "pnp-999999"])
+    assert res.exit_code == 1 and "pnp-999999" in res.output
+
+
+def test_validate_reports_a_broken_folder_with_exit_1(runner, tiny, tmp_path):
+    import shutil
+
+    broken = tmp_path / "broken"
+    shutil.copytree(tiny, broken)
+    (broken / "robots.json").unlink()
+    res = runner.invoke(main, ["validate", str(broken), "-q"])
+    assert res.exit_code == 1
+    assert "robots.json" in res.output
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    res = runner.invoke(main, ["validate", str(empty)])
+    assert res.exit_code == 1
+    assert len([ln for ln in res.output.splitlines() if ln.strip()]) == 1
+
+
+def test_clean_dry_run_removes_nothing_and_refuses_non_datasets(runner, tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "kinhec"\n')
+    (tmp_path / "__pycache__").mkdir()
+    (tmp_path / "notdata").mkdir()
+    res = runner.invoke(main, ["clean", "--root", str(tmp_path), "-n"])
+    assert res.exit_code == 0 and "would remove: __pycache__" in res.output
+    assert (tmp_path / "__pycache__").exists()
+    res = runner.invoke(main, ["clean", "--root", str(tmp_path), "--data", str(tmp_path / "notdata"), "-y"])
+    assert res.exit_code == 1 and "refused" in res.output
+    assert (tmp_path / "notdata").exists()
+    res = runner.invoke(main, ["clean", "--root", str(tmp_path)])
+    assert res.exit_code == 0 and not (tmp_path / "__pycache__").exists()

@@ -296,5 +296,71 @@ class _simple_progress:
             self.progress.stop()
 
 
+@main.command()
+@click.argument("data", type=click.Path(exists=True, file_okay=False))
+@click.option("--hf-repo", default=None, metavar="USER/NAME",
+              help="Hugging Face dataset repository: absolute figure URLs and download commands name it.")
+def card(data, hf_repo):
+    """Write the dataset card README.md (with LICENSE and CITATION.cff) from the index."""
+    from kinhec.card import write_card
+
+    path = write_card(data, hf_repo=hf_repo)
+    click.echo(f"card written to {path}")
+
+
+@main.command()
+@click.argument("data", type=click.Path(exists=True, file_okay=False))
+@click.argument("sequence_id")
+@click.option("--format", "fmt", type=click.Choice(["csv", "tum"]), default="csv", show_default=True,
+              help="csv: one file per stream; tum: 'timestamp tx ty tz qx qy qz qw' files that evo reads.")
+@click.option("--out", "out", type=click.Path(file_okay=False), default=".", show_default=True, help="Output folder.")
+def export(data, sequence_id, fmt, out):
+    """Export one sequence as CSV or TUM pose files."""
+    from kinhec.export import export_sequence
+
+    for p in export_sequence(data, sequence_id, fmt, out):
+        click.echo(str(p))
+
+
+@main.command()
+@click.option("--root", "root", type=click.Path(exists=True, file_okay=False), default=None,
+              help="Project root (default: the kinhec checkout around the current folder, else the current folder).")
+@click.option("--dry-run", "-n", is_flag=True, help="List what would be removed; remove nothing.")
+@click.option("--partial", multiple=True, type=click.Path(), metavar="DIR",
+              help="Remove *.tmp files and half-written shards of a dataset folder, keeping complete shards.")
+@click.option("--data", "data", multiple=True, type=click.Path(), metavar="DIR",
+              help="Remove a whole dataset folder (asks y/N unless --yes).")
+@click.option("--build", is_flag=True, help="Also remove build/, dist/ and src/*.egg-info.")
+@click.option("--all", "all_", is_flag=True, help="Everything above plus every data_* folder in the root (never data/).")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask before removing dataset folders.")
+@click.option("--force", is_flag=True, help="Accept folders that do not look like datasets, or outside the root.")
+@click.pass_context
+def clean(ctx, root, dry_run, partial, data, build, all_, yes, force):
+    """Remove caches and the scratch folder (default), half-written shards, dataset folders or build output."""
+    from kinhec.clean import execute, plan_clean
+
+    plan = plan_clean(root, partial=partial, data=data, build=build, all_=all_, force=force)
+    lines = plan.describe()
+    if not lines:
+        click.echo("nothing to remove")
+        return
+    for line in lines:
+        click.echo(("would remove: " if dry_run and not line.startswith("refused") else "") + line)
+    if dry_run:
+        ctx.exit(1 if plan.refused else 0)
+    if plan.needs_confirmation and not yes:
+        if not sys.stdin.isatty() or not click.confirm("Remove the dataset folders listed above?", default=False):
+            click.echo("dataset folders kept (confirm with --yes)")
+            plan = plan.without_unconfirmed()
+    result = execute(plan)
+    click.echo(f"removed {len(result.removed)} path(s)")
+    for path, why in result.failed:
+        click.echo(f"could not remove {path}: {why}", err=True)
+    for path in result.kept:
+        click.echo(f"kept version-control folder {path}")
+    if result.failed or plan.refused:
+        ctx.exit(1)
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
