@@ -18,17 +18,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import socket
 import time
 import traceback
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
 from kinhec import __version__
 from kinhec.errors import DatasetFormatError, InputError, KinhecError
+from kinhec.executors import DaskExecutor, FolderLock, LocalExecutor
 from kinhec.schema import TRACKS
 from kinhec.tiers import TRACK_DESCRIPTIONS, Tier, expand_tier, load_tier, shards_of_track
 
@@ -89,10 +87,6 @@ class RunSummary:
 # --------------------------------------------------------------------------- #
 # worker side
 # --------------------------------------------------------------------------- #
-def _ignore_sigint() -> None:  # process-pool initializer: Ctrl+C is handled by the parent only
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
 def run_shard(task: ShardTask) -> ShardOutcome:
     """Generate and write one shard; never raises (failures come back in the outcome)."""
     from kinhec import io
@@ -126,63 +120,14 @@ def run_shard(task: ShardTask) -> ShardOutcome:
 # --------------------------------------------------------------------------- #
 # lock
 # --------------------------------------------------------------------------- #
-class DatasetLock:
+class DatasetLock(FolderLock):
     """A lock file refusing a second ``generate`` on a folder being written.
 
     A lock left by a process that no longer runs on this host is taken over.
     """
 
     def __init__(self, root: Path) -> None:
-        self.path = Path(root) / STATE_DIR / LOCK_NAME
-        self._held = False
-
-    def acquire(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        me = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.time()}
-        for _ in range(2):
-            try:
-                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
-                try:
-                    other = json.loads(self.path.read_text() or "{}")
-                except (OSError, ValueError):
-                    other = {}
-                if other.get("host") == me["host"] and not _pid_alive(int(other.get("pid", -1))):
-                    self.path.unlink(missing_ok=True)  # stale lock of a dead process
-                    continue
-                raise InputError(
-                    f"{self.path.parent.parent}: expected a folder no other kinhec process is writing, got a lock "
-                    f"held by pid {other.get('pid')} on {other.get('host')} ({self.path}); if that process is gone, "
-                    "delete the lock file"
-                ) from None
-            with os.fdopen(fd, "w") as f:
-                json.dump(me, f)
-            self._held = True
-            return
-
-    def release(self) -> None:
-        if self._held:
-            self.path.unlink(missing_ok=True)
-            self._held = False
-
-    def __enter__(self) -> "DatasetLock":
-        self.acquire()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.release()
-
-
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        super().__init__(Path(root) / STATE_DIR / LOCK_NAME, Path(root))
 
 
 # --------------------------------------------------------------------------- #
@@ -254,61 +199,16 @@ def write_static_files(root: Path) -> None:
 
 
 # --------------------------------------------------------------------------- #
-# executors
+# executors (shared with the benchmark: kinhec.executors)
 # --------------------------------------------------------------------------- #
-class _LocalExecutor:
+class _LocalExecutor(LocalExecutor):
     def __init__(self, workers: int) -> None:
-        self.pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_sigint)
-        self.capacity = workers
-
-    def submit(self, task: ShardTask) -> Future:
-        return self.pool.submit(run_shard, task)
-
-    def wait_any(self, futures, timeout):
-        done, _ = wait(futures, timeout=timeout, return_when=FIRST_COMPLETED)
-        return done
-
-    def cancel_pending(self, futures) -> None:
-        for f in futures:
-            f.cancel()
-
-    def shutdown(self) -> None:
-        self.pool.shutdown(wait=True, cancel_futures=True)
+        super().__init__(run_shard, workers)
 
 
-class _DaskExecutor:
+class _DaskExecutor(DaskExecutor):
     def __init__(self, workers: int, scheduler: str | None) -> None:
-        try:
-            from dask.distributed import Client, LocalCluster
-        except ImportError:
-            raise InputError(
-                "--executor dask: expected dask.distributed to be installed (pip install 'kinhec[cluster]'), got an "
-                "ImportError"
-            ) from None
-        self._cluster = None
-        if scheduler:
-            self.client = Client(scheduler)
-        else:
-            self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
-            self.client = Client(self._cluster)
-        self.capacity = max(1, sum(self.client.nthreads().values()))
-
-    def submit(self, task: ShardTask):
-        return self.client.submit(run_shard, task, pure=False)
-
-    def wait_any(self, futures, timeout):
-        from dask.distributed import wait as dwait
-
-        res = dwait(list(futures), timeout=timeout, return_when="FIRST_COMPLETED") if futures else None
-        return set(res.done) if res else set()
-
-    def cancel_pending(self, futures) -> None:
-        self.client.cancel([f for f in futures if f.status == "pending"])
-
-    def shutdown(self) -> None:
-        self.client.close()
-        if self._cluster is not None:
-            self._cluster.close()
+        super().__init__(run_shard, workers, scheduler)
 
 
 # --------------------------------------------------------------------------- #

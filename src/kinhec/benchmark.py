@@ -1,0 +1,1315 @@
+"""The benchmark: every registered solver on every sequence of a dataset, under one protocol.
+
+Protocol (version :data:`PROTOCOL_VERSION`; every constant is also written to
+``protocol.json``)
+---------------------------------------------------------------------------------
+
+For each sequence and each evaluation synchronisation ``eval_sync``:
+
+1. **Pairing.**  ``oracle`` (every sequence): synchronous streams are paired
+   row by row; for asynchronous ones the *measured* robot stream is
+   interpolated (SLERP / linear) at the camera stamps shifted by the
+   ground-truth clock offset, ``t - time_offset_s``.  ``estimated``
+   (asynchronous sequences only): the offset is first estimated from the
+   measured streams by :func:`kinhec.solvers.estimate_time_offset`
+   (angular-speed cross-correlation, settings :data:`TIME_OFFSET_SETTINGS`)
+   and the streams are paired at ``t - estimate``.  The estimated results keep
+   the sequences where the correlation finds no peak (the estimator then
+   returns 0 with ``time_offset_peak_corr = 0``); filter on
+   ``time_offset_peak_corr`` before quoting a clock-offset accuracy.
+   Frames without a camera measurement, or outside the robot stream, are
+   dropped (see :meth:`kinhec.io.Sequence.axyb_poses`).
+2. **Keyframes** on the paired flange poses: at least
+   :data:`~kinhec.motion.KEYFRAME_MIN_ROT_DEG` deg or
+   :data:`~kinhec.motion.KEYFRAME_MIN_TRANS_M` m apart, at most
+   :data:`~kinhec.motion.KEYFRAME_MAX`; every paired frame when fewer than
+   three survive (:func:`kinhec.motion.select_keyframes`).
+3. **Solvers.**  ``A X = X B`` entries of the registry receive the motions
+   between consecutive keyframes, ``A = inv(A_i) A_j``, ``B = inv(B_i) B_j``;
+   ``A X = Y B`` entries receive the absolute keyframe pairs.
+   ``andreff_scale`` runs on monocular sequences only (``world_frame ==
+   "vo_origin"`` or ``scale != 1``); every other solver runs on every
+   sequence, monocular ones included (a scale-free solver then fails on the
+   translation, which is what the monocular track shows).
+4. **Scores.**  Geodesic rotation error [deg] and Euclidean translation error
+   [mm] of ``X`` (and ``Y``) against the metric ground truth
+   (:func:`kinhec.se3.pose_error`); wall time of the solver call alone
+   [ms]; the clock-offset error ``(estimate - truth)`` [ms]; for
+   ``andreff_scale`` the scale estimate and its relative error
+   ``|s_est - s_true| / s_true``.
+
+A solver that raises gets a row with ``ok = False`` and ``error =
+"ExcType: message"``; so does one that returns a non-finite ``X`` or ``Y``.
+A :class:`~kinhec.solvers.DegenerateMotionWarning` keeps ``ok = True`` and
+is noted in ``error``.  A sequence that cannot be read, paired or (for
+``estimated``) time-aligned gives ``ok = False`` rows for every solver, so
+``results.parquet`` always holds sequences x solvers x eval_sync rows.
+
+Columns that do not apply are NaN: the three ``time_offset_*`` estimation
+columns on ``oracle`` rows (``time_offset_err_ms`` is 0 there: the pairing
+used the true offset), ``Y_*`` for ``A X = X B`` solvers, ``scale_*`` for
+every solver but ``andreff_scale``, ``n_inliers`` for every solver but
+``ransac_park_martin``.  ``n_motions`` counts the relative motions given to an
+``A X = X B`` solver and the absolute pairs given to an ``A X = Y B`` solver.
+
+Outputs (in ``DATA/benchmarks/`` unless ``out`` says otherwise)
+--------------------------------------------------------------
+``results.parquet`` / ``results.csv`` (:data:`kinhec.schema.RESULTS_SCHEMA`,
+sorted by ``sequence_id``, ``solver``, ``eval_sync``), ``leaderboard.md``
+(medians per track, per synchronisation and per factor level),
+``summary.json`` (the same figures as JSON) and ``protocol.json``.
+
+Running and resuming
+--------------------
+A shard of the dataset (the sequences of one ``robot_file``) is the unit of
+work, run on the executors of ``kinhec generate``
+(:mod:`kinhec.executors`: in this process for one worker, a local process
+pool, or Dask).  Each finished unit is written atomically to
+``.parts/<track>-<shard>.parquet`` with a fingerprint (protocol version,
+kinhec version, solvers, synchronisations, the shard's sequences and files);
+a re-run skips every part whose fingerprint still matches and recomputes the
+others, so parts of a run with other options are never mixed in.  ``Ctrl+C``
+cancels the units not started, lets the running ones finish and returns
+without writing the outputs; the next run resumes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import math
+import os
+import platform
+import re
+import time
+import traceback
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from kinhec import __version__, jsonutil, se3
+from kinhec import io as kio
+from kinhec.errors import InputError, UnknownNameError
+from kinhec.executors import EXECUTORS, FolderLock, make_executor
+from kinhec.motion import KEYFRAME_MAX, KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS_M
+from kinhec.schema import COMPRESSION, RESULTS_SCHEMA, TRACKS
+from kinhec.solvers import DegenerateMotionWarning, estimate_time_offset
+from kinhec.solvers import ransac as _ransac_mod
+from kinhec.solvers import refine as _refine_mod
+from kinhec.solvers import registry as _registry
+from kinhec.solvers import time_offset as _time_offset_mod
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "EVAL_SYNCS",
+    "TIME_OFFSET_SETTINGS",
+    "RESULTS_DIR",
+    "PARTS_DIR",
+    "BenchmarkTask",
+    "UnitOutcome",
+    "BenchmarkSummary",
+    "run_benchmark",
+    "run_unit",
+    "evaluate_sequence",
+    "is_monocular",
+    "protocol_info",
+    "summarize_results",
+    "leaderboard_markdown",
+]
+
+#: Version of the evaluation protocol; parts computed under another version are recomputed.
+PROTOCOL_VERSION = "1"
+#: Evaluation synchronisations: ground-truth clock offset, and estimated offset (asynchronous sequences only).
+EVAL_SYNCS = ("oracle", "estimated")
+#: Settings of :func:`kinhec.solvers.estimate_time_offset` in the ``estimated`` mode
+#: (``grid_dt_s = None``: a quarter of the median camera period).
+TIME_OFFSET_SETTINGS = {"max_offset_s": 0.5, "grid_dt_s": None, "min_overlap": 0.5}
+#: Folder of the outputs inside the dataset folder (default of ``out``).
+RESULTS_DIR = "benchmarks"
+#: Folder of the per-shard parts inside the output folder.
+PARTS_DIR = ".parts"
+#: Parquet key-value metadata key of a part (JSON: fingerprint and sequence ids).
+PART_METADATA_KEY = "kinhec.benchmark"
+#: The only solver that runs on monocular sequences only.
+SCALE_SOLVER = "andreff_scale"
+
+RESULTS_FILE = "results.parquet"
+RESULTS_CSV_FILE = "results.csv"
+LEADERBOARD_FILE = "leaderboard.md"
+SUMMARY_FILE = "summary.json"
+PROTOCOL_FILE = "protocol.json"
+_LOCK_NAME = "benchmark.lock"
+_LOG_NAME = "benchmark.log"
+
+# index columns copied to every result row, by kind
+_META_STR = ("sequence_id", "track", "level", "robot", "configuration", "family", "sampling_mode", "sync",
+             "camera_noise_model", "robot_noise_models")  # fmt: skip
+_META_FLOAT = ("outlier_fraction", "scale", "time_offset_s", "axis_scatter_lambda2", "mean_rot_angle_deg")
+_META_INT = ("n_camera_frames",)
+_RECIPE_COLUMNS = ("config_json", "extra_json")
+
+
+# --------------------------------------------------------------------------- #
+# argument checks
+# --------------------------------------------------------------------------- #
+def _names(value, what: str) -> list[str]:
+    """A list of names from a string or an iterable of strings, duplicates removed (order kept)."""
+    if isinstance(value, str):
+        value = [value]
+    try:
+        items = list(value)
+    except TypeError:
+        raise InputError(f"{what}: expected a name or a list of names, got {type(value).__name__}") from None
+    out = []
+    for v in items:
+        if not isinstance(v, str):
+            raise InputError(f"{what}: expected names (strings), got {v!r}")
+        if v not in out:
+            out.append(v)
+    if not out:
+        raise InputError(f"{what}: expected at least one name, got none")
+    return out
+
+
+def _check_solvers(solvers) -> list[str]:
+    """Registry names in leaderboard order; unknown names raise :class:`UnknownNameError`."""
+    if solvers is None:
+        return list(_registry.SOLVERS)
+    wanted = _names(solvers, "solvers")
+    for name in wanted:
+        if name not in _registry.SOLVERS:
+            raise UnknownNameError("solver", name, _registry.SOLVERS)
+    return [n for n in _registry.SOLVERS if n in wanted]
+
+
+def _check_tracks(tracks) -> list[str] | None:
+    if tracks is None:
+        return None
+    wanted = _names(tracks, "tracks")
+    for t in wanted:
+        if t not in TRACKS:
+            raise UnknownNameError("track", t, TRACKS)
+    return [t for t in TRACKS if t in wanted]
+
+
+def _check_sync(sync) -> list[str]:
+    wanted = _names(sync, "sync")
+    for s in wanted:
+        if s not in EVAL_SYNCS:
+            raise UnknownNameError("sync mode", s, EVAL_SYNCS)
+    return [s for s in EVAL_SYNCS if s in wanted]
+
+
+def _check_count(value, name: str, *, allow_none: bool) -> int | None:
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise InputError(f"{name}: expected an integer >= 1{' or None' if allow_none else ''}, got {value!r}")
+    return int(value)
+
+
+# --------------------------------------------------------------------------- #
+# one sequence
+# --------------------------------------------------------------------------- #
+def _missing(v) -> bool:
+    return v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and math.isnan(v))
+
+
+def is_monocular(info) -> bool:
+    """True for a monocular (visual-odometry) sequence: ``world_frame == "vo_origin"`` or ``scale != 1``.
+
+    ``info`` is an index row (dict or pandas Series).
+    """
+    if info.get("world_frame") == "vo_origin":
+        return True
+    s = info.get("scale")
+    return not _missing(s) and float(s) != 1.0
+
+
+def _meta(info) -> dict:
+    """The index columns copied to every result row of a sequence."""
+    out = {}
+    for c in _META_STR:
+        v = info.get(c)
+        out[c] = None if _missing(v) else str(v)
+    for c in _META_FLOAT:
+        v = info.get(c)
+        try:
+            out[c] = math.nan if _missing(v) else float(v)
+        except (TypeError, ValueError):
+            out[c] = math.nan
+    for c in _META_INT:
+        v = info.get(c)
+        try:
+            out[c] = None if _missing(v) else int(v)
+        except (TypeError, ValueError):
+            out[c] = None
+    return out
+
+
+def _row(meta: dict, eval_sync: str, solver: str, timing: dict) -> dict:
+    row = dict(meta)
+    row.update(
+        eval_sync=eval_sync, solver=solver, ok=False, error=None, runtime_ms=math.nan, n_motions=None,
+        X_rot_err_deg=math.nan, X_trans_err_mm=math.nan, scale_est=math.nan, scale_err_rel=math.nan,
+        n_inliers=math.nan, Y_rot_err_deg=math.nan, Y_trans_err_mm=math.nan,
+    )  # fmt: skip
+    row.update(timing)
+    return row
+
+
+def _error_text(exc: BaseException) -> str:
+    msg = str(exc).strip().replace("\n", " ")
+    return f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__
+
+
+def _modes(info, syncs) -> list[str]:
+    modes = ["oracle"] if "oracle" in syncs else []
+    if "estimated" in syncs and kio.is_asynchronous(info.get("sync")):
+        modes.append("estimated")
+    return modes
+
+
+def _solvers_for(info, specs) -> list:
+    mono = is_monocular(info)
+    return [s for s in specs if s.name != SCALE_SOLVER or mono]
+
+
+def _estimate_offset(seq):
+    """``(estimate, runtime_ms)`` on the measured streams of an asynchronous sequence."""
+    robot, camera = seq.robot, seq.camera
+    r_ok = np.isfinite(robot.T_base_ee_meas).all(axis=(1, 2)) & np.isfinite(robot.t)
+    c_ok = camera.has_measurement & np.isfinite(camera.t)
+    args = (robot.t[r_ok], robot.T_base_ee_meas[r_ok], camera.t[c_ok], camera.T_cam_target_meas[c_ok])
+    with warnings.catch_warnings():
+        # no peak: the estimator says so with peak_corr = 0, which is recorded
+        warnings.simplefilter("ignore", DegenerateMotionWarning)
+        t0 = time.perf_counter()
+        est = estimate_time_offset(*args, **TIME_OFFSET_SETTINGS)
+        runtime_ms = 1000.0 * (time.perf_counter() - t0)
+    return est, runtime_ms
+
+
+def _solver_input(seq, time_offset):
+    """Keyframe pairs for ``A X = Y B`` and consecutive keyframe motions for ``A X = X B``."""
+    Ak, Bk = seq.axyb_keyframe_poses(
+        KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS_M, KEYFRAME_MAX, time_offset=time_offset
+    )
+    if Ak.shape[0] < 2:
+        A = B = np.zeros((0, 4, 4))
+    else:
+        A = se3.invert_transform(Ak[:-1], check=False) @ Ak[1:]
+        B = se3.invert_transform(Bk[:-1], check=False) @ Bk[1:]
+    return {"axxb": (A, B), "axyb": (Ak, Bk)}
+
+
+def _finite_pose(T) -> np.ndarray | None:
+    """``T`` as a (4, 4) float array when it is one and finite, else None."""
+    if T is None:
+        return None
+    try:
+        a = np.asarray(T, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    if a.shape != (4, 4) or not np.isfinite(a).all():
+        return None
+    return a
+
+
+def _run_solvers(seq, specs, inputs, scale_true: float, meta: dict, mode: str, timing: dict) -> list[dict]:
+    rows = []
+    X_est = np.full((len(specs), 4, 4), np.nan)
+    Y_est = np.full((len(specs), 4, 4), np.nan)
+    for k, spec in enumerate(specs):
+        row = _row(meta, mode, spec.name, timing)
+        A, B = inputs[spec.kind]
+        row["n_motions"] = int(A.shape[0])
+        note = None
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            t0 = time.perf_counter()
+            try:
+                res = spec.run(A, B)
+            except Exception as exc:  # recorded; the run goes on
+                res, note = None, _error_text(exc)
+            row["runtime_ms"] = 1000.0 * (time.perf_counter() - t0)
+        if res is not None:
+            X = _finite_pose(res.X)
+            Y = _finite_pose(res.Y) if spec.kind == "axyb" else None
+            if X is None or (spec.kind == "axyb" and Y is None):
+                which = "X" if X is None else "Y"
+                note = f"NonFiniteEstimate: expected a finite 4x4 {which}, got NaN/inf entries or another shape"
+            else:
+                row["ok"] = True
+                X_est[k] = X
+                if Y is not None:
+                    Y_est[k] = Y
+                if res.scale is not None:
+                    s = float(res.scale)
+                    row["scale_est"] = s
+                    row["scale_err_rel"] = abs(s - scale_true) / scale_true if scale_true > 0 else math.nan
+                if res.n_inliers is not None:
+                    row["n_inliers"] = float(res.n_inliers)
+                warned = [w for w in caught if issubclass(w.category, DegenerateMotionWarning)]
+                if warned:
+                    note = f"{warned[0].category.__name__}: {warned[0].message}"
+        row["error"] = note
+        rows.append(row)
+    if rows:
+        xr, xt = se3.pose_error(X_est, seq.X)
+        yr, yt = se3.pose_error(Y_est, seq.Y)
+        for k, row in enumerate(rows):
+            row["X_rot_err_deg"], row["X_trans_err_mm"] = float(xr[k]), float(xt[k])
+            if specs[k].kind == "axyb":
+                row["Y_rot_err_deg"], row["Y_trans_err_mm"] = float(yr[k]), float(yt[k])
+    return rows
+
+
+_NAN_TIMING = {"time_offset_runtime_ms": math.nan, "time_offset_peak_corr": math.nan, "time_offset_est_s": math.nan}
+
+
+def _failed_rows(info, specs, syncs, message: str) -> list[dict]:
+    meta = _meta(info)
+    rows = []
+    for mode in _modes(info, syncs):
+        timing = dict(_NAN_TIMING, time_offset_err_ms=0.0 if mode == "oracle" else math.nan)
+        for spec in _solvers_for(info, specs):
+            row = _row(meta, mode, spec.name, timing)
+            row["error"] = message
+            rows.append(row)
+    return rows
+
+
+def _evaluate(seq, specs, syncs) -> list[dict]:
+    info = seq.info
+    meta = _meta(info)
+    here = _solvers_for(info, specs)
+    scale_true = seq.scale
+    rows: list[dict] = []
+    for mode in _modes(info, syncs):
+        if mode == "oracle":
+            offset = None
+            timing = dict(_NAN_TIMING, time_offset_err_ms=0.0)
+        else:
+            try:
+                est, rt_ms = _estimate_offset(seq)
+            except Exception as exc:
+                msg = "clock-offset estimation failed: " + _error_text(exc)
+                timing = dict(_NAN_TIMING, time_offset_err_ms=math.nan)
+                for spec in here:
+                    row = _row(meta, mode, spec.name, timing)
+                    row["error"] = msg
+                    rows.append(row)
+                continue
+            offset = float(est.offset_s)
+            timing = {
+                "time_offset_err_ms": 1000.0 * (offset - seq.time_offset),
+                "time_offset_runtime_ms": rt_ms,
+                "time_offset_peak_corr": float(est.peak_corr),
+                "time_offset_est_s": offset,
+            }
+        try:
+            inputs = _solver_input(seq, offset)
+        except Exception as exc:
+            msg = "pairing failed: " + _error_text(exc)
+            for spec in here:
+                row = _row(meta, mode, spec.name, timing)
+                row["error"] = msg
+                rows.append(row)
+            continue
+        rows.extend(_run_solvers(seq, here, inputs, scale_true, meta, mode, timing))
+    return rows
+
+
+def evaluate_sequence(seq, solvers=None, sync=EVAL_SYNCS) -> pd.DataFrame:
+    """Run the protocol on one loaded sequence.
+
+    Parameters
+    ----------
+    seq : kinhec.io.Sequence
+        A sequence from :func:`kinhec.io.load_sequence` or
+        :func:`kinhec.io.iter_sequences`.
+    solvers : iterable of str, optional
+        Registry names (default: all; ``andreff_scale`` is skipped on
+        non-monocular sequences).
+    sync : iterable of str
+        Evaluation synchronisations, a subset of :data:`EVAL_SYNCS`
+        (``estimated`` applies to asynchronous sequences only).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per solver and synchronisation, with the columns of
+        :data:`kinhec.schema.RESULTS_SCHEMA`.
+
+    Raises
+    ------
+    UnknownNameError
+        For an unknown solver or synchronisation name.
+    """
+    names = _check_solvers(solvers)
+    syncs = _check_sync(sync)
+    specs = [_registry.SOLVERS[n] for n in names]
+    return _results_table(_evaluate(seq, specs, syncs)).to_pandas()
+
+
+def _results_table(rows: list[dict]) -> pa.Table:
+    cols = {f.name: [r[f.name] for r in rows] for f in RESULTS_SCHEMA}
+    return pa.Table.from_pydict(cols, schema=RESULTS_SCHEMA)
+
+
+# --------------------------------------------------------------------------- #
+# one unit of work (a shard)
+# --------------------------------------------------------------------------- #
+@dataclass(frozen=True)
+class BenchmarkTask:
+    """One shard to evaluate.
+
+    Attributes
+    ----------
+    root : str
+        Dataset folder.
+    part_path : str
+        Where the unit's rows go (written atomically).
+    unit : str
+        ``<track>-<shard>`` (the stem of the shard file).
+    track : str
+    shard_index : int
+    records : tuple of dict
+        The index rows of the sequences to evaluate, in order.
+    solvers : tuple of str
+    sync : tuple of str
+    fingerprint : str
+        Written into the part's metadata; a part is reused only when it matches.
+    """
+
+    root: str
+    part_path: str
+    unit: str
+    track: str
+    shard_index: int
+    records: tuple
+    solvers: tuple
+    sync: tuple
+    fingerprint: str
+
+    @property
+    def sequence_ids(self) -> list[str]:
+        return [r["sequence_id"] for r in self.records]
+
+
+@dataclass
+class UnitOutcome:
+    """What a worker reports for a unit (same fields as the generator's shard outcome, plus ``unit``, ``n_rows``)."""
+
+    track: str
+    shard_index: int
+    n_sequences: int
+    ok: bool
+    seconds: float = 0.0
+    unit: str = ""
+    n_rows: int = 0
+    n_failed_rows: int = 0
+    failed_sequence: str | None = None
+    error: str | None = None
+    traceback: str | None = None
+
+
+def _loaded(root: str, records: tuple):
+    """Yield ``(index row, Sequence or exception)``; one unreadable sequence does not stop the others."""
+    man = pd.DataFrame.from_records(list(records))
+    k = 0
+    it = kio.iter_sequences(root, man)
+    while k < len(records):
+        try:
+            seq = next(it)
+        except StopIteration:
+            return
+        except Exception as exc:  # the iterator is finished: load the rest one by one
+            yield records[k], exc
+            for rec in records[k + 1 :]:
+                try:
+                    one = kio.load_sequence(root, rec["sequence_id"], man)
+                except Exception as exc2:
+                    one = exc2
+                yield rec, one
+            return
+        yield records[k], seq
+        k += 1
+
+
+def run_unit(task: BenchmarkTask) -> UnitOutcome:
+    """Evaluate one shard and write its part file; never raises (failures come back in the outcome)."""
+    t0 = time.process_time()
+    current = None
+    try:
+        specs = [_registry.SOLVERS[n] for n in task.solvers]
+        rows: list[dict] = []
+        for rec, seq in _loaded(task.root, task.records):
+            current = rec.get("sequence_id")
+            if isinstance(seq, BaseException):
+                rows.extend(_failed_rows(rec, specs, task.sync, "reading failed: " + _error_text(seq)))
+            else:
+                rows.extend(_evaluate(seq, specs, task.sync))
+        current = None
+        table = _results_table(rows)
+        meta = {PART_METADATA_KEY: jsonutil.dumps({"fingerprint": task.fingerprint, "sequence_ids": task.sequence_ids})}
+        _write_parquet_atomic(Path(task.part_path), table.replace_schema_metadata(meta))
+        n_failed = sum(1 for r in rows if not r["ok"])
+        return UnitOutcome(task.track, task.shard_index, len(task.records), True, time.process_time() - t0,
+                           unit=task.unit, n_rows=len(rows), n_failed_rows=n_failed)  # fmt: skip
+    except Exception as exc:  # reported to the parent, which logs the traceback and goes on
+        return UnitOutcome(
+            task.track, task.shard_index, len(task.records), False, time.process_time() - t0, unit=task.unit,
+            failed_sequence=current, error=_error_text(exc), traceback=traceback.format_exc(),
+        )  # fmt: skip
+
+
+def _write_parquet_atomic(path: Path, table: pa.Table) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        pq.write_table(table, tmp, compression=COMPRESSION)
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _part_is_current(path: Path, fingerprint: str, sequence_ids: list[str]) -> bool:
+    if not path.is_file():
+        return False
+    try:
+        md = pq.read_metadata(path)
+        kv = md.metadata or {}
+        text = kv.get(PART_METADATA_KEY.encode())
+        if text is None or not md.schema.to_arrow_schema().equals(RESULTS_SCHEMA, check_metadata=False):
+            return False
+        info = jsonutil.loads(text.decode())
+    except Exception:  # unreadable or foreign file: recompute
+        return False
+    return isinstance(info, dict) and info.get("fingerprint") == fingerprint and info.get("sequence_ids") == sequence_ids
+
+
+# --------------------------------------------------------------------------- #
+# planning
+# --------------------------------------------------------------------------- #
+_UNIT_RE = re.compile(r"^(?P<track>.+)-(?P<shard>\d+)$")
+
+
+def _file_stat(root: Path, rel) -> list:
+    if not isinstance(rel, str):
+        return [None, None]
+    try:
+        st = (root / rel).stat()
+    except OSError:
+        return [rel, None]
+    return [rel, st.st_size]
+
+
+def _fingerprint(root: Path, records: list[dict], solvers, syncs) -> str:
+    """Options and data a part depends on, as one JSON string."""
+    seq_keys = [
+        [r.get("sequence_id"), r.get("seed"), r.get("generator_version"), r.get("robot_row_group"),
+         r.get("camera_row_group")] + [r.get(c) for c in _POSE_TRUTH]
+        for r in records
+    ]  # fmt: skip
+    digest = hashlib.sha256(jsonutil.dumps(seq_keys).encode()).hexdigest()[:16]
+    first = records[0] if records else {}
+    fp = {
+        "protocol_version": PROTOCOL_VERSION,
+        "kinhec_version": __version__,
+        "solvers": list(solvers),
+        "sync": list(syncs),
+        "sequences": digest,
+        "files": [_file_stat(root, first.get("robot_file")), _file_stat(root, first.get("camera_file"))],
+    }
+    return jsonutil.dumps(fp, sort_keys=True)
+
+
+_POSE_TRUTH = [f"{p}_{c}" for p in ("X", "Y") for c in ("px", "py", "pz", "qw", "qx", "qy", "qz")]
+
+
+def _plan(root: Path, manifest: pd.DataFrame, out: Path, solvers, syncs) -> list[BenchmarkTask]:
+    """One task per shard (``robot_file``) of the selected sequences, in index order."""
+    tasks = []
+    files = manifest["robot_file"].astype(object).where(manifest["robot_file"].notna(), None)
+    records = manifest.to_dict("records")
+    groups: dict = {}
+    for rec, f in zip(records, files):
+        groups.setdefault(f if isinstance(f, str) else f"?{rec.get('track')}", []).append(rec)
+    used = set()
+    for n, (f, recs) in enumerate(groups.items()):
+        stem = Path(f).stem if not f.startswith("?") else f"{f[1:]}-nofile"
+        m = _UNIT_RE.match(stem)
+        track = str(recs[0].get("track"))
+        shard_index = int(m.group("shard")) if m else n
+        unit = re.sub(r"[^A-Za-z0-9_.-]", "_", stem)
+        while unit in used:
+            unit += "_"
+        used.add(unit)
+        tasks.append(
+            BenchmarkTask(
+                root=str(root), part_path=str(out / PARTS_DIR / f"{unit}.parquet"), unit=unit, track=track,
+                shard_index=shard_index, records=tuple(recs), solvers=tuple(solvers), sync=tuple(syncs),
+                fingerprint=_fingerprint(root, recs, solvers, syncs),
+            )
+        )  # fmt: skip
+    return tasks
+
+
+def _select(manifest: pd.DataFrame, tracks, max_sequences) -> pd.DataFrame:
+    man = manifest
+    if tracks is not None:
+        present = list(dict.fromkeys(man["track"].dropna().astype(str)))
+        absent = [t for t in tracks if t not in present]
+        if absent:
+            raise InputError(
+                f"tracks: expected tracks present in the dataset ({', '.join(present) or 'none'}), "
+                f"got {', '.join(absent)} without any sequence"
+            )
+        man = man.loc[man["track"].isin(tracks).to_numpy()]
+    if max_sequences is not None:
+        man = man.groupby("track", sort=False, dropna=False).head(max_sequences)
+    return man
+
+
+# --------------------------------------------------------------------------- #
+# the run
+# --------------------------------------------------------------------------- #
+@dataclass
+class BenchmarkSummary:
+    """What :func:`run_benchmark` did.
+
+    Attributes
+    ----------
+    root, out : Path
+        Dataset folder and output folder.
+    solvers, tracks, sync : list of str
+        What was evaluated (``tracks``: the tracks of the selected sequences).
+    planned_sequences, planned_units : int
+        Selected sequences and the shards (units) they live in.
+    skipped_units, computed_units : int
+        Units whose part was already current, and units computed now.
+    n_rows, n_ok : int
+        Rows of ``results.parquet`` and those with ``ok``.
+    failed : list of UnitOutcome
+        Units that could not be evaluated (their sequences are missing from the results).
+    interrupted : bool
+        ``Ctrl+C``: the outputs were not written; run again to resume.
+    wall_s, cpu_s : float
+        Wall time of the run and CPU time spent in the units computed now.
+    files : dict
+        Paths of the written outputs (``results``, ``results_csv``,
+        ``leaderboard``, ``summary``, ``protocol``).
+    results : pandas.DataFrame or None
+        The results table as written.
+    log_path : Path or None
+        Tracebacks of failed units.
+    """
+
+    root: Path
+    out: Path
+    solvers: list = field(default_factory=list)
+    tracks: list = field(default_factory=list)
+    sync: list = field(default_factory=list)
+    planned_sequences: int = 0
+    planned_units: int = 0
+    skipped_units: int = 0
+    computed_units: int = 0
+    n_rows: int = 0
+    n_ok: int = 0
+    failed: list = field(default_factory=list)
+    interrupted: bool = False
+    wall_s: float = 0.0
+    cpu_s: float = 0.0
+    files: dict = field(default_factory=dict)
+    results: pd.DataFrame | None = None
+    log_path: Path | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and not self.interrupted
+
+
+def run_benchmark(
+    root,
+    *,
+    out=None,
+    solvers: Iterable[str] | None = None,
+    tracks: Iterable[str] | None = None,
+    max_sequences: int | None = None,
+    sync: Iterable[str] = EVAL_SYNCS,
+    workers: int | None = 1,
+    executor: str = "local",
+    scheduler: str | None = None,
+    on_event: Callable[[str, dict], None] | None = None,
+) -> BenchmarkSummary:
+    """Run (or resume) the benchmark on a dataset folder and write its outputs.
+
+    Parameters
+    ----------
+    root : str or Path
+        Dataset folder (``sequences.parquet`` and the shards).
+    out : str or Path, optional
+        Output folder (default ``root/benchmarks``).
+    solvers : iterable of str, optional
+        Registry names (default: all eleven).
+    tracks : iterable of str, optional
+        Only these tracks (default: every sequence of the index).  A track
+        without any sequence in the dataset is an error.
+    max_sequences : int, optional
+        The first ``max_sequences`` sequences (index order) of each track.
+    sync : iterable of str
+        ``"oracle"`` and / or ``"estimated"``.
+    workers : int
+        Parallel workers (``None``: number of cores).  One local worker runs
+        in this process.
+    executor : {"local", "dask"}
+        Local processes, or Dask (``scheduler`` address, or a LocalCluster).
+    scheduler : str, optional
+        Address of a Dask scheduler (implies ``executor="dask"``).
+    on_event : callable, optional
+        ``on_event(kind, data)`` for a progress display: ``"start"``
+        (``planned``, ``done`` sequences, ``todo_shards``), ``"shard"``
+        (``outcome``: a :class:`UnitOutcome`), ``"interrupt"`` (``running``),
+        ``"write"`` (outputs being written), ``"end"`` (``summary``).
+
+    Returns
+    -------
+    BenchmarkSummary
+        ``summary.ok`` is False if a unit failed or the run was interrupted.
+
+    Raises
+    ------
+    UnknownNameError
+        For an unknown solver, track or synchronisation name (the message lists the valid ones).
+    InputError
+        For other bad arguments, or a folder another benchmark run is writing.
+    DatasetFormatError
+        If ``root`` is not a dataset folder or its index cannot be read.
+    """
+    solver_list = _check_solvers(solvers)
+    track_list = _check_tracks(tracks)
+    sync_list = _check_sync(sync)
+    max_sequences = _check_count(max_sequences, "max_sequences", allow_none=True)
+    if workers is None:
+        workers = os.cpu_count() or 1
+    workers = _check_count(workers, "workers", allow_none=False)
+    if executor not in EXECUTORS:
+        raise InputError(f"executor: expected one of {', '.join(EXECUTORS)}, got {executor!r}")
+    if scheduler:
+        executor = "dask"
+    if on_event is not None and not callable(on_event):
+        raise InputError(f"on_event: expected a callable on_event(kind, data), got {type(on_event).__name__}")
+    emit = on_event or (lambda kind, data: None)
+
+    try:
+        root = Path(root)
+    except TypeError:
+        raise InputError(f"root: expected a folder path, got {type(root).__name__}") from None
+    manifest = kio.load_manifest(root)
+    # the generation recipes are not needed to evaluate a sequence; leaving them out keeps the tasks small
+    manifest = manifest.drop(columns=[c for c in _RECIPE_COLUMNS if c in manifest.columns])
+    selected = _select(manifest, track_list, max_sequences)
+    out = root / RESULTS_DIR if out is None else Path(out)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"out: expected a folder, got the file {out}")
+
+    t_wall = time.perf_counter()
+    summary = BenchmarkSummary(root=root, out=out, solvers=solver_list, sync=sync_list,
+                               tracks=list(dict.fromkeys(selected["track"].astype(str))))  # fmt: skip
+    parts = out / PARTS_DIR
+    parts.mkdir(parents=True, exist_ok=True)
+    with FolderLock(parts / _LOCK_NAME, out):
+        for p in parts.glob("*.tmp"):
+            p.unlink(missing_ok=True)
+        tasks = _plan(root, selected, out, solver_list, sync_list)
+        summary.planned_sequences = len(selected)
+        summary.planned_units = len(tasks)
+        summary.log_path = parts / _LOG_NAME
+        todo = [t for t in tasks if not _part_is_current(Path(t.part_path), t.fingerprint, t.sequence_ids)]
+        summary.skipped_units = len(tasks) - len(todo)
+        done = summary.planned_sequences - sum(len(t.records) for t in todo)
+        emit("start", {"planned": summary.planned_sequences, "done": done, "todo_shards": len(todo)})
+        if todo:
+            _run_tasks(todo, workers, executor, scheduler, summary, emit)
+        if not summary.interrupted:
+            emit("write", {"out": out})
+            failed = {o.unit for o in summary.failed}
+            table = _assemble([Path(t.part_path) for t in tasks if t.unit not in failed])
+            summary.files, summary.results = _write_outputs(out, table, summary)
+            summary.n_rows = table.num_rows
+            summary.n_ok = int(np.count_nonzero(table.column("ok").to_numpy(zero_copy_only=False)))
+    summary.wall_s = time.perf_counter() - t_wall
+    emit("end", {"summary": summary})
+    return summary
+
+
+def _run_tasks(todo, workers, executor, scheduler, summary: BenchmarkSummary, emit) -> None:
+    ex = make_executor(run_unit, executor, workers, scheduler, inline_single=True)
+    pending = list(reversed(todo))
+    running: dict = {}
+
+    def record(outcome: UnitOutcome) -> None:
+        summary.cpu_s += outcome.seconds
+        if outcome.ok:
+            summary.computed_units += 1
+        else:
+            summary.failed.append(outcome)
+            with open(summary.log_path, "a") as log:
+                log.write(f"--- unit {outcome.unit} failed at {time.ctime()}\nsequence: {outcome.failed_sequence}\n"
+                          f"{outcome.traceback}\n")  # fmt: skip
+        emit("shard", {"outcome": outcome})
+
+    try:
+        try:
+            while pending or running:
+                while pending and len(running) < 2 * ex.capacity:
+                    task = pending.pop()
+                    running[ex.submit(task)] = task
+                if not running:
+                    break
+                for fut in ex.wait_any(list(running), timeout=0.5):
+                    task = running.pop(fut)
+                    try:
+                        outcome = fut.result()
+                    except Exception as exc:  # a worker process died, or the cluster lost the task
+                        outcome = UnitOutcome(task.track, task.shard_index, len(task.records), False, unit=task.unit,
+                                              error=_error_text(exc), traceback=traceback.format_exc())  # fmt: skip
+                    record(outcome)
+        except KeyboardInterrupt:
+            summary.interrupted = True
+            emit("interrupt", {"running": len(running)})
+            ex.cancel_pending(list(running))
+            pending.clear()
+            # let the units already running finish (workers ignore SIGINT); a second Ctrl+C aborts them
+            for fut in list(running):
+                if fut.cancelled():
+                    continue
+                try:
+                    outcome = fut.result()
+                except BaseException:
+                    continue
+                if outcome.ok:
+                    summary.cpu_s += outcome.seconds
+                    summary.computed_units += 1
+                emit("shard", {"outcome": outcome})
+    finally:
+        ex.shutdown()
+
+
+# --------------------------------------------------------------------------- #
+# outputs
+# --------------------------------------------------------------------------- #
+def _assemble(paths: list[Path]) -> pa.Table:
+    tables = [pq.read_table(p).replace_schema_metadata(None) for p in paths if p.is_file()]
+    table = pa.concat_tables(tables) if tables else RESULTS_SCHEMA.empty_table()
+    table = table.cast(RESULTS_SCHEMA)
+    if table.num_rows:
+        table = table.sort_by([("sequence_id", "ascending"), ("solver", "ascending"), ("eval_sync", "ascending")])
+    return table
+
+
+def _write_outputs(out: Path, table: pa.Table, summary: BenchmarkSummary) -> tuple[dict, pd.DataFrame]:
+    out.mkdir(parents=True, exist_ok=True)
+    files = {
+        "results": out / RESULTS_FILE,
+        "results_csv": out / RESULTS_CSV_FILE,
+        "leaderboard": out / LEADERBOARD_FILE,
+        "summary": out / SUMMARY_FILE,
+        "protocol": out / PROTOCOL_FILE,
+    }
+    _write_parquet_atomic(files["results"], table)
+    df = table.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
+    tmp = files["results_csv"].with_name(RESULTS_CSV_FILE + ".tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="") as fh:
+            df.to_csv(fh, index=False, lineterminator="\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, files["results_csv"])
+    finally:
+        tmp.unlink(missing_ok=True)
+    results = table.to_pandas()
+    dataset = summary.root.resolve().name or str(summary.root)
+    summ = summarize_results(results, solvers=summary.solvers)
+    _write_text(files["leaderboard"],
+                leaderboard_markdown(results, solvers=summary.solvers, dataset=dataset, summary=summ))  # fmt: skip
+    summ = {
+        "kinhec_version": __version__,
+        "protocol_version": PROTOCOL_VERSION,
+        "dataset": str(summary.root),
+        "n_sequences": int(sum(summ["sequences"].values())),
+        "n_rows": int(len(results)),
+        "n_ok": int(results["ok"].sum()),
+        "solvers": summary.solvers,
+        "tracks": summary.tracks,
+        "eval_sync": summary.sync,
+        "failed_units": [o.unit for o in summary.failed],
+        **summ,
+    }
+    jsonutil.dump(summ, files["summary"], indent=2)
+    jsonutil.dump(protocol_info(summary.solvers, summary.sync), files["protocol"], indent=2)
+    return files, results
+
+
+def _write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _defaults(fn) -> dict:
+    """Keyword defaults of ``fn`` (the settings the registry runs it with)."""
+    return {k: p.default for k, p in inspect.signature(fn).parameters.items() if p.default is not inspect.Parameter.empty}
+
+
+def protocol_info(solvers=None, sync=EVAL_SYNCS) -> dict:
+    """Every constant of the protocol, the solvers evaluated and the library versions (``protocol.json``)."""
+    import scipy
+
+    names = _check_solvers(solvers)
+    syncs = _check_sync(sync)
+    return {
+        "protocol_version": PROTOCOL_VERSION,
+        "eval_sync": {
+            "modes": syncs,
+            "oracle": "every sequence; synchronous: streams paired row by row; asynchronous: measured robot stream "
+                      "interpolated (SLERP on rotations, linear on translations) at camera t - time_offset_s "
+                      "(ground truth); time_offset_err_ms = 0, other time_offset_* columns NaN",
+            "estimated": "asynchronous sequences only; the same interpolation at camera t - estimate, the estimate "
+                         "from estimate_time_offset on the measured streams; sequences without a correlation peak "
+                         "are kept (offset 0, time_offset_peak_corr 0)",
+        },  # fmt: skip
+        "frames": "camera frames with a finite measurement and inside the robot stream's time range",
+        "keyframes": {
+            "min_rot_deg": KEYFRAME_MIN_ROT_DEG,
+            "min_trans_m": KEYFRAME_MIN_TRANS_M,
+            "max_keyframes": KEYFRAME_MAX,
+            "fallback": "every paired frame when fewer than 3 keyframes survive",
+            "selected_on": "the paired measured flange poses T_base_ee",
+        },
+        "solver_input": {
+            "axxb": "consecutive keyframe motions A = inv(A_i) A_j, B = inv(B_i) B_j",
+            "axyb": "absolute keyframe pairs A_i = T_base_ee, B_i = inv(T_cam_target) (eye-in-hand) or "
+                    "T_cam_target (eye-to-hand)",
+            "n_motions": "motions given to an axxb solver; pairs given to an axyb solver",
+        },  # fmt: skip
+        "monocular": {
+            "rule": "world_frame == 'vo_origin' or scale != 1",
+            "scale_solver": SCALE_SOLVER,
+            "scale_solver_runs_on": "monocular sequences only",
+            "other_solvers": "run unchanged on monocular sequences",
+        },
+        "metrics": {
+            "X_rot_err_deg": "geodesic angle of inv(R_true) R_est [deg]",
+            "X_trans_err_mm": "Euclidean distance of the translations [mm], against the metric ground truth",
+            "Y_rot_err_deg / Y_trans_err_mm": "the same for Y (axyb solvers)",
+            "runtime_ms": "wall time of the solver call alone (time.perf_counter), input checks included",
+            "time_offset_err_ms": "(estimated - true offset) * 1000",
+            "scale_err_rel": "|s_est - s_true| / s_true (andreff_scale)",
+            "ok": "the solver returned a finite X (and Y) without raising",
+        },
+        "time_offset": {
+            "method": "normalised cross-correlation of the angular speeds of the two measured streams",
+            "citation": _time_offset_mod.CITATION,
+            **TIME_OFFSET_SETTINGS,
+            "grid_dt_s_default": "a quarter of the median camera period",
+        },
+        "ransac": {
+            **{k: v for k, v in _defaults(_ransac_mod.ransac_axxb).items()},
+            "seed": "CRC-32 of the input motions (kinhec.solvers.registry.ransac_seed)",
+        },
+        "lm_refinement": {"max_nfev": _defaults(_refine_mod.refine_lm).get("max_nfev")},
+        "solvers": [
+            {"name": n, "kind": _registry.SOLVERS[n].kind, "returns": _registry.SOLVERS[n].returns,
+             "citation": _registry.SOLVERS[n].citation, "description": _registry.SOLVERS[n].description}
+            for n in names
+        ],  # fmt: skip
+        "versions": {
+            "kinhec": __version__,
+            "numpy": np.__version__,
+            "scipy": scipy.__version__,
+            "pandas": pd.__version__,
+            "pyarrow": pa.__version__,
+            "python": platform.python_version(),
+        },
+    }
+
+
+# --------------------------------------------------------------------------- #
+# summaries and the leaderboard
+# --------------------------------------------------------------------------- #
+_STAT_COLUMNS = ("X_rot_err_deg", "X_trans_err_mm", "Y_rot_err_deg", "Y_trans_err_mm", "runtime_ms",
+                 "scale_err_rel", "n_inliers", "n_motions")  # fmt: skip
+
+
+def _ordered(values, reference) -> list:
+    values = list(dict.fromkeys(v for v in values if isinstance(v, str)))
+    known = [v for v in reference if v in values]
+    return known + sorted(v for v in values if v not in known)
+
+
+def _num(s: pd.Series) -> np.ndarray:
+    return pd.to_numeric(s, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def _strings(s: pd.Series) -> np.ndarray:
+    return np.array(["" if _missing(v) else str(v) for v in s.to_numpy(dtype=object)], dtype=object)
+
+
+def _median(x: np.ndarray) -> float:
+    x = x[np.isfinite(x)]
+    return float(np.median(x)) if x.size else math.nan
+
+
+def _mean(x: np.ndarray) -> float:
+    x = x[np.isfinite(x)]
+    return float(np.mean(x)) if x.size else math.nan
+
+
+_ERROR_COLUMNS = ("X_rot_err_deg", "X_trans_err_mm", "Y_rot_err_deg", "Y_trans_err_mm")
+
+
+class _Columns:
+    """The columns of a results table as numpy arrays, extracted once."""
+
+    def __init__(self, results: pd.DataFrame) -> None:
+        self.ok = results["ok"].to_numpy(dtype=bool, na_value=False)
+        self.num = {c: _num(results[c]) for c in _STAT_COLUMNS + ("time_offset_err_ms", "time_offset_peak_corr",
+                                                                  "time_offset_runtime_ms")}  # fmt: skip
+        self.track = _strings(results["track"])
+        self.solver = _strings(results["solver"])
+        self.mode = _strings(results["eval_sync"])
+        self.level = _strings(results["level"])
+        self.sid = _strings(results["sequence_id"])
+
+    def stats(self, idx: np.ndarray, compact: bool = False) -> dict:
+        ok = self.ok[idx]
+        n = int(idx.size)
+        d = {"n": n, "n_ok": int(ok.sum()), "success_rate": float(ok.mean()) if n else math.nan}
+        for c in (_ERROR_COLUMNS if compact else _STAT_COLUMNS):
+            x = self.num[c][idx][ok]
+            d[f"{c}_median"] = _median(x)
+            if c in _ERROR_COLUMNS and not compact:
+                d[f"{c}_mean"] = _mean(x)
+        return d
+
+    def clock(self, idx: np.ndarray) -> dict:
+        _, first = np.unique(self.sid[idx], return_index=True)
+        one = idx[first]
+        err = np.abs(self.num["time_offset_err_ms"][one])
+        return {
+            "n_sequences": int(one.size),
+            "abs_err_ms_median": _median(err),
+            "abs_err_ms_mean": _mean(err),
+            "peak_corr_median": _median(self.num["time_offset_peak_corr"][one]),
+            "runtime_ms_median": _median(self.num["time_offset_runtime_ms"][one]),
+        }
+
+
+def _groups(*keys: np.ndarray) -> dict:
+    """Row indices per distinct key tuple, in order of first appearance."""
+    if keys[0].size == 0:
+        return {}
+    frame = pd.DataFrame({str(i): k for i, k in enumerate(keys)})
+    return {k if isinstance(k, tuple) else (k,): np.asarray(v) for k, v in
+            frame.groupby(list(frame.columns), sort=False).indices.items()}  # fmt: skip
+
+
+def summarize_results(results: pd.DataFrame, solvers=None) -> dict:
+    """Counts and medians of a results table (``summary.json`` without its header).
+
+    Returns
+    -------
+    dict
+        ``sequences[track]`` -> number of sequences;
+        ``results[track][solver][eval_sync]`` -> ``n``, ``n_ok``,
+        ``success_rate``, ``<column>_median`` (errors over the ``ok`` rows,
+        runtime, scale error, inliers, motions) and ``<error>_mean``;
+        ``levels[track][level][solver]`` -> ``n``, ``n_ok``, ``success_rate``
+        and the error medians of the ``oracle`` rows;
+        ``clock_offset[track]`` -> the clock-offset estimation, one value per
+        sequence (``estimated`` rows).
+    """
+    solver_order = list(_registry.SOLVERS) if solvers is None else list(solvers)
+    out: dict = {"sequences": {}, "results": {}, "levels": {}, "clock_offset": {}}
+    if results is None or len(results) == 0:
+        return out
+    cols = _Columns(results)
+    by_track = _groups(cols.track)
+    for track in _ordered(cols.track, TRACKS):
+        out["sequences"][track] = int(np.unique(cols.sid[by_track[(track,)]]).size)
+    by_tsm = _groups(cols.track, cols.solver, cols.mode)
+    oracle = np.flatnonzero(cols.mode == "oracle")
+    by_tls = _groups(cols.track[oracle], cols.level[oracle], cols.solver[oracle])
+    estimated = np.flatnonzero(cols.mode == "estimated")
+    by_t_est = _groups(cols.track[estimated])
+    tracks = _ordered(cols.track, TRACKS)
+    solvers_seen = _ordered(cols.solver, solver_order)
+    for track in tracks:
+        per = {}
+        for solver in solvers_seen:
+            modes = {m: cols.stats(by_tsm[(track, solver, m)]) for m in EVAL_SYNCS if (track, solver, m) in by_tsm}
+            if modes:
+                per[solver] = modes
+        out["results"][track] = per
+        levels: dict = {}
+        for (t, level, solver), idx in by_tls.items():
+            if t == track:
+                levels.setdefault(level, {})[solver] = cols.stats(oracle[idx], compact=True)
+        out["levels"][track] = {lv: {s: v[s] for s in solvers_seen if s in v} for lv, v in levels.items()}
+        if (track,) in by_t_est:
+            out["clock_offset"][track] = cols.clock(estimated[by_t_est[(track,)]])
+    return out
+
+
+def _f(v, digits: int) -> str:
+    if v is None or not np.isfinite(v):
+        return "-"
+    if abs(v) >= 1e5:
+        return f"{v:.3g}"
+    return f"{v:.{digits}f}"
+
+
+def _code_cell(text: str) -> str:
+    """``text`` as a code span inside a table cell (a ``|`` inside would split the cell, so it is escaped)."""
+    return "`" + text.replace("|", "\\|") + "`"
+
+
+def _table(header: list[str], rows: list[list[str]], align: list[str] | None = None) -> str:
+    align = align or ["l"] + ["r"] * (len(header) - 1)
+    sep = ["---:" if a == "r" else "---" for a in align]
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(sep) + " |"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def _solver_table(per: dict, mode: str, show_y: bool, show_scale: bool, show_inliers: bool) -> str:
+    header = ["solver", "n", "succ. %", "X rot med [deg]", "X rot mean [deg]", "X trans med [mm]", "X trans mean [mm]"]
+    if show_y:
+        header += ["Y rot med [deg]", "Y trans med [mm]"]
+    if show_scale:
+        header += ["scale err med [%]"]
+    if show_inliers:
+        header += ["inliers med"]
+    header += ["motions med", "runtime med [ms]"]
+    rows = []
+    for solver, modes in per.items():
+        st = modes.get(mode)
+        if st is None:
+            continue
+        r = [f"`{solver}`", str(st["n"]), _f(100.0 * st["success_rate"], 1),
+             _f(st["X_rot_err_deg_median"], 3), _f(st["X_rot_err_deg_mean"], 3),
+             _f(st["X_trans_err_mm_median"], 2), _f(st["X_trans_err_mm_mean"], 2)]  # fmt: skip
+        if show_y:
+            r += [_f(st["Y_rot_err_deg_median"], 3), _f(st["Y_trans_err_mm_median"], 2)]
+        if show_scale:
+            r += [_f(100.0 * st["scale_err_rel_median"], 2)]
+        if show_inliers:
+            r += [_f(st["n_inliers_median"], 0)]
+        r += [_f(st["n_motions_median"], 0), _f(st["runtime_ms_median"], 2)]
+        rows.append(r)
+    return _table(header, rows)
+
+
+def leaderboard_markdown(results: pd.DataFrame, solvers=None, dataset: str | None = None, *, summary=None) -> str:
+    """The leaderboard (Markdown) of a results table.
+
+    Per track: a table per synchronisation (``oracle``, then ``estimated``
+    where the track has asynchronous sequences) with, per solver, the number
+    of sequences, the success rate, the median and mean rotation and
+    translation errors of ``X``, the medians of ``Y`` (``A X = Y B`` solvers),
+    the median runtime; then the medians per factor level (``level`` column,
+    ``oracle``), one row per level and one column per solver.
+    """
+    solver_order = list(_registry.SOLVERS) if solvers is None else list(solvers)
+    summ = summarize_results(results, solver_order) if summary is None else summary
+    res = summ["results"]
+    n_seq = int(sum(summ["sequences"].values()))
+    where = f"Dataset `{dataset}`: " if dataset else ""
+    lines = [
+        "# kinhec benchmark leaderboard",
+        "",
+        f"{where}{n_seq} sequences, {len(results)} result rows; kinhec {__version__}, protocol {PROTOCOL_VERSION} "
+        "(constants in `protocol.json`, one row per sequence x solver x synchronisation in `results.parquet`).",
+        "",
+        "**Read the medians.** `succ. %` counts the sequences for which a solver returned a finite estimate. "
+        "A closed-form solver returns an orthonormal `X` whatever the data, even on degenerate motion or with "
+        "outliers, so a high success rate does not mean a track was solved: the median errors are the measure.",
+        "",
+        "Errors: geodesic rotation error [deg] and Euclidean translation error [mm] of `X` (and `Y`) against the "
+        "metric ground truth. `oracle` pairs the streams with the true clock offset; `estimated` (asynchronous "
+        "sequences only) with the offset estimated from the angular speeds. `andreff_scale` runs on monocular "
+        "sequences only.",
+        "",
+    ]
+    if not res:
+        lines.append("No results.")
+        return "\n".join(lines) + "\n"
+
+    # overview: track x solver, oracle medians
+    used = [s for s in solver_order if any(s in per for per in res.values())]
+    lines += ["## Overview", "", "Median rotation error of X [deg] / median translation error of X [mm], "
+              "`oracle` synchronisation.", ""]  # fmt: skip
+    rows = []
+    for track, per in res.items():
+        r = [track]
+        for s in used:
+            st = per.get(s, {}).get("oracle")
+            r.append("-" if st is None else f"{_f(st['X_rot_err_deg_median'], 3)} / {_f(st['X_trans_err_mm_median'], 2)}")
+        rows.append(r)
+    lines += [_table(["track"] + [f"`{s}`" for s in used], rows), ""]
+
+    for track, per in res.items():
+        n_track = summ["sequences"].get(track, 0)
+        lines += [f"## {track}", "", f"{n_track} sequences.", ""]
+        stats = [st for modes in per.values() for st in modes.values()]
+        show_y = any(np.isfinite(st["Y_rot_err_deg_median"]) for st in stats)
+        show_scale = any(np.isfinite(st["scale_err_rel_median"]) for st in stats)
+        show_inl = any(np.isfinite(st["n_inliers_median"]) for st in stats)
+        if any("oracle" in m for m in per.values()):
+            lines += ["### oracle synchronisation", "", _solver_table(per, "oracle", show_y, show_scale, show_inl), ""]
+        if any("estimated" in m for m in per.values()):
+            c = summ["clock_offset"].get(track, {})
+            lines += [
+                "### estimated clock offset",
+                "",
+                f"Clock offset on {c.get('n_sequences', 0)} asynchronous sequences: median |error| "
+                f"{_f(c.get('abs_err_ms_median'), 2)} ms (mean {_f(c.get('abs_err_ms_mean'), 2)} ms), median peak "
+                f"correlation {_f(c.get('peak_corr_median'), 3)}, median runtime {_f(c.get('runtime_ms_median'), 2)} ms. "
+                "Sequences without a correlation peak are included.",
+                "",
+                _solver_table(per, "estimated", show_y, show_scale, show_inl),
+                "",
+            ]  # fmt: skip
+        levels = summ["levels"].get(track, {})
+        if levels:
+            lv_solvers = [s for s in used if any(s in v for v in levels.values())]
+            lines += ["### per factor level", "",
+                      "Median X rotation error [deg] / median X translation error [mm], `oracle`; n = sequences.", ""]
+            rows = []
+            for level, per_s in levels.items():
+                n_lv = max((st["n"] for st in per_s.values()), default=0)
+                r = [_code_cell(level) if level else "(none)", str(n_lv)]
+                for s in lv_solvers:
+                    st = per_s.get(s)
+                    r.append("-" if st is None else
+                             f"{_f(st['X_rot_err_deg_median'], 3)} / {_f(st['X_trans_err_mm_median'], 2)}")  # fmt: skip
+                rows.append(r)
+            lines += [_table(["level", "n"] + [f"`{s}`" for s in lv_solvers], rows), ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
