@@ -192,7 +192,13 @@ def test_solver_specific_columns(smoke, smoke_run):
     one = df[df.eval_sync == "oracle"].pivot_table(index="sequence_id", columns="solver", values="n_motions")
     np.testing.assert_array_equal(one["shah"], one["park_martin"] + 1)
     assert (df.runtime_ms > 0).all()
-    assert df.ok.all()  # the smoke sequences are all solvable
+    # the smoke sequences are all solvable, except that RANSAC finds no consensus where no X fits: a monocular
+    # sequence whose camera translations are 10x too long, or single-axis motion (cone 0 deg); recorded, not hidden
+    failed = df[~df.ok]
+    assert set(failed.solver) <= {"ransac_park_martin"}, failed[["sequence_id", "solver", "error"]]
+    assert failed.error.str.contains("consensus").all()
+    rows = man.loc[failed.sequence_id]
+    assert ((rows.scale != 1.0) | (rows.axis_scatter_lambda2 < 1e-6)).all()
 
 
 # --------------------------------------------------------------------------- #

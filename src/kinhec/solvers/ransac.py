@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kinhec import se3
-from kinhec.errors import DegenerateMotionError, InputError
+from kinhec.errors import ConvergenceError, DegenerateMotionError, InputError
 from kinhec.solvers import _common as c
 from kinhec.solvers.axxb_park_martin import _park_martin, _rotation_park_martin
 
@@ -107,6 +107,10 @@ def _sample_pairs(rng, axes, n_hyp: int, cos_max: float):
     return pairs
 
 
+#: Fewest motions a consensus set may hold: below three the refit is no better determined than a minimal sample.
+MIN_CONSENSUS = 3
+
+
 def _ransac_axxb(A, B, rng, rot_thr, trans_thr, n_hyp, min_axis_angle_rad, refit_iterations):
     RA, tA = A[:, :3, :3], A[:, :3, 3]
     tB = B[:, :3, 3]
@@ -156,6 +160,11 @@ def _ransac_axxb(A, B, rng, rot_thr, trans_thr, n_hyp, min_axis_angle_rad, refit
         if np.array_equal(inl_new, inl):
             break
         inl = inl_new
+    if inl.sum() < MIN_CONSENSUS:
+        raise ConvergenceError(
+            f"ransac_axxb: expected a consensus of at least {MIN_CONSENSUS} motions within "
+            f"{np.degrees(rot_thr):.3g} deg / {1000 * trans_thr:.3g} mm, got {int(inl.sum())} of {len(inl)}"
+        )
     return RansacResult(X=X, inliers=inl, n_inliers=int(inl.sum()), n_hypotheses=int(len(pairs)))
 
 
@@ -205,6 +214,8 @@ def ransac_axxb(
         or non-positive settings.
     DegenerateMotionError
         All rotation axes of ``A`` parallel, or no sample with axes far enough apart.
+    ConvergenceError
+        The best hypothesis is supported by fewer than ``MIN_CONSENSUS`` motions.
     """
     A, B = c.check_motions(A, B, min_motions=3)
     if not isinstance(rng, np.random.Generator):
