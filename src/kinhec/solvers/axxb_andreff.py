@@ -27,9 +27,11 @@ The translation is then re-estimated with that proper rotation:
 
 * known scale (``unknown_scale=False``):
   ``(R_A - I) t_X = R_X t_B - t_A``;
-* unknown scale (``unknown_scale=True``): ``(I - R_A) t_X + lam R_X t_B = t_A``
-  in the four unknowns ``(t_X, lam)``; ``t_X`` is metric (it comes with the
-  robot translations) and the returned scale is ``s = 1 / lam``.
+* unknown scale (``unknown_scale=True``): ``s t_A + (R_A - I) u = R_X t_B``
+  in the four unknowns ``(s, u = s t_X)``, then ``t_X = u / s`` (metric: it
+  comes with the robot translations).  Only the robot's (accurate) motions
+  multiply the unknowns, so camera noise does not bias the scale, as it
+  would with ``t_B`` as a regressor.
 
 **Scale convention.**  ``s`` is the factor by which the camera translations
 exceed the metric ones, ``t_B = s * t_B,metric``: the index column ``scale`` of
@@ -77,18 +79,21 @@ def _andreff(A: np.ndarray, B: np.ndarray, unknown_scale: bool = False):
     R_X = c.normalize_rotation(U, name, "vec(R_X)")
     if not unknown_scale:
         return c.transform(R_X, c.translation_axxb(A, B, R_X))
+    # s (t_A + (R_A - I) t_X) = R_X t_B, linear in (s, u = s t_X).  The regressors are the robot's
+    # translations and rotations and the noisy camera translations stay on the right-hand side, so the
+    # least-squares scale is not biased by camera noise (with t_B as a regressor it would be diluted).
     n = A.shape[0]
     C = np.zeros((n, 3, 4))
-    C[:, :, :3] = np.eye(3) - A[:, :3, :3]
-    C[:, :, 3] = B[:, :3, 3] @ R_X.T
-    sol = c.lstsq(C.reshape(-1, 4), A[:, :3, 3].reshape(-1))
-    lam = float(sol[3])
-    if not lam > 1e-12:
+    C[:, :, 0] = A[:, :3, 3]
+    C[:, :, 1:] = A[:, :3, :3] - np.eye(3)
+    sol = c.lstsq(C.reshape(-1, 4), (B[:, :3, 3] @ R_X.T).reshape(-1))
+    s = float(sol[0])
+    if not s > 1e-12:
         raise DegenerateMotionError(
-            f"andreff_scale: expected a positive inverse scale 1/s, got {lam:.3g}; "
+            f"andreff_scale: expected a positive scale s, got {s:.3g}; "
             "the camera translations do not determine the scale"
         )
-    return c.transform(R_X, sol[:3]), 1.0 / lam
+    return c.transform(R_X, sol[1:] / s), s
 
 
 def andreff(A, B, *, unknown_scale: bool = False):
