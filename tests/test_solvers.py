@@ -16,7 +16,7 @@ import pytest
 from test_solvers_synth import CONFIGURATIONS, WORKSPACES, make_chain
 
 from kinhec import se3, solvers
-from kinhec.errors import DegenerateMotionError, InputError, UnknownNameError
+from kinhec.errors import ConvergenceError, DegenerateMotionError, InputError, UnknownNameError
 from kinhec.solvers import DegenerateMotionWarning
 
 AXXB_CLOSED = {
@@ -550,3 +550,20 @@ def test_solvers_doc_examples_run():
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
     assert len(blocks) >= 5
     exec(compile("\n".join(blocks), "docs/solvers.md", "exec"), {})
+
+
+def test_ransac_adapts_its_thresholds_to_heavy_noise():
+    # camera level c5 (1.1 deg, 12/40 mm): with fixed 2 deg / 20 mm thresholds most clean motions would be
+    # rejected; the adaptive thresholds keep most of them and stay near Park-Martin on the same data
+    rng = np.random.default_rng(5)
+    ch = make_chain(rng, 40, camera_noise=(0.02, 0.012, 0.012, 0.04))
+    A, B = ch.motions()
+    try:
+        n_fixed = solvers.ransac_axxb(A, B, np.random.default_rng(0), adaptive=False).n_inliers
+    except ConvergenceError:  # no consensus of three motions at all
+        n_fixed = 0
+    res = solvers.ransac_axxb(A, B, np.random.default_rng(0))
+    assert res.n_inliers >= 0.85 * len(A) > n_fixed
+    e_r = err(res.X, ch.X)
+    e_pm = err(solvers.park_martin(A, B), ch.X)
+    assert e_r[0] < 2 * e_pm[0] + 0.1 and e_r[1] < 2 * e_pm[1] + 5.0

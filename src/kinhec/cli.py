@@ -162,7 +162,7 @@ def generate(ctx, tier_name, out, workers, tracks, limit, fail_fast, executor, s
 
     _check_tracks(tracks)
     con = _console()
-    reporter = _GenerateProgress(con, enabled=not quiet)
+    reporter = _ShardProgress(con, enabled=not quiet)
     try:
         summary = generate_dataset(
             tier_name, out, workers=workers, tracks=tracks or None, limit=limit, fail_fast=fail_fast,
@@ -175,12 +175,13 @@ def generate(ctx, tier_name, out, workers, tracks, limit, fail_fast, executor, s
         ctx.exit(1)
 
 
-class _GenerateProgress:
-    """Rich progress bar fed by the runner's events."""
+class _ShardProgress:
+    """Rich progress bar fed by the events of a shard runner (generate, benchmark)."""
 
-    def __init__(self, console, enabled: bool) -> None:
+    def __init__(self, console, enabled: bool, label: str = "generate") -> None:
         self.console = console
         self.enabled = enabled
+        self.label = label
         self.progress = None
         self.task = None
 
@@ -189,12 +190,12 @@ class _GenerateProgress:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
             self.progress = Progress(
-                TextColumn("[bold]generate"), BarColumn(), MofNCompleteColumn(), TextColumn("sequences"),
+                TextColumn(f"[bold]{self.label}"), BarColumn(), MofNCompleteColumn(), TextColumn("sequences"),
                 TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
                 console=self.console, transient=False,
             )  # fmt: skip
             self.progress.start()
-            self.task = self.progress.add_task("generate", total=data["planned"], completed=data["done"], rate="")
+            self.task = self.progress.add_task(self.label, total=data["planned"], completed=data["done"], rate="")
             self._t0 = __import__("time").perf_counter()
             self._n0 = data["done"]
         elif kind == "shard":
@@ -359,6 +360,46 @@ def clean(ctx, root, dry_run, partial, data, build, all_, yes, force):
     for path in result.kept:
         click.echo(f"kept version-control folder {path}")
     if result.failed or plan.refused:
+        ctx.exit(1)
+
+
+@main.command()
+@click.argument("data", type=click.Path(exists=True, file_okay=False))
+@click.option("--out", "out", type=click.Path(file_okay=False), default=None, help="Output folder (default DATA/benchmarks).")
+@click.option("--solvers", multiple=True, help="Only these solvers (repeatable; default: all eleven baselines).")
+@click.option("--tracks", multiple=True, help="Only these tracks (repeatable).")
+@click.option("--max-sequences", type=int, default=None, callback=_positive_int, help="First N sequences of each track.")
+@click.option("--sync", "sync", multiple=True, help="Evaluation synchronisation: oracle and/or estimated (default both).")
+@click.option("--workers", type=int, default=None, callback=_positive_int, help="Worker processes (default: number of cores).")
+@click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True)
+@click.option("--scheduler", default=None, help="Address of a Dask scheduler (implies --executor dask).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.pass_context
+def benchmark(ctx, data, out, solvers, tracks, max_sequences, sync, workers, executor, scheduler, quiet):
+    """Run the baseline solvers with the fixed protocol; results and leaderboard in DATA/benchmarks."""
+    from kinhec.benchmark import EVAL_SYNCS, run_benchmark
+
+    con = _console()
+    reporter = _ShardProgress(con, enabled=not quiet, label="benchmark")
+    try:
+        s = run_benchmark(
+            data, out=out, solvers=solvers or None, tracks=tracks or None, max_sequences=max_sequences,
+            sync=sync or EVAL_SYNCS, workers=workers, executor=executor, scheduler=scheduler, on_event=reporter,
+        )  # fmt: skip
+    finally:
+        reporter.close()
+    con.print(
+        f"[bold]{s.out}[/bold]: {s.planned_sequences:,} sequences x {len(s.solvers)} solvers; {s.computed_units} "
+        f"shard(s) evaluated, {s.skipped_units} reused; {s.n_ok:,}/{s.n_rows:,} rows ok; "
+        f"{s.wall_s:.1f} s wall, {s.cpu_s:.1f} s CPU"
+    )
+    for o in s.failed:
+        con.print(f"[red]shard {o.track}-{o.shard_index:05d} failed[/red]: {o.error}")
+    if s.interrupted:
+        con.print("[yellow]interrupted[/yellow]: re-run the same command to resume")
+    elif s.files:
+        con.print(f"leaderboard: {s.files.get('leaderboard')}")
+    if not s.ok:
         ctx.exit(1)
 
 

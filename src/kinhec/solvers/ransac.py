@@ -111,7 +111,12 @@ def _sample_pairs(rng, axes, n_hyp: int, cos_max: float):
 MIN_CONSENSUS = 3
 
 
-def _ransac_axxb(A, B, rng, rot_thr, trans_thr, n_hyp, min_axis_angle_rad, refit_iterations):
+#: Adaptive threshold factor: the 99 % quantile of a 3-D Gaussian residual norm (3.37 sigma) over its lower
+#: quartile (1.10 sigma), so that ``_ADAPT * q25(residuals)`` keeps 99 % of the inliers.
+_ADAPT = 3.368 / 1.102
+
+
+def _ransac_axxb(A, B, rng, rot_thr, trans_thr, n_hyp, min_axis_angle_rad, refit_iterations, adaptive=True):
     RA, tA = A[:, :3, :3], A[:, :3, 3]
     tB = B[:, :3, 3]
     qA, qB = c.motion_quats(A, B)
@@ -148,7 +153,15 @@ def _ransac_axxb(A, B, rng, rot_thr, trans_thr, n_hyp, min_axis_angle_rad, refit
     e = np.maximum(rot / rot_thr, trans / trans_thr)
     score = np.minimum(e * e, 1.0).sum(axis=1)
     best = int(np.argmin(score))
-    inl = e[best] < 1.0
+    if adaptive:
+        # the residuals of the best hypothesis set the noise scale: its lower quartile comes from inliers as
+        # long as fewer than 3/4 of the motions are outliers; the thresholds never drop below the given ones
+        rot_thr = max(rot_thr, _ADAPT * float(np.quantile(rot[best], 0.25)))
+        trans_thr = max(trans_thr, _ADAPT * float(np.quantile(trans[best], 0.25)))
+        e_best = np.maximum(rot[best] / rot_thr, trans[best] / trans_thr)
+    else:
+        e_best = e[best]
+    inl = e_best < 1.0
     X = se3.transform_from_rotation_translation(R_h[best], t_h[best])
     for _ in range(refit_iterations):
         if inl.sum() < 2 or c.axis_scatter_lambda2(alpha[inl]) < c.DEGENERATE_LAMBDA2:
@@ -178,6 +191,7 @@ def ransac_axxb(
     n_hypotheses: int = 256,
     min_axis_angle_deg: float = 10.0,
     refit_iterations: int = 3,
+    adaptive: bool = True,
 ) -> RansacResult:
     """Robust ``A X = X B``: RANSAC over minimal two-motion samples with Park-Martin.
 
@@ -200,6 +214,11 @@ def ransac_axxb(
         Smallest angle between the two flange rotation axes of a sample [deg].
     refit_iterations : int
         Maximum number of refit / re-classify rounds on the inliers.
+    adaptive : bool
+        Widen the thresholds to the noise of the data: ``3.06`` times the lower
+        quartile of the best hypothesis' residuals (99 % of Gaussian inliers),
+        never below the given thresholds.  Valid while fewer than 3/4 of the
+        motions are outliers.
 
     Returns
     -------
@@ -238,4 +257,5 @@ def ransac_axxb(
         int(n_hypotheses),
         np.radians(min_axis_angle_deg),
         int(refit_iterations),
+        bool(adaptive),
     )
