@@ -143,3 +143,13 @@ def test_clean_dry_run_removes_nothing_and_refuses_non_datasets(runner, tmp_path
     assert (tmp_path / "notdata").exists()
     res = runner.invoke(main, ["clean", "--root", str(tmp_path)])
     assert res.exit_code == 0 and not (tmp_path / "__pycache__").exists()
+
+
+def test_benchmark_command_on_a_tiny_dataset(runner, tiny):
+    res = runner.invoke(main, ["benchmark", str(tiny), "-q", "--solvers", "park_martin", "--solvers", "shah",
+                               "--sync", "oracle"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    board = (tiny / "benchmarks" / "leaderboard.md").read_text()
+    assert "`park_martin`" in board and "`shah`" in board and "`tsai_lenz`" not in board
+    res = runner.invoke(main, ["benchmark", str(tiny), "--sync", "exact"])
+    assert res.exit_code == 1 and "oracle" in res.output and "estimated" in res.output

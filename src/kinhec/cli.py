@@ -10,6 +10,7 @@ commands so that ``kinhec --help`` stays fast.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -401,6 +402,21 @@ def benchmark(ctx, data, out, solvers, tracks, max_sequences, sync, workers, exe
         con.print(f"leaderboard: {s.files.get('leaderboard')}")
     if not s.ok:
         ctx.exit(1)
+
+
+@main.command()
+@click.argument("data", type=click.Path(exists=True, file_okay=False))
+@click.option("--out", "out", type=click.Path(file_okay=False), default=None, help="Output folder (default DATA/figures).")
+@click.option("--sequences", multiple=True, help="Sequence ids for the per-sequence figures (repeatable).")
+@click.option("--quiet", "-q", is_flag=True, help="Do not list the figures as they are written.")
+def visualize(data, out, sequences, quiet):
+    """Draw the PNG figures of a dataset (and of its benchmark results, when present)."""
+    from kinhec.viz import make_figures
+
+    con = _console()
+    paths = make_figures(data, out=out, sequences=list(sequences) or None,
+                         on_progress=None if quiet else (lambda msg: con.print(msg, highlight=False, markup=False)))  # fmt: skip
+    con.print(f"{len(paths)} figure(s) in {Path(paths[0]).parent if paths else out or Path(data) / 'figures'}")
 
 
 if __name__ == "__main__":  # pragma: no cover
