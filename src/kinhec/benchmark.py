@@ -97,6 +97,7 @@ from kinhec import __version__, jsonutil, se3
 from kinhec import io as kio
 from kinhec.errors import InputError, UnknownNameError
 from kinhec.executors import EXECUTORS, FolderLock, make_executor
+from kinhec.fsutil import atomic_write, atomic_write_text
 from kinhec.motion import KEYFRAME_MAX, KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS_M
 from kinhec.schema import COMPRESSION, RESULTS_SCHEMA, TRACKS
 from kinhec.solvers import DegenerateMotionWarning, estimate_time_offset
@@ -573,14 +574,7 @@ def run_unit(task: BenchmarkTask) -> UnitOutcome:
 
 def _write_parquet_atomic(path: Path, table: pa.Table) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        pq.write_table(table, tmp, compression=COMPRESSION)
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    atomic_write(path, lambda tmp: pq.write_table(table, tmp, compression=COMPRESSION))
 
 
 def _part_is_current(path: Path, fingerprint: str, sequence_ids: list[str]) -> bool:
@@ -929,19 +923,11 @@ def _write_outputs(out: Path, table: pa.Table, summary: BenchmarkSummary) -> tup
     }
     _write_parquet_atomic(files["results"], table)
     df = table.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
-    tmp = files["results_csv"].with_name(RESULTS_CSV_FILE + ".tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="") as fh:
-            df.to_csv(fh, index=False, lineterminator="\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, files["results_csv"])
-    finally:
-        tmp.unlink(missing_ok=True)
+    atomic_write(files["results_csv"], lambda tmp: df.to_csv(tmp, index=False, lineterminator="\n"))
     results = table.to_pandas()
     dataset = summary.root.resolve().name or str(summary.root)
     summ = summarize_results(results, solvers=summary.solvers)
-    _write_text(files["leaderboard"],
+    atomic_write_text(files["leaderboard"],
                 leaderboard_markdown(results, solvers=summary.solvers, dataset=dataset, summary=summ))  # fmt: skip
     summ = {
         "kinhec_version": __version__,
@@ -961,16 +947,6 @@ def _write_outputs(out: Path, table: pa.Table, summary: BenchmarkSummary) -> tup
     return files, results
 
 
-def _write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def _defaults(fn) -> dict:

@@ -30,6 +30,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from kinhec.fsutil import atomic_write_text
 from kinhec import __version__
 from kinhec.errors import DatasetFormatError, InputError
 from kinhec.io import INDEX_CSV_FILE, INDEX_FILE, load_manifest
@@ -838,8 +839,5 @@ def write_card(root, *, hf_repo: str | None = None) -> Path:
     text = card_text(root, hf_repo=hf_repo)
     url = f"https://huggingface.co/datasets/{hf_repo}" if hf_repo else None
     for name, content in (("LICENSE", license_text()), ("CITATION.cff", citation_cff(url=url)), (CARD_FILE, text)):
-        path = root / name
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(content, encoding="utf-8")
-        os.replace(tmp, path)
+        atomic_write_text(root / name, content)
     return root / CARD_FILE

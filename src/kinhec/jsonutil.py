@@ -21,12 +21,12 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
-import os
 from pathlib import Path, PurePath
 
 import numpy as np
 
 from kinhec.errors import InputError
+from kinhec.fsutil import atomic_write_text
 
 __all__ = ["to_jsonable", "dumps", "loads", "dump", "load"]
 
@@ -143,19 +143,7 @@ def loads(text):
 
 def dump(obj, path, *, indent: int | None = 2, sort_keys: bool = False) -> Path:
     """Write ``dumps(obj)`` to ``path`` atomically (temporary file, fsync, rename); returns the path."""
-    path = Path(path)
-    text = dumps(obj, indent=indent, sort_keys=sort_keys) + "\n"
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    return path
+    return atomic_write_text(path, dumps(obj, indent=indent, sort_keys=sort_keys) + "\n")
 
 
 def load(path):

@@ -26,6 +26,7 @@ from typing import Callable, Iterable
 
 from kinhec import __version__
 from kinhec.errors import DatasetFormatError, InputError, KinhecError
+from kinhec.fsutil import atomic_write_text
 from kinhec.executors import DaskExecutor, FolderLock, LocalExecutor
 from kinhec.schema import TRACKS
 from kinhec.tiers import TRACK_DESCRIPTIONS, Tier, expand_tier, load_tier, shards_of_track
@@ -175,16 +176,10 @@ def _check_or_write_generation_info(root: Path, tier: Tier, tracks, counts: dict
         "global_seed": tier.global_seed,
         "tracks": ordered,
     }
-    _atomic_write_text(path, jsonutil.dumps(new, indent=2))
+    atomic_write_text(path, jsonutil.dumps(new, indent=2))
     cfg = root / "configs"
     cfg.mkdir(exist_ok=True)
-    _atomic_write_text(cfg / f"{tier.name}.yaml", tier.yaml_text())
-
-
-def _atomic_write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    atomic_write_text(cfg / f"{tier.name}.yaml", tier.yaml_text())
 
 
 def write_static_files(root: Path) -> None:
@@ -192,10 +187,10 @@ def write_static_files(root: Path) -> None:
     from kinhec import cameras, jsonutil, robots
     from kinhec.publish import citation_cff, license_text
 
-    _atomic_write_text(root / "robots.json", jsonutil.dumps(robots.robots_json(), indent=2))
-    _atomic_write_text(root / "cameras_targets.json", jsonutil.dumps(cameras.cameras_targets_json(), indent=2))
-    _atomic_write_text(root / "LICENSE", license_text())
-    _atomic_write_text(root / "CITATION.cff", citation_cff())
+    atomic_write_text(root / "robots.json", jsonutil.dumps(robots.robots_json(), indent=2))
+    atomic_write_text(root / "cameras_targets.json", jsonutil.dumps(cameras.cameras_targets_json(), indent=2))
+    atomic_write_text(root / "LICENSE", license_text())
+    atomic_write_text(root / "CITATION.cff", citation_cff())
 
 
 # --------------------------------------------------------------------------- #
