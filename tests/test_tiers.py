@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import collections
 
+import numpy as np
+
 import pytest
 import yaml
 
@@ -130,3 +132,33 @@ def test_unknown_tier_and_track_names():
         tiers.load_tier("missing/tier.yaml")
     with pytest.raises(UnknownNameError, match="unknown track 'nois'"):
         tiers.plan_counts(tiers.load_tier("smoke"), ["nois"])
+
+
+def test_mixed_track_has_the_published_composition(tmp_path):
+    # full tier, published card: 60,000 mixed sequences with 36.9 M camera frames (615 per sequence), camera
+    # models pnp 5,427 / vo_drift 14,752 / se3_gaussian 39,821; vo_drift only with the camera on the flange
+    cfg = yaml.safe_load(tiers.load_tier("full").yaml_text())
+    cfg["tracks"] = {"mixed": {"n_sequences": 6000, "include_free6d": True}}
+    p = tmp_path / "mixed.yaml"
+    p.write_text(yaml.safe_dump(cfg))
+    mixed = tiers.expand_track(tiers.load_tier(p), "mixed")
+    models = collections.Counter(r["camera_noise_model"] for r in mixed)
+    assert abs(models["pnp"] / 6000 - 5427 / 60000) < 0.015
+    assert abs(models["vo_drift"] / 6000 - 14752 / 60000) < 0.02
+    assert all(r["configuration"] == "eye_in_hand" for r in mixed if r["camera_noise_model"] == "vo_drift")
+    assert not any(r["outlier_model"] == "planar_flip" and r["world_frame"] == "vo_origin" for r in mixed)
+    frames = [
+        r["n_stations"] if r["sampling_mode"] == "stations"
+        else round(r["duration_s"] * r["camera_rate_hz"]) * (1 - r["camera_drop_fraction"])
+        for r in mixed
+    ]  # fmt: skip
+    assert abs(np.mean(frames) - 615) < 40
+
+
+def test_camera_levels_need_equal_lateral_stds(tmp_path):
+    cfg = yaml.safe_load(tiers.load_tier("smoke").yaml_text())
+    cfg["camera_levels"]["c1"] = [0.0005, [0.0003, 0.0004, 0.001]]
+    p = tmp_path / "bad.yaml"
+    p.write_text(yaml.safe_dump(cfg))
+    with pytest.raises(InputError, match=r"camera_levels\.c1.*x == y"):
+        tiers.load_tier(p)
