@@ -118,7 +118,9 @@ INDEX_COLUMN_DOCS: dict[str, tuple[str, str]] = {
     "camera_trans_std_m": ("m", "Lateral (x, y) translation standard deviation, camera frame."),
     "camera_trans_std_z_m": ("m", "Translation standard deviation along the optical axis (z)."),
     "pixel_std": ("px", "Pixel noise of the `pnp` model."),
-    "student_t_dof": ("-", "Degrees of freedom of the Student-t noise; NaN means Gaussian."),
+    "student_t_dof": ("-", "Degrees of freedom of the Student-t noise; NaN means Gaussian. With Student-t noise the "
+                      "camera std columns hold the scale of the distribution: the standard deviation is "
+                      "sqrt(nu / (nu - 2)) times larger (1.73x at nu = 3)."),
     "outlier_fraction": ("-", "Requested fraction of camera measurements replaced by outliers."),
     "outlier_model": ("-", "`none`, `random_pose`, `planar_flip` or `gross`."),
     "X": ("m, -", "Ground-truth hand-eye transform: `T_ee_cam` (eye-in-hand) or `T_ee_marker` (eye-to-hand); "
