@@ -402,13 +402,23 @@ def test_outliers_fraction_and_labels(model):
     assert not far[~g.outlier].any()
 
 
-def test_planar_flip_outliers_on_monocular_stations():
-    """The VO origin sits at the camera centre on the first frame (and at dwells there): no flip is defined."""
-    g = simulate(Recipe(seed=32, robot="ur5", family="joint_waypoints", sampling_mode="stations", n_stations=40,
-                        world_frame="vo_origin", outlier_fraction=0.3, outlier_model="planar_flip"))  # fmt: skip
-    at_centre = np.linalg.norm(g.T_cam_target_gt[:, :3, 3], axis=1) <= 1e-6
-    assert at_centre[0] and not g.outlier[at_centre].any()
-    assert g.outlier.sum() == round(0.3 * int((~at_centre).sum()))
+def test_planar_flip_needs_a_plane():
+    """A visual-odometry origin has no plane: the planar-ambiguity flip is refused there."""
+    with pytest.raises(InputError, match="outlier_model.*planar_flip"):
+        Recipe(seed=32, robot="ur5", family="joint_waypoints", sampling_mode="stations", n_stations=40,
+               world_frame="vo_origin", outlier_fraction=0.3, outlier_model="planar_flip")  # fmt: skip
+
+
+def test_monocular_outliers_carry_the_scale():
+    """With scale 10 a gross outlier is the scaled reference plus a gross error, not an unscaled pose."""
+    g = simulate(Recipe(seed=33, robot="ur5e", family="joint_sinusoid", duration_s=10.0, world_frame="vo_origin",
+                        scale=10.0, outlier_fraction=0.2, outlier_model="gross"))  # fmt: skip
+    assert g.outlier.sum() == round(0.2 * g.outlier.size)
+    d_out = np.linalg.norm(g.T_cam_target_meas[g.outlier, :3, 3], axis=1)
+    d_ref = 10.0 * np.linalg.norm(g.T_cam_target_gt[g.outlier, :3, 3], axis=1)
+    d_metric = np.linalg.norm(g.T_cam_target_gt[g.outlier, :3, 3], axis=1)
+    # gross errors are 0.1 m per axis: close to the scaled distance, far from the metric one
+    assert np.median(np.abs(d_out - d_ref)) < 0.35 < np.median(np.abs(d_out - d_metric))
 
 
 def test_visibility_flags_match_the_camera_model():

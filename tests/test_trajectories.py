@@ -378,3 +378,29 @@ def test_clocks_jitter_stays_ordered_when_large():
     assert np.all(np.diff(c.t_camera_s) > 0)
     # conditioning on the order trims the tails a little, no more
     assert 0.85 < c.jitter_s.std() / 0.008 < 1.02
+
+
+def test_world_reference_is_never_below_the_floor():
+    # flange z points down at every home pose: without the floor rule the static camera sat up to 1.3 m under
+    # the base plane looking up, and the board up to 0.55 m under it
+    from kinhec.generator import simulate
+    from kinhec.recipe import Recipe
+
+    for s, robot in enumerate(("ur5e", "panda", "iiwa14", "irb120", "puma560", "ur10e") * 2):
+        for conf in ("eye_in_hand", "eye_to_hand"):
+            g = simulate(Recipe(seed=600 + s, robot=robot, configuration=conf, family="joint_sinusoid",
+                                duration_s=4.0))  # fmt: skip
+            assert g.Y[2, 3] >= tj.FLOOR_Z_M, (robot, conf, g.Y[2, 3])
+            if conf == "eye_to_hand":
+                assert g.visible.mean() > 0.5  # the static camera still sees the marker most of the time
+
+
+def test_cone_keyframes_turn_both_ways():
+    # a random sign per step: the orientation wanders instead of turning on and on (up to 570 deg) away from
+    # the board; the axis lines stay in the cone
+    rng = np.random.default_rng(3)
+    traj = tj.cartesian_cone(get_robot("free6d"), rng, n_waypoints=40, cone_half_angle_deg=10.0,
+                             rot_angle_range_deg=(15.0, 30.0), trans_range_m=0.15)  # fmt: skip
+    ang = np.asarray(traj.to_dict()["rot_angle_deg"])
+    assert ang.size == 39 and (ang > 0).any() and (ang < 0).any()
+    assert np.all((np.abs(ang) >= 15.0) & (np.abs(ang) <= 30.0))

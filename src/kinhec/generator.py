@@ -277,11 +277,13 @@ def simulate(recipe) -> GeneratedSequence:
     has_meas = np.isfinite(T_meas).all(axis=(1, 2))
     if r.outlier_fraction > 0:
         candidates = has_meas
-        if r.outlier_model == "planar_flip":
-            # the flip mirrors the target normal about the line of sight, which does not exist for a
-            # reference at the camera centre (the VO origin seen from the first pose, or from a dwell there)
-            candidates = has_meas & (np.linalg.norm(T_ctg[:, :3, 3], axis=1) > 1e-6)
-        T_meas, outlier = apply_outliers(T_meas, T_ctg, r.outlier_model, r.outlier_fraction, rngs["outliers"],
+        # outliers replace a measurement by a wrong one of the same kind: with a monocular scale the reference
+        # they are built from carries the same scale as the inliers, so the outlier model is the only error
+        T_ref = T_ctg
+        if scale_per_frame is not None:
+            T_ref = T_ctg.copy()
+            T_ref[:, :3, 3] *= np.broadcast_to(np.asarray(scale_per_frame, dtype=np.float64), (n_c,))[:, None]
+        T_meas, outlier = apply_outliers(T_meas, T_ref, r.outlier_model, r.outlier_fraction, rngs["outliers"],
                                          available=candidates)  # fmt: skip
     else:
         outlier = np.zeros(n_c, dtype=bool)

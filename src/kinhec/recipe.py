@@ -377,6 +377,11 @@ class Recipe:
                     "camera_noise_model: expected 'se3_gaussian' or 'vo_drift' with world_frame 'vo_origin' "
                     "(there is no board to run PnP on), got 'pnp'"
                 )
+            if self.outlier_model == "planar_flip":
+                raise InputError(
+                    "outlier_model: expected 'random_pose' or 'gross' with world_frame 'vo_origin' (a visual-odometry "
+                    "origin has no plane to flip), got 'planar_flip'"
+                )
         elif self.scale != 1.0 or self.scale_drift_std != 0.0:
             raise InputError(
                 f"scale: expected 1 and scale_drift_std 0 unless world_frame is 'vo_origin' (a board gives metric "

@@ -105,12 +105,22 @@ LOOKAT_CAP_HALF_ANGLE_DEG = 35.0
 MARKER_CONE_HALF_ANGLE_DEG = 35.0
 #: Distance range [m] of the static eye-to-hand camera from the workspace centre.
 STATIC_CAMERA_DISTANCE_M = (0.9, 1.6)
+#: Half-angle [deg] of the cone around a marker's normal in which a static camera is placed along a motion
+#: (eye-to-hand, non-look-at families).  Wide enough that a marker facing down from a flange still has
+#: candidate cameras above the floor, looking at it from the side.
+STATIC_CAMERA_CONE_DEG = 70.0
 #: Elevation range [deg] of the static camera above the workspace centre.
 STATIC_CAMERA_ELEVATION_DEG = (15.0, 60.0)
 #: Depression range [deg] of the eye-in-hand board below the workspace centre (board on a table, tilted up).
 BOARD_DEPRESSION_DEG = (45.0, 80.0)
 #: Candidate world placements drawn by :func:`place_world`.
 N_WORLD_CANDIDATES = 25
+#: Height [m] of the plane the robot is mounted on, in the base frame: the world reference of a sequence (the
+#: board of eye-in-hand sequences, the static camera of eye-to-hand ones) is never placed below it.
+FLOOR_Z_M = 0.0
+#: Candidates drawn per kept one when the world reference is placed along a motion (those below the floor are
+#: discarded; see :func:`place_world`).
+WORLD_OVERSAMPLING = 40
 #: Frames (evenly spaced along the trajectory) on which :func:`place_world` counts visibility.
 N_WORLD_FRAMES = 60
 #: Maximum rounds of candidate draws per world placement in :func:`lookat`, and world placements tried.
@@ -905,7 +915,7 @@ def cartesian_cone(robot: RobotModel, rng: np.random.Generator, *, cone_half_ang
     """Keyframes with controlled rotation-axis diversity (``free6d``), joined by minimum-jerk segments.
 
     ``R_0`` is uniform on SO(3); ``R_k = R_{k-1} exp(theta_k a_k)`` with
-    ``theta_k`` uniform in ``rot_angle_range_deg`` and the axes ``a_k`` (in the
+    ``|theta_k|`` uniform in ``rot_angle_range_deg`` and a random sign, and the axes ``a_k`` (in the
     flange frame of keyframe ``k-1``) uniform on the cap of half-angle
     ``cone_half_angle_deg`` around one random axis (0 deg: every motion about
     the same axis, the degenerate case).  The keyframe positions are uniform in
@@ -920,6 +930,9 @@ def cartesian_cone(robot: RobotModel, rng: np.random.Generator, *, cone_half_ang
     main_axis = se3.random_unit_vectors(rng, 1)[0]
     axes = se3.random_axes_in_cone(rng, k - 1, main_axis, math.radians(cone_half_angle_deg))
     theta = np.radians(rng.uniform(rot_angle_range_deg[0], rot_angle_range_deg[1], k - 1))
+    # a random turning direction per step: the axis lines stay in the cone (the scatter matrix does not see the
+    # sign), and the orientation wanders around R_0 instead of turning on and on away from the reference
+    theta *= np.where(rng.random(k - 1) < 0.5, -1.0, 1.0)
     steps = se3.so3_exp(axes * theta[:, None])
     R = np.empty((k, 3, 3))
     R[0] = se3.random_rotations(rng, 1)[0]
@@ -980,22 +993,27 @@ def place_world(T_base_ee: np.ndarray, X: np.ndarray, configuration: str, camera
       its normal within 20 deg of the direction back to the camera and a random
       in-plane rotation;
     * eye-to-hand: the static camera 0.9-1.6 m from the marker of frame ``f``
-      along a direction within 30 deg of that marker's normal, looking at the
+      along a direction within :data:`STATIC_CAMERA_CONE_DEG` of that marker's normal, looking at the
       mean marker position of all frames, with a random roll.
 
-    All candidates are scored on all frames in one visibility call; the one
-    visible in most frames wins (the first on ties).
+    Candidates whose board centre (eye-in-hand) or static camera (eye-to-hand)
+    lies below the mounting plane :data:`FLOOR_Z_M` are discarded: up to
+    ``WORLD_OVERSAMPLING`` times more are drawn in the same vectorised batch and
+    the first ``n_candidates`` valid ones are kept (if none is valid, the first
+    ``n_candidates`` are used and ``info["floor_ok"]`` is False).  The kept
+    candidates are scored on all frames in one visibility call; the one visible
+    in most frames wins (the first on ties).
 
     Returns
     -------
     Y : ndarray, shape (4, 4)
         ``T_base_world`` (eye-in-hand) or ``T_base_cam`` (eye-to-hand).
     info : dict
-        ``{"n_candidates", "n_frames", "n_visible"}`` of the winner.
+        ``{"n_candidates", "n_frames", "n_visible", "floor_ok"}`` of the winner.
     """
     T = np.asarray(T_base_ee, dtype=np.float64)
     F = T.shape[0]
-    m = int(n_candidates)
+    m = int(n_candidates) * WORLD_OVERSAMPLING
     f = rng.integers(F, size=m)
     TX = T @ X
     roll = rng.uniform(-math.pi, math.pi, m)
@@ -1006,21 +1024,28 @@ def place_world(T_base_ee: np.ndarray, X: np.ndarray, configuration: str, camera
         B = C + z * d[:, None]
         n = _cone_directions(rng, -z, math.radians(20.0))
         Yc = se3.transform_from_rotation_translation(_frames_from_z(n, roll), B)
-        T_cam_target = se3.invert_transform(TX, check=False)[None] @ Yc[:, None]
     elif configuration == "eye_to_hand":
         P = TX[f, :3, 3]
-        n = _cone_directions(rng, TX[f, :3, 2], math.radians(30.0))
+        n = _cone_directions(rng, TX[f, :3, 2], math.radians(STATIC_CAMERA_CONE_DEG))
         C = P + n * rng.uniform(*STATIC_CAMERA_DISTANCE_M, m)[:, None]
         centre = TX[:, :3, 3].mean(axis=0)
         z = _unit(centre - C)
         Yc = se3.transform_from_rotation_translation(_frames_from_z(z, roll), C)
-        T_cam_target = se3.invert_transform(Yc, check=False)[:, None] @ TX[None]
     else:
         raise InputError(f"configuration: expected 'eye_in_hand' or 'eye_to_hand', got {configuration!r}")
-    vis = visibility(camera, target, T_cam_target.reshape(-1, 4, 4)).visible.reshape(m, F)
+    # keep the first n_candidates placements above the floor (all of them are scored if too few are)
+    above = np.flatnonzero(Yc[:, 2, 3] >= FLOOR_Z_M)
+    floor_ok = above.size > 0
+    keep = above[: int(n_candidates)] if floor_ok else np.arange(int(n_candidates))
+    if configuration == "eye_in_hand":
+        T_cam_target = se3.invert_transform(TX, check=False)[None] @ Yc[keep][:, None]
+    else:
+        T_cam_target = se3.invert_transform(Yc[keep], check=False)[:, None] @ TX[None]
+    vis = visibility(camera, target, T_cam_target.reshape(-1, 4, 4)).visible.reshape(keep.size, F)
     counts = vis.sum(axis=1)
-    best = int(np.argmax(counts))
-    return Yc[best], {"n_candidates": m, "n_frames": int(F), "n_visible": int(counts[best])}
+    best = int(keep[int(np.argmax(counts))])
+    return Yc[best], {"n_candidates": int(keep.size), "n_frames": int(F), "n_visible": int(counts.max()),
+                      "floor_ok": bool(floor_ok)}  # fmt: skip
 
 
 # --------------------------------------------------------------------------- #
