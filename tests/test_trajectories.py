@@ -404,3 +404,16 @@ def test_cone_keyframes_turn_both_ways():
     ang = np.asarray(traj.to_dict()["rot_angle_deg"])
     assert ang.size == 39 and (ang > 0).any() and (ang < 0).any()
     assert np.all((np.abs(ang) >= 15.0) & (np.abs(ang) <= 30.0))
+
+
+@pytest.mark.parametrize("robot, target", [("ur3", "checker_9x6_25mm"), ("irb120", "checker_9x6_25mm"),
+                                           ("ur5e", "grid_10x8_60mm"), ("panda", "grid_10x8_60mm")])
+def test_lookat_board_is_not_under_the_table(robot, target):
+    from kinhec.generator import simulate
+    from kinhec.recipe import Recipe
+
+    for s in range(4):
+        g = simulate(Recipe(seed=700 + s, robot=robot, family="lookat", sampling_mode="stations", n_stations=8,
+                            target=target))  # fmt: skip
+        assert g.Y[2, 3] >= tj.FLOOR_Z_M - 1e-9
+        assert g.visible.all()

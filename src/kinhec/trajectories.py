@@ -749,6 +749,9 @@ def _board_pose(rng, W, az0, d_mid):
     """Eye-in-hand world ``Y = T_base_world``: board below and in front of ``W``, tilted towards it."""
     az = az0 + math.radians(rng.uniform(-25.0, 25.0))
     el = math.radians(rng.uniform(*BOARD_DEPRESSION_DEG))
+    # the board lies on the mounting plane at the lowest: a steep depression from a low workspace centre
+    # (small arms, large boards seen from far) is flattened until the board centre is on the floor
+    el = min(el, math.asin(min(1.0, max(0.0, (W[2] - FLOOR_Z_M) / d_mid))))
     u = np.array([math.cos(el) * math.cos(az), math.cos(el) * math.sin(az), -math.sin(el)])
     B = W + d_mid * u
     n = _cone_directions(rng, -u[None], math.radians(10.0))
