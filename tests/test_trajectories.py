@@ -391,6 +391,7 @@ def test_world_reference_is_never_below_the_floor():
             g = simulate(Recipe(seed=600 + s, robot=robot, configuration=conf, family="joint_sinusoid",
                                 duration_s=4.0))  # fmt: skip
             assert g.Y[2, 3] >= tj.FLOOR_Z_M, (robot, conf, g.Y[2, 3])
+            assert np.hypot(g.Y[0, 3], g.Y[1, 3]) >= tj.BASE_CLEARANCE_M  # not inside the robot's base column
             if conf == "eye_to_hand":
                 assert g.visible.mean() > 0.5  # the static camera still sees the marker most of the time
 

@@ -118,6 +118,9 @@ N_WORLD_CANDIDATES = 25
 #: Height [m] of the plane the robot is mounted on, in the base frame: the world reference of a sequence (the
 #: board of eye-in-hand sequences, the static camera of eye-to-hand ones) is never placed below it.
 FLOOR_Z_M = 0.0
+#: Horizontal clearance [m] kept between the world reference and the robot's base axis (the column of the
+#: first links), so that a board or a static camera is never placed inside the robot.
+BASE_CLEARANCE_M = 0.2
 #: Candidates drawn per kept one when the world reference is placed along a motion (those below the floor are
 #: discarded; see :func:`place_world`).
 WORLD_OVERSAMPLING = 40
@@ -1000,7 +1003,8 @@ def place_world(T_base_ee: np.ndarray, X: np.ndarray, configuration: str, camera
       mean marker position of all frames, with a random roll.
 
     Candidates whose board centre (eye-in-hand) or static camera (eye-to-hand)
-    lies below the mounting plane :data:`FLOOR_Z_M` are discarded: up to
+    lies below the mounting plane :data:`FLOOR_Z_M` or within
+    :data:`BASE_CLEARANCE_M` of the base axis are discarded: up to
     ``WORLD_OVERSAMPLING`` times more are drawn in the same vectorised batch and
     the first ``n_candidates`` valid ones are kept (if none is valid, the first
     ``n_candidates`` are used and ``info["floor_ok"]`` is False).  The kept
@@ -1037,7 +1041,7 @@ def place_world(T_base_ee: np.ndarray, X: np.ndarray, configuration: str, camera
     else:
         raise InputError(f"configuration: expected 'eye_in_hand' or 'eye_to_hand', got {configuration!r}")
     # keep the first n_candidates placements above the floor (all of them are scored if too few are)
-    above = np.flatnonzero(Yc[:, 2, 3] >= FLOOR_Z_M)
+    above = np.flatnonzero((Yc[:, 2, 3] >= FLOOR_Z_M) & (np.hypot(Yc[:, 0, 3], Yc[:, 1, 3]) >= BASE_CLEARANCE_M))
     floor_ok = above.size > 0
     keep = above[: int(n_candidates)] if floor_ok else np.arange(int(n_candidates))
     if configuration == "eye_in_hand":
