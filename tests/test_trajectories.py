@@ -418,3 +418,15 @@ def test_lookat_board_is_not_under_the_table(robot, target):
                             target=target))  # fmt: skip
         assert g.Y[2, 3] >= tj.FLOOR_Z_M - 1e-9
         assert g.visible.all()
+
+
+@pytest.mark.parametrize("robot", ["ur5e", "panda", "iiwa14", "irb120"])
+def test_parallel_subset_keeps_the_axes_parallel(robot):
+    from kinhec.motion import relative_motions, rotation_axis_scatter
+
+    model = get_robot(robot)
+    for s in range(3):
+        traj = tj.joint_sinusoid(model, np.random.default_rng(40 + s), duration_s=10.0, subset="parallel")
+        T = traj.flange_poses(np.linspace(0.0, 10.0, 120), model)
+        lam = rotation_axis_scatter(relative_motions(T)[:, :3, :3])
+        assert lam[1] < 1e-10, (robot, s, lam)

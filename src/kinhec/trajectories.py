@@ -631,7 +631,15 @@ def joint_sinusoid(robot: RobotModel, rng: np.random.Generator, *, duration_s: f
     _require_arm(robot, "joint_sinusoid")
     n = robot.dof
     centre = _centre_configuration(robot, rng)
-    excited = excited_joints(robot, subset, rng, centre)
+    if subset == "parallel":
+        # pick the pair at home and hold every other joint exactly at home: two revolute axes that are parallel
+        # stay parallel whatever the two excited joints do, but the random centre offset of the joints between
+        # them would tilt them apart (by 1-5 deg on the Panda and the iiwa)
+        excited = excited_joints(robot, subset, rng, robot.home_q_rad)
+        held = np.setdiff1d(np.arange(robot.dof), excited)
+        centre[held] = robot.home_q_rad[held]
+    else:
+        excited = excited_joints(robot, subset, rng, centre)
     H = int(n_harmonics)
     f0 = rng.uniform(frequency_range_hz[0], frequency_range_hz[1], n)
     omega = 2.0 * math.pi * f0[:, None] * np.arange(1, H + 1)[None, :]
