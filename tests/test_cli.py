@@ -153,3 +153,9 @@ def test_benchmark_command_on_a_tiny_dataset(runner, tiny):
     assert "`park_martin`" in board and "`shah`" in board and "`tsai_lenz`" not in board
     res = runner.invoke(main, ["benchmark", str(tiny), "--sync", "exact"])
     assert res.exit_code == 1 and "oracle" in res.output and "estimated" in res.output
+
+
+def test_index_refuses_a_folder_without_shards(runner, tmp_path):
+    res = runner.invoke(main, ["index", str(tmp_path)])
+    assert res.exit_code == 1 and "robot/ and camera/" in res.output
+    assert not (tmp_path / "sequences.parquet").exists()  # nothing written into a folder that is not a dataset

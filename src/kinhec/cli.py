@@ -238,7 +238,10 @@ def _print_generate_summary(con, s) -> None:
 def index(data):
     """Rebuild sequences.parquet / sequences.csv from the shards' metadata."""
     from kinhec import io
+    from kinhec.errors import DatasetFormatError
 
+    if not any((Path(data) / sub).is_dir() for sub in ("robot", "camera")):
+        raise DatasetFormatError(f"{data}: not a kinhec dataset: expected robot/ and camera/ shard folders, found neither")
     man = io.rebuild_index(data)
     io.write_index(data, man)
     click.echo(f"{data}: index rebuilt, {len(man):,} sequences")
