@@ -283,14 +283,15 @@ class _simple_progress:
             return None
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-        self.progress = Progress(
+        columns = (
             TextColumn(f"[bold]{self.label}"), BarColumn(), MofNCompleteColumn(), TextColumn(self.unit),
-            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=self.console,
+            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
         )  # fmt: skip
-        self.progress.start()
 
         def cb(done, total):
-            if self.task is None:
+            if self.task is None:  # started on the first report, so an early error prints nothing else
+                self.progress = Progress(*columns, console=self.console)
+                self.progress.start()
                 self.task = self.progress.add_task(self.label, total=total)
             self.progress.update(self.task, completed=done, total=total)
 
