@@ -255,3 +255,27 @@ def test_relative_paths_from_the_current_folder_or_the_root(repo, monkeypatch):
     assert rel(plan_clean(repo, data=["data_a"]), repo.resolve()) == ["data_a"]
     monkeypatch.chdir(repo)
     assert rel(plan_clean(data=["data_a"]), repo.resolve()) == ["data_a"]  # root found from the current folder
+
+
+def test_partial_leaves_shards_written_by_another_tool_alone(tmp_path):
+    """A complete shard without kinhec's stored index rows (e.g. a published copy) is not half-written."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from kinhec.runner import generate_dataset
+
+    root = tmp_path / "data_foreign"
+    assert generate_dataset("smoke", root, workers=1, limit=2, tracks=["noise"], progress=False).ok
+    for sub in ("robot", "camera"):  # rewrite both files as another writer would: no kinhec metadata
+        p = root / sub / "noise-00000.parquet"
+        t = pq.read_table(p).replace_schema_metadata(None)
+        with pq.ParquetWriter(p, t.schema, compression="zstd") as w:
+            for sid in ("noise-000000", "noise-000001"):
+                w.write_table(t.filter(pc.equal(t.column("sequence_id"), sid)))
+    plan = clean.plan_clean(tmp_path, partial=[root])
+    assert not [it for it in plan.items if "noise-00000" in str(it.path)]
+    # a truncated file still makes the pair half-written
+    cam = root / "camera" / "noise-00000.parquet"
+    cam.write_bytes(cam.read_bytes()[:100])
+    plan = clean.plan_clean(tmp_path, partial=[root])
+    assert sorted(it.path.name for it in plan.items if "shard" in it.reason) == ["noise-00000.parquet"] * 2

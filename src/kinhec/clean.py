@@ -51,8 +51,10 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pyarrow.parquet as pq
+
 from kinhec.errors import InputError
-from kinhec.io import read_shard_index, shard_status
+from kinhec.io import INDEX_METADATA_KEY, read_shard_index, shard_status
 from kinhec.runner import LOCK_NAME, STATE_DIR
 from kinhec.schema import TRACKS
 
@@ -373,6 +375,14 @@ def _check_request(arg, option: str, root: Path, force: bool, plan: CleanPlan) -
     return path
 
 
+def _has_kinhec_rows(path: Path) -> bool:
+    """The shard file carries kinhec's stored index rows (so its consistency can be judged)."""
+    try:
+        return INDEX_METADATA_KEY.encode() in (pq.read_metadata(path).metadata or {})
+    except Exception:
+        return False
+
+
 def _partial_items(folder: Path) -> list[CleanItem]:
     """``*.tmp`` files and half-written shards of a dataset folder."""
     items: list[CleanItem] = []
@@ -403,10 +413,23 @@ def _partial_items(folder: Path) -> list[CleanItem]:
             continue
         if not present:
             continue
+        unreadable = []
+        for p in present:
+            try:
+                pq.ParquetFile(p).close()
+            except Exception:  # truncated, empty, not Parquet: a torn write
+                unreadable.append(p)
+        if unreadable:  # the pair is unusable: both files go, the runner rewrites the shard
+            for p in present:
+                items.append(CleanItem(p, "half-written shard: a file of the pair does not open as Parquet",
+                                       size_bytes=_size(p)))  # fmt: skip
+            continue
+        if not all(_has_kinhec_rows(p) for p in present):
+            continue  # opens but was not written by kinhec (e.g. a published copy): left alone
         try:
             ids = [r["sequence_id"] for r in read_shard_index(robot)]
             status = shard_status(folder, track, shard, ids) if ids else "corrupt"
-        except Exception:  # any failure to read the stored rows means the shard cannot be used
+        except Exception:  # stored rows that do not decode: the two files are not one complete write
             status = "corrupt"
         if status != "complete":
             for p in present:
