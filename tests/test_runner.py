@@ -249,3 +249,26 @@ def test_interrupted_process_resumes_to_an_identical_folder(tmp_path, sig):
     assert res.returncode == 0
     assert not list(out.rglob("*.tmp"))
     assert _digest(out) == _digest(ref)
+
+
+def test_limit_on_a_complete_folder_cuts_nothing(reference, tmp_path):
+    import shutil
+
+    out = tmp_path / "full"
+    shutil.copytree(reference, out)
+    before = list(io.load_manifest(out).sequence_id)
+    s = generate_dataset("smoke", out, workers=1, limit=1, tracks=["noise"], progress=False)
+    assert s.ok and s.written_shards == 0 and s.skipped_shards == 1
+    assert list(io.load_manifest(out).sequence_id) == before
+
+
+def test_final_index_skips_a_damaged_shard_of_a_failed_run(tmp_path):
+    tier = _failing_tier(tmp_path)
+    out = tmp_path / "d"
+    generate_dataset(tier, out, workers=1, progress=False)
+    # an earlier run left a truncated file where a failing shard belongs
+    (out / "robot" / "noise-00000.parquet").write_bytes(b"PAR1 truncated")
+    (out / "camera" / "noise-00000.parquet").write_bytes(b"PAR1 truncated")
+    s = generate_dataset(tier, out, workers=1, progress=False)
+    assert [o.shard_index for o in s.failed] == [0, 4]
+    assert len(io.load_manifest(out)) == 12

@@ -46,6 +46,7 @@ class ShardTask:
     track: str
     shard_index: int
     recipes: tuple
+    full_ids: tuple = ()  # ids of the same shard without --limit: a complete copy of it is never cut down
 
     @property
     def sequence_ids(self) -> list[str]:
@@ -214,12 +215,35 @@ def plan_shards(tier: Tier, root: Path, tracks=None, limit: int | None = None) -
     recipes = expand_tier(tier, tracks, generator_version=__version__)
     tasks, counts = [], {}
     for track, rs in recipes.items():
+        full = shards_of_track(rs, tier.shard_size)
         if limit is not None:
             rs = rs[:limit]
         counts[track] = len(rs)
         for k, chunk in enumerate(shards_of_track(rs, tier.shard_size)):
-            tasks.append(ShardTask(str(root), track, k, tuple(chunk)))
+            full_ids = tuple(r["sequence_id"] for r in full[k])
+            tasks.append(ShardTask(str(root), track, k, tuple(chunk), full_ids))
     return tasks, counts
+
+
+def _shard_done(root: Path, task: ShardTask) -> bool:
+    """The shard is on disk with the planned sequences, or with more of the same shard (an earlier run with a
+    larger or no ``--limit``): a complete shard is never cut down by a smaller limit."""
+    from kinhec import io
+
+    want = task.sequence_ids
+    if io.shard_status(root, task.track, task.shard_index, want) == "complete":
+        return True
+    if not task.full_ids or list(task.full_ids) == want:
+        return False
+    try:
+        have = [r["sequence_id"] for r in io.read_shard_index(io.shard_paths(root, task.track, task.shard_index)[0])]
+    except KinhecError:
+        return False
+    return (
+        len(have) > len(want)
+        and have == list(task.full_ids[: len(have)])
+        and io.shard_status(root, task.track, task.shard_index, have) == "complete"
+    )
 
 
 def _clean_tmp(root: Path) -> None:
@@ -303,7 +327,7 @@ def generate_dataset(
         summary.planned_shards = len(tasks)
         todo = []
         for task in tasks:
-            if io.shard_status(root, task.track, task.shard_index, task.sequence_ids) == "complete":
+            if _shard_done(root, task):
                 summary.skipped_shards += 1
             else:
                 todo.append(task)
@@ -311,7 +335,8 @@ def generate_dataset(
         emit("start", {"planned": summary.planned_sequences, "done": done_seqs, "todo_shards": len(todo)})
         if todo:
             _run_tasks(todo, workers, executor, scheduler, fail_fast, summary, log_path, root, emit)
-        index = io.rebuild_index(root)
+        # shards that failed may have left unreadable files from an earlier run: index what is complete
+        index = io.rebuild_index(root, skip_corrupt=True)
         io.write_index(root, index)
         from kinhec.publish import write_card_if_missing
 
@@ -364,7 +389,10 @@ def _run_tasks(todo, workers, executor, scheduler, fail_fast, summary, log_path,
                     emit("shard", {"outcome": outcome})
                     if since_refresh >= INDEX_REFRESH_EVERY:
                         since_refresh = 0
-                        io.write_index(root, io.rebuild_index(root))
+                        try:  # a refresh must never stop the run (a shard may be between its two renames)
+                            io.write_index(root, io.rebuild_index(root, skip_corrupt=True))
+                        except KinhecError as exc:
+                            log.write(f"--- index refresh skipped at {time.ctime()}: {exc}\n")
         except KeyboardInterrupt:
             summary.interrupted = True
             emit("interrupt", {"running": len(running)})
