@@ -159,3 +159,18 @@ def test_index_refuses_a_folder_without_shards(runner, tmp_path):
     res = runner.invoke(main, ["index", str(tmp_path)])
     assert res.exit_code == 1 and "robot/ and camera/" in res.output
     assert not (tmp_path / "sequences.parquet").exists()  # nothing written into a folder that is not a dataset
+
+
+def test_multi_value_options_take_several_words_and_commas(runner):
+    res = runner.invoke(main, ["plan", "--tier", "small", "--tracks", "noise", "pnp"])
+    assert res.exit_code == 0, res.output
+    assert "168" in res.output  # 144 + 24
+    res = runner.invoke(main, ["plan", "--tier", "small", "--tracks", "noise,temporal", "--tracks", "pnp"])
+    assert res.exit_code == 0 and "216" in res.output  # 144 + 48 + 24
+
+
+def test_os_errors_are_one_line(runner, tiny):
+    res = runner.invoke(main, ["export", str(tiny), "pnp-000000", "--out", "/proc/kinhec-cannot-write"])
+    assert res.exit_code == 1
+    lines = [ln for ln in res.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "/proc/kinhec-cannot-write" in lines[0]

@@ -29,9 +29,44 @@ class _KinhecGroup(click.Group):
                 raise
             click.echo(f"kinhec: error: {exc}", err=True)
             ctx.exit(1)
+        except OSError as exc:  # a path that cannot be created, read or written
+            if ctx.obj and ctx.obj.get("debug"):
+                raise
+            where = f"{exc.filename}: " if exc.filename else ""
+            click.echo(f"kinhec: error: {where}{exc.strerror or exc}", err=True)
+            ctx.exit(1)
         except KeyboardInterrupt:
             click.echo("kinhec: interrupted", err=True)
             ctx.exit(130)
+
+
+class _MultiValue(click.Option):
+    """A repeatable option that also takes several values at once: ``--tracks noise pnp`` or ``--tracks noise,pnp``."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("multiple", True)
+        super().__init__(*args, **kwargs)
+
+    def add_to_parser(self, parser, ctx):
+        super().add_to_parser(parser, ctx)
+        names = set(self.opts)
+        for opt_name in names:
+            opt = parser._long_opt.get(opt_name) or parser._short_opt.get(opt_name)
+            if opt is None:
+                continue
+            original = opt.process
+
+            def process(value, state, original=original, parser=parser):
+                values = [value]
+                # take the following words too, up to the next option
+                while state.rargs and not state.rargs[0].startswith("-"):
+                    values.append(state.rargs.pop(0))
+                for v in values:
+                    for part in str(v).split(","):
+                        if part:
+                            original(part, state)
+
+            opt.process = process
 
 
 @click.group(cls=_KinhecGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -105,7 +140,7 @@ def info(as_json: bool) -> None:
 @main.command()
 @click.option("--tier", "tier_name", default="smoke", show_default=True,
               help="Built-in tier (smoke, small, medium, full) or path to a tier YAML file.")
-@click.option("--tracks", multiple=True, help="Only these tracks (repeatable; default: every track of the tier).")
+@click.option("--tracks", cls=_MultiValue, help="Only these tracks (repeatable; default: every track of the tier).")
 def plan(tier_name: str, tracks: tuple[str, ...]) -> None:
     """Print the number of sequences per track and in total for a tier."""
     from rich.table import Table
@@ -148,7 +183,7 @@ def _check_tracks(tracks):
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="Dataset folder to write or resume.")
 @click.option("--workers", type=int, default=None, callback=_positive_int,
               help="Worker processes (default: number of cores).")
-@click.option("--tracks", multiple=True, help="Only these tracks (repeatable); other tracks in the folder are kept.")
+@click.option("--tracks", cls=_MultiValue, help="Only these tracks (repeatable); other tracks in the folder are kept.")
 @click.option("--limit", type=int, default=None, callback=_positive_int, help="First N sequences of each track only.")
 @click.option("--fail-fast", is_flag=True, help="Stop submitting shards after the first failure.")
 @click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
@@ -371,10 +406,10 @@ def clean(ctx, root, dry_run, partial, data, build, all_, yes, force):
 @main.command()
 @click.argument("data", type=click.Path(exists=True, file_okay=False))
 @click.option("--out", "out", type=click.Path(file_okay=False), default=None, help="Output folder (default DATA/benchmarks).")
-@click.option("--solvers", multiple=True, help="Only these solvers (repeatable; default: all eleven baselines).")
-@click.option("--tracks", multiple=True, help="Only these tracks (repeatable).")
+@click.option("--solvers", cls=_MultiValue, help="Only these solvers (repeatable; default: all eleven baselines).")
+@click.option("--tracks", cls=_MultiValue, help="Only these tracks (repeatable).")
 @click.option("--max-sequences", type=int, default=None, callback=_positive_int, help="First N sequences of each track.")
-@click.option("--sync", "sync", multiple=True, help="Evaluation synchronisation: oracle and/or estimated (default both).")
+@click.option("--sync", "sync", cls=_MultiValue, help="Evaluation synchronisation: oracle and/or estimated (default both).")
 @click.option("--workers", type=int, default=None, callback=_positive_int, help="Worker processes (default: number of cores).")
 @click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True)
 @click.option("--scheduler", default=None, help="Address of a Dask scheduler (implies --executor dask).")
@@ -411,7 +446,7 @@ def benchmark(ctx, data, out, solvers, tracks, max_sequences, sync, workers, exe
 @main.command()
 @click.argument("data", type=click.Path(exists=True, file_okay=False))
 @click.option("--out", "out", type=click.Path(file_okay=False), default=None, help="Output folder (default DATA/figures).")
-@click.option("--sequences", multiple=True, help="Sequence ids for the per-sequence figures (repeatable).")
+@click.option("--sequences", cls=_MultiValue, help="Sequence ids for the per-sequence figures (repeatable).")
 @click.option("--quiet", "-q", is_flag=True, help="Do not list the figures as they are written.")
 def visualize(data, out, sequences, quiet):
     """Draw the PNG figures of a dataset (and of its benchmark results, when present)."""
