@@ -474,3 +474,16 @@ def test_summary_and_protocol_json(smoke, smoke_run):
     assert [s["name"] for s in proto["solvers"]] == ALL_SOLVERS
     assert proto["versions"]["numpy"] == np.__version__
     assert math.isfinite(summ["results"]["noise"]["shah"]["oracle"]["runtime_ms_median"])
+
+
+def test_unreadable_sequences_make_the_run_fail(smoke, tmp_path):
+    import shutil
+
+    copy = tmp_path / "partial"
+    shutil.copytree(smoke, copy, ignore=shutil.ignore_patterns("benchmarks"))
+    for p in (copy / "robot").glob("pnp-*.parquet"):  # a partial download: one track's streams are missing
+        p.unlink()
+    s = run_benchmark(copy, solvers=["park_martin"], sync=["oracle"])
+    assert not s.ok
+    assert s.unreadable and all(sid.startswith("pnp-") for sid in s.unreadable)
+    assert run_benchmark(copy, solvers=["park_martin"], sync=["oracle"], tracks=["noise"]).ok

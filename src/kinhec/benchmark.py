@@ -694,6 +694,8 @@ class BenchmarkSummary:
         Units whose part was already current, and units computed now.
     n_rows, n_ok : int
         Rows of ``results.parquet`` and those with ``ok``.
+    unreadable : list of str
+        Sequences that could not be read (their rows say ``reading failed``); the run is not ``ok``.
     failed : list of UnitOutcome
         Units that could not be evaluated (their sequences are missing from the results).
     interrupted : bool
@@ -720,6 +722,7 @@ class BenchmarkSummary:
     computed_units: int = 0
     n_rows: int = 0
     n_ok: int = 0
+    unreadable: list = field(default_factory=list)
     failed: list = field(default_factory=list)
     interrupted: bool = False
     wall_s: float = 0.0
@@ -730,7 +733,7 @@ class BenchmarkSummary:
 
     @property
     def ok(self) -> bool:
-        return not self.failed and not self.interrupted
+        return not self.failed and not self.interrupted and not self.unreadable
 
 
 def run_benchmark(
@@ -842,6 +845,8 @@ def run_benchmark(
             summary.files, summary.results = _write_outputs(out, table, summary)
             summary.n_rows = table.num_rows
             summary.n_ok = int(np.count_nonzero(table.column("ok").to_numpy(zero_copy_only=False)))
+            err = summary.results["error"].fillna("")
+            summary.unreadable = sorted(set(summary.results.loc[err.str.startswith("reading failed"), "sequence_id"]))
     summary.wall_s = time.perf_counter() - t_wall
     emit("end", {"summary": summary})
     return summary

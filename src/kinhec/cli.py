@@ -244,7 +244,8 @@ class _ShardProgress:
                 dt = __import__("time").perf_counter() - self._t0
                 self.progress.update(self.task, rate=f"{done / dt:.1f} seq/s" if dt > 0 else "")
         elif kind == "interrupt":
-            self.console.print(f"[yellow]interrupted: finishing {data['running']} running shard(s), then writing the index[/yellow]")
+            then = "then writing the index" if self.label == "generate" else "results of finished shards are kept"
+            self.console.print(f"[yellow]interrupted: finishing {data['running']} running shard(s); {then}[/yellow]")
         elif kind == "end":
             self.close()
 
@@ -435,6 +436,9 @@ def benchmark(ctx, data, out, solvers, tracks, max_sequences, sync, workers, exe
     )
     for o in s.failed:
         con.print(f"[red]shard {o.track}-{o.shard_index:05d} failed[/red]: {o.error}")
+    if s.unreadable:
+        con.print(f"[red]{len(s.unreadable)} sequence(s) could not be read[/red] (e.g. {s.unreadable[0]}): their rows say "
+                  "'reading failed'; for a partial download, restrict --tracks to the tracks you have")
     if s.interrupted:
         con.print("[yellow]interrupted[/yellow]: re-run the same command to resume")
     elif s.files:
