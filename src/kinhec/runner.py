@@ -75,7 +75,7 @@ class RunSummary:
     skipped_shards: int = 0
     written_shards: int = 0
     written_sequences: int = 0
-    failed: list[ShardOutcome] = field(default_factory=list)
+    failed: list[ShardOutcome] = field(default_factory=list)  # in plan order (track, shard index)
     interrupted: bool = False
     wall_s: float = 0.0
     cpu_s: float = 0.0
@@ -335,6 +335,8 @@ def generate_dataset(
         emit("start", {"planned": summary.planned_sequences, "done": done_seqs, "todo_shards": len(todo)})
         if todo:
             _run_tasks(todo, workers, executor, scheduler, fail_fast, summary, log_path, root, emit)
+            # shards finish in any order: report failures in plan order so the summary is deterministic
+            summary.failed.sort(key=lambda o: (o.track, o.shard_index))
         # shards that failed may have left unreadable files from an earlier run: index what is complete
         index = io.rebuild_index(root, skip_corrupt=True)
         io.write_index(root, index)
