@@ -135,13 +135,14 @@ def test_cameras_targets_json_round_trip():
     assert list(back["targets"]) == list(CARD_TARGETS)
     for name, (width, height, f, hfov) in CARD_CAMERAS.items():
         c = back["cameras"][name]
-        assert (c["width_px"], c["height_px"], c["f_px"]) == (width, height, f)
-        assert (c["cx_px"], c["cy_px"]) == (width / 2, height / 2)
+        assert (c["name"], c["width"], c["height"], c["fx"], c["fy"]) == (name, width, height, f, f)
+        assert (c["cx"], c["cy"]) == (width / 2, height / 2)
         assert c["hfov_deg"] == pytest.approx(hfov, abs=0.05)
     for name, (cols, rows, pitch_mm, kind, min_visible, extent_m) in CARD_TARGETS.items():
         t = back["targets"][name]
         assert (t["cols"], t["rows"], t["kind"], t["min_visible_points"]) == (cols, rows, kind, min_visible)
-        assert t["pitch_m"] == pytest.approx(pitch_mm / 1000)
+        assert t["name"] == name
+        assert t["spacing_m"] == pytest.approx(pitch_mm / 1000)
         assert t["size_m"] == pytest.approx(list(extent_m))
         assert t["n_points"] == cols * rows
 

@@ -176,7 +176,7 @@ def test_incomplete_copy_is_reported(tmp_path):
     root = tmp_path / "data_part"
     assert generate_dataset("smoke", root, workers=1, tracks=["robot_error"], progress=False).ok
     info = (root / "generation_info.json").read_text()
-    (root / "generation_info.json").write_text(info.replace('"planned": 2', '"planned": 5'))
+    (root / "generation_info.json").write_text(info.replace('"planned_sequences": 2', '"planned_sequences": 5'))
     assert "This copy is not complete: `robot_error` holds 2 of 5 planned sequences." in card_text(root)
 
 

@@ -57,7 +57,7 @@ def test_folder_layout_and_exact_schemas(reference):
     info = json.loads((root / "generation_info.json").read_text())
     assert {"dataset", "generator_version", "tier", "tier_config", "global_seed", "tracks"} <= set(info)
     assert info["global_seed"] == 20260909
-    assert info["tracks"]["noise"]["planned"] == LIMIT
+    assert info["tracks"]["noise"]["planned_sequences"] == LIMIT
     for _, row in man.iterrows():
         sid = row.sequence_id
         track, num = sid.rsplit("-", 1)

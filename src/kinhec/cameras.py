@@ -481,35 +481,43 @@ def _visibility(cam: CameraPreset, tgt: TargetPreset, T: np.ndarray, inside: np.
 # serialisation
 # --------------------------------------------------------------------------- #
 def camera_json(camera) -> dict:
-    """JSON-ready description of a camera preset (intrinsics in px, fields of view in deg)."""
+    """JSON-ready description of a camera preset, in the published ``cameras_targets.json`` form.
+
+    Keys, in order: ``name, width, height`` [px], ``fx, fy, cx, cy`` [px],
+    ``description``, ``hfov_deg`` (horizontal field of view [deg], 2 decimals).
+    """
     c = as_camera(camera)
     return {
-        "width_px": int(c.width_px),
-        "height_px": int(c.height_px),
-        "f_px": float(c.f_px),
-        "fx_px": float(c.f_px),
-        "fy_px": float(c.f_px),
-        "cx_px": float(c.cx_px),
-        "cy_px": float(c.cy_px),
-        "hfov_deg": round(c.hfov_deg, 3),
-        "vfov_deg": round(c.vfov_deg, 3),
+        "name": c.name,
+        "width": int(c.width_px),
+        "height": int(c.height_px),
+        "fx": float(c.f_px),
+        "fy": float(c.f_px),
+        "cx": float(c.cx_px),
+        "cy": float(c.cy_px),
         "description": c.description,
+        "hfov_deg": round(float(c.hfov_deg), 2),
     }
 
 
 def target_json(target) -> dict:
-    """JSON-ready description of a target preset (geometry in m)."""
+    """JSON-ready description of a target preset, in the published ``cameras_targets.json`` form.
+
+    Keys, in order: ``name, cols, rows, spacing_m`` (point pitch [m]), ``kind,
+    min_visible_points, description, n_points, size_m`` ([width, height] [m]).
+    """
     t = as_target(target)
     w, h = t.size_m
     return {
+        "name": t.name,
         "cols": int(t.cols),
         "rows": int(t.rows),
-        "n_points": int(t.n_points),
-        "pitch_m": float(t.pitch_m),
+        "spacing_m": float(t.pitch_m),
         "kind": t.kind,
         "min_visible_points": int(t.min_visible_points),
-        "size_m": [round(w, 9), round(h, 9)],
         "description": t.description,
+        "n_points": int(t.n_points),
+        "size_m": [round(w, 9), round(h, 9)],
     }
 
 

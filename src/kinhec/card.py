@@ -518,7 +518,8 @@ def card_text(root, *, hf_repo: str | None = None) -> str:
             ["produced by", f"kinhec {', '.join(versions)}, global seed {seeds}"],
         ],
     )
-    planned = {t: v.get("planned") for t, v in (info.get("tracks") or {}).items() if isinstance(v, dict)}
+    planned = {t: v.get("planned_sequences", v.get("planned")) for t, v in (info.get("tracks") or {}).items()
+               if isinstance(v, dict)}  # fmt: skip
     incomplete = []
     for t, p in planned.items():
         have = int((man["track"] == t).sum())

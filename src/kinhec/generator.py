@@ -70,6 +70,7 @@ from kinhec.noise import (
 )
 from kinhec.pnp import simulate_pnp
 from kinhec.recipe import Recipe
+from kinhec.recipe_json import config_dict, published_sync, stored_recipe
 from kinhec.robots import get_robot
 from kinhec.schema import INDEX_SCHEMA, SequenceTables, pose_columns
 from kinhec import trajectories as tj
@@ -82,6 +83,7 @@ __all__ = [
     "generate_sequence",
     "pack",
     "index_row",
+    "config_record",
     "extra_record",
 ]
 
@@ -387,7 +389,7 @@ def index_row(g: GeneratedSequence) -> dict:
         "camera": r.camera,
         "target": r.target,
         "sampling_mode": r.sampling_mode,
-        "sync": r.sync,
+        "sync": published_sync(r.sync),
         "duration_s": float(g.trajectory.duration_s if stations else r.duration_s),
         "robot_rate_hz": float(g.clocks.robot_rate_hz),
         "camera_rate_hz": float(g.clocks.camera_rate_hz),
@@ -429,39 +431,53 @@ def index_row(g: GeneratedSequence) -> dict:
         mean_trans_m=float(d["mean_trans_m"]),
         translation_cond=float(d["translation_cond"]),
         generator_version=kinhec.__version__,
-        config_json=dumps(r.to_dict()),
+        config_json=dumps(config_record(g), sort_keys=True),
         extra_json=dumps(extra_record(g)),
     )
     # keep the schema's column order
     return {name: row[name] for name in INDEX_SCHEMA.names if name not in INDEX_COLUMNS_FILLED_BY_WRITER}
 
 
-def extra_record(g: GeneratedSequence) -> dict:
-    """Content of ``extra_json``.
+def config_record(g: GeneratedSequence) -> dict:
+    """Content of ``config_json``: the recipe in the published nested form (:func:`kinhec.recipe_json.config_dict`)."""
+    r = g.recipe
+    joints = None
+    if r.family == "joint_sinusoid":
+        joints = g.trajectory.to_dict().get("excited_joints")
+    robot_rate = g.clocks.robot_rate_hz if published_sync(r.sync) == "asynchronous" else None
+    return config_dict(r, robot_rate_hz=robot_rate, joints=joints)
 
-    Keys: ``trajectory`` (family parameters, :meth:`Trajectory.to_dict`),
-    ``keyframes`` (camera-frame indices behind the descriptors), ``true_dh``
-    (:meth:`RobotModel.to_dict` of the perturbed model for ``dh_error``, else
-    null), ``scale_per_frame`` (the scale of every camera frame when the scale
-    drifts, else null: it is then the ``scale`` column throughout), ``clock``
-    (rates, phase, dropped frames), ``camera`` (intrinsics with ``K``),
-    ``target`` (grid geometry; the points follow from cols, rows and pitch, see
-    :attr:`kinhec.cameras.TargetPreset.points_m`), and the bookkeeping of the
-    world placement (``world``) or the look-at search (``lookat``).
+
+def extra_record(g: GeneratedSequence) -> dict:
+    """Content of ``extra_json``: the published keys first, then kinhec's own.
+
+    Published keys (docs/format.md): ``true_dh`` (``dh_error`` sequences only:
+    the perturbed ``a, d`` [m], ``alpha, theta_offset`` [rad]),
+    ``scale_per_frame`` (sequences with a scale: the scale of every camera
+    frame), ``trajectory_params`` (the family's parameters,
+    :meth:`Trajectory.to_dict`), ``keyframe_indices`` (camera-frame indices
+    behind the descriptors), ``camera_intrinsics`` and ``target`` (the presets
+    as in ``cameras_targets.json``).  kinhec's own keys follow: ``recipe``
+    (the whole :class:`Recipe`, :func:`kinhec.recipe_json.stored_recipe`),
+    ``clock`` (rates, phase, dropped frames), ``camera_K`` (3x3 intrinsic
+    matrix [px]) and the bookkeeping of the world placement (``world``) or of
+    the look-at search (``lookat``).
     """
     r = g.recipe
     cam = get_camera(r.camera)
-    cam_d = camera_json(cam)
-    cam_d["K"] = cam.K
-    drifting = g.scale_per_frame is not None and r.scale_drift_std > 0
-    out = {
-        "trajectory": g.trajectory.to_dict(),
-        "keyframes": g.keyframes,
-        "true_dh": g.true_robot.to_dict() if "dh_error" in r.robot_noise_models else None,
-        "scale_per_frame": g.scale_per_frame if drifting else None,
-        "clock": g.clocks.to_dict(),
-        "camera": cam_d,
-        "target": target_json(r.target),
-    }
+    out = {}
+    if "dh_error" in r.robot_noise_models:
+        out["true_dh"] = g.true_robot.dh_published()
+    if r.scale != 1.0 or r.scale_drift_std > 0:
+        n_c = g.t_camera_s.size
+        spf = g.scale_per_frame if g.scale_per_frame is not None else r.scale
+        out["scale_per_frame"] = np.broadcast_to(np.asarray(spf, dtype=np.float64), (n_c,)).tolist()
+    out["trajectory_params"] = g.trajectory.to_dict()
+    out["keyframe_indices"] = g.keyframes
+    out["camera_intrinsics"] = camera_json(cam)
+    out["target"] = target_json(r.target)
+    out["recipe"] = stored_recipe(r)
+    out["clock"] = g.clocks.to_dict()
+    out["camera_K"] = cam.K
     out.update(g.info)
     return out

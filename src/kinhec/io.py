@@ -37,9 +37,9 @@ and ``B_i = inv(T_cam_target(i))`` (eye-in-hand, ``X = T_ee_cam``,
 ``X = T_ee_marker``, ``Y = T_base_cam``), every pair satisfies
 ``A_i X = Y B_i`` on ground truth.
 
-The ``sync`` column holds ``"sync"`` or ``"async"``; when reading, any value
-starting with ``"async"`` (case-insensitive) means asynchronous and everything
-else synchronous.
+The ``sync`` column holds ``"synchronous"`` or ``"asynchronous"`` (the
+published spellings); when reading, any value starting with ``"async"``
+(case-insensitive) means asynchronous and everything else synchronous.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from kinhec import jsonutil, se3
+from kinhec import __version__, jsonutil, se3
 from kinhec.errors import DatasetFormatError, InputError, UnknownNameError
 from kinhec.motion import (
     KEYFRAME_MAX,
@@ -105,8 +105,14 @@ __all__ = [
 INDEX_FILE = "sequences.parquet"
 #: Name of the CSV copy of the index (without the JSON columns).
 INDEX_CSV_FILE = "sequences.csv"
-#: Parquet key-value metadata key holding a shard's index rows (JSON).
-INDEX_METADATA_KEY = "kinhec.index"
+#: Parquet key-value metadata key holding a shard's index rows (JSON), as in the published format.
+INDEX_METADATA_KEY = "kinhec_manifest"
+#: The key earlier kinhec versions stored the rows under (still read).
+LEGACY_INDEX_METADATA_KEY = "kinhec.index"
+#: Parquet key-value metadata key naming the tool that wrote a shard (kinhec's own shards only).
+WRITER_METADATA_KEY = "kinhec.writer"
+#: The value of :data:`WRITER_METADATA_KEY` in the shards this kinhec writes.
+WRITER = f"kinhec {__version__}"
 #: Index columns filled in by :func:`write_shard`.
 LOCATION_COLUMNS = ("robot_file", "camera_file", "robot_row_group", "camera_row_group")
 
@@ -619,7 +625,26 @@ def _encode_index_rows(table: pa.Table) -> str:
             v = r[c]
             if v is not None and not math.isfinite(v):
                 r[c] = None if math.isnan(v) else ("inf" if v > 0 else "-inf")
+    # the published order: index columns, then the four file locations last
+    loc = set(LOCATION_COLUMNS)
+    rows = [{**{k: v for k, v in r.items() if k not in loc}, **{k: r[k] for k in LOCATION_COLUMNS}} for r in rows]
     return jsonutil.dumps(rows)
+
+
+def shard_writer(path) -> str | None:
+    """The tool that wrote a shard file: kinhec's :data:`WRITER` value, ``None`` for another writer.
+
+    A shard with the published ``kinhec_manifest`` rows but no
+    :data:`WRITER_METADATA_KEY` was written by another tool (the published
+    toolkit).  Raises :class:`DatasetFormatError` when the footer cannot be read.
+    """
+    path = Path(path)
+    try:
+        kv = pq.read_metadata(path).metadata or {}
+    except Exception as exc:  # pyarrow raises several types for damaged files
+        raise DatasetFormatError(f"{path}: cannot read the Parquet footer, the file is truncated or corrupt ({exc})") from None
+    v = kv.get(WRITER_METADATA_KEY.encode())
+    return v.decode("utf-8", "replace") if v is not None else None
 
 
 # --------------------------------------------------------------------------- #
@@ -635,11 +660,12 @@ def shard_paths(root, track: str, shard_index: int) -> tuple[Path, Path]:
 def _write_parquet_tmp(path: Path, schema: pa.Schema, tables, metadata: dict[str, str] | None) -> Path:
     tmp = _tmp_path(path)
     try:
-        with pq.ParquetWriter(tmp, schema, compression=COMPRESSION) as writer:
+        # in the Arrow schema (so also the file's key-value metadata), where the published shards keep it
+        full = schema.with_metadata(metadata) if metadata else schema
+        with pq.ParquetWriter(tmp, full, compression=COMPRESSION) as writer:
             for tbl in tables:
-                writer.write_table(tbl, row_group_size=max(tbl.num_rows, 1))
-            if metadata:
-                writer.add_key_value_metadata(metadata)
+                writer.write_table(tbl.replace_schema_metadata(metadata) if metadata else tbl,
+                                   row_group_size=max(tbl.num_rows, 1))  # fmt: skip
         _fsync_file(tmp)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -710,7 +736,7 @@ def write_shard(root, track: str, shard_index: int, sequences) -> list[dict]:
         rows.append(row)
     table = _index_table(rows, "sequences (index rows)")
     _check_unique_ids(table, "sequences")
-    meta = {INDEX_METADATA_KEY: _encode_index_rows(table)}
+    meta = {INDEX_METADATA_KEY: _encode_index_rows(table), WRITER_METADATA_KEY: WRITER}
     robot_path, camera_path = shard_paths(root, track, shard_index)
     robot_path.parent.mkdir(parents=True, exist_ok=True)
     camera_path.parent.mkdir(parents=True, exist_ok=True)
@@ -744,7 +770,7 @@ def _raw_index_metadata(path: Path) -> bytes:
         kv = pq.read_metadata(path).metadata or {}
     except Exception as exc:  # pyarrow raises several types for damaged files
         raise DatasetFormatError(f"{path}: cannot read the Parquet footer, the file is truncated or corrupt ({exc})") from None
-    text = kv.get(INDEX_METADATA_KEY.encode())
+    text = kv.get(INDEX_METADATA_KEY.encode(), kv.get(LEGACY_INDEX_METADATA_KEY.encode()))
     if text is None:
         raise DatasetFormatError(f"{path}: expected index rows in the metadata key {INDEX_METADATA_KEY!r}, found none")
     return text
@@ -864,6 +890,10 @@ def write_index(root, rows_or_dataframe) -> list[Path]:
     return _write_index_files(root, _sort_index(table))
 
 
+def _writer_name(writer) -> str:
+    return writer if writer else "another tool (no kinhec.writer metadata: the published toolkit)"
+
+
 def rebuild_index(root, *, skip_corrupt: bool = False) -> pd.DataFrame:
     """Rebuild the index from the metadata of the shards in ``root/robot`` and ``root/camera``.
 
@@ -882,6 +912,7 @@ def rebuild_index(root, *, skip_corrupt: bool = False) -> pd.DataFrame:
         raise DatasetFormatError(f"{root}: expected a dataset folder, got no such directory")
     robot_dir = root / "robot"
     rows: list[dict] = []
+    writers: dict = {}  # writer -> first shard written by it
     names = sorted(p.name for p in robot_dir.iterdir() if _SHARD_RE.match(p.name)) if robot_dir.is_dir() else []
     for name in names:
         robot_path, camera_path = robot_dir / name, root / "camera" / name
@@ -889,6 +920,10 @@ def rebuild_index(root, *, skip_corrupt: bool = False) -> pd.DataFrame:
             continue  # incomplete shard
         try:
             text = _raw_index_metadata(robot_path)
+            writer = shard_writer(robot_path)
+            if shard_writer(camera_path) != writer:
+                raise DatasetFormatError(f"{camera_path}: written by {_writer_name(shard_writer(camera_path))}, "
+                                         f"its robot file by {_writer_name(writer)}")  # fmt: skip
             if _raw_index_metadata(camera_path) != text:
                 raise DatasetFormatError(f"{camera_path}: its index metadata differs from that of {robot_path}")
             shard_rows = _decode_index_metadata(text, str(robot_path))
@@ -907,7 +942,14 @@ def rebuild_index(root, *, skip_corrupt: bool = False) -> pd.DataFrame:
             if skip_corrupt:
                 continue
             raise
+        writers.setdefault(writer, f"robot/{name}")
         rows.extend(shard_rows)
+    if len(writers) > 1:
+        found = "; ".join(f"{shard} by {_writer_name(w)}" for w, shard in writers.items())
+        raise DatasetFormatError(
+            f"{root}: expected shards written by one tool, got a mix ({found}); keep the shards of one tool in "
+            "this folder (move the others to a folder of their own)"
+        )
     try:
         table = _index_table(rows, f"{root} (shard metadata)")
         _check_unique_ids(table, f"{root} (shard metadata)")

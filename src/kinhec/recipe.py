@@ -65,6 +65,8 @@ __all__ = [
 ]
 
 SYNC_MODES = ("sync", "async")
+#: The on-disk spellings of ``sync`` (index, ``config_json``), accepted as input too.
+_PUBLISHED_SYNC = {"synchronous": "sync", "asynchronous": "async"}
 #: Joint subsets of the ``joint_sinusoid`` family.
 SUBSETS = ("single", "parallel", "two_axes", "wrist", "all")
 #: Families that need a kinematic chain.
@@ -290,7 +292,7 @@ class Recipe:
         s("configuration", _name(self.configuration, "configuration", CONFIGURATIONS))
         s("family", _name(self.family, "family", FAMILIES))
         s("sampling_mode", _name(self.sampling_mode, "sampling_mode", SAMPLING_MODES))
-        s("sync", _name(self.sync, "sync", SYNC_MODES))
+        s("sync", _name(_PUBLISHED_SYNC.get(self.sync, self.sync), "sync", SYNC_MODES))
         s("world_frame", _name(self.world_frame, "world_frame", WORLD_FRAMES))
         s("camera", _name(self.camera, "camera", CAMERA_NAMES))
         tgt = DEFAULT_TARGETS[self.configuration] if self.target is None else self.target

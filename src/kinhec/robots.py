@@ -73,6 +73,9 @@ _IK_LAMBDA_MAX = 1e3
 _IK_STALL_WINDOW = 10
 _IK_STALL_RATIO = 0.99
 _CONVENTIONS = ("standard", "modified", "free")
+#: Units named by the ``units`` entry of every published ``robots.json`` model.
+PUBLISHED_UNITS = {"a": "m", "d": "m", "alpha": "rad", "theta_offset": "rad", "q_min": "rad", "q_max": "rad",
+                   "qd_max": "rad/s"}  # fmt: skip
 
 
 # --------------------------------------------------------------------------- #
@@ -858,11 +861,91 @@ class RobotModel:
             "description": self.description,
         }
 
+    def to_published_dict(self) -> dict:
+        """The entry of ``robots.json`` in the published KinHEC form: SI units (metres, radians).
+
+        Keys, in order: ``name, dof, convention, a, d, alpha, theta_offset,
+        q_min, q_max, qd_max, control_rate_hz, tool, q_sign, reach_m,
+        description, source, home_q, units``.  ``q_sign`` is ``None`` when
+        every joint counts positively, ``tool`` ``None`` for the identity;
+        ``free6d`` has ``dof`` 0, convention ``"standard"``, empty lists and
+        ``home_q`` ``None``.  :meth:`from_dict` reads it back.
+        """
+        free = self.convention == "free"
+        vals = lambda a: [float(v) for v in np.asarray(a, dtype=np.float64).reshape(-1)]  # noqa: E731
+        signs = vals(self.joint_sign)
+        return {
+            "name": self.name,
+            "dof": int(self.dof),
+            "convention": "standard" if free else self.convention,
+            "a": vals(self.a_m),
+            "d": vals(self.d_m),
+            "alpha": vals(self.alpha_rad),
+            "theta_offset": vals(self.theta_offset_rad),
+            "q_min": vals(self.q_min_rad),
+            "q_max": vals(self.q_max_rad),
+            "qd_max": vals(self.qd_max_rad_s),
+            "control_rate_hz": float(self.control_rate_hz),
+            "tool": None if _is_identity(self.tool) else self.tool.tolist(),
+            "q_sign": None if all(v == 1.0 for v in signs) else signs,
+            "reach_m": float(self.reach_m),
+            "description": self.description,
+            "source": self.source,
+            "home_q": None if free else vals(self.home_q_rad),
+            "units": dict(PUBLISHED_UNITS),
+        }
+
+    def dh_published(self) -> dict:
+        """The DH table in the published ``extra_json["true_dh"]`` form: ``a, d`` [m], ``alpha, theta_offset`` [rad]."""
+        vals = lambda a: [float(v) for v in np.asarray(a, dtype=np.float64).reshape(-1)]  # noqa: E731
+        return {"a": vals(self.a_m), "d": vals(self.d_m), "alpha": vals(self.alpha_rad),
+                "theta_offset": vals(self.theta_offset_rad)}  # fmt: skip
+
+    @classmethod
+    def _from_published_dict(cls, data: dict) -> "RobotModel":
+        required = ("name", "dof", "convention", "a", "d", "alpha", "theta_offset", "q_min", "q_max", "qd_max",
+                    "control_rate_hz", "reach_m")  # fmt: skip
+        missing = [k for k in required if k not in data]
+        if missing:
+            raise InputError(f"data: expected the keys {', '.join(required)}, got a dict missing {', '.join(missing)}")
+        dof = data["dof"]
+        arr = lambda k: np.asarray(data[k] if data.get(k) is not None else [], dtype=np.float64).reshape(-1)  # noqa: E731
+        free = isinstance(dof, (int, np.integer)) and not isinstance(dof, bool) and dof == 0
+        sign = data.get("q_sign")
+        home = data.get("home_q")
+        tool = data.get("tool")
+        n = len(arr("a"))
+        return cls(
+            name=data["name"],
+            dof=dof,
+            convention="free" if free else data["convention"],
+            a_m=arr("a"),
+            d_m=arr("d"),
+            alpha_rad=arr("alpha"),
+            theta_offset_rad=arr("theta_offset"),
+            joint_sign=np.ones(n) if sign is None else np.asarray(sign, dtype=np.float64).reshape(-1),
+            q_min_rad=arr("q_min"),
+            q_max_rad=arr("q_max"),
+            qd_max_rad_s=arr("qd_max"),
+            home_q_rad=(np.zeros(n) if home is None else np.asarray(home, dtype=np.float64).reshape(-1)),
+            tool=np.eye(4) if tool is None else np.asarray(tool, dtype=np.float64),
+            control_rate_hz=data["control_rate_hz"],
+            reach_m=data["reach_m"],
+            source=data.get("source") or "",
+            description=data.get("description") or "",
+        )
+
     @classmethod
     def from_dict(cls, data: dict) -> "RobotModel":
-        """Rebuild a model from :meth:`to_dict` output (e.g. read back from ``robots.json``)."""
+        """Rebuild a model from :meth:`to_dict` or :meth:`to_published_dict` output (e.g. ``robots.json``).
+
+        A dict with the key ``a`` (and not ``a_m``) is read in the published
+        form (metres, radians, ``q_sign``); otherwise kinhec's own form.
+        """
         if not isinstance(data, dict):
             raise InputError(f"data: expected a dict as written by RobotModel.to_dict, got {type(data).__name__}")
+        if "a" in data and "a_m" not in data:
+            return cls._from_published_dict(data)
         required = ("name", "dof", "convention", "a_m", "d_m", "alpha_deg", "theta_offset_deg", "joint_sign",
                     "q_min_deg", "q_max_deg", "qd_max_deg_s", "home_q_deg", "control_rate_hz", "reach_m")
         missing = [k for k in required if k not in data]
@@ -1062,5 +1145,5 @@ def get_robot(name: str) -> RobotModel:
 
 
 def robots_json() -> dict:
-    """Content of ``robots.json``: ``{name: RobotModel.to_dict()}`` for every registered model, in order."""
-    return {name: _REGISTRY[name].to_dict() for name in ROBOT_NAMES}
+    """Content of ``robots.json``: ``{name: RobotModel.to_published_dict()}`` for every registered model, in order."""
+    return {name: _REGISTRY[name].to_published_dict() for name in ROBOT_NAMES}

@@ -139,6 +139,25 @@ def _tier_fingerprint(tier: Tier) -> dict:
     return {"tier": tier.name, "global_seed": tier.global_seed, "generator_version": __version__}
 
 
+def _folder_tier_config(root: Path, info: dict):
+    """The tier configuration a folder was generated with: ``configs/<tier>.yaml`` named by ``tier_config``.
+
+    Older folders kept the configuration itself under ``tier_config``; ``None``
+    when neither can be read.
+    """
+    cfg = info.get("tier_config")
+    if isinstance(cfg, dict):
+        return cfg
+    if not isinstance(cfg, str) or not cfg:
+        return None
+    import yaml
+
+    try:
+        return yaml.safe_load((root / cfg).read_text())
+    except (OSError, yaml.YAMLError):
+        return None
+
+
 def _check_or_write_generation_info(root: Path, tier: Tier, tracks, counts: dict, overwrite: bool) -> None:
     from kinhec import jsonutil
 
@@ -151,7 +170,7 @@ def _check_or_write_generation_info(root: Path, tier: Tier, tracks, counts: dict
             raise DatasetFormatError(f"{path}: expected valid JSON, got unreadable content ({exc})") from None
         mine = _tier_fingerprint(tier)
         theirs = {k: info.get(k) for k in mine}
-        if theirs != mine or info.get("tier_config") != tier.config:
+        if theirs != mine or _folder_tier_config(root, info) != tier.config:
             if not overwrite:
                 diff = ", ".join(f"{k}: {theirs[k]!r} (folder) vs {mine[k]!r} (now)" for k in mine if theirs[k] != mine[k])
                 if not diff:
@@ -167,20 +186,20 @@ def _check_or_write_generation_info(root: Path, tier: Tier, tracks, counts: dict
             info = None
     track_info = dict(info.get("tracks", {})) if info else {}
     for t in tracks:
-        track_info[t] = {"description": TRACK_DESCRIPTIONS[t], "planned": counts[t]}
+        track_info[t] = {"description": TRACK_DESCRIPTIONS[t], "planned_sequences": counts[t]}
     ordered = {t: track_info[t] for t in TRACKS if t in track_info}
-    new = {
-        "dataset": "KinHEC-format synthetic hand-eye calibration benchmark",
+    new = {  # the published generation_info.json keys, in order (docs/format.md)
+        "dataset": "KinHEC",
         "generator_version": __version__,
         "tier": tier.name,
-        "tier_config": tier.config,
+        "tier_config": f"configs/{tier.name}.yaml",
         "global_seed": tier.global_seed,
         "tracks": ordered,
     }
-    atomic_write_text(path, jsonutil.dumps(new, indent=2))
     cfg = root / "configs"
     cfg.mkdir(exist_ok=True)
     atomic_write_text(cfg / f"{tier.name}.yaml", tier.yaml_text())
+    atomic_write_text(path, jsonutil.dumps(new, indent=2))
 
 
 def write_static_files(root: Path) -> None:

@@ -694,7 +694,7 @@ def _check_index_values(man: pd.DataFrame, report: ValidationReport) -> None:
         ("family", FAMILIES, WARNING),
         ("sampling_mode", SAMPLING_MODES, WARNING),
         ("outlier_model", OUTLIER_MODELS, WARNING),
-        ("sync", ("sync", "async"), WARNING),
+        ("sync", ("synchronous", "asynchronous"), WARNING),
     )
     for col, valid, level in vocab:
         vals = man[col].dropna()
@@ -1170,7 +1170,10 @@ class _SequenceChecker:
                 self.err("fk", "dh_error sequence without the true DH model (extra_json['true_dh'])")
                 return None
             try:
-                return RobotModel.from_dict(true_dh)
+                if "a_m" in true_dh:  # an older kinhec row: the whole model
+                    return RobotModel.from_dict(true_dh)
+                # the published form: the perturbed a, d, alpha, theta_offset over the nominal model
+                return RobotModel.from_dict({**get_robot(name).to_published_dict(), **true_dh})
             except KinhecError as exc:
                 self.err("fk", f"extra_json['true_dh'] is not a valid robot model: {exc}")
                 return None

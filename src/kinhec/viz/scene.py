@@ -39,8 +39,8 @@ def camera_geometry(seq: Sequence) -> tuple[float, float, float]:
         cam = get_camera(str(seq.info.get("camera")))
         return float(cam.width_px), float(cam.height_px), float(cam.f_px)
     except KinhecError:
-        c = seq.extra.get("camera") or {}
-        return float(c.get("width_px", 1280)), float(c.get("height_px", 720)), float(c.get("f_px", 920))
+        c = seq.extra.get("camera_intrinsics") or {}
+        return float(c.get("width", 1280)), float(c.get("height", 720)), float(c.get("fx", 920))
 
 
 def target_points(seq: Sequence) -> tuple[np.ndarray, float]:
@@ -50,7 +50,7 @@ def target_points(seq: Sequence) -> tuple[np.ndarray, float]:
         return tgt.points_m, float(tgt.pitch_m)
     except KinhecError:
         t = seq.extra.get("target") or {}
-        cols, rows, pitch = int(t.get("cols", 2)), int(t.get("rows", 2)), float(t.get("pitch_m", 0.04))
+        cols, rows, pitch = int(t.get("cols", 2)), int(t.get("rows", 2)), float(t.get("spacing_m", 0.04))
         x = (np.arange(cols) - 0.5 * (cols - 1)) * pitch
         y = (0.5 * (rows - 1) - np.arange(rows)) * pitch
         X, Y = np.meshgrid(x, y)
