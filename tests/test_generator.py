@@ -17,6 +17,7 @@ from kinhec import se3
 from kinhec.errors import InputError, UnknownNameError
 from kinhec.generator import INDEX_COLUMNS_FILLED_BY_WRITER, generate_sequence, simulate
 from kinhec.jsonutil import dumps, loads
+from kinhec.recipe_json import recipe_from_json
 from kinhec.recipe import Recipe
 from kinhec.robots import ROBOT_NAMES, RobotModel, get_robot
 from kinhec.schema import CAMERA_SCHEMA, INDEX_SCHEMA, ROBOT_SCHEMA, pose_columns
@@ -59,9 +60,10 @@ def _B(T_cam_target, configuration):
 
 def _true_model(st) -> RobotModel:
     extra = loads(st.index_row["extra_json"])
-    if extra["true_dh"] is not None:
-        return RobotModel.from_dict(extra["true_dh"])
-    return get_robot(st.index_row["robot"])
+    nominal = get_robot(st.index_row["robot"])
+    if "true_dh" in extra:  # as the published validator builds it: the perturbed DH table over the nominal model
+        return RobotModel.from_dict({**nominal.to_published_dict(), **extra["true_dh"]})
+    return nominal
 
 
 def _check_ground_truth(st):
@@ -255,14 +257,16 @@ def test_tables_and_index_row_follow_the_schema():
     assert row["robot_rot_std_rad"] == 2e-4 and row["joint_std_rad"] == 0.0 and row["dh_len_std_m"] == 0.0
     assert math.isnan(row["camera_rot_std_rad"]) and row["pixel_std"] == 1.0 and math.isnan(row["student_t_dof"])
     assert row["robot_noise_models"] == "se3_gaussian"
-    # config_json is the complete recipe
-    assert Recipe.from_dict(loads(row["config_json"])) == r
-    extra = loads(row["extra_json"])
-    assert extra["camera"]["K"] == [[525.0, 0.0, 320.0], [0.0, 525.0, 240.0], [0.0, 0.0, 1.0]]
-    assert extra["target"]["cols"] == 7 and extra["trajectory"]["family"] == "lookat"
-    assert extra["true_dh"] is None and extra["scale_per_frame"] is None
+    # config_json is the published nested recipe; the whole recipe is in extra_json["recipe"]
+    config, extra = loads(row["config_json"]), loads(row["extra_json"])
+    assert recipe_from_json(config, extra) == r
+    assert config["sampling"]["sync"] == "synchronous" and config["camera_noise"]["pixel_std"] == 1.0
+    assert extra["camera_K"] == [[525.0, 0.0, 320.0], [0.0, 525.0, 240.0], [0.0, 0.0, 1.0]]
+    assert extra["camera_intrinsics"]["fx"] == 525.0 and extra["camera_intrinsics"]["width"] == 640
+    assert extra["target"]["cols"] == 7 and extra["trajectory_params"]["family"] == "lookat"
+    assert "true_dh" not in extra and "scale_per_frame" not in extra
     # descriptors come from the keyframes stored in extra_json
-    assert row["n_motions"] == len(extra["keyframes"]) - 1
+    assert row["n_motions"] == len(extra["keyframe_indices"]) - 1
 
 
 def test_same_recipe_same_arrays_different_seed_different_draws():
@@ -382,7 +386,8 @@ def test_monocular_scale_applies_to_translations_only():
     assert s[0] == 2.5 and np.std(np.diff(np.log(s))) == pytest.approx(0.002, rel=0.05)
     assert np.allclose(Tm[:, :3, 3], s[:, None] * Tg[:, :3, 3], rtol=1e-12, atol=1e-15)
     st = generate_sequence(Recipe(seed=28, world_frame="vo_origin", scale=0.5, duration_s=2.0))
-    assert loads(st.index_row["extra_json"])["scale_per_frame"] is None  # constant: the scale column
+    spf = loads(st.index_row["extra_json"])["scale_per_frame"]  # constant: the scale column on every frame
+    assert spf == [st.index_row["scale"]] * st.index_row["n_camera_frames"]
     assert st.index_row["scale"] == 0.5
     Tg, Tm = _poses(st.camera, "cam_target_gt"), _poses(st.camera, "cam_target_meas")
     assert np.allclose(Tm[:, :3, 3], 0.5 * Tg[:, :3, 3], atol=1e-12)

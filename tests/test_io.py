@@ -846,7 +846,7 @@ def test_write_index_errors(noisy_ds, tmp_path):
 def test_corrupt_shard_metadata_reported(tmp_path):
     path = tmp_path / "x.parquet"
     pq.write_table(pa.table({"a": [1]}), path)
-    with pytest.raises(DatasetFormatError, match="expected index rows in the metadata key 'kinhec.index'"):
+    with pytest.raises(DatasetFormatError, match="expected index rows in the metadata key 'kinhec_manifest'"):
         kio.read_shard_index(path)
     with pytest.raises(DatasetFormatError, match="missing shard file"):
         kio.read_shard_index(tmp_path / "y.parquet")

@@ -197,8 +197,26 @@ def test_registry_matches_published_table():
             assert m.within_limits(m.home_q_rad)
 
 
+def test_robots_json_is_the_published_form_in_si_units():
+    d = json.loads(json.dumps(robots_json()))
+    keys = ["name", "dof", "convention", "a", "d", "alpha", "theta_offset", "q_min", "q_max", "qd_max",
+            "control_rate_hz", "tool", "q_sign", "reach_m", "description", "source", "home_q", "units"]
+    for name, m in d.items():
+        assert list(m) == keys, name
+        back = robots.RobotModel.from_dict(m)
+        ref = get_robot(name)
+        for f in ("a_m", "d_m", "alpha_rad", "theta_offset_rad", "joint_sign", "q_min_rad", "q_max_rad", "home_q_rad"):
+            assert np.allclose(getattr(back, f), getattr(ref, f), atol=1e-12), (name, f)
+    assert d["ur5e"]["alpha"][0] == pytest.approx(np.pi / 2) and d["ur5e"]["a"][1] == -0.425
+    assert d["irb120"]["q_sign"] == [1.0, 1.0, -1.0, 1.0, 1.0, 1.0] and d["ur5e"]["q_sign"] is None
+    assert d["free6d"]["dof"] == 0 and d["free6d"]["convention"] == "standard" and d["free6d"]["home_q"] is None
+    assert robots.RobotModel.from_dict(d["free6d"]).convention == "free"
+    assert d["panda"]["units"] == {"a": "m", "d": "m", "alpha": "rad", "theta_offset": "rad", "q_min": "rad",
+                                   "q_max": "rad", "qd_max": "rad/s"}
+
+
 def test_spec_values_in_degrees():
-    d = robots_json()
+    d = {name: get_robot(name).to_dict() for name in robots_json()}
     assert d["irb120"]["theta_offset_deg"] == [0.0, -90.0, 0.0, 0.0, 0.0, 180.0]
     assert d["irb120"]["joint_sign"] == [1.0, 1.0, -1.0, 1.0, 1.0, 1.0]
     assert d["irb120"]["q_min_deg"] == [-165.0, -110.0, -110.0, -160.0, -120.0, -400.0]

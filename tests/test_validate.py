@@ -259,8 +259,8 @@ def test_dh_error_uses_the_true_model(data):
     assert info["robot_noise_models"] == "dh_error"
     extra = jsonutil.loads(info["extra_json"])
     true_dh = extra["true_dh"]
-    nominal = get_robot(info["robot"]).to_dict()
-    assert true_dh["a_m"] != nominal["a_m"]
+    nominal = get_robot(info["robot"]).dh_published()
+    assert set(true_dh) == {"a", "d", "alpha", "theta_offset"} and true_dh["a"] != nominal["a"]
     # the nominal model does not reproduce the poses: the check must fail when it is used instead
     extra["true_dh"] = nominal
     edit_index(data, sid, extra_json=jsonutil.dumps(extra))
@@ -436,7 +436,7 @@ def test_synchronous_clocks_must_agree(data):
 
 def test_stamps_inconsistent_with_the_offset(data):
     info = row_of(data, "temporal-000000")
-    assert info["sync"] == "async" and info["time_jitter_std_s"] == 0.0
+    assert info["sync"] == "asynchronous" and info["time_jitter_std_s"] == 0.0
     edit_index(data, "temporal-000000", time_offset_s=info["time_offset_s"] + 1e-3)
     r = validate_dataset(data)
     assert failing_checks(r) == {"clocks"}
