@@ -27,9 +27,9 @@ For each sequence and each evaluation synchronisation ``eval_sync``:
 3. **Solvers.**  ``A X = X B`` entries of the registry receive the motions
    between consecutive keyframes, ``A = inv(A_i) A_j``, ``B = inv(B_i) B_j``;
    ``A X = Y B`` entries receive the absolute keyframe pairs.
-   ``andreff_scale`` runs on monocular sequences only (``world_frame ==
-   "vo_origin"`` or ``scale != 1``); every other solver runs on every
-   sequence, monocular ones included (a scale-free solver then fails on the
+   Every solver runs on every sequence, as the published protocol does:
+   ``andreff_scale`` too (on a metric sequence it estimates a scale near 1),
+   and the scale-free solvers on monocular sequences (they then fail on the
    translation, which is what the monocular track shows).
 4. **Scores.**  Geodesic rotation error [deg] and Euclidean translation error
    [mm] of ``X`` (and ``Y``) against the metric ground truth
@@ -46,8 +46,8 @@ is noted in ``error``.  A sequence that cannot be read, paired or (for
 ``results.parquet`` always holds sequences x solvers x eval_sync rows.
 
 Columns that do not apply are NaN: the three ``time_offset_*`` estimation
-columns on ``oracle`` rows (``time_offset_err_ms`` is 0 there: the pairing
-used the true offset), ``Y_*`` for ``A X = X B`` solvers, ``scale_*`` for
+columns and ``time_offset_err_ms`` on ``oracle`` rows (the pairing used the
+true offset; nothing was estimated), ``Y_*`` for ``A X = X B`` solvers, ``scale_*`` for
 every solver but ``andreff_scale``, ``n_inliers`` for every solver but
 ``ransac_park_martin``.  ``n_motions`` counts the relative motions given to an
 ``A X = X B`` solver and the absolute pairs given to an ``A X = Y B`` solver.
@@ -55,7 +55,7 @@ every solver but ``andreff_scale``, ``n_inliers`` for every solver but
 Outputs (in ``DATA/benchmarks/`` unless ``out`` says otherwise)
 --------------------------------------------------------------
 ``results.parquet`` / ``results.csv`` (:data:`kinhec.schema.RESULTS_SCHEMA`,
-sorted by ``sequence_id``, ``solver``, ``eval_sync``), ``leaderboard.md``
+sorted by ``sequence_id``, ``eval_sync``, ``solver``), ``leaderboard.md``
 (medians per track, per synchronisation and per factor level),
 ``summary.json`` (the same figures as JSON) and ``protocol.json``.
 
@@ -137,7 +137,7 @@ RESULTS_DIR = "benchmarks"
 PARTS_DIR = ".parts"
 #: Parquet key-value metadata key of a part (JSON: fingerprint and sequence ids).
 PART_METADATA_KEY = "kinhec.benchmark"
-#: The only solver that runs on monocular sequences only.
+#: The solver that estimates the camera-translation scale (it runs on every sequence).
 SCALE_SOLVER = "andreff_scale"
 
 RESULTS_FILE = "results.parquet"
@@ -257,7 +257,7 @@ def _meta(info) -> dict:
 def _row(meta: dict, eval_sync: str, solver: str, timing: dict) -> dict:
     row = dict(meta)
     row.update(
-        eval_sync=eval_sync, solver=solver, ok=False, error=None, runtime_ms=math.nan, n_motions=None,
+        eval_sync=eval_sync, solver=solver, ok=False, error="", runtime_ms=math.nan, n_motions=None,
         X_rot_err_deg=math.nan, X_trans_err_mm=math.nan, scale_est=math.nan, scale_err_rel=math.nan,
         n_inliers=math.nan, Y_rot_err_deg=math.nan, Y_trans_err_mm=math.nan,
     )  # fmt: skip
@@ -278,8 +278,8 @@ def _modes(info, syncs) -> list[str]:
 
 
 def _solvers_for(info, specs) -> list:
-    mono = is_monocular(info)
-    return [s for s in specs if s.name != SCALE_SOLVER or mono]
+    """Every solver runs on every sequence (the published protocol), ``andreff_scale`` included."""
+    return list(specs)
 
 
 def _estimate_offset(seq):
@@ -360,7 +360,7 @@ def _run_solvers(seq, specs, inputs, scale_true: float, meta: dict, mode: str, t
                 warned = [w for w in caught if issubclass(w.category, DegenerateMotionWarning)]
                 if warned:
                     note = f"{warned[0].category.__name__}: {warned[0].message}"
-        row["error"] = note
+        row["error"] = note or ""
         rows.append(row)
     if rows:
         xr, xt = se3.pose_error(X_est, seq.X)
@@ -379,7 +379,7 @@ def _failed_rows(info, specs, syncs, message: str) -> list[dict]:
     meta = _meta(info)
     rows = []
     for mode in _modes(info, syncs):
-        timing = dict(_NAN_TIMING, time_offset_err_ms=0.0 if mode == "oracle" else math.nan)
+        timing = dict(_NAN_TIMING, time_offset_err_ms=math.nan)
         for spec in _solvers_for(info, specs):
             row = _row(meta, mode, spec.name, timing)
             row["error"] = message
@@ -396,7 +396,7 @@ def _evaluate(seq, specs, syncs) -> list[dict]:
     for mode in _modes(info, syncs):
         if mode == "oracle":
             offset = None
-            timing = dict(_NAN_TIMING, time_offset_err_ms=0.0)
+            timing = dict(_NAN_TIMING, time_offset_err_ms=math.nan)  # as published: no estimate, no error
         else:
             try:
                 est, rt_ms = _estimate_offset(seq)
@@ -437,8 +437,7 @@ def evaluate_sequence(seq, solvers=None, sync=EVAL_SYNCS) -> pd.DataFrame:
         A sequence from :func:`kinhec.io.load_sequence` or
         :func:`kinhec.io.iter_sequences`.
     solvers : iterable of str, optional
-        Registry names (default: all; ``andreff_scale`` is skipped on
-        non-monocular sequences).
+        Registry names (default: all, run on every sequence).
     sync : iterable of str
         Evaluation synchronisations, a subset of :data:`EVAL_SYNCS`
         (``estimated`` applies to asynchronous sequences only).
@@ -913,7 +912,7 @@ def _assemble(paths: list[Path]) -> pa.Table:
     table = pa.concat_tables(tables) if tables else RESULTS_SCHEMA.empty_table()
     table = table.cast(RESULTS_SCHEMA)
     if table.num_rows:
-        table = table.sort_by([("sequence_id", "ascending"), ("solver", "ascending"), ("eval_sync", "ascending")])
+        table = table.sort_by([("sequence_id", "ascending"), ("eval_sync", "ascending"), ("solver", "ascending")])
     return table
 
 
@@ -971,7 +970,7 @@ def protocol_info(solvers=None, sync=EVAL_SYNCS) -> dict:
             "modes": syncs,
             "oracle": "every sequence; synchronous: streams paired row by row; asynchronous: measured robot stream "
                       "interpolated (SLERP on rotations, linear on translations) at camera t - time_offset_s "
-                      "(ground truth); time_offset_err_ms = 0, other time_offset_* columns NaN",
+                      "(ground truth); the time_offset_* columns NaN",
             "estimated": "asynchronous sequences only; the same interpolation at camera t - estimate, the estimate "
                          "from estimate_time_offset on the measured streams; sequences without a correlation peak "
                          "are kept (offset 0, time_offset_peak_corr 0)",
@@ -993,7 +992,7 @@ def protocol_info(solvers=None, sync=EVAL_SYNCS) -> dict:
         "monocular": {
             "rule": "world_frame == 'vo_origin' or scale != 1",
             "scale_solver": SCALE_SOLVER,
-            "scale_solver_runs_on": "monocular sequences only",
+            "scale_solver_runs_on": "every sequence",
             "other_solvers": "run unchanged on monocular sequences",
         },
         "metrics": {
@@ -1208,89 +1207,113 @@ def _solver_table(per: dict, mode: str, show_y: bool, show_scale: bool, show_inl
     return _table(header, rows)
 
 
-def leaderboard_markdown(results: pd.DataFrame, solvers=None, dataset: str | None = None, *, summary=None) -> str:
-    """The leaderboard (Markdown) of a results table.
+def _level_factors(level: str) -> dict:
+    """``"cone=0|rot=8-15"`` -> ``{"cone": "0", "rot": "8-15"}`` (parts without ``=`` ignored)."""
+    out = {}
+    for part in str(level).split("|"):
+        if "=" in part:
+            k, v = part.split("=", 1)
+            out[k.strip()] = v.strip()
+    return out
 
-    Per track: a table per synchronisation (``oracle``, then ``estimated``
-    where the track has asynchronous sequences) with, per solver, the number
-    of sequences, the success rate, the median and mean rotation and
-    translation errors of ``X``, the medians of ``Y`` (``A X = Y B`` solvers),
-    the median runtime; then the medians per factor level (``level`` column,
-    ``oracle``), one row per level and one column per solver.
+
+def _leaderboard_cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def leaderboard_markdown(results: pd.DataFrame, solvers=None, dataset: str | None = None, *, summary=None) -> str:
+    """The leaderboard (Markdown) of a results table, laid out as the published KinHEC leaderboard.
+
+    One section per track (alphabetical).  A track with asynchronous
+    sequences has a table per synchronisation (``estimated`` then ``oracle``,
+    the estimated one followed by the clock-offset estimation error); the
+    others one ``oracle`` table.  Each table lists, per solver (sorted by
+    median X translation error), the number of sequences, the success rate
+    (fraction), the median and mean X rotation [deg] and translation [mm]
+    errors, the medians of ``Y`` (``A X = Y B`` solvers) and the median
+    runtime [ms].  The monocular track adds the median relative scale error
+    of ``andreff_scale``.  Then, per factor named in the ``level`` column
+    (``key=value`` parts), the median X translation and rotation errors per
+    value and solver (``oracle``; a sequence without that factor is listed
+    under its whole level).
     """
     solver_order = list(_registry.SOLVERS) if solvers is None else list(solvers)
     summ = summarize_results(results, solver_order) if summary is None else summary
     res = summ["results"]
-    n_seq = int(sum(summ["sequences"].values()))
-    where = f"Dataset `{dataset}`: " if dataset else ""
     lines = [
-        "# kinhec benchmark leaderboard",
+        "# KinHEC baseline leaderboard",
         "",
-        f"{where}{n_seq} sequences, {len(results)} result rows; kinhec {__version__}, protocol {PROTOCOL_VERSION} "
-        "(constants in `protocol.json`, one row per sequence x solver x synchronisation in `results.parquet`).",
-        "",
-        "**Read the medians.** `succ. %` counts the sequences for which a solver returned a finite estimate. "
-        "A closed-form solver returns an orthonormal `X` whatever the data, even on degenerate motion or with "
-        "outliers, so a high success rate does not mean a track was solved: the median errors are the measure.",
-        "",
-        "Errors: geodesic rotation error [deg] and Euclidean translation error [mm] of `X` (and `Y`) against the "
-        "metric ground truth. `oracle` pairs the streams with the true clock offset; `estimated` (asynchronous "
-        "sequences only) with the offset estimated from the angular speeds. `andreff_scale` runs on monocular "
-        "sequences only.",
+        "Median errors of X (rotation in degrees, translation in millimetres) per track, against the metric ground "
+        "truth; solvers sorted by median translation error.  `succ.` = fraction of sequences for which the solver "
+        "returned a finite estimate.  Asynchronous sequences are evaluated twice: with the true clock offset "
+        "(`oracle`) and with the offset estimated from the streams (`estimated`)."
+        + (f"  Dataset `{dataset}`, kinhec {__version__}." if dataset else ""),
         "",
     ]
     if not res:
         lines.append("No results.")
         return "\n".join(lines) + "\n"
+    cols = _Columns(results) if results is not None and len(results) else None
+    header = ["solver", "n", "succ.", "X rot median [deg]", "X rot mean [deg]", "X trans median [mm]",
+              "X trans mean [mm]", "Y rot median [deg]", "Y trans median [mm]", "runtime median [ms]"]  # fmt: skip
 
-    # overview: track x solver, oracle medians
-    used = [s for s in solver_order if any(s in per for per in res.values())]
-    lines += ["## Overview", "", "Median rotation error of X [deg] / median translation error of X [mm], "
-              "`oracle` synchronisation.", ""]  # fmt: skip
-    rows = []
-    for track, per in res.items():
-        r = [track]
-        for s in used:
-            st = per.get(s, {}).get("oracle")
-            r.append("-" if st is None else f"{_f(st['X_rot_err_deg_median'], 3)} / {_f(st['X_trans_err_mm_median'], 2)}")
-        rows.append(r)
-    lines += [_table(["track"] + [f"`{s}`" for s in used], rows), ""]
+    def table(head, rows):
+        out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        return out + ["| " + " | ".join(r) + " |" for r in rows]
 
-    for track, per in res.items():
-        n_track = summ["sequences"].get(track, 0)
-        lines += [f"## {track}", "", f"{n_track} sequences.", ""]
-        stats = [st for modes in per.values() for st in modes.values()]
-        show_y = any(np.isfinite(st["Y_rot_err_deg_median"]) for st in stats)
-        show_scale = any(np.isfinite(st["scale_err_rel_median"]) for st in stats)
-        show_inl = any(np.isfinite(st["n_inliers_median"]) for st in stats)
-        if any("oracle" in m for m in per.values()):
-            lines += ["### oracle synchronisation", "", _solver_table(per, "oracle", show_y, show_scale, show_inl), ""]
-        if any("estimated" in m for m in per.values()):
-            c = summ["clock_offset"].get(track, {})
-            lines += [
-                "### estimated clock offset",
-                "",
-                f"Clock offset on {c.get('n_sequences', 0)} asynchronous sequences: median |error| "
-                f"{_f(c.get('abs_err_ms_median'), 2)} ms (mean {_f(c.get('abs_err_ms_mean'), 2)} ms), median peak "
-                f"correlation {_f(c.get('peak_corr_median'), 3)}, median runtime {_f(c.get('runtime_ms_median'), 2)} ms. "
-                "Sequences without a correlation peak are included.",
-                "",
-                _solver_table(per, "estimated", show_y, show_scale, show_inl),
-                "",
-            ]  # fmt: skip
-        levels = summ["levels"].get(track, {})
-        if levels:
-            lv_solvers = [s for s in used if any(s in v for v in levels.values())]
-            lines += ["### per factor level", "",
-                      "Median X rotation error [deg] / median X translation error [mm], `oracle`; n = sequences.", ""]
-            rows = []
-            for level, per_s in levels.items():
-                n_lv = max((st["n"] for st in per_s.values()), default=0)
-                r = [_code_cell(level) if level else "(none)", str(n_lv)]
-                for s in lv_solvers:
-                    st = per_s.get(s)
-                    r.append("-" if st is None else
-                             f"{_f(st['X_rot_err_deg_median'], 3)} / {_f(st['X_trans_err_mm_median'], 2)}")  # fmt: skip
-                rows.append(r)
-            lines += [_table(["level", "n"] + [f"`{s}`" for s in lv_solvers], rows), ""]
+    def solver_rows(per, mode):
+        items = [(s, m[mode]) for s, m in per.items() if mode in m]
+        key = lambda it: (not np.isfinite(it[1]["X_trans_err_mm_median"]), it[1]["X_trans_err_mm_median"])  # noqa: E731
+        items = sorted(items, key=lambda it: (key(it)[0], key(it)[1] if not key(it)[0] else 0.0))
+        return [[s, str(st["n"]), _f(st["success_rate"], 2), _f(st["X_rot_err_deg_median"], 3),
+                 _f(st["X_rot_err_deg_mean"], 3), _f(st["X_trans_err_mm_median"], 3), _f(st["X_trans_err_mm_mean"], 3),
+                 _f(st["Y_rot_err_deg_median"], 3), _f(st["Y_trans_err_mm_median"], 3), _f(st["runtime_ms_median"], 1)]
+                for s, st in items]  # fmt: skip
+
+    for track in sorted(res):
+        per = res[track]
+        lines += [f"## Track `{track}`"]
+        modes = [m for m in ("estimated", "oracle") if any(m in v for v in per.values())]
+        if modes == ["oracle"]:
+            lines += table(header, solver_rows(per, "oracle"))
+        else:
+            for m in modes:
+                lines += ["", f"### synchronisation: {m}", ""] + table(header, solver_rows(per, m))
+                if m == "estimated" and cols is not None:
+                    idx = np.flatnonzero((cols.track == track) & (cols.mode == "estimated"))
+                    _, first = np.unique(cols.sid[idx], return_index=True)
+                    err = np.abs(cols.num["time_offset_err_ms"][idx[first]])
+                    err = err[np.isfinite(err)]
+                    if err.size:
+                        lines += ["", f"Time-offset estimation error (angular-speed cross-correlation) over {err.size} "
+                                      f"sequences: median {_f(float(np.median(err)), 2)} ms, mean "
+                                      f"{_f(float(np.mean(err)), 2)} ms, 90th percentile "
+                                      f"{_f(float(np.percentile(err, 90)), 2)} ms."]  # fmt: skip
+        lines += [""]
+        scale = per.get(SCALE_SOLVER, {}).get("oracle")
+        if track == "monocular" and scale is not None and np.isfinite(scale.get("scale_err_rel_median", math.nan)):
+            lines += [f"Relative scale error of `{SCALE_SOLVER}`: median {scale['scale_err_rel_median']:.4f}.", ""]
+        if cols is None:
+            continue
+        idx = np.flatnonzero((cols.track == track) & (cols.mode == "oracle") & cols.ok)
+        factors = [_level_factors(lv) for lv in cols.level[idx]]
+        keys = list(dict.fromkeys(k for f in factors for k in f))
+        names = sorted(set(cols.solver[idx]))
+        for k in keys:
+            labels = np.array([f.get(k, lv) for f, lv in zip(factors, cols.level[idx])], dtype=object)
+            values = sorted(set(labels))
+            if len(values) < 2:
+                continue
+            for col, what in (("X_trans_err_mm", "Median X translation error [mm]"),
+                              ("X_rot_err_deg", "Median X rotation error [deg]")):  # fmt: skip
+                rows = []
+                for v in values:
+                    sel = idx[labels == v]
+                    r = [_leaderboard_cell(v)]
+                    for name in names:
+                        x = cols.num[col][sel[cols.solver[sel] == name]]
+                        r.append(_f(_median(x), 3))
+                    rows.append(r)
+                lines += [f"### {what} versus `{k}` (oracle synchronisation, other factors marginalised)", ""]
+                lines += table(["level"] + names, rows) + [""]
     return "\n".join(lines).rstrip("\n") + "\n"
