@@ -522,6 +522,19 @@ def _row_group_ids(pf: pq.ParquetFile, md) -> list:
     return out
 
 
+def _check_one_writer(shards: dict, report: ValidationReport) -> None:
+    """Shards of kinhec and of another tool (no ``kinhec.writer`` metadata) in one folder are an error."""
+    writers: dict = {}
+    for rel, sh in shards.items():
+        if sh.ok and sh.metadata is not None:
+            w = (sh.metadata.metadata or {}).get(kio.WRITER_METADATA_KEY.encode())
+            writers.setdefault(w.decode("utf-8", "replace") if w else None, rel)
+    if len(writers) > 1:
+        found = "; ".join(f"{rel} by {w or 'another tool (the published toolkit)'}" for w, rel in writers.items())
+        report._add(ERROR, "shards", f"expected shards written by one tool, got a mix ({found}); keep the shards "
+                                     "of one tool in a folder", path="robot/")  # fmt: skip
+
+
 def _scan_shard(root: Path, rel: str, stream: str, report: ValidationReport) -> _Shard:
     sh = _Shard(rel, stream)
     path = root / rel
@@ -798,6 +811,7 @@ def _check_row_groups(root: Path, man: pd.DataFrame, report: ValidationReport) -
             report._add(ERROR, "files", f"shard file referenced by {n} index rows is missing", path=rel)
             continue
         shards[rel] = _scan_shard(root, rel, rels[rel], report)
+    _check_one_writer(shards, report)
     # references per row group
     refs: dict[tuple[str, int], list[str]] = {}
     ids = man["sequence_id"].tolist()

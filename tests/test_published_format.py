@@ -1,0 +1,357 @@
+"""kinhec and the published KinHEC format, both ways (docs/format.md).
+
+The fixture is ``../shared/published/smoke/``: the smoke tier as written (and
+benchmarked) by the published toolkit 1.1.0.  It is read-only, so anything
+that writes goes to a copy.  Checks:
+
+- the fixture validates with 0 errors and 0 warnings, every sequence loads
+  and the benchmark runs on it with the published rows and Arrow types;
+- kinhec's own smoke tier has the fixture's exact shape: files, columns and
+  Arrow types, shard metadata, JSON keys at every level, spellings, units;
+- every ``config_json`` kinhec writes is accepted by the published
+  ``SequenceConfig(**config)`` (its key set restated below as dataclasses);
+- a folder mixing shards of both tools is refused, never silently merged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import stat
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from kinhec import io as kio
+from kinhec.benchmark import run_benchmark
+from kinhec.errors import DatasetFormatError
+from kinhec.recipe_json import CONFIG_KEYS, CONFIG_NESTED_KEYS, EXTRA_KEYS, recipe_from_json
+from kinhec.robots import RobotModel, get_robot
+from kinhec.runner import generate_dataset
+from kinhec.validate import validate_dataset
+
+_REPO = Path(__file__).resolve().parents[1]
+# ``shared/`` sits next to the clone (CI: ``<clone>/../shared``); a git worktree nested one level deeper finds it
+# further up.  The first folder that holds it wins; none at all fails test_fixture_is_present.
+FIXTURE = next(
+    (p / "shared" / "published" / "smoke" for p in _REPO.parents if (p / "shared" / "published" / "smoke").is_dir()),
+    _REPO.parent / "shared" / "published" / "smoke",
+)
+
+
+
+def test_fixture_is_present():
+    assert (FIXTURE / "sequences.parquet").is_file(), f"the published fixture is expected at {FIXTURE}"
+
+
+# --------------------------------------------------------------------------- #
+# the published SequenceConfig, restated: exactly these keys, nested
+# --------------------------------------------------------------------------- #
+@dataclasses.dataclass
+class Sampling:
+    mode: str
+    duration_s: float
+    camera_rate_hz: float
+    robot_rate_hz: float | None
+    sync: str
+    n_stations: int | None
+
+
+@dataclasses.dataclass
+class Timing:
+    time_offset_s: float
+    jitter_std_s: float
+    drop_fraction: float
+
+
+@dataclasses.dataclass
+class RobotNoise:
+    models: list
+    rot_std_rad: float
+    trans_std_m: float
+    joint_std_rad: float
+    dh_len_std_m: float
+    dh_ang_std_rad: float
+    student_t_dof: float | None
+
+
+@dataclasses.dataclass
+class CameraNoise:
+    model: str
+    rot_std_rad: list
+    trans_std_m: list
+    pixel_std: float | None
+    student_t_dof: float | None
+
+
+@dataclasses.dataclass
+class Outliers:
+    fraction: float
+    model: str
+
+
+@dataclasses.dataclass
+class Scale:
+    enabled: bool
+    value: float
+    drift_std: float
+
+
+@dataclasses.dataclass
+class SequenceConfig:
+    camera: str
+    camera_noise: CameraNoise
+    configuration: str
+    family: str
+    family_params: dict
+    level: str
+    outliers: Outliers
+    robot: str
+    robot_noise: RobotNoise
+    sampling: Sampling
+    scale: Scale
+    seed: int
+    sequence_id: str
+    tags: dict
+    target: str
+    timing: Timing
+    track: str
+    world_frame: str
+
+
+_NESTED = {"sampling": Sampling, "timing": Timing, "robot_noise": RobotNoise, "camera_noise": CameraNoise,
+           "outliers": Outliers, "scale": Scale}  # fmt: skip
+#: The published key sets, restated here independently of kinhec.recipe_json.
+PUBLISHED_CONFIG_KEYS = {f.name for f in dataclasses.fields(SequenceConfig)}
+PUBLISHED_EXTRA_KEYS = ["true_dh", "scale_per_frame", "trajectory_params", "keyframe_indices", "camera_intrinsics",
+                        "target"]  # fmt: skip
+
+
+def published_sequence_config(config: dict) -> SequenceConfig:
+    """What the published reader does: ``SequenceConfig(**config)``, nested (a wrong key is a TypeError)."""
+    kw = dict(config)
+    for k, cls in _NESTED.items():
+        kw[k] = cls(**config[k])
+    return SequenceConfig(**kw)
+
+
+# --------------------------------------------------------------------------- #
+# fixtures
+# --------------------------------------------------------------------------- #
+@pytest.fixture(scope="module")
+def kinhec_smoke(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("kinhec_smoke") / "smoke"
+    summary = generate_dataset("smoke", root, workers=1, progress=False)
+    assert summary.ok
+    return root
+
+
+@pytest.fixture(scope="module")
+def published_copy(tmp_path_factory) -> Path:
+    """A writable copy of the fixture without its benchmarks (the read-only original stays untouched)."""
+    root = tmp_path_factory.mktemp("published") / "smoke"
+    shutil.copytree(FIXTURE, root, ignore=shutil.ignore_patterns("benchmarks"))
+    for p in [root, *root.rglob("*")]:
+        p.chmod(p.stat().st_mode | stat.S_IWUSR)
+    return root
+
+
+def _rows(root: Path) -> pd.DataFrame:
+    return pd.read_parquet(root / "sequences.parquet")
+
+
+def _key_tree(obj, path="") -> list[str]:
+    """Every key path of a JSON value, in order (list items merged: their keys are listed once each)."""
+    out: list[str] = []
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            out.append(f"{path}/{k}")
+            out += _key_tree(v, f"{path}/{k}")
+    elif isinstance(obj, list):
+        for v in obj:
+            out += [k for k in _key_tree(v, f"{path}[]") if k not in out]
+    return out
+
+
+# --------------------------------------------------------------------------- #
+# kinhec reads the published copy
+# --------------------------------------------------------------------------- #
+def test_published_copy_validates_without_errors_or_warnings():
+    report = validate_dataset(FIXTURE)
+    assert [f"{f.level} {f.check} {f.message}" for f in report.findings] == []
+    assert report.n_errors == 0 and report.n_warnings == 0
+    assert report.checks["fk"]["checked"] == 46 and report.checks["axyb"]["checked"] == 46
+
+
+def test_every_published_sequence_loads_and_holds_the_identity():
+    man = kio.load_manifest(FIXTURE)
+    assert len(man) == 46
+    n_true_dh = 0
+    for seq in kio.iter_sequences(FIXTURE, man):
+        info = seq.info
+        assert len(seq.robot) == info["n_robot_frames"] and len(seq.camera) == info["n_camera_frames"]
+        assert seq.is_synchronous == (info["sync"] == "synchronous")
+        config, extra = seq.config, seq.extra
+        published_sequence_config(config)  # the fixture fits the restated key set (it restates it right)
+        r = recipe_from_json(config, extra)
+        assert (r.sequence_id, r.robot, r.family) == (info["sequence_id"], info["robot"], info["family"])
+        if "true_dh" in extra:  # the published reader: RobotModel(**{**nominal, **true_dh})
+            n_true_dh += 1
+            model = RobotModel.from_dict({**get_robot(info["robot"]).to_published_dict(), **extra["true_dh"]})
+            assert not np.allclose(model.a_m, get_robot(info["robot"]).a_m, atol=1e-9, rtol=0)
+        A, B = seq.axyb_poses()
+        assert len(A) >= 3
+    assert n_true_dh == 5
+
+
+def test_index_rebuilt_from_published_shards_equals_the_published_index(published_copy):
+    rebuilt = kio.rebuild_index(published_copy).set_index("sequence_id").sort_index()
+    published = _rows(FIXTURE).set_index("sequence_id").sort_index()
+    pd.testing.assert_frame_equal(rebuilt, published)
+
+
+def test_benchmark_runs_on_the_published_copy_with_the_published_rows_and_types(published_copy):
+    summary = run_benchmark(published_copy, workers=1)
+    assert summary.ok
+    ours = pq.read_table(published_copy / "benchmarks" / "results.parquet")
+    theirs = pq.read_table(FIXTURE / "benchmarks" / "results.parquet")
+    assert ours.schema.remove_metadata().equals(theirs.schema.remove_metadata())
+    key = ["sequence_id", "eval_sync", "solver"]
+    assert ours.select(key).to_pylist() == theirs.select(key).to_pylist()  # same rows, same order
+    df = ours.to_pandas()
+    assert len(df) == 528 and df.groupby("solver").size().eq(48).all()  # 46 oracle + 2 estimated each
+    mono = df[(df.solver == "andreff_scale") & df.sequence_id.str.startswith("monocular") & df.ok]
+    assert len(mono) == 4 and (mono.scale_err_rel < 0.2).all()  # true scale 2: recovered
+    assert (df.error.notna()).all() and df.loc[df.eval_sync == "oracle", "time_offset_err_ms"].isna().all()
+    est = df[df.eval_sync == "estimated"]
+    assert (est.time_offset_err_ms.abs() < 10.0).all()  # offset recovered within 10 ms
+    # the leaderboard has the published layout: the same headings in the same order
+    heads = lambda p: [ln for ln in p.read_text().splitlines() if ln.startswith("#")]  # noqa: E731
+    assert heads(published_copy / "benchmarks" / "leaderboard.md") == heads(FIXTURE / "benchmarks" / "leaderboard.md")
+
+
+# --------------------------------------------------------------------------- #
+# kinhec writes the published shape
+# --------------------------------------------------------------------------- #
+def _files(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and ".kinhec" not in p.parts
+            and p.parts[len(root.parts)] != "benchmarks"}  # fmt: skip
+
+
+def test_smoke_tier_has_the_published_files_columns_and_types(kinhec_smoke):
+    assert _files(kinhec_smoke) == _files(FIXTURE)
+    for rel in sorted(_files(FIXTURE)):
+        if rel.endswith(".parquet"):
+            mine, theirs = pq.read_schema(kinhec_smoke / rel), pq.read_schema(FIXTURE / rel)
+            assert mine.remove_metadata().equals(theirs.remove_metadata()), rel
+            if rel != "sequences.parquet":  # shards: the index rows under kinhec_manifest, in the Arrow schema too
+                assert set(theirs.metadata) <= set(mine.metadata), rel
+                m_rows = json.loads(mine.metadata[b"kinhec_manifest"])
+                t_rows = json.loads(theirs.metadata[b"kinhec_manifest"])
+                assert [list(r) for r in m_rows] == [list(t_rows[0])] * len(m_rows), rel
+    mine = pd.read_csv(kinhec_smoke / "sequences.csv", nrows=0).columns.tolist()
+    assert mine == pd.read_csv(FIXTURE / "sequences.csv", nrows=0).columns.tolist()
+
+
+@pytest.mark.parametrize("name", ["robots.json", "cameras_targets.json", "generation_info.json"])
+def test_smoke_tier_json_files_have_the_published_keys(kinhec_smoke, name):
+    mine, theirs = json.loads((kinhec_smoke / name).read_text()), json.loads((FIXTURE / name).read_text())
+    assert _key_tree(mine) == _key_tree(theirs)
+
+
+def test_robots_and_cameras_in_the_published_units(kinhec_smoke):
+    mine = json.loads((kinhec_smoke / "robots.json").read_text())
+    theirs = json.loads((FIXTURE / "robots.json").read_text())
+    for name, t in theirs.items():
+        m = mine[name]
+        assert m["units"] == t["units"] == {"a": "m", "d": "m", "alpha": "rad", "theta_offset": "rad",
+                                            "q_min": "rad", "q_max": "rad", "qd_max": "rad/s"}  # fmt: skip
+        for k in ("a", "d", "alpha", "theta_offset", "q_min", "q_max", "qd_max", "home_q", "q_sign", "tool"):
+            if t[k] is None:
+                assert m[k] is None, (name, k)
+            else:  # radians and metres (a degree table would be off by 57x); the published rounds some limits
+                np.testing.assert_allclose(m[k], t[k], atol=1e-3, err_msg=f"{name}.{k}")
+        assert (m["dof"], m["convention"], m["control_rate_hz"]) == (t["dof"], t["convention"], t["control_rate_hz"])
+    assert json.loads((kinhec_smoke / "cameras_targets.json").read_text()) == json.loads(
+        (FIXTURE / "cameras_targets.json").read_text()
+    )
+    info = json.loads((kinhec_smoke / "generation_info.json").read_text())
+    assert info["tier_config"] == "configs/smoke.yaml" and (kinhec_smoke / info["tier_config"]).is_file()
+    assert {t: v["planned_sequences"] for t, v in info["tracks"].items()} == {
+        t: v["planned_sequences"] for t, v in json.loads((FIXTURE / "generation_info.json").read_text())["tracks"].items()
+    }
+
+
+def test_smoke_tier_config_and_extra_json_have_the_published_keys(kinhec_smoke):
+    mine, theirs = _rows(kinhec_smoke), _rows(FIXTURE)
+    assert set(mine["sync"]) == set(theirs["sync"]) == {"synchronous", "asynchronous"}
+    ref = json.loads(theirs["config_json"].iloc[0])
+    ref_extra = json.loads(theirs["extra_json"].iloc[0])
+    for _, row in mine.iterrows():
+        config, extra = json.loads(row["config_json"]), json.loads(row["extra_json"])
+        # config_json: the published keys, sorted, at every level (family_params and tags are free-form)
+        assert list(config) == sorted(PUBLISHED_CONFIG_KEYS) == list(CONFIG_KEYS)
+        for k in _NESTED:
+            assert sorted(config[k]) == sorted(ref[k]) == sorted(CONFIG_NESTED_KEYS[k]), (row["sequence_id"], k)
+            assert list(config[k]) == sorted(config[k])
+        assert row["config_json"] == json.dumps(config, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        for k in ("family_params", "tags"):
+            assert isinstance(config[k], dict)
+        s = config["sampling"]
+        assert s["sync"] == row["sync"] and s["mode"] == row["sampling_mode"]
+        assert (s["n_stations"] is None) == (s["mode"] != "stations")
+        assert (s["robot_rate_hz"] is None) == (s["sync"] == "synchronous")
+        assert len(config["camera_noise"]["rot_std_rad"]) == 3 and len(config["camera_noise"]["trans_std_m"]) == 3
+        # extra_json: the published keys first, in the published order; kinhec's own keys after them
+        known = [k for k in extra if k in PUBLISHED_EXTRA_KEYS]
+        assert list(extra)[: len(known)] == known == [k for k in EXTRA_KEYS if k in extra]
+        assert {"trajectory_params", "keyframe_indices", "camera_intrinsics", "target"} <= set(known)
+        assert list(extra["camera_intrinsics"]) == list(ref_extra["camera_intrinsics"])
+        assert list(extra["target"]) == list(ref_extra["target"])
+        assert ("true_dh" in extra) == ("dh_error" in row["robot_noise_models"])
+        if "true_dh" in extra:  # the published reader: RobotModel(**{**nominal, **true_dh}), metres and radians
+            assert list(extra["true_dh"]) == ["a", "d", "alpha", "theta_offset"]
+            nominal = get_robot(row["robot"])
+            model = RobotModel.from_dict({**nominal.to_published_dict(), **extra["true_dh"]})
+            assert np.abs(model.alpha_rad - nominal.alpha_rad).max() < 0.05  # radians, small perturbation
+        assert ("scale_per_frame" in extra) == config["scale"]["enabled"]
+        if "scale_per_frame" in extra:
+            assert len(extra["scale_per_frame"]) == row["n_camera_frames"]
+        # kinhec's whole recipe comes back from the two columns
+        r = recipe_from_json(config, extra)
+        assert r.sequence_id == row["sequence_id"] and r.seed == row["seed"]
+
+
+def test_every_kinhec_config_json_is_a_published_sequence_config(kinhec_smoke):
+    configs = [json.loads(c) for c in _rows(kinhec_smoke)["config_json"]]
+    assert len(configs) == 46
+    for config in configs:
+        cfg = published_sequence_config(config)
+        assert cfg.sampling.sync in ("synchronous", "asynchronous")
+    bad = dict(configs[0], sampling_mode="continuous")  # what the flat form did: refused
+    with pytest.raises(TypeError):
+        published_sequence_config(bad)
+
+
+def test_kinhec_index_rebuilds_from_its_shards(kinhec_smoke, tmp_path):
+    root = tmp_path / "copy"
+    shutil.copytree(kinhec_smoke, root)
+    rebuilt = kio.rebuild_index(root).set_index("sequence_id").sort_index()
+    pd.testing.assert_frame_equal(rebuilt, _rows(kinhec_smoke).set_index("sequence_id").sort_index())
+
+
+def test_a_folder_mixing_shards_of_both_tools_is_refused(kinhec_smoke, tmp_path):
+    root = tmp_path / "mixed"
+    shutil.copytree(kinhec_smoke, root)
+    for sub in ("robot", "camera"):  # one published shard joins kinhec's
+        dst = root / sub / "temporal-00000.parquet"
+        dst.unlink()
+        shutil.copyfile(FIXTURE / sub / "temporal-00000.parquet", dst)
+    with pytest.raises(DatasetFormatError, match="expected shards written by one tool"):
+        kio.rebuild_index(root)
+    report = validate_dataset(root)
+    assert any("written by one tool" in f.message for f in report.errors)
