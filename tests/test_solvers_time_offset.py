@@ -124,8 +124,11 @@ def test_offset_outside_the_search_range_is_flagged():
 def test_time_offset_input_errors():
     rng = np.random.default_rng(9)
     t_r, A_r, t_c, T_ct, _ = streams(rng, 0.05, duration_s=4.0)
-    with pytest.raises(InputError, match="camera_t: expected strictly increasing time stamps"):
-        solvers.estimate_time_offset(t_r, A_r, t_c[::-1], T_ct)
+    with pytest.raises(InputError, match="robot_t: expected strictly increasing time stamps"):
+        solvers.estimate_time_offset(t_r[::-1], A_r, t_c, T_ct)
+    # camera stamps out of order (jitter can reorder them) are taken in stamp order: the same estimate
+    ref = solvers.estimate_time_offset(t_r, A_r, t_c, T_ct)
+    assert solvers.estimate_time_offset(t_r, A_r, t_c[::-1], T_ct[::-1]).offset_s == ref.offset_s
     with pytest.raises(InputError, match=r"robot_poses: expected shape \(\d+, 4, 4\) to match robot_t"):
         solvers.estimate_time_offset(t_r, A_r[:-1], t_c, T_ct)
     with pytest.raises(InputError, match="camera_t: expected at least 3 samples, got 2"):

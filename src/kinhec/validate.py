@@ -430,6 +430,13 @@ def _first(mask: np.ndarray) -> int:
     return int(np.argmax(mask))
 
 
+def _p(x) -> str:
+    """``repr`` for messages, with numpy scalars as plain Python values (``1.11``, not ``np.float64(1.11)``)."""
+    if isinstance(x, np.generic):
+        x = x.item()
+    return repr(x)
+
+
 def _fmt(x: float) -> str:
     return f"{x:.3g}"
 
@@ -581,13 +588,13 @@ def _scan_shard(root: Path, rel: str, stream: str, report: ValidationReport) -> 
             except (InputError, AttributeError):
                 listed = None
             if listed is None:
-                msg = f"metadata {kio.INDEX_METADATA_KEY!r} is not a JSON list of index rows"
+                msg = f"metadata {_p(kio.INDEX_METADATA_KEY)} is not a JSON list of index rows"
                 report._add(WARNING, "shards", msg, path=rel)
             elif listed != list(sh.ids):
                 report._add(
                     WARNING,
                     "shards",
-                    f"metadata {kio.INDEX_METADATA_KEY!r} lists {len(listed)} sequences that differ from the "
+                    f"metadata {_p(kio.INDEX_METADATA_KEY)} lists {len(listed)} sequences that differ from the "
                     f"{sh.num_row_groups} row groups (kinhec index would rebuild a wrong index)",
                     path=rel,
                 )
@@ -671,10 +678,10 @@ def _check_index_schema(root: Path, report: ValidationReport):
         if got == f.type:
             continue
         if _type_kind(got) in (_type_kind(f.type), "null"):  # same kind, other width: readable
-            report._add(WARNING, "index_schema", f"column {f.name!r}: expected {f.type}, got {got} (cast when read)",
+            report._add(WARNING, "index_schema", f"column {_p(f.name)}: expected {f.type}, got {got} (cast when read)",
                         path=kio.INDEX_FILE)  # fmt: skip
         else:
-            report._add(ERROR, "index_schema", f"column {f.name!r}: expected {f.type}, got {got}", path=kio.INDEX_FILE)
+            report._add(ERROR, "index_schema", f"column {_p(f.name)}: expected {f.type}, got {got}", path=kio.INDEX_FILE)
     try:
         man = kio.load_manifest(root)
     except KinhecError as exc:
@@ -698,7 +705,7 @@ def _check_index_values(man: pd.DataFrame, report: ValidationReport) -> None:
     for c in ("track", "configuration", "sync", "camera_noise_model", "world_frame", "robot"):
         nulls = man[c].isna()
         if nulls.any():
-            report._add(ERROR, "index_schema", f"column {c!r}: {int(nulls.sum())} missing values", path=where)
+            report._add(ERROR, "index_schema", f"column {_p(c)}: {int(nulls.sum())} missing values", path=where)
     vocab = (
         ("configuration", CONFIGURATIONS, ERROR),
         ("camera_noise_model", CAMERA_NOISE_MODELS, ERROR),
@@ -713,7 +720,7 @@ def _check_index_values(man: pd.DataFrame, report: ValidationReport) -> None:
         vals = man[col].dropna()
         unknown = sorted(set(vals.astype(str)) - set(valid))
         if unknown:
-            msg = f"column {col!r}: expected one of {list(valid)}, got {unknown[:5]}"
+            msg = f"column {_p(col)}: expected one of {list(valid)}, got {unknown[:5]}"
             report._add(level, "index_schema", msg, path=where)
     rm = set()
     for v in man["robot_noise_models"].dropna().unique():
@@ -727,7 +734,7 @@ def _check_index_values(man: pd.DataFrame, report: ValidationReport) -> None:
     off = m.isna() | (m != tracks)
     if off.any():
         report._add(WARNING, "index_schema",
-                    f"{int(off.sum())} sequence ids not of the form <track>-<6 digits> (e.g. {ids[off].iloc[0]!r})",
+                    f"{int(off.sum())} sequence ids not of the form <track>-<6 digits> (e.g. {_p(ids[off].iloc[0])})",
                     path=where)  # fmt: skip
 
 
@@ -775,14 +782,14 @@ def _referenced_locations(man: pd.DataFrame, report: ValidationReport):
         rgs = man[f"{stream}_row_group"].tolist()
         for i, (sid, rel, rg) in enumerate(zip(ids, files, rgs)):
             if not isinstance(rel, str) or not rel or _missing(rg):
-                report._add(ERROR, "row_groups", f"expected {stream}_file and {stream}_row_group, got {rel!r} / {rg!r}",
+                report._add(ERROR, "row_groups", f"expected {stream}_file and {stream}_row_group, got {_p(rel)} / {_p(rg)}",
                             sequence_id=sid)  # fmt: skip
                 continue
             rel = rel.replace("\\", "/")
             mt = _SHARD_FILE_RE.match(rel)
             if mt is None or mt.group("stream") != stream:
                 report._add(ERROR, "row_groups",
-                            f"{stream}_file: expected '{stream}/<track>-<5 digits>.parquet', got {rel!r}",
+                            f"{stream}_file: expected '{stream}/<track>-<5 digits>.parquet', got {_p(rel)}",
                             sequence_id=sid)  # fmt: skip
                 continue
             locs[stream][i] = (rel, int(rg))
@@ -835,7 +842,7 @@ def _check_row_groups(root: Path, man: pd.DataFrame, report: ValidationReport) -
                 report._add(ERROR, "row_groups", f"{stream} row group {rg} holds several sequences {list(held)[:3]}",
                             sequence_id=sid, path=rel)  # fmt: skip
             elif held is not None and held != sid:
-                report._add(ERROR, "row_groups", f"{stream} row group {rg} holds sequence {held!r}, not {sid!r}",
+                report._add(ERROR, "row_groups", f"{stream} row group {rg} holds sequence {_p(held)}, not {_p(sid)}",
                             sequence_id=sid, path=rel)  # fmt: skip
     for rel, sh in shards.items():
         if not sh.ok:
@@ -875,7 +882,7 @@ class _Reader:
         rel = info.get(f"{stream}_file")
         rg = info.get(f"{stream}_row_group")
         if not isinstance(rel, str) or not rel or _missing(rg):
-            raise DatasetFormatError(f"no valid {stream}_file / {stream}_row_group in the index ({rel!r} / {rg!r})")
+            raise DatasetFormatError(f"no valid {stream}_file / {stream}_row_group in the index ({_p(rel)} / {_p(rg)})")
         rel = rel.replace("\\", "/")
         rg = int(rg)
         cur = self.open.get(stream)
@@ -906,7 +913,7 @@ class _Reader:
             raise DatasetFormatError(f"{rel}: no sequence_id column")
         found = [v for v in pc.unique(table.column("sequence_id")).to_pylist() if v != sid]
         if found:
-            raise DatasetFormatError(f"{rel}: row group {rg} holds sequence {found[0]!r}, not {sid!r}")
+            raise DatasetFormatError(f"{rel}: row group {rg} holds sequence {_p(found[0])}, not {_p(sid)}")
         return table
 
 
@@ -976,11 +983,17 @@ class _SequenceChecker:
                 continue
             if t.size > 1:
                 d = np.diff(t)
+                if stream == "camera" and name == "t" and not self.same_clock and self._jittered():
+                    continue  # t = t_gt + offset + jitter: jitter may reorder stamps; t_gt must increase
                 if (d <= 0).any():
                     k = _first(d <= 0)
                     self.err("timestamps", f"{stream} {name}: expected strictly increasing stamps, got "
-                                           f"{name}[{k + 1}] = {t[k + 1]!r} <= {name}[{k}] = {t[k]!r} "
+                                           f"{name}[{k + 1}] = {_p(t[k + 1])} <= {name}[{k}] = {_p(t[k])} "
                                            f"({int((d <= 0).sum())} such steps)", path=rel)  # fmt: skip
+
+    def _jittered(self) -> bool:
+        jitter = _num(self.info.get("time_jitter_std_s"), 0.0)
+        return math.isfinite(jitter) and jitter > 0
 
     def check_clocks(self) -> None:
         tr, tc, tg = self.seq.robot.t, self.seq.camera.t, self.seq.camera.t_gt
@@ -990,25 +1003,25 @@ class _SequenceChecker:
             for col in ("time_offset_s", "time_jitter_std_s", "camera_drop_fraction"):
                 v = _num(self.info.get(col), 0.0)
                 if v != 0.0:
-                    self.warn("clocks", f"{col} = {v!r} for a synchronous sequence (expected 0)")
+                    self.warn("clocks", f"{col} = {_p(v)} for a synchronous sequence (expected 0)")
             if tr.shape == tc.shape:
                 dev = np.abs(tr - tc)
                 if (dev > CLOCK_TOL_S).any() or not np.isfinite(dev).all():
                     k = _first(~(dev <= CLOCK_TOL_S))
-                    self.err("clocks", f"synchronous streams: robot t[{k}] = {tr[k]!r} but camera t[{k}] = {tc[k]!r} "
+                    self.err("clocks", f"synchronous streams: robot t[{k}] = {_p(tr[k])} but camera t[{k}] = {_p(tc[k])} "
                                        f"({int((~(dev <= CLOCK_TOL_S)).sum())} rows differ)")  # fmt: skip
             dev = np.abs(tc - tg)
             if (~(dev <= CLOCK_TOL_S)).any():
                 k = _first(~(dev <= CLOCK_TOL_S))
-                self.err("clocks", f"synchronous stream: camera t[{k}] = {tc[k]!r} but t_gt[{k}] = {tg[k]!r} "
+                self.err("clocks", f"synchronous stream: camera t[{k}] = {_p(tc[k])} but t_gt[{k}] = {_p(tg[k])} "
                                    f"(identical clocks expected)", path=self.camera_rel)  # fmt: skip
             return
         # asynchronous
         if not math.isfinite(offset):
-            self.err("clocks", f"asynchronous sequence without a finite time_offset_s, got {offset!r}")
+            self.err("clocks", f"asynchronous sequence without a finite time_offset_s, got {_p(offset)}")
             return
         if not (math.isfinite(jitter) and jitter >= 0):
-            self.err("clocks", f"time_jitter_std_s: expected a number >= 0, got {self.info.get('time_jitter_std_s')!r}")
+            self.err("clocks", f"time_jitter_std_s: expected a number >= 0, got {_p(self.info.get('time_jitter_std_s'))}")
             return
         r = tc - tg - offset
         fin = np.isfinite(r)
@@ -1049,7 +1062,7 @@ class _SequenceChecker:
             out = (tg < tr[0] - CLOCK_TOL_S) | (tg > tr[-1] + CLOCK_TOL_S)
             if out.any():
                 self.warn("clocks", f"{int(out.sum())} camera instants t_gt lie outside the robot stream "
-                                    f"[{tr[0]!r}, {tr[-1]!r}] s (first at frame {_first(out)})")  # fmt: skip
+                                    f"[{_p(tr[0])}, {_p(tr[-1])}] s (first at frame {_first(out)})")  # fmt: skip
 
     def _pose_block(self, table: pa.Table, prefix: str) -> np.ndarray:
         if table.num_rows == 0:
@@ -1106,7 +1119,7 @@ class _SequenceChecker:
             neg = Qf[:, 0] < 0
             if neg.any():
                 k = _first(neg)
-                self.err("quaternions", f"{name}: expected qw >= 0 as stored, got qw = {Qf[k, 0]!r} at row {rows[k]} "
+                self.err("quaternions", f"{name}: expected qw >= 0 as stored, got qw = {_p(Qf[k, 0])} at row {rows[k]} "
                                         f"({int(neg.sum())} rows)", path=rel)  # fmt: skip
 
     def check_availability(self) -> None:
@@ -1152,7 +1165,7 @@ class _SequenceChecker:
                          path=self.camera_rel)  # fmt: skip
         for col in ("visible", "outlier"):
             if self.ct.column(col).null_count:
-                msg = f"column {col!r}: {self.ct.column(col).null_count} missing labels"
+                msg = f"column {_p(col)}: {self.ct.column(col).null_count} missing labels"
                 self.err("visibility", msg, path=self.camera_rel)
         has = cam.has_measurement
         bad = cam.outlier & ~has
@@ -1163,7 +1176,7 @@ class _SequenceChecker:
         model = self.info.get("outlier_model")
         n_out = int(cam.outlier.sum())
         if n_out and (frac == 0.0 or model in (None, "none")):
-            msg = f"{n_out} outliers although outlier_fraction = {frac!r} and outlier_model = {model!r}"
+            msg = f"{n_out} outliers although outlier_fraction = {_p(frac)} and outlier_model = {_p(model)}"
             self.err("visibility", msg, path=self.camera_rel)
         elif math.isfinite(frac) and 0.0 < frac <= 1.0:
             expected = round(frac * int(has.sum()))
@@ -1207,7 +1220,7 @@ class _SequenceChecker:
                 except KinhecError:
                     model_dof = None
                 if model_dof:
-                    self.err("fk", f"robot {self.info.get('robot')!r} has {model_dof} joints but q_gt is empty",
+                    self.err("fk", f"robot {_p(self.info.get('robot'))} has {model_dof} joints but q_gt is empty",
                              path=self.robot_rel)  # fmt: skip
             return
         if len(rob) == 0:
@@ -1216,7 +1229,7 @@ class _SequenceChecker:
         if model is None:
             return
         if model.dof != dof:
-            self.err("fk", f"the model of {model.name!r} has {model.dof} joints, q_gt has {dof}", path=self.robot_rel)
+            self.err("fk", f"the model of {_p(model.name)} has {model.dof} joints, q_gt has {dof}", path=self.robot_rel)
             return
         ok = np.isfinite(rob.q_gt).all(axis=1)
         if not ok.all():
@@ -1231,7 +1244,7 @@ class _SequenceChecker:
         if bad.any():
             rows = np.flatnonzero(ok)
             k = _first(bad)
-            which = "the true DH model (extra_json.true_dh)" if self.uses_true_dh else f"model {model.name!r}"
+            which = "the true DH model (extra_json.true_dh)" if self.uses_true_dh else f"model {_p(model.name)}"
             msg = (f"FK of q_gt with {which} differs from base_ee_gt by {_fmt(rot[k])} deg / {_fmt(trans[k])} mm "
                    f"at frame {rows[k]} ({int(bad.sum())} frames, largest {_fmt(rot.max())} deg / "
                    f"{_fmt(trans.max())} mm; tolerance {FK_TOL_DEG:g} deg / {FK_TOL_MM:g} mm)")  # fmt: skip
@@ -1297,7 +1310,7 @@ class _SequenceChecker:
         elif conf == "eye_to_hand":
             B = T_ct[ok]
         else:
-            self.err("axyb", f"unknown configuration {conf!r}; expected one of {list(CONFIGURATIONS)}")
+            self.err("axyb", f"unknown configuration {_p(conf)}; expected one of {list(CONFIGURATIONS)}")
             return
         rot, trans = _pose_residual(A[ok] @ self.seq.X, self.seq.Y @ B)
         bad = (rot > AXYB_TOL_DEG) | (trans > AXYB_TOL_MM)
@@ -1361,7 +1374,7 @@ def validate_dataset(root, *, max_sequences: int | None = None,
     if max_sequences is not None and (
         isinstance(max_sequences, bool) or not isinstance(max_sequences, (int, np.integer)) or max_sequences < 1
     ):
-        raise InputError(f"max_sequences: expected an integer >= 1 or None, got {max_sequences!r}")
+        raise InputError(f"max_sequences: expected an integer >= 1 or None, got {_p(max_sequences)}")
     if progress is not None and not callable(progress):
         raise InputError(f"progress: expected a callable progress(done, total), got {type(progress).__name__}")
     reason = _not_a_dataset(root)

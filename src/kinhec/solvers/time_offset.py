@@ -103,6 +103,40 @@ def _check_stream(t, T, tname: str, Tname: str):
     return t, T
 
 
+def _baseline_frames(tc: np.ndarray, period: float) -> int:
+    """Frames between the two poses of a camera angular-speed sample: 1, or more when the stamps jitter.
+
+    The stamp noise is estimated robustly from the spacing residuals (frame
+    drops are whole periods and do not count); the baseline spans at least
+    ten of its standard deviations (the speed then errs by about 15 % at most), and at
+    most a tenth of the stream.
+    """
+    d = np.diff(tc)
+    resid = d - period * np.maximum(np.round(d / period), 1.0)
+    sigma = 1.4826 * float(np.median(np.abs(resid - np.median(resid)))) / np.sqrt(2.0)
+    if not (np.isfinite(sigma) and sigma > 0 and period > 0):
+        return 1
+    return int(np.clip(np.ceil(10.0 * sigma / period), 1, max(1, (tc.size - 1) // 10)))
+
+
+def _camera_in_stamp_order(camera_t, camera_poses):
+    """Camera samples sorted by stamp, repeated stamps dropped (first kept).
+
+    With ``t = t_gt + offset + jitter`` the jitter can put a stamp before the
+    previous frame's; the stamps are then taken in their own order.
+    """
+    t = np.asarray(camera_t, dtype=np.float64) if not isinstance(camera_t, np.ndarray) else camera_t
+    T = np.asarray(camera_poses)
+    if t.ndim != 1 or T.ndim != 3 or T.shape[0] != t.shape[0] or not np.isfinite(t).all() or t.size < 2:
+        return camera_t, camera_poses  # _check_stream names the problem
+    if (np.diff(t) > 0).all():
+        return t, T
+    order = np.argsort(t, kind="stable")
+    t, T = t[order], T[order]
+    keep = np.concatenate([[True], np.diff(t) > 0])
+    return t[keep], T[keep]
+
+
 def estimate_time_offset(
     robot_t,
     robot_poses,
@@ -122,7 +156,8 @@ def estimate_time_offset(
     robot_poses : array_like, shape (Nr, 4, 4)
         Flange poses ``T_base_ee`` at ``robot_t``.
     camera_t : array_like, shape (Nc,)
-        Camera-clock time stamps [s], strictly increasing (jitter and drops allowed).
+        Camera-clock time stamps [s] (jitter and drops allowed; stamps that jitter puts
+        out of order are taken in stamp order, a repeated stamp once).
     camera_poses : array_like, shape (Nc, 4, 4)
         Camera measurements at ``camera_t``: ``T_cam_target`` or its inverse
         (either works; only relative rotation angles are used).
@@ -148,7 +183,8 @@ def estimate_time_offset(
         settings, or streams that do not overlap within ``max_offset_s``.
     """
     tr, Tr = _check_stream(robot_t, robot_poses, "robot_t", "robot_poses")
-    tc, Tc = _check_stream(camera_t, camera_poses, "camera_t", "camera_poses")
+    tc, Tc = _camera_in_stamp_order(camera_t, camera_poses)
+    tc, Tc = _check_stream(tc, Tc, "camera_t", "camera_poses")
     if not (np.isfinite(max_offset_s) and max_offset_s > 0):
         raise InputError(f"max_offset_s: expected a positive finite number, got {max_offset_s!r}")
     if not (0.0 < min_overlap <= 1.0):
@@ -158,10 +194,12 @@ def estimate_time_offset(
     if not (np.isfinite(h) and h > 0):
         raise InputError(f"grid_dt_s: expected a positive finite number, got {grid_dt_s!r}")
 
-    # 1. camera angular speed at the midpoints, resampled onto the grid
+    # 1. camera angular speed at the midpoints, resampled onto the grid; over a baseline of b frames when the
+    #    stamps jitter (b x period well above the jitter, so the speed is not dominated by stamp noise)
+    b = _baseline_frames(tc, period)
     Rc = Tc[:, :3, :3]
-    w_c = _angles(Rc[:-1], Rc[1:]) / np.diff(tc)
-    t_mid = 0.5 * (tc[:-1] + tc[1:])
+    w_c = _angles(Rc[:-b], Rc[b:]) / (tc[b:] - tc[:-b])
+    t_mid = 0.5 * (tc[:-b] + tc[b:])
     m = int(np.floor((t_mid[-1] - t_mid[0]) / h)) + 1
     g = t_mid[0] + h * np.arange(m)
     sig_c = np.interp(g, t_mid, w_c)
@@ -170,7 +208,7 @@ def estimate_time_offset(
     J = int(np.floor(max_offset_s / h))
     k = np.arange(-J, m + J)
     r_t = t_mid[0] + h * k
-    half = 0.5 * period
+    half = 0.5 * b * period
     valid_r = (r_t - half >= tr[0]) & (r_t + half <= tr[-1])
     if not valid_r.any():
         raise InputError(
@@ -180,7 +218,7 @@ def estimate_time_offset(
     sig_r = np.full(r_t.shape, np.nan)
     q = r_t[valid_r]
     P = se3.interpolate_poses(tr, Tr, np.concatenate([q - half, q + half]), out_of_range="clip")
-    sig_r[valid_r] = _angles(P[: q.size, :3, :3], P[q.size :, :3, :3]) / period
+    sig_r[valid_r] = _angles(P[: q.size, :3, :3], P[q.size :, :3, :3]) / (2.0 * half)
 
     # 3. normalised cross-correlation for every lag: camera g_m vs robot g_m - tau_j
     lags = h * np.arange(-J, J + 1)
