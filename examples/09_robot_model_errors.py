@@ -38,7 +38,8 @@ def main() -> None:
         r = seq.robot
         nominal = get_robot(seq.info.robot)
         true_dh = seq.extra.get("true_dh")
-        real = RobotModel.from_dict(true_dh) if true_dh else nominal
+        # the perturbed DH table (a, d [m], alpha, theta_offset [rad]) over the nominal model
+        real = RobotModel.from_dict({**nominal.to_published_dict(), **true_dh}) if true_dh else nominal
         print(f"{seq.sequence_id}: {seq.info.robot}, {seq.info.robot_noise_models}, level {seq.info.level!r}")
 
         # The reported poses are the nominal model at the joint readings ...
@@ -56,8 +57,8 @@ def main() -> None:
         bias = np.linalg.norm(dp.mean(axis=0)) / np.sqrt((dp**2).sum(axis=1).mean())
         print(f"  |mean error vector| / rms error = {bias:.2f} (0 for zero-mean noise, 1 for a constant offset)")
         if true_dh:
-            da = np.abs(np.subtract(true_dh["a_m"], nominal.to_dict()["a_m"])).max() * 1000
-            dd = np.abs(np.subtract(true_dh["d_m"], nominal.to_dict()["d_m"])).max() * 1000
+            da = np.abs(np.subtract(true_dh["a"], nominal.a_m)).max() * 1000
+            dd = np.abs(np.subtract(true_dh["d"], nominal.d_m)).max() * 1000
             print(f"  largest DH length error: a {da:.3f} mm, d {dd:.3f} mm")
 
         A_abs, B_abs = seq.axyb_keyframe_poses()

@@ -92,7 +92,8 @@ INDEX_COLUMN_DOCS: dict[str, tuple[str, str]] = {
     "target": ("-", "Calibration-target preset seen by the camera (see `cameras_targets.json`)."),
     "sampling_mode": ("-", "`continuous` (frames along a moving trajectory) or `stations` (one frame per dwell of "
                       "a move-and-stop trajectory)."),
-    "sync": ("-", "`sync`: one clock and row-aligned streams; `async`: separate clocks, rates, offset and jitter."),
+    "sync": ("-", "`synchronous`: one clock and row-aligned streams; `asynchronous`: separate clocks, rates, offset "
+                  "and jitter."),
     "duration_s": ("s", "Length of the trajectory."),
     "robot_rate_hz": ("Hz", "Robot-stream rate (NaN for station sequences)."),
     "camera_rate_hz": ("Hz", "Camera-stream rate (NaN for station sequences)."),
@@ -141,9 +142,11 @@ INDEX_COLUMN_DOCS: dict[str, tuple[str, str]] = {
     "robot_row_group": ("-", "Row group of the sequence in `robot_file`."),
     "camera_row_group": ("-", "Row group of the sequence in `camera_file`."),
     "generator_version": ("-", "kinhec version that generated the sequence."),
-    "config_json": ("-", "The complete generation recipe as JSON (Parquet only)."),
-    "extra_json": ("-", "Generated details as JSON: trajectory parameters, keyframe indices, true DH parameters, "
-                   "per-frame scale, clock details, camera intrinsics, target geometry (Parquet only)."),
+    "config_json": ("-", "The generation recipe as nested JSON, in the published key set (Parquet only; see "
+                         "docs/format.md)."),
+    "extra_json": ("-", "Generated details as JSON: true DH parameters (m, rad), per-frame scale, trajectory "
+                   "parameters, keyframe indices, camera intrinsics, target geometry, then kinhec's whole recipe "
+                   "and clock details (Parquet only)."),
 }  # fmt: skip
 
 #: Documentation of the robot-stream columns.

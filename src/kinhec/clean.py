@@ -54,7 +54,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from kinhec.errors import InputError
-from kinhec.io import INDEX_METADATA_KEY, read_shard_index, shard_status
+from kinhec.io import INDEX_METADATA_KEY, WRITER_METADATA_KEY, read_shard_index, shard_status
 from kinhec.runner import LOCK_NAME, STATE_DIR
 from kinhec.schema import TRACKS
 
@@ -376,11 +376,15 @@ def _check_request(arg, option: str, root: Path, force: bool, plan: CleanPlan) -
 
 
 def _has_kinhec_rows(path: Path) -> bool:
-    """The shard file carries kinhec's stored index rows (so its consistency can be judged)."""
+    """The shard file was written by kinhec and carries its index rows (so its consistency can be judged).
+
+    The published toolkit's shards carry the same ``kinhec_manifest`` rows but no ``kinhec.writer`` key.
+    """
     try:
-        return INDEX_METADATA_KEY.encode() in (pq.read_metadata(path).metadata or {})
+        kv = pq.read_metadata(path).metadata or {}
     except Exception:
         return False
+    return INDEX_METADATA_KEY.encode() in kv and WRITER_METADATA_KEY.encode() in kv
 
 
 def _partial_items(folder: Path) -> list[CleanItem]:

@@ -134,7 +134,7 @@ def config_dict(r: Recipe, *, robot_rate_hz=None, joints=None) -> dict:
         "camera": r.camera,
         "camera_noise": {
             "model": cam,
-            "pixel_std": _num(r.pixel_std),
+            "pixel_std": float(r.pixel_std) if cam == "pnp" else 0.0,  # a number, as published: no pixel noise
             "rot_std_rad": [float(rot)] * 3,
             "student_t_dof": _num(r.student_t_dof),
             "trans_std_m": [float(trans), float(trans), float(trans_z)],

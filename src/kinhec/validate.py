@@ -51,7 +51,10 @@ Per sequence (every sequence, or a sample with ``max_sequences``):
     ``frame`` is ``0 .. N-1`` in both, synchronous streams have as many rows,
     and ``dof`` matches the joint lists.
 ``timestamps``
-    ``t`` of both streams and ``t_gt`` are finite and strictly increasing.
+    ``t`` of both streams and ``t_gt`` are finite and strictly increasing;
+    the camera ``t`` of an asynchronous sequence with jitter
+    (``t = t_gt + time_offset_s + jitter``) may step back (only ``t_gt`` must
+    increase; the ``clocks`` check bounds the jitter).
 ``clocks``
     Synchronous (``sync`` not starting with ``async``) and station sequences:
     robot ``t`` equals camera ``t`` row by row and ``t == t_gt`` (within
