@@ -13,9 +13,10 @@ A dataset folder holds
   sequence lives, so one sequence is read without touching the rest of a shard.
 
 Both files of a shard carry the shard's completed index rows in their Parquet
-key-value metadata under :data:`INDEX_METADATA_KEY` (a JSON list of rows; in
-the floating-point columns NaN is ``null`` and +-inf are the strings
-``"inf"`` / ``"-inf"``), so the index can be rebuilt from the shards alone
+key-value metadata under :data:`INDEX_METADATA_KEY` (a JSON list of rows, as
+the published toolkit writes it: NaN and +-inf are the tokens ``NaN`` and
+``Infinity``; ``null`` and the strings ``"inf"`` / ``"-inf"`` of earlier
+kinhec shards are read too), so the index can be rebuilt from the shards alone
 (:func:`rebuild_index`).  Every file is written atomically: to
 ``<name>.tmp`` in the same folder, flushed to disk, then renamed.
 
@@ -44,6 +45,7 @@ published spellings); when reading, any value starting with ``"async"``
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -618,17 +620,12 @@ def _check_unique_ids(table: pa.Table, where: str) -> None:
 
 
 def _encode_index_rows(table: pa.Table) -> str:
+    """The ``kinhec_manifest`` text, as the published toolkit writes it: ``json.dumps`` with NaN and Infinity tokens."""
     rows = table.to_pylist()
-    float_cols = [f.name for f in INDEX_SCHEMA if pa.types.is_floating(f.type)]
-    for r in rows:
-        for c in float_cols:
-            v = r[c]
-            if v is not None and not math.isfinite(v):
-                r[c] = None if math.isnan(v) else ("inf" if v > 0 else "-inf")
     # the published order: index columns, then the four file locations last
     loc = set(LOCATION_COLUMNS)
     rows = [{**{k: v for k, v in r.items() if k not in loc}, **{k: r[k] for k in LOCATION_COLUMNS}} for r in rows]
-    return jsonutil.dumps(rows)
+    return json.dumps(rows, ensure_ascii=False)
 
 
 def shard_writer(path) -> str | None:
