@@ -123,7 +123,7 @@ def test_recipe_defaults_and_json_round_trip():
         (dict(robot="free6d", family="lookat", robot_noise_models=("joint_gaussian",)), InputError,
          "robot_noise_models: expected only 'se3_gaussian'"),
         (dict(family="joint_waypoints", sampling_mode="stations", sync="async"), InputError,
-         "sync: expected 'sync' with sampling_mode"),
+         "sync: expected 'synchronous' with sampling_mode"),
         (dict(family="joint_sinusoid", sampling_mode="stations"), InputError,
          "sampling_mode: expected 'continuous' for family 'joint_sinusoid'"),
         (dict(time_offset_s=0.1), InputError, "time_offset_s: expected 0 for a synchronous sequence"),

@@ -39,6 +39,8 @@ import math
 import numbers
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from kinhec import __version__
 from kinhec.cameras import CAMERA_NAMES, TARGET_NAMES
 from kinhec.errors import InputError, UnknownNameError
@@ -359,14 +361,14 @@ class Recipe:
             )
         if self.sampling_mode == "stations" and self.sync != "sync":
             raise InputError(
-                f"sync: expected 'sync' with sampling_mode 'stations' (both streams share the dwell instants), "
+                f"sync: expected 'synchronous' with sampling_mode 'stations' (both streams share the dwell instants), "
                 f"got {self.sync!r}"
             )
         if self.sync == "sync":
             for f in ("time_offset_s", "time_jitter_std_s", "camera_drop_fraction"):
                 if getattr(self, f) != 0:
                     raise InputError(
-                        f"{f}: expected 0 for a synchronous sequence (sync='sync'), got {getattr(self, f)!r}"
+                        f"{f}: expected 0 for a synchronous sequence, got {_plain(getattr(self, f))}"
                     )
         if self.world_frame == "vo_origin":
             if self.configuration != "eye_in_hand":
@@ -457,6 +459,13 @@ class Recipe:
 # --------------------------------------------------------------------------- #
 # field checkers (return the cleaned value or raise naming the field)
 # --------------------------------------------------------------------------- #
+def _plain(x) -> str:
+    """``repr`` for messages, numpy scalars as plain Python values (``1.11``, not ``np.float64(1.11)``)."""
+    if isinstance(x, np.generic):
+        x = x.item()
+    return repr(x)
+
+
 def _is_nan(x) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isnan(float(x))
 
@@ -464,7 +473,7 @@ def _is_nan(x) -> bool:
 def _string(x, name: str, *, nonempty: bool = False) -> str:
     if not isinstance(x, str) or (nonempty and not x):
         want = "a non-empty string" if nonempty else "a string"
-        raise InputError(f"{name}: expected {want}, got {x!r}")
+        raise InputError(f"{name}: expected {want}, got {_plain(x)}")
     return x
 
 
@@ -479,15 +488,15 @@ def _integer(x, name: str, lo: int, hi: int) -> int:
         if isinstance(x, float) and x.is_integer():
             x = int(x)
         else:
-            raise InputError(f"{name}: expected an integer in [{lo}, {hi}], got {x!r}")
+            raise InputError(f"{name}: expected an integer in [{lo}, {hi}], got {_plain(x)}")
     if not lo <= int(x) <= hi:
-        raise InputError(f"{name}: expected an integer in [{lo}, {hi}], got {x!r}")
+        raise InputError(f"{name}: expected an integer in [{lo}, {hi}], got {_plain(x)}")
     return int(x)
 
 
 def _real(x, name: str, *, lo=None, hi=None, lo_open=False, hi_open=False) -> float:
     if isinstance(x, bool) or not isinstance(x, numbers.Real) or not math.isfinite(float(x)):
-        raise InputError(f"{name}: expected a finite number, got {x!r}")
+        raise InputError(f"{name}: expected a finite number, got {_plain(x)}")
     v = float(x)
     bad = (lo is not None and (v < lo or (lo_open and v == lo))) or (
         hi is not None and (v > hi or (hi_open and v == hi))
@@ -496,17 +505,17 @@ def _real(x, name: str, *, lo=None, hi=None, lo_open=False, hi_open=False) -> fl
         lb = "(" if lo_open else "["
         rb = ")" if hi_open else "]"
         rng = f"{lb}{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}{rb}"
-        raise InputError(f"{name}: expected a number in {rng}, got {x!r}")
+        raise InputError(f"{name}: expected a number in {rng}, got {_plain(x)}")
     return v
 
 
 def _range(x, name: str, *, lo=None, hi=None, lo_open=False) -> tuple[float, float]:
     if not isinstance(x, (tuple, list)) or len(x) != 2:
-        raise InputError(f"{name}: expected a pair (low, high), got {x!r}")
+        raise InputError(f"{name}: expected a pair (low, high), got {_plain(x)}")
     a = _real(x[0], f"{name}[0]", lo=lo, hi=hi, lo_open=lo_open)
     b = _real(x[1], f"{name}[1]", lo=lo, hi=hi, lo_open=lo_open)
     if a > b:
-        raise InputError(f"{name}: expected low <= high, got {x!r}")
+        raise InputError(f"{name}: expected low <= high, got {_plain(x)}")
     return (a, b)
 
 
@@ -520,7 +529,7 @@ def _models(x) -> tuple[str, ...]:
     if isinstance(x, str):
         x = () if x in ("", "none") else tuple(x.split("+"))
     if not isinstance(x, (tuple, list)):
-        raise InputError(f"robot_noise_models: expected a tuple of model names, got {x!r}")
+        raise InputError(f"robot_noise_models: expected a tuple of model names, got {_plain(x)}")
     out = []
     for m in x:
         if m not in ROBOT_NOISE_MODELS:
