@@ -398,3 +398,21 @@ def test_camera_stamps_going_backwards_are_accepted_and_the_offset_still_found(t
     # within 15 ms of the true 40 ms with a 12 ms stamp jitter (without the jittered-stamp baseline: -306 ms)
     assert est.ok and abs(est.time_offset_est_s - offset) < 0.015 and est.time_offset_peak_corr > 0.8
     assert est.X_rot_err_deg < 1.5 and est.X_trans_err_mm < 20.0  # a 10 ms pairing error on a fast trajectory
+
+
+def _front_matter_configs(readme: Path) -> dict:
+    import yaml
+
+    text = readme.read_text()
+    assert text.startswith("---\n"), readme
+    meta = yaml.safe_load(text.split("---\n")[1])
+    out = {}
+    for c in meta["configs"]:
+        files = c["data_files"]
+        out[c["config_name"]] = files if isinstance(files, str) else [f["path"] for f in files][0]
+    return out
+
+
+def test_generated_readme_declares_the_published_hub_configurations(kinhec_smoke):
+    mine, theirs = _front_matter_configs(kinhec_smoke / "README.md"), _front_matter_configs(FIXTURE / "README.md")
+    assert mine == theirs and len(mine) == 17  # sequences, then robot_<track> and camera_<track> per track

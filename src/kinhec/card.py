@@ -34,7 +34,7 @@ from kinhec.fsutil import atomic_write_text
 from kinhec import __version__
 from kinhec.errors import DatasetFormatError, InputError
 from kinhec.io import INDEX_CSV_FILE, INDEX_FILE, load_manifest
-from kinhec.publish import citation_cff, license_text
+from kinhec.publish import citation_cff, hf_configs, license_text
 from kinhec.schema import CAMERA_SCHEMA, INDEX_SCHEMA, POSE_SUFFIXES, ROBOT_SCHEMA, TRACKS
 from kinhec.tiers import TIER_NAMES, TRACK_DESCRIPTIONS, load_tier
 
@@ -292,24 +292,6 @@ def _is_shipped_tier(cfg: dict | None) -> bool:
     if name not in TIER_NAMES:
         return False
     return load_tier(name).config == cfg
-
-
-def hf_configs(root, tracks) -> list[dict]:
-    """The ``configs:`` entries of the front matter for the tracks whose shards exist in ``root``.
-
-    ``sequences`` -> ``sequences.parquet`` (the default configuration); for each
-    track, ``robot_<track>`` -> ``robot/<track>-*.parquet`` and
-    ``camera_<track>`` -> ``camera/<track>-*.parquet``, each a single ``train``
-    split.  A stream is listed only when at least one of its files exists.
-    """
-    root = Path(root)
-    out = [{"config_name": "sequences", "data_files": [{"split": "train", "path": INDEX_FILE}], "default": True}]
-    for track in tracks:
-        for stream in ("robot", "camera"):
-            pattern = f"{stream}/{track}-*.parquet"
-            if any(root.glob(pattern)):
-                out.append({"config_name": f"{stream}_{track}", "data_files": [{"split": "train", "path": pattern}]})
-    return out
 
 
 def _front_matter(n_sequences: int, configs: list[dict]) -> str:

@@ -39,12 +39,45 @@ def citation_cff(*, url: str | None = None) -> str:
 MINIMAL_MARKER = "<!-- kinhec: minimal card, replaced by `kinhec card` -->"
 
 
+def hf_configs(root, tracks) -> list[dict]:
+    """The ``configs:`` entries of the front matter for the tracks whose shards exist in ``root``.
+
+    ``sequences`` -> ``sequences.parquet`` (the default configuration); for each
+    track, ``robot_<track>`` -> ``robot/<track>-*.parquet`` and
+    ``camera_<track>`` -> ``camera/<track>-*.parquet``, each a single ``train``
+    split.  A stream is listed only when at least one of its files exists.
+    """
+    root = Path(root)
+    out = [{"config_name": "sequences", "data_files": [{"split": "train", "path": "sequences.parquet"}],
+            "default": True}]  # fmt: skip
+    for track in tracks:
+        for stream in ("robot", "camera"):
+            pattern = f"{stream}/{track}-*.parquet"
+            if any(root.glob(pattern)):
+                out.append({"config_name": f"{stream}_{track}", "data_files": [{"split": "train", "path": pattern}]})
+    return out
+
+
 def minimal_card(root: Path) -> str:
-    """A short README for a freshly generated folder (``kinhec card`` writes the full card)."""
+    """A short README for a freshly generated folder (``kinhec card`` writes the full card).
+
+    It opens with the Hugging Face front matter (licence and one configuration
+    per index and stream, :func:`hf_configs`), as the published folders do, so
+    ``datasets.load_dataset(folder, "robot_noise")`` works right after ``generate``.
+    """
     import pandas as pd
+    import yaml
+
+    from kinhec.schema import TRACKS
 
     root = Path(root)
+    present = [t for t in TRACKS if any(root.glob(f"robot/{t}-*.parquet"))]
+    meta = {"license": "mit", "configs": hf_configs(root, present)}
     lines = [
+        "---",
+        yaml.safe_dump(meta, sort_keys=False, default_flow_style=False).rstrip("\n"),
+        "---",
+        "",
         MINIMAL_MARKER,
         "# KinHEC-format dataset",
         "",
@@ -64,5 +97,5 @@ def minimal_card(root: Path) -> str:
 def write_card_if_missing(root: Path) -> None:
     """Write the minimal card unless a full card (from ``kinhec card``) is already there."""
     p = Path(root) / "README.md"
-    if not p.exists() or p.read_text().startswith(MINIMAL_MARKER):
+    if not p.exists() or MINIMAL_MARKER in p.read_text():
         p.write_text(minimal_card(root))
