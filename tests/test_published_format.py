@@ -416,3 +416,24 @@ def _front_matter_configs(readme: Path) -> dict:
 def test_generated_readme_declares_the_published_hub_configurations(kinhec_smoke):
     mine, theirs = _front_matter_configs(kinhec_smoke / "README.md"), _front_matter_configs(FIXTURE / "README.md")
     assert mine == theirs and len(mine) == 17  # sequences, then robot_<track> and camera_<track> per track
+
+
+def test_card_export_and_clean_accept_the_published_copy(published_copy, tmp_path):
+    from kinhec.card import write_card
+    from kinhec.clean import plan_clean
+    from kinhec.export import export_sequence
+
+    readme = write_card(published_copy)
+    assert "robot_error" in readme.read_text() and _front_matter_configs(readme) == _front_matter_configs(
+        FIXTURE / "README.md"
+    )
+    files = export_sequence(published_copy, "robot_error-000001", "csv", tmp_path / "csv")
+    info = json.loads(next(p for p in files if p.name.endswith("_info.json")).read_text())
+    assert info["config"]["sampling"]["sync"] == "synchronous" and set(info["extra"]["true_dh"]) == {
+        "a", "d", "alpha", "theta_offset"
+    }
+    robot_csv = next(p for p in files if "robot" in p.name and p.suffix == ".csv")
+    assert len(pd.read_csv(robot_csv)) == _rows(FIXTURE).set_index("sequence_id").loc["robot_error-000001",
+                                                                                      "n_robot_frames"]
+    plan = plan_clean(published_copy, partial=[published_copy], force=True)
+    assert [it.path for it in plan.items if it.path.suffix == ".parquet"] == []  # complete published shards stay
