@@ -149,6 +149,8 @@ def test_comparison_medians_ratios_and_shifts():
     assert worst == pytest.approx(2.0) and where[:2] == ("a", "park_martin")  # li_kronecker (10x) not counted
     md = fidelity.render_markdown(t, title_ours="x", title_card="y")
     assert "| `park_martin` | 0.200 | 0.400 | 2.00 |" in md
+    assert "| `a` | `park_martin` | 3 / 4 |" in md  # the failed row is listed with the failures counted
+    assert t.loc[("a", "park_martin"), "trans_worst"] == pytest.approx(4.5)
     assert "6 of 6 track x solver medians" in md
     with pytest.raises(InputError, match="TABLES"):
         fidelity.fill_template("no marker", md)

@@ -152,22 +152,32 @@ def results_medians(results: pd.DataFrame, eval_sync: str = "oracle") -> pd.Data
     -------
     DataFrame
         Index ``(track, solver)``; columns ``rot`` [deg], ``trans`` [mm] (medians
-        over the rows with ``ok``, as the leaderboard) and ``n`` (rows).
+        over the rows with ``ok``, as the leaderboard), ``n`` (those rows),
+        ``n_rows`` (all rows), and ``rot_worst``, ``trans_worst`` (medians over
+        all rows, a row without a result counted as an infinite error).
     """
     need = {"track", "solver", "eval_sync", "ok", "X_rot_err_deg", "X_trans_err_mm"}
     missing = sorted(need - set(results.columns))
     if missing:
         raise InputError(f"results table: expected columns {sorted(need)}, missing {missing}")
-    r = results[(results["eval_sync"] == eval_sync) & results["ok"].astype(bool)]
-    g = r.groupby(["track", "solver"], sort=False)
-    return pd.DataFrame(
-        {"rot": g["X_rot_err_deg"].median(), "trans": g["X_trans_err_mm"].median(), "n": g.size()}
-    )
+    every = results[results["eval_sync"] == eval_sync].copy()
+    ok = every["ok"].astype(bool)
+    g = every[ok].groupby(["track", "solver"], sort=False)
+    out = pd.DataFrame({"rot": g["X_rot_err_deg"].median(), "trans": g["X_trans_err_mm"].median(), "n": g.size()})
+    # the same medians with every row that gave no result counted as unsolved (an infinite error)
+    for col, name in (("X_rot_err_deg", "rot_worst"), ("X_trans_err_mm", "trans_worst")):
+        every[col] = np.where(ok, every[col].to_numpy(dtype=float), np.inf)
+    ga = every.groupby(["track", "solver"], sort=False)
+    out["rot_worst"] = ga["X_rot_err_deg"].median()
+    out["trans_worst"] = ga["X_trans_err_mm"].median()
+    out["n_rows"] = ga.size()
+    return out
 
 
 def compare(card: pd.DataFrame, ours: pd.DataFrame) -> pd.DataFrame:
     """Card and kinhec medians side by side, in card order, with ``ratio_rot`` and ``ratio_trans`` (ours / card)."""
-    t = card.join(ours, how="left", lsuffix="_card", rsuffix="_ours")
+    t = card.join(ours.rename(columns={"rot": "rot_ours", "trans": "trans_ours"}), how="left")
+    t = t.rename(columns={"rot": "rot_card", "trans": "trans_card"})
     for k in ("rot", "trans"):
         t[f"ratio_{k}"] = t[f"{k}_ours"] / t[f"{k}_card"]
     t["checked"] = ~t.index.get_level_values("solver").isin(list(EXCLUDED))
@@ -242,7 +252,7 @@ def render_markdown(table: pd.DataFrame, *, title_ours: str, title_card: str) ->
             ]
         out += [
             "| solver | rot. published [deg] | rot. kinhec [deg] | ratio | trans. published [mm] "
-            "| trans. kinhec [mm] | ratio | rows |",
+            "| trans. kinhec [mm] | ratio | ok / rows |",
             "|---|---|---|---|---|---|---|---|",
         ]
         for solver, row in table.loc[track].iterrows():
@@ -252,10 +262,30 @@ def render_markdown(table: pd.DataFrame, *, title_ours: str, title_card: str) ->
                 return f"**{s}**" if bad and row["checked"] else s
 
             name = f"`{solver}`" if row["checked"] else f"*`{solver}`*"
-            n = "-" if not np.isfinite(row.get("n", np.nan)) else f"{int(row['n']):,}"
+            n = "-" if not np.isfinite(row.get("n", np.nan)) else f"{int(row['n']):,} / {int(row['n_rows']):,}"
             out.append(
                 f"| {name} | {_fmt(row['rot_card'], 3)} | {_fmt(row['rot_ours'], 3)} | {ratio('rot')} "
                 f"| {_fmt(row['trans_card'], 2)} | {_fmt(row['trans_ours'], 2)} | {ratio('trans')} | {n} |"
+            )
+        out.append("")
+    failed = table[(table["n"] < table["n_rows"]) & table["checked"]]
+    if len(failed):
+        out += [
+            "## Medians with the failures counted",
+            "",
+            "The leaderboard's medians are over the sequences where a solver returned a result.  Where a "
+            "solver gave none on some sequences, the same medians with those sequences counted as unsolved "
+            "(an infinite error):",
+            "",
+            "| track | solver | ok / rows | rot. ratio | rot. ratio, failures counted | trans. ratio "
+            "| trans. ratio, failures counted |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for (track, solver), row in failed.iterrows():
+            out.append(
+                f"| `{track}` | `{solver}` | {int(row['n']):,} / {int(row['n_rows']):,} | {_fmt(row['ratio_rot'], 2)} "
+                f"| {_fmt(row['rot_worst'] / row['rot_card'], 2)} | {_fmt(row['ratio_trans'], 2)} "
+                f"| {_fmt(row['trans_worst'] / row['trans_card'], 2)} |"
             )
         out.append("")
     out += ["## Left out of the bounds check", ""]
