@@ -1,0 +1,56 @@
+"""Write docs/fidelity.md: kinhec's leaderboard medians beside the published card's full-tier table.
+
+Usage::
+
+    python benchmarks/fidelity.py RESULTS [--card CARD] [--template TEMPLATE] [--out docs/fidelity.md]
+                                          [--title "medium tier, 9,996 sequences"]
+
+``RESULTS`` is a ``results.parquet`` written by ``kinhec benchmark`` (e.g. of the
+medium tier); ``CARD`` defaults to the published card found in ``shared/seeds``
+next to the checkout; ``TEMPLATE`` (default ``benchmarks/fidelity_template.md``)
+holds the prose, and its ``<!-- TABLES -->`` marker receives the generated
+summary and tables.  The script prints the summary lines and the worst ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from kinhec import fidelity
+
+HERE = Path(__file__).resolve().parent
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("results")
+    ap.add_argument("--card", default=None)
+    ap.add_argument("--template", default=str(HERE / "fidelity_template.md"))
+    ap.add_argument("--out", default=str(HERE.parent / "docs" / "fidelity.md"))
+    ap.add_argument("--title", default=None, help="what RESULTS covers (default: its tier and sequence count)")
+    a = ap.parse_args(argv)
+    card_path = Path(a.card) if a.card else fidelity.find_card(HERE)
+    if card_path is None:
+        print("fidelity: no published card found in shared/seeds; pass --card", file=sys.stderr)
+        return 1
+    results = pd.read_parquet(a.results)
+    title = a.title or f"{results['sequence_id'].nunique():,} sequences of {a.results}"
+    card = fidelity.read_card_leaderboard(card_path)
+    table = fidelity.compare(card, fidelity.results_medians(results))
+    body = fidelity.render_markdown(
+        table, title_ours=title, title_card=f"full tier, 77,628 sequences (card `{card_path.name}`)"
+    )
+    text = fidelity.fill_template(Path(a.template).read_text(encoding="utf-8"), body)
+    Path(a.out).write_text(text, encoding="utf-8")
+    print("\n".join(body.splitlines()[:4]))
+    print(fidelity.track_shifts(table).round(2).to_string())
+    print(f"wrote {a.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,313 @@
+"""Statistical fidelity: kinhec's leaderboard medians beside the published card's.
+
+The published dataset card lists, per track and baseline solver, the median
+rotation error of ``X`` [deg] and the median translation error of ``X`` [mm]
+over its full tier (``oracle`` synchronisation).  This module reads that table
+from the card's text, computes the same medians from a kinhec
+``results.parquet`` and lays the two side by side with their ratios
+(kinhec / published), so that ``docs/fidelity.md`` is regenerated from data
+(``python benchmarks/fidelity.py RESULTS``) rather than typed.
+
+A ratio counts as *within bounds* in ``[RATIO_LOW, RATIO_HIGH]``; a track
+shows a *systematic shift* when the geometric mean of its ratios over the
+solvers (one per error kind) is beyond ``SHIFT`` (or below ``1 / SHIFT``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from kinhec.errors import InputError
+
+#: Bounds of an acceptable kinhec / published ratio of a median.
+RATIO_LOW, RATIO_HIGH = 0.5, 2.0
+#: Geometric-mean ratio of a track beyond which (or below whose inverse) the shift is called systematic.
+SHIFT = 1.25
+#: Solvers whose ratios are shown but left out of the bounds check and the shift, with the reason.
+EXCLUDED = {
+    "li_kronecker": "published as a copy of shah (identical medians on every track); kinhec's is the Kronecker "
+    "solution of Li et al. with translations from the joint linear system (docs/solvers.md)",
+}
+_ERRORS = (("rot", "X_rot_err_deg", "rotation [deg]"), ("trans", "X_trans_err_mm", "translation [mm]"))
+
+
+def read_card_leaderboard(path: str | Path) -> pd.DataFrame:
+    """The leaderboard of a dataset card (text or Markdown).
+
+    Parameters
+    ----------
+    path : str or Path
+        The card: the table starts at a header row whose first cell is
+        ``track`` followed by solver names, cells separated by tabs or ``|``;
+        each following row is ``<track>`` and ``<rot> / <trans>`` per solver.
+
+    Returns
+    -------
+    DataFrame
+        Index ``(track, solver)`` in card order; columns ``rot`` (median
+        rotation error of X, deg) and ``trans`` (median translation error of
+        X, mm).
+
+    Raises
+    ------
+    InputError
+        When the file has no such table.
+    """
+    path = Path(path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+
+    def cells(line: str) -> list[str]:
+        parts = line.strip().strip("|").split("|") if "|" in line else line.split("\t")
+        return [c.strip().strip("`") for c in parts]
+
+    rows = []
+    for k, line in enumerate(lines):
+        head = cells(line)
+        if len(head) > 2 and head[0] == "track" and "park_martin" in head:
+            for body in lines[k + 1 :]:
+                c = cells(body)
+                if set("".join(c)) <= set("-: "):
+                    continue  # Markdown separator row
+                if len(c) != len(head) or not all("/" in x for x in c[1:]):
+                    break
+                for solver, cell in zip(head[1:], c[1:]):
+                    rot, trans = (float(x.replace(",", "")) for x in cell.split("/"))
+                    rows.append((c[0], solver, rot, trans))
+            break
+    if not rows:
+        raise InputError(f"{path}: expected a leaderboard table (a 'track' header row of solver names), found none")
+    return pd.DataFrame(rows, columns=["track", "solver", "rot", "trans"]).set_index(["track", "solver"])
+
+
+_COMPOSITION_LABELS = {
+    "Configurations": "configuration",
+    "Trajectory families": "family",
+    "Camera noise models": "camera_noise_model",
+}
+
+
+def read_card_composition(path: str | Path) -> dict[str, dict[str, int]]:
+    """The composition a dataset card states: sequences per robot, configuration, family and camera model.
+
+    Parameters
+    ----------
+    path : str or Path
+        The card: a ``robot | sequences`` table, and a line
+        ``Configurations: a: n, ... Trajectory families: ... Camera noise models: ...``.
+
+    Returns
+    -------
+    dict
+        ``{"robot": {...}, "configuration": {...}, "family": {...}, "camera_noise_model": {...}}``,
+        each mapping a value to its number of sequences (index column names as keys).
+
+    Raises
+    ------
+    InputError
+        When one of the four is missing.
+    """
+    path = Path(path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    out: dict[str, dict[str, int]] = {}
+    for k, line in enumerate(lines):
+        head = [c.strip().strip("`") for c in re.split(r"\t|\|", line.strip().strip("|"))]
+        if head[:2] == ["robot", "sequences"] and "robot" not in out:
+            robots = {}
+            for body in lines[k + 1 :]:
+                c = [x.strip().strip("`") for x in re.split(r"\t|\|", body.strip().strip("|"))]
+                if len(c) == 2 and set(c[1]) <= set("-: "):
+                    continue
+                if len(c) != 2 or not re.fullmatch(r"[\d,]+", c[1]):
+                    break
+                robots[c[0]] = int(c[1].replace(",", ""))
+            out["robot"] = robots
+        if line.lstrip().startswith("Configurations:"):
+            labels = "|".join(map(re.escape, _COMPOSITION_LABELS))
+            for label, body in re.findall(rf"({labels}):(.*?)(?=(?:{labels}):|$)", line):
+                pairs = re.findall(r"`?([A-Za-z0-9_]+)`?: ([\d,]*\d)", body)
+                out[_COMPOSITION_LABELS[label]] = {n: int(v.replace(",", "")) for n, v in pairs}
+    missing = [k for k in ("robot", *_COMPOSITION_LABELS.values()) if not out.get(k)]
+    if missing:
+        raise InputError(f"{path}: expected the card's composition ({', '.join(missing)}), found none")
+    return out
+
+
+def results_medians(results: pd.DataFrame, eval_sync: str = "oracle") -> pd.DataFrame:
+    """Median errors of ``X`` per track and solver from a ``results.parquet`` table.
+
+    Parameters
+    ----------
+    results : DataFrame
+        Rows of ``kinhec benchmark`` (columns ``track``, ``solver``,
+        ``eval_sync``, ``ok``, ``X_rot_err_deg``, ``X_trans_err_mm``).
+    eval_sync : str
+        Synchronisation whose rows count (the card's table is ``oracle``).
+
+    Returns
+    -------
+    DataFrame
+        Index ``(track, solver)``; columns ``rot`` [deg], ``trans`` [mm] (medians
+        over the rows with ``ok``, as the leaderboard), ``n`` (those rows),
+        ``n_rows`` (all rows), and ``rot_worst``, ``trans_worst`` (medians over
+        all rows, a row without a result counted as an infinite error).
+    """
+    need = {"track", "solver", "eval_sync", "ok", "X_rot_err_deg", "X_trans_err_mm"}
+    missing = sorted(need - set(results.columns))
+    if missing:
+        raise InputError(f"results table: expected columns {sorted(need)}, missing {missing}")
+    every = results[results["eval_sync"] == eval_sync].copy()
+    ok = every["ok"].astype(bool)
+    g = every[ok].groupby(["track", "solver"], sort=False)
+    out = pd.DataFrame({"rot": g["X_rot_err_deg"].median(), "trans": g["X_trans_err_mm"].median(), "n": g.size()})
+    # the same medians with every row that gave no result counted as unsolved (an infinite error)
+    for col, name in (("X_rot_err_deg", "rot_worst"), ("X_trans_err_mm", "trans_worst")):
+        every[col] = np.where(ok, every[col].to_numpy(dtype=float), np.inf)
+    ga = every.groupby(["track", "solver"], sort=False)
+    out["rot_worst"] = ga["X_rot_err_deg"].median()
+    out["trans_worst"] = ga["X_trans_err_mm"].median()
+    out["n_rows"] = ga.size()
+    return out
+
+
+def compare(card: pd.DataFrame, ours: pd.DataFrame) -> pd.DataFrame:
+    """Card and kinhec medians side by side, in card order, with ``ratio_rot`` and ``ratio_trans`` (ours / card)."""
+    t = card.join(ours.rename(columns={"rot": "rot_ours", "trans": "trans_ours"}), how="left")
+    t = t.rename(columns={"rot": "rot_card", "trans": "trans_card"})
+    for k in ("rot", "trans"):
+        t[f"ratio_{k}"] = t[f"{k}_ours"] / t[f"{k}_card"]
+    t["checked"] = ~t.index.get_level_values("solver").isin(list(EXCLUDED))
+    return t
+
+
+def track_shifts(table: pd.DataFrame) -> pd.DataFrame:
+    """Geometric-mean ratio per track and error kind over the checked solvers, and whether it is a shift."""
+    t = table[table["checked"]]
+    out = {}
+    for k in ("rot", "trans"):
+        out[f"gmean_{k}"] = t.groupby(level="track", sort=False)[f"ratio_{k}"].apply(
+            lambda x: float(np.exp(np.log(x.dropna()).mean())) if x.notna().any() else math.nan
+        )
+    s = pd.DataFrame(out)
+    for k in ("rot", "trans"):
+        g = s[f"gmean_{k}"]
+        s[f"shift_{k}"] = (g > SHIFT) | (g < 1.0 / SHIFT)
+    return s
+
+
+def worst_ratio(table: pd.DataFrame) -> tuple[float, tuple[str, str, str]]:
+    """The checked ratio farthest from 1 (in log scale), and where it is ``(track, solver, kind)``."""
+    best = (1.0, ("", "", ""))
+    for (track, solver), row in table[table["checked"]].iterrows():
+        for k in ("rot", "trans"):
+            x = row[f"ratio_{k}"]
+            if np.isfinite(x) and abs(math.log(x)) > abs(math.log(best[0])):
+                best = (float(x), (track, solver, k))
+    return best
+
+
+def _fmt(x: float, digits: int) -> str:
+    return "-" if not np.isfinite(x) else f"{x:.{digits}f}"
+
+
+def render_markdown(table: pd.DataFrame, *, title_ours: str, title_card: str) -> str:
+    """The comparison as Markdown: a summary, one table per track, and the per-track shifts.
+
+    Ratios outside ``[RATIO_LOW, RATIO_HIGH]`` are bold; solvers in
+    :data:`EXCLUDED` are in italics and not counted.
+    """
+    shifts = track_shifts(table)
+    chk = table[table["checked"]]
+    ratios = chk[["ratio_rot", "ratio_trans"]].to_numpy().ravel()
+    ratios = ratios[np.isfinite(ratios)]
+    inside = int(((ratios >= RATIO_LOW) & (ratios <= RATIO_HIGH)).sum())
+    w, (wt, ws, wk) = worst_ratio(table)
+    out = [
+        f"Kinhec: {title_ours}. Published: {title_card}.",
+        "",
+        f"- {inside} of {ratios.size} track x solver medians (rotation and translation of `X`, "
+        f"`oracle` synchronisation) within {RATIO_LOW}-{RATIO_HIGH}x the published ones "
+        f"({', '.join(f'`{s}`' for s in EXCLUDED)} aside, see below).",
+        f"- Worst ratio: {w:.2f} (`{wt}`, `{ws}`, {'rotation' if wk == 'rot' else 'translation'}).",
+        "",
+        "## Per track",
+        "",
+        "Ratio = kinhec / published; a median is over the rows with a result (`ok`), as in the leaderboard.",
+        "",
+    ]
+    for track in table.index.get_level_values("track").unique():
+        sh = shifts.loc[track] if track in shifts.index else None
+        out += [f"### `{track}`", ""]
+        if sh is not None:
+            out += [
+                f"Geometric-mean ratio over the solvers: rotation {_fmt(sh['gmean_rot'], 2)}, translation "
+                f"{_fmt(sh['gmean_trans'], 2)}"
+                + (" (systematic shift)" if bool(sh["shift_rot"]) or bool(sh["shift_trans"]) else "")
+                + ".",
+                "",
+            ]
+        out += [
+            "| solver | rot. published [deg] | rot. kinhec [deg] | ratio | trans. published [mm] "
+            "| trans. kinhec [mm] | ratio | ok / rows |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for solver, row in table.loc[track].iterrows():
+            def ratio(k):
+                s = _fmt(row[f"ratio_{k}"], 2)
+                bad = np.isfinite(row[f"ratio_{k}"]) and not RATIO_LOW <= row[f"ratio_{k}"] <= RATIO_HIGH
+                return f"**{s}**" if bad and row["checked"] else s
+
+            name = f"`{solver}`" if row["checked"] else f"*`{solver}`*"
+            n = "-" if not np.isfinite(row.get("n", np.nan)) else f"{int(row['n']):,} / {int(row['n_rows']):,}"
+            out.append(
+                f"| {name} | {_fmt(row['rot_card'], 3)} | {_fmt(row['rot_ours'], 3)} | {ratio('rot')} "
+                f"| {_fmt(row['trans_card'], 2)} | {_fmt(row['trans_ours'], 2)} | {ratio('trans')} | {n} |"
+            )
+        out.append("")
+    failed = table[(table["n"] < table["n_rows"]) & table["checked"]]
+    if len(failed):
+        out += [
+            "## Medians with the failures counted",
+            "",
+            "The leaderboard's medians are over the sequences where a solver returned a result.  Where a "
+            "solver gave none on some sequences, the same medians with those sequences counted as unsolved "
+            "(an infinite error):",
+            "",
+            "| track | solver | ok / rows | rot. ratio | rot. ratio, failures counted | trans. ratio "
+            "| trans. ratio, failures counted |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for (track, solver), row in failed.iterrows():
+            out.append(
+                f"| `{track}` | `{solver}` | {int(row['n']):,} / {int(row['n_rows']):,} | {_fmt(row['ratio_rot'], 2)} "
+                f"| {_fmt(row['rot_worst'] / row['rot_card'], 2)} | {_fmt(row['ratio_trans'], 2)} "
+                f"| {_fmt(row['trans_worst'] / row['trans_card'], 2)} |"
+            )
+        out.append("")
+    out += ["## Left out of the bounds check", ""]
+    out += [f"- `{s}`: {why}." for s, why in EXCLUDED.items()]
+    out.append("")
+    return "\n".join(out)
+
+
+def fill_template(template: str, body: str) -> str:
+    """Insert ``body`` at the ``<!-- TABLES -->`` marker of ``template``."""
+    if "<!-- TABLES -->" not in template:
+        raise InputError("fidelity template: expected a '<!-- TABLES -->' marker, found none")
+    return template.replace("<!-- TABLES -->", body.rstrip("\n"))
+
+
+def find_card(start: str | Path) -> Path | None:
+    """The published card in ``shared/seeds`` next to the checkout holding ``start`` (None if absent)."""
+    for p in [Path(start).resolve(), *Path(start).resolve().parents]:
+        seeds = p.parent / "shared" / "seeds"
+        if seeds.is_dir():
+            for f in sorted(seeds.glob("*.txt")):
+                head = f.read_text(encoding="utf-8", errors="replace")[:400]
+                if re.search(r"KinHEC", head) and "tier\tfull" in f.read_text(encoding="utf-8", errors="replace"):
+                    return f
+    return None
