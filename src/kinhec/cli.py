@@ -407,7 +407,11 @@ def clean(ctx, root, dry_run, partial, data, build, all_, yes, force):
 @main.command()
 @click.argument("data", type=click.Path(exists=True, file_okay=False))
 @click.option("--out", "out", type=click.Path(file_okay=False), default=None, help="Output folder (default DATA/benchmarks).")
-@click.option("--solvers", cls=_MultiValue, help="Only these solvers (repeatable; default: all eleven baselines).")
+@click.option("--solvers", cls=_MultiValue,
+              help="Only these solvers, baselines or plug-ins (default: the eleven baselines and every plug-in).")
+@click.option("--solver-module", "solver_modules", multiple=True, metavar="MODULE",
+              help="Import this module (mypkg.mysolvers) or .py file first; its kinhec.solvers.register calls add "
+                   "plug-in solvers (repeatable).")
 @click.option("--tracks", cls=_MultiValue, help="Only these tracks (repeatable).")
 @click.option("--max-sequences", type=int, default=None, callback=_positive_int, help="First N sequences of each track.")
 @click.option("--sync", "sync", cls=_MultiValue, help="Evaluation synchronisation: oracle and/or estimated (default both).")
@@ -416,8 +420,11 @@ def clean(ctx, root, dry_run, partial, data, build, all_, yes, force):
 @click.option("--scheduler", default=None, help="Address of a Dask scheduler (implies --executor dask).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.pass_context
-def benchmark(ctx, data, out, solvers, tracks, max_sequences, sync, workers, executor, scheduler, quiet):
-    """Run the baseline solvers with the fixed protocol; results and leaderboard in DATA/benchmarks."""
+def benchmark(ctx, data, out, solvers, solver_modules, tracks, max_sequences, sync, workers, executor, scheduler, quiet):
+    """Run the baseline (and plug-in) solvers with the fixed protocol; results and leaderboard in DATA/benchmarks.
+
+    Plug-in solvers come from --solver-module and from the kinhec.solvers entry points of installed packages.
+    """
     from kinhec.benchmark import EVAL_SYNCS, run_benchmark
 
     con = _console()
@@ -426,6 +433,7 @@ def benchmark(ctx, data, out, solvers, tracks, max_sequences, sync, workers, exe
         s = run_benchmark(
             data, out=out, solvers=solvers or None, tracks=tracks or None, max_sequences=max_sequences,
             sync=sync or EVAL_SYNCS, workers=workers, executor=executor, scheduler=scheduler, on_event=reporter,
+            solver_modules=solver_modules,
         )  # fmt: skip
     finally:
         reporter.close()
