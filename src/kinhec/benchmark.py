@@ -98,6 +98,7 @@ from kinhec import io as kio
 from kinhec.errors import InputError, UnknownNameError
 from kinhec.executors import EXECUTORS, FolderLock, make_executor
 from kinhec.fsutil import atomic_write, atomic_write_text
+from kinhec.provenance import FINGERPRINT_KEY, data_fingerprint
 from kinhec.motion import KEYFRAME_MAX, KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS_M
 from kinhec.schema import COMPRESSION, RESULTS_SCHEMA, TRACKS
 from kinhec.solvers import DegenerateMotionWarning, estimate_time_offset
@@ -953,7 +954,9 @@ def _write_outputs(out: Path, table: pa.Table, summary: BenchmarkSummary) -> tup
         "summary": out / SUMMARY_FILE,
         "protocol": out / PROTOCOL_FILE,
     }
-    _write_parquet_atomic(files["results"], table)
+    fp = data_fingerprint(summary.root)  # ties the results to the data they were computed on
+    meta = {FINGERPRINT_KEY: fp.encode()} if fp else None
+    _write_parquet_atomic(files["results"], table.replace_schema_metadata(meta) if meta else table)
     df = table.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
     atomic_write(files["results_csv"], lambda tmp: df.to_csv(tmp, index=False, lineterminator="\n"))
     results = table.to_pandas()

@@ -189,10 +189,15 @@ def _check_tracks(tracks):
 @click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
               help="Local process pool or a Dask cluster.")
 @click.option("--scheduler", default=None, help="Address of a Dask scheduler (implies --executor dask).")
-@click.option("--overwrite", is_flag=True, help="Write into a folder made by another tier/seed/version (its shards are deleted).")
+@click.option("--overwrite", is_flag=True,
+              help="Write into a folder made by another tier/seed/version (its shards and the benchmark results, "
+                   "figures and card derived from them are deleted).")
+@click.option("--force", is_flag=True,
+              help="Write into a non-empty folder that is not a dataset; the files there (LICENSE, CITATION.cff, ...) "
+                   "are kept.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.pass_context
-def generate(ctx, tier_name, out, workers, tracks, limit, fail_fast, executor, scheduler, overwrite, quiet):
+def generate(ctx, tier_name, out, workers, tracks, limit, fail_fast, executor, scheduler, overwrite, force, quiet):
     """Generate (or resume) a dataset folder from a tier; finished shards are skipped."""
     from kinhec.runner import generate_dataset
 
@@ -202,7 +207,7 @@ def generate(ctx, tier_name, out, workers, tracks, limit, fail_fast, executor, s
     try:
         summary = generate_dataset(
             tier_name, out, workers=workers, tracks=tracks or None, limit=limit, fail_fast=fail_fast,
-            executor=executor, scheduler=scheduler, overwrite=overwrite, on_event=reporter,
+            executor=executor, scheduler=scheduler, overwrite=overwrite, force=force, on_event=reporter,
         )  # fmt: skip
     finally:
         reporter.close()
@@ -261,6 +266,11 @@ def _print_generate_summary(con, s) -> None:
         f"{s.written_shards:,} shards written ({s.written_sequences:,} sequences), {s.skipped_shards:,} already complete; "
         f"{s.wall_s:.1f} s wall, {s.cpu_s:.1f} s CPU in workers"
     )
+    if s.kept_files:
+        con.print(f"kept your files (not replaced): {', '.join(s.kept_files)}", highlight=False, markup=False)
+    if s.removed_outputs:
+        con.print(f"removed stale outputs of the replaced data: {', '.join(s.removed_outputs)}", highlight=False,
+                  markup=False)  # fmt: skip
     if s.failed:
         con.print(f"[red]{len(s.failed)} shard(s) failed[/red]; tracebacks in {s.log_path}; re-run the same command to retry them:")
         for o in s.failed:
