@@ -1043,7 +1043,7 @@ def protocol_info(solvers=None, sync=EVAL_SYNCS) -> dict:
         },
         "ransac": {
             **{k: v for k, v in _defaults(_ransac_mod.ransac_axxb).items()},
-            "seed": "CRC-32 of the input motions (kinhec.solvers.registry.ransac_seed)",
+            "seed": f"numpy.random.default_rng({_ransac_mod.RANSAC_SEED}) on every call (kinhec.solvers.ransac.RANSAC_SEED)",
         },
         "lm_refinement": {"max_nfev": _defaults(_refine_mod.refine_lm).get("max_nfev")},
         "solvers": [

@@ -20,6 +20,7 @@ baselines (see ``examples/13_own_solver.py``).
 from __future__ import annotations
 
 from kinhec.solvers._common import (
+    AbsolutePosesWarning,
     DEGENERATE_LAMBDA2,
     NEAR_DEGENERATE_LAMBDA2,
     DegenerateMotionWarning,
@@ -78,6 +79,7 @@ __all__ = [
     "BASELINES",
     "ENTRY_POINT_GROUP",
     "DegenerateMotionWarning",
+    "AbsolutePosesWarning",
     "DEGENERATE_LAMBDA2",
     "NEAR_DEGENERATE_LAMBDA2",
 ]

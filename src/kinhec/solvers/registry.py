@@ -37,7 +37,6 @@ import importlib.util
 import numbers
 import re
 import sys
-import zlib
 from dataclasses import dataclass
 from typing import Callable
 
@@ -132,11 +131,14 @@ class SolverSpec:
 
 
 def ransac_seed(A: np.ndarray, B: np.ndarray) -> int:
-    """Deterministic seed of the registry's RANSAC: CRC-32 of the (float64) input bytes.
+    """Seed of the registry's RANSAC: the constant :data:`kinhec.solvers.ransac.RANSAC_SEED`.
 
-    The same data always give the same samples, independently of call order.
+    It used to be a CRC-32 of the input bytes, which made the samples (and the
+    result) jump when the input changed in its last bit, as it does between
+    BLAS builds and CPUs; a constant keeps equal data on equal samples and
+    nearly equal data on the same samples.  ``A`` and ``B`` are not used.
     """
-    return zlib.crc32(B.tobytes(), zlib.crc32(A.tobytes()))
+    return _ransac_mod.RANSAC_SEED
 
 
 def _axxb(kernel):
@@ -207,7 +209,7 @@ SOLVERS: dict[str, SolverSpec] = {
                    _park_mod.CITATION + " Refinement: " + _LM_CITE,
                    "park_martin, then Levenberg-Marquardt on SE(3) (refine_lm)"),
         SolverSpec("ransac_park_martin", "axxb", _run_ransac, "X, n_inliers", _ransac_mod.CITATION,
-                   "RANSAC over two-motion Park-Martin samples, refit on the inliers (seed from the data)"),
+                   "RANSAC over two-motion Park-Martin samples, refit on the inliers (fixed seed, adaptive thresholds)"),
         SolverSpec("shah", "axyb", _run_shah, "X, Y", _shah_mod.CITATION,
                    "rotations from the SVD of a sum of Kronecker products, then translations"),
         SolverSpec("li_kronecker", "axyb", _run_li, "X, Y", _li_mod.CITATION,
