@@ -120,6 +120,14 @@ def test_entry_point_plugin_is_found_without_options(data, tmp_path):
     assert proc.returncode == 0, proc.stderr
     seen = set(pd.read_parquet(out2 / "results.parquet").solver)
     assert seen == (set(registry.BASELINES) - {"andreff_scale"}) | {"toy_ep"}
+    # kinhec info lists it, marked
+    proc = _kinhec(["info", "--json"], _env(site), tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    import json
+
+    listed = {s["name"]: s for s in json.loads(proc.stdout)["solvers"]}
+    assert listed["toy_ep"]["plugin"] is True and listed["toy_ep"]["module"] == "epsolvers"
+    assert "plugin" not in listed["shah"]
 
 
 def test_broken_entry_point_is_one_line_naming_it(data, tmp_path):

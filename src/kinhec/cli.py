@@ -160,7 +160,8 @@ def info(as_json: bool) -> None:
         for c in ("name", "problem", "reference"):
             t.add_column(c)
         for s in data["solvers"]:
-            t.add_row(s["name"], s["kind"], s.get("citation", ""))
+            name = s["name"] + (" (plug-in)" if s.get("plugin") else "")
+            t.add_row(name, s["kind"], s.get("citation", "") or s.get("module", ""))
         con.print(t)
 
 
