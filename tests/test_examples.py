@@ -12,7 +12,7 @@ import pytest
 
 from kinhec.runner import generate_dataset
 
-pytestmark = pytest.mark.heavy  # twelve scripts in subprocesses, about 15 s
+pytestmark = pytest.mark.heavy  # thirteen scripts in subprocesses, about 15 s
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -34,6 +34,8 @@ EXPECTED = {
     "10_pnp_image_formation.py": [r"visibility flags reproduced: True", r"depth error std \d+\.\d+ mm vs lateral"],
     "11_custom_tier.py": [r"planned: \{'noise': 4, 'pnp': 4\} \(8 sequences\)", r"generated 8 sequences",
                           r"pnp\s+pixel_std=1\|.*median X error"],
+    "13_own_solver.py": [r"^axis_mean\s+ok (\d+)/\1\s+median X error \d+\.\d{3} deg / \d+\.\d\d mm",
+                         r"^park_martin\s+ok", r"^leaderboard: .*leaderboard\.md"],
     "12_export.py": [r"TUM round trip of \d+ robot poses: max \d\.\de-\d+ deg",
                      r"time stamps identical to the loader: True"],
 }  # fmt: skip

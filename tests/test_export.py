@@ -48,13 +48,15 @@ def read_tum(path):
     return t, T, q_xyzw
 
 
-@pytest.mark.parametrize("sid", ["pnp-000000", "temporal-000000"])
+@pytest.mark.parametrize("sid", ["pnp-000000", "temporal-000000", "temporal-000001"])
 def test_tum_export_round_trips(dataset, tmp_path, sid):
     root, truth = dataset
     files = export_sequence(root, sid, "tum", tmp_path)
     names = sorted(p.name for p in files)
+    eih = kio.load_manifest(root).set_index("sequence_id").loc[sid, "configuration"] == "eye_in_hand"
+    cam = "target_cam" if eih else "cam_marker"
     assert names == sorted(
-        f"{sid}_{n}" for n in ("base_ee_gt.tum", "base_ee_meas.tum", "cam_target_gt.tum", "cam_target_meas.tum", "info.json")
+        f"{sid}_{n}" for n in ("base_ee_gt.tum", "base_ee_meas.tum", f"{cam}_gt.tum", f"{cam}_meas.tum", "info.json")
     )
     tr = truth[sid]
     t, T, q = read_tum(tmp_path / f"{sid}_base_ee_gt.tum")
@@ -63,14 +65,18 @@ def test_tum_export_round_trips(dataset, tmp_path, sid):
     assert (q[:, 3] >= 0).all()  # the stored w >= 0 is the last TUM column
     t, T, _ = read_tum(tmp_path / f"{sid}_base_ee_meas.tum")
     np.testing.assert_allclose(T, tr["A_meas"], atol=1e-12)
-    t, T, _ = read_tum(tmp_path / f"{sid}_cam_target_gt.tum")
+    # the camera file is a trajectory: the moving body in the fixed frame (T_target_cam eye-in-hand, T_cam_marker
+    # eye-to-hand)
+    traj = (lambda T: np.linalg.inv(T)) if eih else (lambda T: T)
+    t, T, _ = read_tum(tmp_path / f"{sid}_{cam}_gt.tum")
     np.testing.assert_array_equal(t, tr["t_cam"])  # camera clock (stamped), not t_gt
-    np.testing.assert_allclose(T, tr["Tct_gt"], atol=1e-12)
-    t, T, _ = read_tum(tmp_path / f"{sid}_cam_target_meas.tum")
+    np.testing.assert_allclose(T, traj(tr["Tct_gt"]), atol=1e-12)
+    t, T, _ = read_tum(tmp_path / f"{sid}_{cam}_meas.tum")
     keep = tr["visible"]
     assert len(t) == int(keep.sum())  # frames without a measurement are skipped
     np.testing.assert_array_equal(t, tr["t_cam"][keep])
-    np.testing.assert_allclose(T, tr["Tct_meas"][keep], atol=1e-12)
+    np.testing.assert_allclose(T, traj(tr["Tct_meas"][keep]), atol=1e-12)
+    assert (tmp_path / f"{sid}_{cam}_gt.tum").read_text().startswith("# timestamp tx ty tz qx qy qz qw\n")
     info = jsonutil.load(tmp_path / f"{sid}_info.json")
     assert info["sequence_id"] == sid and info["time_offset_s"] == tr["offset"]
     np.testing.assert_allclose(kio.load_sequence(root, sid).X[:3, 3], [info["X_px"], info["X_py"], info["X_pz"]])

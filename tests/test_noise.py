@@ -174,6 +174,11 @@ def test_camera_se3_gaussian_anisotropic_std(poses_stat):
     assert np.abs(omega_cam - omega).max() > 5 * rot
     # rotation and translation errors are independent
     assert abs(np.corrcoef(omega[:, 0], dp_cam[:, 2])[0, 1]) < 0.015
+    # exactly the six-vector drawn from the same stream, the rotation part applied on the right (target frame):
+    # isotropic statistics cannot tell R exp(omega) from exp(omega) R, this can
+    d = noise._standard_draws(_rng(11), poses_stat.shape[0], None) * np.array([rot, rot, rot, sx, sy, sz])
+    np.testing.assert_allclose(omega, d[:, :3], atol=1e-12)
+    np.testing.assert_allclose(dp_cam, d[:, 3:], atol=1e-15)
 
 
 def test_camera_se3_gaussian_student_t_shared_scale(poses_stat):

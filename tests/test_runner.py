@@ -233,17 +233,22 @@ def test_interrupted_process_resumes_to_an_identical_folder(tmp_path, sig):
     ref = tmp_path / "ref"
     assert generate_dataset("smoke", ref, workers=1, progress=False).ok
     out = tmp_path / "out"
-    proc = _run_cli(["generate", "--tier", "smoke", "--out", str(out), "--workers", "1", "-q"], start_new_session=True)
-    _wait_for_shards(out, 2, proc)
-    signalled = proc.poll() is None
-    if signalled:
-        os.killpg(proc.pid, sig)
+    # SIGINT back to its default in the child: a test run started as a background job inherits SIG_IGN, and a
+    # child ignoring SIGINT would never be interrupted
+    proc = _run_cli(["generate", "--tier", "smoke", "--out", str(out), "--workers", "1", "-q"], start_new_session=True,
+                    preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
+    _wait_for_shards(out, 1, proc)
+    assert proc.poll() is None, "the run finished before it could be interrupted: the test would prove nothing"
+    os.killpg(proc.pid, sig)
     output, _ = proc.communicate(timeout=120)
-    if sig == signal.SIGINT and signalled:
+    if sig == signal.SIGINT:
         assert proc.returncode != 0 and "interrupted" in output, output
         assert not list(out.rglob("*.tmp"))  # running shards finished, nothing half-written
         man = io.load_manifest(out)  # the index of what was finished
         assert 0 < len(man) < 46
+    else:
+        assert proc.returncode == -signal.SIGKILL  # killed outright, in the middle of the run
+        assert not (out / "sequences.parquet").exists() or len(io.load_manifest(out)) < 46
     res = _run_cli(["generate", "--tier", "smoke", "--out", str(out), "--workers", "2", "-q"])
     res.communicate(timeout=300)
     assert res.returncode == 0

@@ -778,3 +778,36 @@ def test_check_timestamps():
         se3.check_timestamps(np.zeros((2, 2)))
     with pytest.raises(InputError, match="t: expected finite values"):
         se3.check_timestamps([0.0, np.nan])
+
+
+# --------------------------------------------------------------------------- #
+# slerp_rotations
+# --------------------------------------------------------------------------- #
+def test_slerp_rotations_follows_the_geodesic():
+    rng = np.random.default_rng(21)
+    R0 = se3.random_rotations(rng, 50)
+    axis = se3.random_unit_vectors(rng, 50)
+    theta = rng.uniform(0.01, 3.0, 50)  # up to 172 deg
+    R1 = R0 @ se3.so3_exp(axis * theta[:, None])  # R1 = R0 exp(theta axis), the relative motion in R0's frame
+    np.testing.assert_allclose(se3.slerp_rotations(R0, R1, np.zeros(50)), R0, atol=1e-12)
+    np.testing.assert_allclose(se3.slerp_rotations(R0, R1, np.ones(50)), R1, atol=1e-12)
+    for s in (0.25, 0.5, 0.8):
+        Rs = se3.slerp_rotations(R0, R1, np.full(50, s))
+        # exactly R0 exp(s theta axis): the right (body-frame) increment, not the left one
+        np.testing.assert_allclose(Rs, R0 @ se3.so3_exp(axis * (s * theta)[:, None]), atol=1e-12)
+        np.testing.assert_allclose(se3.rotation_angle(np.swapaxes(R0, 1, 2) @ Rs), s * theta, atol=1e-9)
+        np.testing.assert_allclose(se3.rotation_angle(np.swapaxes(Rs, 1, 2) @ R1), (1 - s) * theta, atol=1e-9)
+
+
+def test_slerp_rotations_broadcasts_and_takes_the_short_way():
+    rng = np.random.default_rng(22)
+    R0, R1 = se3.random_rotations(rng, 2)
+    s = np.linspace(0.0, 1.0, 11)
+    Rs = se3.slerp_rotations(R0, R1, s)  # one pair, eleven fractions
+    assert Rs.shape == (11, 3, 3)
+    steps = se3.rotation_angle(np.swapaxes(Rs[:-1], 1, 2) @ Rs[1:])
+    total = se3.rotation_angle(R0.T @ R1)
+    assert total <= np.pi
+    np.testing.assert_allclose(steps, total / 10, atol=1e-9)  # constant angular speed, the shorter arc
+    with pytest.raises(InputError, match="R1"):
+        se3.slerp_rotations(R0, np.eye(3) * 2.0, 0.5)

@@ -117,7 +117,9 @@ def test_motions_near_180_deg_keep_quaternion_signs_consistent():
     for name in ("tsai_lenz", "park_martin", "horaud_dornaika", "daniilidis"):
         e_without = err(AXXB_CLOSED[name](A, B), ch.X)
         e_with = err(AXXB_CLOSED[name](A2, B2), ch.X)
-        assert e_with[0] < 2 * e_without[0] + 0.05, (name, e_without, e_with)
+        # the appended motion is nearly exact: with consistent signs it can only help (a flipped sign pulls the
+        # rotation away: park_martin 0.089 -> 0.131 deg, tsai_lenz and daniilidis by degrees)
+        assert e_with[0] < e_without[0] + 0.01, (name, e_without, e_with)
 
 
 # --------------------------------------------------------------------------- #

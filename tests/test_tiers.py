@@ -107,7 +107,7 @@ def test_builtin_name_wins_over_a_folder_of_that_name(tmp_path, monkeypatch):
     [
         (lambda c: c["tracks"]["noise"].__setitem__("robots", ["ur5e", "ur99"]), r"tracks\.noise\.robots.*ur99"),
         (lambda c: c["tracks"]["noise"].__setitem__("camera_levels", ["c9"]), r"camera_levels.*c9"),
-        (lambda c: c["tracks"].__setitem__("bogus", {}), r"'tracks'.*bogus"),
+        (lambda c: c["tracks"].__setitem__("bogus", {}), r"'tracks\.bogus': unknown key"),
         (lambda c: c.__setitem__("shard_size", 0), r"shard_size.*integer >= 1"),
         (lambda c: c["tracks"]["outliers"].__setitem__("model", ["flip"]), r"outliers\.model.*flip"),
         (lambda c: c["tracks"]["pnp"].__setitem__("cameras", ["4k"]), r"pnp\.cameras.*4k"),
@@ -161,3 +161,89 @@ def test_camera_levels_need_equal_lateral_stds(tmp_path):
     p.write_text(yaml.safe_dump(cfg))
     with pytest.raises(InputError, match=r"camera_levels\.c1.*x == y"):
         tiers.load_tier(p)
+
+
+def _renamed(d: dict, old: str, new: str, value=None) -> None:
+    d[new] = d.pop(old) if value is None else value
+    d.pop(old, None)
+
+
+def _families(c):
+    return c["tracks"]["noise"]["families"]
+
+
+# the typos of the issue, each refused in one line naming the file and the key path, with the right key suggested
+@pytest.mark.parametrize(
+    "mutate, match",
+    [
+        (lambda c: _renamed(c, "repeats_multiplier", "repeat_multiplier", 2),
+         r"key 'repeat_multiplier': unknown key; did you mean 'repeats_multiplier'\?"),
+        (lambda c: _renamed(c, "global_seed", "global_sed", 5), r"key 'global_sed': unknown key; did you mean 'global_seed'\?"),
+        (lambda c: c.setdefault("defaults", {}).__setitem__("camra", "vga"),
+         r"key 'defaults\.camra': unknown key; did you mean 'camera'\?"),
+        (lambda c: c["tracks"]["noise"].__setitem__("camera_rate_hz", 15),
+         r"key 'tracks\.noise\.camera_rate_hz': unknown key; .*'camera_rate_hz' is a key of .*tracks\.noise\.families\[\]"),
+        (lambda c: c["tracks"]["outliers"].__setitem__("camera_rate_hz", 15),
+         r"key 'tracks\.outliers\.camera_rate_hz': unknown key; .*is a key of .*tracks\.temporal"),
+        (lambda c: _families(c)[-1].__setitem__("n_station", 15),
+         r"key 'tracks\.noise\.families\[\d\]\.n_station': unknown key; did you mean 'n_stations'\?"),
+        (lambda c: c["tracks"]["noise"].__setitem__("robot", ["ur5e"]), r"'tracks\.noise\.robot'.*did you mean 'robots'"),
+        (lambda c: c["tracks"]["motion"].__setitem__("n_pose", {}), r"'tracks\.motion\.n_pose'.*did you mean 'n_poses'"),
+        (lambda c: c["tracks"]["motion"]["cone"].__setitem__("repeat", 1), r"'tracks\.motion\.cone\.repeat'.*'repeats'"),
+    ],
+)
+def test_typos_are_refused_with_the_closest_key(tmp_path, mutate, match):
+    cfg = yaml.safe_load(tiers.load_tier("smoke").yaml_text())
+    mutate(cfg)
+    p = tmp_path / "typo.yaml"
+    p.write_text(yaml.safe_dump(cfg))
+    with pytest.raises(InputError, match=match) as info:
+        tiers.load_tier(p)
+    msg = str(info.value)
+    assert msg.startswith(f"tier {p}: key '") and "\n" not in msg
+
+
+@pytest.mark.parametrize(
+    "mutate, match",
+    [
+        (lambda c: c.__setitem__("global_seed", "5"), r"'global_seed': expected an integer >= 0, got a string '5'"),
+        (lambda c: c.__setitem__("global_seed", -1), r"'global_seed': expected an integer >= 0, got an integer -1"),
+        (lambda c: c["tracks"]["noise"].__setitem__("repeats", 2.5), r"'tracks\.noise\.repeats': expected an integer >= 1"),
+        (lambda c: c["tracks"]["noise"].__setitem__("repeats", True), r"'tracks\.noise\.repeats': expected an integer"),
+        (lambda c: c["tracks"]["temporal"].__setitem__("drop_fraction", [0.1, 1.5]),
+         r"'tracks\.temporal\.drop_fraction\[1\]': expected number in \[0, 1\)"),
+        (lambda c: c["tracks"]["temporal"].__setitem__("camera_rate_hz", 30), r"'tracks\.temporal\.camera_rate_hz': "
+                                                                              r"expected a non-empty list"),
+        (lambda c: c["tracks"]["mixed"].__setitem__("include_free6d", 1), r"'tracks\.mixed\.include_free6d': expected "
+                                                                         r"true or false, got an integer 1"),
+        (lambda c: c["tracks"]["outliers"].__setitem__("student_t_dof", [None, 1]),
+         r"'tracks\.outliers\.student_t_dof\[1\]'"),
+        (lambda c: _families(c)[0].__setitem__("duration_s", 0), r"'tracks\.noise\.families\[0\]\.duration_s': expected"),
+        (lambda c: c["tracks"]["motion"]["cone"].__setitem__("rot_angle_deg", [[10, 5]]),
+         r"'tracks\.motion\.cone\.rot_angle_deg\[0\]': expected \[low, high\] pair"),
+        (lambda c: c.__setitem__("robot_levels", {"r0": [0, "x"]}), r"'robot_levels\.r0': expected a pair of numbers"),
+        (lambda c: c.__setitem__("tracks", []), r"'tracks': expected a mapping, got a list"),
+    ],
+)
+def test_types_and_ranges_are_checked(tmp_path, mutate, match):
+    cfg = yaml.safe_load(tiers.load_tier("smoke").yaml_text())
+    mutate(cfg)
+    p = tmp_path / "bad.yaml"
+    p.write_text(yaml.safe_dump(cfg))
+    with pytest.raises(InputError, match=match):
+        tiers.load_tier(p)
+
+
+def test_typo_through_the_cli_is_one_line_and_exit_1(tmp_path):
+    from click.testing import CliRunner
+
+    from kinhec.cli import main
+
+    cfg = yaml.safe_load(tiers.load_tier("smoke").yaml_text())
+    _families(cfg)[-1]["n_station"] = 15
+    p = tmp_path / "typo.yaml"
+    p.write_text(yaml.safe_dump(cfg))
+    res = CliRunner().invoke(main, ["plan", "--tier", str(p)])
+    assert res.exit_code == 1
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 1 and str(p) in lines[0] and "did you mean 'n_stations'" in lines[0]

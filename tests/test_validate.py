@@ -226,6 +226,28 @@ def test_perturbed_target_pose_breaks_axyb(data):
     assert f.sequence_id == "noise-000001" and "camera frame 7" in f.message and "1 frames" in f.message
 
 
+def test_axyb_pose_tolerance_at_its_boundary(data):
+    # AXYB_TOL_MM = 1e-6 mm: a target moved by a fifth of it passes, by three times it fails (a residual taken in
+    # other units, cm or m, would miss the second)
+    from kinhec.validate import AXYB_TOL_MM
+
+    def move_by(delta_m):
+        def move(t):
+            v = column(t, "cam_target_gt_px")
+            v[7] += delta_m
+            return set_column(t, "cam_target_gt_px", v)
+
+        return move
+
+    edit_stream(data, "noise-000001", "camera", move_by(0.2 * AXYB_TOL_MM / 1000.0))
+    assert validate_dataset(data).ok
+    edit_stream(data, "noise-000001", "camera", move_by(2.8 * AXYB_TOL_MM / 1000.0))  # 3x the tolerance in total
+    r = validate_dataset(data)
+    assert failing_checks(r) == {"axyb"}
+    (f,) = errors(r)
+    assert f.sequence_id == "noise-000001" and "camera frame 7" in f.message
+
+
 def test_perturbed_flange_pose_breaks_fk_and_stream_agreement(data):
     def move(t):
         v = column(t, "base_ee_gt_pz")

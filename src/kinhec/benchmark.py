@@ -98,6 +98,7 @@ from kinhec import io as kio
 from kinhec.errors import InputError, UnknownNameError
 from kinhec.executors import EXECUTORS, FolderLock, make_executor
 from kinhec.fsutil import atomic_write, atomic_write_text
+from kinhec.provenance import FINGERPRINT_KEY, data_fingerprint
 from kinhec.motion import KEYFRAME_MAX, KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS_M
 from kinhec.schema import COMPRESSION, RESULTS_SCHEMA, TRACKS
 from kinhec.solvers import DegenerateMotionWarning, estimate_time_offset
@@ -336,7 +337,7 @@ def _run_solvers(seq, specs, inputs, scale_true: float, meta: dict, mode: str, t
             warnings.simplefilter("always")
             t0 = time.perf_counter()
             try:
-                res = spec.run(A, B)
+                res = _registry.normalise_result(spec.run(A, B), spec.kind, spec.name)
             except Exception as exc:  # recorded; the run goes on
                 res, note = None, _error_text(exc)
             row["runtime_ms"] = 1000.0 * (time.perf_counter() - t0)
@@ -487,6 +488,8 @@ class BenchmarkTask:
     sync : tuple of str
     fingerprint : str
         Written into the part's metadata; a part is reused only when it matches.
+    solver_modules : tuple of str
+        Modules registering plug-in solvers, imported by a worker that lacks them.
     """
 
     root: str
@@ -498,6 +501,7 @@ class BenchmarkTask:
     solvers: tuple
     sync: tuple
     fingerprint: str
+    solver_modules: tuple = ()
 
     @property
     def sequence_ids(self) -> list[str]:
@@ -549,6 +553,8 @@ def run_unit(task: BenchmarkTask) -> UnitOutcome:
     t0 = time.process_time()
     current = None
     try:
+        if any(n not in _registry.SOLVERS for n in task.solvers):  # a fresh worker: import the plug-ins
+            _registry.load_plugins(task.solver_modules)
         specs = [_registry.SOLVERS[n] for n in task.solvers]
         rows: list[dict] = []
         for rec, seq in _loaded(task.root, task.records):
@@ -624,13 +630,22 @@ def _fingerprint(root: Path, records: list[dict], solvers, syncs) -> str:
         "sequences": digest,
         "files": [_file_stat(root, first.get("robot_file")), _file_stat(root, first.get("camera_file"))],
     }
+    plugins = {n: _plugin_identity(n) for n in solvers if _registry.is_plugin(n)}
+    if plugins:  # a plug-in whose code moved or was replaced is evaluated again
+        fp["plugins"] = plugins
     return jsonutil.dumps(fp, sort_keys=True)
 
 
 _POSE_TRUTH = [f"{p}_{c}" for p in ("X", "Y") for c in ("px", "py", "pz", "qw", "qx", "qy", "qz")]
 
 
-def _plan(root: Path, manifest: pd.DataFrame, out: Path, solvers, syncs) -> list[BenchmarkTask]:
+def _plugin_identity(name: str) -> str:
+    spec = _registry.SOLVERS.get(name)
+    fn = getattr(getattr(spec, "run", None), "__wrapped__", None)
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', '?')}"
+
+
+def _plan(root: Path, manifest: pd.DataFrame, out: Path, solvers, syncs, solver_modules=()) -> list[BenchmarkTask]:
     """One task per shard (``robot_file``) of the selected sequences, in index order."""
     tasks = []
     files = manifest["robot_file"].astype(object).where(manifest["robot_file"].notna(), None)
@@ -652,7 +667,7 @@ def _plan(root: Path, manifest: pd.DataFrame, out: Path, solvers, syncs) -> list
             BenchmarkTask(
                 root=str(root), part_path=str(out / PARTS_DIR / f"{unit}.parquet"), unit=unit, track=track,
                 shard_index=shard_index, records=tuple(recs), solvers=tuple(solvers), sync=tuple(syncs),
-                fingerprint=_fingerprint(root, recs, solvers, syncs),
+                fingerprint=_fingerprint(root, recs, solvers, syncs), solver_modules=tuple(solver_modules),
             )
         )  # fmt: skip
     return tasks
@@ -747,6 +762,7 @@ def run_benchmark(
     executor: str = "local",
     scheduler: str | None = None,
     on_event: Callable[[str, dict], None] | None = None,
+    solver_modules: Iterable[str] = (),
 ) -> BenchmarkSummary:
     """Run (or resume) the benchmark on a dataset folder and write its outputs.
 
@@ -757,7 +773,12 @@ def run_benchmark(
     out : str or Path, optional
         Output folder (default ``root/benchmarks``).
     solvers : iterable of str, optional
-        Registry names (default: all eleven).
+        Registry names (default: every registered solver, the eleven
+        baselines and the plug-ins).
+    solver_modules : iterable of str
+        Modules (or ``.py`` files) registering plug-in solvers, imported first;
+        the ``kinhec.solvers`` entry points are loaded too
+        (:func:`kinhec.solvers.load_plugins`).
     tracks : iterable of str, optional
         Only these tracks (default: every sequence of the index).  A track
         without any sequence in the dataset is an error.
@@ -792,7 +813,14 @@ def run_benchmark(
     DatasetFormatError
         If ``root`` is not a dataset folder or its index cannot be read.
     """
+    if isinstance(solver_modules, str):
+        solver_modules = [solver_modules]
+    solver_modules = list(solver_modules or ())
+    _registry.load_plugins(solver_modules)
     solver_list = _check_solvers(solvers)
+    # plug-ins registered by an importable module are imported again by workers that lack them
+    solver_modules += [m for n in solver_list if _registry.is_plugin(n)
+                       for m in [_registry.SOLVERS[n].module] if m and m != "__main__" and m not in solver_modules]  # fmt: skip
     track_list = _check_tracks(tracks)
     sync_list = _check_sync(sync)
     max_sequences = _check_count(max_sequences, "max_sequences", allow_none=True)
@@ -827,7 +855,7 @@ def run_benchmark(
     with FolderLock(parts / _LOCK_NAME, out):
         for p in parts.glob("*.tmp"):
             p.unlink(missing_ok=True)
-        tasks = _plan(root, selected, out, solver_list, sync_list)
+        tasks = _plan(root, selected, out, solver_list, sync_list, solver_modules)
         summary.planned_sequences = len(selected)
         summary.planned_units = len(tasks)
         summary.log_path = parts / _LOG_NAME
@@ -925,7 +953,9 @@ def _write_outputs(out: Path, table: pa.Table, summary: BenchmarkSummary) -> tup
         "summary": out / SUMMARY_FILE,
         "protocol": out / PROTOCOL_FILE,
     }
-    _write_parquet_atomic(files["results"], table)
+    fp = data_fingerprint(summary.root)  # ties the results to the data they were computed on
+    meta = {FINGERPRINT_KEY: fp.encode()} if fp else None
+    _write_parquet_atomic(files["results"], table.replace_schema_metadata(meta) if meta else table)
     df = table.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
     atomic_write(files["results_csv"], lambda tmp: df.to_csv(tmp, index=False, lineterminator="\n"))
     results = table.to_pandas()
@@ -1012,12 +1042,13 @@ def protocol_info(solvers=None, sync=EVAL_SYNCS) -> dict:
         },
         "ransac": {
             **{k: v for k, v in _defaults(_ransac_mod.ransac_axxb).items()},
-            "seed": "CRC-32 of the input motions (kinhec.solvers.registry.ransac_seed)",
+            "seed": f"numpy.random.default_rng({_ransac_mod.RANSAC_SEED}) on every call (kinhec.solvers.ransac.RANSAC_SEED)",
         },
         "lm_refinement": {"max_nfev": _defaults(_refine_mod.refine_lm).get("max_nfev")},
         "solvers": [
             {"name": n, "kind": _registry.SOLVERS[n].kind, "returns": _registry.SOLVERS[n].returns,
-             "citation": _registry.SOLVERS[n].citation, "description": _registry.SOLVERS[n].description}
+             "citation": _registry.SOLVERS[n].citation, "description": _registry.SOLVERS[n].description,
+             **({"plugin": True, "module": _registry.SOLVERS[n].module} if _registry.is_plugin(n) else {})}
             for n in names
         ],  # fmt: skip
         "versions": {
@@ -1166,45 +1197,9 @@ def _f(v, digits: int) -> str:
     return f"{v:.{digits}f}"
 
 
-def _code_cell(text: str) -> str:
-    """``text`` as a code span inside a table cell (a ``|`` inside would split the cell, so it is escaped)."""
-    return "`" + text.replace("|", "\\|") + "`"
-
-
-def _table(header: list[str], rows: list[list[str]], align: list[str] | None = None) -> str:
-    align = align or ["l"] + ["r"] * (len(header) - 1)
-    sep = ["---:" if a == "r" else "---" for a in align]
-    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(sep) + " |"]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines)
-
-
-def _solver_table(per: dict, mode: str, show_y: bool, show_scale: bool, show_inliers: bool) -> str:
-    header = ["solver", "n", "succ. %", "X rot med [deg]", "X rot mean [deg]", "X trans med [mm]", "X trans mean [mm]"]
-    if show_y:
-        header += ["Y rot med [deg]", "Y trans med [mm]"]
-    if show_scale:
-        header += ["scale err med [%]"]
-    if show_inliers:
-        header += ["inliers med"]
-    header += ["motions med", "runtime med [ms]"]
-    rows = []
-    for solver, modes in per.items():
-        st = modes.get(mode)
-        if st is None:
-            continue
-        r = [f"`{solver}`", str(st["n"]), _f(100.0 * st["success_rate"], 1),
-             _f(st["X_rot_err_deg_median"], 3), _f(st["X_rot_err_deg_mean"], 3),
-             _f(st["X_trans_err_mm_median"], 2), _f(st["X_trans_err_mm_mean"], 2)]  # fmt: skip
-        if show_y:
-            r += [_f(st["Y_rot_err_deg_median"], 3), _f(st["Y_trans_err_mm_median"], 2)]
-        if show_scale:
-            r += [_f(100.0 * st["scale_err_rel_median"], 2)]
-        if show_inliers:
-            r += [_f(st["n_inliers_median"], 0)]
-        r += [_f(st["n_motions_median"], 0), _f(st["runtime_ms_median"], 2)]
-        rows.append(r)
-    return _table(header, rows)
+def _solver_label(name: str) -> str:
+    """A solver's name as a table cell; plug-ins (not kinhec baselines) are marked."""
+    return name + (" (plug-in)" if _registry.is_plugin(name) else "")
 
 
 def _level_factors(level: str) -> dict:
@@ -1253,6 +1248,10 @@ def leaderboard_markdown(results: pd.DataFrame, solvers=None, dataset: str | Non
     if not res:
         lines.append("No results.")
         return "\n".join(lines) + "\n"
+    plugins = sorted({s for per in res.values() for s in per if _registry.is_plugin(s)})
+    if plugins:
+        lines += [f"Marked (plug-in): {', '.join(f'`{s}`' for s in plugins)}, solvers registered by the user "
+                  "(`kinhec.solvers.register`), evaluated under the same protocol as the kinhec baselines.", ""]  # fmt: skip
     cols = _Columns(results) if results is not None and len(results) else None
     header = ["solver", "n", "succ.", "X rot median [deg]", "X rot mean [deg]", "X trans median [mm]",
               "X trans mean [mm]", "Y rot median [deg]", "Y trans median [mm]", "runtime median [ms]"]  # fmt: skip
@@ -1265,7 +1264,7 @@ def leaderboard_markdown(results: pd.DataFrame, solvers=None, dataset: str | Non
         items = [(s, m[mode]) for s, m in per.items() if mode in m]
         key = lambda it: (not np.isfinite(it[1]["X_trans_err_mm_median"]), it[1]["X_trans_err_mm_median"])  # noqa: E731
         items = sorted(items, key=lambda it: (key(it)[0], key(it)[1] if not key(it)[0] else 0.0))
-        return [[s, str(st["n"]), _f(st["success_rate"], 2), _f(st["X_rot_err_deg_median"], 3),
+        return [[_solver_label(s), str(st["n"]), _f(st["success_rate"], 2), _f(st["X_rot_err_deg_median"], 3),
                  _f(st["X_rot_err_deg_mean"], 3), _f(st["X_trans_err_mm_median"], 3), _f(st["X_trans_err_mm_mean"], 3),
                  _f(st["Y_rot_err_deg_median"], 3), _f(st["Y_trans_err_mm_median"], 3), _f(st["runtime_ms_median"], 1)]
                 for s, st in items]  # fmt: skip
@@ -1315,5 +1314,5 @@ def leaderboard_markdown(results: pd.DataFrame, solvers=None, dataset: str | Non
                         r.append(_f(_median(x), 3))
                     rows.append(r)
                 lines += [f"### {what} versus `{k}` (oracle synchronisation, other factors marginalised)", ""]
-                lines += table(["level"] + names, rows) + [""]
+                lines += table(["level"] + [_solver_label(n) for n in names], rows) + [""]
     return "\n".join(lines).rstrip("\n") + "\n"

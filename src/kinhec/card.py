@@ -34,6 +34,7 @@ from kinhec.fsutil import atomic_write_text
 from kinhec import __version__
 from kinhec.errors import DatasetFormatError, InputError
 from kinhec.io import INDEX_CSV_FILE, INDEX_FILE, load_manifest
+from kinhec.provenance import check_results_match, write_owned
 from kinhec.publish import citation_cff, hf_configs, license_text
 from kinhec.schema import CAMERA_SCHEMA, INDEX_SCHEMA, POSE_SUFFIXES, ROBOT_SCHEMA, TRACKS
 from kinhec.tiers import TIER_NAMES, TRACK_DESCRIPTIONS, load_tier
@@ -820,12 +821,17 @@ def write_card(root, *, hf_repo: str | None = None) -> Path:
         If ``root`` is not a dataset folder or its index or
         ``generation_info.json`` cannot be read.
     InputError
-        If ``hf_repo`` is not of the form ``USER/NAME``.
+        If ``hf_repo`` is not of the form ``USER/NAME``, or ``benchmarks/results.parquet``
+        was computed on other data (the folder was generated again since).
     """
     hf_repo = _check_hf_repo(hf_repo)
     root = Path(root)
+    results = root / "benchmarks" / "results.parquet"
+    if results.is_file():  # the card quotes the leaderboard: refuse results of other data
+        check_results_match(root, results)
     text = card_text(root, hf_repo=hf_repo)
     url = f"https://huggingface.co/datasets/{hf_repo}" if hf_repo else None
-    for name, content in (("LICENSE", license_text()), ("CITATION.cff", citation_cff(url=url)), (CARD_FILE, text)):
-        atomic_write_text(root / name, content)
+    for name, content in (("LICENSE", license_text()), ("CITATION.cff", citation_cff(url=url))):
+        write_owned(root, name, content)  # a LICENSE or CITATION.cff of the user's is kept
+    write_owned(root, CARD_FILE, text, replace=True)
     return root / CARD_FILE

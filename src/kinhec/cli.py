@@ -41,11 +41,25 @@ class _KinhecGroup(click.Group):
 
 
 class _MultiValue(click.Option):
-    """A repeatable option that also takes several values at once: ``--tracks noise pnp`` or ``--tracks noise,pnp``."""
+    """A repeatable option that also takes several values at once: ``--tracks noise pnp`` or ``--tracks noise,pnp``.
 
-    def __init__(self, *args, **kwargs):
+    The words after the option are taken up to the next option, an existing file or folder (the command's
+    DATA argument: ``--tracks noise my_data`` leaves ``my_data`` to DATA), or, for an option with a fixed
+    vocabulary (``vocabulary``: a function returning the valid words), the first word outside it.
+    """
+
+    def __init__(self, *args, vocabulary=None, **kwargs):
         kwargs.setdefault("multiple", True)
+        self.vocabulary = vocabulary
         super().__init__(*args, **kwargs)
+
+    def _takes(self, word: str) -> bool:
+        if word.startswith("-") or Path(word).exists():
+            return False
+        if self.vocabulary is None:
+            return True
+        valid = set(self.vocabulary())
+        return all(part in valid for part in word.split(",") if part)
 
     def add_to_parser(self, parser, ctx):
         super().add_to_parser(parser, ctx)
@@ -58,8 +72,8 @@ class _MultiValue(click.Option):
 
             def process(value, state, original=original, parser=parser):
                 values = [value]
-                # take the following words too, up to the next option
-                while state.rargs and not state.rargs[0].startswith("-"):
+                # take the following words too, up to the next option, an existing path or an unknown word
+                while state.rargs and self._takes(state.rargs[0]):
                     values.append(state.rargs.pop(0))
                 for v in values:
                     for part in str(v).split(","):
@@ -67,6 +81,19 @@ class _MultiValue(click.Option):
                             original(part, state)
 
             opt.process = process
+
+
+def _tracks():
+    from kinhec.schema import TRACKS
+
+    return TRACKS
+
+
+def _syncs():
+    return ("oracle", "estimated")
+
+
+_SEVERAL = "several words or commas: {ex}; repeatable"
 
 
 @click.group(cls=_KinhecGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -133,14 +160,17 @@ def info(as_json: bool) -> None:
         for c in ("name", "problem", "reference"):
             t.add_column(c)
         for s in data["solvers"]:
-            t.add_row(s["name"], s["kind"], s.get("citation", ""))
+            name = s["name"] + (" (plug-in)" if s.get("plugin") else "")
+            t.add_row(name, s["kind"], s.get("citation", "") or s.get("module", ""))
         con.print(t)
 
 
 @main.command()
 @click.option("--tier", "tier_name", default="smoke", show_default=True,
               help="Built-in tier (smoke, small, medium, full) or path to a tier YAML file.")
-@click.option("--tracks", cls=_MultiValue, help="Only these tracks (repeatable; default: every track of the tier).")
+@click.option("--tracks", cls=_MultiValue, vocabulary=_tracks,
+              help="Only these tracks (" + _SEVERAL.format(ex="--tracks noise pnp or noise,pnp") + "; default: every track "
+                   "of the tier).")
 def plan(tier_name: str, tracks: tuple[str, ...]) -> None:
     """Print the number of sequences per track and in total for a tier."""
     from rich.table import Table
@@ -183,16 +213,23 @@ def _check_tracks(tracks):
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="Dataset folder to write or resume.")
 @click.option("--workers", type=int, default=None, callback=_positive_int,
               help="Worker processes (default: number of cores).")
-@click.option("--tracks", cls=_MultiValue, help="Only these tracks (repeatable); other tracks in the folder are kept.")
+@click.option("--tracks", cls=_MultiValue, vocabulary=_tracks,
+              help="Only these tracks (" + _SEVERAL.format(ex="--tracks noise pnp or noise,pnp") + "); other tracks in "
+                   "the folder are kept.")
 @click.option("--limit", type=int, default=None, callback=_positive_int, help="First N sequences of each track only.")
 @click.option("--fail-fast", is_flag=True, help="Stop submitting shards after the first failure.")
 @click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
               help="Local process pool or a Dask cluster.")
 @click.option("--scheduler", default=None, help="Address of a Dask scheduler (implies --executor dask).")
-@click.option("--overwrite", is_flag=True, help="Write into a folder made by another tier/seed/version (its shards are deleted).")
+@click.option("--overwrite", is_flag=True,
+              help="Write into a folder made by another tier/seed/version (its shards and the benchmark results, "
+                   "figures and card derived from them are deleted).")
+@click.option("--force", is_flag=True,
+              help="Write into a non-empty folder that is not a dataset; the files there (LICENSE, CITATION.cff, ...) "
+                   "are kept.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.pass_context
-def generate(ctx, tier_name, out, workers, tracks, limit, fail_fast, executor, scheduler, overwrite, quiet):
+def generate(ctx, tier_name, out, workers, tracks, limit, fail_fast, executor, scheduler, overwrite, force, quiet):
     """Generate (or resume) a dataset folder from a tier; finished shards are skipped."""
     from kinhec.runner import generate_dataset
 
@@ -202,7 +239,7 @@ def generate(ctx, tier_name, out, workers, tracks, limit, fail_fast, executor, s
     try:
         summary = generate_dataset(
             tier_name, out, workers=workers, tracks=tracks or None, limit=limit, fail_fast=fail_fast,
-            executor=executor, scheduler=scheduler, overwrite=overwrite, on_event=reporter,
+            executor=executor, scheduler=scheduler, overwrite=overwrite, force=force, on_event=reporter,
         )  # fmt: skip
     finally:
         reporter.close()
@@ -261,6 +298,11 @@ def _print_generate_summary(con, s) -> None:
         f"{s.written_shards:,} shards written ({s.written_sequences:,} sequences), {s.skipped_shards:,} already complete; "
         f"{s.wall_s:.1f} s wall, {s.cpu_s:.1f} s CPU in workers"
     )
+    if s.kept_files:
+        con.print(f"kept your files (not replaced): {', '.join(s.kept_files)}", highlight=False, markup=False)
+    if s.removed_outputs:
+        con.print(f"removed stale outputs of the replaced data: {', '.join(s.removed_outputs)}", highlight=False,
+                  markup=False)  # fmt: skip
     if s.failed:
         con.print(f"[red]{len(s.failed)} shard(s) failed[/red]; tracebacks in {s.log_path}; re-run the same command to retry them:")
         for o in s.failed:
@@ -407,17 +449,27 @@ def clean(ctx, root, dry_run, partial, data, build, all_, yes, force):
 @main.command()
 @click.argument("data", type=click.Path(exists=True, file_okay=False))
 @click.option("--out", "out", type=click.Path(file_okay=False), default=None, help="Output folder (default DATA/benchmarks).")
-@click.option("--solvers", cls=_MultiValue, help="Only these solvers (repeatable; default: all eleven baselines).")
-@click.option("--tracks", cls=_MultiValue, help="Only these tracks (repeatable).")
+@click.option("--solvers", cls=_MultiValue,
+              help="Only these solvers, baselines or plug-ins (" + _SEVERAL.format(ex="--solvers shah tsai_lenz") +
+                   "; default: the eleven baselines and every plug-in).")
+@click.option("--solver-module", "solver_modules", multiple=True, metavar="MODULE",
+              help="Import this module (mypkg.mysolvers) or .py file first; its kinhec.solvers.register calls add "
+                   "plug-in solvers (repeatable).")
+@click.option("--tracks", cls=_MultiValue, vocabulary=_tracks,
+              help="Only these tracks (" + _SEVERAL.format(ex="--tracks noise pnp or noise,pnp") + ").")
 @click.option("--max-sequences", type=int, default=None, callback=_positive_int, help="First N sequences of each track.")
-@click.option("--sync", "sync", cls=_MultiValue, help="Evaluation synchronisation: oracle and/or estimated (default both).")
+@click.option("--sync", "sync", cls=_MultiValue, vocabulary=_syncs,
+              help="Evaluation synchronisation: oracle and/or estimated (default both).")
 @click.option("--workers", type=int, default=None, callback=_positive_int, help="Worker processes (default: number of cores).")
 @click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True)
 @click.option("--scheduler", default=None, help="Address of a Dask scheduler (implies --executor dask).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.pass_context
-def benchmark(ctx, data, out, solvers, tracks, max_sequences, sync, workers, executor, scheduler, quiet):
-    """Run the baseline solvers with the fixed protocol; results and leaderboard in DATA/benchmarks."""
+def benchmark(ctx, data, out, solvers, solver_modules, tracks, max_sequences, sync, workers, executor, scheduler, quiet):
+    """Run the baseline (and plug-in) solvers with the fixed protocol; results and leaderboard in DATA/benchmarks.
+
+    Plug-in solvers come from --solver-module and from the kinhec.solvers entry points of installed packages.
+    """
     from kinhec.benchmark import EVAL_SYNCS, run_benchmark
 
     con = _console()
@@ -426,6 +478,7 @@ def benchmark(ctx, data, out, solvers, tracks, max_sequences, sync, workers, exe
         s = run_benchmark(
             data, out=out, solvers=solvers or None, tracks=tracks or None, max_sequences=max_sequences,
             sync=sync or EVAL_SYNCS, workers=workers, executor=executor, scheduler=scheduler, on_event=reporter,
+            solver_modules=solver_modules,
         )  # fmt: skip
     finally:
         reporter.close()
@@ -450,7 +503,9 @@ def benchmark(ctx, data, out, solvers, tracks, max_sequences, sync, workers, exe
 @main.command()
 @click.argument("data", type=click.Path(exists=True, file_okay=False))
 @click.option("--out", "out", type=click.Path(file_okay=False), default=None, help="Output folder (default DATA/figures).")
-@click.option("--sequences", cls=_MultiValue, help="Sequence ids for the per-sequence figures (repeatable).")
+@click.option("--sequences", cls=_MultiValue,
+              help="Sequence ids for the per-sequence figures (" + _SEVERAL.format(ex="--sequences noise-000000 "
+                                                                                    "pnp-000003") + ").")
 @click.option("--quiet", "-q", is_flag=True, help="Do not list the figures as they are written.")
 def visualize(data, out, sequences, quiet):
     """Draw the PNG figures of a dataset (and of its benchmark results, when present)."""

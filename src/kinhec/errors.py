@@ -28,6 +28,10 @@ class UnknownNameError(InputError):
         )
 
 
+class SolverOutputError(KinhecError):
+    """A solver returned something that is not an estimate (see :func:`kinhec.solvers.normalise_result`)."""
+
+
 class DatasetFormatError(KinhecError):
     """A dataset folder or file does not have the expected layout or content."""
 

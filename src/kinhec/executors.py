@@ -14,7 +14,10 @@ does not care where the work happens:
 
 ``capacity`` is the number of tasks that can run at once.  Worker processes of
 the local pool ignore ``SIGINT``: ``Ctrl+C`` reaches the parent only, which
-cancels what has not started and lets the running tasks finish.
+cancels what has not started and lets the running tasks finish.  They die with
+their parent: a parent killed outright (``kill -9``) takes them along at once
+(``prctl(PR_SET_PDEATHSIG)`` on Linux, and a watch thread everywhere) instead
+of leaving them to finish their shards.
 
 :class:`FolderLock` is the lock file that keeps two such commands from writing
 the same folder at the same time.
@@ -27,6 +30,8 @@ import json
 import os
 import signal
 import socket
+import sys
+import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from pathlib import Path
@@ -37,11 +42,14 @@ from kinhec.errors import InputError
 __all__ = [
     "EXECUTORS",
     "ignore_sigint",
+    "die_with_parent",
+    "worker_init",
     "InlineExecutor",
     "LocalExecutor",
     "DaskExecutor",
     "make_executor",
     "FolderLock",
+    "lock_holder",
 ]
 
 #: Executor names accepted by :func:`make_executor`.
@@ -51,6 +59,44 @@ EXECUTORS = ("local", "dask")
 def ignore_sigint() -> None:
     """Process-pool initializer: ``Ctrl+C`` is handled by the parent only."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+#: How often a worker's watch thread checks that its parent still runs [s].
+PARENT_WATCH_S = 0.5
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Make this (worker) process end as soon as the process ``parent_pid`` is gone.
+
+    On Linux the kernel sends ``SIGKILL`` when the parent dies
+    (``prctl(PR_SET_PDEATHSIG)``); everywhere, a daemon thread checks the parent
+    pid every :data:`PARENT_WATCH_S` seconds and exits the process when it
+    changed (the worker was re-parented).
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+        except (OSError, AttributeError):  # no prctl: the watch thread still works
+            pass
+    if os.getppid() != parent_pid:  # the parent died before the line above
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(PARENT_WATCH_S)
+            if os.getppid() != parent_pid:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="kinhec-parent-watch", daemon=True).start()
+
+
+def worker_init(parent_pid: int) -> None:
+    """Process-pool initializer: ignore ``SIGINT`` and die with the parent."""
+    ignore_sigint()
+    die_with_parent(parent_pid)
 
 
 class InlineExecutor:
@@ -89,7 +135,7 @@ class LocalExecutor:
 
     def __init__(self, fn: Callable[[Any], Any], workers: int) -> None:
         self.fn = fn
-        self.pool = ProcessPoolExecutor(max_workers=workers, initializer=ignore_sigint)
+        self.pool = ProcessPoolExecutor(max_workers=workers, initializer=worker_init, initargs=(os.getpid(),))
         self.capacity = workers
 
     def submit(self, task) -> Future:
@@ -223,6 +269,26 @@ class FolderLock:
 
     def __exit__(self, *exc) -> None:
         self.release()
+
+
+def lock_holder(path) -> dict | None:
+    """The owner (``pid``, ``host``, ``started``) of a :class:`FolderLock` file when it is held, else None.
+
+    A lock of a process that no longer runs on this host counts as free.
+    """
+    try:
+        other = json.loads(Path(path).read_text() or "{}")
+    except (OSError, ValueError):
+        return None
+    if not isinstance(other, dict):
+        return None
+    try:
+        pid = int(other.get("pid", -1))
+    except (TypeError, ValueError):
+        return None
+    if other.get("host") == socket.gethostname() and not pid_alive(pid):
+        return None
+    return other
 
 
 def pid_alive(pid: int) -> bool:

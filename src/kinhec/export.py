@@ -7,15 +7,25 @@
     (position [m], quaternion ``qw, qx, qy, qz``); missing values empty.
 
 ``tum``
-    Four trajectories in the TUM format, one pose per line,
-    ``timestamp tx ty tz qx qy qz qw`` (seconds, metres, quaternion scalar
-    *last*), read by evo and most SLAM tools:
+    Four trajectories in the TUM format: a comment line
+    ``# timestamp tx ty tz qx qy qz qw``, then one pose per line (seconds,
+    metres, quaternion scalar *last*), read by evo and most SLAM tools.  Each
+    file is the pose of the *moving* body in the *fixed* frame
+    (``T_fixed_moving``, what evo plots as a trajectory), named after the
+    two frames:
 
     * ``<id>_base_ee_gt.tum``, ``<id>_base_ee_meas.tum``: flange pose
       ``T_base_ee`` on the robot clock (robot stream);
-    * ``<id>_cam_target_gt.tum``, ``<id>_cam_target_meas.tum``: ``T_cam_target``
-      on the camera clock (camera ``t``); frames without a measurement are
-      left out.
+    * eye-in-hand (the camera moves): ``<id>_target_cam_gt.tum``,
+      ``<id>_target_cam_meas.tum``: the camera in the target frame,
+      ``T_target_cam = inv(T_cam_target)`` (monocular sequences: in the
+      visual-odometry origin);
+    * eye-to-hand (the marker on the flange moves): ``<id>_cam_marker_gt.tum``,
+      ``<id>_cam_marker_meas.tum``: the marker in the frame of the fixed
+      camera, ``T_cam_marker = T_cam_target``;
+
+    camera files on the camera clock (camera ``t``); frames without a
+    measurement are left out.
 
 Both formats also write ``<id>_info.json`` with the index row (ground truth
 ``X`` / ``Y``, clock offset, scale, factors) and the decoded ``config`` and
@@ -29,7 +39,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from kinhec import jsonutil
+from kinhec import jsonutil, se3
 from kinhec.errors import UnknownNameError
 from kinhec.io import read_tables
 from kinhec.schema import pose_columns
@@ -59,10 +69,16 @@ def _expanded_frame(table: pa.Table):
     return df
 
 
-def _write_tum(path: Path, t: np.ndarray, table: pa.Table, prefix: str) -> Path:
+def _write_tum(path: Path, t: np.ndarray, table: pa.Table, prefix: str, invert: bool = False) -> Path:
     cols = pose_columns(prefix)  # px py pz qw qx qy qz
     P = np.column_stack([table.column(c).to_numpy() for c in cols[:3]]) if table.num_rows else np.zeros((0, 3))
     Q = np.column_stack([table.column(c).to_numpy() for c in cols[3:]]) if table.num_rows else np.zeros((0, 4))
+    if invert:  # inv(T): q -> conj(q), p -> -R(q)^T p (rows with missing values stay NaN)
+        ok = np.isfinite(P).all(axis=1) & np.isfinite(Q).all(axis=1)
+        R = np.full((len(P), 3, 3), np.nan)
+        R[ok] = se3.matrix_from_quaternion(Q[ok], normalize=True)
+        P = -np.einsum("nji,nj->ni", R, P)
+        Q = Q * np.array([1.0, -1.0, -1.0, -1.0])
     data = np.column_stack([t, P, Q[:, 1:], Q[:, :1]]).astype(np.float64)  # scalar last for TUM
     data = data[np.isfinite(data).all(axis=1)]
     # shortest text that reads back to the same float64 (Python's repr)
@@ -114,13 +130,15 @@ def export_sequence(root, sequence_id: str, fmt: str, out_dir) -> list[Path]:
     else:
         t_robot = st.robot.column("t").to_numpy()
         t_camera = st.camera.column("t").to_numpy()
-        for name, t, table, prefix in (
-            ("base_ee_gt", t_robot, st.robot, "base_ee_gt"),
-            ("base_ee_meas", t_robot, st.robot, "base_ee_meas"),
-            ("cam_target_gt", t_camera, st.camera, "cam_target_gt"),
-            ("cam_target_meas", t_camera, st.camera, "cam_target_meas"),
+        eye_in_hand = st.index_row.get("configuration") != "eye_to_hand"
+        cam = "target_cam" if eye_in_hand else "cam_marker"  # the moving body in the fixed frame
+        for name, t, table, prefix, invert in (
+            ("base_ee_gt", t_robot, st.robot, "base_ee_gt", False),
+            ("base_ee_meas", t_robot, st.robot, "base_ee_meas", False),
+            (f"{cam}_gt", t_camera, st.camera, "cam_target_gt", eye_in_hand),
+            (f"{cam}_meas", t_camera, st.camera, "cam_target_meas", eye_in_hand),
         ):
-            written.append(_write_tum(out / f"{sequence_id}_{name}.tum", t, table, prefix))
+            written.append(_write_tum(out / f"{sequence_id}_{name}.tum", t, table, prefix, invert))
     info = {k: v for k, v in st.index_row.items() if k not in ("config_json", "extra_json")}
     for key, col in (("config", "config_json"), ("extra", "extra_json")):
         text = st.index_row.get(col)

@@ -51,6 +51,10 @@ def inventory() -> dict:
     except ImportError:  # solvers not importable (partial install): list nothing rather than fail
         registry = None
     if registry is not None:
+        registry.load_plugins()  # plug-ins of installed packages (kinhec.solvers entry points) are listed too
         for spec in registry.SOLVERS.values():
-            out["solvers"].append({"name": spec.name, "kind": spec.kind, "citation": getattr(spec, "citation", "")})
+            entry = {"name": spec.name, "kind": spec.kind, "citation": getattr(spec, "citation", "")}
+            if getattr(spec, "plugin", False):
+                entry.update(plugin=True, module=spec.module)
+            out["solvers"].append(entry)
     return out

@@ -180,14 +180,25 @@ def _check_shard_index(shard_index) -> int:
     return int(shard_index)
 
 
+def _did_you_mean(name, candidates) -> str:
+    """``"; did you mean 'x' or 'y'?"`` with the closest candidates, or an empty string."""
+    import difflib
+
+    close = difflib.get_close_matches(str(name), list(candidates), n=3, cutoff=0.6)
+    return "; did you mean " + " or ".join(repr(c) for c in close) + "?" if close else ""
+
+
 def _dataset_root(root) -> Path:
     """The dataset folder as a Path; raises when it is not a kinhec dataset."""
     try:
         root = Path(root)
     except TypeError:
         raise InputError(f"root: expected a folder path, got {type(root).__name__}") from None
+    if root.is_file() and root.name in (INDEX_FILE, INDEX_CSV_FILE):  # the index file itself names its folder
+        root = root.parent
     if not root.is_dir():
-        raise DatasetFormatError(f"{root}: expected a dataset folder, got no such directory")
+        what = "a file" if root.exists() else "no such directory"
+        raise DatasetFormatError(f"{root}: expected a dataset folder (or its {INDEX_FILE}), got {what}")
     if not (root / INDEX_FILE).is_file():
         raise DatasetFormatError(f"{root}: not a kinhec dataset: expected an index file {INDEX_FILE}, found none")
     return root
@@ -1007,9 +1018,10 @@ def _manifest_row(root: Path, sequence_id, manifest) -> dict:
     if manifest is None:
         table = _read_index_table(root, filters=[("sequence_id", "==", sequence_id)])
         if table.num_rows == 0:
-            n = pq.read_metadata(root / INDEX_FILE).num_rows
+            ids = pq.read_table(root / INDEX_FILE, columns=["sequence_id"]).column("sequence_id").to_pylist()
             raise InputError(
-                f"sequence_id: unknown sequence {sequence_id!r}; {root / INDEX_FILE} lists {n} sequences, not this one"
+                f"sequence_id: unknown sequence {sequence_id!r}{_did_you_mean(sequence_id, ids)}; "
+                f"{root / INDEX_FILE} lists {len(ids)} sequences, not this one"
             )
         if table.num_rows > 1:
             raise DatasetFormatError(f"{root / INDEX_FILE}: sequence {sequence_id!r} is listed {table.num_rows} times")
@@ -1019,8 +1031,10 @@ def _manifest_row(root: Path, sequence_id, manifest) -> dict:
     _check_manifest_columns(manifest)
     hit = manifest.loc[(manifest["sequence_id"] == sequence_id).to_numpy()]
     if len(hit) == 0:
+        ids = [str(v) for v in manifest["sequence_id"]]
         raise InputError(
-            f"sequence_id: unknown sequence {sequence_id!r}; the manifest lists {len(manifest)} sequences, not this one"
+            f"sequence_id: unknown sequence {sequence_id!r}{_did_you_mean(sequence_id, ids)}; the manifest lists "
+            f"{len(manifest)} sequences, not this one"
         )
     if len(hit) > 1:
         raise DatasetFormatError(f"manifest: sequence {sequence_id!r} is listed {len(hit)} times")
@@ -1168,7 +1182,8 @@ def iter_sequences(root, manifest=None, sequence_ids=None):
         pos = index.get_indexer(ids)
         unknown = [s for s, p in zip(ids, pos) if p < 0]
         if unknown:
-            raise InputError(f"sequence_ids: unknown sequences {unknown[:5]} ({len(unknown)} not in the manifest)")
+            raise InputError(f"sequence_ids: unknown sequences {unknown[:5]} ({len(unknown)} not in the manifest)"
+                             f"{_did_you_mean(unknown[0], [str(v) for v in index])}")  # fmt: skip
         manifest = manifest.iloc[pos]
     records = manifest.to_dict("records")
     robot_reader, camera_reader = _ShardReader(), _ShardReader()

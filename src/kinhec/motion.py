@@ -17,6 +17,8 @@ same way for every solver:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from kinhec import se3
@@ -35,6 +37,16 @@ __all__ = [
 KEYFRAME_MIN_ROT_DEG = 5.0
 KEYFRAME_MIN_TRANS_M = 0.02
 KEYFRAME_MAX = 200
+
+
+def check_threshold(value, name: str, lo: float, hi: float) -> float:
+    """``value`` as a float in ``[lo, hi]``; raises :class:`InputError` naming ``name`` otherwise (strings too)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise InputError(f"{name}: expected a number in [{lo:g}, {hi:g}], got {type(value).__name__} {value!r}")
+    v = float(value)
+    if not (lo <= v <= hi):
+        raise InputError(f"{name}: expected a number in [{lo:g}, {hi:g}], got {value!r}")
+    return v
 
 
 def select_keyframes(
@@ -61,7 +73,9 @@ def select_keyframes(
     T = se3.check_transforms(T, "T")
     if T.ndim != 3:
         raise InputError(f"T: expected a stream of shape (N, 4, 4), got shape {T.shape}")
-    if max_keyframes < 2:
+    min_rot_deg = check_threshold(min_rot_deg, "min_rot_deg", 0.0, 180.0)
+    min_trans_m = check_threshold(min_trans_m, "min_trans_m", 0.0, math.inf)
+    if isinstance(max_keyframes, bool) or not isinstance(max_keyframes, (int, np.integer)) or max_keyframes < 2:
         raise InputError(f"max_keyframes: expected an integer >= 2, got {max_keyframes!r}")
     n = T.shape[0]
     if n == 0:

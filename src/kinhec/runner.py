@@ -80,6 +80,8 @@ class RunSummary:
     wall_s: float = 0.0
     cpu_s: float = 0.0
     log_path: Path | None = None
+    kept_files: list[str] = field(default_factory=list)  # the user's files kinhec did not replace
+    removed_outputs: list[str] = field(default_factory=list)  # stale derived outputs removed by --overwrite
 
     @property
     def ok(self) -> bool:
@@ -158,11 +160,47 @@ def _folder_tier_config(root: Path, info: dict):
         return None
 
 
-def _check_or_write_generation_info(root: Path, tier: Tier, tracks, counts: dict, overwrite: bool) -> None:
+#: Files of ``benchmarks/`` written by ``kinhec benchmark`` (removed by ``--overwrite`` with the shards).
+_BENCHMARK_OUTPUTS = ("results.parquet", "results.csv", "leaderboard.md", "summary.json", "protocol.json")
+
+
+def _remove_derived_outputs(root: Path) -> list[str]:
+    """Remove the outputs derived from the data being replaced: benchmark results, figures, the card.
+
+    Only what kinhec writes goes: the benchmark's files and parts, a ``figures/``
+    folder holding nothing but PNG files, and a card ``README.md`` kinhec wrote
+    and nobody edited.  Returns the removed paths (relative to ``root``).
+    """
+    from kinhec.provenance import is_owned
+
+    removed = []
+    bench = root / "benchmarks"
+    if bench.is_dir():
+        for name in _BENCHMARK_OUTPUTS:
+            if (bench / name).is_file():
+                (bench / name).unlink()
+                removed.append(f"benchmarks/{name}")
+        if (bench / ".parts").is_dir():
+            shutil.rmtree(bench / ".parts", ignore_errors=True)
+            removed.append("benchmarks/.parts")
+        if not any(bench.iterdir()):
+            bench.rmdir()
+    fig = root / "figures"
+    if fig.is_dir() and all(p.is_file() and p.suffix == ".png" for p in fig.iterdir()):
+        shutil.rmtree(fig, ignore_errors=True)
+        removed.append("figures")
+    if (root / "README.md").is_file() and is_owned(root, "README.md"):
+        (root / "README.md").unlink()
+        removed.append("README.md")
+    return removed
+
+
+def _check_or_write_generation_info(root: Path, tier: Tier, tracks, counts: dict, overwrite: bool) -> list[str]:
     from kinhec import jsonutil
 
     path = root / "generation_info.json"
     info = None
+    removed: list[str] = []
     if path.exists():
         try:
             info = json.loads(path.read_text())
@@ -183,6 +221,7 @@ def _check_or_write_generation_info(root: Path, tier: Tier, tracks, counts: dict
                 shutil.rmtree(root / sub, ignore_errors=True)
             for f in ("sequences.parquet", "sequences.csv"):
                 (root / f).unlink(missing_ok=True)
+            removed = _remove_derived_outputs(root)
             info = None
     track_info = dict(info.get("tracks", {})) if info else {}
     for t in tracks:
@@ -200,17 +239,32 @@ def _check_or_write_generation_info(root: Path, tier: Tier, tracks, counts: dict
     cfg.mkdir(exist_ok=True)
     atomic_write_text(cfg / f"{tier.name}.yaml", tier.yaml_text())
     atomic_write_text(path, jsonutil.dumps(new, indent=2))
+    return removed
 
 
-def write_static_files(root: Path) -> None:
-    """robots.json, cameras_targets.json, LICENSE and CITATION.cff of a dataset folder."""
+#: Entries kinhec must write itself: a foreign folder holding one of them is refused even with ``force``.
+_DATA_ENTRIES = ("robots.json", "cameras_targets.json", "sequences.csv", "configs", "robot", "camera")
+
+
+def write_static_files(root: Path) -> list[str]:
+    """robots.json, cameras_targets.json, LICENSE and CITATION.cff of a dataset folder.
+
+    A ``LICENSE`` or ``CITATION.cff`` that kinhec did not write is kept
+    (:func:`kinhec.provenance.write_owned`); the names of the kept files are
+    returned.  ``robots.json`` and ``cameras_targets.json`` describe the data
+    and are always kinhec's.
+    """
     from kinhec import cameras, jsonutil, robots
+    from kinhec.provenance import write_owned
     from kinhec.publish import citation_cff, license_text
 
     atomic_write_text(root / "robots.json", jsonutil.dumps(robots.robots_json(), indent=2))
     atomic_write_text(root / "cameras_targets.json", jsonutil.dumps(cameras.cameras_targets_json(), indent=2))
-    atomic_write_text(root / "LICENSE", license_text())
-    atomic_write_text(root / "CITATION.cff", citation_cff())
+    kept = []
+    for name, text in (("LICENSE", license_text()), ("CITATION.cff", citation_cff())):
+        if not write_owned(root, name, text):
+            kept.append(name)
+    return kept
 
 
 # --------------------------------------------------------------------------- #
@@ -284,6 +338,7 @@ def generate_dataset(
     executor: str = "local",
     scheduler: str | None = None,
     overwrite: bool = False,
+    force: bool = False,
     progress: bool = True,
     on_event: Callable[[str, dict], None] | None = None,
 ) -> RunSummary:
@@ -306,7 +361,14 @@ def generate_dataset(
     executor : {"local", "dask"}
         Local process pool, or Dask (``scheduler`` address, or a LocalCluster).
     overwrite : bool
-        Allow writing into a folder made by another tier/seed/version (its shards are deleted first).
+        Allow writing into a folder made by another tier/seed/version (its
+        shards are deleted first, with the outputs derived from them: the
+        benchmark results, ``figures/`` and the card).
+    force : bool
+        Write into a non-empty folder that is not a dataset; the files already
+        there are kept (``summary.kept_files``), a ``LICENSE`` or
+        ``CITATION.cff`` of the user's included.  Without it such a folder is
+        refused.
 
     Returns
     -------
@@ -330,6 +392,19 @@ def generate_dataset(
     root = Path(out)
     if root.exists() and not root.is_dir():
         raise InputError(f"--out {root}: expected a folder, got a file")
+    from kinhec.provenance import user_files
+
+    foreign = user_files(root)
+    if foreign and not force:
+        shown = ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else "")
+        raise InputError(
+            f"--out {root}: expected an empty folder or a dataset folder, got a folder with {len(foreign)} other "
+            f"file(s) ({shown}); use another --out, or --force to generate beside them (they are kept)"
+        )
+    clash = [f for f in foreign if f in _DATA_ENTRIES]
+    if clash:
+        raise InputError(f"--out {root}: expected no {', '.join(clash)} of your own (kinhec writes them as part of the "
+                         "dataset), got them in a folder that is not a dataset; move them or use another --out")  # fmt: skip
     root.mkdir(parents=True, exist_ok=True)
 
     summary = RunSummary(root=root, tier=tier_obj.name)
@@ -337,8 +412,9 @@ def generate_dataset(
     emit = on_event or (lambda kind, data: None)
     with DatasetLock(root):
         tasks, counts = plan_shards(tier_obj, root, tracks, limit)
-        _check_or_write_generation_info(root, tier_obj, list(counts), counts, overwrite)
-        write_static_files(root)
+        summary.removed_outputs = _check_or_write_generation_info(root, tier_obj, list(counts), counts, overwrite)
+        kept = write_static_files(root)
+        summary.kept_files = sorted(set(kept) | {f for f in foreign if f not in kept})
         _clean_tmp(root)
         log_path = root / STATE_DIR / f"generate_{tier_obj.name}.log"
         summary.log_path = log_path

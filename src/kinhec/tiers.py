@@ -30,6 +30,7 @@ import yaml
 
 from kinhec.errors import InputError, UnknownNameError
 from kinhec.schema import TRACKS, sequence_id
+from kinhec.tier_schema import check_tier_schema
 
 __all__ = [
     "TIER_NAMES",
@@ -193,7 +194,12 @@ def _require(source, block, key, where):
 
 
 def validate_tier_config(cfg: dict, source: str = "<tier>") -> None:
-    """Check a tier mapping; raise :class:`InputError` naming the key, the allowed values and what came."""
+    """Check a tier mapping; raise :class:`InputError` naming the key, the allowed values and what came.
+
+    Keys, types and ranges first (:func:`kinhec.tier_schema.check_tier_schema`: an unknown key is refused
+    with the closest valid one), then the required keys and the names the tracks refer to.
+    """
+    check_tier_schema(cfg, source)
     for key in ("tier", "global_seed", "shard_size", "tracks", "robot_levels", "camera_levels"):
         if key not in cfg:
             raise InputError(f"tier {source}: key '{key}' is missing")

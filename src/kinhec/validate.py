@@ -132,6 +132,7 @@ import pyarrow.parquet as pq
 from kinhec import __version__, jsonutil, se3
 from kinhec import io as kio
 from kinhec.errors import DatasetFormatError, InputError, KinhecError
+from kinhec.executors import lock_holder
 from kinhec.robots import RobotModel, get_robot
 from kinhec.schema import (
     CAMERA_NOISE_MODELS,
@@ -218,6 +219,9 @@ _SHARD_NAME_RE = re.compile(r"^[A-Za-z0-9_]+-\d{5}\.parquet$")
 _SEQ_ID_RE = re.compile(r"^(?P<track>[A-Za-z0-9_]+)-\d{6}$")
 _STREAM_SCHEMAS = {"robot": ROBOT_SCHEMA, "camera": CAMERA_SCHEMA}
 _RECORD_CHUNK = 1000
+
+#: Lock file of a running ``kinhec generate`` (kinhec.runner.STATE_DIR / LOCK_NAME).
+_GENERATE_LOCK = Path(".kinhec") / "generate.lock"
 
 
 # --------------------------------------------------------------------------- #
@@ -1367,7 +1371,8 @@ def validate_dataset(root, *, max_sequences: int | None = None,
         or holds neither ``sequences.parquet`` nor ``robot/`` / ``camera/``);
         the message is one line saying what is missing.
     InputError
-        For an invalid ``max_sequences`` or ``progress``.
+        For an invalid ``max_sequences`` or ``progress``, or a folder that
+        ``kinhec generate`` is writing (its lock ``.kinhec/generate.lock`` is held).
     """
     t0 = time.perf_counter()
     try:
@@ -1380,6 +1385,12 @@ def validate_dataset(root, *, max_sequences: int | None = None,
         raise InputError(f"max_sequences: expected an integer >= 1 or None, got {_p(max_sequences)}")
     if progress is not None and not callable(progress):
         raise InputError(f"progress: expected a callable progress(done, total), got {type(progress).__name__}")
+    busy = lock_holder(root / _GENERATE_LOCK)
+    if busy is not None:  # a folder being generated is incomplete by design: say so instead of listing errors
+        raise InputError(
+            f"{root}: in use: kinhec generate (pid {busy.get('pid')} on {busy.get('host')}) is writing it; validate "
+            f"it when that run has finished (a lock left by a crash: delete {root / _GENERATE_LOCK})"
+        )
     reason = _not_a_dataset(root)
     if reason is not None:
         raise DatasetFormatError(reason)

@@ -13,12 +13,14 @@ Eye-in-hand: ``A_i = T_base_ee``, ``B_i = inv(T_cam_target)``, ``X = T_ee_cam``,
 
 :data:`SOLVERS` maps the leaderboard names to a uniform
 ``run(A, B) -> SolverResult``; :func:`get_solver` raises on an unknown name
-and lists the valid ones.
+and lists the valid ones.  :func:`register` adds your own solver beside the
+baselines (see ``examples/13_own_solver.py``).
 """
 
 from __future__ import annotations
 
 from kinhec.solvers._common import (
+    AbsolutePosesWarning,
     DEGENERATE_LAMBDA2,
     NEAR_DEGENERATE_LAMBDA2,
     DegenerateMotionWarning,
@@ -30,7 +32,21 @@ from kinhec.solvers.axyb_li_kronecker import li_kronecker
 from kinhec.solvers.axxb_park_martin import park_martin
 from kinhec.solvers.ransac import RansacResult, ransac_axxb
 from kinhec.solvers.refine import refine_lm, refine_lm_axyb
-from kinhec.solvers.registry import KINDS, SOLVERS, SolverResult, SolverSpec, get_solver, solver_names
+from kinhec.solvers.registry import (
+    BASELINES,
+    ENTRY_POINT_GROUP,
+    KINDS,
+    SOLVERS,
+    SolverResult,
+    SolverSpec,
+    get_solver,
+    is_plugin,
+    load_plugins,
+    normalise_result,
+    register,
+    solver_names,
+    unregister,
+)
 from kinhec.solvers.axyb_shah import shah
 from kinhec.solvers.time_offset import TimeOffsetEstimate, estimate_time_offset
 from kinhec.solvers.axxb_tsai_lenz import tsai_lenz
@@ -55,7 +71,15 @@ __all__ = [
     "KINDS",
     "get_solver",
     "solver_names",
+    "register",
+    "unregister",
+    "is_plugin",
+    "load_plugins",
+    "normalise_result",
+    "BASELINES",
+    "ENTRY_POINT_GROUP",
     "DegenerateMotionWarning",
+    "AbsolutePosesWarning",
     "DEGENERATE_LAMBDA2",
     "NEAR_DEGENERATE_LAMBDA2",
 ]

@@ -45,6 +45,17 @@ class DegenerateMotionWarning(UserWarning):
     """The rotation axes are nearly parallel: the result is returned but poorly constrained."""
 
 
+class AbsolutePosesWarning(UserWarning):
+    """``A X = X B`` received pairs whose rotation angles disagree: most likely absolute poses, not motions."""
+
+
+#: Paired relative motions ``A = X B X^-1`` rotate by the same angle; :func:`check_motions` warns when the
+#: median disagreement of the given pairs exceeds this [deg] ...
+MISMATCH_ANGLE_DEG = 2.0
+#: ... and is this many times that of the motions between consecutive entries of the given stacks.
+MISMATCH_RATIO = 5.0
+
+
 # --------------------------------------------------------------------------- #
 # input checks
 # --------------------------------------------------------------------------- #
@@ -138,8 +149,51 @@ def check_motions(A, B, *, min_motions: int = MIN_MOTIONS, names=("A", "B")):
     InputError
         Wrong shape, non-finite entries, non-orthonormal rotation blocks,
         different lengths or fewer than ``min_motions`` motions.
+
+    Warns
+    -----
+    AbsolutePosesWarning
+        Relative motions ``A_k = X B_k X^-1`` rotate by the same angle, and so
+        do the motions between consecutive entries of the stacks,
+        ``inv(A_k) A_{k+1}`` vs ``inv(B_k) B_{k+1}``.  Absolute poses
+        (``T_base_ee`` and ``T_cam_target``, what OpenCV's
+        ``calibrateHandEye`` takes) break the first and keep the second: the
+        warning comes when the median angle disagreement of the given pairs
+        exceeds :data:`MISMATCH_ANGLE_DEG` and :data:`MISMATCH_RATIO` times
+        that of the consecutive motions.  Outlying motions raise both, and do
+        not warn.
     """
-    return _check_two_stacks(A, B, names, "relative motions", "motions", min_motions)
+    A, B = _check_two_stacks(A, B, names, "relative motions", "motions", min_motions)
+    _warn_if_not_motions(A, B, names)
+    return A, B
+
+
+def _rotation_angles_deg(R: np.ndarray) -> np.ndarray:
+    c = (np.trace(R, axis1=-2, axis2=-1) - 1.0) / 2.0
+    return np.degrees(np.arccos(np.clip(c, -1.0, 1.0)))
+
+
+def _angle_disagreement_deg(RA: np.ndarray, RB: np.ndarray) -> float:
+    return float(np.median(np.abs(_rotation_angles_deg(RA) - _rotation_angles_deg(RB))))
+
+
+def _warn_if_not_motions(A: np.ndarray, B: np.ndarray, names) -> None:
+    if A.shape[0] < 4:
+        return
+    RA, RB = A[:, :3, :3], B[:, :3, :3]
+    given = _angle_disagreement_deg(RA, RB)
+    if given <= MISMATCH_ANGLE_DEG:
+        return
+    between = _angle_disagreement_deg(np.swapaxes(RA[:-1], 1, 2) @ RA[1:], np.swapaxes(RB[:-1], 1, 2) @ RB[1:])
+    if given > MISMATCH_RATIO * between:
+        warnings.warn(
+            f"{names[0]}, {names[1]}: expected relative motions inv(T_i) T_j, whose paired rotation angles agree, got "
+            f"angles {given:.3g} deg apart (median; {between:.2g} deg between consecutive entries); absolute poses "
+            "(T_base_ee, T_cam_target) give a wrong X: pass Sequence.axxb_motions() or "
+            "kinhec.motion.relative_motions() of both streams",
+            AbsolutePosesWarning,
+            stacklevel=4,
+        )
 
 
 def check_pairs(A_abs, B_abs, *, min_pairs: int = MIN_PAIRS, names=("A_abs", "B_abs")):

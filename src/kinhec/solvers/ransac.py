@@ -45,7 +45,7 @@ from kinhec.errors import ConvergenceError, DegenerateMotionError, InputError
 from kinhec.solvers import _common as c
 from kinhec.solvers.axxb_park_martin import _park_martin, _rotation_park_martin
 
-__all__ = ["RansacResult", "ransac_axxb"]
+__all__ = ["RansacResult", "ransac_axxb", "RANSAC_SEED"]
 
 CITATION = (
     'M. A. Fischler and R. C. Bolles, "Random sample consensus," Communications of the ACM 24(6), '
@@ -106,6 +106,11 @@ def _sample_pairs(rng, axes, n_hyp: int, cos_max: float):
     pairs = np.concatenate(out)[:n_hyp]
     return pairs
 
+
+#: Seed of the generator :func:`ransac_axxb` uses when given none (and that the registry's
+#: ``ransac_park_martin`` uses on every call).  A constant, not a hash of the input: the samples must not change
+#: when the input changes in its last bits (a BLAS build or CPU that rounds the relative motions differently).
+RANSAC_SEED = 0
 
 #: Fewest motions a consensus set may hold: below three the refit is no better determined than a minimal sample.
 MIN_CONSENSUS = 3
@@ -184,7 +189,7 @@ def _ransac_axxb(A, B, rng, rot_thr, trans_thr, n_hyp, min_axis_angle_rad, refit
 def ransac_axxb(
     A,
     B,
-    rng: np.random.Generator,
+    rng: np.random.Generator | None = None,
     *,
     rot_threshold_deg: float = 2.0,
     trans_threshold_mm: float = 20.0,
@@ -201,8 +206,10 @@ def ransac_axxb(
         Relative flange motions ``inv(A_i) A_j`` [m], N >= 3.
     B : array_like, shape (N, 4, 4)
         The matching relative camera motions ``inv(B_i) B_j``, some of them outliers.
-    rng : numpy.random.Generator
-        Source of the random samples.
+    rng : numpy.random.Generator, optional
+        Source of the random samples.  Default: a new
+        ``numpy.random.default_rng(RANSAC_SEED)`` (seed 0) on every call, so
+        the same input always gives the same result.
     rot_threshold_deg : float
         Inlier threshold on the rotation disagreement
         ``|log R_A - R_X log R_B|`` [deg].
@@ -215,10 +222,13 @@ def ransac_axxb(
     refit_iterations : int
         Maximum number of refit / re-classify rounds on the inliers.
     adaptive : bool
-        Widen the thresholds to the noise of the data: ``3.06`` times the lower
-        quartile of the best hypothesis' residuals (99 % of Gaussian inliers),
-        never below the given thresholds.  Valid while fewer than 3/4 of the
-        motions are outliers.
+        Adaptive thresholds (on by default): after scoring, the thresholds are
+        widened to the noise of the data, ``3.06`` times the lower quartile of
+        the best hypothesis' residuals (rotation and translation separately;
+        the 99 % quantile of a Gaussian residual norm over its lower quartile),
+        never below ``rot_threshold_deg`` / ``trans_threshold_mm``.  Valid while
+        fewer than 3/4 of the motions are outliers.  ``False`` keeps the given
+        thresholds.
 
     Returns
     -------
@@ -237,6 +247,8 @@ def ransac_axxb(
         The best hypothesis is supported by fewer than ``MIN_CONSENSUS`` motions.
     """
     A, B = c.check_motions(A, B, min_motions=3)
+    if rng is None:
+        rng = np.random.default_rng(RANSAC_SEED)
     if not isinstance(rng, np.random.Generator):
         raise InputError(f"rng: expected a numpy.random.Generator, got {type(rng).__name__}")
     for name, v in (("rot_threshold_deg", rot_threshold_deg), ("trans_threshold_mm", trans_threshold_mm)):

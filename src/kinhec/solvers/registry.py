@@ -10,17 +10,39 @@ and returns a :class:`SolverResult`.  The names are those of the results and
 leaderboard tables.  An unknown name raises
 :class:`~kinhec.errors.UnknownNameError`, which lists the valid ones; nothing
 falls back silently.
+
+Plug-in solvers
+---------------
+:func:`register` adds a user's solver beside the baselines (:data:`BASELINES`).
+A module that calls it is imported by ``kinhec benchmark DATA --solver-module
+mypkg.mysolvers`` (:func:`load_plugins`), or found through the entry-point
+group :data:`ENTRY_POINT_GROUP` of an installed distribution::
+
+    [project.entry-points."kinhec.solvers"]
+    mysolvers = "mypkg.mysolvers"
+
+An entry point names a module (importing it registers its solvers) or a
+function without arguments (called once; it calls :func:`register`).  The
+``run`` of a plug-in may return a :class:`SolverResult`, a bare ``X`` (4x4
+array) or a tuple (``(X, Y)`` for ``"axyb"``, ``(X,)`` or ``(X, scale)`` for
+``"axxb"``); :func:`normalise_result` turns that into a :class:`SolverResult`
+and raises :class:`SolverOutputError` on anything else, which the benchmark
+records as an ``ok = False`` row with the reason.
 """
 
 from __future__ import annotations
 
-import zlib
+import importlib
+import importlib.util
+import numbers
+import re
+import sys
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-from kinhec.errors import InputError, UnknownNameError
+from kinhec.errors import InputError, SolverOutputError, UnknownNameError
 from kinhec.solvers import _common as c
 from kinhec.solvers import axxb_andreff as _andreff_mod
 from kinhec.solvers import axxb_daniilidis as _daniilidis_mod
@@ -32,7 +54,22 @@ from kinhec.solvers import refine as _refine_mod
 from kinhec.solvers import axyb_shah as _shah_mod
 from kinhec.solvers import axxb_tsai_lenz as _tsai_mod
 
-__all__ = ["SolverResult", "SolverSpec", "SOLVERS", "KINDS", "get_solver", "solver_names", "ransac_seed"]
+__all__ = [
+    "SolverResult",
+    "SolverSpec",
+    "SOLVERS",
+    "BASELINES",
+    "KINDS",
+    "ENTRY_POINT_GROUP",
+    "get_solver",
+    "solver_names",
+    "ransac_seed",
+    "register",
+    "unregister",
+    "is_plugin",
+    "load_plugins",
+    "normalise_result",
+]
 
 KINDS = ("axxb", "axyb")
 
@@ -77,6 +114,10 @@ class SolverSpec:
         Reference(s) of the method.
     description : str
         One line on what the entry does.
+    plugin : bool
+        True for a solver added by :func:`register` (not a kinhec baseline).
+    module : str or None
+        Module that registered a plug-in (imported again by worker processes).
     """
 
     name: str
@@ -85,14 +126,19 @@ class SolverSpec:
     returns: str
     citation: str
     description: str
+    plugin: bool = False
+    module: str | None = None
 
 
 def ransac_seed(A: np.ndarray, B: np.ndarray) -> int:
-    """Deterministic seed of the registry's RANSAC: CRC-32 of the (float64) input bytes.
+    """Seed of the registry's RANSAC: the constant :data:`kinhec.solvers.ransac.RANSAC_SEED`.
 
-    The same data always give the same samples, independently of call order.
+    It used to be a CRC-32 of the input bytes, which made the samples (and the
+    result) jump when the input changed in its last bit, as it does between
+    BLAS builds and CPUs; a constant keeps equal data on equal samples and
+    nearly equal data on the same samples.  ``A`` and ``B`` are not used.
     """
-    return zlib.crc32(B.tobytes(), zlib.crc32(A.tobytes()))
+    return _ransac_mod.RANSAC_SEED
 
 
 def _axxb(kernel):
@@ -163,7 +209,7 @@ SOLVERS: dict[str, SolverSpec] = {
                    _park_mod.CITATION + " Refinement: " + _LM_CITE,
                    "park_martin, then Levenberg-Marquardt on SE(3) (refine_lm)"),
         SolverSpec("ransac_park_martin", "axxb", _run_ransac, "X, n_inliers", _ransac_mod.CITATION,
-                   "RANSAC over two-motion Park-Martin samples, refit on the inliers (seed from the data)"),
+                   "RANSAC over two-motion Park-Martin samples, refit on the inliers (fixed seed, adaptive thresholds)"),
         SolverSpec("shah", "axyb", _run_shah, "X, Y", _shah_mod.CITATION,
                    "rotations from the SVD of a sum of Kronecker products, then translations"),
         SolverSpec("li_kronecker", "axyb", _run_li, "X, Y", _li_mod.CITATION,
@@ -173,6 +219,245 @@ SOLVERS: dict[str, SolverSpec] = {
                    "shah, then Levenberg-Marquardt on SE(3) x SE(3) (refine_lm_axyb)"),
     )
 }
+
+
+#: Names of the kinhec baselines, in leaderboard order; every other name in :data:`SOLVERS` is a plug-in.
+BASELINES: tuple[str, ...] = tuple(SOLVERS)
+
+#: Entry-point group scanned by :func:`load_plugins` for plug-in solvers.
+ENTRY_POINT_GROUP = "kinhec.solvers"
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+
+
+def _shape(value) -> str:
+    shape = getattr(value, "shape", None)
+    return f"{type(value).__name__} of shape {tuple(shape)}" if shape is not None else type(value).__name__
+
+
+def _pose(value, name: str, what: str) -> np.ndarray:
+    try:
+        a = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        a = None
+    if a is None or a.shape != (4, 4):
+        raise SolverOutputError(f"solver {name!r}: expected {what} as a 4x4 array, got {_shape(value)}")
+    return a
+
+
+def normalise_result(out, kind: str, name: str = "?") -> SolverResult:
+    """The :class:`SolverResult` of what a solver's ``run`` returned.
+
+    Parameters
+    ----------
+    out : SolverResult, array_like or tuple
+        ``SolverResult`` (kept as it is); for ``kind == "axxb"`` a 4x4 array
+        ``X`` (``T_ee_cam`` / ``T_ee_marker`` [m]), ``(X,)`` or ``(X, scale)``;
+        for ``kind == "axyb"`` the tuple ``(X, Y)``.
+    kind : {"axxb", "axyb"}
+    name : str
+        Solver name, for the message.
+
+    Raises
+    ------
+    SolverOutputError
+        For anything else (``None``, a string, a dict, a 3x3 matrix, a
+        bare array from an ``"axyb"`` solver, ...); the message names the
+        solver and says what came.
+    """
+    if isinstance(out, SolverResult):
+        return out
+    if isinstance(out, tuple):
+        if kind == "axyb":
+            if len(out) != 2:
+                raise SolverOutputError(f"solver {name!r} (axyb): expected the tuple (X, Y), got a tuple of {len(out)}")
+            return SolverResult(X=_pose(out[0], name, "X"), Y=_pose(out[1], name, "Y"))
+        if len(out) == 1:
+            return SolverResult(X=_pose(out[0], name, "X"))
+        if len(out) == 2:
+            s = out[1]
+            if isinstance(s, bool) or not isinstance(s, numbers.Real):
+                raise SolverOutputError(f"solver {name!r} (axxb): expected (X, scale) with a real scale, "
+                                        f"got a scale of type {type(s).__name__}")  # fmt: skip
+            return SolverResult(X=_pose(out[0], name, "X"), scale=float(s))
+        raise SolverOutputError(f"solver {name!r} (axxb): expected X, (X,) or (X, scale), got a tuple of {len(out)}")
+    if kind == "axyb":
+        raise SolverOutputError(f"solver {name!r} (axyb): expected the tuple (X, Y) or a SolverResult, got {_shape(out)}")
+    if out is None or isinstance(out, (str, bytes, dict)):
+        raise SolverOutputError(f"solver {name!r} (axxb): expected a 4x4 array X or a SolverResult, got {_shape(out)}")
+    return SolverResult(X=_pose(out, name, "X"))
+
+
+def _plugin_run(run, kind: str, name: str):
+    def call(A, B):
+        return normalise_result(run(A, B), kind, name)
+
+    call.__wrapped__ = run
+    return call
+
+
+def register(name: str, kind: str, run: Callable | None = None, *, citation: str = "", description: str = "",
+             returns: str | None = None, replace: bool = False):  # fmt: skip
+    """Add a plug-in solver to :data:`SOLVERS`, beside the baselines.
+
+    Parameters
+    ----------
+    name : str
+        Name in results and leaderboards (letters, digits and ``_ . + -``;
+        not a baseline name).
+    kind : {"axxb", "axyb"}
+        ``"axxb"``: ``run(A, B)`` receives the relative motions
+        ``A = inv(A_i) A_j`` (flange), ``B = inv(B_i) B_j`` (camera), shape
+        ``(N, 4, 4)`` [m], and returns ``X``.  ``"axyb"``: ``run(A, B)``
+        receives the absolute pairs ``A_i = T_base_ee`` and ``B_i``
+        (``inv(T_cam_target)`` eye-in-hand, ``T_cam_target`` eye-to-hand) and
+        returns ``(X, Y)``.
+    run : callable, optional
+        The solver.  It may return a :class:`SolverResult`, an array or a
+        tuple (see :func:`normalise_result`).  Without ``run``, ``register``
+        returns a decorator.
+    citation, description : str
+        Shown in ``protocol.json`` and ``kinhec info``.
+    returns : str, optional
+        Filled fields (default ``"X"`` or ``"X, Y"``).
+    replace : bool
+        Replace a plug-in registered under the same name by another function
+        (registering the same function again is always accepted).
+
+    Returns
+    -------
+    SolverSpec or callable
+        The new entry (or the decorator).
+
+    Raises
+    ------
+    InputError
+        A bad or baseline name, a name taken by another plug-in (without
+        ``replace``), or a ``run`` that is not callable.
+    UnknownNameError
+        A ``kind`` other than ``"axxb"`` / ``"axyb"``.
+    """
+    if not isinstance(name, str) or not _NAME_RE.match(name):
+        raise InputError(f"name: expected a solver name of letters, digits and _ . + -, got {name!r}")
+    if name in BASELINES:
+        raise InputError(f"name: {name!r} is a kinhec baseline; expected a new name for a plug-in solver")
+    if kind not in KINDS:
+        raise UnknownNameError("solver kind", kind, KINDS)
+    if run is None:
+
+        def decorate(fn):
+            register(name, kind, fn, citation=citation, description=description, returns=returns, replace=replace)
+            return fn
+
+        return decorate
+    if not callable(run):
+        raise InputError(f"run: expected a callable run(A, B), got {type(run).__name__}")
+    old = SOLVERS.get(name)
+    if old is not None and not replace:
+        same = getattr(old.run, "__wrapped__", None)
+        if not (same is run or (getattr(same, "__module__", 1) == getattr(run, "__module__", 2)
+                                and getattr(same, "__qualname__", 1) == getattr(run, "__qualname__", 2))):
+            raise InputError(f"name: solver {name!r} is already registered by {old.module}; "
+                             "expected a new name (or replace=True)")  # fmt: skip
+    spec = SolverSpec(
+        name, kind, _plugin_run(run, kind, name), returns or ("X, Y" if kind == "axyb" else "X"),
+        str(citation), str(description or "plug-in solver"), plugin=True, module=getattr(run, "__module__", None),
+    )  # fmt: skip
+    SOLVERS[name] = spec
+    return spec
+
+
+def unregister(name: str) -> None:
+    """Remove a plug-in solver (a baseline cannot be removed)."""
+    if name in BASELINES:
+        raise InputError(f"name: {name!r} is a kinhec baseline; only plug-in solvers can be removed")
+    if name not in SOLVERS:
+        raise UnknownNameError("plug-in solver", name, [n for n in SOLVERS if n not in BASELINES])
+    del SOLVERS[name]
+
+
+def is_plugin(name: str) -> bool:
+    """True for a solver name that is not a kinhec baseline (registered or only seen in a results table)."""
+    return name not in BASELINES
+
+
+_LOADED_ENTRY_POINTS: set = set()
+
+
+def _import_solver_module(ref: str):
+    if not isinstance(ref, str) or not ref.strip():
+        raise InputError(f"solver module: expected a module name (mypkg.mysolvers) or a .py file, got {ref!r}")
+    import os
+    from pathlib import Path
+
+    if ref.endswith(".py") or os.sep in ref:
+        path = Path(ref).resolve()
+        if not path.is_file():
+            raise InputError(f"solver module {ref}: expected an existing .py file, got no such file")
+        mod_name = "kinhec_plugin_" + re.sub(r"\W", "_", path.stem)
+        if mod_name in sys.modules:
+            return sys.modules[mod_name]
+        spec = importlib.util.spec_from_file_location(mod_name, path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[mod_name] = mod
+        try:
+            spec.loader.exec_module(mod)
+        except BaseException:
+            del sys.modules[mod_name]
+            raise
+        return mod
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:  # as `python -m` does: modules of the working folder
+        sys.path.append(cwd)
+    try:
+        return importlib.import_module(ref)
+    except ImportError as exc:
+        raise InputError(f"solver module {ref!r}: expected an importable module, got {type(exc).__name__}: {exc}") from None
+
+
+def load_plugins(modules=(), *, entry_points: bool = True) -> list[str]:
+    """Import solver modules and the ``kinhec.solvers`` entry points; return the plug-in names registered now.
+
+    Parameters
+    ----------
+    modules : iterable of str
+        Module names (``mypkg.mysolvers``, found on ``sys.path`` or in the
+        working folder) or paths of ``.py`` files; importing one runs its
+        :func:`register` calls.
+    entry_points : bool
+        Also load the entry points of group :data:`ENTRY_POINT_GROUP` (each
+        once per process): a module is imported, a function is called.
+
+    Raises
+    ------
+    InputError
+        A module that cannot be imported, or an entry point that fails to
+        load (the message names it and its distribution).
+    """
+    if isinstance(modules, str):
+        modules = [modules]
+    before = set(SOLVERS)
+    for ref in modules:
+        _import_solver_module(ref)
+    if entry_points:
+        from importlib import metadata
+
+        for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+            key = (ep.name, ep.value)
+            if key in _LOADED_ENTRY_POINTS:
+                continue
+            _LOADED_ENTRY_POINTS.add(key)
+            dist = getattr(getattr(ep, "dist", None), "name", None) or "?"
+            try:
+                obj = ep.load()
+                if callable(obj) and not isinstance(obj, type(sys)):
+                    obj()
+            except Exception as exc:
+                raise InputError(
+                    f"entry point {ep.name} = {ep.value} (group {ENTRY_POINT_GROUP}, distribution {dist}): expected "
+                    f"a module or function registering solvers, got {type(exc).__name__}: {exc}"
+                ) from None
+    return [n for n in SOLVERS if n not in before]
 
 
 def solver_names(kind: str | None = None) -> list[str]:
@@ -185,7 +470,10 @@ def solver_names(kind: str | None = None) -> list[str]:
 
 
 def get_solver(name: str) -> SolverSpec:
-    """The registry entry called ``name``; raises :class:`UnknownNameError` listing the valid names."""
+    """The registry entry called ``name``; raises :class:`UnknownNameError` listing the valid names.
+
+    Plug-ins count once registered (:func:`register`, :func:`load_plugins`).
+    """
     try:
         return SOLVERS[name]
     except (KeyError, TypeError):

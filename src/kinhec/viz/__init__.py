@@ -46,6 +46,7 @@ import pandas as pd
 
 from kinhec.errors import InputError, KinhecError
 from kinhec.io import INDEX_FILE, is_asynchronous, load_manifest, load_sequence
+from kinhec.provenance import check_results_match
 from kinhec.viz.dataset import plot_dataset_overview, plot_robots_home
 from kinhec.viz.results import (
     RESULTS_FILE,
@@ -193,6 +194,7 @@ def make_figures(
     ------
     DatasetFormatError
         If ``root`` is not a dataset folder or its index / results table
+        (InputError: results computed on other data than the folder holds)
         cannot be read.
     InputError
         Unknown or malformed sequence ids (the message names them), or a
@@ -215,6 +217,8 @@ def make_figures(
     if out.exists() and not out.is_dir():
         raise InputError(f"out: expected a folder, got the file {out}")
     chosen = default_sequences(manifest) if sequences is None else _selected_sequences(manifest, sequences, root)
+    if (root / RESULTS_FILE).is_file():  # results of data generated over since are refused, never drawn
+        check_results_match(root, root / RESULTS_FILE)
 
     written: list[Path] = []
 

@@ -79,6 +79,11 @@ def solver_colors(names) -> dict[str, str]:
     return out
 
 
+def solver_label(name: str) -> str:
+    """Legend label of a solver: plug-ins (names that are not kinhec baselines) are marked ``(plug-in)``."""
+    return name if name in SOLVER_COLORS else f"{name} (plug-in)"
+
+
 def solver_order(names) -> list[str]:
     """Solver names in leaderboard order (the baselines first, others sorted after them)."""
     names = set(names)

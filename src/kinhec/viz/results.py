@@ -199,7 +199,7 @@ def _log_if_wide(ax, values, axis: str = "y") -> None:
 
 def _solver_legend(fig_or_ax, solvers, colors, *, bars: bool = False, **kw) -> None:
     style = dict(lw=7.0) if bars else dict(lw=2.0, marker="o", ms=4)
-    specs = [(s, dict(color=colors[s], **style)) for s in solvers]
+    specs = [(_style.solver_label(s), dict(color=colors[s], **style)) for s in solvers]
     fig_or_ax.legend(handles=_style.legend_handles(specs), title="solver", **kw)
 
 
