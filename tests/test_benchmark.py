@@ -275,7 +275,7 @@ def test_failing_solvers_are_recorded_and_the_run_goes_on(noise_free, tmp_path, 
     p = df[df.solver == "park_martin"]
     assert p.ok.all() and (p.error == "").all()  # no error: an empty string, as published
     board = (tmp_path / "b" / "leaderboard.md").read_text()
-    assert "\n| boom | 1 | 0.00 | - |" in board  # listed, with its success rate 0
+    assert "\n| boom (plug-in) | 1 | 0.00 | - |" in board  # listed, with its success rate 0
 
 
 def test_unreadable_sequence_gives_failed_rows(noise_free, tmp_path):

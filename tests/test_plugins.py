@@ -68,8 +68,8 @@ def _check_rows(out: Path, name: str, n_seq: int, truth_from=None):
     got = mine.set_index(["sequence_id", "eval_sync"]).loc[pm.index]
     np.testing.assert_array_equal(got.X_rot_err_deg.to_numpy(), pm.X_rot_err_deg.to_numpy())
     board = (out / "leaderboard.md").read_text()
-    assert f"`{name}` (plug-in)" in board
-    assert "`park_martin` (plug-in)" not in board and "`park_martin` |" in board
+    assert f"| {name} (plug-in) |" in board
+    assert "park_martin (plug-in)" not in board and "| park_martin |" in board
 
 
 def test_solver_module_through_the_cli(data, tmp_path):
@@ -119,7 +119,7 @@ def test_entry_point_plugin_is_found_without_options(data, tmp_path):
                    tmp_path)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     seen = set(pd.read_parquet(out2 / "results.parquet").solver)
-    assert seen == (set(registry.BASELINES) - {"andreff_scale"}) | {"toy_ep"}
+    assert seen == set(registry.BASELINES) | {"toy_ep"}  # every solver on every sequence, as published
     # kinhec info lists it, marked
     proc = _kinhec(["info", "--json"], _env(site), tmp_path)
     assert proc.returncode == 0, proc.stderr
