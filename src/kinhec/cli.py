@@ -169,7 +169,7 @@ def _positive_int(ctx, param, value):
 
 def _check_tracks(tracks):
     from kinhec.errors import UnknownNameError
-    from kinhec.schema import TRACKS
+    from kinhec.tracks import TRACKS
 
     for t in tracks:
         if t not in TRACKS:
@@ -194,9 +194,9 @@ def _check_tracks(tracks):
 @click.pass_context
 def generate(ctx, tier_name, out, workers, tracks, limit, fail_fast, executor, scheduler, overwrite, quiet):
     """Generate (or resume) a dataset folder from a tier; finished shards are skipped."""
+    _check_tracks(tracks)  # before the heavy imports: a wrong name is reported at once
     from kinhec.runner import generate_dataset
 
-    _check_tracks(tracks)
     con = _console()
     reporter = _ShardProgress(con, enabled=not quiet)
     try:
