@@ -29,7 +29,8 @@ from kinhec.errors import DatasetFormatError, InputError, KinhecError
 from kinhec.fsutil import atomic_write_text
 from kinhec.executors import DaskExecutor, FolderLock, LocalExecutor
 from kinhec.schema import TRACKS
-from kinhec.tiers import TRACK_DESCRIPTIONS, Tier, expand_tier, load_tier, shards_of_track
+from kinhec.tiers import TRACK_DESCRIPTIONS, Tier, expand_tier, load_tier, plan_counts, shards_of_track
+from kinhec.tracks import sequence_id
 
 __all__ = ["ShardTask", "ShardOutcome", "RunSummary", "generate_dataset", "run_shard", "DatasetLock"]
 
@@ -47,10 +48,11 @@ class ShardTask:
     shard_index: int
     recipes: tuple
     full_ids: tuple = ()  # ids of the same shard without --limit: a complete copy of it is never cut down
+    ids: tuple = ()  # planned ids when the recipes are not expanded yet (see plan_shard_ids)
 
     @property
     def sequence_ids(self) -> list[str]:
-        return [r["sequence_id"] for r in self.recipes]
+        return list(self.ids) if self.ids else [r["sequence_id"] for r in self.recipes]
 
 
 @dataclass
@@ -225,6 +227,41 @@ def plan_shards(tier: Tier, root: Path, tracks=None, limit: int | None = None) -
     return tasks, counts
 
 
+def plan_shard_ids(tier: Tier, root: Path, tracks=None, limit: int | None = None) -> tuple[list[ShardTask], dict]:
+    """Every shard of the selected tracks with its sequence ids only (no recipe expanded).
+
+    Sequence ``i`` of a track is ``sequence_id(track, i)`` and the counts come
+    from :func:`kinhec.tiers.plan_counts`, so this takes milliseconds even for
+    the full tier; :func:`with_recipes` fills in the recipes of the shards that
+    still have to be generated.
+    """
+    counts_full = plan_counts(tier, tracks)
+    tasks, counts = [], {}
+    size = tier.shard_size
+    for track, n_full in counts_full.items():
+        n = n_full if limit is None else min(limit, n_full)
+        counts[track] = n
+        for k, start in enumerate(range(0, n, size)):
+            ids = tuple(sequence_id(track, i) for i in range(start, min(start + size, n)))
+            full_ids = tuple(sequence_id(track, i) for i in range(start, min(start + size, n_full)))
+            tasks.append(ShardTask(str(root), track, k, (), full_ids, ids))
+    return tasks, counts
+
+
+def with_recipes(tier: Tier, tasks: list[ShardTask]) -> list[ShardTask]:
+    """The same tasks with their recipes expanded (only the tracks they belong to are expanded)."""
+    if not tasks:
+        return []
+    recipes = expand_tier(tier, sorted({t.track for t in tasks}, key=TRACKS.index), generator_version=__version__)
+    out = []
+    for t in tasks:
+        chunk = shards_of_track(recipes[t.track], tier.shard_size)[t.shard_index][: len(t.sequence_ids)]
+        if [r["sequence_id"] for r in chunk] != t.sequence_ids:  # the plan and the expansion must agree
+            raise KinhecError(f"shard {t.track}-{t.shard_index:05d}: planned ids differ from the expanded recipes")
+        out.append(ShardTask(t.root, t.track, t.shard_index, tuple(chunk), t.full_ids))
+    return out
+
+
 def _shard_done(root: Path, task: ShardTask) -> bool:
     """The shard is on disk with the planned sequences, or with more of the same shard (an earlier run with a
     larger or no ``--limit``): a complete shard is never cut down by a smaller limit."""
@@ -317,7 +354,7 @@ def generate_dataset(
     t_wall = time.perf_counter()
     emit = on_event or (lambda kind, data: None)
     with DatasetLock(root):
-        tasks, counts = plan_shards(tier_obj, root, tracks, limit)
+        tasks, counts = plan_shard_ids(tier_obj, root, tracks, limit)
         _check_or_write_generation_info(root, tier_obj, list(counts), counts, overwrite)
         write_static_files(root)
         _clean_tmp(root)
@@ -331,7 +368,8 @@ def generate_dataset(
                 summary.skipped_shards += 1
             else:
                 todo.append(task)
-        done_seqs = summary.planned_sequences - sum(len(t.recipes) for t in todo)
+        done_seqs = summary.planned_sequences - sum(len(t.sequence_ids) for t in todo)
+        todo = with_recipes(tier_obj, todo)
         emit("start", {"planned": summary.planned_sequences, "done": done_seqs, "todo_shards": len(todo)})
         if todo:
             _run_tasks(todo, workers, executor, scheduler, fail_fast, summary, log_path, root, emit)
