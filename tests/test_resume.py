@@ -82,6 +82,6 @@ def test_plan_by_ids_matches_the_expanded_plan(tmp_path, limit):
     some = light[:: max(1, len(light) // 4)]
     assert runner.with_recipes(tier, some) == [t for t in full if (t.track, t.shard_index) in {(s.track, s.shard_index) for s in some}]
     recipes = expand_tier(tier, ["mixed"])["mixed"]
-    assert [r["sequence_id"] for r in shards_of_track(recipes, tier.shard_size)[0]] == light[
+    assert tuple(r["sequence_id"] for r in shards_of_track(recipes, tier.shard_size)[0]) == (light[
         [t.track for t in light].index("mixed")
-    ].full_ids
+    ].full_ids)
