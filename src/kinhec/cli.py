@@ -245,7 +245,11 @@ class _ShardProgress:
                 self.progress.update(self.task, rate=f"{done / dt:.1f} seq/s" if dt > 0 else "")
         elif kind == "interrupt":
             then = "then writing the index" if self.label == "generate" else "results of finished shards are kept"
-            self.console.print(f"[yellow]interrupted: finishing {data['running']} running shard(s); {then}[/yellow]")
+            self.console.print(f"[yellow]interrupted: finishing {data['running']} running shard(s); {then} "
+                               "(Ctrl+C again to stop at once)[/yellow]")
+        elif kind == "abort":
+            self.console.print(f"[yellow]stopped: {data['running']} running shard(s) abandoned; re-run the same "
+                               "command to resume[/yellow]")
         elif kind == "end":
             self.close()
 
@@ -278,8 +282,11 @@ def index(data):
 
     if not any((Path(data) / sub).is_dir() for sub in ("robot", "camera")):
         raise DatasetFormatError(f"{data}: not a kinhec dataset: expected robot/ and camera/ shard folders, found neither")
-    man = io.rebuild_index(data)
-    io.write_index(data, man)
+    from kinhec.locking import writer_lock
+
+    with writer_lock(data):  # the one lock of every writer (generate, benchmark, index)
+        man = io.rebuild_index(data)
+        io.write_index(data, man)
     click.echo(f"{data}: index rebuilt, {len(man):,} sequences")
 
 
@@ -429,6 +436,8 @@ def benchmark(ctx, data, out, solvers, tracks, max_sequences, sync, workers, exe
         )  # fmt: skip
     finally:
         reporter.close()
+    if s.subset:
+        con.print(f"subset run (fingerprint {s.fingerprint}): outputs in their own folder, a full run's are kept")
     con.print(
         f"[bold]{s.out}[/bold]: {s.planned_sequences:,} sequences x {len(s.solvers)} solvers; {s.computed_units} "
         f"shard(s) evaluated, {s.skipped_units} reused; {s.n_ok:,}/{s.n_rows:,} rows ok; "

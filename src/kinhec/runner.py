@@ -27,15 +27,14 @@ from typing import Callable, Iterable
 from kinhec import __version__
 from kinhec.errors import DatasetFormatError, InputError, KinhecError
 from kinhec.fsutil import atomic_write_text
-from kinhec.executors import DaskExecutor, FolderLock, LocalExecutor
+from kinhec.executors import DaskExecutor, LocalExecutor
 from kinhec.schema import TRACKS
 from kinhec.tiers import TRACK_DESCRIPTIONS, Tier, expand_tier, load_tier, plan_counts, shards_of_track
 from kinhec.tracks import sequence_id
 
 __all__ = ["ShardTask", "ShardOutcome", "RunSummary", "generate_dataset", "run_shard", "DatasetLock"]
 
-STATE_DIR = ".kinhec"
-LOCK_NAME = "generate.lock"
+from kinhec.locking import LOCK_NAME, STATE_DIR, writer_lock  # noqa: E402  (the one lock of every writer)
 INDEX_REFRESH_EVERY = 10  # shards
 
 
@@ -79,6 +78,7 @@ class RunSummary:
     written_sequences: int = 0
     failed: list[ShardOutcome] = field(default_factory=list)  # in plan order (track, shard index)
     interrupted: bool = False
+    aborted: bool = False  # a second Ctrl+C: running shards were killed, the index was not refreshed
     wall_s: float = 0.0
     cpu_s: float = 0.0
     log_path: Path | None = None
@@ -124,14 +124,9 @@ def run_shard(task: ShardTask) -> ShardOutcome:
 # --------------------------------------------------------------------------- #
 # lock
 # --------------------------------------------------------------------------- #
-class DatasetLock(FolderLock):
-    """A lock file refusing a second ``generate`` on a folder being written.
-
-    A lock left by a process that no longer runs on this host is taken over.
-    """
-
-    def __init__(self, root: Path) -> None:
-        super().__init__(Path(root) / STATE_DIR / LOCK_NAME, Path(root))
+def DatasetLock(root: Path):
+    """The writer lock of a dataset folder (``root/.kinhec/lock``), shared with ``benchmark`` and ``index``."""
+    return writer_lock(root)
 
 
 # --------------------------------------------------------------------------- #
@@ -375,12 +370,13 @@ def generate_dataset(
             _run_tasks(todo, workers, executor, scheduler, fail_fast, summary, log_path, root, emit)
             # shards finish in any order: report failures in plan order so the summary is deterministic
             summary.failed.sort(key=lambda o: (o.track, o.shard_index))
-        # shards that failed may have left unreadable files from an earlier run: index what is complete
-        index = io.rebuild_index(root, skip_corrupt=True)
-        io.write_index(root, index)
-        from kinhec.publish import write_card_if_missing
+        if not summary.aborted:  # after a second Ctrl+C, stop at once: the next run writes the index
+            # shards that failed may have left unreadable files from an earlier run: index what is complete
+            index = io.rebuild_index(root, skip_corrupt=True)
+            io.write_index(root, index)
+            from kinhec.publish import write_card_if_missing
 
-        write_card_if_missing(root)
+            write_card_if_missing(root)
     summary.wall_s = time.perf_counter() - t_wall
     emit("end", {"summary": summary})
     return summary
@@ -439,17 +435,24 @@ def _run_tasks(todo, workers, executor, scheduler, fail_fast, summary, log_path,
             ex.cancel_pending(list(running))
             pending.clear()
             # let the shards already running finish (workers ignore SIGINT); a second Ctrl+C aborts them
-            for fut, task in list(running.items()):
-                if fut.cancelled():
-                    continue
-                try:
-                    outcome = fut.result()
-                except BaseException:
-                    continue
-                if outcome.ok:
-                    summary.written_shards += 1
-                    summary.written_sequences += outcome.n_sequences
-                emit("shard", {"outcome": outcome})
+            try:
+                for fut, task in list(running.items()):
+                    if fut.cancelled():
+                        continue
+                    try:
+                        outcome = fut.result()
+                    except KeyboardInterrupt:
+                        raise
+                    except BaseException:
+                        continue
+                    if outcome.ok:
+                        summary.written_shards += 1
+                        summary.written_sequences += outcome.n_sequences
+                    emit("shard", {"outcome": outcome})
+            except KeyboardInterrupt:
+                summary.aborted = True
+                emit("abort", {"running": len(running)})
+                ex.abort(list(running))
     finally:
         ex.shutdown()
         log.close()
