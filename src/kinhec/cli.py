@@ -460,13 +460,15 @@ def benchmark(ctx, data, out, solvers, tracks, max_sequences, sync, workers, exe
 @click.argument("data", type=click.Path(exists=True, file_okay=False))
 @click.option("--out", "out", type=click.Path(file_okay=False), default=None, help="Output folder (default DATA/figures).")
 @click.option("--sequences", cls=_MultiValue, help="Sequence ids for the per-sequence figures (repeatable).")
+@click.option("--workers", type=int, default=1, show_default=True, callback=_positive_int,
+              help="Worker processes drawing figures at once (the PNGs are the same bytes).")
 @click.option("--quiet", "-q", is_flag=True, help="Do not list the figures as they are written.")
-def visualize(data, out, sequences, quiet):
+def visualize(data, out, sequences, workers, quiet):
     """Draw the PNG figures of a dataset (and of its benchmark results, when present)."""
     from kinhec.viz import make_figures
 
     con = _console()
-    paths = make_figures(data, out=out, sequences=list(sequences) or None,
+    paths = make_figures(data, out=out, sequences=list(sequences) or None, workers=workers,
                          on_progress=None if quiet else (lambda msg: con.print(msg, highlight=False, markup=False)))  # fmt: skip
     con.print(f"{len(paths)} figure(s) in {Path(paths[0]).parent if paths else out or Path(data) / 'figures'}")
 
