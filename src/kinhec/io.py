@@ -59,6 +59,7 @@ import pyarrow.parquet as pq
 
 from kinhec import jsonutil, se3
 from kinhec.errors import DatasetFormatError, InputError, UnknownNameError
+from kinhec.encoding import stream_write_options
 from kinhec.motion import (
     KEYFRAME_MAX,
     KEYFRAME_MIN_ROT_DEG,
@@ -635,7 +636,7 @@ def shard_paths(root, track: str, shard_index: int) -> tuple[Path, Path]:
 def _write_parquet_tmp(path: Path, schema: pa.Schema, tables, metadata: dict[str, str] | None) -> Path:
     tmp = _tmp_path(path)
     try:
-        with pq.ParquetWriter(tmp, schema, compression=COMPRESSION) as writer:
+        with pq.ParquetWriter(tmp, schema, **stream_write_options(schema)) as writer:
             for tbl in tables:
                 writer.write_table(tbl, row_group_size=max(tbl.num_rows, 1))
             if metadata:
