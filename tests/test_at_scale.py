@@ -162,3 +162,63 @@ def test_a_second_ctrl_c_stops_at_once_and_the_next_run_resumes(tmp_path):
     assert resumed.ok and resumed.skipped_shards >= 1
     assert not list(out.rglob("*.tmp"))
     assert _digest(out) == _digest(ref)
+
+
+_SLOW_BENCHMARK = """
+import os, sys, time
+import kinhec.benchmark as b
+
+original = b.run_unit
+MARK = os.environ["KINHEC_TEST_MARK"]
+
+def run_unit(task):
+    try:  # the first unit to start runs at once, the others take long: the first Ctrl+C would wait for them
+        os.close(os.open(MARK, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        time.sleep(120)
+    return original(task)
+
+run_unit.__module__, run_unit.__qualname__ = "kinhec.benchmark", "run_unit"
+b.run_unit = run_unit
+from kinhec.cli import main
+sys.argv = ["kinhec"] + sys.argv[1:]
+main()
+"""
+
+
+@pytest.mark.heavy
+def test_a_second_ctrl_c_stops_a_benchmark_at_once_and_it_resumes(tiny, tmp_path):
+    import shutil
+
+    import pandas as pd
+
+    data = tmp_path / "data"
+    shutil.copytree(tiny, data, ignore=shutil.ignore_patterns(".kinhec", "benchmarks"))
+    proc = subprocess.Popen([sys.executable, "-c", _SLOW_BENCHMARK, "benchmark", str(data), "--workers", "2", "-q",
+                             "--solvers", "park_martin", "shah"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True,
+                            env=dict(os.environ, KINHEC_TEST_MARK=str(tmp_path / "mark")))  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not list(data.glob(".kinhec/benchmark/*/*.parquet")):
+            assert proc.poll() is None and time.monotonic() < deadline, "the first unit was never written"
+            time.sleep(0.1)
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        time.sleep(1.0)
+        assert proc.poll() is None  # the first Ctrl+C waits for the running units
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        output, _ = proc.communicate(timeout=30)
+        stopped_in = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert stopped_in < 10 and proc.returncode != 0 and "stopped" in output, output
+    assert not (data / "benchmarks" / "subsets").exists() or not list((data / "benchmarks" / "subsets").rglob("results.parquet"))
+    resumed = run_benchmark(data, solvers=["park_martin", "shah"])
+    assert resumed.ok and resumed.skipped_units == 1 and resumed.computed_units == resumed.planned_units - 1
+    reference = run_benchmark(tiny, solvers=["park_martin", "shah"])
+    drop = ["runtime_ms", "time_offset_runtime_ms"]
+    pd.testing.assert_frame_equal(resumed.results.drop(columns=drop), reference.results.drop(columns=drop))
