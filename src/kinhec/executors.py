@@ -27,14 +27,12 @@ keeps two such commands from writing the same folder at the same time.
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
-import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from pathlib import Path
 from typing import Any, Callable
 
 from kinhec.errors import InputError
+from kinhec.locking import FolderLock, pid_alive  # noqa: F401  (re-exported: they used to live here)
 
 __all__ = [
     "EXECUTORS",
@@ -192,8 +190,3 @@ def make_executor(fn: Callable[[Any], Any], executor: str, workers: int, schedul
         return DaskExecutor(fn, workers, scheduler)
     raise InputError(f"executor: expected one of {', '.join(EXECUTORS)}, got {executor!r}")
 
-
-# --------------------------------------------------------------------------- #
-# lock (kept importable from here; it lives in kinhec.locking)
-# --------------------------------------------------------------------------- #
-from kinhec.locking import FolderLock, pid_alive  # noqa: E402,F401

@@ -836,7 +836,9 @@ def shard_status(root, track: str, shard_index: int, expected_ids) -> str:
             if text is None or (texts and text != texts[0]):
                 return "corrupt"  # no index rows, or the two files come from different writes
             if not texts and not _rows_list_ids(text, expected):
-                return "corrupt"
+                # the byte search is conclusive only when it succeeds: decode to be sure
+                if [r.get("sequence_id") for r in jsonutil.loads(text)] != expected:
+                    return "corrupt"
             texts.append(text)
         except Exception:  # any failure to read means the shard must be rewritten
             return "corrupt"
@@ -849,8 +851,8 @@ def _rows_list_ids(text: bytes, expected: list[str]) -> bool:
     A byte search instead of a JSON decode (the rows of a 200-sequence shard
     are megabytes): each id must occur as a JSON string ``"<id>"`` after the
     previous one.  Ids quoted inside the nested ``config_json`` text are
-    escaped (``\\"<id>\\"``) and do not match.  The full decode happens when
-    the index is rebuilt.
+    escaped (``\\"<id>\\"``) and do not match.  ``False`` is not conclusive
+    (e.g. rows nesting other ``sequence_id`` keys): the caller then decodes the JSON.
     """
     pos = 0
     for sid in expected:

@@ -28,13 +28,13 @@ from kinhec import __version__
 from kinhec.errors import DatasetFormatError, InputError, KinhecError
 from kinhec.fsutil import atomic_write_text
 from kinhec.executors import DaskExecutor, LocalExecutor
+from kinhec.locking import LOCK_NAME, STATE_DIR, writer_lock  # noqa: F401  (LOCK_NAME, STATE_DIR: re-exported)
 from kinhec.schema import TRACKS
 from kinhec.tiers import TRACK_DESCRIPTIONS, Tier, expand_tier, load_tier, plan_counts, shards_of_track
 from kinhec.tracks import sequence_id
 
 __all__ = ["ShardTask", "ShardOutcome", "RunSummary", "generate_dataset", "run_shard", "DatasetLock"]
 
-from kinhec.locking import LOCK_NAME, STATE_DIR, writer_lock  # noqa: E402  (the one lock of every writer)
 INDEX_REFRESH_EVERY = 10  # shards
 
 
