@@ -11,7 +11,13 @@ stream over 20 s, a 15 Hz camera), then prints the median wall time of
 * ``iter_sequences`` over a shard of 20 such sequences (per sequence),
 * ``write_shard`` of those 20 sequences.
 
-Run: ``python benchmarks/bench_io.py``.
+Then compares the stream encoding of :mod:`kinhec.encoding` with the
+previous one (zstd level 3, dictionaries and statistics on every column, no
+byte-stream split): bytes per frame and the time to load one sequence, on this
+synthetic shard and, with ``--data FOLDER``, on the sequences of a generated
+folder (rewritten both ways into a temporary folder).
+
+Run: ``python benchmarks/bench_io.py [--data FOLDER]``.
 """
 
 from __future__ import annotations
@@ -102,5 +108,75 @@ def main() -> None:
             print(f"{name:32s} {1e3 * sec:9.2f} ms")
 
 
+def _previous_options(schema) -> dict:
+    return {"compression": "zstd"}
+
+
+def _rewrite(src: Path, dst: Path, options) -> None:
+    """Copy a dataset folder's shards with other write options (same tables, same key-value metadata)."""
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    shutil.copy(src / "sequences.parquet", dst / "sequences.parquet")
+    for p in sorted(src.glob("*/*.parquet")):
+        pf = pq.ParquetFile(p)
+        meta = {k.decode(): v.decode() for k, v in (pf.metadata.metadata or {}).items() if k != b"ARROW:schema"}
+        tables = [pf.read_row_group(k) for k in range(pf.num_row_groups)]
+        (dst / p.parent.name).mkdir(exist_ok=True)
+        with pq.ParquetWriter(dst / p.parent.name / p.name, pf.schema_arrow, **options(pf.schema_arrow)) as w:
+            for t in tables:
+                w.write_table(t, row_group_size=max(t.num_rows, 1))
+            w.add_key_value_metadata(meta)
+
+
+def _bytes_per_frame(root: Path) -> float:
+    import pyarrow.parquet as pq
+
+    files = list(root.glob("robot/*.parquet")) + list(root.glob("camera/*.parquet"))
+    return sum(p.stat().st_size for p in files) / sum(pq.read_metadata(p).num_rows for p in files)
+
+
+def compare_encodings(data: Path | None) -> None:
+    from kinhec.encoding import stream_write_options
+
+    rng = np.random.default_rng(1)
+    with tempfile.TemporaryDirectory() as tmp:
+        if data is None:
+            src = Path(tmp) / "src"
+            seqs = [make_sequence(rng, i) for i in range(N_SHARD)]
+            kio.write_index(src, kio.write_shard(src, "temporal", 0, seqs))
+        else:
+            src = Path(data)
+        print(f"\nencoding on {'the synthetic shard' if data is None else src}:")
+        man = kio.load_manifest(src)
+        ids = list(man.sequence_id.iloc[:: max(1, len(man) // 40)])
+        variants = {"previous (zstd 3, dictionaries, all statistics)": _previous_options,
+                    "kinhec.encoding (byte-stream split, zstd 9)": stream_write_options}  # fmt: skip
+        dirs = {}
+        for k, (label, options) in enumerate(variants.items()):
+            dirs[label] = Path(tmp) / f"variant{k}"
+            dirs[label].mkdir()
+            _rewrite(src, dirs[label], options)
+        times: dict = {label: [] for label in variants}
+        for _ in range(7):  # interleaved rounds: a loaded machine slows both alike
+            for label, dst in dirs.items():
+                t0 = time.perf_counter()
+                for sid in ids:
+                    kio.load_sequence(dst, sid, man)
+                times[label].append((time.perf_counter() - t0) / len(ids))
+        for label, dst in dirs.items():
+            t = statistics.median(times[label])
+            print(f"  {label:50s} {_bytes_per_frame(dst):7.1f} B/frame   load_sequence {1e3 * t:7.2f} ms (median)")
+
+
 if __name__ == "__main__":
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=None, help="generated folder whose shards are re-encoded both ways")
+    args = ap.parse_args()
     main()
+    compare_encodings(None)
+    if args.data is not None:
+        compare_encodings(args.data)

@@ -22,7 +22,6 @@ import pytest
 from kinhec import io as kio
 from kinhec.benchmark import (
     EVAL_SYNCS,
-    PARTS_DIR,
     PROTOCOL_VERSION,
     evaluate_sequence,
     is_monocular,
@@ -30,7 +29,7 @@ from kinhec.benchmark import (
     run_benchmark,
 )
 from kinhec.errors import InputError, UnknownNameError
-from kinhec.executors import FolderLock
+from kinhec.locking import writer_lock
 from kinhec.generator import generate_sequence
 from kinhec.recipe import Recipe
 from kinhec.runner import generate_dataset
@@ -274,7 +273,8 @@ def test_failing_solvers_are_recorded_and_the_run_goes_on(noise_free, tmp_path, 
     assert not n.ok.any() and n.error.str.startswith("NonFiniteEstimate").all()
     p = df[df.solver == "park_martin"]
     assert p.ok.all() and (p.error == "").all()  # no error: an empty string, as published
-    board = (tmp_path / "b" / "leaderboard.md").read_text()
+    assert summary.subset and summary.out == tmp_path / "b" / "subsets" / summary.fingerprint
+    board = (summary.out / "leaderboard.md").read_text()
     assert "\n| boom (plug-in) | 1 | 0.00 | - |" in board  # listed, with its success rate 0
 
 
@@ -319,14 +319,15 @@ def test_finished_parts_are_reused(noise_free, tmp_path, monkeypatch):
     out = tmp_path / "b"
     first = run_benchmark(noise_free, out=out, solvers=["shah", "park_martin"])
     assert first.computed_units == first.planned_units == 3 and first.skipped_units == 0
-    (out / "results.parquet").unlink()
-    (out / "leaderboard.md").unlink()
+    (first.out / "results.parquet").unlink()
+    (first.out / "leaderboard.md").unlink()
     import kinhec.benchmark as bm
 
     monkeypatch.setattr(bm, "_evaluate", lambda *a: pytest.fail("a finished part was recomputed"))
     again = run_benchmark(noise_free, out=out, solvers=["shah", "park_martin"])
     assert again.skipped_units == 3 and again.computed_units == 0
-    assert (out / "results.parquet").is_file() and (out / "leaderboard.md").is_file()
+    assert again.out == first.out and again.fingerprint == first.fingerprint
+    assert (again.out / "results.parquet").is_file() and (again.out / "leaderboard.md").is_file()
     pd.testing.assert_frame_equal(again.results, first.results)
 
 
@@ -337,7 +338,7 @@ def test_parts_of_other_options_are_not_mixed_in(noise_free, tmp_path):
     assert other.computed_units == 3 and other.skipped_units == 0
     assert set(other.results.solver) == {"park_martin"} and set(other.results.eval_sync) == {"oracle"}
     # a damaged part is recomputed, the others are kept
-    part = out / PARTS_DIR / "temporal-00000.parquet"
+    part = other.parts_dir / "temporal-00000.parquet"
     part.write_bytes(part.read_bytes()[:100])
     again = run_benchmark(noise_free, out=out, solvers=["park_martin"], sync=["oracle"])
     assert again.computed_units == 1 and again.skipped_units == 2
@@ -356,9 +357,11 @@ def test_interrupted_run_resumes(smoke, smoke_run, tmp_path):
     first = run_benchmark(smoke, out=out, on_event=stop_after_two)
     assert first.interrupted and not first.ok
     assert first.computed_units == 2
+    assert not first.subset and first.out == out
     assert not (out / "results.parquet").exists()  # no partial results are published
-    assert len(list((out / PARTS_DIR).glob("*.parquet"))) == 2
-    assert not (out / PARTS_DIR / "benchmark.lock").exists()
+    assert len(list(first.parts_dir.glob("*.parquet"))) == 2
+    assert first.parts_dir == out / ".kinhec" / "benchmark" / first.fingerprint  # scratch, outside the outputs
+    assert not (out / ".kinhec" / "lock").exists()
     resumed = run_benchmark(smoke, out=out)
     assert resumed.ok
     assert resumed.skipped_units == 2 and resumed.computed_units == resumed.planned_units - 2
@@ -367,7 +370,7 @@ def test_interrupted_run_resumes(smoke, smoke_run, tmp_path):
 
 def test_a_second_run_on_a_locked_folder_is_refused(noise_free, tmp_path):
     out = tmp_path / "b"
-    with FolderLock(out / PARTS_DIR / "benchmark.lock", out):
+    with writer_lock(out):
         with pytest.raises(InputError, match="no other kinhec process"):
             run_benchmark(noise_free, out=out, solvers=["shah"])
 

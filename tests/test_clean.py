@@ -215,7 +215,7 @@ def test_partial_keeps_complete_shards_and_generate_resumes(tmp_path):
     touch(data / "robot" / "noise-00002.parquet.tmp")
     touch(data / "sequences.parquet.tmp")
     touch(data / "robot" / "other-00000.parquet")  # not a kinhec track name: left alone
-    lock = touch(data / ".kinhec" / "generate.lock", json.dumps({"pid": 2**22 + 12345, "host": socket.gethostname()}))
+    lock = touch(data / ".kinhec" / "lock", json.dumps({"pid": 2**22 + 12345, "host": socket.gethostname()}))
 
     before = snapshot(data)
     plan = plan_clean(root, partial=[data])
@@ -242,7 +242,7 @@ def test_partial_keeps_complete_shards_and_generate_resumes(tmp_path):
 
 def test_partial_refuses_a_folder_being_generated(repo):
     ds = repo / "data_a"
-    touch(ds / ".kinhec" / "generate.lock", json.dumps({"pid": os.getpid(), "host": socket.gethostname()}))
+    touch(ds / ".kinhec" / "lock", json.dumps({"pid": os.getpid(), "host": socket.gethostname()}))
     touch(ds / "x.tmp")
     plan = plan_clean(repo, partial=[ds])
     assert plan.items == [] and f"pid {os.getpid()}" in plan.refused[0].reason

@@ -164,7 +164,7 @@ def test_bad_arguments_are_errors(tmp_path):
 def test_second_run_on_a_locked_folder_is_refused(tmp_path):
     out = tmp_path / "d"
     out.mkdir()
-    lock = out / ".kinhec" / "generate.lock"
+    lock = out / ".kinhec" / "lock"
     lock.parent.mkdir()
     # a live process (this one) holds the lock
     lock.write_text(json.dumps({"pid": os.getpid(), "host": os.uname().nodename}))

@@ -158,10 +158,12 @@ def test_unknown_sequence_id_suggests_close_ones(data):
 def test_validate_says_a_folder_being_generated_is_in_use(data, tmp_path):
     from kinhec.validate import validate_dataset
 
-    lock = data / ".kinhec" / "generate.lock"
-    lock.write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "started": time.time()}))
+    lock = data / ".kinhec" / "lock"
+    lock.parent.mkdir(exist_ok=True)
+    lock.write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "started": time.time(),
+                                "command": "kinhec generate small --out data"}))
     try:
-        with pytest.raises(InputError, match=r"in use: kinhec generate \(pid \d+ .*\) is writing it"):
+        with pytest.raises(InputError, match=r"in use: kinhec generate small --out data \(pid \d+ .*\) is writing it"):
             validate_dataset(data)
         r = CliRunner().invoke(main, ["validate", str(data), "-q"])
         assert r.exit_code == 1 and "in use" in r.output

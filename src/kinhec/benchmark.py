@@ -65,12 +65,17 @@ A shard of the dataset (the sequences of one ``robot_file``) is the unit of
 work, run on the executors of ``kinhec generate``
 (:mod:`kinhec.executors`: in this process for one worker, a local process
 pool, or Dask).  Each finished unit is written atomically to
-``.parts/<track>-<shard>.parquet`` with a fingerprint (protocol version,
-kinhec version, solvers, synchronisations, the shard's sequences and files);
-a re-run skips every part whose fingerprint still matches and recomputes the
-others, so parts of a run with other options are never mixed in.  ``Ctrl+C``
-cancels the units not started, lets the running ones finish and returns
-without writing the outputs; the next run resumes.
+``.kinhec/benchmark/<run fingerprint>/<track>-<shard>.parquet`` (scratch,
+never published; :mod:`kinhec.fingerprint`) with a unit fingerprint
+(protocol version, kinhec version, solvers, synchronisations, the shard's
+sequences and files); a re-run skips every part whose fingerprint still
+matches and recomputes the others.  A run with ``solvers``, ``sync``,
+``tracks`` or ``max_sequences`` narrower than everything is a subset run: its
+outputs go to ``<out>/subsets/<run fingerprint>/`` and a full run's results
+are never replaced.  Every writer of a folder takes its one lock
+(:mod:`kinhec.locking`).  ``Ctrl+C`` cancels the units not started, lets the
+running ones finish and returns without writing the outputs (a second
+``Ctrl+C`` stops the running ones at once); the next run resumes.
 """
 
 from __future__ import annotations
@@ -96,7 +101,9 @@ import pyarrow.parquet as pq
 from kinhec import __version__, jsonutil, se3
 from kinhec import io as kio
 from kinhec.errors import InputError, UnknownNameError
-from kinhec.executors import EXECUTORS, FolderLock, make_executor
+from kinhec.executors import EXECUTORS, make_executor
+from kinhec.fingerprint import run_fingerprint, run_folders
+from kinhec.locking import writer_lock
 from kinhec.fsutil import atomic_write, atomic_write_text
 from kinhec.provenance import FINGERPRINT_KEY, data_fingerprint
 from kinhec.motion import KEYFRAME_MAX, KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS_M
@@ -112,7 +119,6 @@ __all__ = [
     "EVAL_SYNCS",
     "TIME_OFFSET_SETTINGS",
     "RESULTS_DIR",
-    "PARTS_DIR",
     "BenchmarkTask",
     "UnitOutcome",
     "BenchmarkSummary",
@@ -134,8 +140,6 @@ EVAL_SYNCS = ("oracle", "estimated")
 TIME_OFFSET_SETTINGS = {"max_offset_s": 0.5, "grid_dt_s": None, "min_overlap": 0.5}
 #: Folder of the outputs inside the dataset folder (default of ``out``).
 RESULTS_DIR = "benchmarks"
-#: Folder of the per-shard parts inside the output folder.
-PARTS_DIR = ".parts"
 #: Parquet key-value metadata key of a part (JSON: fingerprint and sequence ids).
 PART_METADATA_KEY = "kinhec.benchmark"
 #: The solver that estimates the camera-translation scale (it runs on every sequence).
@@ -146,7 +150,6 @@ RESULTS_CSV_FILE = "results.csv"
 LEADERBOARD_FILE = "leaderboard.md"
 SUMMARY_FILE = "summary.json"
 PROTOCOL_FILE = "protocol.json"
-_LOCK_NAME = "benchmark.lock"
 _LOG_NAME = "benchmark.log"
 
 # index columns copied to every result row, by kind
@@ -645,7 +648,7 @@ def _plugin_identity(name: str) -> str:
     return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', '?')}"
 
 
-def _plan(root: Path, manifest: pd.DataFrame, out: Path, solvers, syncs, solver_modules=()) -> list[BenchmarkTask]:
+def _plan(root: Path, manifest: pd.DataFrame, parts: Path, solvers, syncs, solver_modules=()) -> list[BenchmarkTask]:
     """One task per shard (``robot_file``) of the selected sequences, in index order."""
     tasks = []
     files = manifest["robot_file"].astype(object).where(manifest["robot_file"].notna(), None)
@@ -665,7 +668,7 @@ def _plan(root: Path, manifest: pd.DataFrame, out: Path, solvers, syncs, solver_
         used.add(unit)
         tasks.append(
             BenchmarkTask(
-                root=str(root), part_path=str(out / PARTS_DIR / f"{unit}.parquet"), unit=unit, track=track,
+                root=str(root), part_path=str(parts / f"{unit}.parquet"), unit=unit, track=track,
                 shard_index=shard_index, records=tuple(recs), solvers=tuple(solvers), sync=tuple(syncs),
                 fingerprint=_fingerprint(root, recs, solvers, syncs), solver_modules=tuple(solver_modules),
             )
@@ -723,6 +726,15 @@ class BenchmarkSummary:
         The results table as written.
     log_path : Path or None
         Tracebacks of failed units.
+    fingerprint : str
+        :func:`kinhec.fingerprint.run_fingerprint` of the run.
+    subset : bool
+        True unless every solver, synchronisation and sequence was evaluated;
+        a subset run writes into ``<benchmark folder>/subsets/<fingerprint>``.
+    parts_dir : Path or None
+        Scratch folder of the run's per-shard parts.
+    aborted : bool
+        A second ``Ctrl+C``: running units were stopped at once.
     """
 
     root: Path
@@ -744,6 +756,10 @@ class BenchmarkSummary:
     files: dict = field(default_factory=dict)
     results: pd.DataFrame | None = None
     log_path: Path | None = None
+    fingerprint: str = ""
+    subset: bool = False
+    parts_dir: Path | None = None
+    aborted: bool = False
 
     @property
     def ok(self) -> bool:
@@ -843,19 +859,26 @@ def run_benchmark(
     # the generation recipes are not needed to evaluate a sequence; leaving them out keeps the tasks small
     manifest = manifest.drop(columns=[c for c in _RECIPE_COLUMNS if c in manifest.columns])
     selected = _select(manifest, track_list, max_sequences)
-    out = root / RESULTS_DIR if out is None else Path(out)
-    if out.exists() and not out.is_dir():
-        raise InputError(f"out: expected a folder, got the file {out}")
+    bench_dir = root / RESULTS_DIR if out is None else Path(out)
+    if bench_dir.exists() and not bench_dir.is_dir():
+        raise InputError(f"out: expected a folder, got the file {bench_dir}")
+    # a subset run (other solvers, syncs or sequences) gets its own folder and never replaces a full run
+    full = solver_list == list(_registry.SOLVERS) and sync_list == list(EVAL_SYNCS) and len(selected) == len(manifest)
+    fingerprint = run_fingerprint(solvers=solver_list, sync=sync_list, sequence_ids=list(selected["sequence_id"]),
+                                  protocol_version=PROTOCOL_VERSION, kinhec_version=__version__)  # fmt: skip
+    where = run_folders(root, bench_dir, fingerprint, full=full)
+    out = where["out"]
 
     t_wall = time.perf_counter()
     summary = BenchmarkSummary(root=root, out=out, solvers=solver_list, sync=sync_list,
-                               tracks=list(dict.fromkeys(selected["track"].astype(str))))  # fmt: skip
-    parts = out / PARTS_DIR
-    parts.mkdir(parents=True, exist_ok=True)
-    with FolderLock(parts / _LOCK_NAME, out):
+                               tracks=list(dict.fromkeys(selected["track"].astype(str))),
+                               fingerprint=fingerprint, subset=not full, parts_dir=where["parts"])  # fmt: skip
+    parts = where["parts"]
+    with writer_lock(where["lock_root"]):
+        parts.mkdir(parents=True, exist_ok=True)
         for p in parts.glob("*.tmp"):
             p.unlink(missing_ok=True)
-        tasks = _plan(root, selected, out, solver_list, sync_list, solver_modules)
+        tasks = _plan(root, selected, parts, solver_list, sync_list, solver_modules)
         summary.planned_sequences = len(selected)
         summary.planned_units = len(tasks)
         summary.log_path = parts / _LOG_NAME
@@ -917,17 +940,24 @@ def _run_tasks(todo, workers, executor, scheduler, summary: BenchmarkSummary, em
             ex.cancel_pending(list(running))
             pending.clear()
             # let the units already running finish (workers ignore SIGINT); a second Ctrl+C aborts them
-            for fut in list(running):
-                if fut.cancelled():
-                    continue
-                try:
-                    outcome = fut.result()
-                except BaseException:
-                    continue
-                if outcome.ok:
-                    summary.cpu_s += outcome.seconds
-                    summary.computed_units += 1
-                emit("shard", {"outcome": outcome})
+            try:
+                for fut in list(running):
+                    if fut.cancelled():
+                        continue
+                    try:
+                        outcome = fut.result()
+                    except KeyboardInterrupt:
+                        raise
+                    except BaseException:
+                        continue
+                    if outcome.ok:
+                        summary.cpu_s += outcome.seconds
+                        summary.computed_units += 1
+                    emit("shard", {"outcome": outcome})
+            except KeyboardInterrupt:
+                summary.aborted = True
+                emit("abort", {"running": len(running)})
+                ex.abort(list(running))
     finally:
         ex.shutdown()
 
@@ -973,6 +1003,8 @@ def _write_outputs(out: Path, table: pa.Table, summary: BenchmarkSummary) -> tup
         "solvers": summary.solvers,
         "tracks": summary.tracks,
         "eval_sync": summary.sync,
+        "fingerprint": summary.fingerprint,
+        "subset": summary.subset,
         "failed_units": [o.unit for o in summary.failed],
         **summ,
     }

@@ -228,7 +228,7 @@ def looks_like_dataset(path) -> bool:
 
 
 def _running_generate(folder: Path) -> str | None:
-    """Description of the live process holding the folder's generate lock, or None."""
+    """Description of the live process holding the folder's writer lock (generate, benchmark, index), or None."""
     lock = folder / STATE_DIR / LOCK_NAME
     if not lock.is_file():
         return None

@@ -199,7 +199,7 @@ def _positive_int(ctx, param, value):
 
 def _check_tracks(tracks):
     from kinhec.errors import UnknownNameError
-    from kinhec.schema import TRACKS
+    from kinhec.tracks import TRACKS
 
     for t in tracks:
         if t not in TRACKS:
@@ -231,9 +231,9 @@ def _check_tracks(tracks):
 @click.pass_context
 def generate(ctx, tier_name, out, workers, tracks, limit, fail_fast, executor, scheduler, overwrite, force, quiet):
     """Generate (or resume) a dataset folder from a tier; finished shards are skipped."""
+    _check_tracks(tracks)  # before the heavy imports: a wrong name is reported at once
     from kinhec.runner import generate_dataset
 
-    _check_tracks(tracks)
     con = _console()
     reporter = _ShardProgress(con, enabled=not quiet)
     try:
@@ -282,7 +282,11 @@ class _ShardProgress:
                 self.progress.update(self.task, rate=f"{done / dt:.1f} seq/s" if dt > 0 else "")
         elif kind == "interrupt":
             then = "then writing the index" if self.label == "generate" else "results of finished shards are kept"
-            self.console.print(f"[yellow]interrupted: finishing {data['running']} running shard(s); {then}[/yellow]")
+            self.console.print(f"[yellow]interrupted: finishing {data['running']} running shard(s); {then} "
+                               "(Ctrl+C again to stop at once)[/yellow]")
+        elif kind == "abort":
+            self.console.print(f"[yellow]stopped: {data['running']} running shard(s) abandoned; re-run the same "
+                               "command to resume[/yellow]")
         elif kind == "end":
             self.close()
 
@@ -320,8 +324,11 @@ def index(data):
 
     if not any((Path(data) / sub).is_dir() for sub in ("robot", "camera")):
         raise DatasetFormatError(f"{data}: not a kinhec dataset: expected robot/ and camera/ shard folders, found neither")
-    man = io.rebuild_index(data)
-    io.write_index(data, man)
+    from kinhec.locking import writer_lock
+
+    with writer_lock(data):  # the one lock of every writer (generate, benchmark, index)
+        man = io.rebuild_index(data)
+        io.write_index(data, man)
     click.echo(f"{data}: index rebuilt, {len(man):,} sequences")
 
 
@@ -482,6 +489,8 @@ def benchmark(ctx, data, out, solvers, solver_modules, tracks, max_sequences, sy
         )  # fmt: skip
     finally:
         reporter.close()
+    if s.subset:
+        con.print(f"subset run (fingerprint {s.fingerprint}): outputs in their own folder, a full run's are kept")
     con.print(
         f"[bold]{s.out}[/bold]: {s.planned_sequences:,} sequences x {len(s.solvers)} solvers; {s.computed_units} "
         f"shard(s) evaluated, {s.skipped_units} reused; {s.n_ok:,}/{s.n_rows:,} rows ok; "
@@ -506,13 +515,15 @@ def benchmark(ctx, data, out, solvers, solver_modules, tracks, max_sequences, sy
 @click.option("--sequences", cls=_MultiValue,
               help="Sequence ids for the per-sequence figures (" + _SEVERAL.format(ex="--sequences noise-000000 "
                                                                                     "pnp-000003") + ").")
+@click.option("--workers", type=int, default=1, show_default=True, callback=_positive_int,
+              help="Worker processes drawing figures at once (the PNGs are the same bytes).")
 @click.option("--quiet", "-q", is_flag=True, help="Do not list the figures as they are written.")
-def visualize(data, out, sequences, quiet):
+def visualize(data, out, sequences, workers, quiet):
     """Draw the PNG figures of a dataset (and of its benchmark results, when present)."""
     from kinhec.viz import make_figures
 
     con = _console()
-    paths = make_figures(data, out=out, sequences=list(sequences) or None,
+    paths = make_figures(data, out=out, sequences=list(sequences) or None, workers=workers,
                          on_progress=None if quiet else (lambda msg: con.print(msg, highlight=False, markup=False)))  # fmt: skip
     con.print(f"{len(paths)} figure(s) in {Path(paths[0]).parent if paths else out or Path(data) / 'figures'}")
 

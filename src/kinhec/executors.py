@@ -10,34 +10,36 @@ does not care where the work happens:
   future) whose ``result()`` is ``fn(task)``;
 * ``wait_any(futures, timeout)`` returns the set of those that finished;
 * ``cancel_pending(futures)`` cancels those not started yet;
-* ``shutdown()`` releases the pool or the cluster connection.
+* ``shutdown()`` releases the pool or the cluster connection;
+* ``abort(futures)`` stops at once: running tasks are killed (local pool) or
+  cancelled (Dask), and a later ``shutdown()`` does not wait for anything.
 
 ``capacity`` is the number of tasks that can run at once.  Worker processes of
 the local pool ignore ``SIGINT``: ``Ctrl+C`` reaches the parent only, which
-cancels what has not started and lets the running tasks finish.  They die with
-their parent: a parent killed outright (``kill -9``) takes them along at once
-(``prctl(PR_SET_PDEATHSIG)`` on Linux, and a watch thread everywhere) instead
-of leaving them to finish their shards.
+cancels what has not started and lets the running tasks finish; a second
+``Ctrl+C`` calls ``abort()``.  Outputs are written to ``*.tmp`` files and
+renamed, so a killed task leaves nothing the next run would trust.  Workers
+die with their parent: a parent killed outright (``kill -9``) takes them along
+at once (``prctl(PR_SET_PDEATHSIG)`` on Linux, and a watch thread everywhere)
+instead of leaving them to finish their shards.
 
-:class:`FolderLock` is the lock file that keeps two such commands from writing
-the same folder at the same time.
+:class:`kinhec.locking.FolderLock` (re-exported here) is the lock file that
+keeps two such commands from writing the same folder at the same time.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
-import socket
 import sys
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from pathlib import Path
 from typing import Any, Callable
 
 from kinhec.errors import InputError
+from kinhec.locking import FolderLock, pid_alive  # noqa: F401  (re-exported: they used to live here)
 
 __all__ = [
     "EXECUTORS",
@@ -49,7 +51,6 @@ __all__ = [
     "DaskExecutor",
     "make_executor",
     "FolderLock",
-    "lock_holder",
 ]
 
 #: Executor names accepted by :func:`make_executor`.
@@ -129,6 +130,9 @@ class InlineExecutor:
     def shutdown(self) -> None:
         pass
 
+    def abort(self, futures=()) -> None:
+        pass
+
 
 class LocalExecutor:
     """A pool of ``workers`` local processes (workers ignore ``SIGINT``)."""
@@ -137,6 +141,7 @@ class LocalExecutor:
         self.fn = fn
         self.pool = ProcessPoolExecutor(max_workers=workers, initializer=worker_init, initargs=(os.getpid(),))
         self.capacity = workers
+        self._aborted = False
 
     def submit(self, task) -> Future:
         return self.pool.submit(self.fn, task)
@@ -150,7 +155,18 @@ class LocalExecutor:
             f.cancel()
 
     def shutdown(self) -> None:
-        self.pool.shutdown(wait=True, cancel_futures=True)
+        self.pool.shutdown(wait=not self._aborted, cancel_futures=True)
+
+    def abort(self, futures=()) -> None:
+        """Kill the worker processes now (the tasks they were running are lost)."""
+        self._aborted = True
+        processes = list((getattr(self.pool, "_processes", None) or {}).values())
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        for proc in processes:
+            if proc.is_alive():
+                proc.kill()
+        for proc in processes:
+            proc.join(timeout=5)
 
 
 class DaskExecutor:
@@ -166,6 +182,7 @@ class DaskExecutor:
             ) from None
         self.fn = fn
         self._cluster = None
+        self._aborted = False
         if scheduler:
             self.client = Client(scheduler)
         else:
@@ -191,9 +208,18 @@ class DaskExecutor:
         self.client.cancel([f for f in futures if f.status == "pending"])
 
     def shutdown(self) -> None:
-        self.client.close()
+        quick = {"timeout": 5} if self._aborted else {}
+        self.client.close(**quick)
         if self._cluster is not None:
-            self._cluster.close()
+            self._cluster.close(**quick)
+
+    def abort(self, futures=()) -> None:
+        """Cancel ``futures`` (running ones included) and stop waiting for them."""
+        self._aborted = True
+        try:
+            self.client.cancel(list(futures), force=True)
+        except Exception:  # the connection may already be gone
+            pass
 
 
 def make_executor(fn: Callable[[Any], Any], executor: str, workers: int, scheduler: str | None = None, *,
@@ -211,94 +237,3 @@ def make_executor(fn: Callable[[Any], Any], executor: str, workers: int, schedul
         return DaskExecutor(fn, workers, scheduler)
     raise InputError(f"executor: expected one of {', '.join(EXECUTORS)}, got {executor!r}")
 
-
-# --------------------------------------------------------------------------- #
-# lock
-# --------------------------------------------------------------------------- #
-class FolderLock:
-    """A lock file refusing a second kinhec process on a folder being written.
-
-    The file at ``path`` holds the pid and host of its owner.  A lock left by
-    a process that no longer runs on this host is taken over.
-
-    Parameters
-    ----------
-    path : Path
-        The lock file.
-    folder : Path
-        The folder it protects (named in the error message).
-    """
-
-    def __init__(self, path: Path, folder: Path) -> None:
-        self.path = Path(path)
-        self.folder = Path(folder)
-        self._held = False
-
-    def acquire(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        me = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.time()}
-        for _ in range(2):
-            try:
-                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
-                try:
-                    other = json.loads(self.path.read_text() or "{}")
-                except (OSError, ValueError):
-                    other = {}
-                if other.get("host") == me["host"] and not pid_alive(int(other.get("pid", -1))):
-                    self.path.unlink(missing_ok=True)  # stale lock of a dead process
-                    continue
-                raise InputError(
-                    f"{self.folder}: expected a folder no other kinhec process is writing, got a lock "
-                    f"held by pid {other.get('pid')} on {other.get('host')} ({self.path}); if that process is gone, "
-                    "delete the lock file"
-                ) from None
-            with os.fdopen(fd, "w") as f:
-                json.dump(me, f)
-            self._held = True
-            return
-
-    def release(self) -> None:
-        if self._held:
-            self.path.unlink(missing_ok=True)
-            self._held = False
-
-    def __enter__(self):
-        self.acquire()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.release()
-
-
-def lock_holder(path) -> dict | None:
-    """The owner (``pid``, ``host``, ``started``) of a :class:`FolderLock` file when it is held, else None.
-
-    A lock of a process that no longer runs on this host counts as free.
-    """
-    try:
-        other = json.loads(Path(path).read_text() or "{}")
-    except (OSError, ValueError):
-        return None
-    if not isinstance(other, dict):
-        return None
-    try:
-        pid = int(other.get("pid", -1))
-    except (TypeError, ValueError):
-        return None
-    if other.get("host") == socket.gethostname() and not pid_alive(pid):
-        return None
-    return other
-
-
-def pid_alive(pid: int) -> bool:
-    """True when a process ``pid`` runs on this host (or cannot be signalled by us)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

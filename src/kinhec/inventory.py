@@ -9,7 +9,7 @@ from __future__ import annotations
 def inventory() -> dict:
     """Registry contents as lists/dicts of plain values."""
     from kinhec import cameras, robots, tiers
-    from kinhec.schema import TRACKS
+    from kinhec.tracks import TRACKS
 
     out: dict = {"robots": [], "cameras": [], "targets": [], "tracks": {}, "tiers": {}, "solvers": []}
     for name in robots.ROBOT_NAMES:

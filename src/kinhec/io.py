@@ -61,6 +61,7 @@ import pyarrow.parquet as pq
 
 from kinhec import __version__, jsonutil, se3
 from kinhec.errors import DatasetFormatError, InputError, UnknownNameError
+from kinhec.encoding import stream_write_options
 from kinhec.motion import (
     KEYFRAME_MAX,
     KEYFRAME_MIN_ROT_DEG,
@@ -670,7 +671,7 @@ def _write_parquet_tmp(path: Path, schema: pa.Schema, tables, metadata: dict[str
     try:
         # in the Arrow schema (so also the file's key-value metadata), where the published shards keep it
         full = schema.with_metadata(metadata) if metadata else schema
-        with pq.ParquetWriter(tmp, full, compression=COMPRESSION) as writer:
+        with pq.ParquetWriter(tmp, full, **stream_write_options(schema)) as writer:
             for tbl in tables:
                 writer.write_table(tbl.replace_schema_metadata(metadata) if metadata else tbl,
                                    row_group_size=max(tbl.num_rows, 1))  # fmt: skip
@@ -806,6 +807,26 @@ def read_shard_index(path) -> list[dict]:
         raise DatasetFormatError(str(exc)) from None
 
 
+def _row_groups_hold_ids(md, expected: list[str]) -> bool | None:
+    """Whether row group ``k`` holds only ``expected[k]``, decided from the footer's column statistics.
+
+    ``True`` or ``False`` when every row group of the ``sequence_id`` column has
+    min/max statistics and no nulls counted; ``None`` when some statistics are
+    missing (the caller then reads the column).  No data page is read.
+    """
+    cols = [i for i in range(md.num_columns) if md.schema.column(i).path == "sequence_id"]
+    if not cols:
+        return None
+    col = cols[0]
+    for k in range(md.num_row_groups):
+        st = md.row_group(k).column(col).statistics
+        if st is None or not st.has_min_max or st.null_count is None:
+            return None
+        if st.null_count != 0 or st.min != expected[k] or st.max != expected[k]:
+            return False
+    return True
+
+
 def shard_status(root, track: str, shard_index: int, expected_ids) -> str:
     """State of a shard on disk: ``"complete"``, ``"missing"`` or ``"corrupt"``.
 
@@ -815,6 +836,10 @@ def shard_status(root, track: str, shard_index: int, expected_ids) -> str:
     (in order), and both files carry the same stored index rows, listing the
     same ids.
     ``"corrupt"``: anything else (truncated or empty file, wrong ids, ...).
+
+    Only the two footers are read: the ids of a row group come from the min/max
+    statistics of its ``sequence_id`` column chunk (the column itself is read
+    only for files written without statistics).
     """
     if isinstance(expected_ids, str):
         raise InputError(f"expected_ids: expected a list of sequence ids, got the string {expected_ids!r}")
@@ -825,27 +850,51 @@ def shard_status(root, track: str, shard_index: int, expected_ids) -> str:
     texts: list[bytes] = []
     for path, schema in zip(paths, (ROBOT_SCHEMA, CAMERA_SCHEMA)):
         try:
-            with pq.ParquetFile(path) as pf:
-                if not pf.schema_arrow.equals(schema, check_metadata=False):
-                    return "corrupt"
-                md = pf.metadata
-                if md.num_row_groups != len(expected):
-                    return "corrupt"
-                ids = pf.read(columns=["sequence_id"]).column(0)
+            md = pq.read_metadata(path)  # the footer only
+            if md.num_row_groups != len(expected):
+                return "corrupt"
+            if not md.schema.to_arrow_schema().equals(schema, check_metadata=False):
+                return "corrupt"
+            by_stats = _row_groups_hold_ids(md, expected)
+            if by_stats is False:
+                return "corrupt"
+            if by_stats is None:  # no usable statistics (another writer): read the id column
+                with pq.ParquetFile(path) as pf:
+                    ids = pf.read(columns=["sequence_id"]).column(0)
                 counts = np.array([md.row_group(i).num_rows for i in range(md.num_row_groups)], dtype=np.int64)
                 want = np.repeat(np.array(expected, dtype=object), counts)
                 got = np.array(ids.to_pylist(), dtype=object)
                 if got.shape != want.shape or not (got == want).all():
                     return "corrupt"
-                text = (md.metadata or {}).get(INDEX_METADATA_KEY.encode())
-                if text is None or (texts and text != texts[0]):
-                    return "corrupt"  # no index rows, or the two files come from different writes
-                if not texts and [r.get("sequence_id") for r in jsonutil.loads(text)] != expected:
+            text = (md.metadata or {}).get(INDEX_METADATA_KEY.encode())
+            if text is None or (texts and text != texts[0]):
+                return "corrupt"  # no index rows, or the two files come from different writes
+            if not texts and not _rows_list_ids(text, expected):
+                # the byte search is conclusive only when it succeeds: decode to be sure
+                if [r.get("sequence_id") for r in jsonutil.loads(text)] != expected:
                     return "corrupt"
-                texts.append(text)
+            texts.append(text)
         except Exception:  # any failure to read means the shard must be rewritten
             return "corrupt"
     return "complete"
+
+
+def _rows_list_ids(text: bytes, expected: list[str]) -> bool:
+    """Whether the stored index rows (JSON text) name the ``expected`` ids, in order.
+
+    A byte search instead of a JSON decode (the rows of a 200-sequence shard
+    are megabytes): each id must occur as a JSON string ``"<id>"`` after the
+    previous one.  Ids quoted inside the nested ``config_json`` text are
+    escaped (``\\"<id>\\"``) and do not match.  ``False`` is not conclusive
+    (e.g. rows nesting other ``sequence_id`` keys): the caller then decodes the JSON.
+    """
+    pos = 0
+    for sid in expected:
+        pos = text.find(b'"' + sid.encode() + b'"', pos)
+        if pos < 0:
+            return False
+        pos += len(sid) + 2
+    return text.count(b'"sequence_id"') == len(expected)
 
 
 def _write_index_files(root: Path, table: pa.Table) -> list[Path]:

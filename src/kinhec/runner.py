@@ -27,14 +27,14 @@ from typing import Callable, Iterable
 from kinhec import __version__
 from kinhec.errors import DatasetFormatError, InputError, KinhecError
 from kinhec.fsutil import atomic_write_text
-from kinhec.executors import DaskExecutor, FolderLock, LocalExecutor
+from kinhec.executors import DaskExecutor, LocalExecutor
+from kinhec.locking import LOCK_NAME, STATE_DIR, writer_lock  # noqa: F401  (LOCK_NAME, STATE_DIR: re-exported)
 from kinhec.schema import TRACKS
-from kinhec.tiers import TRACK_DESCRIPTIONS, Tier, expand_tier, load_tier, shards_of_track
+from kinhec.tiers import TRACK_DESCRIPTIONS, Tier, expand_tier, load_tier, plan_counts, shards_of_track
+from kinhec.tracks import sequence_id
 
 __all__ = ["ShardTask", "ShardOutcome", "RunSummary", "generate_dataset", "run_shard", "DatasetLock"]
 
-STATE_DIR = ".kinhec"
-LOCK_NAME = "generate.lock"
 INDEX_REFRESH_EVERY = 10  # shards
 
 
@@ -47,10 +47,11 @@ class ShardTask:
     shard_index: int
     recipes: tuple
     full_ids: tuple = ()  # ids of the same shard without --limit: a complete copy of it is never cut down
+    ids: tuple = ()  # planned ids when the recipes are not expanded yet (see plan_shard_ids)
 
     @property
     def sequence_ids(self) -> list[str]:
-        return [r["sequence_id"] for r in self.recipes]
+        return list(self.ids) if self.ids else [r["sequence_id"] for r in self.recipes]
 
 
 @dataclass
@@ -77,6 +78,7 @@ class RunSummary:
     written_sequences: int = 0
     failed: list[ShardOutcome] = field(default_factory=list)  # in plan order (track, shard index)
     interrupted: bool = False
+    aborted: bool = False  # a second Ctrl+C: running shards were killed, the index was not refreshed
     wall_s: float = 0.0
     cpu_s: float = 0.0
     log_path: Path | None = None
@@ -124,14 +126,9 @@ def run_shard(task: ShardTask) -> ShardOutcome:
 # --------------------------------------------------------------------------- #
 # lock
 # --------------------------------------------------------------------------- #
-class DatasetLock(FolderLock):
-    """A lock file refusing a second ``generate`` on a folder being written.
-
-    A lock left by a process that no longer runs on this host is taken over.
-    """
-
-    def __init__(self, root: Path) -> None:
-        super().__init__(Path(root) / STATE_DIR / LOCK_NAME, Path(root))
+def DatasetLock(root: Path):
+    """The writer lock of a dataset folder (``root/.kinhec/lock``), shared with ``benchmark`` and ``index``."""
+    return writer_lock(root)
 
 
 # --------------------------------------------------------------------------- #
@@ -180,11 +177,16 @@ def _remove_derived_outputs(root: Path) -> list[str]:
             if (bench / name).is_file():
                 (bench / name).unlink()
                 removed.append(f"benchmarks/{name}")
-        if (bench / ".parts").is_dir():
-            shutil.rmtree(bench / ".parts", ignore_errors=True)
-            removed.append("benchmarks/.parts")
+        for sub in ("subsets", ".parts"):  # subset runs' outputs; parts of older versions
+            if (bench / sub).is_dir():
+                shutil.rmtree(bench / sub, ignore_errors=True)
+                removed.append(f"benchmarks/{sub}")
         if not any(bench.iterdir()):
             bench.rmdir()
+    parts = root / STATE_DIR / "benchmark"  # the benchmark's scratch parts (kinhec.fingerprint.run_folders)
+    if parts.is_dir():
+        shutil.rmtree(parts, ignore_errors=True)
+        removed.append(f"{STATE_DIR}/benchmark")
     fig = root / "figures"
     if fig.is_dir() and all(p.is_file() and p.suffix == ".png" for p in fig.iterdir()):
         shutil.rmtree(fig, ignore_errors=True)
@@ -296,6 +298,41 @@ def plan_shards(tier: Tier, root: Path, tracks=None, limit: int | None = None) -
             full_ids = tuple(r["sequence_id"] for r in full[k])
             tasks.append(ShardTask(str(root), track, k, tuple(chunk), full_ids))
     return tasks, counts
+
+
+def plan_shard_ids(tier: Tier, root: Path, tracks=None, limit: int | None = None) -> tuple[list[ShardTask], dict]:
+    """Every shard of the selected tracks with its sequence ids only (no recipe expanded).
+
+    Sequence ``i`` of a track is ``sequence_id(track, i)`` and the counts come
+    from :func:`kinhec.tiers.plan_counts`, so this takes milliseconds even for
+    the full tier; :func:`with_recipes` fills in the recipes of the shards that
+    still have to be generated.
+    """
+    counts_full = plan_counts(tier, tracks)
+    tasks, counts = [], {}
+    size = tier.shard_size
+    for track, n_full in counts_full.items():
+        n = n_full if limit is None else min(limit, n_full)
+        counts[track] = n
+        for k, start in enumerate(range(0, n, size)):
+            ids = tuple(sequence_id(track, i) for i in range(start, min(start + size, n)))
+            full_ids = tuple(sequence_id(track, i) for i in range(start, min(start + size, n_full)))
+            tasks.append(ShardTask(str(root), track, k, (), full_ids, ids))
+    return tasks, counts
+
+
+def with_recipes(tier: Tier, tasks: list[ShardTask]) -> list[ShardTask]:
+    """The same tasks with their recipes expanded (only the tracks they belong to are expanded)."""
+    if not tasks:
+        return []
+    recipes = expand_tier(tier, sorted({t.track for t in tasks}, key=TRACKS.index), generator_version=__version__)
+    out = []
+    for t in tasks:
+        chunk = shards_of_track(recipes[t.track], tier.shard_size)[t.shard_index][: len(t.sequence_ids)]
+        if [r["sequence_id"] for r in chunk] != t.sequence_ids:  # the plan and the expansion must agree
+            raise KinhecError(f"shard {t.track}-{t.shard_index:05d}: planned ids differ from the expanded recipes")
+        out.append(ShardTask(t.root, t.track, t.shard_index, tuple(chunk), t.full_ids))
+    return out
 
 
 def _shard_done(root: Path, task: ShardTask) -> bool:
@@ -411,7 +448,7 @@ def generate_dataset(
     t_wall = time.perf_counter()
     emit = on_event or (lambda kind, data: None)
     with DatasetLock(root):
-        tasks, counts = plan_shards(tier_obj, root, tracks, limit)
+        tasks, counts = plan_shard_ids(tier_obj, root, tracks, limit)
         summary.removed_outputs = _check_or_write_generation_info(root, tier_obj, list(counts), counts, overwrite)
         kept = write_static_files(root)
         summary.kept_files = sorted(set(kept) | {f for f in foreign if f not in kept})
@@ -426,18 +463,20 @@ def generate_dataset(
                 summary.skipped_shards += 1
             else:
                 todo.append(task)
-        done_seqs = summary.planned_sequences - sum(len(t.recipes) for t in todo)
+        done_seqs = summary.planned_sequences - sum(len(t.sequence_ids) for t in todo)
+        todo = with_recipes(tier_obj, todo)
         emit("start", {"planned": summary.planned_sequences, "done": done_seqs, "todo_shards": len(todo)})
         if todo:
             _run_tasks(todo, workers, executor, scheduler, fail_fast, summary, log_path, root, emit)
             # shards finish in any order: report failures in plan order so the summary is deterministic
             summary.failed.sort(key=lambda o: (o.track, o.shard_index))
-        # shards that failed may have left unreadable files from an earlier run: index what is complete
-        index = io.rebuild_index(root, skip_corrupt=True)
-        io.write_index(root, index)
-        from kinhec.publish import write_card_if_missing
+        if not summary.aborted:  # after a second Ctrl+C, stop at once: the next run writes the index
+            # shards that failed may have left unreadable files from an earlier run: index what is complete
+            index = io.rebuild_index(root, skip_corrupt=True)
+            io.write_index(root, index)
+            from kinhec.publish import write_card_if_missing
 
-        write_card_if_missing(root)
+            write_card_if_missing(root)
     summary.wall_s = time.perf_counter() - t_wall
     emit("end", {"summary": summary})
     return summary
@@ -496,17 +535,24 @@ def _run_tasks(todo, workers, executor, scheduler, fail_fast, summary, log_path,
             ex.cancel_pending(list(running))
             pending.clear()
             # let the shards already running finish (workers ignore SIGINT); a second Ctrl+C aborts them
-            for fut, task in list(running.items()):
-                if fut.cancelled():
-                    continue
-                try:
-                    outcome = fut.result()
-                except BaseException:
-                    continue
-                if outcome.ok:
-                    summary.written_shards += 1
-                    summary.written_sequences += outcome.n_sequences
-                emit("shard", {"outcome": outcome})
+            try:
+                for fut, task in list(running.items()):
+                    if fut.cancelled():
+                        continue
+                    try:
+                        outcome = fut.result()
+                    except KeyboardInterrupt:
+                        raise
+                    except BaseException:
+                        continue
+                    if outcome.ok:
+                        summary.written_shards += 1
+                        summary.written_sequences += outcome.n_sequences
+                    emit("shard", {"outcome": outcome})
+            except KeyboardInterrupt:
+                summary.aborted = True
+                emit("abort", {"running": len(running)})
+                ex.abort(list(running))
     finally:
         ex.shutdown()
         log.close()

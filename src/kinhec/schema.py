@@ -157,7 +157,7 @@ RESULTS_SCHEMA = pa.schema(
 #: Parquet compression used for every table.
 COMPRESSION = "zstd"
 
-TRACKS = ("noise", "motion", "temporal", "outliers", "monocular", "robot_error", "pnp", "mixed")
+from kinhec.tracks import TRACKS, sequence_id, shard_name  # noqa: E402,F401  (light module, re-exported)
 CONFIGURATIONS = ("eye_in_hand", "eye_to_hand")
 FAMILIES = ("joint_sinusoid", "joint_waypoints", "lookat", "cartesian_cone", "proposal_sine")
 SAMPLING_MODES = ("continuous", "stations")
@@ -165,16 +165,6 @@ ROBOT_NOISE_MODELS = ("se3_gaussian", "joint_gaussian", "dh_error")
 CAMERA_NOISE_MODELS = ("se3_gaussian", "pnp", "vo_drift")
 OUTLIER_MODELS = ("none", "random_pose", "planar_flip", "gross")
 WORLD_FRAMES = ("target", "vo_origin")
-
-
-def sequence_id(track: str, index: int) -> str:
-    """``<track>-<6-digit index>``, e.g. ``noise-000000``."""
-    return f"{track}-{index:06d}"
-
-
-def shard_name(track: str, shard: int) -> str:
-    """``<track>-<5-digit shard index>.parquet``, e.g. ``noise-00000.parquet``."""
-    return f"{track}-{shard:05d}.parquet"
 
 
 class SequenceTables:

@@ -132,7 +132,7 @@ import pyarrow.parquet as pq
 from kinhec import __version__, jsonutil, se3
 from kinhec import io as kio
 from kinhec.errors import DatasetFormatError, InputError, KinhecError
-from kinhec.executors import lock_holder
+from kinhec.locking import LOCK_NAME, STATE_DIR, live_lock_holder
 from kinhec.robots import RobotModel, get_robot
 from kinhec.schema import (
     CAMERA_NOISE_MODELS,
@@ -220,8 +220,8 @@ _SEQ_ID_RE = re.compile(r"^(?P<track>[A-Za-z0-9_]+)-\d{6}$")
 _STREAM_SCHEMAS = {"robot": ROBOT_SCHEMA, "camera": CAMERA_SCHEMA}
 _RECORD_CHUNK = 1000
 
-#: Lock file of a running ``kinhec generate`` (kinhec.runner.STATE_DIR / LOCK_NAME).
-_GENERATE_LOCK = Path(".kinhec") / "generate.lock"
+#: The lock every kinhec writer (generate, benchmark, index) holds while it writes (kinhec.locking).
+_WRITER_LOCK = Path(STATE_DIR) / LOCK_NAME
 
 
 # --------------------------------------------------------------------------- #
@@ -1372,7 +1372,7 @@ def validate_dataset(root, *, max_sequences: int | None = None,
         the message is one line saying what is missing.
     InputError
         For an invalid ``max_sequences`` or ``progress``, or a folder that
-        ``kinhec generate`` is writing (its lock ``.kinhec/generate.lock`` is held).
+        a kinhec writer is writing (its lock ``.kinhec/lock`` is held).
     """
     t0 = time.perf_counter()
     try:
@@ -1385,11 +1385,12 @@ def validate_dataset(root, *, max_sequences: int | None = None,
         raise InputError(f"max_sequences: expected an integer >= 1 or None, got {_p(max_sequences)}")
     if progress is not None and not callable(progress):
         raise InputError(f"progress: expected a callable progress(done, total), got {type(progress).__name__}")
-    busy = lock_holder(root / _GENERATE_LOCK)
-    if busy is not None:  # a folder being generated is incomplete by design: say so instead of listing errors
+    busy = live_lock_holder(root / _WRITER_LOCK)
+    if busy is not None:  # a folder being written is incomplete by design: say so instead of listing errors
+        what = busy.get("command") or "kinhec"
         raise InputError(
-            f"{root}: in use: kinhec generate (pid {busy.get('pid')} on {busy.get('host')}) is writing it; validate "
-            f"it when that run has finished (a lock left by a crash: delete {root / _GENERATE_LOCK})"
+            f"{root}: in use: {what} (pid {busy.get('pid')} on {busy.get('host')}) is writing it; validate "
+            f"it when that run has finished (a lock left by a crash: delete {root / _WRITER_LOCK})"
         )
     reason = _not_a_dataset(root)
     if reason is not None:

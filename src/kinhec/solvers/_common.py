@@ -12,7 +12,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
 
 from kinhec import se3
 from kinhec.errors import DegenerateMotionError, InputError
@@ -399,6 +398,8 @@ def lstsq(M: np.ndarray, b: np.ndarray) -> np.ndarray:
     """
     G = M.T @ M
     h = M.T @ b
+    from scipy.linalg import cho_factor, cho_solve  # here, so that listing solvers does not import scipy
+
     try:
         cf = cho_factor(G, check_finite=False)
     except np.linalg.LinAlgError:

@@ -38,7 +38,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import least_squares
 
 from kinhec.errors import InputError
 from kinhec.solvers import _common as c
@@ -103,6 +102,8 @@ def _scales(rot_rms: float, trans_rms: float, rot_std, trans_std):
 
 
 def _solve(fun, jac, n_params: int, max_nfev: int):
+    from scipy.optimize import least_squares  # here, so that listing solvers does not import scipy
+
     res = least_squares(fun, np.zeros(n_params), jac=jac, method="lm", max_nfev=max_nfev,
                         xtol=1e-12, ftol=1e-12, gtol=1e-12)
     return res.x

@@ -166,6 +166,7 @@ def make_figures(
     out=None,
     sequences=None,
     on_progress: Callable[[str], None] | None = None,
+    workers: int = 1,
 ) -> list[Path]:
     """Write the PNG figures of a dataset folder.
 
@@ -184,6 +185,10 @@ def make_figures(
         Called as ``on_progress(message)`` with one line per figure written
         and per figure skipped (and why); without it these lines go to the
         ``kinhec.viz`` logger at INFO level.
+    workers : int
+        Worker processes drawing figures at the same time (default 1: in this
+        process).  The PNGs are the same bytes whatever the number, and the
+        messages and the returned list keep the same order.
 
     Returns
     -------
@@ -197,8 +202,8 @@ def make_figures(
         (InputError: results computed on other data than the folder holds)
         cannot be read.
     InputError
-        Unknown or malformed sequence ids (the message names them), or a
-        bad ``on_progress``.
+        Unknown or malformed sequence ids (the message names them), a bad
+        ``on_progress`` or ``workers``.
 
     Notes
     -----
@@ -210,6 +215,8 @@ def make_figures(
     """
     if on_progress is not None and not callable(on_progress):
         raise InputError(f"on_progress: expected a callable on_progress(message), got {type(on_progress).__name__}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise InputError(f"workers: expected an integer >= 1, got {workers!r}")
     say = on_progress if on_progress is not None else _log.info
     root = Path(root)
     manifest = load_manifest(root)
@@ -220,58 +227,134 @@ def make_figures(
     if (root / RESULTS_FILE).is_file():  # results of data generated over since are refused, never drawn
         check_results_match(root, root / RESULTS_FILE)
 
-    written: list[Path] = []
-
-    def draw(name: str, fn, *args, **kwargs) -> None:
-        t0 = time.perf_counter()
-        try:
-            path = fn(*args, out / name, **kwargs)
-        except KinhecError as exc:
-            say(f"skipped {name}: {exc}")
-            return
-        written.append(Path(path))
-        say(f"wrote {path} ({time.perf_counter() - t0:.2f} s)")
-
-    draw("dataset_overview.png", plot_dataset_overview, manifest)
-    draw("robots_home.png", plot_robots_home)
-
-    cache: dict = {}
-
-    def seq(sid: str):
-        if sid not in cache:
-            cache[sid] = load_sequence(root, sid, manifest)
-        return cache[sid]
-
+    # every figure is one job (file name, kind, argument); a job needs only the folder to be drawn anywhere
+    jobs: list[tuple[str, str, object]] = [("dataset_overview.png", "overview", None), ("robots_home.png", "robots_home", None)]
+    notes: dict[int, list[str]] = {}  # messages said after job k (skipped figures), to keep the serial order
     for sid in chosen["scene"]:
-        s = seq(sid)
-        draw(f"scene_{sid}.png", plot_scene, s)
-        draw(f"streams_{sid}.png", plot_streams, s)
-        draw(f"errors_{sid}.png", plot_errors, s)
-    for sid in chosen["pnp_image"]:
-        draw(f"pnp_image_{sid}.png", plot_pnp_image, seq(sid))
+        jobs += [(f"scene_{sid}.png", "scene", sid), (f"streams_{sid}.png", "streams", sid), (f"errors_{sid}.png", "errors", sid)]
+    jobs += [(f"pnp_image_{sid}.png", "pnp_image", sid) for sid in chosen["pnp_image"]]
     if not chosen["pnp_image"]:
-        say("skipped pnp_image: no sequence with the pnp camera model " + ("selected" if sequences else "in the copy"))
-    for sid in chosen["time_offset"]:
-        draw(f"time_offset_{sid}.png", plot_time_offset, seq(sid))
+        notes.setdefault(len(jobs), []).append(
+            "skipped pnp_image: no sequence with the pnp camera model " + ("selected" if sequences else "in the copy"))
+    jobs += [(f"time_offset_{sid}.png", "time_offset", sid) for sid in chosen["time_offset"]]
     if not chosen["time_offset"]:
-        say("skipped time_offset: no asynchronous sequence " + ("selected" if sequences else "in the copy"))
-    cache.clear()
+        notes.setdefault(len(jobs), []).append(
+            "skipped time_offset: no asynchronous sequence " + ("selected" if sequences else "in the copy"))
 
     results_path = root / RESULTS_FILE
+    results = None
     if not results_path.is_file():
-        say(f"skipped the results figures (benchmark_summary, robustness_*, error_vs_descriptors): "
+        notes.setdefault(len(jobs), []).append(
+            f"skipped the results figures (benchmark_summary, robustness_*, error_vs_descriptors): "
             f"no {RESULTS_FILE.as_posix()} in {root} (run kinhec benchmark first)")  # fmt: skip
-        return written
-    results = load_results(results_path)
-    if results.empty:
-        say(f"skipped the results figures: {results_path} has no rows")
-        return written
-    draw("benchmark_summary.png", plot_benchmark_summary, results)
-    specs = robustness_factors(results)
-    for spec in specs:
-        draw(spec.file_name, lambda path, spec=spec: plot_robustness(results, spec, path, manifest=manifest))
-    missing = [f"{f.track}/{f.name}" for f in ROBUSTNESS_FACTORS if f not in specs]
-    if missing:
-        say(f"skipped robustness curves without results: {', '.join(missing)}")
-    draw("error_vs_descriptors.png", plot_error_vs_descriptors, results)
+    else:
+        results = load_results(results_path)
+        if results.empty:
+            notes.setdefault(len(jobs), []).append(f"skipped the results figures: {results_path} has no rows")
+        else:
+            jobs.append(("benchmark_summary.png", "benchmark_summary", None))
+            specs = robustness_factors(results)
+            jobs += [(spec.file_name, "robustness", spec) for spec in specs]
+            missing = [f"{f.track}/{f.name}" for f in ROBUSTNESS_FACTORS if f not in specs]
+            if missing:
+                notes.setdefault(len(jobs), []).append(f"skipped robustness curves without results: {', '.join(missing)}")
+            jobs.append(("error_vs_descriptors.png", "error_vs_descriptors", None))
+
+    written: list[Path] = []
+    for m in notes.get(0, []):
+        say(m)
+    for k, (name, path, message) in enumerate(_draw_all(root, out, jobs, workers, manifest, results), start=1):
+        if path is not None:
+            written.append(Path(path))
+        say(message)
+        for m in notes.get(k, []):
+            say(m)
     return written
+
+
+# --------------------------------------------------------------------------- #
+# drawing jobs (in this process or in a pool)
+# --------------------------------------------------------------------------- #
+_STATE: dict = {}  # per process: root, manifest, results and the last sequences loaded
+
+
+def _init_state(root: Path, manifest=None, results=None) -> None:
+    _STATE.clear()
+    _STATE.update(root=Path(root), manifest=manifest, results=results, seqs={})
+
+
+def _state_manifest():
+    if _STATE.get("manifest") is None:
+        _STATE["manifest"] = load_manifest(_STATE["root"])
+    return _STATE["manifest"]
+
+
+def _state_results():
+    if _STATE.get("results") is None:
+        _STATE["results"] = load_results(_STATE["root"] / RESULTS_FILE)
+    return _STATE["results"]
+
+
+def _state_sequence(sid: str):
+    seqs = _STATE["seqs"]
+    if sid not in seqs:
+        if len(seqs) >= 4:
+            seqs.clear()
+        seqs[sid] = load_sequence(_STATE["root"], sid, _state_manifest())
+    return seqs[sid]
+
+
+def _draw_job(job, out: Path):
+    """Draw one figure: ``(name, path or None, message)``."""
+    name, kind, arg = job
+    path = Path(out) / name
+    t0 = time.perf_counter()
+    try:
+        if kind == "overview":
+            written = plot_dataset_overview(_state_manifest(), path)
+        elif kind == "robots_home":
+            written = plot_robots_home(path)
+        elif kind in ("scene", "streams", "errors", "pnp_image", "time_offset"):
+            fn = {"scene": plot_scene, "streams": plot_streams, "errors": plot_errors, "pnp_image": plot_pnp_image,
+                  "time_offset": plot_time_offset}[kind]  # fmt: skip
+            written = fn(_state_sequence(arg), path)
+        elif kind == "benchmark_summary":
+            written = plot_benchmark_summary(_state_results(), path)
+        elif kind == "robustness":
+            written = plot_robustness(_state_results(), arg, path, manifest=_state_manifest())
+        else:
+            written = plot_error_vs_descriptors(_state_results(), path)
+    except KinhecError as exc:
+        return name, None, f"skipped {name}: {exc}"
+    return name, str(written), f"wrote {written} ({time.perf_counter() - t0:.2f} s)"
+
+
+def _worker_init(root: str) -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is handled by the parent
+    _init_state(Path(root))
+
+
+def _draw_all(root: Path, out: Path, jobs, workers: int, manifest, results):
+    """Yield the outcome of every job, in job order."""
+    if workers == 1 or len(jobs) <= 1:
+        _init_state(root, manifest, results)
+        try:
+            for job in jobs:
+                yield _draw_job(job, out)
+        finally:
+            _STATE.clear()
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    # each worker loads the index once and keeps the last few sequences it drew
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), initializer=_worker_init, initargs=(str(root),)) as pool:
+        futures = [pool.submit(_draw_job, job, out) for job in jobs]
+        try:
+            for fut in futures:
+                yield fut.result()
+        except BaseException:
+            for fut in futures:
+                fut.cancel()
+            raise
