@@ -59,7 +59,16 @@ def _kinhec(args, env, cwd) -> subprocess.CompletedProcess:
                           env=env, cwd=cwd, timeout=300)  # fmt: skip
 
 
+def _run_out(out: Path) -> Path:
+    """Where a run wrote its outputs: ``out`` for a full run, its one ``subsets/<fingerprint>`` folder otherwise."""
+    if (out / "results.parquet").is_file():
+        return out
+    (sub,) = (out / "subsets").iterdir()
+    return sub
+
+
 def _check_rows(out: Path, name: str, n_seq: int, truth_from=None):
+    out = _run_out(out)
     df = pd.read_parquet(out / "results.parquet")
     mine = df[df.solver == name]
     assert len(mine) >= n_seq and mine.ok.all(), mine[["sequence_id", "error"]]
@@ -118,7 +127,7 @@ def test_entry_point_plugin_is_found_without_options(data, tmp_path):
     proc = _kinhec(["benchmark", data, "--tracks", "noise", "--max-sequences", "1", "--out", out2, "-q"], _env(site),
                    tmp_path)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    seen = set(pd.read_parquet(out2 / "results.parquet").solver)
+    seen = set(pd.read_parquet(_run_out(out2) / "results.parquet").solver)
     assert seen == set(registry.BASELINES) | {"toy_ep"}  # every solver on every sequence, as published
     # kinhec info lists it, marked
     proc = _kinhec(["info", "--json"], _env(site), tmp_path)
@@ -240,7 +249,7 @@ def test_plugin_in_process_marked_in_figures(data, tmp_path, cleanup):
     assert _style.solver_label("toy_fig") == "toy_fig (plug-in)" and _style.solver_label("shah") == "shah"
     import json
 
-    proto = json.loads((tmp_path / "b" / "protocol.json").read_text())
+    proto = json.loads((s.out / "protocol.json").read_text())
     entry = {e["name"]: e for e in proto["solvers"]}
     assert entry["toy_fig"]["plugin"] is True and "plugin" not in entry["shah"]
 

@@ -97,10 +97,11 @@ def test_own_data_files_in_a_foreign_folder_are_refused_even_with_force(tmp_path
 def test_overwrite_removes_stale_outputs_and_mismatched_results_are_refused(tmp_path):
     a = tmp_path / "a"
     _gen(a)
-    bench = run_benchmark(a, solvers=["park_martin"], sync=["oracle"])
+    bench = run_benchmark(a, workers=1)  # a full run: its outputs in a/benchmarks
+    assert bench.out == a / "benchmarks"
     assert bench.ok
     fp = provenance.data_fingerprint(a)
-    assert fp and provenance.results_fingerprint(a / "benchmarks" / "results.parquet") == fp
+    assert fp and provenance.results_fingerprint(bench.out / "results.parquet") == fp
     (a / "figures").mkdir()
     (a / "figures" / "benchmark_summary.png").write_bytes(b"\x89PNG")
     write_card(a)

@@ -393,7 +393,7 @@ def test_camera_stamps_going_backwards_are_accepted_and_the_offset_still_found(t
     assert len(A) == len(t)  # every frame paired, in frame order
     summary = run_benchmark(tmp_path, workers=1, solvers=["park_martin"])
     assert summary.ok
-    res = pd.read_parquet(tmp_path / "benchmarks" / "results.parquet")
+    res = pd.read_parquet(summary.out / "results.parquet")
     est = res[res.eval_sync == "estimated"].iloc[0]
     # within 15 ms of the true 40 ms with a 12 ms stamp jitter (without the jittered-stamp baseline: -306 ms)
     assert est.ok and abs(est.time_offset_est_s - offset) < 0.015 and est.time_offset_peak_corr > 0.8

@@ -42,7 +42,8 @@ def test_multi_value_option_leaves_DATA_alone(data, tmp_path):
     assert r.exit_code == 0, r.output
     import pandas as pd
 
-    df = pd.read_parquet(out / "results.parquet")
+    (sub,) = (out / "subsets").iterdir()  # a run over some solvers: its own folder
+    df = pd.read_parquet(sub / "results.parquet")
     assert set(df.track) == {"noise"} and set(df.solver) == {"shah", "park_martin"}
     # a word that is not a track ends the list too (here: a DATA that does not exist)
     r = CliRunner().invoke(main, ["benchmark", "--tracks", "noise", "pnp", "md2"])
