@@ -1,0 +1,587 @@
+"""Maximum-likelihood robot-world/hand-eye calibration (``A_i X = Y B_i``) with the anisotropic noise model.
+
+Method
+------
+The measurement model is the generator's (:mod:`kinhec.solvers.pair_model`):
+each camera pose ``C_i = T_cam_target`` has a target-frame rotation error and a
+camera-frame translation error (depth noisier than lateral), and each flange
+pose a flange-frame twist error carried into the camera error by
+``G_i``.  The per-pair covariance of the camera error ``rho_i`` is written as a
+sum of five *variance components*
+
+    Sigma_i = th_1 Q_rot + th_2 R_i^T diag(1, 1, 0) R_i + th_3 R_i^T e_z e_z^T R_i
+              + th_4 G_i diag(I, 0) G_i^T + th_5 G_i diag(0, I) G_i^T
+
+(camera rotation, camera lateral, camera depth, robot rotation, robot
+translation variances).  When the noise levels are not given they are
+estimated from the residuals by Fisher scoring of the Gaussian likelihood
+(variance-component estimation), with the loss of ``P`` degrees of freedom to
+the fitted parameters corrected at the end.
+
+1. **Configuration.** Eye-in-hand data have ``C_i = inv(B_i)``, eye-to-hand
+   ``C_i = B_i``; the one whose camera poses put the reference in front of the
+   camera, inside a plausible field of view, is taken (or pass it).
+2. **Robust initialisation.** Hypotheses of ``(X, Y, s)`` from the Shah
+   closed form on every pair and from random minimal sets of three pairs
+   (Kronecker rotation, then translations and the monocular scale by linear
+   least squares, all hypotheses as one batch); each is scored by a low
+   quantile of the pair residuals (so up to about 60 % outliers), with every
+   pair also tried with its planar-ambiguity mirror (:func:`kinhec.noise.planar_flip`).
+3. **Maximum likelihood.** Iteratively reweighted: variance components on the
+   current inliers, whitened residuals, ``scipy.optimize.least_squares`` over
+   right perturbations of ``X`` and ``Y`` (and ``log s``) with the analytic
+   Jacobian; then the Mahalanobis chi-square of every pair decides inliers
+   (gate at the 99.9 % quantile of chi2(6)), and a pair whose mirrored pose
+   passes the gate is repaired.  Heavy tails: the Student-t degrees of freedom
+   (3, 5, 10 or Gaussian) with the highest likelihood set the weights
+   ``(nu + 6) / (nu + d_i^2)``.
+4. **Scale.** With ``scale="auto"`` the monocular scale of the camera
+   translations is estimated and kept only if it differs from 1 by more than
+   three standard deviations.
+5. **Covariance.** The inverse of the whitened normal matrix at the solution.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import least_squares
+
+from kinhec import se3
+from kinhec.errors import InputError
+from kinhec.noise import planar_flip
+from kinhec.solvers import _common as c
+from kinhec.solvers import pair_model as pm
+
+__all__ = ["CITATION", "NOISE_KEYS", "HeMlResult", "he_ml", "CHI2_GATE", "N_HYPOTHESES"]
+
+CITATION = (
+    "Maximum likelihood with variance components: W. Förstner, 'Ein Verfahren zur Schätzung von Varianz- und "
+    "Kovarianzkomponenten', Allgemeine Vermessungs-Nachrichten 86, 1979; Student-t weights: K. L. Lange, "
+    "R. J. A. Little, J. M. G. Taylor, 'Robust statistical modeling using the t distribution', JASA 84(408), 1989; "
+    "closed-form hypotheses: Shah, ASME J. Mechanisms and Robotics 5(3), 2013."
+)
+
+#: Noise levels accepted by ``noise=`` (the index column names of :mod:`kinhec.schema`).
+NOISE_KEYS = ("camera_rot_std_rad", "camera_trans_std_m", "camera_trans_std_z_m", "robot_rot_std_rad",
+              "robot_trans_std_m")  # fmt: skip
+#: 99.9 % quantile of chi2 with 6 degrees of freedom: the inlier gate of a pair.
+CHI2_GATE = 22.4577
+#: Minimal-set hypotheses of the initialisation (plus the all-pairs closed form).
+N_HYPOTHESES = 96
+_SCORE_QUANTILE = 0.35
+_NU_CANDIDATES = (3.0, 5.0, 10.0, math.inf)
+_FLOOR = 1e-16
+#: |log s| below which a monocular scale is never kept.
+_SCALE_MIN = 0.005
+
+
+@dataclass(frozen=True)
+class HeMlResult:
+    """Estimate of :func:`he_ml`.
+
+    Attributes
+    ----------
+    X, Y : ndarray, shape (4, 4)
+        Hand-eye and robot-world transforms [m].
+    cov : ndarray, shape (12, 12) or (13, 13)
+        Covariance of the right perturbations ``(dx, dy[, log s])`` (rad, m).
+    scale : float or None
+        Camera-translation scale ``s`` (camera = ``s`` x metric) when estimated, else None.
+    noise : dict
+        Noise levels used (given or estimated), keys :data:`NOISE_KEYS`.
+    configuration : str
+        ``"eye_in_hand"`` or ``"eye_to_hand"`` (given or identified).
+    inliers : ndarray of bool, shape (N,)
+        Pairs kept by the chi-square gate.
+    repaired : ndarray of bool, shape (N,)
+        Pairs replaced by their planar-ambiguity mirror.
+    dof : float
+        Student-t degrees of freedom of the weights (inf: Gaussian).
+    chi2 : ndarray, shape (N,)
+        Mahalanobis chi-square of every pair at the solution.
+    n_inliers : int
+    """
+
+    X: np.ndarray
+    Y: np.ndarray
+    cov: np.ndarray
+    scale: float | None
+    noise: dict
+    configuration: str
+    inliers: np.ndarray
+    repaired: np.ndarray
+    dof: float
+    chi2: np.ndarray
+    n_inliers: int = 0
+    info: dict = field(default_factory=dict)
+
+    @property
+    def cov_X(self) -> np.ndarray:
+        """Covariance (6, 6) of the right perturbation of ``X``."""
+        return self.cov[:6, :6]
+
+    @property
+    def cov_Y(self) -> np.ndarray:
+        """Covariance (6, 6) of the right perturbation of ``Y``."""
+        return self.cov[6:12, 6:12]
+
+
+# --------------------------------------------------------------------------- #
+# configuration
+# --------------------------------------------------------------------------- #
+def _frustum_fraction(C: np.ndarray) -> float:
+    t = C[:, :3, 3]
+    return float(np.mean((t[:, 2] > 0) & (np.hypot(t[:, 0], t[:, 1]) < 1.5 * t[:, 2])))
+
+
+def _configuration(B: np.ndarray) -> tuple[str, bool]:
+    """``(configuration, reference_in_view)`` from the camera-side poses."""
+    f_eih = _frustum_fraction(se3.invert_transform(B, check=False))
+    f_eth = _frustum_fraction(B)
+    if f_eth > f_eih:
+        return "eye_to_hand", f_eth >= 0.5
+    return "eye_in_hand", f_eih >= 0.5
+
+
+# --------------------------------------------------------------------------- #
+# hypotheses
+# --------------------------------------------------------------------------- #
+def _project_so3(M: np.ndarray) -> np.ndarray:
+    U, _, Vt = np.linalg.svd(M)
+    d = np.sign(np.linalg.det(U @ Vt))
+    U = U.copy()
+    U[..., :, 2] *= d[..., None]
+    return U @ Vt
+
+
+def _rotations_from_sets(RA: np.ndarray, RB: np.ndarray):
+    """Kronecker solution of ``R_A R_X = R_Y R_B`` for batches of pair sets (H, m, 3, 3)."""
+    K = np.einsum("hnij,hnkl->hikjl", RB, RA).reshape(RA.shape[0], 9, 9)
+    U, _, Vt = np.linalg.svd(K)
+    MX = np.swapaxes(Vt[:, 0].reshape(-1, 3, 3), 1, 2)
+    MY = np.swapaxes(U[:, :, 0].reshape(-1, 3, 3), 1, 2)
+    sX = np.sign(np.linalg.det(MX))
+    sY = np.sign(np.linalg.det(MY))
+    return _project_so3(MX * sX[:, None, None]), _project_so3(MY * sY[:, None, None])
+
+
+def _translations_from_sets(RA, tA, tB, RY, with_scale: bool):
+    """``R_A t_X + t_A = s R_Y t_B + t_Y`` by least squares for batches (H, m, ...); returns tX, tY, s."""
+    H, m = RA.shape[:2]
+    p = 7 if with_scale else 6
+    M = np.zeros((H, m, 3, p))
+    M[..., :3] = RA
+    M[..., 3:6] = -np.eye(3)
+    rhs = -tA
+    RYtB = np.einsum("hij,hnj->hni", RY, tB)
+    if with_scale:
+        M[..., 6] = -RYtB
+    else:
+        rhs = RYtB - tA
+    M = M.reshape(H, 3 * m, p)
+    rhs = rhs.reshape(H, 3 * m)
+    N = np.swapaxes(M, 1, 2) @ M + 1e-12 * np.eye(p)
+    sol = np.linalg.solve(N, np.einsum("hki,hk->hi", M, rhs)[..., None])[..., 0]
+    s = sol[:, 6] if with_scale else np.ones(H)
+    return sol[:, :3], sol[:, 3:6], s
+
+
+def _hypotheses(A, B, rng, n_hyp: int, with_scale: bool):
+    """Batch of ``(R_X, t_X, R_Y, t_Y, s)``: all pairs first, then random minimal sets of three."""
+    n = A.shape[0]
+    sets = [np.arange(n)]
+    RXs, tXs, RYs, tYs, ss = [], [], [], [], []
+    # all pairs (one batch of one)
+    idx_all = np.arange(n)[None]
+    if n > 3:
+        draws = np.argsort(rng.random((n_hyp, n)), axis=1)[:, :3]
+    else:
+        draws = np.zeros((0, 3), dtype=np.int64)
+    for idx in (idx_all, draws):
+        if idx.shape[0] == 0:
+            continue
+        RA, RB = A[idx, :3, :3], B[idx, :3, :3]
+        RX, RY = _rotations_from_sets(RA, RB)
+        tX, tY, s = _translations_from_sets(RA, A[idx, :3, 3], B[idx, :3, 3], RY, with_scale)
+        RXs.append(RX), tXs.append(tX), RYs.append(RY), tYs.append(tY), ss.append(s)
+    del sets
+    return (np.concatenate(RXs), np.concatenate(tXs), np.concatenate(RYs), np.concatenate(tYs), np.concatenate(ss))
+
+
+def _pair_distances(A, C_list, RX, tX, RY, tY, s, configuration):
+    """Per hypothesis and pair: rotation angle [rad] + translation distance [m] of ``C`` to its prediction.
+
+    ``C_list``: the measured camera poses and optionally their mirrors; the minimum is taken.
+    Shapes: hypotheses H, pairs n -> (H, n).
+    """
+    X = np.zeros((RX.shape[0], 4, 4))
+    X[:, :3, :3], X[:, :3, 3], X[:, 3, 3] = RX, tX, 1.0
+    Y = np.zeros_like(X)
+    Y[:, :3, :3], Y[:, :3, 3], Y[:, 3, 3] = RY, tY, 1.0
+    if configuration == "eye_in_hand":
+        Cp = se3.invert_transform(A[None] @ X[:, None], check=False) @ Y[:, None]
+    else:
+        Cp = se3.invert_transform(Y, check=False)[:, None] @ A[None] @ X[:, None]
+    best = None
+    for C in C_list:
+        Rrel = np.swapaxes(Cp[..., :3, :3], -1, -2) @ C[None, :, :3, :3]
+        cosang = np.clip((np.trace(Rrel, axis1=-2, axis2=-1) - 1.0) / 2.0, -1.0, 1.0)
+        d = np.arccos(cosang) + np.linalg.norm(C[None, :, :3, 3] / s[:, None, None] - Cp[..., :3, 3], axis=-1)
+        best = d if best is None else np.minimum(best, d)
+    return best
+
+
+# --------------------------------------------------------------------------- #
+# variance components
+# --------------------------------------------------------------------------- #
+def _components(Cp: np.ndarray, G: np.ndarray) -> np.ndarray:
+    """Basis matrices (5, n, 6, 6) of the per-pair covariance in the right twist of ``C``."""
+    n = Cp.shape[0]
+    R = Cp[:, :3, :3]
+    Q = np.zeros((5, n, 6, 6))
+    Q[0, :, :3, :3] = np.eye(3)
+    Q[1, :, 3:, 3:] = np.einsum("nji,njk->nik", R[:, :2], R[:, :2])
+    Q[2, :, 3:, 3:] = np.einsum("ni,nk->nik", R[:, 2], R[:, 2])
+    Q[3] = G[:, :, :3] @ np.swapaxes(G[:, :, :3], 1, 2)
+    Q[4] = G[:, :, 3:] @ np.swapaxes(G[:, :, 3:], 1, 2)
+    return Q
+
+
+def _theta_from_noise(noise: dict) -> np.ndarray:
+    return np.array([noise["camera_rot_std_rad"], noise["camera_trans_std_m"], noise["camera_trans_std_z_m"],
+                     noise["robot_rot_std_rad"], noise["robot_trans_std_m"]], dtype=np.float64) ** 2  # fmt: skip
+
+
+def _noise_from_theta(theta: np.ndarray) -> dict:
+    return {k: float(math.sqrt(max(v, 0.0))) for k, v in zip(NOISE_KEYS, theta)}
+
+
+def _sigma(theta: np.ndarray, Q: np.ndarray) -> np.ndarray:
+    return np.einsum("k,knij->nij", theta, Q) + _FLOOR * np.eye(6)
+
+
+def _estimate_components(r, Q, w, theta0, n_iter: int = 12) -> np.ndarray:
+    """Fisher-scoring (MINQUE iteration) of the variance components on residuals ``r`` (n, 6), weights ``w``."""
+    theta = np.maximum(theta0, 1e-14)
+    active = np.ones(theta.size, dtype=bool)
+    for _ in range(n_iter):
+        S = _sigma(theta, Q)
+        W = np.linalg.inv(S)
+        WQ = np.einsum("nij,knjl->knil", W, Q)  # (k, n, 6, 6)
+        Wr = np.einsum("nij,nj->ni", W, r)
+        q = 0.5 * np.einsum("n,ni,knij,nj->k", w, Wr, Q, Wr)
+        F = 0.5 * np.einsum("knij,lnji->kl", WQ, WQ)
+        new = np.zeros_like(theta)
+        sub = np.ix_(active, active)
+        sol = np.linalg.lstsq(F[sub], q[active], rcond=1e-12)[0]
+        new[active] = sol
+        neg = new <= 0
+        if neg.any():
+            active &= ~neg
+            new[~active] = 0.0
+            if not active.any():
+                break
+        change = np.max(np.abs(new - theta) / np.maximum(np.abs(theta), 1e-30))
+        theta = np.maximum(new, 0.0)
+        if change < 1e-4:
+            break
+    # components that vanished keep a floor relative to the largest so that Sigma stays invertible
+    return np.maximum(theta, 1e-8 * theta.max() if theta.max() > 0 else 1e-14)
+
+
+# --------------------------------------------------------------------------- #
+# the weighted least-squares problem
+# --------------------------------------------------------------------------- #
+def _predict(A, X, Y, configuration):
+    return pm.predicted_camera_poses(A, X, Y, configuration)
+
+
+def _res(Cm: np.ndarray, Cp: np.ndarray, log_s: float, log_s0: float | None = None) -> np.ndarray:
+    """Camera errors against the prediction with scaled translation ``s t``, translations divided by ``s0``.
+
+    The measured translation is ``s (t + e)``: comparing it with ``s t`` and dividing by the (fixed)
+    current scale ``s0`` keeps the noise metric without the bias towards large ``s`` that dividing the
+    measurement by the unknown ``s`` would bring.
+    """
+    Cs = Cp.copy()
+    Cs[:, :3, 3] *= math.exp(log_s)
+    r = pm.residuals(Cm, Cs)
+    r[:, 3:] *= math.exp(-(log_s if log_s0 is None else log_s0))
+    return r
+
+
+def _apply(X0, Y0, ls0, p, with_scale):
+    X = X0 @ se3.se3_exp(p[:6])
+    Y = Y0 @ se3.se3_exp(p[6:12])
+    ls = ls0 + (p[12] if with_scale else 0.0)
+    return X, Y, ls
+
+
+def _solve_wls(A, Cm, X0, Y0, ls0, Linv, sw, configuration, with_scale):
+    """One weighted nonlinear least-squares solve; returns X, Y, log s and the whitened Jacobian at the solution."""
+    P = 13 if with_scale else 12
+
+    def fun(p):
+        X, Y, ls = _apply(X0, Y0, ls0, p, with_scale)
+        r = _res(Cm, _predict(A, X, Y, configuration), ls, ls0)
+        return (sw[:, None] * np.einsum("nij,nj->ni", Linv, r)).ravel()
+
+    def jac(p):
+        X, Y, ls = _apply(X0, Y0, ls0, p, with_scale)
+        Cp = _predict(A, X, Y, configuration)
+        J, _ = pm.pair_jacobians(Cp, X, configuration)
+        Jr = -J
+        k = math.exp(ls - ls0)
+        Jr[:, 3:] *= k
+        if with_scale:
+            Js = -k * pm.scale_jacobian(Cp)
+            Jr = np.concatenate([Jr, Js[:, :, None]], axis=2)
+        Jw = sw[:, None, None] * (Linv @ Jr)
+        return Jw.reshape(-1, P)
+
+    res = least_squares(fun, np.zeros(P), jac=jac, method="lm", xtol=1e-12, ftol=1e-12, gtol=1e-12, max_nfev=50)
+    X, Y, ls = _apply(X0, Y0, ls0, res.x, with_scale)
+    X[:3, :3] = _project_so3(X[:3, :3])
+    Y[:3, :3] = _project_so3(Y[:3, :3])
+    return X, Y, ls, res.jac
+
+
+def _t_loglik(d2: np.ndarray, logdet: np.ndarray, nu: float) -> float:
+    """Log-likelihood (up to a constant) of 6-d Student-t (or Gaussian) residuals with squared distances ``d2``."""
+    if not np.isfinite(nu):
+        return float(np.sum(-0.5 * d2 - 0.5 * logdet))
+    k = 6.0
+    from math import lgamma
+
+    const = lgamma((nu + k) / 2) - lgamma(nu / 2) - 0.5 * k * math.log(nu)
+    return float(np.sum(const - 0.5 * logdet - 0.5 * (nu + k) * np.log1p(d2 / nu)))
+
+
+def _readings(B, configuration, robust):
+    """Measured camera poses and, for a reference in view, their planar-ambiguity mirrors (else None)."""
+    Cm = pm.camera_poses(B, configuration)
+    in_view = _frustum_fraction(Cm) >= 0.5 and bool(np.all(np.linalg.norm(Cm[:, :3, 3], axis=1) > 1e-9))
+    return Cm, (planar_flip(Cm) if (robust and in_view) else None)
+
+
+def _initial_inliers(A, Cm, Cf, X, Y, ls, configuration, robust):
+    """Pairs close to the start (and which prefer their mirror): a generous gate on the robust distance."""
+    n = A.shape[0]
+    if not robust:
+        return np.ones(n, dtype=bool), np.zeros(n, dtype=bool)
+    args = (X[None, :3, :3], X[None, :3, 3], Y[None, :3, :3], Y[None, :3, 3], np.array([math.exp(ls)]))
+    d0 = _pair_distances(A, [Cm], *args, configuration)[0]
+    repaired = np.zeros(n, dtype=bool)
+    if Cf is not None:
+        df = _pair_distances(A, [Cf], *args, configuration)[0]
+        repaired = df < d0
+        d0 = np.minimum(d0, df)
+    inl = d0 <= max(4.0 * float(np.quantile(d0, _SCORE_QUANTILE)), 1e-12)
+    if inl.sum() < 3:
+        inl = np.ones(n, dtype=bool)
+    return inl, repaired
+
+
+def _config_loglik(A, C, X, Y, ls, inl, configuration) -> float:
+    """Gaussian log-likelihood of the inlier residuals with variance components fitted in ``configuration``."""
+    Cp = _predict(A, X, Y, configuration)
+    _, G = pm.pair_jacobians(Cp, X, configuration)
+    Q = _components(Cp, G)[:, inl]
+    r = _res(C, Cp, ls)[inl]
+    rr, rt = np.mean(r[:, :3] ** 2), np.mean(r[:, 3:] ** 2)
+    theta = _estimate_components(r, Q, np.ones(r.shape[0]), np.array([rr, rt, rt, 0.1 * rr, 0.1 * rt]))
+    S = _sigma(theta, Q)
+    d2 = np.einsum("ni,nij,nj->n", r, np.linalg.inv(S), r)
+    return _t_loglik(d2, np.linalg.slogdet(S)[1], math.inf)
+
+
+# --------------------------------------------------------------------------- #
+# the solver
+# --------------------------------------------------------------------------- #
+def _check_noise(noise) -> dict | None:
+    if noise is None:
+        return None
+    if not isinstance(noise, dict):
+        raise InputError(f"noise: expected a dict with keys {', '.join(NOISE_KEYS)}, got {type(noise).__name__}")
+    out = {}
+    for k in NOISE_KEYS:
+        v = noise.get(k, 0.0)
+        try:
+            v = float(v)
+        except (TypeError, ValueError):
+            raise InputError(f"noise[{k!r}]: expected a standard deviation >= 0, got {v!r}") from None
+        if not (math.isfinite(v) and v >= 0):
+            raise InputError(f"noise[{k!r}]: expected a finite standard deviation >= 0, got {v!r}")
+        out[k] = v
+    unknown = sorted(set(noise) - set(NOISE_KEYS))
+    if unknown:
+        raise InputError(f"noise: unknown keys {', '.join(unknown)}; expected {', '.join(NOISE_KEYS)}")
+    if not any(out.values()):
+        raise InputError("noise: expected at least one positive standard deviation, got all zeros")
+    return out
+
+
+def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None = None, scale="auto",
+          robust: bool = True, n_hypotheses: int = N_HYPOTHESES, seed: int | None = None,
+          max_rounds: int = 4) -> HeMlResult:  # fmt: skip
+    """Maximum-likelihood ``X`` and ``Y`` of ``A_i X = Y B_i`` under the anisotropic noise model.
+
+    Parameters
+    ----------
+    A_abs : array_like, shape (N, 4, 4)
+        Flange poses ``T_base_ee`` [m], N >= 3.
+    B_abs : array_like, shape (N, 4, 4)
+        ``inv(T_cam_target)`` (eye-in-hand) or ``T_cam_target`` (eye-to-hand).
+    configuration : {"eye_in_hand", "eye_to_hand"}, optional
+        Identified from the poses when omitted (the one that puts the
+        reference in front of the camera).
+    noise : dict, optional
+        Known standard deviations (:data:`NOISE_KEYS`: camera rotation [rad],
+        camera lateral and depth translation [m], robot flange rotation [rad]
+        and translation [m]); estimated from the residuals when omitted.
+    scale : {"auto", True, False}
+        Monocular scale of the camera translations: estimated and kept when
+        significant (``"auto"``), always estimated, or fixed to 1.
+    robust : bool
+        Minimal-set hypotheses, chi-square gate, planar-flip repair and
+        Student-t weights.  ``False``: all pairs, Gaussian weights.
+    n_hypotheses : int
+        Random minimal sets of the initialisation.
+    seed : int, optional
+        Seed of the minimal-set draws (default: CRC-32 of the input).
+    max_rounds : int
+        Reweighting rounds.
+
+    Returns
+    -------
+    HeMlResult
+        ``X`` (``T_ee_cam`` / ``T_ee_marker``), ``Y`` (``T_base_world`` /
+        ``T_base_cam``), their covariance, the scale, the noise levels, the
+        inliers.
+
+    Raises
+    ------
+    InputError
+        Bad shapes or values, unknown configuration, bad noise levels.
+    DegenerateMotionError
+        The flange rotations all differ by rotations about one axis.
+    """
+    A, B = c.check_pairs(A_abs, B_abs)
+    c.check_rotation_axes(c.relative_rotvecs_of_poses(A[:, :3, :3]), "he_ml", "the motions between the poses A_abs")
+    known = _check_noise(noise)
+    if scale not in ("auto", True, False):
+        raise InputError(f"scale: expected 'auto', True or False, got {scale!r}")
+    given = configuration
+    if configuration is None:
+        configuration, _ = _configuration(B)
+    elif configuration not in pm.CONFIGURATIONS:
+        raise InputError(f"configuration: expected one of {', '.join(pm.CONFIGURATIONS)} or None, got {configuration!r}")
+    n = A.shape[0]
+    with_scale = scale is not False
+
+    # 2. hypotheses, scored with the reading of the frustum test (or the given configuration)
+    if seed is None:
+        seed = zlib.crc32(B.tobytes(), zlib.crc32(A.tobytes()))
+    rng = np.random.default_rng(seed)
+    RX, tX, RY, tY, s = _hypotheses(A, B, rng, n_hypotheses if robust else 0, with_scale)
+    s = np.where(np.isfinite(s) & (s > 1e-6), s, 1.0)
+    Cm, Cf = _readings(B, configuration, robust)
+    d = _pair_distances(A, [Cm] if Cf is None else [Cm, Cf], RX, tX, RY, tY, s, configuration)
+    q = np.quantile(d, _SCORE_QUANTILE if robust else 0.5, axis=1)
+    h = int(np.nanargmin(q))
+    X = c.transform(RX[h], tX[h])
+    Y = c.transform(RY[h], tY[h])
+    ls = math.log(s[h]) if with_scale else 0.0
+    inl, repaired = _initial_inliers(A, Cm, Cf, X, Y, ls, configuration, robust)
+    if given is None:
+        # 1. configuration: the reading whose camera-frame noise model explains the residuals best
+        other = "eye_to_hand" if configuration == "eye_in_hand" else "eye_in_hand"
+        ll = {}
+        for conf in (configuration, other):
+            Cu = pm.camera_poses(B, conf)
+            if conf == configuration and Cf is not None:
+                Cu = np.where(repaired[:, None, None], Cf, Cm)
+            ll[conf] = _config_loglik(A, Cu, X, Y, ls, inl, conf)
+        if ll[other] > ll[configuration]:
+            configuration = other
+            Cm, Cf = _readings(B, configuration, robust)
+            inl, repaired = _initial_inliers(A, Cm, Cf, X, Y, ls, configuration, robust)
+
+    theta = None if known is None else _theta_from_noise(known)
+    nu = math.inf
+    w = np.ones(n)
+    chi2 = np.zeros(n)
+    for rnd in range(max_rounds):
+        C_use = np.where(repaired[:, None, None], Cf, Cm) if Cf is not None else Cm
+        Cp = _predict(A, X, Y, configuration)
+        _, G = pm.pair_jacobians(Cp, X, configuration)
+        Q = _components(Cp, G)
+        r = _res(C_use, Cp, ls)
+        if known is None:
+            if theta is None:
+                # start: camera rotation and translation from the residual spreads, robot small
+                rr = np.mean(r[inl, :3] ** 2)
+                rt = np.mean(r[inl, 3:] ** 2)
+                theta = np.array([rr, rt, rt, 0.1 * rr, 0.1 * rt])
+            theta = _estimate_components(r[inl], Q[:, inl], w[inl], theta)
+        S = _sigma(theta, Q)
+        Sinv = np.linalg.inv(S)
+        chi2 = np.einsum("ni,nij,nj->n", r, Sinv, r)
+        if robust:
+            if Cf is not None:
+                rf = _res(np.where(repaired[:, None, None], Cm, Cf), Cp, ls)
+                chi2f = np.einsum("ni,nij,nj->n", rf, Sinv, rf)
+                swap = (chi2f < chi2) & (chi2 > CHI2_GATE)
+                if swap.any():
+                    repaired ^= swap
+                    chi2 = np.where(swap, chi2f, chi2)
+                    C_use = np.where(repaired[:, None, None], Cf, Cm)
+                    r = _res(C_use, Cp, ls)
+            new_inl = chi2 <= CHI2_GATE
+            if new_inl.sum() >= 3:
+                inl = new_inl
+            # Student-t degrees of freedom by likelihood on the inliers
+            logdet = np.linalg.slogdet(S)[1]
+            lls = [_t_loglik(chi2[inl], logdet[inl], v) for v in _NU_CANDIDATES]
+            nu = _NU_CANDIDATES[int(np.argmax(lls))]
+            w = np.ones(n) if not np.isfinite(nu) else (nu + 6.0) / (nu + chi2)
+        Linv = np.linalg.inv(np.linalg.cholesky(S))
+        sw = np.sqrt(w) * inl
+        X1, Y1, ls1, Jw = _solve_wls(A, C_use, X, Y, ls, Linv, sw, configuration, with_scale)
+        if with_scale and scale == "auto":
+            var_ls = np.linalg.pinv(Jw.T @ Jw)[12, 12]
+            if abs(ls1) < max(3.0 * math.sqrt(max(var_ls, 0.0)), _SCALE_MIN):
+                # no significant scale: solve again with s = 1 (not counted as a round)
+                with_scale = False
+                ls1 = 0.0
+                X1, Y1, _, Jw = _solve_wls(A, C_use, X, Y, 0.0, Linv, sw, configuration, False)
+        X, Y, ls = X1, Y1, ls1
+
+    # final covariance with the final weights; variance components corrected for the fitted parameters
+    C_use = np.where(repaired[:, None, None], Cf, Cm) if Cf is not None else Cm
+    Cp = _predict(A, X, Y, configuration)
+    _, G = pm.pair_jacobians(Cp, X, configuration)
+    Q = _components(Cp, G)
+    r = _res(C_use, Cp, ls)
+    P = 13 if with_scale else 12
+    if known is None:
+        n_obs = 6.0 * inl.sum()
+        theta = theta * n_obs / max(n_obs - P, 1.0)
+    S = _sigma(theta, Q)
+    Sinv = np.linalg.inv(S)
+    chi2 = np.einsum("ni,nij,nj->n", r, Sinv, r)
+    J, _ = pm.pair_jacobians(Cp, X, configuration)
+    if with_scale:
+        J = np.concatenate([J, pm.scale_jacobian(Cp)[:, :, None]], axis=2)
+    # expected information of the weighted (Student-t) likelihood: (nu + 6) / (nu + 8) per pair
+    f_nu = 1.0 if not np.isfinite(nu) else (nu + 6.0) / (nu + 8.0)
+    Hn = f_nu * np.einsum("n,nip,nij,njq->pq", inl.astype(float), J, Sinv, J)
+    cov = np.linalg.pinv(Hn, hermitian=True)
+    return HeMlResult(
+        X=X, Y=Y, cov=cov, scale=math.exp(ls) if with_scale else None, noise=_noise_from_theta(theta),
+        configuration=configuration, inliers=inl, repaired=repaired, dof=nu, chi2=chi2, n_inliers=int(inl.sum()),
+    )  # fmt: skip
