@@ -73,10 +73,14 @@ CHI2_GATE = 22.4577
 #: Minimal-set hypotheses of the initialisation (plus the all-pairs closed form).
 N_HYPOTHESES = 96
 _SCORE_QUANTILE = 0.35
+#: Fraction of pairs near the all-pairs closed form above which no minimal sets are drawn.
+_CLEAN_FRACTION = 0.97
 _NU_CANDIDATES = (3.0, 5.0, 10.0, math.inf)
 _FLOOR = 1e-16
 #: |log s| below which a monocular scale is never kept.
 _SCALE_MIN = 0.005
+#: |log s| of the closed-form start below which ``scale="auto"`` treats the data as metric.
+_SCALE_START = 0.02
 
 
 @dataclass(frozen=True)
@@ -261,24 +265,31 @@ def _noise_from_theta(theta: np.ndarray) -> dict:
 
 
 def _sigma(theta: np.ndarray, Q: np.ndarray) -> np.ndarray:
-    return np.einsum("k,knij->nij", theta, Q) + _FLOOR * np.eye(6)
+    k, n = Q.shape[:2]
+    return (theta @ Q.reshape(k, -1)).reshape(n, 6, 6) + _FLOOR * np.eye(6)
 
 
-def _estimate_components(r, Q, w, theta0, n_iter: int = 12) -> np.ndarray:
-    """Fisher-scoring (MINQUE iteration) of the variance components on residuals ``r`` (n, 6), weights ``w``."""
+def _estimate_components(r, Q, w, theta0, n_iter: int = 10) -> np.ndarray:
+    """Fisher-scoring (MINQUE iteration) of the variance components on residuals ``r`` (n, 6), weights ``w``.
+
+    With ``Sigma = sum_k th_k Q_k`` and ``W = Sigma^-1``, one step solves ``F th = q`` with
+    ``F_kl = 1/2 sum_i tr(W Q_k W Q_l)`` and ``q_k = 1/2 sum_i w_i r_i^T W Q_k W r_i``; components that
+    would turn negative are fixed at 0.
+    """
+    k, n = Q.shape[:2]
+    Qf = Q.reshape(k, -1)
     theta = np.maximum(theta0, 1e-14)
-    active = np.ones(theta.size, dtype=bool)
+    active = np.ones(k, dtype=bool)
     for _ in range(n_iter):
-        S = _sigma(theta, Q)
-        W = np.linalg.inv(S)
-        WQ = np.einsum("nij,knjl->knil", W, Q)  # (k, n, 6, 6)
-        Wr = np.einsum("nij,nj->ni", W, r)
-        q = 0.5 * np.einsum("n,ni,knij,nj->k", w, Wr, Q, Wr)
-        F = 0.5 * np.einsum("knij,lnji->kl", WQ, WQ)
+        W = np.linalg.inv(_sigma(theta, Q))
+        WQ = W[None] @ Q  # (k, n, 6, 6)
+        Wr = (W @ r[:, :, None])[:, :, 0]
+        M = (w[:, None] * Wr)[:, :, None] * Wr[:, None, :]
+        q = 0.5 * (Qf @ M.ravel())
+        F = 0.5 * (WQ.reshape(k, -1) @ np.swapaxes(WQ, -1, -2).reshape(k, -1).T)
         new = np.zeros_like(theta)
         sub = np.ix_(active, active)
-        sol = np.linalg.lstsq(F[sub], q[active], rcond=1e-12)[0]
-        new[active] = sol
+        new[active] = np.linalg.lstsq(F[sub], q[active], rcond=1e-12)[0]
         neg = new <= 0
         if neg.any():
             active &= ~neg
@@ -287,7 +298,7 @@ def _estimate_components(r, Q, w, theta0, n_iter: int = 12) -> np.ndarray:
                 break
         change = np.max(np.abs(new - theta) / np.maximum(np.abs(theta), 1e-30))
         theta = np.maximum(new, 0.0)
-        if change < 1e-4:
+        if change < 1e-2:
             break
     # components that vanished keep a floor relative to the largest so that Sigma stays invertible
     return np.maximum(theta, 1e-8 * theta.max() if theta.max() > 0 else 1e-14)
@@ -314,9 +325,26 @@ def _res(Cm: np.ndarray, Cp: np.ndarray, log_s: float, log_s0: float | None = No
     return r
 
 
+def _exp6(xi: np.ndarray) -> np.ndarray:
+    """SE(3) exponential of one twist ``(omega, v)`` (the :func:`kinhec.se3.se3_exp` formula, scalar code)."""
+    w, v = xi[:3], xi[3:]
+    th2 = float(w @ w)
+    th = math.sqrt(th2)
+    if th < 1e-6:
+        a, b, cc = 1.0 - th2 / 6.0, 0.5 - th2 / 24.0, 1.0 / 6.0 - th2 / 120.0
+    else:
+        a, b, cc = math.sin(th) / th, (1.0 - math.cos(th)) / th2, (th - math.sin(th)) / (th2 * th)
+    K = np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+    K2 = K @ K
+    T = np.eye(4)
+    T[:3, :3] += a * K + b * K2
+    T[:3, 3] = v + b * (K @ v) + cc * (K2 @ v)
+    return T
+
+
 def _apply(X0, Y0, ls0, p, with_scale):
-    X = X0 @ se3.se3_exp(p[:6])
-    Y = Y0 @ se3.se3_exp(p[6:12])
+    X = X0 @ _exp6(p[:6])
+    Y = Y0 @ _exp6(p[6:12])
     ls = ls0 + (p[12] if with_scale else 0.0)
     return X, Y, ls
 
@@ -343,7 +371,7 @@ def _solve_wls(A, Cm, X0, Y0, ls0, Linv, sw, configuration, with_scale):
         Jw = sw[:, None, None] * (Linv @ Jr)
         return Jw.reshape(-1, P)
 
-    res = least_squares(fun, np.zeros(P), jac=jac, method="lm", xtol=1e-12, ftol=1e-12, gtol=1e-12, max_nfev=50)
+    res = least_squares(fun, np.zeros(P), jac=jac, method="lm", xtol=1e-8, ftol=1e-8, gtol=1e-8, max_nfev=30)
     X, Y, ls = _apply(X0, Y0, ls0, res.x, with_scale)
     X[:3, :3] = _project_so3(X[:3, :3])
     Y[:3, :3] = _project_so3(Y[:3, :3])
@@ -378,25 +406,32 @@ def _initial_inliers(A, Cm, Cf, X, Y, ls, configuration, robust):
     repaired = np.zeros(n, dtype=bool)
     if Cf is not None:
         df = _pair_distances(A, [Cf], *args, configuration)[0]
-        repaired = df < d0
-        d0 = np.minimum(d0, df)
-    inl = d0 <= max(4.0 * float(np.quantile(d0, _SCORE_QUANTILE)), 1e-12)
+    gate = max(4.0 * float(np.quantile(np.minimum(d0, df) if Cf is not None else d0, _SCORE_QUANTILE)), 1e-12)
+    if Cf is not None:
+        # a mirror replaces a reading only when the reading is far off and the mirror is not
+        repaired = (d0 > gate) & (df <= gate)
+        d0 = np.where(repaired, df, d0)
+    inl = d0 <= gate
     if inl.sum() < 3:
         inl = np.ones(n, dtype=bool)
     return inl, repaired
 
 
 def _config_loglik(A, C, X, Y, ls, inl, configuration) -> float:
-    """Gaussian log-likelihood of the inlier residuals with variance components fitted in ``configuration``."""
+    """Gaussian log-likelihood of the inlier residuals under a camera-frame diagonal model in ``configuration``.
+
+    Rotation errors isotropic, translation errors with one variance per camera axis (closed-form
+    fits): the reading in which the camera frame is the real one shows the depth / lateral
+    anisotropy and scores higher.  Both readings are related by a map of unit determinant, so the
+    two likelihoods compare directly.
+    """
     Cp = _predict(A, X, Y, configuration)
-    _, G = pm.pair_jacobians(Cp, X, configuration)
-    Q = _components(Cp, G)[:, inl]
     r = _res(C, Cp, ls)[inl]
-    rr, rt = np.mean(r[:, :3] ** 2), np.mean(r[:, 3:] ** 2)
-    theta = _estimate_components(r, Q, np.ones(r.shape[0]), np.array([rr, rt, rt, 0.1 * rr, 0.1 * rt]))
-    S = _sigma(theta, Q)
-    d2 = np.einsum("ni,nij,nj->n", r, np.linalg.inv(S), r)
-    return _t_loglik(d2, np.linalg.slogdet(S)[1], math.inf)
+    e = np.einsum("nij,nj->ni", Cp[inl, :3, :3], r[:, 3:])  # camera-frame translation error
+    m = r.shape[0]
+    var_w = max(float(np.mean(r[:, :3] ** 2)), 1e-300)
+    var_e = np.maximum(np.mean(e**2, axis=0), 1e-300)
+    return -0.5 * m * (3.0 * math.log(var_w) + float(np.sum(np.log(var_e))))
 
 
 # --------------------------------------------------------------------------- #
@@ -427,7 +462,7 @@ def _check_noise(noise) -> dict | None:
 
 def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None = None, scale="auto",
           robust: bool = True, n_hypotheses: int = N_HYPOTHESES, seed: int | None = None,
-          max_rounds: int = 4) -> HeMlResult:  # fmt: skip
+          max_rounds: int = 5) -> HeMlResult:  # fmt: skip
     """Maximum-likelihood ``X`` and ``Y`` of ``A_i X = Y B_i`` under the anisotropic noise model.
 
     Parameters
@@ -454,7 +489,7 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
     seed : int, optional
         Seed of the minimal-set draws (default: CRC-32 of the input).
     max_rounds : int
-        Reweighting rounds.
+        Most reweighting rounds (they stop once inliers, weights and noise levels settle).
 
     Returns
     -------
@@ -487,16 +522,26 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
     if seed is None:
         seed = zlib.crc32(B.tobytes(), zlib.crc32(A.tobytes()))
     rng = np.random.default_rng(seed)
-    RX, tX, RY, tY, s = _hypotheses(A, B, rng, n_hypotheses if robust else 0, with_scale)
-    s = np.where(np.isfinite(s) & (s > 1e-6), s, 1.0)
     Cm, Cf = _readings(B, configuration, robust)
-    d = _pair_distances(A, [Cm] if Cf is None else [Cm, Cf], RX, tX, RY, tY, s, configuration)
-    q = np.quantile(d, _SCORE_QUANTILE if robust else 0.5, axis=1)
-    h = int(np.nanargmin(q))
+    readings = [Cm] if Cf is None else [Cm, Cf]
+    RX, tX, RY, tY, s = _hypotheses(A, B, rng, 0, with_scale)
+    s = np.where(np.isfinite(s) & (s > 1e-6), s, 1.0)
+    h = 0
+    if robust:
+        d = _pair_distances(A, readings, RX, tX, RY, tY, s, configuration)[0]
+        if np.mean(d <= 4.0 * np.quantile(d, _SCORE_QUANTILE)) < _CLEAN_FRACTION:
+            # the all-pairs closed form does not explain the data: minimal sets (the all-pairs one stays first)
+            RX, tX, RY, tY, s = _hypotheses(A, B, rng, n_hypotheses, with_scale)
+            s = np.where(np.isfinite(s) & (s > 1e-6), s, 1.0)
+            d = _pair_distances(A, readings, RX, tX, RY, tY, s, configuration)
+            h = int(np.nanargmin(np.quantile(d, _SCORE_QUANTILE, axis=1)))
     X = c.transform(RX[h], tX[h])
     Y = c.transform(RY[h], tY[h])
     ls = math.log(s[h]) if with_scale else 0.0
     inl, repaired = _initial_inliers(A, Cm, Cf, X, Y, ls, configuration, robust)
+    if scale == "auto" and abs(ls) < _SCALE_START:
+        # the closed form finds the data metric: no scale unless asked for
+        with_scale, ls = False, 0.0
     if given is None:
         # 1. configuration: the reading whose camera-frame noise model explains the residuals best
         other = "eye_to_hand" if configuration == "eye_in_hand" else "eye_in_hand"
@@ -515,7 +560,8 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
     nu = math.inf
     w = np.ones(n)
     chi2 = np.zeros(n)
-    for rnd in range(max_rounds):
+    prev = None
+    for _ in range(max_rounds):
         C_use = np.where(repaired[:, None, None], Cf, Cm) if Cf is not None else Cm
         Cp = _predict(A, X, Y, configuration)
         _, G = pm.pair_jacobians(Cp, X, configuration)
@@ -533,14 +579,15 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
         chi2 = np.einsum("ni,nij,nj->n", r, Sinv, r)
         if robust:
             if Cf is not None:
-                rf = _res(np.where(repaired[:, None, None], Cm, Cf), Cp, ls)
-                chi2f = np.einsum("ni,nij,nj->n", rf, Sinv, rf)
-                swap = (chi2f < chi2) & (chi2 > CHI2_GATE)
-                if swap.any():
-                    repaired ^= swap
-                    chi2 = np.where(swap, chi2f, chi2)
-                    C_use = np.where(repaired[:, None, None], Cf, Cm)
-                    r = _res(C_use, Cp, ls)
+                # chi-square of the reading and of its mirror; the mirror only for readings outside the gate
+                r0 = _res(Cm, Cp, ls)
+                rf = _res(Cf, Cp, ls)
+                c0 = np.einsum("ni,nij,nj->n", r0, Sinv, r0)
+                cf = np.einsum("ni,nij,nj->n", rf, Sinv, rf)
+                repaired = (c0 > CHI2_GATE) & (cf <= CHI2_GATE)
+                chi2 = np.where(repaired, cf, c0)
+                C_use = np.where(repaired[:, None, None], Cf, Cm)
+                r = np.where(repaired[:, None], rf, r0)
             new_inl = chi2 <= CHI2_GATE
             if new_inl.sum() >= 3:
                 inl = new_inl
@@ -549,6 +596,13 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
             lls = [_t_loglik(chi2[inl], logdet[inl], v) for v in _NU_CANDIDATES]
             nu = _NU_CANDIDATES[int(np.argmax(lls))]
             w = np.ones(n) if not np.isfinite(nu) else (nu + 6.0) / (nu + chi2)
+        state = (inl.copy(), repaired.copy(), nu, theta.copy())
+        settled = prev is not None and (np.array_equal(prev[0], state[0]) and np.array_equal(prev[1], state[1])
+                                        and prev[2] == state[2]
+                                        and np.all(np.abs(prev[3] - state[3]) <= 0.1 * prev[3] + 1e-30))  # fmt: skip
+        prev = state
+        if settled:
+            break
         Linv = np.linalg.inv(np.linalg.cholesky(S))
         sw = np.sqrt(w) * inl
         X1, Y1, ls1, Jw = _solve_wls(A, C_use, X, Y, ls, Linv, sw, configuration, with_scale)

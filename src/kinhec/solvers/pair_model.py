@@ -65,7 +65,12 @@ def adjoint(T: np.ndarray) -> np.ndarray:
     out = np.zeros(T.shape[:-2] + (6, 6))
     out[..., :3, :3] = R
     out[..., 3:, 3:] = R
-    out[..., 3:, :3] = se3.hat(t) @ R
+    # hat(t) @ R, row by row: row i of hat(t) R is t x (column-wise) ...; written with cross products of rows
+    tx, ty, tz = t[..., 0, None], t[..., 1, None], t[..., 2, None]
+    r0, r1, r2 = R[..., 0, :], R[..., 1, :], R[..., 2, :]
+    out[..., 3, :3] = ty * r2 - tz * r1
+    out[..., 4, :3] = tz * r0 - tx * r2
+    out[..., 5, :3] = tx * r1 - ty * r0
     return out
 
 
@@ -136,4 +141,41 @@ def robot_covariance(G: np.ndarray, rot_std: float, trans_std: float) -> np.ndar
 
 def residuals(C_meas: np.ndarray, C_pred: np.ndarray) -> np.ndarray:
     """Camera errors ``rho_i = log(inv(C_pred,i) C_meas,i)`` (N, 6)."""
-    return se3.se3_log(_inv(C_pred) @ C_meas, check=False)
+    return fast_se3_log(_inv(C_pred) @ C_meas)
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    out = np.empty_like(b)
+    out[:, 0] = a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1]
+    out[:, 1] = a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2]
+    out[:, 2] = a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]
+    return out
+
+
+def fast_se3_log(T: np.ndarray) -> np.ndarray:
+    """:func:`kinhec.se3.se3_log` of ``(N, 4, 4)`` poses from the skew part of ``R`` (rotations near pi by the general routine).
+
+    ``sin(theta) u`` is the skew part of ``R`` and ``cos(theta) = (tr R - 1) / 2``; ``theta = atan2``
+    of the two, exact to round-off below about 170 deg.
+    """
+    R = T[:, :3, :3]
+    s = np.empty(R.shape[:1] + (3,))
+    s[:, 0] = R[:, 2, 1] - R[:, 1, 2]
+    s[:, 1] = R[:, 0, 2] - R[:, 2, 0]
+    s[:, 2] = R[:, 1, 0] - R[:, 0, 1]
+    s *= 0.5
+    cth = 0.5 * (R[:, 0, 0] + R[:, 1, 1] + R[:, 2, 2] - 1.0)
+    sn = np.linalg.norm(s, axis=-1)
+    th = np.arctan2(sn, cth)
+    small = sn < 1e-12
+    w = s * np.where(small, 1.0, th / np.where(small, 1.0, sn))[:, None]
+    far = cth < -0.98
+    if far.any():
+        w[far] = se3.so3_log(R[far], check=False)
+        th = np.linalg.norm(w, axis=-1)
+    t = T[:, :3, 3]
+    tt = np.where(th < 1e-4, 1.0, th)
+    D = np.where(th < 1e-4, 1.0 / 12 + th**2 / 720, 1.0 / (tt * tt) - np.cos(tt / 2) / (2 * tt * np.sin(tt / 2)))
+    wt = _cross(w, t)
+    v = t - 0.5 * wt + D[:, None] * _cross(w, wt)
+    return np.concatenate([w, v], axis=-1)
