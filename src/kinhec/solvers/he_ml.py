@@ -73,8 +73,6 @@ CHI2_GATE = 22.4577
 #: Minimal-set hypotheses of the initialisation (plus the all-pairs closed form).
 N_HYPOTHESES = 96
 _SCORE_QUANTILE = 0.35
-#: Fraction of pairs near the all-pairs closed form above which no minimal sets are drawn.
-_CLEAN_FRACTION = 0.97
 _NU_CANDIDATES = (3.0, 5.0, 10.0, math.inf)
 _FLOOR = 1e-16
 #: |log s| below which a monocular scale is never kept.
@@ -524,17 +522,12 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
     rng = np.random.default_rng(seed)
     Cm, Cf = _readings(B, configuration, robust)
     readings = [Cm] if Cf is None else [Cm, Cf]
-    RX, tX, RY, tY, s = _hypotheses(A, B, rng, 0, with_scale)
+    RX, tX, RY, tY, s = _hypotheses(A, B, rng, n_hypotheses if robust else 0, with_scale)
     s = np.where(np.isfinite(s) & (s > 1e-6), s, 1.0)
     h = 0
     if robust:
-        d = _pair_distances(A, readings, RX, tX, RY, tY, s, configuration)[0]
-        if np.mean(d <= 4.0 * np.quantile(d, _SCORE_QUANTILE)) < _CLEAN_FRACTION:
-            # the all-pairs closed form does not explain the data: minimal sets (the all-pairs one stays first)
-            RX, tX, RY, tY, s = _hypotheses(A, B, rng, n_hypotheses, with_scale)
-            s = np.where(np.isfinite(s) & (s > 1e-6), s, 1.0)
-            d = _pair_distances(A, readings, RX, tX, RY, tY, s, configuration)
-            h = int(np.nanargmin(np.quantile(d, _SCORE_QUANTILE, axis=1)))
+        d = _pair_distances(A, readings, RX, tX, RY, tY, s, configuration)
+        h = int(np.nanargmin(np.quantile(d, _SCORE_QUANTILE, axis=1)))
     X = c.transform(RX[h], tX[h])
     Y = c.transform(RY[h], tY[h])
     ls = math.log(s[h]) if with_scale else 0.0
