@@ -290,7 +290,8 @@ def add_bound_columns(rows: list[dict], seq, time_offset) -> None:
     ``X_rot_crlb_deg`` / ``X_trans_crlb_mm``: expected median errors of an
     efficient estimator on the protocol's keyframe pairs
     (:func:`kinhec.bounds.sequence_bound`); ``X_*_efficiency``: the row's
-    error divided by the bound (NaN for failed rows); ``crlb_modelled``: False
+    error divided by the bound (NaN for failed rows, and where the bound is
+    infinite: degenerate motion); ``crlb_modelled``: False
     where outliers or DH errors put the data outside the bound's model.  A
     sequence whose bound cannot be computed keeps NaN.
     """
@@ -302,8 +303,10 @@ def add_bound_columns(rows: list[dict], seq, time_offset) -> None:
         row["X_rot_crlb_deg"], row["X_trans_crlb_mm"] = b.X_rot_deg, b.X_trans_mm
         row["crlb_modelled"] = bool(b.modelled)
         if row["ok"]:
-            row["X_rot_efficiency"] = row["X_rot_err_deg"] / b.X_rot_deg if b.X_rot_deg > 0 else math.nan
-            row["X_trans_efficiency"] = row["X_trans_err_mm"] / b.X_trans_mm if b.X_trans_mm > 0 else math.nan
+            for err, bound, col in ((row["X_rot_err_deg"], b.X_rot_deg, "X_rot_efficiency"),
+                                    (row["X_trans_err_mm"], b.X_trans_mm, "X_trans_efficiency")):  # fmt: skip
+                # no ratio where the motion leaves that part of X undetermined (infinite bound)
+                row[col] = err / bound if 0 < bound < math.inf else math.nan
 
 
 def _error_text(exc: BaseException) -> str:

@@ -76,7 +76,8 @@ class SequenceBound:
     ----------
     X_rot_deg, X_trans_mm : float
         Expected median rotation [deg] and translation [mm] error of ``X`` of
-        an efficient unbiased estimator.
+        an efficient unbiased estimator; ``inf`` when the pairs do not
+        determine that part of ``X`` (degenerate motion).
     Y_rot_deg, Y_trans_mm : float
         The same for ``Y``.
     cov : ndarray, shape (P, P)
@@ -243,11 +244,31 @@ def bound_from_pairs(A, C, X, Y, configuration: str, *, camera_cov=None, camera_
     else:
         Sig = Sig + tiny * np.eye(6 * n)
     F = fisher_information(J, Sig)
-    cov = np.linalg.pinv(F, rcond=1e-14, hermitian=True)
+    cov, unidentified = _inverse_information(F)
     rng = np.random.default_rng(_SAMPLE_SEED) if rng is None else rng
     xr, xt = median_errors(cov[:6, :6], rng, n_samples)
     yr, yt = median_errors(cov[6:12, 6:12], rng, n_samples)
+    # a block touched by a direction the data do not determine (e.g. rotations about one axis only) has no bound
+    xr, xt, yr, yt = (math.inf if unidentified[k] else v for k, v in enumerate((xr, xt, yr, yt)))
     return SequenceBound(xr, xt, yr, yt, cov, n)
+
+
+#: Relative eigenvalue of the (scaled) Fisher information below which a direction counts as undetermined.
+UNIDENTIFIED_TOL = 1e-10
+
+
+def _inverse_information(F: np.ndarray):
+    """Pseudo-inverse of ``F`` and, per block (X rot, X trans, Y rot, Y trans), whether it meets its null space."""
+    d = np.sqrt(np.clip(np.diag(F), 1e-300, None))
+    Fn = F / np.outer(d, d)
+    w, V = np.linalg.eigh(Fn)
+    null = w < UNIDENTIFIED_TOL * max(w.max(), 1e-300)
+    inv_w = np.where(null, 0.0, 1.0 / np.where(null, 1.0, w))
+    cov = (V * inv_w) @ V.T / np.outer(d, d)
+    Vn = V[:, null]
+    blocks = [slice(0, 3), slice(3, 6), slice(6, 9), slice(9, 12)]
+    unidentified = [bool(Vn.size) and float(np.max(np.sum(Vn[b] ** 2, axis=0))) > 1e-3 for b in blocks]
+    return cov, unidentified
 
 
 def _robot_twist_cov(seq, idx, info, config, offset) -> np.ndarray:

@@ -172,7 +172,10 @@ def _rotations_from_sets(RA: np.ndarray, RB: np.ndarray):
 
 
 def _translations_from_sets(RA, tA, tB, RY, with_scale: bool):
-    """``R_A t_X + t_A = s R_Y t_B + t_Y`` by least squares for batches (H, m, ...); returns tX, tY, s."""
+    """``R_A t_X + t_A = k R_Y t_B + t_Y`` by least squares for batches (H, m, ...); returns tX, tY, s = 1 / k.
+
+    The camera translations are ``s`` times the metric ones, so the metric ``t_B`` is ``k t_B`` with ``k = 1 / s``.
+    """
     H, m = RA.shape[:2]
     p = 7 if with_scale else 6
     M = np.zeros((H, m, 3, p))
@@ -188,7 +191,10 @@ def _translations_from_sets(RA, tA, tB, RY, with_scale: bool):
     rhs = rhs.reshape(H, 3 * m)
     N = np.swapaxes(M, 1, 2) @ M + 1e-12 * np.eye(p)
     sol = np.linalg.solve(N, np.einsum("hki,hk->hi", M, rhs)[..., None])[..., 0]
-    s = sol[:, 6] if with_scale else np.ones(H)
+    if not with_scale:
+        return sol[:, :3], sol[:, 3:6], np.ones(H)
+    k = sol[:, 6]
+    s = np.where(k > 1e-9, 1.0 / np.where(k > 1e-9, k, 1.0), np.nan)
     return sol[:, :3], sol[:, 3:6], s
 
 
