@@ -71,7 +71,9 @@ NOISE_KEYS = ("camera_rot_std_rad", "camera_trans_std_m", "camera_trans_std_z_m"
 #: 99.9 % quantile of chi2 with 6 degrees of freedom: the inlier gate of a pair.
 CHI2_GATE = 22.4577
 #: Minimal-set hypotheses of the initialisation (plus the all-pairs closed form).
-N_HYPOTHESES = 96
+N_HYPOTHESES = 64
+#: Pairs on which the hypotheses are scored (a random subset of larger sets).
+_SCORE_PAIRS = 48
 _SCORE_QUANTILE = 0.35
 _NU_CANDIDATES = (3.0, 5.0, 10.0, math.inf)
 _FLOOR = 1e-16
@@ -132,6 +134,16 @@ class HeMlResult:
         return self.cov[6:12, 6:12]
 
 
+def _mv(M: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Batched matrix-vector product ``M_n v_n``."""
+    return (M @ v[:, :, None])[:, :, 0]
+
+
+def _quad(r: np.ndarray, S: np.ndarray) -> np.ndarray:
+    """Batched quadratic forms ``r_n^T S_n r_n``."""
+    return (_mv(S, r) * r).sum(axis=1)
+
+
 # --------------------------------------------------------------------------- #
 # configuration
 # --------------------------------------------------------------------------- #
@@ -162,7 +174,7 @@ def _project_so3(M: np.ndarray) -> np.ndarray:
 
 def _rotations_from_sets(RA: np.ndarray, RB: np.ndarray):
     """Kronecker solution of ``R_A R_X = R_Y R_B`` for batches of pair sets (H, m, 3, 3)."""
-    K = np.einsum("hnij,hnkl->hikjl", RB, RA).reshape(RA.shape[0], 9, 9)
+    K = (RB[:, :, :, None, :, None] * RA[:, :, None, :, None, :]).sum(axis=1).reshape(RA.shape[0], 9, 9)
     U, _, Vt = np.linalg.svd(K)
     MX = np.swapaxes(Vt[:, 0].reshape(-1, 3, 3), 1, 2)
     MY = np.swapaxes(U[:, :, 0].reshape(-1, 3, 3), 1, 2)
@@ -182,7 +194,7 @@ def _translations_from_sets(RA, tA, tB, RY, with_scale: bool):
     M[..., :3] = RA
     M[..., 3:6] = -np.eye(3)
     rhs = -tA
-    RYtB = np.einsum("hij,hnj->hni", RY, tB)
+    RYtB = tB @ np.swapaxes(RY, 1, 2)
     if with_scale:
         M[..., 6] = -RYtB
     else:
@@ -190,7 +202,7 @@ def _translations_from_sets(RA, tA, tB, RY, with_scale: bool):
     M = M.reshape(H, 3 * m, p)
     rhs = rhs.reshape(H, 3 * m)
     N = np.swapaxes(M, 1, 2) @ M + 1e-12 * np.eye(p)
-    sol = np.linalg.solve(N, np.einsum("hki,hk->hi", M, rhs)[..., None])[..., 0]
+    sol = np.linalg.solve(N, np.swapaxes(M, 1, 2) @ rhs[..., None])[..., 0]
     if not with_scale:
         return sol[:, :3], sol[:, 3:6], np.ones(H)
     k = sol[:, 6]
@@ -273,7 +285,7 @@ def _sigma(theta: np.ndarray, Q: np.ndarray) -> np.ndarray:
     return (theta @ Q.reshape(k, -1)).reshape(n, 6, 6) + _FLOOR * np.eye(6)
 
 
-def _estimate_components(r, Q, w, theta0, n_iter: int = 10) -> np.ndarray:
+def _estimate_components(r, Q, w, theta0, n_iter: int = 8) -> np.ndarray:
     """Fisher-scoring (MINQUE iteration) of the variance components on residuals ``r`` (n, 6), weights ``w``.
 
     With ``Sigma = sum_k th_k Q_k`` and ``W = Sigma^-1``, one step solves ``F th = q`` with
@@ -360,7 +372,7 @@ def _solve_wls(A, Cm, X0, Y0, ls0, Linv, sw, configuration, with_scale):
     def fun(p):
         X, Y, ls = _apply(X0, Y0, ls0, p, with_scale)
         r = _res(Cm, _predict(A, X, Y, configuration), ls, ls0)
-        return (sw[:, None] * np.einsum("nij,nj->ni", Linv, r)).ravel()
+        return (sw[:, None] * _mv(Linv, r)).ravel()
 
     def jac(p):
         X, Y, ls = _apply(X0, Y0, ls0, p, with_scale)
@@ -431,7 +443,7 @@ def _config_loglik(A, C, X, Y, ls, inl, configuration) -> float:
     """
     Cp = _predict(A, X, Y, configuration)
     r = _res(C, Cp, ls)[inl]
-    e = np.einsum("nij,nj->ni", Cp[inl, :3, :3], r[:, 3:])  # camera-frame translation error
+    e = _mv(Cp[inl, :3, :3], r[:, 3:])  # camera-frame translation error
     m = r.shape[0]
     var_w = max(float(np.mean(r[:, :3] ** 2)), 1e-300)
     var_e = np.maximum(np.mean(e**2, axis=0), 1e-300)
@@ -532,7 +544,9 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
     s = np.where(np.isfinite(s) & (s > 1e-6), s, 1.0)
     h = 0
     if robust:
-        d = _pair_distances(A, readings, RX, tX, RY, tY, s, configuration)
+        # hypotheses are scored on a random subset of the pairs (enough for a quantile, and cheap)
+        sub = np.sort(rng.choice(n, size=min(n, _SCORE_PAIRS), replace=False))
+        d = _pair_distances(A[sub], [r[sub] for r in readings], RX, tX, RY, tY, s, configuration)
         h = int(np.nanargmin(np.quantile(d, _SCORE_QUANTILE, axis=1)))
     X = c.transform(RX[h], tX[h])
     Y = c.transform(RY[h], tY[h])
@@ -575,14 +589,14 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
             theta = _estimate_components(r[inl], Q[:, inl], w[inl], theta)
         S = _sigma(theta, Q)
         Sinv = np.linalg.inv(S)
-        chi2 = np.einsum("ni,nij,nj->n", r, Sinv, r)
+        chi2 = _quad(r, Sinv)
         if robust:
             if Cf is not None:
                 # chi-square of the reading and of its mirror; the mirror only for readings outside the gate
                 r0 = _res(Cm, Cp, ls)
                 rf = _res(Cf, Cp, ls)
-                c0 = np.einsum("ni,nij,nj->n", r0, Sinv, r0)
-                cf = np.einsum("ni,nij,nj->n", rf, Sinv, rf)
+                c0 = _quad(r0, Sinv)
+                cf = _quad(rf, Sinv)
                 repaired = (c0 > CHI2_GATE) & (cf <= CHI2_GATE)
                 chi2 = np.where(repaired, cf, c0)
                 C_use = np.where(repaired[:, None, None], Cf, Cm)
@@ -626,13 +640,14 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
         theta = theta * n_obs / max(n_obs - P, 1.0)
     S = _sigma(theta, Q)
     Sinv = np.linalg.inv(S)
-    chi2 = np.einsum("ni,nij,nj->n", r, Sinv, r)
+    chi2 = _quad(r, Sinv)
     J, _ = pm.pair_jacobians(Cp, X, configuration)
     if with_scale:
         J = np.concatenate([J, pm.scale_jacobian(Cp)[:, :, None]], axis=2)
     # expected information of the weighted (Student-t) likelihood: (nu + 6) / (nu + 8) per pair
     f_nu = 1.0 if not np.isfinite(nu) else (nu + 6.0) / (nu + 8.0)
-    Hn = f_nu * np.einsum("n,nip,nij,njq->pq", inl.astype(float), J, Sinv, J)
+    Ji = J[inl]
+    Hn = f_nu * (np.swapaxes(Ji, 1, 2) @ Sinv[inl] @ Ji).sum(axis=0)
     cov = np.linalg.pinv(Hn, hermitian=True)
     return HeMlResult(
         X=X, Y=Y, cov=cov, scale=math.exp(ls) if with_scale else None, noise=_noise_from_theta(theta),

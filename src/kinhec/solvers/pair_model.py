@@ -119,7 +119,7 @@ def pair_jacobians(C: np.ndarray, X: np.ndarray, configuration: str):
 def scale_jacobian(C: np.ndarray) -> np.ndarray:
     """``d rho / d log(s)`` (N, 6) of a monocular scale multiplying the translations of ``C``."""
     out = np.zeros((C.shape[0], 6))
-    out[:, 3:] = np.einsum("nji,nj->ni", C[:, :3, :3], C[:, :3, 3])
+    out[:, 3:] = (np.swapaxes(C[:, :3, :3], 1, 2) @ C[:, :3, 3, None])[:, :, 0]
     return out
 
 
