@@ -33,6 +33,9 @@ Figures and file names
     From ``benchmarks/results.parquet`` when it exists: per-track summary of
     the baselines, robustness curves (:data:`ROBUSTNESS_FACTORS`) and the X
     error against the motion descriptors.
+``efficiency.png``
+    From the same table when it has the Cramér-Rao bound columns: median
+    error / bound per track and solver (:func:`plot_efficiency`).
 """
 
 from __future__ import annotations
@@ -51,9 +54,11 @@ from kinhec.viz.results import (
     RESULTS_FILE,
     ROBUSTNESS_FACTORS,
     RobustnessFactor,
+    has_efficiency,
     load_results,
     parse_level,
     plot_benchmark_summary,
+    plot_efficiency,
     plot_error_vs_descriptors,
     plot_robustness,
     robustness_factors,
@@ -74,6 +79,7 @@ __all__ = [
     "plot_benchmark_summary",
     "plot_robustness",
     "plot_error_vs_descriptors",
+    "plot_efficiency",
     "load_results",
     "parse_level",
     "robustness_factors",
@@ -270,4 +276,8 @@ def make_figures(
     if missing:
         say(f"skipped robustness curves without results: {', '.join(missing)}")
     draw("error_vs_descriptors.png", plot_error_vs_descriptors, results)
+    if has_efficiency(results):
+        draw("efficiency.png", plot_efficiency, results)
+    else:
+        say("skipped efficiency: the results table has no Cramér-Rao bound columns (re-run kinhec benchmark)")
     return written
