@@ -36,8 +36,9 @@ the fitted parameters corrected at the end.
    (3, 5, 10 or Gaussian) with the highest likelihood set the weights
    ``(nu + 6) / (nu + d_i^2)``.
 4. **Scale.** With ``scale="auto"`` the monocular scale of the camera
-   translations is estimated and kept only if it differs from 1 by more than
-   three standard deviations.
+   translations is estimated when the closed form finds it more than 5 %
+   away from 1, and kept only if it still is, by more than three standard
+   deviations, after the maximum-likelihood fit.
 5. **Covariance.** The inverse of the whitened normal matrix at the solution.
 """
 
@@ -72,15 +73,19 @@ NOISE_KEYS = ("camera_rot_std_rad", "camera_trans_std_m", "camera_trans_std_z_m"
 CHI2_GATE = 22.4577
 #: Minimal-set hypotheses of the initialisation (plus the all-pairs closed form).
 N_HYPOTHESES = 64
+#: Fewest pairs for the robust stages (minimal sets, gate, flips, Student-t); fewer pairs: plain ML.
+_ROBUST_MIN_PAIRS = 8
+#: A minimal set replaces the all-pairs start only when its score is below this fraction of the latter's.
+_PREFER_ALL = 0.5
 #: Pairs on which the hypotheses are scored (a random subset of larger sets).
 _SCORE_PAIRS = 48
 _SCORE_QUANTILE = 0.35
 _NU_CANDIDATES = (3.0, 5.0, 10.0, math.inf)
 _FLOOR = 1e-16
-#: |log s| below which a monocular scale is never kept.
-_SCALE_MIN = 0.005
+#: |log s| below which a monocular scale is never kept (a scale within about 5 % of 1 is taken as metric).
+_SCALE_MIN = 0.05
 #: |log s| of the closed-form start below which ``scale="auto"`` treats the data as metric.
-_SCALE_START = 0.02
+_SCALE_START = 0.05
 
 
 @dataclass(frozen=True)
@@ -211,25 +216,26 @@ def _translations_from_sets(RA, tA, tB, RY, with_scale: bool):
 
 
 def _hypotheses(A, B, rng, n_hyp: int, with_scale: bool):
-    """Batch of ``(R_X, t_X, R_Y, t_Y, s)``: all pairs first, then random minimal sets of three."""
+    """Batch of ``(R_X, t_X, R_Y, t_Y, s)`` and the pairs behind each: all pairs first, then minimal sets of three.
+
+    Returns the five stacked arrays and a boolean ``(H, N)`` mask of the pairs each hypothesis was fitted to.
+    """
     n = A.shape[0]
-    sets = [np.arange(n)]
-    RXs, tXs, RYs, tYs, ss = [], [], [], [], []
-    # all pairs (one batch of one)
     idx_all = np.arange(n)[None]
-    if n > 3:
-        draws = np.argsort(rng.random((n_hyp, n)), axis=1)[:, :3]
-    else:
-        draws = np.zeros((0, 3), dtype=np.int64)
+    draws = np.argsort(rng.random((n_hyp, n)), axis=1)[:, :3] if n > 3 else np.zeros((0, 3), dtype=np.int64)
+    out = [[], [], [], [], []]
     for idx in (idx_all, draws):
         if idx.shape[0] == 0:
             continue
         RA, RB = A[idx, :3, :3], B[idx, :3, :3]
         RX, RY = _rotations_from_sets(RA, RB)
         tX, tY, s = _translations_from_sets(RA, A[idx, :3, 3], B[idx, :3, 3], RY, with_scale)
-        RXs.append(RX), tXs.append(tX), RYs.append(RY), tYs.append(tY), ss.append(s)
-    del sets
-    return (np.concatenate(RXs), np.concatenate(tXs), np.concatenate(RYs), np.concatenate(tYs), np.concatenate(ss))
+        for lst, v in zip(out, (RX, tX, RY, tY, s)):
+            lst.append(v)
+    used = np.zeros((1 + draws.shape[0], n), dtype=bool)
+    used[0] = True
+    used[np.arange(1, 1 + draws.shape[0])[:, None], draws] = True
+    return tuple(np.concatenate(v) for v in out) + (used,)
 
 
 def _pair_distances(A, C_list, RX, tX, RY, tY, s, configuration):
@@ -499,7 +505,8 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
         significant (``"auto"``), always estimated, or fixed to 1.
     robust : bool
         Minimal-set hypotheses, chi-square gate, planar-flip repair and
-        Student-t weights.  ``False``: all pairs, Gaussian weights.
+        Student-t weights (from 8 pairs on).  ``False``: all pairs, Gaussian
+        weights.
     n_hypotheses : int
         Random minimal sets of the initialisation.
     seed : int, optional
@@ -538,16 +545,24 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
     if seed is None:
         seed = zlib.crc32(B.tobytes(), zlib.crc32(A.tobytes()))
     rng = np.random.default_rng(seed)
+    robust = robust and n >= _ROBUST_MIN_PAIRS
     Cm, Cf = _readings(B, configuration, robust)
     readings = [Cm] if Cf is None else [Cm, Cf]
-    RX, tX, RY, tY, s = _hypotheses(A, B, rng, n_hypotheses if robust else 0, with_scale)
+    RX, tX, RY, tY, s, used = _hypotheses(A, B, rng, n_hypotheses if robust else 0, with_scale)
     s = np.where(np.isfinite(s) & (s > 1e-6), s, 1.0)
     h = 0
     if robust:
-        # hypotheses are scored on a random subset of the pairs (enough for a quantile, and cheap)
+        # hypotheses are scored on a random subset of the pairs (enough for a quantile, and cheap); a minimal
+        # set fits its own three pairs exactly, so those do not count in its score
         sub = np.sort(rng.choice(n, size=min(n, _SCORE_PAIRS), replace=False))
         d = _pair_distances(A[sub], [r[sub] for r in readings], RX, tX, RY, tY, s, configuration)
-        h = int(np.nanargmin(np.quantile(d, _SCORE_QUANTILE, axis=1)))
+        own = used[:, sub]
+        own[0] = False
+        d[own] = np.nan
+        score = np.nanquantile(d, _SCORE_QUANTILE, axis=1)
+        best = int(np.nanargmin(score))
+        # the all-pairs closed form stays the start unless a minimal set explains the data clearly better
+        h = best if score[best] < _PREFER_ALL * score[0] else 0
     X = c.transform(RX[h], tX[h])
     Y = c.transform(RY[h], tY[h])
     ls = math.log(s[h]) if with_scale else 0.0
@@ -555,7 +570,7 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
     if scale == "auto" and abs(ls) < _SCALE_START:
         # the closed form finds the data metric: no scale unless asked for
         with_scale, ls = False, 0.0
-    if given is None:
+    if given is None and n >= _ROBUST_MIN_PAIRS:
         # 1. configuration: the reading whose camera-frame noise model explains the residuals best
         other = "eye_to_hand" if configuration == "eye_in_hand" else "eye_in_hand"
         ll = {}
