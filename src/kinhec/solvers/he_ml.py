@@ -19,14 +19,19 @@ estimated from the residuals by Fisher scoring of the Gaussian likelihood
 the fitted parameters corrected at the end.
 
 1. **Configuration.** Eye-in-hand data have ``C_i = inv(B_i)``, eye-to-hand
-   ``C_i = B_i``; the one whose camera poses put the reference in front of the
-   camera, inside a plausible field of view, is taken (or pass it).
-2. **Robust initialisation.** Hypotheses of ``(X, Y, s)`` from the Shah
-   closed form on every pair and from random minimal sets of three pairs
-   (Kronecker rotation, then translations and the monocular scale by linear
+   ``C_i = B_i`` (or pass it).  A first reading puts the reference in front of
+   the camera; from 8 pairs on, the reading whose camera frame shows the
+   depth / lateral anisotropy of the start's residuals best is kept.  Robot
+   translation noise is isotropic in the camera frame, so only the camera-frame
+   totals of the translation variances are identified (all the weights need).
+2. **Robust initialisation** (from 8 pairs on).  Hypotheses of ``(X, Y, s)``
+   from the Shah closed form on every pair and from 64 random minimal sets of
+   three pairs (Kronecker rotation, then translations and ``1 / s`` by linear
    least squares, all hypotheses as one batch); each is scored by a low
-   quantile of the pair residuals (so up to about 60 % outliers), with every
-   pair also tried with its planar-ambiguity mirror (:func:`kinhec.noise.planar_flip`).
+   quantile of the distances of the other pairs (up to about 60 % outliers),
+   every pair also read with its planar-ambiguity mirror
+   (:func:`kinhec.noise.planar_flip`).  The all-pairs start is kept unless a
+   minimal set halves its score.
 3. **Maximum likelihood.** Iteratively reweighted: variance components on the
    current inliers, whitened residuals, ``scipy.optimize.least_squares`` over
    right perturbations of ``X`` and ``Y`` (and ``log s``) with the analytic
