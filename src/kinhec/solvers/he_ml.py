@@ -87,6 +87,8 @@ _SCORE_PAIRS = 48
 _SCORE_QUANTILE = 0.35
 _NU_CANDIDATES = (3.0, 5.0, 10.0, math.inf)
 _FLOOR = 1e-16
+#: Smallest variance component [rad^2 or m^2]: exact data keep an invertible covariance.
+_VAR_FLOOR = 1e-24
 #: |log s| below which a monocular scale is never kept (a scale within about 5 % of 1 is taken as metric).
 _SCALE_MIN = 0.05
 #: |log s| of the closed-form start below which ``scale="auto"`` treats the data as metric.
@@ -603,10 +605,15 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
         if known is None:
             if theta is None:
                 # start: camera rotation and translation from the residual spreads, robot small
-                rr = np.mean(r[inl, :3] ** 2)
-                rt = np.mean(r[inl, 3:] ** 2)
+                rr = max(float(np.mean(r[inl, :3] ** 2)), _VAR_FLOOR)
+                rt = max(float(np.mean(r[inl, 3:] ** 2)), _VAR_FLOOR)
                 theta = np.array([rr, rt, rt, 0.1 * rr, 0.1 * rt])
-            theta = _estimate_components(r[inl], Q[:, inl], w[inl], theta)
+            if 6 * int(inl.sum()) - 12 >= 2 * theta.size:
+                # enough redundancy to estimate the components (else the start from the residual spreads stays)
+                try:
+                    theta = np.maximum(_estimate_components(r[inl], Q[:, inl], w[inl], theta), _VAR_FLOOR)
+                except np.linalg.LinAlgError:
+                    pass
         S = _sigma(theta, Q)
         Sinv = np.linalg.inv(S)
         chi2 = _quad(r, Sinv)
