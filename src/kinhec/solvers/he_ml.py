@@ -271,16 +271,35 @@ def _pair_distances(A, C_list, RX, tX, RY, tY, s, configuration):
 # --------------------------------------------------------------------------- #
 # variance components
 # --------------------------------------------------------------------------- #
-def _components(Cp: np.ndarray, G: np.ndarray) -> np.ndarray:
-    """Basis matrices (5, n, 6, 6) of the per-pair covariance in the right twist of ``C``."""
+def _motion_directions(A: np.ndarray) -> np.ndarray:
+    """Flange body twist (n, 6) between the neighbours of every pair (half of it; one-sided at the ends).
+
+    With pairs in time order this is the local direction of motion: a time-stamp error moves the flange
+    along it, so a variance component along ``G u`` takes up pairing errors of asynchronous streams.
+    """
+    n = A.shape[0]
+    lo = np.clip(np.arange(n) - 1, 0, n - 1)
+    hi = np.clip(np.arange(n) + 1, 0, n - 1)
+    span = np.maximum(hi - lo, 1)[:, None]
+    return pm.fast_se3_log(se3.invert_transform(A[lo], check=False) @ A[hi]) / span
+
+
+def _components(Cp: np.ndarray, G: np.ndarray, U: np.ndarray | None = None) -> np.ndarray:
+    """Basis matrices (5 or 6, n, 6, 6) of the per-pair covariance in the right twist of ``C``.
+
+    The sixth (with ``U``, the motion directions) is the robot error along the local motion.
+    """
     n = Cp.shape[0]
     R = Cp[:, :3, :3]
-    Q = np.zeros((5, n, 6, 6))
+    Q = np.zeros((5 if U is None else 6, n, 6, 6))
     Q[0, :, :3, :3] = np.eye(3)
     Q[1, :, 3:, 3:] = np.einsum("nji,njk->nik", R[:, :2], R[:, :2])
     Q[2, :, 3:, 3:] = np.einsum("ni,nk->nik", R[:, 2], R[:, 2])
     Q[3] = G[:, :, :3] @ np.swapaxes(G[:, :, :3], 1, 2)
     Q[4] = G[:, :, 3:] @ np.swapaxes(G[:, :, 3:], 1, 2)
+    if U is not None:
+        g = _mv(G, U)
+        Q[5] = g[:, :, None] * g[:, None, :]
     return Q
 
 
@@ -591,7 +610,11 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
             Cm, Cf = _readings(B, configuration, robust)
             inl, repaired = _initial_inliers(A, Cm, Cf, X, Y, ls, configuration, robust)
 
+    # the motion-direction component needs pairs in time order and enough of them
+    U = _motion_directions(A) if n >= _ROBUST_MIN_PAIRS else None
     theta = None if known is None else _theta_from_noise(known)
+    if theta is not None and U is not None:
+        theta = np.append(theta, 0.0)
     nu = math.inf
     w = np.ones(n)
     chi2 = np.zeros(n)
@@ -600,14 +623,14 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
         C_use = np.where(repaired[:, None, None], Cf, Cm) if Cf is not None else Cm
         Cp = _predict(A, X, Y, configuration)
         _, G = pm.pair_jacobians(Cp, X, configuration)
-        Q = _components(Cp, G)
+        Q = _components(Cp, G, U)
         r = _res(C_use, Cp, ls)
         if known is None:
             if theta is None:
                 # start: camera rotation and translation from the residual spreads, robot small
                 rr = max(float(np.mean(r[inl, :3] ** 2)), _VAR_FLOOR)
                 rt = max(float(np.mean(r[inl, 3:] ** 2)), _VAR_FLOOR)
-                theta = np.array([rr, rt, rt, 0.1 * rr, 0.1 * rt])
+                theta = np.array([rr, rt, rt, 0.1 * rr, 0.1 * rt] + ([] if U is None else [0.01]))
             if 6 * int(inl.sum()) - 12 >= 2 * theta.size:
                 # enough redundancy to estimate the components (else the start from the residual spreads stays)
                 try:
@@ -659,7 +682,7 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
     C_use = np.where(repaired[:, None, None], Cf, Cm) if Cf is not None else Cm
     Cp = _predict(A, X, Y, configuration)
     _, G = pm.pair_jacobians(Cp, X, configuration)
-    Q = _components(Cp, G)
+    Q = _components(Cp, G, U)
     r = _res(C_use, Cp, ls)
     P = 13 if with_scale else 12
     if known is None:
