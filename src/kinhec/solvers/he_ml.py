@@ -13,7 +13,10 @@ sum of five *variance components*
               + th_4 G_i diag(I, 0) G_i^T + th_5 G_i diag(0, I) G_i^T
 
 (camera rotation, camera lateral, camera depth, robot rotation, robot
-translation variances).  When the noise levels are not given they are
+translation variances), and from 8 pairs on a sixth, ``th_6 (G_i u_i)(G_i u_i)^T``
+with ``u_i`` the flange twist between the neighbours of pair ``i`` (the local
+direction of motion, along which a time-stamp error moves the flange: the
+pairing error of asynchronous streams with camera jitter).  When the noise levels are not given they are
 estimated from the residuals by Fisher scoring of the Gaussian likelihood
 (variance-component estimation), with the loss of ``P`` degrees of freedom to
 the fitted parameters corrected at the end.
