@@ -329,6 +329,7 @@ def _estimate_components(r, Q, w, theta0, n_iter: int = 8) -> np.ndarray:
     """
     k, n = Q.shape[:2]
     Qf = Q.reshape(k, -1)
+    trQ = np.trace(Q, axis1=-2, axis2=-1).mean(axis=1)
     theta = np.maximum(theta0, 1e-14)
     active = np.ones(k, dtype=bool)
     for _ in range(n_iter):
@@ -347,7 +348,8 @@ def _estimate_components(r, Q, w, theta0, n_iter: int = 8) -> np.ndarray:
             new[~active] = 0.0
             if not active.any():
                 break
-        change = np.max(np.abs(new - theta) / np.maximum(np.abs(theta), 1e-30))
+        # change measured in shares of the total variance (a vanishing component need not converge relatively)
+        change = float(np.max(np.abs(new - theta) * trQ)) / max(float(np.sum(np.maximum(new, 0.0) * trQ)), 1e-300)
         theta = np.maximum(new, 0.0)
         if change < 1e-2:
             break
@@ -662,10 +664,12 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
             lls = [_t_loglik(chi2[inl], logdet[inl], v) for v in _NU_CANDIDATES]
             nu = _NU_CANDIDATES[int(np.argmax(lls))]
             w = np.ones(n) if not np.isfinite(nu) else (nu + 6.0) / (nu + chi2)
-        state = (inl.copy(), repaired.copy(), nu, theta.copy())
+        # shares of the total variance per component: the weights have settled when none moves by 2 %
+        trQ = np.trace(Q[:, inl], axis1=-2, axis2=-1).mean(axis=1)
+        share = theta * trQ / max(float(np.sum(theta * trQ)), 1e-300)
+        state = (inl.copy(), repaired.copy(), nu, share)
         settled = prev is not None and (np.array_equal(prev[0], state[0]) and np.array_equal(prev[1], state[1])
-                                        and prev[2] == state[2]
-                                        and np.all(np.abs(prev[3] - state[3]) <= 0.1 * prev[3] + 1e-30))  # fmt: skip
+                                        and prev[2] == state[2] and np.all(np.abs(prev[3] - share) <= 0.02))  # fmt: skip
         prev = state
         if settled:
             break
