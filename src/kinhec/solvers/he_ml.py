@@ -589,8 +589,10 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
         d = _pair_distances(A[sub], [r[sub] for r in readings], RX, tX, RY, tY, s, configuration)
         own = used[:, sub]
         own[0] = False
-        d[own] = np.nan
-        score = np.nanquantile(d, _SCORE_QUANTILE, axis=1)
+        d[own] = np.inf  # sorted last; the quantile is taken among the other pairs
+        m = (~own).sum(axis=1)
+        k = np.floor(_SCORE_QUANTILE * np.maximum(m - 1, 0)).astype(np.int64)
+        score = np.sort(d, axis=1)[np.arange(d.shape[0]), k]
         best = int(np.nanargmin(score))
         # the all-pairs closed form stays the start unless a minimal set explains the data clearly better
         h = best if score[best] < _PREFER_ALL * score[0] else 0
