@@ -92,6 +92,10 @@ _NU_CANDIDATES = (3.0, 5.0, 10.0, math.inf)
 _FLOOR = 1e-16
 #: Smallest variance component [rad^2 or m^2]: exact data keep an invertible covariance.
 _VAR_FLOOR = 1e-24
+#: Share of the total variance below which the motion-direction component is left out.
+_MOTION_SHARE = 0.05
+#: The rounds stop when no variance component's share of the total moves by more than this.
+_SETTLE_SHARE = 0.02
 #: |log s| below which a monocular scale is never kept (a scale within about 5 % of 1 is taken as metric).
 _SCALE_MIN = 0.05
 #: |log s| of the closed-form start below which ``scale="auto"`` treats the data as metric.
@@ -644,6 +648,11 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
                     theta = np.maximum(_estimate_components(r[inl], Q[:, inl], w[inl], theta), _VAR_FLOOR)
                 except np.linalg.LinAlgError:
                     pass
+            if U is not None:
+                trQ = np.trace(Q[:, inl], axis1=-2, axis2=-1).mean(axis=1)
+                if theta[5] * trQ[5] < _MOTION_SHARE * float(np.sum(theta * trQ)):
+                    # the data show no error along the motion: leave the component out (no weight noise)
+                    U, theta, Q = None, theta[:5], Q[:5]
         S = _sigma(theta, Q)
         Sinv = np.linalg.inv(S)
         chi2 = _quad(r, Sinv)
@@ -671,7 +680,7 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
         share = theta * trQ / max(float(np.sum(theta * trQ)), 1e-300)
         state = (inl.copy(), repaired.copy(), nu, share)
         settled = prev is not None and (np.array_equal(prev[0], state[0]) and np.array_equal(prev[1], state[1])
-                                        and prev[2] == state[2] and np.all(np.abs(prev[3] - share) <= 0.02))  # fmt: skip
+                                        and prev[2] == state[2] and np.all(np.abs(prev[3] - share) <= _SETTLE_SHARE))  # fmt: skip
         prev = state
         if settled:
             break
