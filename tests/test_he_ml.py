@@ -140,3 +140,14 @@ def test_registry_entry_and_input_errors():
     A[:, :3, :3] = se3.so3_exp(np.outer(np.linspace(0.1, 1.0, 10), [0.0, 0.0, 1.0]))
     with pytest.raises(DegenerateMotionError):
         he_ml(A, ch.B_abs_gt)
+
+
+def test_motion_component_dropped_mid_run():
+    """Stations in random order (no motion direction) with outliers: the sixth component leaves, the run goes on."""
+    rng = np.random.default_rng(8)
+    ch = make_chain(rng, 30, configuration="eye_in_hand")
+    A, B, Cm = _noisy(ch, rng)
+    Cm[:6] = noise.random_pose_outliers(Cm[:6], rng)
+    res = he_ml(A, pm.camera_poses(Cm, "eye_in_hand"), configuration="eye_in_hand")
+    assert not res.inliers[:6].any()
+    assert _err(res.X, ch.X)[0] < 0.5

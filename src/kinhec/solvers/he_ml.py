@@ -680,7 +680,8 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
         share = theta * trQ / max(float(np.sum(theta * trQ)), 1e-300)
         state = (inl.copy(), repaired.copy(), nu, share)
         settled = prev is not None and (np.array_equal(prev[0], state[0]) and np.array_equal(prev[1], state[1])
-                                        and prev[2] == state[2] and np.all(np.abs(prev[3] - share) <= _SETTLE_SHARE))  # fmt: skip
+                                        and prev[2] == state[2] and prev[3].shape == share.shape
+                                        and np.all(np.abs(prev[3] - share) <= _SETTLE_SHARE))  # fmt: skip
         prev = state
         if settled:
             break
