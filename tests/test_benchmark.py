@@ -174,7 +174,9 @@ def test_solver_specific_columns(smoke, smoke_run):
     assert df.loc[(kinds == "axxb"), ["Y_rot_err_deg", "Y_trans_err_mm"]].isna().all().all()
     assert df.loc[(kinds == "axyb") & ok, ["Y_rot_err_deg", "Y_trans_err_mm"]].notna().all().all()
     ransac = df.solver == "ransac_park_martin"
-    assert df.loc[~ransac, "n_inliers"].isna().all()
+    assert df.loc[~ransac & (df.solver != "he_ml"), "n_inliers"].isna().all()
+    h = df[(df.solver == "he_ml") & ok]
+    assert ((h.n_inliers >= 3) & (h.n_inliers <= h.n_motions)).all()
     r = df[ransac & ok]
     assert ((r.n_inliers >= 0) & (r.n_inliers <= r.n_motions)).all()
     assert (r.n_inliers == r.n_inliers.round()).all()
@@ -184,7 +186,10 @@ def test_solver_specific_columns(smoke, smoke_run):
     assert set(df.loc[df.solver == "andreff_scale", "sequence_id"]) == set(man.index)
     s_true = man.loc[sc.sequence_id, "scale"].to_numpy()
     np.testing.assert_allclose(sc.scale_err_rel, np.abs(sc.scale_est - s_true) / s_true, rtol=1e-12)
-    assert df.loc[df.solver != "andreff_scale", ["scale_est", "scale_err_rel"]].isna().all().all()
+    assert df.loc[~df.solver.isin(["andreff_scale", "he_ml"]), ["scale_est", "scale_err_rel"]].isna().all().all()
+    # he_ml reports a scale only where it finds one (monocular sequences)
+    hs = df[(df.solver == "he_ml") & df.scale_est.notna()]
+    assert set(hs.sequence_id) <= {s for s in man.index if is_monocular(man.loc[s])}
     # motions: consecutive keyframe motions for AX=XB, one more pose pair for AX=YB
     one = df[df.eval_sync == "oracle"].pivot_table(index="sequence_id", columns="solver", values="n_motions")
     np.testing.assert_array_equal(one["shah"], one["park_martin"] + 1)

@@ -402,8 +402,9 @@ def test_well_spread_axes_do_not_warn():
 # registry
 # --------------------------------------------------------------------------- #
 def test_registry_names_kinds_and_results():
-    assert solvers.solver_names() == REGISTRY_NAMES
-    assert set(solvers.solver_names("axyb")) == {"shah", "li_kronecker", "shah+lm"}
+    # the baselines, then the maximum-likelihood solver (tests/test_he_ml.py)
+    assert solvers.solver_names() == REGISTRY_NAMES + ["he_ml"]
+    assert set(solvers.solver_names("axyb")) == {"shah", "li_kronecker", "shah+lm", "he_ml"}
     assert set(solvers.solver_names("axxb")) == set(REGISTRY_NAMES) - {"shah", "li_kronecker", "shah+lm"}
     rng = np.random.default_rng(61)
     ch = make_chain(rng, 12, **C2)
@@ -416,6 +417,11 @@ def test_registry_names_kinds_and_results():
         assert (res.Y is not None) == (spec.kind == "axyb") == ("Y" in spec.returns)
         assert (res.scale is not None) == (name == "andreff_scale") == ("scale" in spec.returns)
         assert (res.n_inliers is not None) == (name == "ransac_park_martin") == ("n_inliers" in spec.returns)
+    # he_ml: X, Y and its inliers always; a scale only where the data have one (none here: metric camera)
+    spec = solvers.get_solver("he_ml")
+    res = spec.run(ch.A_abs, ch.B_abs)
+    assert res.Y is not None and res.scale is None and 3 <= res.n_inliers <= 12
+    assert {"X", "Y", "scale", "n_inliers"} <= {f.strip() for f in spec.returns.split(",")}
 
 
 def test_registry_composites_equal_their_parts():

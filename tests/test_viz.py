@@ -32,6 +32,7 @@ RESULTS_FIGURES = {
     "robustness_robot_error_dh_len.png",
     "robustness_pnp_pixel_std.png",
     "error_vs_descriptors.png",
+    "efficiency.png",
 }
 
 
@@ -70,6 +71,11 @@ def _synthetic_results(manifest: pd.DataFrame, rng: np.random.Generator) -> pa.T
                     "scale_est": np.nan, "scale_err_rel": np.nan, "n_inliers": np.nan,
                     "Y_rot_err_deg": np.nan, "Y_trans_err_mm": np.nan, "time_offset_runtime_ms": np.nan,
                     "time_offset_peak_corr": np.nan, "time_offset_est_s": np.nan,
+                    # bound columns: a bound a little below the best solver's error
+                    "X_rot_crlb_deg": 0.04 * base_mm, "X_trans_crlb_mm": 0.8 * base_mm,
+                    "X_rot_efficiency": rot / (0.04 * base_mm) if ok else np.nan,
+                    "X_trans_efficiency": trans / (0.8 * base_mm) if ok else np.nan,
+                    "crlb_modelled": r["track"] not in ("outliers", "robot_error"),
                 })  # fmt: skip
     return pa.Table.from_pylist(rows, schema=RESULTS_SCHEMA)
 
@@ -104,7 +110,7 @@ def _stub_figures(monkeypatch) -> None:
 
     for name in ("plot_dataset_overview", "plot_robots_home", "plot_scene", "plot_streams", "plot_errors",
                  "plot_pnp_image", "plot_time_offset", "plot_benchmark_summary", "plot_error_vs_descriptors",
-                 "plot_robustness"):  # fmt: skip
+                 "plot_robustness", "plot_efficiency"):  # fmt: skip
         monkeypatch.setattr(viz, name, stub)
 
 

@@ -48,9 +48,17 @@ is noted in ``error``.  A sequence that cannot be read, paired or (for
 Columns that do not apply are NaN: the three ``time_offset_*`` estimation
 columns and ``time_offset_err_ms`` on ``oracle`` rows (the pairing used the
 true offset; nothing was estimated), ``Y_*`` for ``A X = X B`` solvers, ``scale_*`` for
-every solver but ``andreff_scale``, ``n_inliers`` for every solver but
-``ransac_park_martin``.  ``n_motions`` counts the relative motions given to an
+every solver but ``andreff_scale`` (and ``he_ml`` where it finds a monocular
+scale), ``n_inliers`` for every solver but ``ransac_park_martin`` and
+``he_ml``.  ``n_motions`` counts the relative motions given to an
 ``A X = X B`` solver and the absolute pairs given to an ``A X = Y B`` solver.
+
+After the published columns come the Cramér-Rao bound of the sequence
+(``X_rot_crlb_deg``, ``X_trans_crlb_mm``: expected median errors of an
+efficient estimator on the same keyframe pairs, :mod:`kinhec.bounds`), each
+row's efficiency (``X_*_efficiency`` = error / bound) and ``crlb_modelled``
+(False for outliers and DH errors, which the bound does not model); see
+:func:`add_bound_columns`.
 
 Outputs (in ``DATA/benchmarks/`` unless ``out`` says otherwise)
 --------------------------------------------------------------
@@ -99,6 +107,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kinhec import __version__, jsonutil, se3
+from kinhec import bounds as _bounds
 from kinhec import io as kio
 from kinhec.errors import InputError, UnknownNameError
 from kinhec.executors import EXECUTORS, make_executor
@@ -129,6 +138,8 @@ __all__ = [
     "protocol_info",
     "summarize_results",
     "leaderboard_markdown",
+    "add_bound_columns",
+    "efficiency_summary",
 ]
 
 #: Version of the evaluation protocol; parts computed under another version are recomputed.
@@ -265,8 +276,41 @@ def _row(meta: dict, eval_sync: str, solver: str, timing: dict) -> dict:
         X_rot_err_deg=math.nan, X_trans_err_mm=math.nan, scale_est=math.nan, scale_err_rel=math.nan,
         n_inliers=math.nan, Y_rot_err_deg=math.nan, Y_trans_err_mm=math.nan,
     )  # fmt: skip
+    row.update(_NO_BOUND)
     row.update(timing)
     return row
+
+
+# --------------------------------------------------------------------------- #
+# Cramér-Rao bound columns (after the published ones)
+# --------------------------------------------------------------------------- #
+_NO_BOUND = {"X_rot_crlb_deg": math.nan, "X_trans_crlb_mm": math.nan, "X_rot_efficiency": math.nan,
+             "X_trans_efficiency": math.nan, "crlb_modelled": None}  # fmt: skip
+
+
+def add_bound_columns(rows: list[dict], seq, time_offset) -> None:
+    """Fill the bound columns of one sequence's rows of one synchronisation (in place).
+
+    ``X_rot_crlb_deg`` / ``X_trans_crlb_mm``: expected median errors of an
+    efficient estimator on the protocol's keyframe pairs
+    (:func:`kinhec.bounds.sequence_bound`); ``X_*_efficiency``: the row's
+    error divided by the bound (NaN for failed rows, and where the bound is
+    infinite: degenerate motion); ``crlb_modelled``: False
+    where outliers or DH errors put the data outside the bound's model.  A
+    sequence whose bound cannot be computed keeps NaN.
+    """
+    try:
+        b = _bounds.sequence_bound(seq, time_offset=time_offset)
+    except Exception:  # a bound is an annotation: a sequence without one keeps NaN, the run goes on
+        return
+    for row in rows:
+        row["X_rot_crlb_deg"], row["X_trans_crlb_mm"] = b.X_rot_deg, b.X_trans_mm
+        row["crlb_modelled"] = bool(b.modelled)
+        if row["ok"]:
+            for err, bound, col in ((row["X_rot_err_deg"], b.X_rot_deg, "X_rot_efficiency"),
+                                    (row["X_trans_err_mm"], b.X_trans_mm, "X_trans_efficiency")):  # fmt: skip
+                # no ratio where the motion leaves that part of X undetermined (infinite bound)
+                row[col] = err / bound if 0 < bound < math.inf else math.nan
 
 
 def _error_text(exc: BaseException) -> str:
@@ -428,7 +472,9 @@ def _evaluate(seq, specs, syncs) -> list[dict]:
                 row["error"] = msg
                 rows.append(row)
             continue
-        rows.extend(_run_solvers(seq, here, inputs, scale_true, meta, mode, timing))
+        mode_rows = _run_solvers(seq, here, inputs, scale_true, meta, mode, timing)
+        add_bound_columns(mode_rows, seq, offset)
+        rows.extend(mode_rows)
     return rows
 
 
@@ -1187,10 +1233,10 @@ def summarize_results(results: pd.DataFrame, solvers=None) -> dict:
         ``levels[track][level][solver]`` -> ``n``, ``n_ok``, ``success_rate``
         and the error medians of the ``oracle`` rows;
         ``clock_offset[track]`` -> the clock-offset estimation, one value per
-        sequence (``estimated`` rows).
+        sequence (``estimated`` rows); ``efficiency`` -> :func:`efficiency_summary`.
     """
     solver_order = list(_registry.SOLVERS) if solvers is None else list(solvers)
-    out: dict = {"sequences": {}, "results": {}, "levels": {}, "clock_offset": {}}
+    out: dict = {"sequences": {}, "results": {}, "levels": {}, "clock_offset": {}, "efficiency": {}}
     if results is None or len(results) == 0:
         return out
     cols = _Columns(results)
@@ -1218,7 +1264,73 @@ def summarize_results(results: pd.DataFrame, solvers=None) -> dict:
         out["levels"][track] = {lv: {s: v[s] for s in solvers_seen if s in v} for lv, v in levels.items()}
         if (track,) in by_t_est:
             out["clock_offset"][track] = cols.clock(estimated[by_t_est[(track,)]])
+    out["efficiency"] = efficiency_summary(results, solver_order)
     return out
+
+
+_EFFICIENCY_COLUMNS = ("X_rot_efficiency", "X_trans_efficiency", "X_rot_crlb_deg", "X_trans_crlb_mm")
+
+
+def efficiency_summary(results: pd.DataFrame, solvers=None) -> dict:
+    """Median efficiency (error / Cramér-Rao bound) per track and solver, ``oracle`` rows.
+
+    Returns
+    -------
+    dict
+        ``[track][solver]`` -> ``n`` (rows with a bound and a finite error),
+        ``X_rot_efficiency_median``, ``X_trans_efficiency_median``,
+        ``X_rot_crlb_deg_median``, ``X_trans_crlb_mm_median`` and
+        ``modelled_fraction`` (share of those rows inside the bound's model).
+        Empty for a results table without the bound columns.
+    """
+    if results is None or len(results) == 0 or not all(c in results.columns for c in _EFFICIENCY_COLUMNS):
+        return {}
+    solver_order = list(_registry.SOLVERS) if solvers is None else list(solvers)
+    df = results[_strings(results["eval_sync"]) == "oracle"]
+    track, solver = _strings(df["track"]), _strings(df["solver"])
+    eff = {c: _num(df[c]) for c in _EFFICIENCY_COLUMNS}
+    modelled = df["crlb_modelled"].to_numpy(dtype=object)
+    out: dict = {}
+    for t in _ordered(track, TRACKS):
+        per = {}
+        for sv in _ordered(solver[track == t], solver_order):
+            idx = np.flatnonzero((track == t) & (solver == sv) & np.isfinite(eff["X_rot_efficiency"]))
+            if idx.size == 0:
+                continue
+            d = {"n": int(idx.size)}
+            for c in _EFFICIENCY_COLUMNS:
+                d[f"{c}_median"] = _median(eff[c][idx])
+            d["modelled_fraction"] = float(np.mean([m is True or m == 1 for m in modelled[idx]]))
+            per[sv] = d
+        if per:
+            out[t] = per
+    return out
+
+
+def efficiency_markdown(results: pd.DataFrame, solvers=None, *, summary=None) -> str:
+    """The efficiency section of the leaderboard (empty string without bound columns)."""
+    eff = efficiency_summary(results, solvers) if summary is None else summary
+    if not eff:
+        return ""
+    used = _ordered([s for per in eff.values() for s in per],
+                    list(_registry.SOLVERS) if solvers is None else list(solvers))  # fmt: skip
+    lines = ["## Efficiency (error / Cramér-Rao bound)", "",
+             "Median over the sequences of each solver's X error divided by the sequence's Cramér-Rao bound "
+             "(rotation / translation, `oracle`); 1 is the best any unbiased solver can do on the same keyframe "
+             "pairs. `bound [deg / mm]` is the median bound itself. Where the data have effects the bound does not "
+             "model (outliers, DH errors: `in model` < 100 %) a ratio is a comparison, not a limit.", ""]  # fmt: skip
+    rows = []
+    for track, per in eff.items():
+        any_st = next(iter(per.values()))
+        r = [track, f"{_f(any_st['X_rot_crlb_deg_median'], 4)} / {_f(any_st['X_trans_crlb_mm_median'], 3)}",
+             _f(100.0 * any_st["modelled_fraction"], 0)]  # fmt: skip
+        for sv in used:
+            st = per.get(sv)
+            r.append("-" if st is None else
+                     f"{_f(st['X_rot_efficiency_median'], 2)} / {_f(st['X_trans_efficiency_median'], 2)}")  # fmt: skip
+        rows.append(r)
+    lines += [_table(["track", "bound [deg / mm]", "in model %"] + [f"`{s}`" for s in used], rows), ""]
+    return "\n".join(lines)
 
 
 def _f(v, digits: int) -> str:
@@ -1347,4 +1459,7 @@ def leaderboard_markdown(results: pd.DataFrame, solvers=None, dataset: str | Non
                     rows.append(r)
                 lines += [f"### {what} versus `{k}` (oracle synchronisation, other factors marginalised)", ""]
                 lines += table(["level"] + [_solver_label(n) for n in names], rows) + [""]
+    eff = efficiency_markdown(results, solver_order, summary=summ.get("efficiency"))
+    if eff:
+        lines += [eff]
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -154,6 +154,20 @@ RESULTS_SCHEMA = pa.schema(
     ]
 )
 
+#: Columns after the published ones: the Cramér-Rao bound of the sequence's keyframe pairs
+#: (:mod:`kinhec.bounds`, expected median errors of X) and each solver's efficiency (error / bound);
+#: ``crlb_modelled`` is False where the data have effects outside the bound's model (outliers, DH errors).
+RESULTS_BOUND_FIELDS = (
+    pa.field("X_rot_crlb_deg", pa.float64()),
+    pa.field("X_trans_crlb_mm", pa.float64()),
+    pa.field("X_rot_efficiency", pa.float64()),
+    pa.field("X_trans_efficiency", pa.float64()),
+    pa.field("crlb_modelled", pa.bool_()),
+)
+for _f in RESULTS_BOUND_FIELDS:
+    RESULTS_SCHEMA = RESULTS_SCHEMA.append(_f)
+del _f
+
 #: Parquet compression used for every table.
 COMPRESSION = "zstd"
 

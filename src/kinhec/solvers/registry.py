@@ -49,6 +49,7 @@ from kinhec.solvers import axxb_daniilidis as _daniilidis_mod
 from kinhec.solvers import axxb_horaud_dornaika as _horaud_mod
 from kinhec.solvers import axyb_li_kronecker as _li_mod
 from kinhec.solvers import axxb_park_martin as _park_mod
+from kinhec.solvers import he_ml as _he_ml_mod
 from kinhec.solvers import ransac as _ransac_mod
 from kinhec.solvers import refine as _refine_mod
 from kinhec.solvers import axyb_shah as _shah_mod
@@ -187,6 +188,11 @@ def _run_shah_lm(A, B):
     return SolverResult(X=X, Y=Y)
 
 
+def _run_he_ml(A, B):
+    res = _he_ml_mod.he_ml(A, B)
+    return SolverResult(X=res.X, Y=res.Y, scale=res.scale, n_inliers=res.n_inliers)
+
+
 _LM_CITE = _refine_mod.CITATION
 
 #: All baselines by name, in the order of the leaderboard.
@@ -217,6 +223,9 @@ SOLVERS: dict[str, SolverSpec] = {
         SolverSpec("shah+lm", "axyb", _run_shah_lm, "X, Y",
                    _shah_mod.CITATION + " Refinement: " + _LM_CITE,
                    "shah, then Levenberg-Marquardt on SE(3) x SE(3) (refine_lm_axyb)"),
+        SolverSpec("he_ml", "axyb", _run_he_ml, "X, Y, scale, n_inliers", _he_ml_mod.CITATION,
+                   "maximum likelihood under the anisotropic noise model: robust minimal-set start, variance "
+                   "components, chi-square gate, planar-flip repair, Student-t weights, monocular scale"),
     )
 }
 

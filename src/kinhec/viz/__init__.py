@@ -33,6 +33,9 @@ Figures and file names
     From ``benchmarks/results.parquet`` when it exists: per-track summary of
     the baselines, robustness curves (:data:`ROBUSTNESS_FACTORS`) and the X
     error against the motion descriptors.
+``efficiency.png``
+    From the same table when it has the Cramér-Rao bound columns: median
+    error / bound per track and solver (:func:`plot_efficiency`).
 """
 
 from __future__ import annotations
@@ -52,9 +55,11 @@ from kinhec.viz.results import (
     RESULTS_FILE,
     ROBUSTNESS_FACTORS,
     RobustnessFactor,
+    has_efficiency,
     load_results,
     parse_level,
     plot_benchmark_summary,
+    plot_efficiency,
     plot_error_vs_descriptors,
     plot_robustness,
     robustness_factors,
@@ -75,6 +80,7 @@ __all__ = [
     "plot_benchmark_summary",
     "plot_robustness",
     "plot_error_vs_descriptors",
+    "plot_efficiency",
     "load_results",
     "parse_level",
     "robustness_factors",
@@ -259,6 +265,11 @@ def make_figures(
             if missing:
                 notes.setdefault(len(jobs), []).append(f"skipped robustness curves without results: {', '.join(missing)}")
             jobs.append(("error_vs_descriptors.png", "error_vs_descriptors", None))
+            if has_efficiency(results):
+                jobs.append(("efficiency.png", "efficiency", None))
+            else:
+                notes.setdefault(len(jobs), []).append(
+                    "skipped efficiency: the results table has no Cramér-Rao bound columns (re-run kinhec benchmark)")
 
     written: list[Path] = []
     for m in notes.get(0, []):
@@ -322,6 +333,8 @@ def _draw_job(job, out: Path):
             written = plot_benchmark_summary(_state_results(), path)
         elif kind == "robustness":
             written = plot_robustness(_state_results(), arg, path, manifest=_state_manifest())
+        elif kind == "efficiency":
+            written = plot_efficiency(_state_results(), path)
         else:
             written = plot_error_vs_descriptors(_state_results(), path)
     except KinhecError as exc:

@@ -24,6 +24,9 @@ __all__ = [
     "plot_benchmark_summary",
     "plot_robustness",
     "plot_error_vs_descriptors",
+    "EFFICIENCY_COLUMNS",
+    "has_efficiency",
+    "plot_efficiency",
 ]
 
 #: Location of the results table inside a dataset folder.
@@ -525,4 +528,89 @@ def plot_error_vs_descriptors(results: pd.DataFrame, path) -> Path:
         _solver_legend(fig, solvers, colors, loc="outside right upper")
         fig.suptitle(f"X error against the motion descriptors: {good['sequence_id'].nunique():,} sequences, "
                      f"{ev} evaluation; lines: per-solver medians in bins of the descriptor")  # fmt: skip
+        return _style.save(fig, path)
+
+
+# --------------------------------------------------------------------------- #
+# efficiency against the Cramér-Rao bound
+# --------------------------------------------------------------------------- #
+#: Columns the efficiency figure needs (the bound columns of :mod:`kinhec.benchmark`).
+EFFICIENCY_COLUMNS = ("X_rot_efficiency", "X_trans_efficiency", "crlb_modelled")
+
+
+def has_efficiency(results: pd.DataFrame) -> bool:
+    """True when ``results`` carries the Cramér-Rao bound columns with at least one finite efficiency."""
+    return all(c in results.columns for c in EFFICIENCY_COLUMNS) and bool(
+        np.isfinite(pd.to_numeric(results["X_rot_efficiency"], errors="coerce")).any()
+    )
+
+
+def plot_efficiency(results: pd.DataFrame, path) -> Path:
+    """Median efficiency (X error / Cramér-Rao bound) per track and solver, rotation and translation.
+
+    One group of bars per track (``oracle`` rows), one bar per solver; the
+    dashed line at 1 is the bound.  Tracks whose sequences are partly outside
+    the bound's model (outliers, DH errors) are marked with ``*`` in their
+    label: there a ratio compares solvers but is not a limit.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The results table with the bound columns (:func:`has_efficiency`).
+    path : str or Path
+        PNG file to write.
+
+    Returns
+    -------
+    Path
+
+    Raises
+    ------
+    InputError
+        If the table lacks the bound columns or has no finite efficiency.
+    """
+    df = _check_results(results)
+    if not has_efficiency(df):
+        raise InputError("results: expected the bound columns X_rot_efficiency, X_trans_efficiency, crlb_modelled "
+                         "with finite values (run kinhec benchmark with this version)")  # fmt: skip
+    df = _ok_errors(df.loc[df["eval_sync"].astype(str) == "oracle"])
+    solvers = _style.solver_order(df["solver"].astype(str).unique())
+    colors = _style.solver_colors(solvers)
+    present = set(df["track"].astype(str))
+    tracks = [t for t in TRACKS if t in present] + sorted(present - set(TRACKS))
+    n_t, n_s = len(tracks), len(solvers)
+    med = np.full((2, n_t, n_s), np.nan)
+    labels = []
+    for i, t in enumerate(tracks):
+        sub = df.loc[df["track"].astype(str) == t]
+        modelled = sub["crlb_modelled"].fillna(False).astype(bool).mean()
+        labels.append(f"{t}{'' if modelled == 1.0 else ' *'}\n[{sub['sequence_id'].nunique()} seq]")
+        for j, s in enumerate(solvers):
+            g = sub.loc[sub["solver"].astype(str) == s]
+            for k, c in enumerate(("X_rot_efficiency", "X_trans_efficiency")):
+                v = pd.to_numeric(g[c], errors="coerce").to_numpy(dtype=float)
+                v = v[np.isfinite(v)]
+                if v.size:
+                    med[k, i, j] = max(float(np.median(v)), _ERR_FLOOR)
+    width = 0.84 / max(n_s, 1)
+    with _style.rc_context():
+        fig = _style.new_figure(max(12.0, 1.25 * n_t + 4.0), 8.0)
+        axes = fig.subplots(2, 1, sharex=True)
+        x = np.arange(n_t)
+        for k, ax in enumerate(axes):
+            for j, s in enumerate(solvers):
+                ax.bar(x - 0.42 + (j + 0.5) * width, med[k, :, j], width=width * 0.95, color=colors[s], label=s)
+            ax.axhline(1.0, color="#333333", ls="--", lw=1.0)
+            ax.set_ylabel(("rotation" if k == 0 else "translation") + " error / bound")
+            ax.set_title(f"median efficiency of the X {'rotation' if k == 0 else 'translation'} "
+                         "(1 = Cramér-Rao bound of the same keyframe pairs)")  # fmt: skip
+            ax.grid(axis="x", visible=False)
+            for b in x[:-1]:
+                ax.axvline(b + 0.5, color="#cccccc", lw=0.8)
+            _log_if_wide(ax, np.r_[med[k].ravel(), 1.0])
+        axes[1].set_xticks(x, labels)
+        axes[1].set_xlabel("track (* = partly outside the bound's model: outliers, DH errors)")
+        axes[1].set_xlim(-0.5, n_t - 0.5)
+        _solver_legend(fig, solvers, colors, bars=True, loc="outside right upper")
+        fig.suptitle("Efficiency of every solver against the per-sequence Cramér-Rao bound (oracle)")
         return _style.save(fig, path)

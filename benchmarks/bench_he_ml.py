@@ -1,0 +1,103 @@
+"""Runtime of the maximum-likelihood solver ``he_ml`` at the protocol's keyframe budget, on one core.
+
+Usage::
+
+    python benchmarks/bench_he_ml.py [--keyframes 200] [--repeats 30] [--seed 0]
+
+Builds one synthetic eye-in-hand rig of ``--keyframes`` flange poses (hand-eye
+transform of a few centimetres, board about 0.7 m away) and draws the
+measurements with the generator's own noise code (:mod:`kinhec.noise`, levels
+r2 / c2), then times ``he_ml`` (median and best wall time of ``--repeats``
+calls, input checks included) in four settings: noise levels estimated (the
+registry's call), noise levels given, 20 % outliers (random poses and planar
+flips), and a monocular scale of 2.  The budget is 20 ms per sequence.
+
+BLAS threads are pinned to one before numpy is imported, so the figures are
+single-core figures.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import argparse  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from kinhec import noise, se3  # noqa: E402
+from kinhec.solvers.he_ml import he_ml  # noqa: E402
+
+BUDGET_MS = 20.0
+
+
+def rig(rng: np.random.Generator, n: int):
+    """True flange poses (n, 4, 4), ``T_cam_target`` (n, 4, 4), ``X``, ``Y`` of an eye-in-hand rig."""
+    p = np.array([0.5, 0.0, 0.4]) + rng.uniform(-1, 1, (n, 3)) * np.array([0.2, 0.25, 0.15])
+    tilt_axis = np.c_[rng.normal(size=(n, 2)), np.zeros(n)]
+    tilt_axis /= np.linalg.norm(tilt_axis, axis=1, keepdims=True)
+    tilt = se3.so3_exp(tilt_axis * np.radians(45.0) * np.sqrt(rng.uniform(0, 1, (n, 1))))
+    yaw = se3.so3_exp(np.c_[np.zeros((n, 2)), rng.uniform(-np.pi / 2, np.pi / 2, n)])
+    A = se3.transform_from_rotation_translation(np.diag([1.0, -1.0, -1.0]) @ tilt @ yaw, p)
+    X = se3.transform_from_rotation_translation(se3.so3_exp([0.3, -0.2, 1.2]), [0.03, -0.04, 0.08])
+    Y = se3.transform_from_rotation_translation(se3.so3_exp([0.05, -0.1, 0.7]), [0.55, 0.05, -0.3])
+    C = se3.invert_transform(A @ X) @ Y
+    return A, C, X, Y
+
+
+def _time(fn, repeats: int) -> tuple[float, float, float]:
+    """Median and best wall time and median CPU time [ms] of ``fn()``."""
+    fn()  # warm-up
+    t, c = [], []
+    for _ in range(repeats):
+        t0, c0 = time.perf_counter(), time.process_time()
+        fn()
+        t.append(1000.0 * (time.perf_counter() - t0))
+        c.append(1000.0 * (time.process_time() - c0))
+    return float(np.median(t)), float(np.min(t)), float(np.median(c))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--keyframes", type=int, default=200)
+    ap.add_argument("--repeats", type=int, default=30)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    rng = np.random.default_rng(args.seed)
+    n = args.keyframes
+    A, C, X, _ = rig(rng, n)
+    r_rot, r_tr = noise.robot_level("r2")
+    c_rot, c_xy, _, c_z = noise.camera_level("c2")
+    A_m = noise.robot_se3_gaussian(A, r_rot, r_tr, rng)
+    C_m = noise.camera_se3_gaussian(C, c_rot, c_xy, c_z, rng)
+    B_m = se3.invert_transform(C_m)
+    known = {"camera_rot_std_rad": c_rot, "camera_trans_std_m": c_xy, "camera_trans_std_z_m": c_z,
+             "robot_rot_std_rad": r_rot, "robot_trans_std_m": r_tr}  # fmt: skip
+    C_out, _ = noise.apply_outliers(C_m, C, "random_pose", 0.1, rng)
+    C_out, _ = noise.apply_outliers(C_out, C, "planar_flip", 0.1, rng)
+    B_out = se3.invert_transform(C_out)
+    C_mono = C_m.copy()
+    C_mono[:, :3, 3] *= 2.0
+    B_mono = se3.invert_transform(C_mono)
+    cases = [
+        ("noise estimated (registry call)", lambda: he_ml(A_m, B_m)),
+        ("noise levels given", lambda: he_ml(A_m, B_m, noise=known, configuration="eye_in_hand")),
+        ("20 % outliers (random + flips)", lambda: he_ml(A_m, B_out)),
+        ("monocular scale 2", lambda: he_ml(A_m, B_mono)),
+    ]
+    print(f"he_ml on {n} keyframe pairs, one core, {args.repeats} calls each (budget {BUDGET_MS:.0f} ms)")
+    print("(wall times suffer on a loaded machine; the CPU time of this process is the steadier figure)")
+    print(f"{'case':34s} {'median [ms]':>12s} {'best [ms]':>10s} {'CPU med [ms]':>13s} {'X rot [deg]':>12s} "
+          f"{'X trans [mm]':>13s}")  # fmt: skip
+    for name, fn in cases:
+        med, best, cpu = _time(fn, args.repeats)
+        rot, trans = se3.pose_error(fn().X, X)
+        flag = "" if best <= BUDGET_MS else "  over budget"
+        print(f"{name:34s} {med:12.2f} {best:10.2f} {cpu:13.2f} {rot:12.4f} {trans:13.3f}{flag}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,410 @@
+"""Cramér-Rao lower bound on the hand-eye transform ``X`` (and ``Y``) of one benchmark sequence.
+
+The bound is computed for exactly the data the benchmark gives an
+``A X = Y B`` solver: the protocol's keyframe pairs
+(:meth:`kinhec.io.Sequence.axyb_keyframe_poses`), with the sequence's own
+noise factors (index row and recipe), linearised at the ground truth.  The
+measurement model is the generator's, written out in
+:mod:`kinhec.solvers.pair_model`:
+
+* camera ``se3_gaussian``: target-frame rotation noise and camera-frame
+  anisotropic translation noise;
+* camera ``pnp``: the pixel noise of every target point inside the image
+  carried through the PnP Jacobian (``sigma_px^2 (J^T J)^-1`` in the left,
+  camera-frame twist of :mod:`kinhec.pnp`, moved to the target frame by
+  ``Ad(inv C)``, which brings in the rotation -> translation lever arm);
+* camera ``vo_drift``: the random walk of the visual odometry, whose errors
+  are correlated between keyframes (full covariance over all keyframes);
+* monocular scale: ``log s`` is a nuisance parameter; a drifting scale is a
+  correlated random walk of ``log s`` added to the camera errors;
+* robot ``se3_gaussian``: the flange-frame twist, carried into the camera
+  error by ``G`` (:func:`~kinhec.solvers.pair_model.pair_jacobians`);
+  ``joint_gaussian``: the encoder noise through the manipulator Jacobian;
+* asynchronous pairing: the robot stream interpolated between two noisy
+  samples (variance ``(1-w)^2 + w^2`` of one sample), and the camera
+  time-stamp jitter times the flange velocity;
+* Student-t noise: the Fisher information of a 6-d Student-t location,
+  ``(nu + 6) / (nu + 8)`` times that of a Gaussian with the same scale.
+
+The Fisher information ``F = J^T Sigma^-1 J`` is summed over the pairs; the
+bound on ``X`` is the ``X`` block of ``F^-1`` with ``Y`` (and ``log s``) as
+unknown nuisance parameters.  It is converted to the expected *median*
+rotation [deg] and translation [mm] error of ``X`` by sampling the Gaussian
+``N(0, cov_X)`` (the geodesic angle is ``|omega|`` and the translation error
+``|v|`` to first order).
+
+Not in the model, so the bound does not hold there (``modelled = False``):
+outliers (any ``outlier_fraction > 0``) and errors of the robot's kinematic
+parameters (``dh_error``), which bias every pair alike.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kinhec import se3
+from kinhec.cameras import VISIBILITY_MARGIN_PX, _inside_image, _pixels, _to_camera, as_camera, as_target
+from kinhec.errors import InputError
+from kinhec.motion import KEYFRAME_MAX, KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS_M
+from kinhec.robots import get_robot
+from kinhec.solvers import pair_model as pm
+
+__all__ = [
+    "N_SAMPLES",
+    "SequenceBound",
+    "sequence_bound",
+    "bound_from_pairs",
+    "fisher_information",
+    "median_errors",
+    "student_t_information_factor",
+]
+
+#: Samples of ``N(0, cov_X)`` behind the expected median errors.
+N_SAMPLES = 20000
+#: Offset added to the sequence seed for the sampling generator.
+_SAMPLE_SEED = 140_000
+
+
+@dataclass
+class SequenceBound:
+    """Cramér-Rao bound of one sequence.
+
+    Attributes
+    ----------
+    X_rot_deg, X_trans_mm : float
+        Expected median rotation [deg] and translation [mm] error of ``X`` of
+        an efficient unbiased estimator; ``inf`` when the pairs do not
+        determine that part of ``X`` (degenerate motion).
+    Y_rot_deg, Y_trans_mm : float
+        The same for ``Y``.
+    cov : ndarray, shape (P, P)
+        Inverse Fisher information over ``(dx, dy[, log s])`` (right
+        perturbations, rotation first, rad and m).
+    n_pairs : int
+        Keyframe pairs in the bound.
+    modelled : bool
+        False when the sequence has effects outside the model (``notes``).
+    notes : list of str
+        What the bound leaves out or approximates.
+    """
+
+    X_rot_deg: float
+    X_trans_mm: float
+    Y_rot_deg: float
+    Y_trans_mm: float
+    cov: np.ndarray
+    n_pairs: int
+    modelled: bool = True
+    notes: list = field(default_factory=list)
+
+    @property
+    def cov_X(self) -> np.ndarray:
+        """Covariance (6, 6) of the right perturbation of ``X``."""
+        return self.cov[:6, :6]
+
+    @property
+    def cov_Y(self) -> np.ndarray:
+        """Covariance (6, 6) of the right perturbation of ``Y``."""
+        return self.cov[6:12, 6:12]
+
+
+def student_t_information_factor(dof) -> float:
+    """Fisher information of a 6-d Student-t location relative to a Gaussian of the same scale (1 if Gaussian)."""
+    if dof is None or not np.isfinite(dof):
+        return 1.0
+    return (float(dof) + 6.0) / (float(dof) + 8.0)
+
+
+def fisher_information(J: np.ndarray, Sigma: np.ndarray) -> np.ndarray:
+    """``J^T Sigma^-1 J`` for block-diagonal ``Sigma`` (N, 6, 6) or a full ``Sigma`` (6N, 6N).
+
+    ``J`` has shape ``(N, 6, P)``; returns ``(P, P)``.
+    """
+    n, _, p = J.shape
+    if Sigma.ndim == 3:
+        L = np.linalg.cholesky(Sigma)
+        W = np.linalg.solve(L, J)  # whitened
+        return np.einsum("nip,niq->pq", W, W)
+    Jf = J.reshape(6 * n, p)
+    L = np.linalg.cholesky(Sigma)
+    W = np.linalg.solve(L, Jf)
+    return W.T @ W
+
+
+def median_errors(cov6: np.ndarray, rng: np.random.Generator, n_samples: int = N_SAMPLES) -> tuple[float, float]:
+    """Median ``|omega|`` [deg] and ``|v|`` [mm] of ``(omega, v) ~ N(0, cov6)``."""
+    out = []
+    for block in (cov6[:3, :3], cov6[3:, 3:]):
+        w, V = np.linalg.eigh(0.5 * (block + block.T))
+        z = rng.standard_normal((n_samples, 3)) * np.sqrt(np.clip(w, 0.0, None))
+        out.append(float(np.median(np.linalg.norm(z, axis=1))))
+    return math.degrees(out[0]), 1000.0 * out[1]
+
+
+def _pnp_covariance(C: np.ndarray, camera, target, pixel_std: float) -> np.ndarray:
+    """Covariance (N, 6, 6) of ``rho`` for PnP from noisy pixels (pinhole, points inside the image)."""
+    cam = as_camera(camera)
+    tgt = as_target(target)
+    pts = tgt.points_m
+    Pc = _to_camera(C, pts)  # (N, P, 3)
+    uv, depth = _pixels(cam, Pc)
+    inside = _inside_image(cam, uv, depth, VISIBILITY_MARGIN_PX).astype(np.float64)
+    Xc, Yc, Zc = Pc[..., 0], Pc[..., 1], np.where(Pc[..., 2] > 0, Pc[..., 2], 1.0)
+    x, y, iz = Xc / Zc, Yc / Zc, 1.0 / Zc
+    f = cam.f_px
+    Ju = np.stack([-x * y, 1 + x * x, -y, iz, 0 * x, -x * iz], axis=-1) * f
+    Jv = np.stack([-(1 + y * y), x * y, x, 0 * x, iz, -y * iz], axis=-1) * f
+    H = np.einsum("np,npi,npj->nij", inside, Ju, Ju) + np.einsum("np,npi,npj->nij", inside, Jv, Jv)
+    cov_left = pixel_std**2 * np.linalg.inv(H)
+    Ad = pm.adjoint(se3.invert_transform(C, check=False))
+    return Ad @ cov_left @ np.swapaxes(Ad, -1, -2)
+
+
+def _vo_covariance(T_ct_all: np.ndarray, frames: np.ndarray, rot_std: float, trans_std: float, dof) -> np.ndarray:
+    """Full covariance (6K, 6K) of ``rho`` at camera frames ``frames`` under ``vo_drift``.
+
+    ``rho_k = -W_k``, ``W_k = sum_{i=1..k} Ad(T_i) xi_{i-1}`` with ``T = inv(C)`` the true VO poses;
+    ``cov(rho_j, rho_k) = S_min(j, k)``, ``S_k = sum_{i=1..k} Ad(T_i) Sigma_xi Ad(T_i)^T``.
+    """
+    T = se3.invert_transform(T_ct_all, check=False)
+    Ad = pm.adjoint(T)
+    var = np.array([rot_std**2] * 3 + [trans_std**2] * 3)
+    if dof is not None and np.isfinite(dof) and dof > 2:
+        var = var * dof / (dof - 2.0)
+    inc = np.einsum("nij,j,nkj->nik", Ad, var, Ad)
+    inc[0] = 0.0
+    S = np.cumsum(inc, axis=0)
+    K = frames.size
+    m = np.minimum.outer(frames, frames)
+    full = S[m]  # (K, K, 6, 6)
+    return full.transpose(0, 2, 1, 3).reshape(6 * K, 6 * K)
+
+
+def _info_get(info, key, default=math.nan):
+    v = info.get(key, default) if hasattr(info, "get") else default
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return default
+    return v
+
+
+def bound_from_pairs(A, C, X, Y, configuration: str, *, camera_cov=None, camera_cov_full=None, robot_cov=None,
+                     scale_unknown: bool = False, rng=None, n_samples: int = N_SAMPLES) -> SequenceBound:  # fmt: skip
+    """Bound from true keyframe poses and the per-pair noise covariances.
+
+    Parameters
+    ----------
+    A : ndarray, shape (N, 4, 4)
+        True flange poses ``T_base_ee`` of the pairs (only their count is used).
+    C : ndarray, shape (N, 4, 4)
+        True camera measurements ``T_cam_target``.
+    X, Y : ndarray, shape (4, 4)
+        True ``X`` and ``Y``.
+    configuration : {"eye_in_hand", "eye_to_hand"}
+    camera_cov : ndarray, shape (N, 6, 6), optional
+        Independent camera errors (right twist of ``C``).
+    camera_cov_full : ndarray, shape (6N, 6N), optional
+        Correlated camera errors (VO drift, scale drift); added to ``camera_cov``.
+    robot_cov : ndarray, shape (N, 6, 6), optional
+        Flange-frame twist covariance of each pair.
+    scale_unknown : bool
+        ``log s`` of a monocular scale is a nuisance parameter.
+    rng : numpy.random.Generator
+        Sampling of the median errors.
+
+    Returns
+    -------
+    SequenceBound
+    """
+    if configuration not in pm.CONFIGURATIONS:
+        raise InputError(f"configuration: expected one of {', '.join(pm.CONFIGURATIONS)}, got {configuration!r}")
+    n = C.shape[0]
+    J, G = pm.pair_jacobians(C, X, configuration)
+    if scale_unknown:
+        J = np.concatenate([J, pm.scale_jacobian(C)[:, :, None]], axis=2)
+    Sigma = np.zeros((n, 6, 6)) if camera_cov is None else np.array(camera_cov, dtype=np.float64)
+    if robot_cov is not None:
+        Sigma = Sigma + np.einsum("nij,njk,nlk->nil", G, robot_cov, G)
+    if camera_cov_full is not None:
+        full = np.array(camera_cov_full, dtype=np.float64)
+        idx = np.arange(n)
+        blocks = full.reshape(n, 6, n, 6)
+        blocks[idx, :, idx, :] += Sigma
+        Sig = blocks.reshape(6 * n, 6 * n)
+    else:
+        Sig = Sigma
+    # a tiny floor keeps noise-free components invertible without changing the others
+    tiny = 1e-18
+    if Sig.ndim == 3:
+        Sig = Sig + tiny * np.eye(6)
+    else:
+        Sig = Sig + tiny * np.eye(6 * n)
+    F = fisher_information(J, Sig)
+    cov, unidentified = _inverse_information(F)
+    rng = np.random.default_rng(_SAMPLE_SEED) if rng is None else rng
+    xr, xt = median_errors(cov[:6, :6], rng, n_samples)
+    yr, yt = median_errors(cov[6:12, 6:12], rng, n_samples)
+    # a block touched by a direction the data do not determine (e.g. rotations about one axis only) has no bound
+    xr, xt, yr, yt = (math.inf if unidentified[k] else v for k, v in enumerate((xr, xt, yr, yt)))
+    return SequenceBound(xr, xt, yr, yt, cov, n)
+
+
+#: Relative eigenvalue of the (scaled) Fisher information below which a direction counts as undetermined.
+UNIDENTIFIED_TOL = 1e-10
+
+
+def _inverse_information(F: np.ndarray):
+    """Pseudo-inverse of ``F`` and, per block (X rot, X trans, Y rot, Y trans), whether it meets its null space."""
+    d = np.sqrt(np.clip(np.diag(F), 1e-300, None))
+    Fn = F / np.outer(d, d)
+    w, V = np.linalg.eigh(Fn)
+    null = w < UNIDENTIFIED_TOL * max(w.max(), 1e-300)
+    inv_w = np.where(null, 0.0, 1.0 / np.where(null, 1.0, w))
+    cov = (V * inv_w) @ V.T / np.outer(d, d)
+    Vn = V[:, null]
+    blocks = [slice(0, 3), slice(3, 6), slice(6, 9), slice(9, 12)]
+    unidentified = [bool(Vn.size) and float(np.max(np.sum(Vn[b] ** 2, axis=0))) > 1e-3 for b in blocks]
+    return cov, unidentified
+
+
+def _robot_twist_cov(seq, idx, info, config, offset) -> np.ndarray:
+    """Flange-frame twist covariance (K, 6, 6) of the paired robot poses at camera frames ``idx``."""
+    K = idx.size
+    cov = np.zeros((K, 6, 6))
+    models = str(info.get("robot_noise_models") or "")
+    rs, ts = _info_get(info, "robot_rot_std_rad", 0.0), _info_get(info, "robot_trans_std_m", 0.0)
+    if "se3_gaussian" in models and (rs > 0 or ts > 0):
+        f = 1.0 / student_t_information_factor(config.get("robot_student_t_dof"))
+        cov += np.diag([rs**2] * 3 + [ts**2] * 3) * f
+    js = _info_get(info, "joint_std_rad", 0.0)
+    if "joint_gaussian" in models and js > 0 and seq.robot.dof > 0:
+        robot = get_robot(str(info.get("robot")))
+        ridx = _robot_rows(seq, idx, offset)
+        q = seq.robot.q_gt[ridx]
+        Jb = robot.jacobian(q)  # base frame (omega, v of the flange origin)
+        R = robot.fk(q)[:, :3, :3]
+        Rt = np.swapaxes(R, -1, -2)
+        Jf = np.concatenate([Rt @ Jb[:, :3], Rt @ Jb[:, 3:]], axis=1)
+        cov += js**2 * Jf @ np.swapaxes(Jf, -1, -2)
+    if not seq.is_synchronous:
+        cov *= _interpolation_factor(seq, idx, offset)[:, None, None]
+        jit = _info_get(info, "time_jitter_std_s", 0.0)
+        if jit > 0:
+            V = _body_velocity(seq, idx)
+            cov += jit**2 * np.einsum("ni,nj->nij", V, V)
+    return cov
+
+
+def _robot_rows(seq, idx, offset) -> np.ndarray:
+    """Robot rows nearest to the paired instants of camera frames ``idx``."""
+    if seq.is_synchronous and offset is None:
+        return idx
+    t = seq.camera.t[idx] - (seq.time_offset if offset is None else offset)
+    j = np.clip(np.searchsorted(seq.robot.t, t), 1, len(seq.robot) - 1)
+    left = np.abs(seq.robot.t[j - 1] - t) <= np.abs(seq.robot.t[j] - t)
+    return np.where(left, j - 1, j)
+
+
+def _interpolation_factor(seq, idx, offset) -> np.ndarray:
+    """Variance factor ``(1 - w)^2 + w^2`` of a pose interpolated between two independent noisy samples."""
+    t = seq.camera.t[idx] - (seq.time_offset if offset is None else offset)
+    tr = seq.robot.t
+    j = np.clip(np.searchsorted(tr, t), 1, tr.size - 1)
+    w = np.clip((t - tr[j - 1]) / np.maximum(tr[j] - tr[j - 1], 1e-12), 0.0, 1.0)
+    return (1.0 - w) ** 2 + w**2
+
+
+def _body_velocity(seq, idx) -> np.ndarray:
+    """Flange body twist velocity (K, 6) at the true capture instants (central differences of the true stream)."""
+    tr = seq.robot.t
+    h = 0.5 * float(np.median(np.diff(tr))) if tr.size > 1 else 1e-3
+    t = np.clip(seq.camera.t_gt[idx], tr[0] + h, tr[-1] - h)
+    T0 = se3.interpolate_poses(tr, seq.robot.T_base_ee_gt, t - h, out_of_range="clip")
+    T1 = se3.interpolate_poses(tr, seq.robot.T_base_ee_gt, t + h, out_of_range="clip")
+    return se3.se3_log(se3.invert_transform(T0, check=False) @ T1, check=False) / (2 * h)
+
+
+def sequence_bound(seq, *, time_offset=None, rng=None, n_samples: int = N_SAMPLES) -> SequenceBound:
+    """Cramér-Rao bound of ``X`` and ``Y`` for the protocol's keyframe pairs of a loaded sequence.
+
+    Parameters
+    ----------
+    seq : kinhec.io.Sequence
+        The sequence (index row with its noise factors, both streams, ground truth).
+    time_offset : float, optional
+        Pairing offset as in :meth:`~kinhec.io.Sequence.axyb_keyframe_poses`
+        (default: the protocol's ``oracle`` pairing).  It only decides which
+        keyframes are used; the offset itself is treated as known.
+    rng : numpy.random.Generator, optional
+        Sampling of the median errors (default: seeded by the sequence seed).
+    n_samples : int
+        Samples behind the medians.
+
+    Returns
+    -------
+    SequenceBound
+        ``modelled`` is False (and ``notes`` says why) for outliers and DH errors.
+
+    Raises
+    ------
+    InputError
+        Fewer than three keyframe pairs, or an unknown configuration / camera model.
+    """
+    info = seq.info
+    config = seq.config
+    _, _, idx = seq.axyb_keyframe_poses(KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS_M, KEYFRAME_MAX,
+                                         time_offset=time_offset, return_index=True)  # fmt: skip
+    if idx.size < 3:
+        raise InputError(f"sequence {seq.sequence_id!r}: expected at least 3 keyframe pairs for a bound, got {idx.size}")
+    conf = seq.configuration
+    C = seq.camera.T_cam_target_gt[idx]
+    A = seq.camera.T_base_ee_gt[idx]
+    notes = []
+    modelled = True
+    model = str(info.get("camera_noise_model"))
+    dof = _info_get(info, "student_t_dof")
+    camera_cov = None
+    full = None
+    if model == "se3_gaussian":
+        f = 1.0 / student_t_information_factor(dof)
+        camera_cov = f * pm.camera_covariance(C, _info_get(info, "camera_rot_std_rad", 0.0),
+                                              _info_get(info, "camera_trans_std_m", 0.0),
+                                              _info_get(info, "camera_trans_std_z_m", 0.0))  # fmt: skip
+    elif model == "pnp":
+        camera_cov = _pnp_covariance(C, str(info.get("camera")), str(info.get("target")),
+                                     _info_get(info, "pixel_std", 0.0))  # fmt: skip
+    elif model == "vo_drift":
+        full = _vo_covariance(seq.camera.T_cam_target_gt, idx, _info_get(info, "camera_rot_std_rad", 0.0),
+                              _info_get(info, "camera_trans_std_m", 0.0), dof if np.isfinite(dof) else None)  # fmt: skip
+    else:
+        raise InputError(f"sequence {seq.sequence_id!r}: unknown camera noise model {model!r}")
+    mono = str(info.get("world_frame")) == "vo_origin" or seq.scale != 1.0
+    drift = _info_get(info, "scale_drift_std", 0.0)
+    if mono and drift > 0:
+        u = pm.scale_jacobian(C)  # (K, 6)
+        m = np.minimum.outer(idx, idx).astype(np.float64) * drift**2
+        sfull = np.einsum("jk,ja,kb->jakb", m, u, u).reshape(6 * idx.size, 6 * idx.size)
+        full = sfull if full is None else full + sfull
+    robot_cov = _robot_twist_cov(seq, idx, info, config, time_offset)
+    if "dh_error" in str(info.get("robot_noise_models") or ""):
+        modelled = False
+        notes.append("dh_error: kinematic-parameter errors are not in the model")
+    if _info_get(info, "outlier_fraction", 0.0) > 0:
+        modelled = False
+        notes.append("outliers are not in the model")
+    if rng is None:
+        seed = info.get("seed")
+        try:
+            seed = int(seed)
+        except (TypeError, ValueError):
+            seed = 0
+        rng = np.random.default_rng([_SAMPLE_SEED, seed])
+    b = bound_from_pairs(A, C, seq.X, seq.Y, conf, camera_cov=camera_cov, camera_cov_full=full, robot_cov=robot_cov,
+                         scale_unknown=mono, rng=rng, n_samples=n_samples)  # fmt: skip
+    b.modelled = modelled
+    b.notes = notes
+    return b

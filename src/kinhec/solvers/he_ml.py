@@ -1,0 +1,724 @@
+"""Maximum-likelihood robot-world/hand-eye calibration (``A_i X = Y B_i``) with the anisotropic noise model.
+
+Method
+------
+The measurement model is the generator's (:mod:`kinhec.solvers.pair_model`):
+each camera pose ``C_i = T_cam_target`` has a target-frame rotation error and a
+camera-frame translation error (depth noisier than lateral), and each flange
+pose a flange-frame twist error carried into the camera error by
+``G_i``.  The per-pair covariance of the camera error ``rho_i`` is written as a
+sum of five *variance components*
+
+    Sigma_i = th_1 Q_rot + th_2 R_i^T diag(1, 1, 0) R_i + th_3 R_i^T e_z e_z^T R_i
+              + th_4 G_i diag(I, 0) G_i^T + th_5 G_i diag(0, I) G_i^T
+
+(camera rotation, camera lateral, camera depth, robot rotation, robot
+translation variances), and from 8 pairs on a sixth, ``th_6 (G_i u_i)(G_i u_i)^T``
+with ``u_i`` the flange twist between the neighbours of pair ``i`` (the local
+direction of motion, along which a time-stamp error moves the flange: the
+pairing error of asynchronous streams with camera jitter).  When the noise levels are not given they are
+estimated from the residuals by Fisher scoring of the Gaussian likelihood
+(variance-component estimation), with the loss of ``P`` degrees of freedom to
+the fitted parameters corrected at the end.
+
+1. **Configuration.** Eye-in-hand data have ``C_i = inv(B_i)``, eye-to-hand
+   ``C_i = B_i`` (or pass it).  A first reading puts the reference in front of
+   the camera; from 8 pairs on, the reading whose camera frame shows the
+   depth / lateral anisotropy of the start's residuals best is kept.  Robot
+   translation noise is isotropic in the camera frame, so only the camera-frame
+   totals of the translation variances are identified (all the weights need).
+2. **Robust initialisation** (from 8 pairs on).  Hypotheses of ``(X, Y, s)``
+   from the Shah closed form on every pair and from 64 random minimal sets of
+   three pairs (Kronecker rotation, then translations and ``1 / s`` by linear
+   least squares, all hypotheses as one batch); each is scored by a low
+   quantile of the distances of the other pairs (up to about 60 % outliers),
+   every pair also read with its planar-ambiguity mirror
+   (:func:`kinhec.noise.planar_flip`).  The all-pairs start is kept unless a
+   minimal set halves its score.
+3. **Maximum likelihood.** Iteratively reweighted: variance components on the
+   current inliers, whitened residuals, ``scipy.optimize.least_squares`` over
+   right perturbations of ``X`` and ``Y`` (and ``log s``) with the analytic
+   Jacobian; then the Mahalanobis chi-square of every pair decides inliers
+   (gate at the 99.9 % quantile of chi2(6)), and a pair whose mirrored pose
+   passes the gate is repaired.  Heavy tails: the Student-t degrees of freedom
+   (3, 5, 10 or Gaussian) with the highest likelihood set the weights
+   ``(nu + 6) / (nu + d_i^2)``.
+4. **Scale.** With ``scale="auto"`` the monocular scale of the camera
+   translations is estimated when the closed form finds it more than 5 %
+   away from 1, and kept only if it still is, by more than three standard
+   deviations, after the maximum-likelihood fit.
+5. **Covariance.** The inverse of the whitened normal matrix at the solution.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import least_squares
+
+from kinhec import se3
+from kinhec.errors import InputError
+from kinhec.noise import planar_flip
+from kinhec.solvers import _common as c
+from kinhec.solvers import pair_model as pm
+
+__all__ = ["CITATION", "NOISE_KEYS", "HeMlResult", "he_ml", "CHI2_GATE", "N_HYPOTHESES"]
+
+CITATION = (
+    "Maximum likelihood with variance components: W. Förstner, 'Ein Verfahren zur Schätzung von Varianz- und "
+    "Kovarianzkomponenten', Allgemeine Vermessungs-Nachrichten 86, 1979; Student-t weights: K. L. Lange, "
+    "R. J. A. Little, J. M. G. Taylor, 'Robust statistical modeling using the t distribution', JASA 84(408), 1989; "
+    "closed-form hypotheses: Shah, ASME J. Mechanisms and Robotics 5(3), 2013."
+)
+
+#: Noise levels accepted by ``noise=`` (the index column names of :mod:`kinhec.schema`).
+NOISE_KEYS = ("camera_rot_std_rad", "camera_trans_std_m", "camera_trans_std_z_m", "robot_rot_std_rad",
+              "robot_trans_std_m")  # fmt: skip
+#: 99.9 % quantile of chi2 with 6 degrees of freedom: the inlier gate of a pair.
+CHI2_GATE = 22.4577
+#: Minimal-set hypotheses of the initialisation (plus the all-pairs closed form).
+N_HYPOTHESES = 64
+#: Fewest pairs for the robust stages (minimal sets, gate, flips, Student-t); fewer pairs: plain ML.
+_ROBUST_MIN_PAIRS = 8
+#: A minimal set replaces the all-pairs start only when its score is below this fraction of the latter's.
+_PREFER_ALL = 0.5
+#: Pairs on which the hypotheses are scored (a random subset of larger sets).
+_SCORE_PAIRS = 48
+_SCORE_QUANTILE = 0.35
+_NU_CANDIDATES = (3.0, 5.0, 10.0, math.inf)
+_FLOOR = 1e-16
+#: Smallest variance component [rad^2 or m^2]: exact data keep an invertible covariance.
+_VAR_FLOOR = 1e-24
+#: Share of the total variance below which the motion-direction component is left out.
+_MOTION_SHARE = 0.05
+#: The rounds stop when no variance component's share of the total moves by more than this.
+_SETTLE_SHARE = 0.02
+#: |log s| below which a monocular scale is never kept (a scale within about 5 % of 1 is taken as metric).
+_SCALE_MIN = 0.05
+#: |log s| of the closed-form start below which ``scale="auto"`` treats the data as metric.
+_SCALE_START = 0.05
+
+
+@dataclass(frozen=True)
+class HeMlResult:
+    """Estimate of :func:`he_ml`.
+
+    Attributes
+    ----------
+    X, Y : ndarray, shape (4, 4)
+        Hand-eye and robot-world transforms [m].
+    cov : ndarray, shape (12, 12) or (13, 13)
+        Covariance of the right perturbations ``(dx, dy[, log s])`` (rad, m).
+    scale : float or None
+        Camera-translation scale ``s`` (camera = ``s`` x metric) when estimated, else None.
+    noise : dict
+        Noise levels used (given or estimated), keys :data:`NOISE_KEYS`.
+    configuration : str
+        ``"eye_in_hand"`` or ``"eye_to_hand"`` (given or identified).
+    inliers : ndarray of bool, shape (N,)
+        Pairs kept by the chi-square gate.
+    repaired : ndarray of bool, shape (N,)
+        Pairs replaced by their planar-ambiguity mirror.
+    dof : float
+        Student-t degrees of freedom of the weights (inf: Gaussian).
+    chi2 : ndarray, shape (N,)
+        Mahalanobis chi-square of every pair at the solution.
+    n_inliers : int
+    """
+
+    X: np.ndarray
+    Y: np.ndarray
+    cov: np.ndarray
+    scale: float | None
+    noise: dict
+    configuration: str
+    inliers: np.ndarray
+    repaired: np.ndarray
+    dof: float
+    chi2: np.ndarray
+    n_inliers: int = 0
+    info: dict = field(default_factory=dict)
+
+    @property
+    def cov_X(self) -> np.ndarray:
+        """Covariance (6, 6) of the right perturbation of ``X``."""
+        return self.cov[:6, :6]
+
+    @property
+    def cov_Y(self) -> np.ndarray:
+        """Covariance (6, 6) of the right perturbation of ``Y``."""
+        return self.cov[6:12, 6:12]
+
+
+def _mv(M: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Batched matrix-vector product ``M_n v_n``."""
+    return (M @ v[:, :, None])[:, :, 0]
+
+
+def _quad(r: np.ndarray, S: np.ndarray) -> np.ndarray:
+    """Batched quadratic forms ``r_n^T S_n r_n``."""
+    return (_mv(S, r) * r).sum(axis=1)
+
+
+# --------------------------------------------------------------------------- #
+# configuration
+# --------------------------------------------------------------------------- #
+def _frustum_fraction(C: np.ndarray) -> float:
+    t = C[:, :3, 3]
+    return float(np.mean((t[:, 2] > 0) & (np.hypot(t[:, 0], t[:, 1]) < 1.5 * t[:, 2])))
+
+
+def _configuration(B: np.ndarray) -> tuple[str, bool]:
+    """``(configuration, reference_in_view)`` from the camera-side poses."""
+    f_eih = _frustum_fraction(se3.invert_transform(B, check=False))
+    f_eth = _frustum_fraction(B)
+    if f_eth > f_eih:
+        return "eye_to_hand", f_eth >= 0.5
+    return "eye_in_hand", f_eih >= 0.5
+
+
+# --------------------------------------------------------------------------- #
+# hypotheses
+# --------------------------------------------------------------------------- #
+def _project_so3(M: np.ndarray) -> np.ndarray:
+    U, _, Vt = np.linalg.svd(M)
+    d = np.sign(np.linalg.det(U @ Vt))
+    U = U.copy()
+    U[..., :, 2] *= d[..., None]
+    return U @ Vt
+
+
+def _rotations_from_sets(RA: np.ndarray, RB: np.ndarray):
+    """Kronecker solution of ``R_A R_X = R_Y R_B`` for batches of pair sets (H, m, 3, 3)."""
+    K = (RB[:, :, :, None, :, None] * RA[:, :, None, :, None, :]).sum(axis=1).reshape(RA.shape[0], 9, 9)
+    U, _, Vt = np.linalg.svd(K)
+    MX = np.swapaxes(Vt[:, 0].reshape(-1, 3, 3), 1, 2)
+    MY = np.swapaxes(U[:, :, 0].reshape(-1, 3, 3), 1, 2)
+    sX = np.sign(np.linalg.det(MX))
+    sY = np.sign(np.linalg.det(MY))
+    return _project_so3(MX * sX[:, None, None]), _project_so3(MY * sY[:, None, None])
+
+
+def _translations_from_sets(RA, tA, tB, RY, with_scale: bool):
+    """``R_A t_X + t_A = k R_Y t_B + t_Y`` by least squares for batches (H, m, ...); returns tX, tY, s = 1 / k.
+
+    The camera translations are ``s`` times the metric ones, so the metric ``t_B`` is ``k t_B`` with ``k = 1 / s``.
+    """
+    H, m = RA.shape[:2]
+    p = 7 if with_scale else 6
+    M = np.zeros((H, m, 3, p))
+    M[..., :3] = RA
+    M[..., 3:6] = -np.eye(3)
+    rhs = -tA
+    RYtB = tB @ np.swapaxes(RY, 1, 2)
+    if with_scale:
+        M[..., 6] = -RYtB
+    else:
+        rhs = RYtB - tA
+    M = M.reshape(H, 3 * m, p)
+    rhs = rhs.reshape(H, 3 * m)
+    N = np.swapaxes(M, 1, 2) @ M + 1e-12 * np.eye(p)
+    sol = np.linalg.solve(N, np.swapaxes(M, 1, 2) @ rhs[..., None])[..., 0]
+    if not with_scale:
+        return sol[:, :3], sol[:, 3:6], np.ones(H)
+    k = sol[:, 6]
+    s = np.where(k > 1e-9, 1.0 / np.where(k > 1e-9, k, 1.0), np.nan)
+    return sol[:, :3], sol[:, 3:6], s
+
+
+def _hypotheses(A, B, rng, n_hyp: int, with_scale: bool):
+    """Batch of ``(R_X, t_X, R_Y, t_Y, s)`` and the pairs behind each: all pairs first, then minimal sets of three.
+
+    Returns the five stacked arrays and a boolean ``(H, N)`` mask of the pairs each hypothesis was fitted to.
+    """
+    n = A.shape[0]
+    idx_all = np.arange(n)[None]
+    draws = np.argsort(rng.random((n_hyp, n)), axis=1)[:, :3] if n > 3 else np.zeros((0, 3), dtype=np.int64)
+    out = [[], [], [], [], []]
+    for idx in (idx_all, draws):
+        if idx.shape[0] == 0:
+            continue
+        RA, RB = A[idx, :3, :3], B[idx, :3, :3]
+        RX, RY = _rotations_from_sets(RA, RB)
+        tX, tY, s = _translations_from_sets(RA, A[idx, :3, 3], B[idx, :3, 3], RY, with_scale)
+        for lst, v in zip(out, (RX, tX, RY, tY, s)):
+            lst.append(v)
+    used = np.zeros((1 + draws.shape[0], n), dtype=bool)
+    used[0] = True
+    used[np.arange(1, 1 + draws.shape[0])[:, None], draws] = True
+    return tuple(np.concatenate(v) for v in out) + (used,)
+
+
+def _pair_distances(A, C_list, RX, tX, RY, tY, s, configuration):
+    """Per hypothesis and pair: rotation angle [rad] + translation distance [m] of ``C`` to its prediction.
+
+    ``C_list``: the measured camera poses and optionally their mirrors; the minimum is taken.
+    Shapes: hypotheses H, pairs n -> (H, n).
+    """
+    X = np.zeros((RX.shape[0], 4, 4))
+    X[:, :3, :3], X[:, :3, 3], X[:, 3, 3] = RX, tX, 1.0
+    Y = np.zeros_like(X)
+    Y[:, :3, :3], Y[:, :3, 3], Y[:, 3, 3] = RY, tY, 1.0
+    if configuration == "eye_in_hand":
+        Cp = se3.invert_transform(A[None] @ X[:, None], check=False) @ Y[:, None]
+    else:
+        Cp = se3.invert_transform(Y, check=False)[:, None] @ A[None] @ X[:, None]
+    best = None
+    for C in C_list:
+        Rrel = np.swapaxes(Cp[..., :3, :3], -1, -2) @ C[None, :, :3, :3]
+        cosang = np.clip((np.trace(Rrel, axis1=-2, axis2=-1) - 1.0) / 2.0, -1.0, 1.0)
+        d = np.arccos(cosang) + np.linalg.norm(C[None, :, :3, 3] / s[:, None, None] - Cp[..., :3, 3], axis=-1)
+        best = d if best is None else np.minimum(best, d)
+    return best
+
+
+# --------------------------------------------------------------------------- #
+# variance components
+# --------------------------------------------------------------------------- #
+def _motion_directions(A: np.ndarray) -> np.ndarray:
+    """Flange body twist (n, 6) between the neighbours of every pair (half of it; one-sided at the ends).
+
+    With pairs in time order this is the local direction of motion: a time-stamp error moves the flange
+    along it, so a variance component along ``G u`` takes up pairing errors of asynchronous streams.
+    """
+    n = A.shape[0]
+    lo = np.clip(np.arange(n) - 1, 0, n - 1)
+    hi = np.clip(np.arange(n) + 1, 0, n - 1)
+    span = np.maximum(hi - lo, 1)[:, None]
+    return pm.fast_se3_log(se3.invert_transform(A[lo], check=False) @ A[hi]) / span
+
+
+def _components(Cp: np.ndarray, G: np.ndarray, U: np.ndarray | None = None) -> np.ndarray:
+    """Basis matrices (5 or 6, n, 6, 6) of the per-pair covariance in the right twist of ``C``.
+
+    The sixth (with ``U``, the motion directions) is the robot error along the local motion.
+    """
+    n = Cp.shape[0]
+    R = Cp[:, :3, :3]
+    Q = np.zeros((5 if U is None else 6, n, 6, 6))
+    Q[0, :, :3, :3] = np.eye(3)
+    Q[1, :, 3:, 3:] = np.einsum("nji,njk->nik", R[:, :2], R[:, :2])
+    Q[2, :, 3:, 3:] = np.einsum("ni,nk->nik", R[:, 2], R[:, 2])
+    Q[3] = G[:, :, :3] @ np.swapaxes(G[:, :, :3], 1, 2)
+    Q[4] = G[:, :, 3:] @ np.swapaxes(G[:, :, 3:], 1, 2)
+    if U is not None:
+        g = _mv(G, U)
+        Q[5] = g[:, :, None] * g[:, None, :]
+    return Q
+
+
+def _theta_from_noise(noise: dict) -> np.ndarray:
+    return np.array([noise["camera_rot_std_rad"], noise["camera_trans_std_m"], noise["camera_trans_std_z_m"],
+                     noise["robot_rot_std_rad"], noise["robot_trans_std_m"]], dtype=np.float64) ** 2  # fmt: skip
+
+
+def _noise_from_theta(theta: np.ndarray) -> dict:
+    return {k: float(math.sqrt(max(v, 0.0))) for k, v in zip(NOISE_KEYS, theta)}
+
+
+def _sigma(theta: np.ndarray, Q: np.ndarray) -> np.ndarray:
+    k, n = Q.shape[:2]
+    return (theta @ Q.reshape(k, -1)).reshape(n, 6, 6) + _FLOOR * np.eye(6)
+
+
+def _estimate_components(r, Q, w, theta0, n_iter: int = 8) -> np.ndarray:
+    """Fisher-scoring (MINQUE iteration) of the variance components on residuals ``r`` (n, 6), weights ``w``.
+
+    With ``Sigma = sum_k th_k Q_k`` and ``W = Sigma^-1``, one step solves ``F th = q`` with
+    ``F_kl = 1/2 sum_i tr(W Q_k W Q_l)`` and ``q_k = 1/2 sum_i w_i r_i^T W Q_k W r_i``; components that
+    would turn negative are fixed at 0.
+    """
+    k, n = Q.shape[:2]
+    Qf = Q.reshape(k, -1)
+    trQ = np.trace(Q, axis1=-2, axis2=-1).mean(axis=1)
+    theta = np.maximum(theta0, 1e-14)
+    active = np.ones(k, dtype=bool)
+    for _ in range(n_iter):
+        W = np.linalg.inv(_sigma(theta, Q))
+        WQ = W[None] @ Q  # (k, n, 6, 6)
+        Wr = (W @ r[:, :, None])[:, :, 0]
+        M = (w[:, None] * Wr)[:, :, None] * Wr[:, None, :]
+        q = 0.5 * (Qf @ M.ravel())
+        F = 0.5 * (WQ.reshape(k, -1) @ np.swapaxes(WQ, -1, -2).reshape(k, -1).T)
+        new = np.zeros_like(theta)
+        sub = np.ix_(active, active)
+        new[active] = np.linalg.lstsq(F[sub], q[active], rcond=1e-12)[0]
+        neg = new <= 0
+        if neg.any():
+            active &= ~neg
+            new[~active] = 0.0
+            if not active.any():
+                break
+        # change measured in shares of the total variance (a vanishing component need not converge relatively)
+        change = float(np.max(np.abs(new - theta) * trQ)) / max(float(np.sum(np.maximum(new, 0.0) * trQ)), 1e-300)
+        theta = np.maximum(new, 0.0)
+        if change < 1e-2:
+            break
+    # components that vanished keep a floor relative to the largest so that Sigma stays invertible
+    return np.maximum(theta, 1e-8 * theta.max() if theta.max() > 0 else 1e-14)
+
+
+# --------------------------------------------------------------------------- #
+# the weighted least-squares problem
+# --------------------------------------------------------------------------- #
+def _predict(A, X, Y, configuration):
+    return pm.predicted_camera_poses(A, X, Y, configuration)
+
+
+def _res(Cm: np.ndarray, Cp: np.ndarray, log_s: float, log_s0: float | None = None) -> np.ndarray:
+    """Camera errors against the prediction with scaled translation ``s t``, translations divided by ``s0``.
+
+    The measured translation is ``s (t + e)``: comparing it with ``s t`` and dividing by the (fixed)
+    current scale ``s0`` keeps the noise metric without the bias towards large ``s`` that dividing the
+    measurement by the unknown ``s`` would bring.
+    """
+    Cs = Cp.copy()
+    Cs[:, :3, 3] *= math.exp(log_s)
+    r = pm.residuals(Cm, Cs)
+    r[:, 3:] *= math.exp(-(log_s if log_s0 is None else log_s0))
+    return r
+
+
+def _exp6(xi: np.ndarray) -> np.ndarray:
+    """SE(3) exponential of one twist ``(omega, v)`` (the :func:`kinhec.se3.se3_exp` formula, scalar code)."""
+    w, v = xi[:3], xi[3:]
+    th2 = float(w @ w)
+    th = math.sqrt(th2)
+    if th < 1e-6:
+        a, b, cc = 1.0 - th2 / 6.0, 0.5 - th2 / 24.0, 1.0 / 6.0 - th2 / 120.0
+    else:
+        a, b, cc = math.sin(th) / th, (1.0 - math.cos(th)) / th2, (th - math.sin(th)) / (th2 * th)
+    K = np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+    K2 = K @ K
+    T = np.eye(4)
+    T[:3, :3] += a * K + b * K2
+    T[:3, 3] = v + b * (K @ v) + cc * (K2 @ v)
+    return T
+
+
+def _apply(X0, Y0, ls0, p, with_scale):
+    X = X0 @ _exp6(p[:6])
+    Y = Y0 @ _exp6(p[6:12])
+    ls = ls0 + (p[12] if with_scale else 0.0)
+    return X, Y, ls
+
+
+def _solve_wls(A, Cm, X0, Y0, ls0, Linv, sw, configuration, with_scale):
+    """One weighted nonlinear least-squares solve; returns X, Y, log s and the whitened Jacobian at the solution."""
+    P = 13 if with_scale else 12
+
+    def fun(p):
+        X, Y, ls = _apply(X0, Y0, ls0, p, with_scale)
+        r = _res(Cm, _predict(A, X, Y, configuration), ls, ls0)
+        return (sw[:, None] * _mv(Linv, r)).ravel()
+
+    def jac(p):
+        X, Y, ls = _apply(X0, Y0, ls0, p, with_scale)
+        Cp = _predict(A, X, Y, configuration)
+        J, _ = pm.pair_jacobians(Cp, X, configuration)
+        Jr = -J
+        k = math.exp(ls - ls0)
+        Jr[:, 3:] *= k
+        if with_scale:
+            Js = -k * pm.scale_jacobian(Cp)
+            Jr = np.concatenate([Jr, Js[:, :, None]], axis=2)
+        Jw = sw[:, None, None] * (Linv @ Jr)
+        return Jw.reshape(-1, P)
+
+    res = least_squares(fun, np.zeros(P), jac=jac, method="lm", xtol=1e-8, ftol=1e-8, gtol=1e-8, max_nfev=30)
+    X, Y, ls = _apply(X0, Y0, ls0, res.x, with_scale)
+    X[:3, :3] = _project_so3(X[:3, :3])
+    Y[:3, :3] = _project_so3(Y[:3, :3])
+    return X, Y, ls, res.jac
+
+
+def _t_loglik(d2: np.ndarray, logdet: np.ndarray, nu: float) -> float:
+    """Log-likelihood (up to a constant) of 6-d Student-t (or Gaussian) residuals with squared distances ``d2``."""
+    if not np.isfinite(nu):
+        return float(np.sum(-0.5 * d2 - 0.5 * logdet))
+    k = 6.0
+    from math import lgamma
+
+    const = lgamma((nu + k) / 2) - lgamma(nu / 2) - 0.5 * k * math.log(nu)
+    return float(np.sum(const - 0.5 * logdet - 0.5 * (nu + k) * np.log1p(d2 / nu)))
+
+
+def _readings(B, configuration, robust):
+    """Measured camera poses and, for a reference in view, their planar-ambiguity mirrors (else None)."""
+    Cm = pm.camera_poses(B, configuration)
+    in_view = _frustum_fraction(Cm) >= 0.5 and bool(np.all(np.linalg.norm(Cm[:, :3, 3], axis=1) > 1e-9))
+    return Cm, (planar_flip(Cm) if (robust and in_view) else None)
+
+
+def _initial_inliers(A, Cm, Cf, X, Y, ls, configuration, robust):
+    """Pairs close to the start (and which prefer their mirror): a generous gate on the robust distance."""
+    n = A.shape[0]
+    if not robust:
+        return np.ones(n, dtype=bool), np.zeros(n, dtype=bool)
+    args = (X[None, :3, :3], X[None, :3, 3], Y[None, :3, :3], Y[None, :3, 3], np.array([math.exp(ls)]))
+    d0 = _pair_distances(A, [Cm], *args, configuration)[0]
+    repaired = np.zeros(n, dtype=bool)
+    if Cf is not None:
+        df = _pair_distances(A, [Cf], *args, configuration)[0]
+    gate = max(4.0 * float(np.quantile(np.minimum(d0, df) if Cf is not None else d0, _SCORE_QUANTILE)), 1e-12)
+    if Cf is not None:
+        # a mirror replaces a reading only when the reading is far off and the mirror is not
+        repaired = (d0 > gate) & (df <= gate)
+        d0 = np.where(repaired, df, d0)
+    inl = d0 <= gate
+    if inl.sum() < 3:
+        inl = np.ones(n, dtype=bool)
+    return inl, repaired
+
+
+def _config_loglik(A, C, X, Y, ls, inl, configuration) -> float:
+    """Gaussian log-likelihood of the inlier residuals under a camera-frame diagonal model in ``configuration``.
+
+    Rotation errors isotropic, translation errors with one variance per camera axis (closed-form
+    fits): the reading in which the camera frame is the real one shows the depth / lateral
+    anisotropy and scores higher.  Both readings are related by a map of unit determinant, so the
+    two likelihoods compare directly.
+    """
+    Cp = _predict(A, X, Y, configuration)
+    r = _res(C, Cp, ls)[inl]
+    e = _mv(Cp[inl, :3, :3], r[:, 3:])  # camera-frame translation error
+    m = r.shape[0]
+    var_w = max(float(np.mean(r[:, :3] ** 2)), 1e-300)
+    var_e = np.maximum(np.mean(e**2, axis=0), 1e-300)
+    return -0.5 * m * (3.0 * math.log(var_w) + float(np.sum(np.log(var_e))))
+
+
+# --------------------------------------------------------------------------- #
+# the solver
+# --------------------------------------------------------------------------- #
+def _check_noise(noise) -> dict | None:
+    if noise is None:
+        return None
+    if not isinstance(noise, dict):
+        raise InputError(f"noise: expected a dict with keys {', '.join(NOISE_KEYS)}, got {type(noise).__name__}")
+    out = {}
+    for k in NOISE_KEYS:
+        v = noise.get(k, 0.0)
+        try:
+            v = float(v)
+        except (TypeError, ValueError):
+            raise InputError(f"noise[{k!r}]: expected a standard deviation >= 0, got {v!r}") from None
+        if not (math.isfinite(v) and v >= 0):
+            raise InputError(f"noise[{k!r}]: expected a finite standard deviation >= 0, got {v!r}")
+        out[k] = v
+    unknown = sorted(set(noise) - set(NOISE_KEYS))
+    if unknown:
+        raise InputError(f"noise: unknown keys {', '.join(unknown)}; expected {', '.join(NOISE_KEYS)}")
+    if not any(out.values()):
+        raise InputError("noise: expected at least one positive standard deviation, got all zeros")
+    return out
+
+
+def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None = None, scale="auto",
+          robust: bool = True, n_hypotheses: int = N_HYPOTHESES, seed: int | None = None,
+          max_rounds: int = 5) -> HeMlResult:  # fmt: skip
+    """Maximum-likelihood ``X`` and ``Y`` of ``A_i X = Y B_i`` under the anisotropic noise model.
+
+    Parameters
+    ----------
+    A_abs : array_like, shape (N, 4, 4)
+        Flange poses ``T_base_ee`` [m], N >= 3.
+    B_abs : array_like, shape (N, 4, 4)
+        ``inv(T_cam_target)`` (eye-in-hand) or ``T_cam_target`` (eye-to-hand).
+    configuration : {"eye_in_hand", "eye_to_hand"}, optional
+        Identified from the poses when omitted (the one that puts the
+        reference in front of the camera).
+    noise : dict, optional
+        Known standard deviations (:data:`NOISE_KEYS`: camera rotation [rad],
+        camera lateral and depth translation [m], robot flange rotation [rad]
+        and translation [m]); estimated from the residuals when omitted.
+    scale : {"auto", True, False}
+        Monocular scale of the camera translations: estimated and kept when
+        significant (``"auto"``), always estimated, or fixed to 1.
+    robust : bool
+        Minimal-set hypotheses, chi-square gate, planar-flip repair and
+        Student-t weights (from 8 pairs on).  ``False``: all pairs, Gaussian
+        weights.
+    n_hypotheses : int
+        Random minimal sets of the initialisation.
+    seed : int, optional
+        Seed of the minimal-set draws (default: CRC-32 of the input).
+    max_rounds : int
+        Most reweighting rounds (they stop once inliers, weights and noise levels settle).
+
+    Returns
+    -------
+    HeMlResult
+        ``X`` (``T_ee_cam`` / ``T_ee_marker``), ``Y`` (``T_base_world`` /
+        ``T_base_cam``), their covariance, the scale, the noise levels, the
+        inliers.
+
+    Raises
+    ------
+    InputError
+        Bad shapes or values, unknown configuration, bad noise levels.
+    DegenerateMotionError
+        The flange rotations all differ by rotations about one axis.
+    """
+    A, B = c.check_pairs(A_abs, B_abs)
+    c.check_rotation_axes(c.relative_rotvecs_of_poses(A[:, :3, :3]), "he_ml", "the motions between the poses A_abs")
+    known = _check_noise(noise)
+    if scale not in ("auto", True, False):
+        raise InputError(f"scale: expected 'auto', True or False, got {scale!r}")
+    given = configuration
+    if configuration is None:
+        configuration, _ = _configuration(B)
+    elif configuration not in pm.CONFIGURATIONS:
+        raise InputError(f"configuration: expected one of {', '.join(pm.CONFIGURATIONS)} or None, got {configuration!r}")
+    n = A.shape[0]
+    with_scale = scale is not False
+
+    # 2. hypotheses, scored with the reading of the frustum test (or the given configuration)
+    if seed is None:
+        seed = zlib.crc32(B.tobytes(), zlib.crc32(A.tobytes()))
+    rng = np.random.default_rng(seed)
+    robust = robust and n >= _ROBUST_MIN_PAIRS
+    Cm, Cf = _readings(B, configuration, robust)
+    readings = [Cm] if Cf is None else [Cm, Cf]
+    RX, tX, RY, tY, s, used = _hypotheses(A, B, rng, n_hypotheses if robust else 0, with_scale)
+    s = np.where(np.isfinite(s) & (s > 1e-6), s, 1.0)
+    h = 0
+    if robust:
+        # hypotheses are scored on a random subset of the pairs (enough for a quantile, and cheap); a minimal
+        # set fits its own three pairs exactly, so those do not count in its score
+        sub = np.sort(rng.choice(n, size=min(n, _SCORE_PAIRS), replace=False))
+        d = _pair_distances(A[sub], [r[sub] for r in readings], RX, tX, RY, tY, s, configuration)
+        own = used[:, sub]
+        own[0] = False
+        d[own] = np.inf  # sorted last; the quantile is taken among the other pairs
+        m = (~own).sum(axis=1)
+        k = np.floor(_SCORE_QUANTILE * np.maximum(m - 1, 0)).astype(np.int64)
+        score = np.sort(d, axis=1)[np.arange(d.shape[0]), k]
+        best = int(np.nanargmin(score))
+        # the all-pairs closed form stays the start unless a minimal set explains the data clearly better
+        h = best if score[best] < _PREFER_ALL * score[0] else 0
+    X = c.transform(RX[h], tX[h])
+    Y = c.transform(RY[h], tY[h])
+    ls = math.log(s[h]) if with_scale else 0.0
+    inl, repaired = _initial_inliers(A, Cm, Cf, X, Y, ls, configuration, robust)
+    if scale == "auto" and abs(ls) < _SCALE_START:
+        # the closed form finds the data metric: no scale unless asked for
+        with_scale, ls = False, 0.0
+    if given is None and n >= _ROBUST_MIN_PAIRS:
+        # 1. configuration: the reading whose camera-frame noise model explains the residuals best
+        other = "eye_to_hand" if configuration == "eye_in_hand" else "eye_in_hand"
+        ll = {}
+        for conf in (configuration, other):
+            Cu = pm.camera_poses(B, conf)
+            if conf == configuration and Cf is not None:
+                Cu = np.where(repaired[:, None, None], Cf, Cm)
+            ll[conf] = _config_loglik(A, Cu, X, Y, ls, inl, conf)
+        if ll[other] > ll[configuration]:
+            configuration = other
+            Cm, Cf = _readings(B, configuration, robust)
+            inl, repaired = _initial_inliers(A, Cm, Cf, X, Y, ls, configuration, robust)
+
+    # the motion-direction component needs pairs in time order and enough of them
+    U = _motion_directions(A) if n >= _ROBUST_MIN_PAIRS else None
+    theta = None if known is None else _theta_from_noise(known)
+    if theta is not None and U is not None:
+        theta = np.append(theta, 0.0)
+    nu = math.inf
+    w = np.ones(n)
+    chi2 = np.zeros(n)
+    prev = None
+    for _ in range(max_rounds):
+        C_use = np.where(repaired[:, None, None], Cf, Cm) if Cf is not None else Cm
+        Cp = _predict(A, X, Y, configuration)
+        _, G = pm.pair_jacobians(Cp, X, configuration)
+        Q = _components(Cp, G, U)
+        r = _res(C_use, Cp, ls)
+        if known is None:
+            if theta is None:
+                # start: camera rotation and translation from the residual spreads, robot small
+                rr = max(float(np.mean(r[inl, :3] ** 2)), _VAR_FLOOR)
+                rt = max(float(np.mean(r[inl, 3:] ** 2)), _VAR_FLOOR)
+                theta = np.array([rr, rt, rt, 0.1 * rr, 0.1 * rt] + ([] if U is None else [0.01]))
+            if 6 * int(inl.sum()) - 12 >= 2 * theta.size:
+                # enough redundancy to estimate the components (else the start from the residual spreads stays)
+                try:
+                    theta = np.maximum(_estimate_components(r[inl], Q[:, inl], w[inl], theta), _VAR_FLOOR)
+                except np.linalg.LinAlgError:
+                    pass
+            if U is not None:
+                trQ = np.trace(Q[:, inl], axis1=-2, axis2=-1).mean(axis=1)
+                if theta[5] * trQ[5] < _MOTION_SHARE * float(np.sum(theta * trQ)):
+                    # the data show no error along the motion: leave the component out (no weight noise)
+                    U, theta, Q = None, theta[:5], Q[:5]
+        S = _sigma(theta, Q)
+        Sinv = np.linalg.inv(S)
+        chi2 = _quad(r, Sinv)
+        if robust:
+            if Cf is not None:
+                # chi-square of the reading and of its mirror; the mirror only for readings outside the gate
+                r0 = _res(Cm, Cp, ls)
+                rf = _res(Cf, Cp, ls)
+                c0 = _quad(r0, Sinv)
+                cf = _quad(rf, Sinv)
+                repaired = (c0 > CHI2_GATE) & (cf <= CHI2_GATE)
+                chi2 = np.where(repaired, cf, c0)
+                C_use = np.where(repaired[:, None, None], Cf, Cm)
+                r = np.where(repaired[:, None], rf, r0)
+            new_inl = chi2 <= CHI2_GATE
+            if new_inl.sum() >= 3:
+                inl = new_inl
+            # Student-t degrees of freedom by likelihood on the inliers
+            logdet = np.linalg.slogdet(S)[1]
+            lls = [_t_loglik(chi2[inl], logdet[inl], v) for v in _NU_CANDIDATES]
+            nu = _NU_CANDIDATES[int(np.argmax(lls))]
+            w = np.ones(n) if not np.isfinite(nu) else (nu + 6.0) / (nu + chi2)
+        # shares of the total variance per component: the weights have settled when none moves by 2 %
+        trQ = np.trace(Q[:, inl], axis1=-2, axis2=-1).mean(axis=1)
+        share = theta * trQ / max(float(np.sum(theta * trQ)), 1e-300)
+        state = (inl.copy(), repaired.copy(), nu, share)
+        settled = prev is not None and (np.array_equal(prev[0], state[0]) and np.array_equal(prev[1], state[1])
+                                        and prev[2] == state[2] and prev[3].shape == share.shape
+                                        and np.all(np.abs(prev[3] - share) <= _SETTLE_SHARE))  # fmt: skip
+        prev = state
+        if settled:
+            break
+        Linv = np.linalg.inv(np.linalg.cholesky(S))
+        sw = np.sqrt(w) * inl
+        X1, Y1, ls1, Jw = _solve_wls(A, C_use, X, Y, ls, Linv, sw, configuration, with_scale)
+        if with_scale and scale == "auto":
+            var_ls = np.linalg.pinv(Jw.T @ Jw)[12, 12]
+            if abs(ls1) < max(3.0 * math.sqrt(max(var_ls, 0.0)), _SCALE_MIN):
+                # no significant scale: solve again with s = 1 (not counted as a round)
+                with_scale = False
+                ls1 = 0.0
+                X1, Y1, _, Jw = _solve_wls(A, C_use, X, Y, 0.0, Linv, sw, configuration, False)
+        X, Y, ls = X1, Y1, ls1
+
+    # final covariance with the final weights; variance components corrected for the fitted parameters
+    C_use = np.where(repaired[:, None, None], Cf, Cm) if Cf is not None else Cm
+    Cp = _predict(A, X, Y, configuration)
+    _, G = pm.pair_jacobians(Cp, X, configuration)
+    Q = _components(Cp, G, U)
+    r = _res(C_use, Cp, ls)
+    P = 13 if with_scale else 12
+    if known is None:
+        n_obs = 6.0 * inl.sum()
+        theta = theta * n_obs / max(n_obs - P, 1.0)
+    S = _sigma(theta, Q)
+    Sinv = np.linalg.inv(S)
+    chi2 = _quad(r, Sinv)
+    J, _ = pm.pair_jacobians(Cp, X, configuration)
+    if with_scale:
+        J = np.concatenate([J, pm.scale_jacobian(Cp)[:, :, None]], axis=2)
+    # expected information of the weighted (Student-t) likelihood: (nu + 6) / (nu + 8) per pair
+    f_nu = 1.0 if not np.isfinite(nu) else (nu + 6.0) / (nu + 8.0)
+    Ji = J[inl]
+    Hn = f_nu * (np.swapaxes(Ji, 1, 2) @ Sinv[inl] @ Ji).sum(axis=0)
+    cov = np.linalg.pinv(Hn, hermitian=True)
+    return HeMlResult(
+        X=X, Y=Y, cov=cov, scale=math.exp(ls) if with_scale else None, noise=_noise_from_theta(theta),
+        configuration=configuration, inliers=inl, repaired=repaired, dof=nu, chi2=chi2, n_inliers=int(inl.sum()),
+    )  # fmt: skip

@@ -1,0 +1,181 @@
+"""First-order measurement model of the ``A_i X = Y B_i`` pose pairs, as the generator draws them.
+
+Used by the Cramér-Rao bound (:mod:`kinhec.bounds`) and by the
+maximum-likelihood solver (:mod:`kinhec.solvers.he_ml`).  Everything is
+written for the *camera measurement* ``C_i = T_cam_target`` (eye-in-hand
+``C_i = inv(B_i)``, eye-to-hand ``C_i = B_i``), because that is the pose the
+generator perturbs (:mod:`kinhec.noise`).
+
+Coordinates
+-----------
+The error of a camera pose is the right twist ``rho`` (rotation first) with
+``C_meas = C exp(rho)``, i.e. expressed in the target frame.  The generator's
+``camera_se3_gaussian`` rotates on the right in the target frame (``R exp(w)``)
+and adds ``e`` to the position in the camera frame, so to first order
+``rho = (w, R^T e)`` and its covariance is
+``blockdiag(s_r^2 I, R^T diag(s_xy^2, s_xy^2, s_z^2) R)``.
+
+Parameters and Jacobians (right perturbations ``X exp(dx)``, ``Y exp(dy)``)
+---------------------------------------------------------------------------
+eye-in-hand, ``C = inv(X) inv(A) Y``::
+
+    C(dx, dy, xi) = exp(-dx) exp(-Ad(inv X) xi) C exp(dy)
+                  = C exp(dy - Ad(inv C) dx - Ad(inv C inv X) xi)
+
+eye-to-hand, ``C = inv(Y) A X``::
+
+    C(dx, dy, xi) = C exp(dx + Ad(inv X) xi - Ad(inv C) dy)
+
+with ``xi`` the robot's flange-frame twist noise (``A_meas = A exp(xi)``,
+:func:`kinhec.noise.robot_se3_gaussian`).  Hence ``d rho / d(dx, dy)`` is
+``[-Ad(inv C), I]`` (eye-in-hand) or ``[I, -Ad(inv C)]`` (eye-to-hand), and
+the robot noise enters through ``G = -Ad(inv(C) inv(X))`` or ``Ad(inv X)``.
+A monocular scale ``s`` multiplies the camera translation: with the metric
+translation ``t / s`` the derivative with respect to ``log s`` is
+``(0, R^T t)`` (the translation grows along itself).
+
+``Ad(T)`` of ``T = (R, t)`` acting on twists ``(w, v)`` is
+``[[R, 0], [hat(t) R, R]]``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kinhec import se3
+
+__all__ = [
+    "CONFIGURATIONS",
+    "adjoint",
+    "camera_poses",
+    "predicted_camera_poses",
+    "pair_jacobians",
+    "camera_covariance",
+    "robot_covariance",
+    "residuals",
+]
+
+CONFIGURATIONS = ("eye_in_hand", "eye_to_hand")
+
+
+def adjoint(T: np.ndarray) -> np.ndarray:
+    """Adjoint ``(..., 6, 6)`` of poses ``(..., 4, 4)`` acting on twists ``(omega, v)``."""
+    R = T[..., :3, :3]
+    t = T[..., :3, 3]
+    out = np.zeros(T.shape[:-2] + (6, 6))
+    out[..., :3, :3] = R
+    out[..., 3:, 3:] = R
+    # hat(t) @ R, row by row: row i of hat(t) R is t x (column-wise) ...; written with cross products of rows
+    tx, ty, tz = t[..., 0, None], t[..., 1, None], t[..., 2, None]
+    r0, r1, r2 = R[..., 0, :], R[..., 1, :], R[..., 2, :]
+    out[..., 3, :3] = ty * r2 - tz * r1
+    out[..., 4, :3] = tz * r0 - tx * r2
+    out[..., 5, :3] = tx * r1 - ty * r0
+    return out
+
+
+def _inv(T: np.ndarray) -> np.ndarray:
+    return se3.invert_transform(T, check=False)
+
+
+def camera_poses(B: np.ndarray, configuration: str) -> np.ndarray:
+    """``C = T_cam_target`` of the pairs: ``inv(B)`` eye-in-hand, ``B`` eye-to-hand, shape ``(N, 4, 4)``."""
+    return _inv(B) if configuration == "eye_in_hand" else np.array(B, dtype=np.float64)
+
+
+def predicted_camera_poses(A: np.ndarray, X: np.ndarray, Y: np.ndarray, configuration: str) -> np.ndarray:
+    """``C`` predicted by ``X`` and ``Y`` from the flange poses ``A`` (N, 4, 4)."""
+    if configuration == "eye_in_hand":
+        return _inv(A @ X) @ Y
+    return _inv(Y) @ A @ X
+
+
+def pair_jacobians(C: np.ndarray, X: np.ndarray, configuration: str):
+    """Jacobians of the camera error ``rho`` at the poses ``C`` (N, 4, 4).
+
+    Returns
+    -------
+    J : ndarray, shape (N, 6, 12)
+        ``d rho / d(dx, dy)`` for right perturbations of ``X`` and ``Y``.
+    G : ndarray, shape (N, 6, 6)
+        ``d rho / d xi`` for the flange-frame robot twist ``xi``.
+    """
+    n = C.shape[0]
+    AdCi = adjoint(_inv(C))
+    I6 = np.broadcast_to(np.eye(6), (n, 6, 6))
+    J = np.empty((n, 6, 12))
+    AdXi = adjoint(_inv(X))
+    if configuration == "eye_in_hand":
+        J[:, :, :6] = -AdCi
+        J[:, :, 6:] = I6
+        G = -AdCi @ AdXi
+    else:
+        J[:, :, :6] = I6
+        J[:, :, 6:] = -AdCi
+        G = np.broadcast_to(AdXi, (n, 6, 6)).copy()
+    return J, G
+
+
+def scale_jacobian(C: np.ndarray) -> np.ndarray:
+    """``d rho / d log(s)`` (N, 6) of a monocular scale multiplying the translations of ``C``."""
+    out = np.zeros((C.shape[0], 6))
+    out[:, 3:] = (np.swapaxes(C[:, :3, :3], 1, 2) @ C[:, :3, 3, None])[:, :, 0]
+    return out
+
+
+def camera_covariance(C: np.ndarray, rot_std: float, xy_std: float, z_std: float) -> np.ndarray:
+    """Covariance (N, 6, 6) of ``rho`` under ``camera_se3_gaussian`` at the poses ``C``."""
+    R = C[:, :3, :3]
+    out = np.zeros((C.shape[0], 6, 6))
+    out[:, :3, :3] = np.eye(3) * rot_std**2
+    D = np.array([xy_std**2, xy_std**2, z_std**2])
+    out[:, 3:, 3:] = np.einsum("nji,j,njk->nik", R, D, R)
+    return out
+
+
+def robot_covariance(G: np.ndarray, rot_std: float, trans_std: float) -> np.ndarray:
+    """Covariance (N, 6, 6) of ``rho`` from the flange twist noise ``N(0, diag(rot^2 I, trans^2 I))``."""
+    d = np.array([rot_std**2] * 3 + [trans_std**2] * 3)
+    return np.einsum("nij,j,nkj->nik", G, d, G)
+
+
+def residuals(C_meas: np.ndarray, C_pred: np.ndarray) -> np.ndarray:
+    """Camera errors ``rho_i = log(inv(C_pred,i) C_meas,i)`` (N, 6)."""
+    return fast_se3_log(_inv(C_pred) @ C_meas)
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    out = np.empty_like(b)
+    out[:, 0] = a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1]
+    out[:, 1] = a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2]
+    out[:, 2] = a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]
+    return out
+
+
+def fast_se3_log(T: np.ndarray) -> np.ndarray:
+    """:func:`kinhec.se3.se3_log` of ``(N, 4, 4)`` poses from the skew part of ``R`` (rotations near pi by the general routine).
+
+    ``sin(theta) u`` is the skew part of ``R`` and ``cos(theta) = (tr R - 1) / 2``; ``theta = atan2``
+    of the two, exact to round-off below about 170 deg.
+    """
+    R = T[:, :3, :3]
+    s = np.empty(R.shape[:1] + (3,))
+    s[:, 0] = R[:, 2, 1] - R[:, 1, 2]
+    s[:, 1] = R[:, 0, 2] - R[:, 2, 0]
+    s[:, 2] = R[:, 1, 0] - R[:, 0, 1]
+    s *= 0.5
+    cth = 0.5 * (R[:, 0, 0] + R[:, 1, 1] + R[:, 2, 2] - 1.0)
+    sn = np.linalg.norm(s, axis=-1)
+    th = np.arctan2(sn, cth)
+    small = sn < 1e-12
+    w = s * np.where(small, 1.0, th / np.where(small, 1.0, sn))[:, None]
+    far = cth < -0.98
+    if far.any():
+        w[far] = se3.so3_log(R[far], check=False)
+        th = np.linalg.norm(w, axis=-1)
+    t = T[:, :3, 3]
+    tt = np.where(th < 1e-4, 1.0, th)
+    D = np.where(th < 1e-4, 1.0 / 12 + th**2 / 720, 1.0 / (tt * tt) - np.cos(tt / 2) / (2 * tt * np.sin(tt / 2)))
+    wt = _cross(w, t)
+    v = t - 0.5 * wt + D[:, None] * _cross(w, wt)
+    return np.concatenate([w, v], axis=-1)

@@ -1,0 +1,153 @@
+"""The maximum-likelihood solver he_ml against ground truth: exactness, noise, outliers, planar flips, scale, covariance."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kinhec import noise, se3
+from kinhec.errors import DegenerateMotionError, InputError
+from kinhec.solvers import get_solver, shah
+from kinhec.solvers import pair_model as pm
+from kinhec.solvers.he_ml import NOISE_KEYS, he_ml
+
+from test_solvers_synth import make_chain
+
+C3 = noise.camera_level("c3")
+R2 = noise.robot_level("r2")
+
+
+def _noisy(chain, rng, camera=C3, robot=R2, scale=1.0):
+    """Measured ``(A, B)`` of a chain drawn with the generator's noise functions (camera noise on T_cam_target)."""
+    conf = chain.configuration
+    C = pm.camera_poses(chain.B_abs_gt, conf)
+    A = noise.robot_se3_gaussian(chain.A_abs_gt, robot[0], robot[1], rng)
+    Cm = noise.camera_se3_gaussian(C, camera[0], camera[1], camera[3], rng)
+    Cm[:, :3, 3] *= scale
+    return A, pm.camera_poses(Cm, conf), Cm
+
+
+def _err(T, T_true):
+    return se3.pose_error(T, T_true)
+
+
+@pytest.mark.parametrize("configuration", ["eye_in_hand", "eye_to_hand"])
+def test_exact_on_noise_free_pairs(configuration):
+    ch = make_chain(np.random.default_rng(1), 12, configuration=configuration)
+    res = he_ml(ch.A_abs_gt, ch.B_abs_gt, noise={"camera_rot_std_rad": 1e-3, "camera_trans_std_m": 1e-3,
+                                                   "camera_trans_std_z_m": 1e-3})  # fmt: skip
+    for T, T_true in ((res.X, ch.X), (res.Y, ch.Y)):
+        rot, trans = _err(T, T_true)
+        assert rot < 1e-7 and trans < 1e-6
+    assert res.scale is None  # (the configuration is not identifiable from exact data: both readings fit)
+
+
+@pytest.mark.parametrize("configuration", ["eye_in_hand", "eye_to_hand"])
+def test_identifies_the_configuration_and_beats_shah(configuration):
+    rng = np.random.default_rng(2)
+    sq_ml, sq_shah = np.zeros(2), np.zeros(2)
+    for k in range(10):
+        ch = make_chain(rng, 40, configuration=configuration)
+        A, B, _ = _noisy(ch, rng)
+        res = he_ml(A, B)
+        assert res.configuration == configuration
+        X_s, _ = shah(A, B)
+        sq_ml += np.square(_err(res.X, ch.X))
+        sq_shah += np.square(_err(X_s, ch.X))
+    assert (sq_ml < sq_shah).all()
+
+
+def test_noise_levels_estimated_from_residuals():
+    rng = np.random.default_rng(3)
+    ch = make_chain(rng, 300, configuration="eye_in_hand")
+    A, B, _ = _noisy(ch, rng)
+    res = he_ml(A, B)
+    est = res.noise
+    assert est["camera_rot_std_rad"] == pytest.approx(C3[0], rel=0.1)
+    # robot translation noise is isotropic in the camera frame, so only the camera-frame totals are identified
+    lateral = np.hypot(est["camera_trans_std_m"], est["robot_trans_std_m"])
+    depth = np.hypot(est["camera_trans_std_z_m"], est["robot_trans_std_m"])
+    assert lateral == pytest.approx(np.hypot(C3[1], R2[1]), rel=0.15)
+    assert depth == pytest.approx(np.hypot(C3[3], R2[1]), rel=0.15)
+    assert set(est) == set(NOISE_KEYS)
+
+
+def test_covariance_is_consistent():
+    """Mean NEES of X over repeated draws is about 6 (the covariance describes the actual error)."""
+    rng = np.random.default_rng(4)
+    ch = make_chain(rng, 30, configuration="eye_in_hand")
+    nees = []
+    for _ in range(80):
+        A, B, _ = _noisy(ch, rng)
+        res = he_ml(A, B)
+        e = se3.se3_log(se3.invert_transform(ch.X) @ res.X)
+        nees.append(e @ np.linalg.solve(res.cov_X, e))
+    assert np.mean(nees) == pytest.approx(6.0, abs=1.0)
+
+
+def test_rejects_random_outliers_and_repairs_planar_flips():
+    rng = np.random.default_rng(5)
+    ch = make_chain(rng, 40, configuration="eye_in_hand")
+    A, B, Cm = _noisy(ch, rng)
+    clean = he_ml(A, B)
+    C_gt = pm.camera_poses(ch.B_abs_gt, "eye_in_hand")
+    bad = rng.choice(40, 16, replace=False)
+    Cm[bad[:8]] = noise.random_pose_outliers(Cm[bad[:8]], rng)
+    Cm[bad[8:]] = noise.planar_flip(C_gt[bad[8:]])
+    res = he_ml(A, pm.camera_poses(Cm, "eye_in_hand"), configuration="eye_in_hand")
+    assert not res.inliers[bad[:8]].any()
+    # a flip far from the truth (more than 3 deg) is recognised: repaired (kept) or rejected, never trusted as it is;
+    # a near fronto-parallel flip is within the noise and may stay
+    flip_deg = np.degrees(se3.rotation_angle(np.swapaxes(C_gt[bad[8:], :3, :3], 1, 2) @ Cm[bad[8:], :3, :3]))
+    far = flip_deg > 3.0
+    assert far.sum() >= 3
+    assert (res.repaired[bad[8:]] | ~res.inliers[bad[8:]])[far].all()
+    assert res.repaired[bad[8:]][far].sum() >= 2
+    rot, trans = _err(res.X, ch.X)
+    rot0, trans0 = _err(clean.X, ch.X)
+    assert rot < 2.0 * rot0 + 0.02 and trans < 2.0 * trans0 + 0.5
+    X_s, _ = shah(A, pm.camera_poses(Cm, "eye_in_hand"))
+    assert _err(X_s, ch.X)[0] > 5 * rot  # the closed form on all pairs is ruined
+
+
+def test_monocular_scale():
+    rng = np.random.default_rng(6)
+    ch = make_chain(rng, 60, configuration="eye_in_hand")
+    A, B, _ = _noisy(ch, rng, scale=2.0)
+    res = he_ml(A, B)
+    assert res.scale == pytest.approx(2.0, rel=0.02)
+    assert res.cov.shape == (13, 13)
+    rot, trans = _err(res.X, ch.X)
+    A1, B1, _ = _noisy(ch, np.random.default_rng(6), scale=1.0)
+    metric = he_ml(A1, B1)
+    assert metric.scale is None  # no scale found in metric data
+    assert trans < 3.0 * _err(metric.X, ch.X)[1] + 0.5
+
+
+def test_registry_entry_and_input_errors():
+    spec = get_solver("he_ml")
+    assert spec.kind == "axyb"
+    ch = make_chain(np.random.default_rng(7), 10)
+    out = spec.run(ch.A_abs_gt, ch.B_abs_gt)
+    assert _err(out.X, ch.X)[0] < 1e-6 and out.n_inliers == 10
+    with pytest.raises(InputError, match="configuration"):
+        he_ml(ch.A_abs_gt, ch.B_abs_gt, configuration="eye_on_hand")
+    with pytest.raises(InputError, match="noise"):
+        he_ml(ch.A_abs_gt, ch.B_abs_gt, noise={"camera_rot_std_rad": -1.0})
+    with pytest.raises(InputError, match="scale"):
+        he_ml(ch.A_abs_gt, ch.B_abs_gt, scale="yes")
+    A = ch.A_abs_gt.copy()
+    A[:, :3, :3] = se3.so3_exp(np.outer(np.linspace(0.1, 1.0, 10), [0.0, 0.0, 1.0]))
+    with pytest.raises(DegenerateMotionError):
+        he_ml(A, ch.B_abs_gt)
+
+
+def test_motion_component_dropped_mid_run():
+    """Stations in random order (no motion direction) with outliers: the sixth component leaves, the run goes on."""
+    rng = np.random.default_rng(8)
+    ch = make_chain(rng, 30, configuration="eye_in_hand")
+    A, B, Cm = _noisy(ch, rng)
+    Cm[:6] = noise.random_pose_outliers(Cm[:6], rng)
+    res = he_ml(A, pm.camera_poses(Cm, "eye_in_hand"), configuration="eye_in_hand")
+    assert not res.inliers[:6].any()
+    assert _err(res.X, ch.X)[0] < 0.5
