@@ -1329,7 +1329,7 @@ def efficiency_markdown(results: pd.DataFrame, solvers=None, *, summary=None) ->
             r.append("-" if st is None else
                      f"{_f(st['X_rot_efficiency_median'], 2)} / {_f(st['X_trans_efficiency_median'], 2)}")  # fmt: skip
         rows.append(r)
-    lines += [_table(["track", "bound [deg / mm]", "in model %"] + [f"`{s}`" for s in used], rows), ""]
+    lines += _md_table(["track", "bound [deg / mm]", "in model %"] + [_solver_label(s) for s in used], rows) + [""]
     return "\n".join(lines)
 
 
@@ -1339,6 +1339,12 @@ def _f(v, digits: int) -> str:
     if abs(v) >= 1e5:
         return f"{v:.3g}"
     return f"{v:.{digits}f}"
+
+
+def _md_table(head: list[str], rows: list[list[str]]) -> list[str]:
+    """A Markdown table as lines, in the published leaderboard's layout (``|---|`` separators)."""
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    return out + ["| " + " | ".join(r) + " |" for r in rows]
 
 
 def _solver_label(name: str) -> str:
@@ -1400,10 +1406,6 @@ def leaderboard_markdown(results: pd.DataFrame, solvers=None, dataset: str | Non
     header = ["solver", "n", "succ.", "X rot median [deg]", "X rot mean [deg]", "X trans median [mm]",
               "X trans mean [mm]", "Y rot median [deg]", "Y trans median [mm]", "runtime median [ms]"]  # fmt: skip
 
-    def table(head, rows):
-        out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        return out + ["| " + " | ".join(r) + " |" for r in rows]
-
     def solver_rows(per, mode):
         items = [(s, m[mode]) for s, m in per.items() if mode in m]
         key = lambda it: (not np.isfinite(it[1]["X_trans_err_mm_median"]), it[1]["X_trans_err_mm_median"])  # noqa: E731
@@ -1418,10 +1420,10 @@ def leaderboard_markdown(results: pd.DataFrame, solvers=None, dataset: str | Non
         lines += [f"## Track `{track}`"]
         modes = [m for m in ("estimated", "oracle") if any(m in v for v in per.values())]
         if modes == ["oracle"]:
-            lines += table(header, solver_rows(per, "oracle"))
+            lines += _md_table(header, solver_rows(per, "oracle"))
         else:
             for m in modes:
-                lines += ["", f"### synchronisation: {m}", ""] + table(header, solver_rows(per, m))
+                lines += ["", f"### synchronisation: {m}", ""] + _md_table(header, solver_rows(per, m))
                 if m == "estimated" and cols is not None:
                     idx = np.flatnonzero((cols.track == track) & (cols.mode == "estimated"))
                     _, first = np.unique(cols.sid[idx], return_index=True)
@@ -1458,7 +1460,7 @@ def leaderboard_markdown(results: pd.DataFrame, solvers=None, dataset: str | Non
                         r.append(_f(_median(x), 3))
                     rows.append(r)
                 lines += [f"### {what} versus `{k}` (oracle synchronisation, other factors marginalised)", ""]
-                lines += table(["level"] + [_solver_label(n) for n in names], rows) + [""]
+                lines += _md_table(["level"] + [_solver_label(n) for n in names], rows) + [""]
     eff = efficiency_markdown(results, solver_order, summary=summ.get("efficiency"))
     if eff:
         lines += [eff]

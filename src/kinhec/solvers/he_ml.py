@@ -57,7 +57,6 @@ import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import least_squares
 
 from kinhec import se3
 from kinhec.errors import InputError
@@ -427,6 +426,8 @@ def _solve_wls(A, Cm, X0, Y0, ls0, Linv, sw, configuration, with_scale):
             Jr = np.concatenate([Jr, Js[:, :, None]], axis=2)
         Jw = sw[:, None, None] * (Linv @ Jr)
         return Jw.reshape(-1, P)
+
+    from scipy.optimize import least_squares  # here: importing the registry stays light
 
     res = least_squares(fun, np.zeros(P), jac=jac, method="lm", xtol=1e-8, ftol=1e-8, gtol=1e-8, max_nfev=30)
     X, Y, ls = _apply(X0, Y0, ls0, res.x, with_scale)
