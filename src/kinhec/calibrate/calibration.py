@@ -160,8 +160,13 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
             except InputError:
                 off0, peak = 0.0, 0.0
             if peak is not None and peak < MIN_PEAK_CORR:
-                warn.append(f"the angular speeds correlate weakly (peak {peak:.2f}): the clock offset rests on "
-                            "the pose fit alone")
+                pe = float(np.median(np.diff(eye.t)))
+                grid = np.arange(-max_offset_s, max_offset_s + 1e-12, max(pe / 2, 1e-3))
+                cost = sv.scan_offset(hand.t, A, eye.t, B, grid, eye_in_hand=setup != "eye_to_hand")
+                if np.isfinite(cost).any():
+                    off0 = float(grid[int(np.argmin(cost))])
+                notes.append(f"the angular speeds correlate weakly (peak {peak:.2f}): the coarse clock offset "
+                             f"({off0:.4g} s) comes from a scan of the pose fit")
             estimate_offset = True
         else:
             off0 = float(offset)

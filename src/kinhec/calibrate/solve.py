@@ -45,7 +45,7 @@ from kinhec.errors import DegenerateMotionError, InputError, KinhecError
 from kinhec.solvers import _common as c
 from kinhec.solvers import registry
 
-__all__ = ["Solution", "initial_candidates", "refine", "CHI2_6_9999", "motions_between", "robust_y"]
+__all__ = ["Solution", "initial_candidates", "refine", "scan_offset", "CHI2_6_9999", "motions_between", "robust_y"]
 
 #: 99.99 % quantile of the chi-square distribution with 6 degrees of freedom (outlier gate).
 CHI2_6_9999 = 27.856
@@ -210,6 +210,54 @@ def initial_candidates(A, B, *, solver: str | None = None, estimate_scale: bool 
     return [out[k] for k in order]
 
 
+def scan_offset(hand_t, A, eye_t, B, offsets, *, eye_in_hand=True, n_pairs: int = 30):
+    """Pose-fit cost of candidate clock offsets: Park-Martin ``X`` and robust ``Y`` on a subsample at each.
+
+    Used when the angular speeds do not correlate (noisy or featureless rotation).
+
+    Parameters
+    ----------
+    hand_t, A : ndarray, shapes (Nh,), (Nh, 4, 4)
+        Hand stream ``T_base_ee`` [m].
+    eye_t, B : ndarray, shapes (Ne,), (Ne, 4, 4)
+        Eye stream in solver form.
+    offsets : ndarray, shape (K,)
+        Candidate offsets [s] (eye stamp = hand time + offset).
+
+    Returns
+    -------
+    ndarray, shape (K,)
+        Relative cost (lower is better; inf where it cannot be evaluated).
+    """
+    from kinhec.calibrate.pairing import _Interpolator
+    from kinhec.solvers.axxb_park_martin import _park_martin
+
+    lo, hi = hand_t[0] + np.max(offsets), hand_t[-1] + np.min(offsets)
+    cand = np.flatnonzero((eye_t >= lo) & (eye_t <= hi))
+    if cand.size < 3:
+        return np.full(len(offsets), np.inf)
+    pick = cand[np.unique(np.linspace(0, cand.size - 1, min(cand.size, n_pairs)).round().astype(int))]
+    interp = _Interpolator(hand_t, A)
+    Bs = B[pick]
+    sub = np.arange(pick.size)
+    out = np.full((len(offsets), 2), np.inf)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for k, o in enumerate(offsets):
+            As = interp(eye_t[pick] - o)
+            Am, Bm = motions_between(As, Bs, sub)
+            try:
+                X = _park_martin(Am, Bm, check_axes=False)
+            except (KinhecError, np.linalg.LinAlgError):
+                continue
+            out[k] = _score(As, Bs, X, robust_y(As, Bs, X), None, eye_in_hand)
+    ok = np.isfinite(out).all(axis=1)
+    if not ok.any():
+        return np.full(len(offsets), np.inf)
+    m = np.maximum(out[ok].min(axis=0), 1e-15)
+    return np.where(ok, (out / m).sum(axis=1), np.inf)
+
+
 # --------------------------------------------------------------------------- #
 # refinement
 # --------------------------------------------------------------------------- #
@@ -258,17 +306,49 @@ class _Problem:
         return residuals(A[mask], B[mask], X, Y, s, self.eih)
 
     def jac(self, st, mask):
-        r0 = None
-        cols = []
-        for k in range(self.P):
-            h = 1e-4 if (self.eo and k == 12) else 1e-6
-            e = np.zeros(self.P)
-            e[k] = h
-            rp = self.res(self.apply(st, e), mask)
-            rm = self.res(self.apply(st, -e), mask)
-            cols.append((rp - rm) / (2 * h))
-        self.poses(st[2])  # restore the cache at the current offset
-        return np.stack(cols, axis=-1), r0  # (n, 6, P)
+        """Jacobian ``(n, 6, P)`` of the residuals: analytic in X, Y and the scale, numeric in the offset.
+
+        Uses ``log(exp(a) E) ~ log E + a`` (residuals small at the inliers).
+        """
+        X, Y, off, s = st
+        A, B = self.poses(off)
+        A, B = A[mask], B[mask]
+        n = A.shape[0]
+        RA, tA, RB, tB = A[:, :3, :3], A[:, :3, 3], B[:, :3, :3], B[:, :3, 3]
+        if s is not None:
+            tB = tB / s
+        RX, tX, RY, tY = X[:3, :3], X[:3, 3], Y[:3, :3], Y[:3, 3]
+        J = np.zeros((n, 6, self.P))
+        I3 = np.eye(3)
+        if self.eih:
+            RAX = RA @ RX
+            RAXt = np.swapaxes(RAX, 1, 2)
+            t_pred = np.einsum("nij,nj->ni", RAXt, tY - (RA @ tX + tA))
+            t_meas = -np.einsum("nji,nj->ni", RB, tB)
+            J[:, :3, 0:3] = -I3
+            J[:, :3, 6:9] = np.swapaxes(RB, 1, 2)  # R_meas = R_B^T
+            J[:, 3:, 0:3] = se3.hat(t_pred)
+            J[:, 3:, 3:6] = -RX.T
+            J[:, 3:, 9:12] = RAXt
+        else:
+            t_pred = (RA @ tX + tA - tY) @ RY
+            t_meas = tB
+            J[:, :3, 0:3] = RB  # R_meas = R_B
+            J[:, :3, 6:9] = -I3
+            J[:, 3:, 3:6] = RY.T @ RA
+            J[:, 3:, 6:9] = se3.hat(t_pred)
+            J[:, 3:, 9:12] = -RY.T
+        k = 12
+        if self.eo:
+            h = 1e-4
+            rp = self.res((X, Y, off + h, s), mask)
+            rm = self.res((X, Y, off - h, s), mask)
+            J[:, :, k] = (rp - rm) / (2 * h)
+            self.poses(off)
+            k += 1
+        if self.es:
+            J[:, 3:, k] = t_meas
+        return J, None
 
 
 def _lm(prob: _Problem, st, mask, W, max_iter=30):
