@@ -89,16 +89,26 @@ def _check_units(hand: PoseStream, A, eye: PoseStream, B, force: bool, warn: lis
 
 def _check_fit(hand, eye, A, B, setup: str, scale: bool, force: bool, warn: list) -> None:
     fits = conv.check_directions(A, B)
-    given = fits["as_read"]
-    alt_key = min(("hand_inverted", "eye_inverted"), key=lambda k: fits[k])
-    alt = fits[alt_key]
-    if np.isfinite(alt) and given > 0.5 and alt < given / 3.0:
-        if alt_key == "hand_inverted":
-            where, hint = hand, "--hand-pose ee_T_base (or base_T_ee if you gave ee_T_base)"
+    rot = {k: v[0] for k, v in fits.items()}
+    tr = {k: v[1] for k, v in fits.items()}
+    mr, mt = max(min(rot.values()), 1e-9), max(min(tr.values()), 1e-12)
+    q = {k: rot[k] / mr + tr[k] / mt for k in fits}
+    alts = [k for k in ("hand_inverted", "eye_inverted") if q[k] < q["as_read"] / 2]
+    if np.isfinite(q["as_read"]) and q["as_read"] > 3 and alts and (rot["as_read"] > 0.2 or tr["as_read"] > 0.002):
+        best = min(alts, key=lambda k: q[k])
+        both = len(alts) == 2
+        fit = f"{rot[best]:.3g} deg / {1000 * tr[best]:.3g} mm"
+        given = f"{rot['as_read']:.3g} deg / {1000 * tr['as_read']:.3g} mm"
+        if both:
+            msg = (f"{hand.span()} or {eye.span()}: the hand or the eye poses look inverted: the motion fits X to "
+                   f"{fit} with either inverted but only to {given} as read; pass --hand-pose ee_T_base (the usual "
+                   "case) or --eye-pose target_T_cam")
+        elif best == "hand_inverted":
+            msg = (f"{hand.span()}: the hand poses look inverted: the motion fits X to {fit} with them inverted but "
+                   f"only to {given} as read; pass --hand-pose ee_T_base (or base_T_ee if you gave ee_T_base)")
         else:
-            where, hint = eye, "--eye-pose target_T_cam (or cam_T_target), or the other --setup"
-        msg = (f"{where.span()}: the {alt_key.split('_')[0]} poses look inverted: X fits the motion to {alt:.3g} deg "
-               f"with them inverted but only to {given:.3g} deg as read; pass {hint}")
+            msg = (f"{eye.span()}: the eye poses look inverted: the motion fits X to {fit} with them inverted but "
+                   f"only to {given} as read; pass --eye-pose target_T_cam (or cam_T_target), or check --setup")
         if not force:
             raise InputError(msg)
         warn.append(msg)

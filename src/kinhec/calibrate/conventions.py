@@ -33,17 +33,19 @@ __all__ = ["check_directions", "translation_scale", "MAX_PLAUSIBLE_M"]
 MAX_PLAUSIBLE_M = 20.0
 
 
-def _rot_fit(A, B) -> float:
-    """Median rotation disagreement [deg] of ``A X = X B`` after a Park-Martin fit; inf if it fails."""
+def _fit(A, B) -> tuple[float, float]:
+    """Median rotation [deg] and translation [m] disagreement of ``A X = X B`` after a Park-Martin fit."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             X = _park_martin(A, B, check_axes=False)
     except (KinhecError, np.linalg.LinAlgError, ValueError):
-        return float("inf")
-    R = X[:3, :3]
+        return float("inf"), float("inf")
+    R, t = X[:3, :3], X[:3, 3]
     E = np.swapaxes(A[:, :3, :3] @ R, 1, 2) @ (R @ B[:, :3, :3])
-    return float(np.degrees(np.median(se3.rotation_angle(E, check=False))))
+    et = A[:, :3, :3] @ t + A[:, :3, 3] - B[:, :3, 3] @ R.T - t
+    return (float(np.degrees(np.median(se3.rotation_angle(E, check=False)))),
+            float(np.median(np.linalg.norm(et, axis=1))))
 
 
 def check_directions(A_abs, B_abs) -> dict:
@@ -57,7 +59,8 @@ def check_directions(A_abs, B_abs) -> dict:
     Returns
     -------
     dict
-        ``{"as_read": deg, "hand_inverted": deg, "eye_inverted": deg}``.
+        ``{"as_read": (deg, m), "hand_inverted": (deg, m), "eye_inverted": (deg, m)}``: median
+        rotation and translation disagreement of each.
     """
     n = A_abs.shape[0]
     idx = np.unique(np.linspace(0, n - 1, min(n, INIT_PAIRS)).round().astype(int))
@@ -68,7 +71,7 @@ def check_directions(A_abs, B_abs) -> dict:
     for key, A, B in (("as_read", A_abs[idx], B_abs[idx]), ("hand_inverted", Ai, B_abs[idx]),
                       ("eye_inverted", A_abs[idx], Bi)):
         Am, Bm = motions_between(A, B, sub)
-        out[key] = _rot_fit(Am, Bm)
+        out[key] = _fit(Am, Bm)
     return out
 
 

@@ -201,8 +201,8 @@ class CalibrationResult:
     def ros_static_transform(self, parent: str | None = None, child: str | None = None) -> str:
         from kinhec.calibrate.output import ros_static_transform
 
-        return ros_static_transform(self.X, parent or self.X_name.split("_")[1],
-                                    child or self.X_name.split("_", 2)[2])
+        _, a, b = self.X_name.split("_", 2)
+        return ros_static_transform(self.X, parent or a, child or b)
 
     def urdf_origin(self) -> str:
         from kinhec.calibrate.output import urdf_origin

@@ -49,6 +49,8 @@ __all__ = ["Solution", "initial_candidates", "refine", "scan_offset", "CHI2_6_99
 
 #: 99.99 % quantile of the chi-square distribution with 6 degrees of freedom (outlier gate).
 CHI2_6_9999 = 27.856
+#: Relative change of the residual standard deviations below which the noise model has settled.
+NOISE_TOL = 0.01
 #: Pairs used by the initial solvers (motions between every two of them).
 INIT_PAIRS = 40
 
@@ -164,7 +166,7 @@ def initial_candidates(A, B, *, solver: str | None = None, estimate_scale: bool 
     n = A.shape[0]
     idx = np.unique(np.linspace(0, n - 1, min(n, INIT_PAIRS)).round().astype(int))
     Am, Bm = motions_between(A, B, idx)
-    names = [solver] if solver is not None else list(registry.SOLVERS)
+    names = [solver] if solver is not None else [k for k in registry.SOLVERS if estimate_scale or k != "andreff_scale"]
     if solver is not None:
         registry.get_solver(solver)
     s0 = None
@@ -193,13 +195,14 @@ def initial_candidates(A, B, *, solver: str | None = None, estimate_scale: bool 
                 else:
                     res = spec.run(A[idx], Bs[idx])
                     X, Y = res.X, res.Y
-            except KinhecError as exc:
+            except (KinhecError, np.linalg.LinAlgError) as exc:
                 errors.append(exc)
                 continue
             if not (np.isfinite(X).all() and np.isfinite(Y).all()):
                 continue
             out.append((name, X, Y, s0))
     if not out:
+        errors = [e if isinstance(e, KinhecError) else DegenerateMotionError(f"singular system ({e})") for e in errors]
         if any(isinstance(e, DegenerateMotionError) for e in errors):
             raise next(e for e in errors if isinstance(e, DegenerateMotionError))
         raise DegenerateMotionError(f"no solver could determine X ({errors[0] if errors else 'no candidates'})")
@@ -405,7 +408,7 @@ def _autocorr_inflation(z: np.ndarray) -> float:
 
 
 def refine(pairing, X0, Y0, *, offset0=None, scale0=None, estimate_offset=False, estimate_scale=False,
-           max_rounds: int = 5, reject: bool = True, init_solver: str = "", eye_in_hand: bool = True) -> Solution:
+           max_rounds: int = 12, reject: bool = True, init_solver: str = "", eye_in_hand: bool = True) -> Solution:
     """Alternate outlier rejection and Levenberg-Marquardt refinement; return the estimate and its covariance.
 
     Parameters
@@ -460,6 +463,9 @@ def refine(pairing, X0, Y0, *, offset0=None, scale0=None, estimate_offset=False,
             stable = np.array_equal(d2 < CHI2_6_9999, inl)
         else:
             stable = True
+        # the noise model and the fit are solved alternately until both settle
+        change = np.abs(np.sqrt(np.diag(S_new)) / np.sqrt(np.diag(S)) - 1.0).max()
+        stable = stable and change < NOISE_TOL
         S = S_new
         if stable:
             break
