@@ -132,7 +132,7 @@ def _check_fit(hand, eye, A, B, setup: str, scale: bool, force: bool, warn: list
 
 
 def _offset_curve(pairing, sol: sv.Solution, period: float) -> dict:
-    offs = sol.offset + period * np.linspace(-10, 10, 41)
+    offs = sol.offset + period * np.linspace(-10, 10, 21)
     Sinv = np.linalg.inv(sol.noise_cov)
     cost = []
     for o in offs:

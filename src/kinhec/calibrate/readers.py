@@ -152,6 +152,11 @@ def _numbers(path, rows, ncols: int | tuple[int, ...], what: str) -> tuple[np.nd
         if len(f) not in ok:
             raise _fail(path, k, f"expected {what} ({' or '.join(map(str, ok))} numbers), got {len(f)} fields")
     width = max(len(f) for _, f in rows)
+    if all(len(f) == width for _, f in rows):
+        try:  # fast path: numpy parses the whole table at once
+            return np.array([f for _, f in rows], dtype=float), lines
+        except ValueError:
+            pass  # find the bad field below
     data = np.empty((len(rows), width))
     for r, (k, f) in enumerate(rows):
         try:

@@ -52,7 +52,7 @@ CHI2_6_9999 = 27.856
 #: Relative change of the residual standard deviations below which the noise model has settled.
 NOISE_TOL = 0.01
 #: Pairs used by the initial solvers (motions between every two of them).
-INIT_PAIRS = 40
+INIT_PAIRS = 30
 
 
 @dataclass
@@ -103,8 +103,18 @@ def residuals(A, B, X, Y, scale=None, eye_in_hand: bool = True) -> np.ndarray:
         t_pred = (tAX - tY) @ RY
         R_meas_t = np.swapaxes(RB, 1, 2)
         t_meas = tB
-    rot = se3.so3_log(R_pred @ R_meas_t, check=False)
+    rot = _log_small(R_pred @ R_meas_t)
     return np.concatenate([rot, t_pred - t_meas], axis=1)
+
+
+def _log_small(R: np.ndarray) -> np.ndarray:
+    """Rotation vectors of ``R`` (N, 3, 3) from the antisymmetric part and the trace (exact below ~170 deg)."""
+    w = 0.5 * np.stack([R[:, 2, 1] - R[:, 1, 2], R[:, 0, 2] - R[:, 2, 0], R[:, 1, 0] - R[:, 0, 1]], axis=1)
+    s = np.sqrt((w * w).sum(axis=1))
+    c = 0.5 * (R[:, 0, 0] + R[:, 1, 1] + R[:, 2, 2] - 1.0)
+    theta = np.arctan2(s, c)
+    f = np.where(s > 1e-12, theta / np.where(s > 1e-12, s, 1.0), 1.0)
+    return w * f[:, None]
 
 
 def _retract(T: np.ndarray, d: np.ndarray) -> np.ndarray:
