@@ -534,7 +534,7 @@ def calibrate(ctx, hand, eye, setup, fmt, hand_pose, eye_pose, units, offset, sc
     click.echo(ros_static_transform(res.X, *res.X_name.split("_", 2)[1:]))
     click.echo(urdf_origin(res.X))
     for w in res.warnings:
-        click.echo(f"warning: {w}", err=True)
+        click.echo(f"warning: {w}")
     click.echo(res.verdict)
     if json_out:
         click.echo(f"written: {res.write_json(json_out)}")
@@ -544,7 +544,8 @@ def calibrate(ctx, hand, eye, setup, fmt, hand_pose, eye_pose, units, offset, sc
     if figure_out:
         click.echo(f"written: {res.figure(figure_out)}")
     if not res.determined and not force:
-        click.echo("kinhec calibrate: error: X is not determined by this motion (see the warnings); "
+        why = res.warnings[0] if res.warnings else "see the warnings"
+        click.echo(f"kinhec calibrate: error: {res.where}: X is not determined by this motion: {why}; "
                    "--force to accept it", err=True)
         ctx.exit(2)
 

@@ -120,7 +120,7 @@ def _check_fit(hand, eye, A, B, setup: str, scale: bool, force: bool, warn: list
         elif 1 / 3000 < s < 1 / 300:
             msg = (f"{hand.span()}: the hand translations are {1 / s:.4g} times the eye's: millimetres mixed with "
                    "metres; pass --units mm,m (hand, eye) or convert the file")
-        elif not (0.7 < s < 1.4):
+        elif s > 0 and not (0.7 < s < 1.4):
             warn.append(f"{eye.path}: the eye translations are {s:.3g} times the metric ones: a monocular "
                         "(up-to-scale) stream needs --scale")
             return
@@ -148,6 +148,7 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
     warn, notes = [], list(hand.notes) + list(eye.notes)
     B = _eye_solver_form(eye, eye_pose, units_eye, setup)
     _check_units(hand, A, eye, B, force, warn)
+    sv.check_enough_pairs(min(len(hand), len(eye)), f"{hand.span()} and {eye.span()}")
     stamped = hand.t is not None and eye.t is not None
     peak = None
     off0 = None
@@ -184,7 +185,7 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
         ph = float(np.median(np.diff(hand.t)))
         pe = float(np.median(np.diff(eye.t)))
         curve_period = min(ph, pe)
-        margin = 3.0 * max(ph, pe) if estimate_offset else 0.0
+        margin = max(ph, pe) if estimate_offset else 0.0
         pairing = pr.TimePairing(hand, A, eye, B, off0, margin)
         notes += pairing.notes
     else:
@@ -217,7 +218,7 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
     obs["n_inliers"] = int(sol.inliers.sum())
     obs["residual_std_rad_m"] = [float(v) for v in np.sqrt(np.diag(sol.noise_cov))]
     obs["covariance_inflation"] = float(sol.inflation)
-    warn += obs_warn
+    warn[:0] = obs_warn  # the verdict quotes the first warning: observability first
     n_out = int((~sol.inliers).sum())
     if n_out > 0.2 * n:
         warn.append(f"{n_out} of {n} pairs ({100 * n_out / n:.0f} %) are outliers")
@@ -240,6 +241,7 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
         time_offset_peak_corr=peak, scale=sol.scale if scale else None, scale_std=scale_std, n_pairs=n,
         outliers=np.flatnonzero(~sol.inliers).tolist(), observability=obs, warnings=warn, notes=notes,
         residuals=residuals, offset_curve=curve, init_solver=name, cov=sol.cov,
+        where=f"{hand.span()} and {eye.span()}",
     )  # fmt: skip
 
 

@@ -132,6 +132,7 @@ class CalibrationResult:
     init_solver: str
     rig: RigResult | None = None
     cov: np.ndarray | None = field(default=None, repr=False)
+    where: str = ""  # the input files and their line spans, for messages
 
     @property
     def determined(self) -> bool:
