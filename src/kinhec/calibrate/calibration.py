@@ -137,7 +137,7 @@ def _offset_curve(pairing, sol: sv.Solution, period: float) -> dict:
     cost = []
     for o in offs:
         A, B = pairing.at(o)
-        r = sv.residuals(A, B, sol.X, sol.Y, sol.scale, pairing.eye_in_hand)
+        r = sv.residuals(A, B, sol.X, sol.Y, sol.scale, pairing.inverse_domain)
         d2 = np.einsum("ni,ij,nj->n", r, Sinv, r)
         cost.append(float(np.mean(np.minimum(d2, sv.CHI2_6_9999))))
     return {"offset_s": offs.tolist(), "cost": cost}
@@ -173,7 +173,9 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
             if peak is not None and peak < MIN_PEAK_CORR:
                 pe = float(np.median(np.diff(eye.t)))
                 grid = np.arange(-max_offset_s, max_offset_s + 1e-12, max(pe / 2, 1e-3))
-                cost = sv.scan_offset(hand.t, A, eye.t, B, grid, eye_in_hand=setup != "eye_to_hand")
+                eye_dir = eye_pose or eye.direction or "cam_T_target"
+                cost = sv.scan_offset(hand.t, A, eye.t, B, grid,
+                                      inverse_domain=(setup != "eye_to_hand") == (eye_dir == "cam_T_target"))
                 if np.isfinite(cost).any():
                     off0 = float(grid[int(np.argmin(cost))])
                 notes.append(f"the angular speeds correlate weakly (peak {peak:.2f}): the coarse clock offset "
@@ -192,19 +194,23 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
         if offset not in (None, "none", "auto"):
             raise InputError(f"{hand.path} / {eye.path}: a clock offset needs time stamps in both files")
         pairing = pr.pair_by_order(hand, A, eye, B)
-    eih = setup != "eye_to_hand"
+    eye_dir = eye_pose or eye.direction or "cam_T_target"
+    eih = (setup != "eye_to_hand") == (eye_dir == "cam_T_target")  # residuals in the file's own domain
     n = len(pairing)
     sv.check_enough_pairs(n, f"{hand.span()} and {eye.span()}")
     Ap, Bp = pairing.at(off0)
     _check_fit(hand, eye, Ap, Bp, setup, scale, force, warn)
     try:
-        cands = sv.initial_candidates(Ap, Bp, solver=solver, estimate_scale=scale, eye_in_hand=eih)
+        cands = sv.initial_candidates(Ap, Bp, solver=solver, estimate_scale=scale, inverse_domain=eih)
     except DegenerateMotionError as exc:
         raise InputError(f"{hand.span()} and {eye.span()}: X is not determined by this motion: {exc}") from None
     name, X0, Y0, s0 = cands[0]
+    eih = sv.choose_domain(Ap, Bp, X0, Y0, s0)
+    notes.append(f"residuals compared as {'T_cam_target' if eih != (setup == 'eye_to_hand') else 'T_target_cam'} "
+                 "(the noise model that fits best)")
     notes.append(f"initial estimate from {name} (of {len(cands)} solvers that returned)")
     sol = sv.refine(pairing, X0, Y0, offset0=off0, scale0=s0, estimate_offset=estimate_offset,
-                    estimate_scale=scale, init_solver=name, eye_in_hand=eih)
+                    estimate_scale=scale, init_solver=name, inverse_domain=eih)
     std = np.sqrt(np.maximum(np.diag(sol.cov), 0.0))
     X_std, Y_std = std[0:6], std[6:12]
     k = 12
@@ -232,7 +238,7 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
         "trans_mm": 1000 * np.linalg.norm(r[:, 3:], axis=1),
         "outlier": ~sol.inliers,
     }
-    pairing.eye_in_hand = eih
+    pairing.inverse_domain = eih
     curve = _offset_curve(pairing, sol, curve_period) if estimate_offset else None
     X_name, Y_name = _names(setup)
     return CalibrationResult(

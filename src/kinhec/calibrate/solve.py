@@ -28,9 +28,14 @@ Procedure.
    the hand stream for ``delta``).  Outliers: pairs whose Mahalanobis distance
    exceeds the 99.99 % quantile of chi-square with 6 degrees of freedom; the
    rejection and the refinement alternate until the labels stop changing.
-4. Covariance ``(J^T J)^{-1}`` at the solution, inflated by
-   ``(1 + rho) / (1 - rho)`` when the residuals of consecutive pairs are
-   correlated (lag-one autocorrelation ``rho``, continuous streams).
+4. Covariance ``(J^T J)^{-1}`` at the solution, times ``dof / (dof - 7)``
+   (the noise covariance is estimated from the same ``dof`` residuals, which
+   biases its inverse by that factor), and inflated by ``(1 + rho) / (1 - rho)``
+   when the residuals of consecutive pairs are correlated (lag-one
+   autocorrelation ``rho``, continuous streams).
+
+The residual domain (the pose as the eye file states it, or its inverse) is
+the one whose noise model fits best (:func:`choose_domain`).
 """
 
 from __future__ import annotations
@@ -45,7 +50,7 @@ from kinhec.errors import DegenerateMotionError, InputError, KinhecError
 from kinhec.solvers import _common as c
 from kinhec.solvers import registry
 
-__all__ = ["Solution", "initial_candidates", "refine", "scan_offset", "CHI2_6_9999", "motions_between", "robust_y"]
+__all__ = ["Solution", "initial_candidates", "refine", "scan_offset", "choose_domain", "CHI2_6_9999", "motions_between", "robust_y"]
 
 #: 99.99 % quantile of the chi-square distribution with 6 degrees of freedom (outlier gate).
 CHI2_6_9999 = 27.856
@@ -75,15 +80,17 @@ class Solution:
 # --------------------------------------------------------------------------- #
 # residuals
 # --------------------------------------------------------------------------- #
-def residuals(A, B, X, Y, scale=None, eye_in_hand: bool = True) -> np.ndarray:
-    """Residuals ``(N, 6)`` of ``A_i X = Y B_i`` in the domain the camera measures, ``T_cam_target``.
+def residuals(A, B, X, Y, scale=None, inverse_domain: bool = True) -> np.ndarray:
+    """Residuals ``(N, 6)`` of ``A_i X = Y B_i`` in the domain the eye file states its poses.
 
-    Eye-in-hand (``B = T_target_cam``): predicted ``inv(A_i X) Y`` against the
-    measured ``inv(B_i)``; eye-to-hand (``B = T_cam_marker``): predicted
-    ``inv(Y) A_i X`` against ``B_i``.  ``r = (log(R_pred R_meas^T) [rad],
-    t_pred - t_meas [m])``, both in the camera frame: the error of the target
-    pose as the camera reports it (depth and lateral errors of a PnP pose stay
-    apart).  The measured translation is divided by ``scale`` when given.
+    ``inverse_domain``: predicted ``inv(A_i X) Y`` against the measured
+    ``inv(B_i)`` (eye-in-hand with ``T_cam_target`` files, eye-to-hand with
+    ``T_target_cam`` files); otherwise predicted ``inv(Y) A_i X`` against
+    ``B_i``.  ``r = (log(R_pred R_meas^T) [rad], t_pred - t_meas [m])``: the
+    rotation and translation errors of the pose as it was measured (a PnP pose's
+    depth and lateral errors, or a mocap position's, stay apart and are not
+    mixed through a lever arm).  The measured translation is divided by
+    ``scale`` when given.
     """
     RA, tA = A[:, :3, :3], A[:, :3, 3]
     RB, tB = B[:, :3, :3], B[:, :3, 3]
@@ -92,7 +99,7 @@ def residuals(A, B, X, Y, scale=None, eye_in_hand: bool = True) -> np.ndarray:
     RX, tX, RY, tY = X[:3, :3], X[:3, 3], Y[:3, :3], Y[:3, 3]
     RAX = RA @ RX
     tAX = RA @ tX + tA
-    if eye_in_hand:
+    if inverse_domain:
         RAXt = np.swapaxes(RAX, 1, 2)
         R_pred = RAXt @ RY
         t_pred = np.einsum("nij,nj->ni", RAXt, tY - tAX)
@@ -145,12 +152,12 @@ def robust_y(A, B, X) -> np.ndarray:
     return c.transform(R, np.median(Yi[:, :3, 3], axis=0))
 
 
-def _score(A, B, X, Y, scale, eye_in_hand=True):
-    r = residuals(A, B, X, Y, scale, eye_in_hand)
+def _score(A, B, X, Y, scale, inverse_domain=True):
+    r = residuals(A, B, X, Y, scale, inverse_domain)
     return float(np.median(np.linalg.norm(r[:, :3], axis=1))), float(np.median(np.linalg.norm(r[:, 3:], axis=1)))
 
 
-def initial_candidates(A, B, *, solver: str | None = None, estimate_scale: bool = False, eye_in_hand: bool = True):
+def initial_candidates(A, B, *, solver: str | None = None, estimate_scale: bool = False, inverse_domain: bool = True):
     """Initial ``(name, X, Y, scale)`` from the registry's solvers, best first.
 
     Parameters
@@ -216,14 +223,34 @@ def initial_candidates(A, B, *, solver: str | None = None, estimate_scale: bool 
         if any(isinstance(e, DegenerateMotionError) for e in errors):
             raise next(e for e in errors if isinstance(e, DegenerateMotionError))
         raise DegenerateMotionError(f"no solver could determine X ({errors[0] if errors else 'no candidates'})")
-    scores = np.array([_score(A, B, X, Y, s, eye_in_hand) for _, X, Y, s in out])
+    scores = np.array([_score(A, B, X, Y, s, inverse_domain) for _, X, Y, s in out])
     mins = np.maximum(scores.min(axis=0), 1e-15)
     total = (scores / mins).sum(axis=1)
     order = np.argsort(total, kind="stable")
     return [out[k] for k in order]
 
 
-def scan_offset(hand_t, A, eye_t, B, offsets, *, eye_in_hand=True, n_pairs: int = 30):
+def choose_domain(A, B, X, Y, scale=None) -> bool:
+    """Pick the residual domain whose noise model fits best: True for ``inverse_domain``.
+
+    The two domains (``B`` and ``inv(B)``) differ per pair by a volume-preserving
+    map, so their pooled residual covariances compare by their determinants
+    (Gaussian likelihood at the same estimate); each is taken from the 80 %
+    of pairs with the smallest residuals, so that outliers do not decide.
+    """
+    out = []
+    for inv in (True, False):
+        r = residuals(A, B, X, Y, scale, inv)
+        S0 = _robust_cov(r)
+        d2 = np.einsum("ni,ij,nj->n", r, np.linalg.inv(_floor(S0)), r)
+        keep = d2 <= np.quantile(d2, 0.8)
+        rk = r[keep]
+        sign, logdet = np.linalg.slogdet(_floor(rk.T @ rk / max(len(rk), 1)))
+        out.append(logdet if sign > 0 else np.inf)
+    return bool(out[0] <= out[1])
+
+
+def scan_offset(hand_t, A, eye_t, B, offsets, *, inverse_domain=True, n_pairs: int = 30):
     """Pose-fit cost of candidate clock offsets: Park-Martin ``X`` and robust ``Y`` on a subsample at each.
 
     Used when the angular speeds do not correlate (noisy or featureless rotation).
@@ -263,7 +290,7 @@ def scan_offset(hand_t, A, eye_t, B, offsets, *, eye_in_hand=True, n_pairs: int 
                 X = _park_martin(Am, Bm, check_axes=False)
             except (KinhecError, np.linalg.LinAlgError):
                 continue
-            out[k] = _score(As, Bs, X, robust_y(As, Bs, X), None, eye_in_hand)
+            out[k] = _score(As, Bs, X, robust_y(As, Bs, X), None, inverse_domain)
     ok = np.isfinite(out).all(axis=1)
     if not ok.any():
         return np.full(len(offsets), np.inf)
@@ -287,9 +314,9 @@ def _floor(S: np.ndarray) -> np.ndarray:
 
 
 class _Problem:
-    def __init__(self, pairing, estimate_offset: bool, estimate_scale: bool, eye_in_hand: bool):
+    def __init__(self, pairing, estimate_offset: bool, estimate_scale: bool, inverse_domain: bool):
         self.pairing = pairing
-        self.eih = eye_in_hand
+        self.eih = inverse_domain
         self.eo = estimate_offset
         self.es = estimate_scale
         self.P = 12 + int(estimate_offset) + int(estimate_scale)
@@ -418,7 +445,7 @@ def _autocorr_inflation(z: np.ndarray) -> float:
 
 
 def refine(pairing, X0, Y0, *, offset0=None, scale0=None, estimate_offset=False, estimate_scale=False,
-           max_rounds: int = 12, reject: bool = True, init_solver: str = "", eye_in_hand: bool = True) -> Solution:
+           max_rounds: int = 12, reject: bool = True, init_solver: str = "", inverse_domain: bool = True) -> Solution:
     """Alternate outlier rejection and Levenberg-Marquardt refinement; return the estimate and its covariance.
 
     Parameters
@@ -442,7 +469,7 @@ def refine(pairing, X0, Y0, *, offset0=None, scale0=None, estimate_offset=False,
     -------
     Solution
     """
-    prob = _Problem(pairing, estimate_offset, estimate_scale, eye_in_hand)
+    prob = _Problem(pairing, estimate_offset, estimate_scale, inverse_domain)
     off = offset0 if offset0 is not None else (0.0 if pairing.has_time else None)
     s = scale0 if estimate_scale else None
     if estimate_scale and s is None:
@@ -489,7 +516,10 @@ def refine(pairing, X0, Y0, *, offset0=None, scale0=None, estimate_offset=False,
         cov = np.linalg.pinv(H)
     z = r[inl] @ W.T
     infl = _autocorr_inflation(z) if pairing.has_time else 1.0
-    cov = cov * infl
+    # the 6x6 noise covariance is estimated from the same residuals: E[inv(S_hat)] = inv(S) dof / (dof - 7)
+    dof = int(inl.sum()) - prob.P / 6.0
+    small_sample = dof / (dof - 7.0) if dof > 14 else 2.0
+    cov = cov * infl * small_sample
     X, Y, off, s = st
     return Solution(X, Y, off if estimate_offset or offset0 is not None else off, s, cov, r, inl, S, infl,
                     init_solver, its)
