@@ -54,6 +54,8 @@ __all__ = ["Solution", "initial_candidates", "refine", "scan_offset", "choose_do
 
 #: 99.99 % quantile of the chi-square distribution with 6 degrees of freedom (outlier gate).
 CHI2_6_9999 = 27.856
+#: Most motions handed to the RANSAC candidate.
+RANSAC_MOTIONS = 120
 #: Relative change of the residual standard deviations below which the noise model has settled.
 NOISE_TOL = 0.01
 #: Pairs used by the initial solvers (motions between every two of them).
@@ -206,7 +208,9 @@ def initial_candidates(A, B, *, solver: str | None = None, estimate_scale: bool 
             spec = registry.SOLVERS[name]
             try:
                 if spec.kind == "axxb":
-                    res = spec.run(Am, Bm)
+                    # RANSAC's cost grows with hypotheses x motions: an evenly spread part of the motions suffices
+                    step = -(-len(Am) // RANSAC_MOTIONS) if name == "ransac_park_martin" else 1
+                    res = spec.run(Am[::step], Bm[::step])
                     X = res.X
                     Y = robust_y(A, Bs, X)
                 else:
