@@ -55,10 +55,22 @@ def test_kinhec_sequence_exported_as_tum(tmp_path, case):
     within_3_sigma(res.X, seq.X, res.X_std)
     within_3_sigma(res.Y, seq.Y, res.Y_std)
     assert abs(res.time_offset_s - seq.time_offset) < 3 * res.time_offset_std_s + 1e-4  # jitter-free: ~1e-5 s
-    # the same through the kinhec reader
+    # the same through the kinhec reader, and on the command line
     res2 = calibrate(dataset=tmp_path, sequence=seq.sequence_id)
     assert res2.setup == seq.configuration
     within_3_sigma(res2.X, seq.X, res2.X_std)
+    if not case:
+        from click.testing import CliRunner
+
+        from kinhec.cli import main
+
+        out = tmp_path / "r.json"
+        r = CliRunner().invoke(main, ["calibrate", "--dataset", str(tmp_path), "--sequence", seq.sequence_id,
+                                      "--json", str(out)])
+        assert r.exit_code == 0, r.output
+        r = CliRunner().invoke(main, ["calibrate", "--format", "kinhec", "--hand", str(tmp_path), "--eye",
+                                      seq.sequence_id])
+        assert r.exit_code == 0, r.output
 
 
 def test_monocular_scale(tmp_path):
@@ -149,3 +161,16 @@ def test_offset_and_scale_sigma_consistency(tmp_path):
         z_s.append((res.scale - 0.7) / res.scale_std)
     assert 0.3 < np.mean(np.square(z_off)) < 2.5, z_off
     assert 0.3 < np.mean(np.square(z_s)) < 2.5, z_s
+
+
+def test_rig_without_a_body_stream_uses_the_first_camera(tmp_path):
+    """Seed-002 layout alone (no body poses): camera->camera transforms from the cameras' world poses."""
+    X = rig(tmp_path, np.random.default_rng(4))
+    res = calibrate(None, tmp_path, setup="rig", offset="none")
+    assert res.rig.cameras == ["cam01", "cam02", "cam03"]
+    assert res.X_name == "T_cam01_cam02"
+    for key, Z in res.rig.cam_T_cam.items():
+        a, b = key.split("_T_")
+        within_3_sigma(Z, se3.invert_transform(X[a]) @ X[b], res.rig.cam_T_cam_std[key])
+    with pytest.raises(Exception, match="hand"):
+        calibrate(None, f"{tmp_path}:cam01")

@@ -498,6 +498,8 @@ def calibrate(ctx, hand, eye, setup, fmt, hand_pose, eye_pose, units, offset, sc
     """
     from kinhec.calibrate import calibrate as run
 
+    if fmt == "kinhec" and dataset is None and hand is not None:  # --format kinhec --hand DATASET --eye SEQUENCE
+        dataset, sequence, hand, eye = hand, (eye[0] if eye else sequence), None, ()
     try:
         res = run(hand, eye, setup=setup, fmt=None if fmt == "kinhec" else fmt, hand_pose=hand_pose,
                   eye_pose=eye_pose, units=units, offset=offset, scale=scale, solver=solver, force=force,

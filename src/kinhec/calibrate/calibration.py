@@ -340,17 +340,26 @@ def calibrate(hand=None, eye=(), *, setup: str = "eye_in_hand", fmt: str | None 
         hand_pose, eye_pose, units_hand, units_eye = "base_T_ee", "cam_T_target", "m", "m"
         fmt = "kinhec"
     else:
-        if hand is None:
-            raise InputError("hand: expected a hand pose file (--hand), got none")
         eye_specs = [eye] if isinstance(eye, (str, Path)) else list(eye)
         if not eye_specs:
             raise InputError("eye: expected at least one eye pose file (--eye), got none")
-        hand_s = read_stream(hand, fmt if fmt != "rig" else None)
         eyes = [s for spec in eye_specs for s in read_streams(spec, fmt)]
+        if hand is None and setup == "rig" and len(eyes) >= 2:
+            # no body stream: the first camera is the reference, every X is camera-to-camera
+            reference = eyes.pop(0)
+            direction = eye_pose or reference.direction or "cam_T_target"
+            hand_pose = "base_T_ee" if direction == "target_T_cam" else "ee_T_base"
+            hand_s = reference
+        elif hand is None:
+            raise InputError("hand: expected a hand pose file (--hand), got none (only a rig of two or more "
+                             "cameras can do without)")
+        else:
+            hand_s = read_stream(hand, fmt if fmt != "rig" else None)
     if setup != "rig" and len(eyes) != 1:
         raise InputError(f"eye: expected one eye stream for {setup}, got {len(eyes)} ({', '.join(e.name for e in eyes)}); "
                          "use --setup rig for several cameras")
-    if setup == "rig" and len(eyes) < 2:
+    reference_camera = hand is None and dataset is None and setup == "rig"
+    if setup == "rig" and len(eyes) < (1 if reference_camera else 2):
         raise InputError(f"eye: expected two or more eye streams for a rig, got {len(eyes)}")
     A = _hand_metric(hand_s, hand_pose, units_hand)
     inputs = {"hand": hand_s.path, "eye": [e.path for e in eyes], "format": fmt or hand_s.fmt,
@@ -368,16 +377,25 @@ def calibrate(hand=None, eye=(), *, setup: str = "eye_in_hand", fmt: str | None 
                  force=force, max_offset_s=max_offset_s)
         r.inputs = dict(inputs, eye=[e.path])
         per[e.name] = r
+    if reference_camera:
+        for k, r in per.items():
+            r.X_name = f"T_{hand_s.name}_{k}"
+            r.Y_name = "T_world_world"
     names = list(per)
+    X_all = {k: r.X for k, r in per.items()}
+    C_all = {k: r.cov[:6, :6] for k, r in per.items()}
+    S_all = {k: r.X_std for k, r in per.items()}
+    if reference_camera:  # the reference camera itself: identity, exactly
+        names = [hand_s.name] + names
+        X_all[hand_s.name], C_all[hand_s.name], S_all[hand_s.name] = np.eye(4), np.zeros((6, 6)), np.zeros(6)
     cam_T_cam, cam_std = {}, {}
     for i, a in enumerate(names):
         for b in names[i + 1:]:
-            Z, s = _compose_std(per[a].X, per[a].cov[:6, :6], per[b].X, per[b].cov[:6, :6])
+            Z, s = _compose_std(X_all[a], C_all[a], X_all[b], C_all[b])
             cam_T_cam[f"{a}_T_{b}"] = Z
             cam_std[f"{a}_T_{b}"] = s
-    rig = RigResult(names, {k: r.X for k, r in per.items()}, {k: r.X_std for k, r in per.items()}, cam_T_cam,
-                    cam_std, per)
-    first = per[names[0]]
+    rig = RigResult(names, X_all, S_all, cam_T_cam, cam_std, per)
+    first = per[next(iter(per))]
     first.setup = "rig"
     first.inputs = inputs
     first.rig = rig
