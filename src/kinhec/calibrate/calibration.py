@@ -25,7 +25,7 @@ from kinhec.calibrate import solve as sv
 from kinhec.calibrate.observability import observability
 from kinhec.calibrate.readers import PoseStream, read_stream, read_streams, to_metres
 from kinhec.calibrate.result import CalibrationResult, RigResult
-from kinhec.errors import DegenerateMotionError, InputError, KinhecError, UnknownNameError
+from kinhec.errors import DegenerateMotionError, InputError, UnknownNameError
 
 __all__ = ["calibrate", "SETUPS", "HAND_POSES", "EYE_POSES", "UNITS"]
 
@@ -405,5 +405,3 @@ def calibrate(hand=None, eye=(), *, setup: str = "eye_in_hand", fmt: str | None 
                                per_camera={k: r.observability for k, r in per.items()})
     return first
 
-
-_ = KinhecError

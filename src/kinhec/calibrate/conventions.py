@@ -24,10 +24,9 @@ import numpy as np
 from kinhec import se3
 from kinhec.calibrate.solve import INIT_PAIRS, motions_between
 from kinhec.errors import KinhecError
-from kinhec.solvers import _common as c
 from kinhec.solvers.axxb_park_martin import _park_martin
 
-__all__ = ["check_directions", "translation_scale", "MAX_PLAUSIBLE_M"]
+__all__ = ["check_directions", "translation_scale", "median_norm", "MAX_PLAUSIBLE_M"]
 
 #: Median position magnitude [m] beyond which a stream is taken to be in millimetres.
 MAX_PLAUSIBLE_M = 20.0
@@ -101,6 +100,3 @@ def median_norm(T) -> float:
     """Median translation magnitude of poses (N, 4, 4) [their units]."""
     return float(np.median(np.linalg.norm(T[:, :3, 3], axis=1)))
 
-
-__all__ += ["median_norm"]
-_ = c  # the shared checks live in kinhec.solvers._common

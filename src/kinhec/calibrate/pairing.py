@@ -161,8 +161,8 @@ class TimePairing:
 
     @property
     def t(self) -> np.ndarray:
-        """Pair times on the eye clock [s] (eye stamps when the hand is interpolated)."""
-        return self._t_sparse if self.interp_hand else self._t_sparse  # sparse stream's own clock
+        """Pair times [s] on the clock of the sparser stream (eye stamps when the hand is interpolated)."""
+        return self._t_sparse
 
     @property
     def hand_lines(self) -> np.ndarray:

@@ -392,7 +392,7 @@ class _Problem:
             k += 1
         if self.es:
             J[:, 3:, k] = t_meas
-        return J, None
+        return J
 
 
 def _lm(prob: _Problem, st, mask, W, max_iter=30):
@@ -405,7 +405,7 @@ def _lm(prob: _Problem, st, mask, W, max_iter=30):
     lam = 1e-3
     it = 0
     for it in range(1, max_iter + 1):
-        J, _ = prob.jac(st, mask)
+        J = prob.jac(st, mask)
         Jw = np.einsum("ij,njp->nip", W, J).reshape(-1, prob.P)
         g = Jw.T @ z.reshape(-1)
         H = Jw.T @ Jw
@@ -511,7 +511,7 @@ def refine(pairing, X0, Y0, *, offset0=None, scale0=None, estimate_offset=False,
         if stable:
             break
     W = np.linalg.cholesky(np.linalg.inv(S)).T
-    J, _ = prob.jac(st, inl)
+    J = prob.jac(st, inl)
     Jw = np.einsum("ij,njp->nip", W, J).reshape(-1, prob.P)
     H = Jw.T @ Jw
     try:
@@ -525,8 +525,7 @@ def refine(pairing, X0, Y0, *, offset0=None, scale0=None, estimate_offset=False,
     small_sample = dof / (dof - 7.0) if dof > 14 else 2.0
     cov = cov * infl * small_sample
     X, Y, off, s = st
-    return Solution(X, Y, off if estimate_offset or offset0 is not None else off, s, cov, r, inl, S, infl,
-                    init_solver, its)
+    return Solution(X, Y, off, s, cov, r, inl, S, infl, init_solver, its)
 
 
 def check_enough_pairs(n: int, where: str) -> None:
