@@ -69,6 +69,8 @@ def _hand_metric(s: PoseStream, hand_pose, units) -> np.ndarray:
 
 def _eye_solver_form(s: PoseStream, eye_pose, units, setup: str) -> np.ndarray:
     direction = eye_pose or s.direction or "cam_T_target"
+    if eye_pose is None and s.direction in HAND_POSES:
+        raise InputError(f"{s.span()}: holds robot poses ({s.fmt} format), not camera poses; give it as --hand")
     if direction not in EYE_POSES:
         raise UnknownNameError("eye pose direction", direction, EYE_POSES)
     T = to_metres(s.T, units or s.units or "m")
