@@ -528,5 +528,95 @@ def visualize(data, out, sequences, workers, quiet):
     con.print(f"{len(paths)} figure(s) in {Path(paths[0]).parent if paths else out or Path(data) / 'figures'}")
 
 
+@main.command()
+@click.option("--hand", "hand", default=None, metavar="FILE",
+              help="Hand poses: robot flange in the base, or a mocap body in the mocap world.")
+@click.option("--eye", "eye", multiple=True, metavar="FILE",
+              help="Eye poses (repeatable): target in the camera, or camera in a world; a rig folder or FOLDER:camNN.")
+@click.option("--setup", type=click.Choice(["eye_in_hand", "eye_to_hand", "rig"]), default="eye_in_hand",
+              show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["tum", "eth", "csv", "rwhe", "tabb", "kinhec", "observations", "rig"]),
+              default=None, help="File format (default: guessed from the file).")
+@click.option("--hand-pose", type=click.Choice(["base_T_ee", "ee_T_base"]), default=None,
+              help="Direction of the hand poses (default: the format's, else base_T_ee).")
+@click.option("--eye-pose", type=click.Choice(["cam_T_target", "target_T_cam"]), default=None,
+              help="Direction of the eye poses (default: the format's, else cam_T_target).")
+@click.option("--units", default=None, metavar="m|mm|HAND,EYE", help="Translation units of the files (default m).")
+@click.option("--offset", default="auto", show_default=True, metavar="auto|none|SECONDS",
+              help="Clock offset (eye stamp = hand time + offset): estimated, zero or given.")
+@click.option("--scale", is_flag=True, help="Estimate the scale of the eye translations (monocular VO / SLAM).")
+@click.option("--solver", default=None, metavar="NAME", help="Registry solver for the initial estimate (default: best of all).")
+@click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False), metavar="OUT",
+              help="Write the result as JSON.")
+@click.option("--yaml", "yaml_out", default=None, type=click.Path(dir_okay=False), metavar="OUT",
+              help="Write the result as OpenCV (cv::FileStorage) YAML.")
+@click.option("--figure", "figure_out", default=None, type=click.Path(dir_okay=False), metavar="OUT",
+              help="Draw the one-page figure (PNG or PDF).")
+@click.option("--dataset", default=None, type=click.Path(file_okay=False), help="kinhec dataset folder (with --sequence).")
+@click.option("--sequence", default=None, help="Sequence id of --dataset.")
+@click.option("--force", is_flag=True, help="Accept suspicious directions/units and an undetermined X (exit 0).")
+@click.pass_context
+def calibrate(ctx, hand, eye, setup, fmt, hand_pose, eye_pose, units, offset, scale, solver, json_out, yaml_out,
+              figure_out, dataset, sequence, force):
+    """Calibrate your own recordings: X (and Y), clock offset, scale, their uncertainty and a verdict.
+
+    Exit status 0 on success, 2 on bad input or when the motion does not determine X (unless --force).
+    """
+    from kinhec.calibrate import calibrate as run
+
+    if fmt == "kinhec" and dataset is None and hand is not None:  # --format kinhec --hand DATASET --eye SEQUENCE
+        dataset, sequence, hand, eye = hand, (eye[0] if eye else sequence), None, ()
+    try:
+        res = run(hand, eye, setup=setup, fmt=None if fmt == "kinhec" else fmt, hand_pose=hand_pose,
+                  eye_pose=eye_pose, units=units, offset=offset, scale=scale, solver=solver, force=force,
+                  dataset=dataset, sequence=sequence)  # fmt: skip
+    except (KinhecError, OSError) as exc:
+        if ctx.obj and ctx.obj.get("debug"):
+            raise
+        where = f"{exc.filename}: " if isinstance(exc, OSError) and exc.filename else ""
+        msg = str(exc.strerror or exc) if isinstance(exc, OSError) else str(exc)
+        click.echo(f"kinhec calibrate: error: {where}{' '.join(msg.split())}", err=True)
+        ctx.exit(2)
+    from kinhec.calibrate.output import ros_static_transform, urdf_origin
+
+    np_fmt = lambda v: " ".join(f"{x: .6f}" for x in v)  # noqa: E731
+    click.echo(f"{res.X_name} (X):")
+    for row in res.X:
+        click.echo("  " + np_fmt(row))
+    d = res.to_dict()
+    click.echo(f"  quat_xyzw {np_fmt(d['X_quat_xyzw'])}  t_m {np_fmt(d['X_t_m'])}")
+    click.echo(f"  std: rot_deg {np_fmt(180 / 3.141592653589793 * res.X_std[:3])}  trans_mm {np_fmt(1000 * res.X_std[3:])}")
+    if res.Y is not None:
+        click.echo(f"{res.Y_name} (Y): quat_xyzw {np_fmt(d['Y_quat_xyzw'])}  t_m {np_fmt(d['Y_t_m'])}")
+    if res.time_offset_s is not None:
+        std = f" +- {1000 * res.time_offset_std_s:.2f}" if res.time_offset_std_s is not None else " (fixed)"
+        click.echo(f"time offset: {1000 * res.time_offset_s:.2f}{std} ms (eye stamp = hand time + offset)")
+    if res.scale is not None:
+        click.echo(f"scale: {res.scale:.6f} +- {res.scale_std:.6f}")
+    click.echo(f"pairs: {res.n_pairs}, outliers: {len(res.outliers)}; initial solver {res.init_solver}")
+    if res.rig is not None:
+        for k, T in res.rig.cam_T_cam.items():
+            s = res.rig.cam_T_cam_std[k]
+            click.echo(f"{k}: t_m {np_fmt(T[:3, 3])}  std rot_deg {np_fmt(180 / 3.141592653589793 * s[:3])} "
+                       f"trans_mm {np_fmt(1000 * s[3:])}")
+    click.echo(ros_static_transform(res.X, *res.X_name.split("_", 2)[1:]))
+    click.echo(urdf_origin(res.X))
+    for w in res.warnings:
+        click.echo(f"warning: {w}")
+    click.echo(res.verdict)
+    if json_out:
+        click.echo(f"written: {res.write_json(json_out)}")
+    if yaml_out:
+        Path(yaml_out).write_text(res.opencv_yaml(), encoding="utf-8")
+        click.echo(f"written: {yaml_out}")
+    if figure_out:
+        click.echo(f"written: {res.figure(figure_out)}")
+    if not res.determined and not force:
+        why = res.warnings[0] if res.warnings else "see the warnings"
+        click.echo(f"kinhec calibrate: error: {res.where}: X is not determined by this motion: {why}; "
+                   "--force to accept it", err=True)
+        ctx.exit(2)
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -1,0 +1,34 @@
+"""Calibrate a user's own recordings: hand (robot or mocap) poses against camera poses.
+
+``kinhec.calibrate.calibrate(hand, eye, setup=...)`` reads the pose files,
+pairs them (by order or by time, with the clock offset), solves ``A X = Y B``
+robustly over the registry's solvers, refines ``X``, ``Y``, the offset and the
+scale jointly with outlier rejection, and returns a :class:`CalibrationResult`
+with standard deviations, per-pair residuals and an observability verdict.
+
+Modules, by role: :mod:`readers` (every pose-file format), :mod:`pairing`
+(time pairing, interpolation), :mod:`conventions` (direction and unit
+checks), :mod:`solve` (initialisation, outliers, refinement, covariance),
+:mod:`observability`, :mod:`result` (the result and its JSON),
+:mod:`output` (OpenCV YAML, ROS, URDF), :mod:`figure` (matplotlib, lazy).
+"""
+
+from __future__ import annotations
+
+from kinhec.calibrate.calibration import EYE_POSES, HAND_POSES, SETUPS, UNITS, calibrate
+from kinhec.calibrate.readers import FORMATS, PoseStream, read_stream, read_streams
+from kinhec.calibrate.result import CalibrationResult, RigResult
+
+__all__ = [
+    "calibrate",
+    "CalibrationResult",
+    "RigResult",
+    "PoseStream",
+    "read_stream",
+    "read_streams",
+    "FORMATS",
+    "SETUPS",
+    "HAND_POSES",
+    "EYE_POSES",
+    "UNITS",
+]

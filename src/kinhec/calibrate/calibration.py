@@ -1,0 +1,409 @@
+"""``calibrate()``: from a user's pose files to ``X`` (and ``Y``), the clock offset, scale and their uncertainty.
+
+Steps: read the streams (:mod:`~kinhec.calibrate.readers`), convert them to
+metres and to the solver form (``A = T_base_ee``; ``B = T_target_cam``
+eye-in-hand and for every camera of a rig, ``B = T_cam_marker`` eye-to-hand),
+check units and directions against the alternatives
+(:mod:`~kinhec.calibrate.conventions`), pair them (by order or by time with
+the coarse clock offset of :func:`kinhec.solvers.estimate_time_offset`,
+:mod:`~kinhec.calibrate.pairing`), initialise from the registry's solvers and
+refine with outlier rejection (:mod:`~kinhec.calibrate.solve`), then judge
+the observability (:mod:`~kinhec.calibrate.observability`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from kinhec import se3
+from kinhec.calibrate import conventions as conv
+from kinhec.calibrate import pairing as pr
+from kinhec.calibrate import solve as sv
+from kinhec.calibrate.observability import observability
+from kinhec.calibrate.readers import PoseStream, read_stream, read_streams, to_metres
+from kinhec.calibrate.result import CalibrationResult, RigResult
+from kinhec.errors import DegenerateMotionError, InputError, UnknownNameError
+
+__all__ = ["calibrate", "SETUPS", "HAND_POSES", "EYE_POSES", "UNITS"]
+
+SETUPS = ("eye_in_hand", "eye_to_hand", "rig")
+HAND_POSES = ("base_T_ee", "ee_T_base")
+EYE_POSES = ("cam_T_target", "target_T_cam")
+UNITS = ("m", "mm")
+#: Largest clock offset searched by ``offset="auto"`` [s].
+MAX_OFFSET_S = 0.5
+#: Below this angular-speed correlation the coarse offset is reported as unreliable.
+MIN_PEAK_CORR = 0.5
+
+
+def _names(setup: str):
+    if setup == "eye_to_hand":
+        return "T_ee_marker", "T_base_cam"
+    return "T_ee_cam", "T_base_target"
+
+
+def _units_pair(units) -> tuple[str | None, str | None]:
+    if units is None:
+        return None, None
+    parts = [u.strip() for u in str(units).split(",")]
+    for u in parts:
+        if u not in UNITS:
+            raise UnknownNameError("unit", u, UNITS)
+    if len(parts) == 1:
+        return parts[0], parts[0]
+    if len(parts) == 2:
+        return parts[0], parts[1]
+    raise InputError(f"units: expected m, mm or HAND,EYE (e.g. mm,m), got {units!r}")
+
+
+def _hand_metric(s: PoseStream, hand_pose, units) -> np.ndarray:
+    direction = hand_pose or s.direction or "base_T_ee"
+    if direction not in HAND_POSES:
+        raise UnknownNameError("hand pose direction", direction, HAND_POSES)
+    T = to_metres(s.T, units or s.units or "m")
+    return se3.invert_transform(T, check=False) if direction == "ee_T_base" else T
+
+
+def _eye_solver_form(s: PoseStream, eye_pose, units, setup: str) -> np.ndarray:
+    direction = eye_pose or s.direction or "cam_T_target"
+    if eye_pose is None and s.direction in HAND_POSES:
+        raise InputError(f"{s.span()}: holds robot poses ({s.fmt} format), not camera poses; give it as --hand")
+    if direction not in EYE_POSES:
+        raise UnknownNameError("eye pose direction", direction, EYE_POSES)
+    T = to_metres(s.T, units or s.units or "m")
+    cam_T_target = se3.invert_transform(T, check=False) if direction == "target_T_cam" else T
+    return cam_T_target if setup == "eye_to_hand" else se3.invert_transform(cam_T_target, check=False)
+
+
+def _check_units(hand: PoseStream, A, eye: PoseStream, B, force: bool, warn: list) -> None:
+    for s, T, opt in ((hand, A, "hand"), (eye, B, "eye")):
+        m = conv.median_norm(T)
+        if m > conv.MAX_PLAUSIBLE_M:
+            msg = (f"{s.span()}: expected positions in metres, got a median of {m:.4g} m: the {opt} poses look "
+                   "like millimetres; pass --units mm")
+            if not force:
+                raise InputError(msg)
+            warn.append(msg)
+
+
+def _check_fit(hand, eye, A, B, setup: str, scale: bool, force: bool, warn: list) -> None:
+    fits = conv.check_directions(A, B)
+    rot = {k: v[0] for k, v in fits.items()}
+    tr = {k: v[1] for k, v in fits.items()}
+    mr, mt = max(min(rot.values()), 1e-9), max(min(tr.values()), 1e-12)
+    q = {k: rot[k] / mr + tr[k] / mt for k in fits}
+    alts = [k for k in ("hand_inverted", "eye_inverted") if q[k] < q["as_read"] / 2]
+    if np.isfinite(q["as_read"]) and q["as_read"] > 3 and alts and (rot["as_read"] > 0.2 or tr["as_read"] > 0.002):
+        best = min(alts, key=lambda k: q[k])
+        both = len(alts) == 2
+        fit = f"{rot[best]:.3g} deg / {1000 * tr[best]:.3g} mm"
+        given = f"{rot['as_read']:.3g} deg / {1000 * tr['as_read']:.3g} mm"
+        if both:
+            msg = (f"{hand.span()} or {eye.span()}: the hand or the eye poses look inverted: the motion fits X to "
+                   f"{fit} with either inverted but only to {given} as read; pass --hand-pose ee_T_base (the usual "
+                   "case) or --eye-pose target_T_cam")
+        elif best == "hand_inverted":
+            msg = (f"{hand.span()}: the hand poses look inverted: the motion fits X to {fit} with them inverted but "
+                   f"only to {given} as read; pass --hand-pose ee_T_base (or base_T_ee if you gave ee_T_base)")
+        else:
+            msg = (f"{eye.span()}: the eye poses look inverted: the motion fits X to {fit} with them inverted but "
+                   f"only to {given} as read; pass --eye-pose target_T_cam (or cam_T_target), or check --setup")
+        if not force:
+            raise InputError(msg)
+        warn.append(msg)
+    s = conv.translation_scale(A, B)
+    if np.isfinite(s) and not scale:
+        if 300 < s < 3000:
+            msg = (f"{eye.span()}: the eye translations are {s:.4g} times the hand's: millimetres mixed with "
+                   "metres; pass --units m,mm (hand, eye) or convert the file")
+        elif 1 / 3000 < s < 1 / 300:
+            msg = (f"{hand.span()}: the hand translations are {1 / s:.4g} times the eye's: millimetres mixed with "
+                   "metres; pass --units mm,m (hand, eye) or convert the file")
+        elif s > 0 and not (0.7 < s < 1.4):
+            warn.append(f"{eye.path}: the eye translations are {s:.3g} times the metric ones: a monocular "
+                        "(up-to-scale) stream needs --scale")
+            return
+        else:
+            return
+        if not force:
+            raise InputError(msg)
+        warn.append(msg)
+
+
+def _offset_curve(pairing, sol: sv.Solution, period: float) -> dict:
+    offs = sol.offset + period * np.linspace(-10, 10, 21)
+    Sinv = np.linalg.inv(sol.noise_cov)
+    cost = []
+    for o in offs:
+        A, B = pairing.at(o)
+        r = sv.residuals(A, B, sol.X, sol.Y, sol.scale, pairing.inverse_domain)
+        d2 = np.einsum("ni,ij,nj->n", r, Sinv, r)
+        cost.append(float(np.mean(np.minimum(d2, sv.CHI2_6_9999))))
+    return {"offset_s": offs.tolist(), "cost": cost}
+
+
+def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, offset, scale, solver, force,
+         max_offset_s) -> CalibrationResult:
+    warn, notes = [], list(hand.notes) + list(eye.notes)
+    B = _eye_solver_form(eye, eye_pose, units_eye, setup)
+    _check_units(hand, A, eye, B, force, warn)
+    sv.check_enough_pairs(min(len(hand), len(eye)), f"{hand.span()} and {eye.span()}")
+    stamped = hand.t is not None and eye.t is not None
+    peak = None
+    off0 = None
+    estimate_offset = False
+    curve_period = None
+    if stamped:
+        if offset in (None, "none"):
+            off0 = 0.0
+        elif offset == "auto":
+            pr.check_overlap(hand, eye, max_offset_s)
+            from kinhec.solvers.time_offset import estimate_time_offset
+
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    est = estimate_time_offset(hand.t, A, eye.t, B, max_offset_s=max_offset_s)
+                off0, peak = est.offset_s, est.peak_corr
+                if est.at_boundary:
+                    warn.append(f"the clock offset lies at the edge of the searched +-{max_offset_s:g} s")
+            except InputError:
+                off0, peak = 0.0, 0.0
+            if peak is not None and peak < MIN_PEAK_CORR:
+                pe = float(np.median(np.diff(eye.t)))
+                grid = np.arange(-max_offset_s, max_offset_s + 1e-12, max(pe / 2, 1e-3))
+                eye_dir = eye_pose or eye.direction or "cam_T_target"
+                cost = sv.scan_offset(hand.t, A, eye.t, B, grid,
+                                      inverse_domain=(setup != "eye_to_hand") == (eye_dir == "cam_T_target"))
+                if np.isfinite(cost).any():
+                    off0 = float(grid[int(np.argmin(cost))])
+                notes.append(f"the angular speeds correlate weakly (peak {peak:.2f}): the coarse clock offset "
+                             f"({off0:.4g} s) comes from a scan of the pose fit")
+            estimate_offset = True
+        else:
+            off0 = float(offset)
+        pr.check_overlap(hand, eye, max(abs(off0), 1e-9) + 1e-9 if offset != "auto" else max_offset_s)
+        ph = float(np.median(np.diff(hand.t)))
+        pe = float(np.median(np.diff(eye.t)))
+        curve_period = min(ph, pe)
+        margin = max(ph, pe) if estimate_offset else 0.0
+        pairing = pr.TimePairing(hand, A, eye, B, off0, margin)
+        notes += pairing.notes
+    else:
+        if offset not in (None, "none", "auto"):
+            raise InputError(f"{hand.path} / {eye.path}: a clock offset needs time stamps in both files")
+        pairing = pr.pair_by_order(hand, A, eye, B)
+    eye_dir = eye_pose or eye.direction or "cam_T_target"
+    eih = (setup != "eye_to_hand") == (eye_dir == "cam_T_target")  # residuals in the file's own domain
+    n = len(pairing)
+    sv.check_enough_pairs(n, f"{hand.span()} and {eye.span()}")
+    Ap, Bp = pairing.at(off0)
+    _check_fit(hand, eye, Ap, Bp, setup, scale, force, warn)
+    try:
+        cands = sv.initial_candidates(Ap, Bp, solver=solver, estimate_scale=scale, inverse_domain=eih)
+    except DegenerateMotionError as exc:
+        raise InputError(f"{hand.span()} and {eye.span()}: X is not determined by this motion: {exc}") from None
+    name, X0, Y0, s0 = cands[0]
+    eih = sv.choose_domain(Ap, Bp, X0, Y0, s0)
+    notes.append(f"residuals compared as {'T_cam_target' if eih != (setup == 'eye_to_hand') else 'T_target_cam'} "
+                 "(the noise model that fits best)")
+    notes.append(f"initial estimate from {name} (of {len(cands)} solvers that returned)")
+    sol = sv.refine(pairing, X0, Y0, offset0=off0, scale0=s0, estimate_offset=estimate_offset,
+                    estimate_scale=scale, init_solver=name, inverse_domain=eih)
+    std = np.sqrt(np.maximum(np.diag(sol.cov), 0.0))
+    X_std, Y_std = std[0:6], std[6:12]
+    k = 12
+    off_std = None
+    if estimate_offset:
+        off_std = float(std[k])
+        k += 1
+    scale_std = float(sol.scale * std[k]) if scale else None
+    A_final, _ = pairing.at(sol.offset)
+    obs, obs_warn = observability(A_final[sol.inliers], sol.cov[:12, :12], X_std)
+    obs["n_inliers"] = int(sol.inliers.sum())
+    obs["residual_std_rad_m"] = [float(v) for v in np.sqrt(np.diag(sol.noise_cov))]
+    obs["covariance_inflation"] = float(sol.inflation)
+    warn[:0] = obs_warn  # the verdict quotes the first warning: observability first
+    n_out = int((~sol.inliers).sum())
+    if n_out > 0.2 * n:
+        warn.append(f"{n_out} of {n} pairs ({100 * n_out / n:.0f} %) are outliers")
+    if sol.inflation > 1.0:
+        notes.append(f"residuals of consecutive pairs correlate: standard deviations inflated by "
+                     f"{np.sqrt(sol.inflation):.2g}")
+    r = sol.residuals
+    residuals = {
+        "t_s": np.asarray(pairing.t, dtype=float),
+        "rot_deg": np.degrees(np.linalg.norm(r[:, :3], axis=1)),
+        "trans_mm": 1000 * np.linalg.norm(r[:, 3:], axis=1),
+        "outlier": ~sol.inliers,
+    }
+    pairing.inverse_domain = eih
+    curve = _offset_curve(pairing, sol, curve_period) if estimate_offset else None
+    X_name, Y_name = _names(setup)
+    return CalibrationResult(
+        setup=setup, inputs={}, X=sol.X, Y=sol.Y, X_name=X_name, Y_name=Y_name, X_std=X_std, Y_std=Y_std,
+        time_offset_s=sol.offset if stamped else None, time_offset_std_s=off_std,
+        time_offset_peak_corr=peak, scale=sol.scale if scale else None, scale_std=scale_std, n_pairs=n,
+        outliers=np.flatnonzero(~sol.inliers).tolist(), observability=obs, warnings=warn, notes=notes,
+        residuals=residuals, offset_curve=curve, init_solver=name, cov=sol.cov,
+        where=f"{hand.span()} and {eye.span()}",
+    )  # fmt: skip
+
+
+def _compose_std(X1, C1, X2, C2):
+    """``inv(X1) X2`` and the standard deviations of its (rotation, translation) parametrisation."""
+    Z = se3.invert_transform(X1, check=False) @ X2
+
+    def f(p):
+        a = sv._retract(X1, p[:6])
+        b = sv._retract(X2, p[6:])
+        E = se3.invert_transform(Z, check=False) @ se3.invert_transform(a, check=False) @ b
+        return np.concatenate([se3.so3_log(E[:3, :3], check=False), (se3.invert_transform(a, check=False) @ b)[:3, 3] - Z[:3, 3]])
+
+    J = np.zeros((6, 12))
+    for k in range(12):
+        e = np.zeros(12)
+        e[k] = 1e-7
+        J[:, k] = (f(e) - f(-e)) / 2e-7
+    C = np.zeros((12, 12))
+    C[:6, :6], C[6:, 6:] = C1, C2
+    return Z, np.sqrt(np.maximum(np.diag(J @ C @ J.T), 0.0))
+
+
+def calibrate(hand=None, eye=(), *, setup: str = "eye_in_hand", fmt: str | None = None, hand_pose: str | None = None,
+              eye_pose: str | None = None, units: str | None = None, offset="auto", scale: bool = False,
+              solver: str | None = None, force: bool = False, dataset=None, sequence: str | None = None,
+              max_offset_s: float = MAX_OFFSET_S) -> CalibrationResult:
+    """Calibrate ``X`` (and ``Y``) from a hand pose file and one or more eye pose files.
+
+    Parameters
+    ----------
+    hand : str or Path
+        Hand stream: robot flange in the base (``T_base_ee``) or a motion-capture
+        body in the mocap world.
+    eye : str, Path or sequence of them
+        Eye stream(s): the target in the camera (``T_cam_target``, board + PnP)
+        or the camera in a world (``T_target_cam``: mocap-converted, VO, SLAM).
+        A rig folder (``gt_poses/camNN_poses.txt``) gives every camera;
+        ``FOLDER:camNN`` one of them.
+    setup : {"eye_in_hand", "eye_to_hand", "rig"}
+        ``rig``: two or more eye streams on one rigid body, each solved as
+        eye-in-hand, plus every camera->camera transform.
+    fmt : str, optional
+        File format (see :data:`kinhec.calibrate.readers.FORMATS`); guessed when omitted.
+    hand_pose : {"base_T_ee", "ee_T_base"}, optional
+        Direction of the hand poses in the file (default: the format's, else ``base_T_ee``).
+    eye_pose : {"cam_T_target", "target_T_cam"}, optional
+        Direction of the eye poses (default: the format's, else ``cam_T_target``).
+    units : {"m", "mm", "HAND,EYE"}, optional
+        Units of the translations in the files (default: the format's, else metres).
+    offset : "auto", "none" or float
+        Clock offset [s] (eye stamp = hand time + offset): estimated with its
+        standard deviation, zero, or given.
+    scale : bool
+        Estimate a scale of the eye translations (monocular VO / SLAM).
+    solver : str, optional
+        Registry solver for the initial estimate (default: the best of all).
+    force : bool
+        Report direction and unit problems as warnings instead of raising.
+    dataset, sequence : optional
+        Read a kinhec sequence (measured streams) instead of files.
+    max_offset_s : float
+        Largest offset searched by ``offset="auto"`` [s].
+
+    Returns
+    -------
+    CalibrationResult
+
+    Raises
+    ------
+    InputError
+        Bad files (naming the file and line), inverted poses or mixed units
+        (unless ``force``), fewer than 3 pairs, streams that do not overlap,
+        motion that determines no ``X`` at all.
+    """
+    if setup not in SETUPS:
+        raise UnknownNameError("setup", setup, SETUPS)
+    if isinstance(offset, str) and offset not in ("auto", "none"):
+        try:
+            offset = float(offset)
+        except ValueError:
+            raise InputError(f"offset: expected auto, none or a number of seconds, got {offset!r}") from None
+    units_hand, units_eye = _units_pair(units)
+    if dataset is not None:
+        from kinhec.calibrate.readers import read_kinhec
+
+        hand_s, eye_list, setup_ds = read_kinhec(dataset, sequence)
+        setup = setup_ds if setup != "rig" else setup
+        eyes = [eye_list]
+        hand_pose, eye_pose, units_hand, units_eye = "base_T_ee", "cam_T_target", "m", "m"
+        fmt = "kinhec"
+    else:
+        eye_specs = [eye] if isinstance(eye, (str, Path)) else list(eye)
+        if not eye_specs:
+            raise InputError("eye: expected at least one eye pose file (--eye), got none")
+        eyes = [s for spec in eye_specs for s in read_streams(spec, fmt)]
+        if hand is None and setup == "rig" and len(eyes) >= 2:
+            # no body stream: the first camera is the reference, every X is camera-to-camera
+            reference = eyes.pop(0)
+            direction = eye_pose or reference.direction or "cam_T_target"
+            hand_pose = "base_T_ee" if direction == "target_T_cam" else "ee_T_base"
+            hand_s = reference
+        elif hand is None:
+            raise InputError("hand: expected a hand pose file (--hand), got none (only a rig of two or more "
+                             "cameras can do without)")
+        else:
+            hand_s = read_stream(hand, fmt if fmt != "rig" else None)
+    if setup != "rig" and len(eyes) != 1:
+        raise InputError(f"eye: expected one eye stream for {setup}, got {len(eyes)} ({', '.join(e.name for e in eyes)}); "
+                         "use --setup rig for several cameras")
+    reference_camera = hand is None and dataset is None and setup == "rig"
+    if setup == "rig" and len(eyes) < (1 if reference_camera else 2):
+        raise InputError(f"eye: expected two or more eye streams for a rig, got {len(eyes)}")
+    A = _hand_metric(hand_s, hand_pose, units_hand)
+    inputs = {"hand": hand_s.path, "eye": [e.path for e in eyes], "format": fmt or hand_s.fmt,
+              "hand_pose": hand_pose or hand_s.direction or "base_T_ee",
+              "eye_pose": eye_pose or eyes[0].direction or "cam_T_target",
+              "units": units or (hand_s.units or "m")}  # fmt: skip
+    if setup != "rig":
+        res = _one(hand_s, A, eyes[0], eye_pose, units_eye, setup, offset=offset, scale=scale, solver=solver,
+                   force=force, max_offset_s=max_offset_s)
+        res.inputs = inputs
+        return res
+    per = {}
+    for e in eyes:
+        r = _one(hand_s, A, e, eye_pose, units_eye, "eye_in_hand", offset=offset, scale=scale, solver=solver,
+                 force=force, max_offset_s=max_offset_s)
+        r.inputs = dict(inputs, eye=[e.path])
+        per[e.name] = r
+    if reference_camera:
+        for k, r in per.items():
+            r.X_name = f"T_{hand_s.name}_{k}"
+            r.Y_name = "T_world_world"
+    names = list(per)
+    X_all = {k: r.X for k, r in per.items()}
+    C_all = {k: r.cov[:6, :6] for k, r in per.items()}
+    S_all = {k: r.X_std for k, r in per.items()}
+    if reference_camera:  # the reference camera itself: identity, exactly
+        names = [hand_s.name] + names
+        X_all[hand_s.name], C_all[hand_s.name], S_all[hand_s.name] = np.eye(4), np.zeros((6, 6)), np.zeros(6)
+    cam_T_cam, cam_std = {}, {}
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            Z, s = _compose_std(X_all[a], C_all[a], X_all[b], C_all[b])
+            cam_T_cam[f"{a}_T_{b}"] = Z
+            cam_std[f"{a}_T_{b}"] = s
+    rig = RigResult(names, X_all, S_all, cam_T_cam, cam_std, per)
+    first = per[next(iter(per))]
+    first.setup = "rig"
+    first.inputs = inputs
+    first.rig = rig
+    first.warnings = [f"{k}: {w}" for k, r in per.items() for w in r.warnings]
+    first.observability = dict(first.observability,
+                               determined=all(r.determined for r in per.values()),
+                               per_camera={k: r.observability for k, r in per.items()})
+    return first
+

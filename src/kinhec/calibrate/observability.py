@@ -1,0 +1,98 @@
+"""Does the recorded motion determine ``X``?  Rotation-axis scatter, ranges, conditioning.
+
+``lambda2``
+    Second eigenvalue of the angle-weighted scatter of the rotation vectors
+    ``log(R_mean^T R_A,i)`` of the inlying hand poses about their chordal mean
+    (:func:`kinhec.solvers._common.axis_scatter_lambda2`): 0 when every rotation
+    is about one axis (then the translation of ``X`` along it and the rotation
+    about it are not determined), 1/3 for isotropic axes.
+``rot_range_deg``, ``trans_range_m``
+    Largest rotation angle and largest distance between two hand poses.
+``condition``
+    Condition number of the correlation matrix of the estimated unknowns
+    (unit-free; large when two unknowns trade off against each other).
+``determined``
+    ``lambda2`` at least :data:`MIN_LAMBDA2`, a rotation range of at least
+    :data:`MIN_ROT_RANGE_DEG`, and standard deviations of ``X`` below
+    :data:`MAX_X_STD_DEG` / :data:`MAX_X_STD_M`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kinhec import se3
+from kinhec.solvers import _common as c
+
+__all__ = ["observability", "MIN_LAMBDA2", "MIN_ROT_RANGE_DEG", "MAX_X_STD_DEG", "MAX_X_STD_M"]
+
+#: Smallest axis scatter accepted (axes within about a degree of one direction fall below).
+MIN_LAMBDA2 = c.NEAR_DEGENERATE_LAMBDA2
+#: Smallest rotation range of the hand [deg].
+MIN_ROT_RANGE_DEG = 2.0
+#: Largest standard deviation of the rotation of X [deg] for a determined X.
+MAX_X_STD_DEG = 2.0
+#: Largest standard deviation of the translation of X [m] for a determined X.
+MAX_X_STD_M = 0.02
+
+_SUB = 200
+
+
+def observability(A: np.ndarray, cov: np.ndarray, X_std: np.ndarray) -> tuple[dict, list[str]]:
+    """Observability report of the hand poses ``A`` (N, 4, 4) and the covariance of the unknowns.
+
+    Returns
+    -------
+    report : dict
+        ``lambda2``, ``rot_range_deg``, ``trans_range_m``, ``condition``,
+        ``determined`` and the thresholds used.
+    warnings : list of str
+        One sentence per failed test.
+    """
+    R = A[:, :3, :3]
+    U, _, Vt = np.linalg.svd(R.sum(axis=0))
+    Rm = U @ np.diag([1.0, 1.0, np.sign(np.linalg.det(U @ Vt))]) @ Vt
+    w = se3.so3_log(Rm.T @ R, check=False)
+    lam2 = c.axis_scatter_lambda2(w)
+    idx = np.unique(np.linspace(0, len(A) - 1, min(len(A), _SUB)).round().astype(int))
+    i, j = np.triu_indices(len(idx), k=1)
+    if i.size:
+        rel = np.swapaxes(R[idx[i]], 1, 2) @ R[idx[j]]
+        rot_range = float(np.degrees(se3.rotation_angle(rel, check=False)).max())
+        trans_range = float(np.linalg.norm(A[idx[i], :3, 3] - A[idx[j], :3, 3], axis=1).max())
+    else:
+        rot_range = trans_range = 0.0
+    d = np.sqrt(np.maximum(np.diag(cov), 1e-300))
+    corr = cov / np.outer(d, d)
+    try:
+        cond = float(np.linalg.cond(corr))
+    except np.linalg.LinAlgError:
+        cond = float("inf")
+    std_deg = float(np.degrees(np.max(X_std[:3])))
+    std_m = float(np.max(X_std[3:]))
+    warn = []
+    if lam2 < MIN_LAMBDA2:
+        warn.append(
+            f"the hand rotates about one axis only (axis scatter lambda2 = {lam2:.3g} < {MIN_LAMBDA2:g}): "
+            "the rotation of X about it and its translation along it are not determined; rotate about "
+            "two or more different axes"
+        )
+    if rot_range < MIN_ROT_RANGE_DEG:
+        warn.append(f"the hand rotates by {rot_range:.3g} deg at most (< {MIN_ROT_RANGE_DEG:g} deg): X is not determined")
+    if not (std_deg <= MAX_X_STD_DEG and std_m <= MAX_X_STD_M):
+        warn.append(
+            f"X is poorly determined: standard deviations up to {std_deg:.3g} deg and {1000 * std_m:.3g} mm "
+            f"(limits {MAX_X_STD_DEG:g} deg, {1000 * MAX_X_STD_M:g} mm)"
+        )
+    report = {
+        "lambda2": float(lam2),
+        "rot_range_deg": rot_range,
+        "trans_range_m": trans_range,
+        "condition": cond,
+        "determined": not warn,
+        "X_std_max_deg": std_deg,
+        "X_std_max_mm": 1000 * std_m,
+        "limits": {"lambda2": MIN_LAMBDA2, "rot_range_deg": MIN_ROT_RANGE_DEG, "X_std_deg": MAX_X_STD_DEG,
+                   "X_std_mm": 1000 * MAX_X_STD_M},
+    }
+    return report, warn

@@ -1,0 +1,217 @@
+"""The outcome of a calibration: :class:`CalibrationResult` and its JSON form (``CALIBRATION_JSON``).
+
+The dictionary of :meth:`CalibrationResult.to_dict` is the contract read by the
+report page: keys may be added, never removed or renamed.  Poses are 4x4
+``a_T_b`` matrices in metres (``X_name`` / ``Y_name`` say which), with their
+quaternion scalar last and translation alongside.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from kinhec import __version__, jsonutil, se3
+
+__all__ = ["CalibrationResult", "RigResult", "quat_xyzw"]
+
+
+def quat_xyzw(T: np.ndarray) -> list[float]:
+    """Quaternion ``[qx, qy, qz, qw]`` (scalar last, ``qw >= 0``) of the rotation of ``T``."""
+    q = se3.quaternion_from_matrix(T[:3, :3], check=False)  # w, x, y, z with w >= 0
+    return [float(q[1]), float(q[2]), float(q[3]), float(q[0])]
+
+
+def _mat(T) -> list | None:
+    return None if T is None else [[float(v) for v in row] for row in np.asarray(T)]
+
+
+def _num(v):
+    if v is None:
+        return None
+    v = float(v)
+    return v if np.isfinite(v) else None
+
+
+@dataclass
+class RigResult:
+    """Camera rig: each camera's ``X`` (``T_body_cam``) and every camera->camera transform.
+
+    Attributes
+    ----------
+    cameras : list of str
+    X : dict of str -> ndarray (4, 4)
+        ``T_ee_camK`` per camera [m].
+    X_std : dict of str -> ndarray (6,)
+    cam_T_cam : dict of str -> ndarray (4, 4)
+        ``"camA_T_camB"``: pose of camera B in camera A [m].
+    cam_T_cam_std : dict of str -> ndarray (6,)
+        Rotation [rad] then translation [m] standard deviations.
+    per_camera : dict of str -> CalibrationResult
+    """
+
+    cameras: list
+    X: dict
+    X_std: dict
+    cam_T_cam: dict
+    cam_T_cam_std: dict
+    per_camera: dict
+
+    def to_dict(self) -> dict:
+        return {
+            "cameras": list(self.cameras),
+            "X": {k: _mat(v) for k, v in self.X.items()},
+            "X_std": {k: [float(x) for x in v] for k, v in self.X_std.items()},
+            "cam_T_cam": {k: _mat(v) for k, v in self.cam_T_cam.items()},
+            "cam_T_cam_std": {k: [float(x) for x in v] for k, v in self.cam_T_cam_std.items()},
+            "time_offset_s": {k: _num(r.time_offset_s) for k, r in self.per_camera.items()},
+            "n_pairs": {k: r.n_pairs for k, r in self.per_camera.items()},
+        }
+
+
+@dataclass
+class CalibrationResult:
+    """What :func:`kinhec.calibrate.calibrate` found.
+
+    Attributes
+    ----------
+    setup : str
+        ``"eye_in_hand"``, ``"eye_to_hand"`` or ``"rig"``.
+    inputs : dict
+        Files, format, directions and units used.
+    X, Y : ndarray, shape (4, 4)
+        ``X = T_ee_cam`` (eye-in-hand, rig: of the first camera) or ``T_ee_marker``
+        (eye-to-hand); ``Y = T_base_target`` or ``T_base_cam`` [m].
+    X_name, Y_name : str
+    X_std, Y_std : ndarray, shape (6,)
+        Standard deviations: rotation [rad] (right perturbation), then translation [m].
+    time_offset_s, time_offset_std_s : float or None
+        Clock offset (eye stamp = hand time + offset) and its standard deviation [s].
+    time_offset_peak_corr : float or None
+        Angular-speed correlation at the coarse offset (a confidence in [0, 1]).
+    scale, scale_std : float or None
+        Monocular scale of the eye translations (eye = scale x metric).
+    n_pairs : int
+    outliers : list of int
+        Indices of the pairs labelled outliers.
+    observability : dict
+    warnings : list of str
+    notes : list of str
+        What was fixed or chosen on the way (repeated stamps, gaps, solver).
+    residuals : dict
+        Per pair: ``t_s``, ``rot_deg``, ``trans_mm``, ``outlier``.
+    offset_curve : dict or None
+        ``offset_s`` and ``cost`` of the residual around the estimated offset.
+    rig : RigResult or None
+    init_solver : str
+        Registry solver whose result started the refinement.
+    """
+
+    setup: str
+    inputs: dict
+    X: np.ndarray
+    Y: np.ndarray
+    X_name: str
+    Y_name: str
+    X_std: np.ndarray
+    Y_std: np.ndarray
+    time_offset_s: float | None
+    time_offset_std_s: float | None
+    time_offset_peak_corr: float | None
+    scale: float | None
+    scale_std: float | None
+    n_pairs: int
+    outliers: list
+    observability: dict
+    warnings: list
+    notes: list
+    residuals: dict
+    offset_curve: dict | None
+    init_solver: str
+    rig: RigResult | None = None
+    cov: np.ndarray | None = field(default=None, repr=False)
+    where: str = ""  # the input files and their line spans, for messages
+
+    @property
+    def determined(self) -> bool:
+        """``X`` is determined by the motion (see :mod:`kinhec.calibrate.observability`)."""
+        return bool(self.observability.get("determined", False))
+
+    @property
+    def verdict(self) -> str:
+        """One sentence: is the result usable, and how precise is it."""
+        rot = np.degrees(self.X_std[:3]).max()
+        tr = 1000 * self.X_std[3:].max()
+        n_out = len(self.outliers)
+        if not self.determined:
+            return (f"X is NOT determined by this motion ({'; '.join(self.warnings[:1]) or 'see warnings'}); "
+                    "do not use it.")
+        extra = f", clock offset {1000 * self.time_offset_s:.1f} ms" if self.time_offset_s is not None else ""
+        return (f"X determined to {rot:.2g} deg / {tr:.2g} mm (1 sigma) from {self.n_pairs} pairs "
+                f"({n_out} outlier{'s' if n_out != 1 else ''}){extra}.")
+
+    def to_dict(self) -> dict:
+        """The JSON-ready dictionary of the calibration-result contract."""
+        d = {
+            "kinhec_version": __version__,
+            "setup": self.setup,
+            "inputs": dict(self.inputs),
+            "X": _mat(self.X),
+            "X_name": self.X_name,
+            "X_quat_xyzw": quat_xyzw(self.X),
+            "X_t_m": [float(v) for v in self.X[:3, 3]],
+            "Y": _mat(self.Y),
+            "Y_name": self.Y_name if self.Y is not None else None,
+            "Y_quat_xyzw": quat_xyzw(self.Y) if self.Y is not None else None,
+            "Y_t_m": [float(v) for v in self.Y[:3, 3]] if self.Y is not None else None,
+            "time_offset_s": _num(self.time_offset_s),
+            "time_offset_std_s": _num(self.time_offset_std_s),
+            "time_offset_peak_corr": _num(self.time_offset_peak_corr),
+            "scale": _num(self.scale),
+            "scale_std": _num(self.scale_std),
+            "X_std": [float(v) for v in self.X_std],
+            "Y_std": [float(v) for v in self.Y_std] if self.Y_std is not None else None,
+            "n_pairs": int(self.n_pairs),
+            "outliers": [int(i) for i in self.outliers],
+            "observability": dict(self.observability),
+            "warnings": list(self.warnings),
+            "notes": list(self.notes),
+            "verdict": self.verdict,
+            "init_solver": self.init_solver,
+            "residuals": {k: [bool(x) if k == "outlier" else float(x) for x in v] for k, v in self.residuals.items()},
+            "offset_curve": None if self.offset_curve is None else
+            {k: [float(x) for x in v] for k, v in self.offset_curve.items()},
+            "rig": None if self.rig is None else self.rig.to_dict(),
+        }
+        return d
+
+    def write_json(self, path) -> Path:
+        """Write :meth:`to_dict` to ``path`` (atomically); returns the path."""
+        path = Path(path)
+        jsonutil.dump(self.to_dict(), path)
+        return path
+
+    # forms to paste into a robot stack (see kinhec.calibrate.output)
+    def opencv_yaml(self) -> str:
+        from kinhec.calibrate.output import opencv_yaml
+
+        return opencv_yaml(self)
+
+    def ros_static_transform(self, parent: str | None = None, child: str | None = None) -> str:
+        from kinhec.calibrate.output import ros_static_transform
+
+        _, a, b = self.X_name.split("_", 2)
+        return ros_static_transform(self.X, parent or a, child or b)
+
+    def urdf_origin(self) -> str:
+        from kinhec.calibrate.output import urdf_origin
+
+        return urdf_origin(self.X)
+
+    def figure(self, path):
+        """Draw the one-page figure (residuals over time, offset curve, axes) to ``path``; needs matplotlib."""
+        from kinhec.calibrate.figure import draw
+
+        return draw(self, path)

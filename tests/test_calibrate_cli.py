@@ -1,0 +1,206 @@
+"""``kinhec calibrate`` on the command line: success with the JSON contract, and every bad input of the issue
+rejected with one line naming the file and the line, exit status 2, no traceback."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from kinhec import se3
+from kinhec.cli import main
+
+X_TRUE = se3.transform_from_rotation_translation(se3.so3_exp([0.3, -0.2, 1.2]), [0.03, -0.05, 0.09])
+Y_TRUE = se3.transform_from_rotation_translation(se3.so3_exp([0.1, 2.0, 0.2]), [0.8, 0.1, -0.2])
+
+
+def streams(rng, n=40, *, axis=None, noise=True):
+    """Stamped ``T_base_ee`` and ``T_cam_target`` (eye-in-hand) on one clock; ``axis`` makes every rotation about it."""
+    t = np.arange(n) * 0.5
+    if axis is None:
+        w = rng.normal(0, 0.5, (n, 3))
+    else:
+        w = np.outer(rng.uniform(-1.0, 1.0, n), axis)
+    A = se3.transform_from_rotation_translation(se3.so3_exp(w), rng.normal([0.5, 0, 0.4], 0.15, (n, 3)))
+    T_cam_target = se3.invert_transform(A @ X_TRUE) @ Y_TRUE
+    if noise:
+        T_cam_target = T_cam_target @ se3.se3_exp(np.c_[rng.normal(0, 1e-3, (n, 3)), rng.normal(0, 5e-4, (n, 3))])
+        A = A @ se3.se3_exp(np.c_[rng.normal(0, 2e-4, (n, 3)), rng.normal(0, 2e-4, (n, 3))])
+    return t, A, T_cam_target
+
+
+def write_tum(path, t, T, *, header=True):
+    q = se3.quaternion_from_matrix(T[:, :3, :3])  # w x y z
+    rows = np.column_stack([t, T[:, :3, 3], q[:, 1:], q[:, :1]])
+    lines = (["# timestamp tx ty tz qx qy qz qw"] if header else []) + [" ".join(repr(v) for v in r) for r in rows.tolist()]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture
+def good(tmp_path):
+    rng = np.random.default_rng(5)
+    t, A, C = streams(rng)
+    return write_tum(tmp_path / "hand.tum", t, A), write_tum(tmp_path / "eye.tum", t, C), (t, A, C)
+
+
+def run(*args):
+    return CliRunner().invoke(main, ["calibrate", *map(str, args)])
+
+
+def test_success_writes_the_json_contract(good, tmp_path):
+    hand, eye, _ = good
+    out = tmp_path / "res.json"
+    yml = tmp_path / "res.yaml"
+    r = run("--hand", hand, "--eye", eye, "--setup", "eye_in_hand", "--offset", "none", "--json", out, "--yaml", yml)
+    assert r.exit_code == 0, r.output
+    d = json.loads(out.read_text())
+    for key in ("kinhec_version", "setup", "inputs", "X", "X_name", "X_quat_xyzw", "X_t_m", "Y", "Y_name",
+                "Y_quat_xyzw", "Y_t_m", "time_offset_s", "time_offset_std_s", "scale", "scale_std", "X_std", "Y_std",
+                "n_pairs", "outliers", "observability", "warnings", "verdict", "residuals", "offset_curve", "rig"):
+        assert key in d, key
+    assert d["X_name"] == "T_ee_cam" and d["Y_name"] == "T_base_target"
+    assert len(d["X_std"]) == 6 and len(d["Y_std"]) == 6 and d["n_pairs"] == 40
+    assert set(d["observability"]) >= {"lambda2", "rot_range_deg", "trans_range_m", "condition", "determined"}
+    assert len(d["residuals"]["rot_deg"]) == d["n_pairs"] == len(d["residuals"]["outlier"])
+    rot, tr = se3.pose_error(np.array(d["X"]), X_TRUE)
+    assert rot < 0.5 and tr < 5
+    q = np.array(d["X_quat_xyzw"])
+    assert np.allclose(se3.matrix_from_quaternion(np.r_[q[3], q[:3]]), np.array(d["X"])[:3, :3], atol=1e-9)
+    assert "static_transform_publisher" in r.output and "<origin xyz=" in r.output
+    cv2 = pytest.importorskip("cv2")
+    fs = cv2.FileStorage(str(yml), cv2.FILE_STORAGE_READ)
+    assert np.allclose(fs.getNode("T_ee_cam").mat(), np.array(d["X"]))
+    fs.release()
+
+
+def _one_line_exit_2(r, *fragments):
+    assert r.exit_code == 2, r.output
+    err = r.stderr.strip()
+    assert "\n" not in err and "Traceback" not in r.output + r.stderr, err
+    for f in fragments:
+        assert f in err, (f, err)
+    return err
+
+
+def test_inverted_hand_poses(good, tmp_path):
+    hand, eye, (t, A, C) = good
+    bad = write_tum(tmp_path / "inv.tum", t, se3.invert_transform(A))
+    err = _one_line_exit_2(run("--hand", bad, "--eye", eye), "inv.tum, lines 2-41", "inverted", "--hand-pose")
+    assert "look inverted" in err
+    assert run("--hand", bad, "--eye", eye, "--hand-pose", "ee_T_base").exit_code == 0
+
+
+def test_inverted_eye_poses(good, tmp_path):
+    hand, eye, (t, A, C) = good
+    bad = write_tum(tmp_path / "inv_eye.tum", t, se3.invert_transform(C))
+    _one_line_exit_2(run("--hand", hand, "--eye", bad), "inv_eye.tum, lines 2-41", "inverted", "--eye-pose")
+
+
+def test_millimetres(good, tmp_path):
+    hand, eye, (t, A, C) = good
+    A_mm = A.copy()
+    A_mm[:, :3, 3] *= 1000
+    C_mm = C.copy()
+    C_mm[:, :3, 3] *= 1000
+    h_mm = write_tum(tmp_path / "hand_mm.tum", t, A_mm)
+    e_mm = write_tum(tmp_path / "eye_mm.tum", t, C_mm)
+    _one_line_exit_2(run("--hand", h_mm, "--eye", eye), "hand_mm.tum, lines 2-41", "millimetres")
+    _one_line_exit_2(run("--hand", hand, "--eye", e_mm), "eye_mm.tum", "millimetres")
+    ok = run("--hand", h_mm, "--eye", e_mm, "--units", "mm")
+    assert ok.exit_code == 0, ok.output
+    assert run("--hand", h_mm, "--eye", eye, "--units", "mm,m").exit_code == 0
+
+
+def test_fewer_than_three_pairs(good, tmp_path):
+    _, _, (t, A, C) = good
+    h = write_tum(tmp_path / "h2.tum", t[:2], A[:2])
+    e = write_tum(tmp_path / "e2.tum", t[:2], C[:2])
+    _one_line_exit_2(run("--hand", h, "--eye", e), "h2.tum, lines 2-3", "at least 3")
+    _one_line_exit_2(run("--hand", h, "--eye", e, "--offset", "none"), "h2.tum, lines 2-3", "at least 3")
+
+
+def test_parallel_rotation_axes(tmp_path):
+    rng = np.random.default_rng(8)
+    t, A, C = streams(rng, axis=np.array([0.0, 0.0, 1.0]), noise=False)
+    h = write_tum(tmp_path / "h.tum", t, A)
+    e = write_tum(tmp_path / "e.tum", t, C)
+    err = _one_line_exit_2(run("--hand", h, "--eye", e), "h.tum, lines 2-41", "not determined")
+    assert "parallel" in err or "one axis" in err
+
+
+def test_parallel_rotation_axes_with_noise_is_undetermined_unless_forced(tmp_path):
+    rng = np.random.default_rng(9)
+    t, A, C = streams(rng, axis=np.array([0.0, 0.0, 1.0]), noise=True)
+    h = write_tum(tmp_path / "h.tum", t, A)
+    e = write_tum(tmp_path / "e.tum", t, C)
+    out = tmp_path / "r.json"
+    err = _one_line_exit_2(run("--hand", h, "--eye", e, "--json", out), "h.tum, lines 2-41", "not determined")
+    assert "axis" in err
+    forced = run("--hand", h, "--eye", e, "--force", "--json", out)
+    assert forced.exit_code == 0 and json.loads(out.read_text())["observability"]["determined"] is False
+
+
+@pytest.mark.parametrize("row, fragment", [
+    ("0.5 nan 0 0 0 0 0 1", "finite"),
+    ("0.5 0 0 0 0.5 0.5 0.5 0.9", "unit quaternion"),
+    ("0.5 0 0 0 0 0 1", "8 numbers"),
+    ("0.5 0 0 zero 0 0 0 1", "numbers"),
+])  # fmt: skip
+def test_bad_rows_name_their_line(good, tmp_path, row, fragment):
+    hand, eye, _ = good
+    lines = hand.read_text().splitlines()
+    lines[7] = row
+    bad = tmp_path / "bad.tum"
+    bad.write_text("\n".join(lines) + "\n")
+    _one_line_exit_2(run("--hand", bad, "--eye", eye), "bad.tum, line 8:", fragment)
+
+
+def test_non_orthonormal_matrix_row(tmp_path, good):
+    _, _, (t, A, C) = good
+    M = A.copy()
+    M[4, 0, 0] += 0.05
+    for name, T in (("h.txt", M), ("e.txt", C)):
+        (tmp_path / name).write_text("".join(" ".join(repr(v) for v in m.ravel().tolist()) + "\n" for m in T))
+    _one_line_exit_2(run("--hand", tmp_path / "h.txt", "--eye", tmp_path / "e.txt", "--format", "rwhe"),
+                     "h.txt, line 5:", "orthonormal")
+
+
+def test_non_increasing_stamps(good, tmp_path):
+    hand, eye, (t, A, C) = good
+    t2 = t.copy()
+    t2[10] = t2[8]
+    bad = write_tum(tmp_path / "back.tum", t2, A)
+    _one_line_exit_2(run("--hand", bad, "--eye", eye), "back.tum, line 12:", "non-decreasing")
+
+
+def test_repeated_stamps_are_dropped_and_reported(good, tmp_path):
+    hand, eye, (t, A, C) = good
+    lines = hand.read_text().splitlines()
+    lines.insert(6, lines[5])  # the same stamp twice
+    dup = tmp_path / "dup.tum"
+    dup.write_text("\n".join(lines) + "\n")
+    from kinhec.calibrate import calibrate
+
+    res = calibrate(dup, eye)
+    assert any("1 repeated time stamp" in n and "line 7" in n for n in res.notes)
+
+
+def test_streams_that_do_not_overlap(good, tmp_path):
+    hand, _, (t, A, C) = good
+    late = write_tum(tmp_path / "late.tum", t + 1000.0, C)
+    _one_line_exit_2(run("--hand", hand, "--eye", late), "hand.tum, lines 2-41", "late.tum, lines 2-41", "overlap")
+
+
+def test_empty_file(good, tmp_path):
+    hand, _, _ = good
+    empty = tmp_path / "empty.tum"
+    empty.write_text("# only a header\n\n")
+    _one_line_exit_2(run("--hand", hand, "--eye", empty), "empty.tum, line 1:", "empty file")
+
+
+def test_missing_file(good, tmp_path):
+    hand, _, _ = good
+    _one_line_exit_2(run("--hand", hand, "--eye", tmp_path / "nope.tum"), "nope.tum")
