@@ -28,7 +28,14 @@ def exported(root, k, **kw):
     sid = recipe["sequence_id"]
     export_sequence(root, sid, "tum", root / "tum")
     seq = kio.load_sequence(root, sid)
-    return seq, root / "tum" / f"{sid}_base_ee_meas.tum", root / "tum" / f"{sid}_cam_target_meas.tum"
+    # kinhec's TUM export writes the moving body in the fixed frame: the camera in the target frame (eye-in-hand),
+    # the marker in the camera frame (eye-to-hand); calibrate is told which (EYE_POSE)
+    eye = "target_cam" if seq.configuration == "eye_in_hand" else "cam_marker"
+    return seq, root / "tum" / f"{sid}_base_ee_meas.tum", root / "tum" / f"{sid}_{eye}_meas.tum"
+
+
+#: ``eye_pose`` of the exported eye file, per configuration.
+EYE_POSE = {"eye_in_hand": "target_T_cam", "eye_to_hand": "cam_T_target"}
 
 
 def right_error(T_est, T_true):
@@ -50,7 +57,7 @@ def within_3_sigma(T_est, T_true, std):
 ])  # fmt: skip
 def test_kinhec_sequence_exported_as_tum(tmp_path, case):
     seq, hand, eye = exported(tmp_path, 0, **case)
-    res = calibrate(hand, eye, setup=seq.configuration, fmt="tum")
+    res = calibrate(hand, eye, setup=seq.configuration, fmt="tum", eye_pose=EYE_POSE[seq.configuration])
     assert res.determined and not res.outliers
     within_3_sigma(res.X, seq.X, res.X_std)
     within_3_sigma(res.Y, seq.Y, res.Y_std)
@@ -75,11 +82,11 @@ def test_kinhec_sequence_exported_as_tum(tmp_path, case):
 
 def test_monocular_scale(tmp_path):
     seq, hand, eye = exported(tmp_path, 1, world_frame="vo_origin", scale=0.4)
-    res = calibrate(hand, eye, setup="eye_in_hand", scale=True)
+    res = calibrate(hand, eye, setup="eye_in_hand", scale=True, eye_pose="target_T_cam")
     assert res.determined
     assert abs(res.scale - 0.4) < 3 * res.scale_std
     within_3_sigma(res.X, seq.X, res.X_std)
-    without = calibrate(hand, eye, setup="eye_in_hand")
+    without = calibrate(hand, eye, setup="eye_in_hand", eye_pose="target_T_cam")
     assert any("--scale" in w for w in without.warnings)
 
 
@@ -156,7 +163,7 @@ def test_offset_and_scale_sigma_consistency(tmp_path):
     for k in range(10):
         seq, hand, eye = exported(tmp_path / f"s{k}", 10 + k, world_frame="vo_origin", scale=0.7, sync="async",
                                   time_offset_s=0.03, duration_s=6.0)
-        res = calibrate(hand, eye, scale=True)
+        res = calibrate(hand, eye, scale=True, eye_pose="target_T_cam")
         z_off.append((res.time_offset_s - seq.time_offset) / res.time_offset_std_s)
         z_s.append((res.scale - 0.7) / res.scale_std)
     assert 0.3 < np.mean(np.square(z_off)) < 2.5, z_off

@@ -185,7 +185,8 @@ def initial_candidates(A, B, *, solver: str | None = None, estimate_scale: bool 
     n = A.shape[0]
     idx = np.unique(np.linspace(0, n - 1, min(n, INIT_PAIRS)).round().astype(int))
     Am, Bm = motions_between(A, B, idx)
-    names = [solver] if solver is not None else [k for k in registry.SOLVERS if estimate_scale or k != "andreff_scale"]
+    # kinhec's own solvers (he_ml, the maximum-likelihood one, among them), never a user's plug-in unless named
+    names = [solver] if solver is not None else [k for k in registry.BASELINES if estimate_scale or k != "andreff_scale"]
     if solver is not None:
         registry.get_solver(solver)
     s0 = None
