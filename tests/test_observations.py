@@ -100,3 +100,12 @@ def test_generated_pixels_are_the_ones_the_generator_used():
     np.testing.assert_allclose(obs.T_base_ee, g.T_base_ee_meas[has])
     assert truth["parameters"]["fx"] == cam.f_px
     np.testing.assert_allclose(transform_from_pose_json(truth["poses"]["X"]), g.X, atol=1e-12)
+
+
+def test_a_malformed_point_deep_in_a_view_is_named(tmp_path):
+    path = write_observations(tmp_path / "o.json", _obs())
+    doc = json.loads(path.read_text())
+    doc["input"]["views"][3]["obs"]["points_2d"][4] = [1.0, "x"]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(DatasetFormatError, match=r"views\[3\]\.obs\.points_2d: expected a list of \[x, y\]"):
+        read_observations(path)

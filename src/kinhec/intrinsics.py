@@ -157,8 +157,7 @@ def project(intrinsics, T_cam_target, points_3d) -> np.ndarray:
     k = np.asarray(intrinsics, dtype=np.float64)
     T = np.asarray(T_cam_target, dtype=np.float64)
     pts = np.asarray(points_3d, dtype=np.float64)
-    p = np.einsum("nij,n...j->n...i", T[:, :3, :3], np.broadcast_to(pts, (T.shape[0],) + pts.shape[-2:]))
-    p = p + T[:, None, :3, 3]
+    p = np.matmul(pts, np.swapaxes(T[:, :3, :3], -1, -2)) + T[:, None, :3, 3]
     xy = p[..., :2] / p[..., 2:3]
     xyd = _distort(xy, k[4:9])
     return xyd * k[None, None, 0:2] + k[None, None, 2:4]
@@ -195,7 +194,7 @@ def homographies(views: PackedViews) -> np.ndarray:
         M[0::2, 6:9] = -d[:, :1] * np.column_stack([s, one])
         M[1::2, 3:6] = np.column_stack([s, one])
         M[1::2, 6:9] = -d[:, 1:2] * np.column_stack([s, one])
-        Hn = np.linalg.svd(M)[2][-1].reshape(3, 3)
+        Hn = np.linalg.svd(M, full_matrices=False)[2][-1].reshape(3, 3)
         H = np.linalg.solve(Td, Hn @ Ts)
         out[i] = H / H[2, 2]
     return out
@@ -350,7 +349,7 @@ def calibrate_camera(views: PackedViews, image_size, *, fix_k3: bool = False, in
     view_of_point = np.broadcast_to(np.arange(N)[:, None], views.mask.shape)[views.mask]
     structure = BlockStructure(n_int, N, 6, np.repeat(view_of_point, 2))
     x0 = np.concatenate([k0[:n_int], np.zeros(6 * N)])
-    res = levenberg_marquardt(fun, x0, structure, tol=1e-10)
+    res = levenberg_marquardt(fun, x0, structure, tol=1e-12)
     k, T = unpack(res.x)
     d = residual_norms(project(k, T, views.points_3d), views)
     return CameraCalibration(k, T, float(np.sqrt(np.mean(d * d))), float(d.mean()))

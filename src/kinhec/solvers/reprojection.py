@@ -216,7 +216,7 @@ def _refine(views: PackedViews, A, X0, Y0, k0, init_rms, configuration, refine_r
         structure = BlockStructure(n_shared, 0, 6, np.full(n_pix, -1))
     x0 = np.zeros(structure.n_params)
     x0[:n_int] = k0[:n_int]
-    res = levenberg_marquardt(fun, x0, structure, n_robust=n_pix, loss=loss, f_scale=f_scale, tol=1e-10)
+    res = levenberg_marquardt(fun, x0, structure, n_robust=n_pix, loss=loss, f_scale=f_scale, tol=1e-12)
     k, X, Y, Ab = unpack(res.x)
     d = residual_norms(project(k, chain_poses(Ab, X, Y, configuration), views.points_3d), views)
 
@@ -225,7 +225,7 @@ def _refine(views: PackedViews, A, X0, Y0, k0, init_rms, configuration, refine_r
     xc = res.x.copy()
     xc[n_int:n_shared] = 0.0
     r = fun(xc)
-    J = block_jacobian(fun, xc, r, structure)
+    J = block_jacobian(fun, xc, r, structure, central=True)
     w = np.ones(r.size)
     if loss == "huber":
         w[:n_pix] = huber_weights(r[:n_pix], f_scale)
