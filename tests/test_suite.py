@@ -129,9 +129,10 @@ def test_kuka_chain_rms_below_opencv_and_x_near_park(entry, opencv_chain_rms):
     ref_file = SHARED / "realdata" / "rwhe_calib" / entry / "opencv_reference_calibration.json"
     ref = json.loads(ref_file.read_text())
     X_park = np.array(ref["opencv_calibrateHandEye"]["PARK"]["T_tcp_cam (cam2gripper)"])
-    assert ref["opencv_calibrateHandEye"]["PARK"]["chain_reprojection_rms_px"] == pytest.approx(opencv_chain_rms, abs=0.01)
+    best = min(m["chain_reprojection_rms_px"] for m in ref["opencv_calibrateHandEye"].values())
+    assert best == pytest.approx(opencv_chain_rms, abs=0.005)  # OpenCV's lowest chain RMS over its methods
     measured, prior = _result(entry), _result(entry + "_prior")
-    assert measured["statistics"]["rms_px"] < opencv_chain_rms
+    assert measured["statistics"]["rms_px"] < best
     assert prior["statistics"]["rms_px"] < 0.1  # towards the corner noise (free-pose fit: ~0.08 px)
     rot, tr = se3.pose_error(transform_from_pose_json(measured["poses"]["X"]), X_park)
     assert tr < 5.0
