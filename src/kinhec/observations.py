@@ -62,6 +62,13 @@ __all__ = [
     "pose_json",
     "transform_from_pose_json",
     "observations_from_recipe",
+    "PosePairs",
+    "PoseStreams",
+    "read_pose_pairs",
+    "read_pose_streams",
+    "write_document",
+    "poses_json",
+    "transforms_from_poses_json",
 ]
 
 FORMAT_VERSION = 1
@@ -176,8 +183,7 @@ def _points(values, dim: int, where: str) -> np.ndarray:
 
 
 def observations_from_json(doc, where: str = "observations") -> ObservationSet:
-    """Validate a parsed observation document and convert it (``where`` names it in errors)."""
-    _validate(doc, where)
+    """Convert a validated ``single_cam_handeye`` document (``where`` names it in errors)."""
     cam = doc["cameras"][0]
     if len(doc["cameras"]) != 1:
         raise DatasetFormatError(f"{where}: $.cameras: expected one camera for single_cam_handeye, got {len(doc['cameras'])}")
@@ -199,8 +205,17 @@ def observations_from_json(doc, where: str = "observations") -> ObservationSet:
                           doc["input"]["mode"], p3, p2, np.stack(T), doc["problem"])  # fmt: skip
 
 
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise DatasetFormatError(f"{path}: expected an observation file, got no such file") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DatasetFormatError(f"{path}: expected JSON, got {exc}") from None
+
+
 def read_observations(path) -> ObservationSet:
-    """Read and validate an observation file (see the module doc).
+    """Read and validate a ``single_cam_handeye`` observation file (see the module doc).
 
     Raises
     ------
@@ -208,13 +223,111 @@ def read_observations(path) -> ObservationSet:
         Naming the file and the JSON path of the first violation of the schema.
     """
     path = Path(path)
-    try:
-        doc = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise DatasetFormatError(f"{path}: expected an observation file, got no such file") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DatasetFormatError(f"{path}: expected JSON, got {exc}") from None
+    doc = _read_json(path)
+    _validate(doc, str(path))
+    if doc["problem"] != "single_cam_handeye":
+        raise DatasetFormatError(f"{path}: $.problem: expected 'single_cam_handeye', got {doc['problem']!r}")
     return observations_from_json(doc, str(path))
+
+
+@dataclass(frozen=True)
+class PosePairs:
+    """A ``pose_pairs`` observation file: robot and camera pose per view.
+
+    Attributes
+    ----------
+    mode : {"eye_in_hand", "eye_to_hand"}
+    image_size : (int, int)
+    T_base_ee, T_cam_target : ndarray, shape (N, 4, 4)
+        Flange pose in the base and target pose in the camera at each view [m].
+    """
+
+    mode: str
+    image_size: tuple[int, int]
+    T_base_ee: np.ndarray
+    T_cam_target: np.ndarray
+
+
+@dataclass(frozen=True)
+class PoseStreams:
+    """A ``pose_streams`` observation file: time-stamped robot and camera streams on two clocks.
+
+    Attributes
+    ----------
+    mode : {"eye_in_hand", "eye_to_hand"}
+    image_size : (int, int)
+    t_robot_s : ndarray, shape (Nr,)
+    T_base_ee : ndarray, shape (Nr, 4, 4)
+    t_camera_s : ndarray, shape (Nc,)
+    T_cam_target : ndarray, shape (Nc, 4, 4)
+    """
+
+    mode: str
+    image_size: tuple[int, int]
+    t_robot_s: np.ndarray
+    T_base_ee: np.ndarray
+    t_camera_s: np.ndarray
+    T_cam_target: np.ndarray
+
+
+def poses_json(T) -> list:
+    """Pose records of a stack of poses ``(N, 4, 4)`` (see :func:`pose_json`)."""
+    return [pose_json(t) for t in np.asarray(T, dtype=np.float64)]
+
+
+def transforms_from_poses_json(records, where: str) -> np.ndarray:
+    """``(N, 4, 4)`` transforms of a list of pose records (``where`` names the list in errors)."""
+    q = np.asarray([r["rotation"] for r in records], dtype=np.float64)
+    p = np.asarray([r["translation"] for r in records], dtype=np.float64)
+    n = np.linalg.norm(q, axis=1)
+    bad = np.flatnonzero(~(np.abs(n - 1.0) < 1e-6))
+    if bad.size:
+        raise DatasetFormatError(f"{where}[{bad[0]}].rotation: expected a unit quaternion, got |q| = {n[bad[0]]:.9g}")
+    return se3.transform_from_pq(p, q[:, [3, 0, 1, 2]], normalize=True)
+
+
+def _size(doc) -> tuple[int, int]:
+    return int(doc["cameras"][0]["image_size"][0]), int(doc["cameras"][0]["image_size"][1])
+
+
+def read_pose_pairs(path) -> PosePairs:
+    """Read and validate a ``pose_pairs`` observation file."""
+    path = Path(path)
+    doc = _read_json(path)
+    _validate(doc, str(path))
+    if doc["problem"] != "pose_pairs":
+        raise DatasetFormatError(f"{path}: $.problem: expected 'pose_pairs', got {doc['problem']!r}")
+    views = doc["input"]["views"]
+    A = transforms_from_poses_json([v["meta"]["base_se3_gripper"] for v in views], f"{path}: base_se3_gripper")
+    C = transforms_from_poses_json([v["meta"]["camera_se3_target"] for v in views], f"{path}: camera_se3_target")
+    return PosePairs(doc["input"]["mode"], _size(doc), A, C)
+
+
+def read_pose_streams(path) -> PoseStreams:
+    """Read and validate a ``pose_streams`` observation file."""
+    path = Path(path)
+    doc = _read_json(path)
+    _validate(doc, str(path))
+    if doc["problem"] != "pose_streams":
+        raise DatasetFormatError(f"{path}: $.problem: expected 'pose_streams', got {doc['problem']!r}")
+    inp = doc["input"]
+    out = []
+    for key, pose_key in (("robot", "base_se3_gripper"), ("camera", "camera_se3_target")):
+        t = np.asarray(inp[key]["t_s"], dtype=np.float64)
+        T = transforms_from_poses_json(inp[key][pose_key], f"{path}: $.input.{key}.{pose_key}")
+        if t.shape[0] != T.shape[0]:
+            raise DatasetFormatError(f"{path}: $.input.{key}: expected as many t_s as poses, got {t.size} and {len(T)}")
+        out += [t, T]
+    return PoseStreams(inp["mode"], _size(doc), *out)
+
+
+def write_document(path, doc: dict) -> Path:
+    """Validate an observation document of any problem and write it (atomically, one record per line)."""
+    _validate(doc, str(path))
+    text = json.dumps(doc, separators=(",", ":")).replace("},{", "},\n{")
+    path = Path(path)
+    atomic_write_text(path, text + "\n")
+    return path
 
 
 def observations_to_json(obs: ObservationSet) -> dict:

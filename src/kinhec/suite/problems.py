@@ -26,6 +26,7 @@ from kinhec.errors import InputError, UnknownNameError
 from kinhec.intrinsics import INTRINSIC_NAMES
 from kinhec.observations import pose_json, read_observations
 from kinhec.solvers.reprojection import solve_reprojection
+from kinhec.suite import poses as _poses
 
 __all__ = ["PROBLEMS", "register_problem", "run_problem"]
 
@@ -51,7 +52,11 @@ def _single_cam_handeye(path: Path, config: dict) -> dict:
 
 
 #: Problem name -> runner(observation_path, config) -> result dict.
-PROBLEMS: dict[str, Callable[[Path, dict], dict]] = {"single_cam_handeye": _single_cam_handeye}
+PROBLEMS: dict[str, Callable[[Path, dict], dict]] = {
+    "single_cam_handeye": _single_cam_handeye,
+    "pose_pairs": _poses.run_pose_pairs,
+    "pose_streams": _poses.run_pose_streams,
+}
 
 
 def register_problem(name: str, runner: Callable[[Path, dict], dict]) -> None:

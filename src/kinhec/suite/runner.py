@@ -12,9 +12,16 @@ import numpy as np
 
 from kinhec.errors import DatasetFormatError, KinhecError
 from kinhec.fsutil import atomic_write_text
-from kinhec.observations import ObservationSet, observations_from_recipe, schema_path, write_observations
+from kinhec.observations import (
+    ObservationSet,
+    observations_from_recipe,
+    schema_path,
+    write_document,
+    write_observations,
+)
 from kinhec.suite import checks
 from kinhec.suite.manifest import Suite, load_suite, read_checksums, sha256_file, write_checksums
+from kinhec.suite.poses import ethz_pose_streams, tabb_pose_pairs
 from kinhec.suite.problems import run_problem
 
 __all__ = ["EntryReport", "verify_entry_files", "solve_entry", "check", "bless", "freeze", "REFERENCE_NAME"]
@@ -177,10 +184,12 @@ def _rwhe_observations(folder: Path, entry_id: str) -> ObservationSet:
 def freeze(root, *, only=None, realdata=None) -> list[str]:
     """Rebuild the selected entries' observation (and truth) files from their sources; rewrite SHA256SUMS.
 
-    An entry's ``freeze`` table names its source: ``rwhe = "<folder>"`` (a
-    folder of ``realdata``, default ``<repo>/../shared/realdata``) or
-    ``recipe = {...}`` (a generator recipe of a ``pnp`` sequence; its truth is
-    written too).  The JSON Schemas are copied to ``schema/``.
+    An entry's ``freeze`` table names its source: ``rwhe = "<folder>"``
+    (RWHE-Calib corners and poses), ``tabb = "<folder>"`` (Tabb's pose
+    files), ``ethz = "<folder>"`` with ``robot_csv``, ``camera_csv`` and
+    ``image_size`` (ETH ASL streams) -- folders of ``realdata``, default
+    ``shared/realdata`` next to the repository -- or ``recipe = {...}`` (a
+    generator recipe of a ``pnp`` sequence; its truth is written too).  The JSON Schemas are copied to ``schema/``.
     """
     suite = load_suite(root)
     if realdata is None:  # the shared/ folder next to the repository (or next to one of its parents)
@@ -196,13 +205,19 @@ def freeze(root, *, only=None, realdata=None) -> list[str]:
         obs_path.parent.mkdir(parents=True, exist_ok=True)
         if "rwhe" in src:
             write_observations(obs_path, _rwhe_observations(realdata / src["rwhe"], entry.id))
+        elif "tabb" in src:
+            write_document(obs_path, tabb_pose_pairs(realdata / src["tabb"]))
+        elif "ethz" in src:
+            folder = realdata / src["ethz"]
+            write_document(obs_path, ethz_pose_streams(folder / src["robot_csv"], folder / src["camera_csv"],
+                                                       src["image_size"]))  # fmt: skip
         elif "recipe" in src:
             obs, truth = observations_from_recipe(dict(src["recipe"]))
             write_observations(obs_path, obs)
             _dump(suite.root / entry.truth_file(), truth)
         else:
-            raise DatasetFormatError(f"{suite.root / 'suite.toml'}: entry {entry.id}: expected freeze.rwhe or "
-                                     f"freeze.recipe, got {sorted(src)}")  # fmt: skip
+            raise DatasetFormatError(f"{suite.root / 'suite.toml'}: entry {entry.id}: expected freeze.rwhe, .tabb, "
+                                     f".ethz or .recipe, got {sorted(src)}")  # fmt: skip
         done.append(entry.id)
     (suite.root / "schema").mkdir(exist_ok=True)
     shutil.copyfile(schema_path("observation_set"), suite.root / "schema" / "observation_set.schema.json")
