@@ -150,3 +150,22 @@ def test_block_jacobian_matches_dense_differences():
     Jd = np.stack([(fun(x + eps * e) - fun(x - eps * e)) / (2 * eps) for e in np.eye(8)], axis=1)
     np.testing.assert_allclose(J, Jd, atol=1e-6)
     assert (s.pattern().toarray() != 0).sum() >= (np.abs(Jd) > 0).sum()
+
+
+def test_registry_pixel_solver_on_generated_pnp_sequence():
+    """The registry's pixel entry on a generated pnp sequence, with the camera preset's intrinsics."""
+    from kinhec.cameras import get_camera
+    from kinhec.observations import observations_from_recipe, transform_from_pose_json
+    from kinhec.solvers.registry import PIXEL_SOLVERS
+    from kinhec.solvers.reprojection import PixelViews
+
+    recipe = dict(sequence_id="pix", seed=11, robot="ur5e", configuration="eye_to_hand", family="lookat",
+                  sampling_mode="stations", n_stations=10, camera="vga", target="checker_7x5_20mm",
+                  camera_noise_model="pnp", pixel_std=0.2)  # fmt: skip
+    obs, truth = observations_from_recipe(recipe)
+    cam = get_camera("vga")
+    k = np.array([cam.f_px, cam.f_px, cam.cx_px, cam.cy_px, 0, 0, 0, 0, 0])
+    spec = PIXEL_SOLVERS["reprojection"]
+    res = spec.run(obs.T_base_ee, PixelViews(obs.points_3d, obs.points_2d, obs.image_size, obs.mode, k))
+    rot, tr = se3.pose_error(res.X, transform_from_pose_json(truth["poses"]["X"]))
+    assert spec.kind == "pixels" and rot < 0.5 and tr < 2.0, (rot, tr)

@@ -68,7 +68,8 @@ from kinhec.lsq import BlockStructure, block_jacobian, huber_weights, levenberg_
 from kinhec.solvers import _common as c
 from kinhec.solvers.axyb_shah import _shah
 
-__all__ = ["CONFIGURATIONS", "POSE_PARAMETER_NAMES", "ReprojectionResult", "solve_reprojection", "chain_poses"]
+__all__ = ["CONFIGURATIONS", "POSE_PARAMETER_NAMES", "ReprojectionResult", "PixelViews", "solve_reprojection",
+           "solve_pixel_views", "chain_poses"]
 
 CONFIGURATIONS = ("eye_in_hand", "eye_to_hand")
 #: Components of a pose's right-perturbation twist, in the order of its covariance.
@@ -255,3 +256,35 @@ def _refine(views: PackedViews, A, X0, Y0, k0, init_rms, configuration, refine_r
         rms_px=float(np.sqrt(np.mean(d * d))), mean_px=float(d.mean()), init_rms_px=float(init_rms), n_views=N,
         n_points=views.n_points, n_iter=res.n_iter,
     )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class PixelViews:
+    """Pixel observations of one sequence, the input of the registry's pixel solvers.
+
+    Attributes
+    ----------
+    points_3d, points_2d : list of ndarray, (P_i, 3) [m] and (P_i, 2) [px]
+        Target points and their pixels per view.
+    image_size : (int, int)
+        ``(width, height)`` [px].
+    configuration : {"eye_in_hand", "eye_to_hand"}
+    intrinsics : ndarray, shape (9,), optional
+        Known intrinsics (held fixed), e.g. a benchmark camera preset's; None: estimated.
+    """
+
+    points_3d: list
+    points_2d: list
+    image_size: tuple
+    configuration: str
+    intrinsics: np.ndarray | None = None
+
+
+def solve_pixel_views(T_base_ee, views: PixelViews) -> ReprojectionResult:
+    """:func:`solve_reprojection` on a :class:`PixelViews` (robot poses as measured, Huber 1.5 px)."""
+    if not isinstance(views, PixelViews):
+        raise InputError(f"views: expected a PixelViews, got {type(views).__name__}")
+    known = views.intrinsics is not None
+    return solve_reprojection(views.points_3d, views.points_2d, T_base_ee, views.image_size,
+                              configuration=views.configuration, loss="huber", f_scale_px=1.5,
+                              refine_intrinsics=not known, intrinsics=views.intrinsics)  # fmt: skip
