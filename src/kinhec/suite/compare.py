@@ -2,7 +2,7 @@
 
 For every entry with ``results/<id>/kinhec.json`` and ``results/<id>/opencv.json``:
 
-* ``max |d|/sigma``: the largest difference of an estimated parameter
+* ``largest d/sigma``: the largest difference of an estimated parameter
   between the two results, in units of kinhec's standard deviation (poses:
   the right perturbation ``T_kinhec^-1 T_opencv`` per twist component), and
   which parameter;
@@ -27,7 +27,7 @@ from kinhec.suite.opencv import OPENCV_RUNNERS
 
 __all__ = ["compare_rows", "format_table", "run_opencv", "COLUMNS"]
 
-COLUMNS = ("entry", "max |d|/sigma", "X d [deg, mm]", "mean px kinhec", "mean px opencv",
+COLUMNS = ("entry", "largest d/sigma", "X d [deg, mm]", "mean px kinhec", "mean px opencv",
            "truth kinhec [sigma]", "truth opencv [sigma]", "X err kinhec [deg, mm]", "X err opencv [deg, mm]")  # fmt: skip
 
 
@@ -77,7 +77,7 @@ def compare_rows(root, *, only=None) -> list[dict]:
         if ocv is not None:
             z = checks.sigma_changes(ocv, kin, sig)
             name, v = checks.max_abs(z)
-            row["max |d|/sigma"] = (v, name)
+            row["largest d/sigma"] = (v, name)
             row["X d [deg, mm]"] = checks.pose_error_of(ocv, kin, "X")
             row["mean px opencv"] = ocv.get("statistics", {}).get("mean_px", nan)
         if truth is not None:
