@@ -91,7 +91,7 @@ def compare_rows(root, *, only=None) -> list[dict]:
 
 
 def _cell(v) -> str:
-    if v is None:
+    if v is None or (isinstance(v, tuple) and (v[1] is None or v[0] != v[0])):
         return "-"
     if isinstance(v, tuple) and len(v) == 2 and isinstance(v[1], str):
         return f"{v[0]:.2f} ({v[1]})"

@@ -17,6 +17,9 @@ function here runs.  For ``single_cam_handeye``:
 4. the reprojection errors through the whole chain (intrinsics, X, Y, robot
    poses as measured), by the same definitions as kinhec's: mean Euclidean
    and RMS distance in pixels.
+
+For ``pose_pairs`` (eye-in-hand): ``cv2.calibrateRobotWorldHandEye`` with
+Shah's method on the same pose pairs.
 """
 
 from __future__ import annotations
@@ -26,10 +29,10 @@ import numpy as np
 from kinhec import se3
 from kinhec.errors import InputError
 from kinhec.intrinsics import INTRINSIC_NAMES, pack_views, project, residual_norms
-from kinhec.observations import pose_json, read_observations
+from kinhec.observations import pose_json, read_observations, read_pose_pairs
 from kinhec.solvers.reprojection import chain_poses
 
-__all__ = ["opencv_single_cam_handeye", "OPENCV_RUNNERS"]
+__all__ = ["opencv_single_cam_handeye", "opencv_pose_pairs", "OPENCV_RUNNERS"]
 
 
 def _cv2():
@@ -98,5 +101,27 @@ def opencv_single_cam_handeye(path, config: dict) -> dict:
     }  # fmt: skip
 
 
+def opencv_pose_pairs(path, config: dict) -> dict:
+    """OpenCV's ``calibrateRobotWorldHandEye`` (Shah) on a ``pose_pairs`` file (eye-in-hand)."""
+    cv2 = _cv2()
+    obs = read_pose_pairs(path)
+    if obs.mode != "eye_in_hand":
+        raise InputError(f"{path}: the OpenCV harness handles eye_in_hand pose pairs only, got {obs.mode}")
+    Rw, tw = _rt(obs.T_cam_target)  # world (= target) to camera
+    Rb, tb = _rt(se3.invert_transform(obs.T_base_ee, check=False))  # base to gripper
+    R_bw, t_bw, R_gc, t_gc = cv2.calibrateRobotWorldHandEye(Rw, tw, Rb, tb, method=cv2.CALIB_ROBOT_WORLD_HAND_EYE_SHAH)
+    X = se3.invert_transform(se3.transform_from_rotation_translation(R_gc, np.ravel(t_gc)), check=False)
+    Y = se3.invert_transform(se3.transform_from_rotation_translation(R_bw, np.ravel(t_bw)), check=False)
+    rot, tr = se3.pose_error(obs.T_base_ee @ X, Y @ se3.invert_transform(obs.T_cam_target, check=False))
+    return {
+        "problem": "pose_pairs",
+        "tool": f"opencv {cv2.__version__}",
+        "method": "calibrateRobotWorldHandEye(SHAH)",
+        "parameters": {},
+        "poses": {"X": pose_json(X), "Y": pose_json(Y)},
+        "statistics": {"axyb_mean_rot_deg": float(np.mean(rot)), "axyb_mean_trans_mm": float(np.mean(tr))},
+    }
+
+
 #: Problem name -> OpenCV runner(observation_path, config) -> result dict.
-OPENCV_RUNNERS = {"single_cam_handeye": opencv_single_cam_handeye}
+OPENCV_RUNNERS = {"single_cam_handeye": opencv_single_cam_handeye, "pose_pairs": opencv_pose_pairs}
