@@ -63,7 +63,15 @@ import numpy as np
 
 from kinhec import se3
 from kinhec.errors import InputError
-from kinhec.intrinsics import INTRINSIC_NAMES, PackedViews, calibrate_camera, pack_views, project, residual_norms
+from kinhec.intrinsics import (
+    INTRINSIC_NAMES,
+    CameraCalibration,
+    PackedViews,
+    calibrate_camera,
+    pack_views,
+    project,
+    residual_norms,
+)
 from kinhec.lsq import BlockStructure, block_jacobian, huber_weights, levenberg_marquardt
 from kinhec.solvers import _common as c
 from kinhec.solvers.axyb_shah import _shah
@@ -130,7 +138,7 @@ def solve_reprojection(points_3d, points_2d, T_base_ee, image_size, *, configura
                        refine_robot: bool = False, robot_prior_rot_rad: float = 1e-3,
                        robot_prior_trans_m: float = 1e-3, loss: str = "huber", f_scale_px: float = 1.0,
                        fix_k3: bool = False, refine_intrinsics: bool = True,
-                       intrinsics=None) -> ReprojectionResult:  # fmt: skip
+                       intrinsics=None, camera: CameraCalibration | None = None) -> ReprojectionResult:  # fmt: skip
     """Hand-eye ``X``, robot-world ``Y`` and the intrinsics from target corners and flange poses.
 
     Parameters
@@ -161,6 +169,10 @@ def solve_reprojection(points_3d, points_2d, T_base_ee, image_size, *, configura
         better choice.
     intrinsics : array_like, shape (9,), optional
         Known intrinsics (no Zhang initialisation); refined only with ``refine_intrinsics``.
+    camera : CameraCalibration, optional
+        The result of :func:`kinhec.intrinsics.calibrate_camera` on the same
+        views with the same ``fix_k3`` / ``intrinsics`` (it is computed when
+        None); lets several solves of one observation set share it.
 
     Returns
     -------
@@ -176,7 +188,9 @@ def solve_reprojection(points_3d, points_2d, T_base_ee, image_size, *, configura
         if not (np.isfinite(v) and v > 0):
             raise InputError(f"{name}: expected a positive number, got {v!r}")
 
-    cal = calibrate_camera(views, image_size, fix_k3=fix_k3, intrinsics=intrinsics)
+    cal = calibrate_camera(views, image_size, fix_k3=fix_k3, intrinsics=intrinsics) if camera is None else camera
+    if cal.T_cam_target.shape != (views.n_views, 4, 4):
+        raise InputError(f"camera: expected a calibration of these {views.n_views} views, got {cal.T_cam_target.shape[0]}")
     B = se3.invert_transform(cal.T_cam_target, check=False) if configuration == "eye_in_hand" else cal.T_cam_target
     A_chk, B_chk = c.check_pairs(A, B)
     X0, Y0 = _shah(A_chk, B_chk)

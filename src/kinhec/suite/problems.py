@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import Callable
 
 from kinhec.errors import InputError, UnknownNameError
-from kinhec.intrinsics import INTRINSIC_NAMES
+from kinhec.intrinsics import INTRINSIC_NAMES, calibrate_camera, pack_views
 from kinhec.observations import pose_json, read_observations
 from kinhec.solvers.reprojection import solve_reprojection
 from kinhec.suite import poses as _poses
+from kinhec.suite.manifest import sha256_file
 
 __all__ = ["PROBLEMS", "register_problem", "run_problem"]
 
@@ -34,13 +35,25 @@ _CONFIG_KEYS = ("refine_robot", "robot_prior_rot_rad", "robot_prior_trans_m", "l
                 "refine_intrinsics", "intrinsics")  # fmt: skip
 
 
+_CALIBRATIONS: dict = {}
+
+
 def _single_cam_handeye(path: Path, config: dict) -> dict:
     unknown = sorted(set(config) - set(_CONFIG_KEYS))
     if unknown:
         raise InputError(f"config: unknown keys {', '.join(unknown)}; expected some of {', '.join(_CONFIG_KEYS)}")
     obs = read_observations(path)
+    # entries that share an observation file share its free-pose calibration (the slowest stage)
+    key = (sha256_file(path), bool(config.get("fix_k3", False)), repr(config.get("intrinsics")))
+    cal = _CALIBRATIONS.get(key)
+    if cal is None:
+        cal = calibrate_camera(pack_views(obs.points_3d, obs.points_2d), obs.image_size,
+                               fix_k3=bool(config.get("fix_k3", False)), intrinsics=config.get("intrinsics"))  # fmt: skip
+        if len(_CALIBRATIONS) >= 8:
+            _CALIBRATIONS.pop(next(iter(_CALIBRATIONS)))
+        _CALIBRATIONS[key] = cal
     r = solve_reprojection(obs.points_3d, obs.points_2d, obs.T_base_ee, obs.image_size, configuration=obs.mode,
-                           **config)  # fmt: skip
+                           camera=cal, **config)  # fmt: skip
     return {
         "problem": "single_cam_handeye",
         "parameters": {n: float(v) for n, v in zip(INTRINSIC_NAMES, r.intrinsics)},
