@@ -618,5 +618,80 @@ def calibrate(ctx, hand, eye, setup, fmt, hand_pose, eye_pose, units, offset, sc
         ctx.exit(2)
 
 
+# --------------------------------------------------------------------------- #
+# suite: the regression suite of frozen observations (docs/regression.md)
+# --------------------------------------------------------------------------- #
+_SUITE_ROOT = click.option("--root", "root", type=click.Path(file_okay=False), default="regression", show_default=True,
+                           help="The suite folder (suite.toml, SHA256SUMS, observations/, results/).")  # fmt: skip
+_SUITE_ONLY = click.option("--only", cls=_MultiValue, help="Only these entry ids (repeatable).")
+
+
+@main.group()
+def suite():
+    """Regression suite: check, bless, freeze and compare frozen observations."""
+
+
+@suite.command("check")
+@_SUITE_ROOT
+@_SUITE_ONLY
+@click.option("--sigma", type=float, default=None, metavar="K",
+              help="Compare only the estimated parameters, each within K reference standard deviations.")
+@click.pass_context
+def suite_check(ctx, root, only, sigma):
+    """Verify checksums, re-solve every entry and compare it with its reference result."""
+    from kinhec.suite import check
+
+    def show(r):
+        status = "PASS" if r.ok else "FAIL"
+        extra = f"max change {r.max_sigma:.3g} sigma"
+        if r.truth_sigma == r.truth_sigma:
+            extra += f", truth {r.truth_sigma:.3g} sigma"
+        click.echo(f"{status} {r.id} ({r.seconds:.1f} s; {extra})")
+        for m in r.messages:
+            click.echo(f"    {m}")
+
+    reports = check(root, only=list(only) or None, sigma=sigma, progress=show)
+    n_fail = sum(not r.ok for r in reports)
+    click.echo(f"{len(reports) - n_fail} passed, {n_fail} failed")
+    if n_fail:
+        ctx.exit(1)
+
+
+@suite.command("bless")
+@_SUITE_ROOT
+@_SUITE_ONLY
+def suite_bless(root, only):
+    """Re-solve the entries and overwrite their reference results (review the diff of results/)."""
+    from kinhec.suite import bless
+
+    bless(root, only=list(only) or None, progress=lambda i: click.echo(f"blessed {i}"))
+
+
+@suite.command("freeze")
+@_SUITE_ROOT
+@_SUITE_ONLY
+@click.option("--realdata", type=click.Path(exists=True, file_okay=False), default=None,
+              help="Folder of the real data (default: shared/realdata next to the repository).")
+def suite_freeze(root, only, realdata):
+    """Rebuild observation and truth files from their sources and rewrite SHA256SUMS."""
+    from kinhec.suite import freeze
+
+    for i in freeze(root, only=list(only) or None, realdata=realdata):
+        click.echo(f"froze {i}")
+
+
+@suite.command("compare")
+@_SUITE_ROOT
+@_SUITE_ONLY
+@click.option("--run-opencv", is_flag=True, help="First recompute results/<id>/opencv.json (needs the dev extra).")
+def suite_compare(root, only, run_opencv):
+    """Print kinhec's reference results against OpenCV's on the same observations."""
+    from kinhec.suite.compare import compare_rows, format_table, run_opencv as _run
+
+    if run_opencv:
+        _run(root, only=list(only) or None, progress=lambda i: click.echo(f"opencv {i}", err=True))
+    click.echo(format_table(compare_rows(root, only=list(only) or None)))
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -59,6 +59,7 @@ __all__ = [
     "SolverResult",
     "SolverSpec",
     "SOLVERS",
+    "PIXEL_SOLVERS",
     "BASELINES",
     "KINDS",
     "ENTRY_POINT_GROUP",
@@ -227,6 +228,27 @@ SOLVERS: dict[str, SolverSpec] = {
                    "maximum likelihood under the anisotropic noise model: robust minimal-set start, variance "
                    "components, chi-square gate, planar-flip repair, Student-t weights, monocular scale"),
     )
+}
+
+
+def _run_reprojection(T_base_ee, views):
+    from kinhec.solvers import reprojection as _reprojection_mod
+
+    res = _reprojection_mod.solve_pixel_views(T_base_ee, views)
+    return SolverResult(X=res.X, Y=res.Y)
+
+
+#: Solvers on pixel observations (the target corners of the pnp track):
+#: ``run(T_base_ee, views)`` with ``T_base_ee`` (N, 4, 4) and ``views`` a
+#: :class:`kinhec.solvers.reprojection.PixelViews`.  Kept apart from
+#: :data:`SOLVERS`, whose entries take poses, until the benchmark feeds pixels.
+PIXEL_SOLVERS: dict[str, SolverSpec] = {
+    "reprojection": SolverSpec(
+        "reprojection", "pixels", _run_reprojection, "X, Y",
+        "Zhang, IEEE TPAMI 22(11), 2000; Shah, J. Mechanisms Robotics 5(3), 2013; "
+        "Tabb & Ahmad Yousef, Machine Vision and Applications 28, 2017",
+        "intrinsics by Zhang (or known), X, Y by shah, then joint refinement on the pixel residuals",
+    ),
 }
 
 

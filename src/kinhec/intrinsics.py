@@ -1,0 +1,355 @@
+"""Camera intrinsics with Brown-Conrady distortion, and their calibration from views of a planar target.
+
+Model
+-----
+A point ``p = (X, Y, Z)`` in the camera frame (x right, y down, z forward)
+is normalised, ``x = X / Z``, ``y = Y / Z``, ``r^2 = x^2 + y^2``, distorted
+with the Brown-Conrady model of OpenCV (the same coefficients, in the same
+order as its five-element ``distCoeffs``)
+
+.. math::
+
+    x' = x (1 + k_1 r^2 + k_2 r^4 + k_3 r^6) + 2 p_1 x y + p_2 (r^2 + 2 x^2), \\\\
+    y' = y (1 + k_1 r^2 + k_2 r^4 + k_3 r^6) + p_1 (r^2 + 2 y^2) + 2 p_2 x y,
+
+and mapped to pixels ``u = f_x x' + c_x``, ``v = f_y y' + c_y`` (pixel
+centres at integer coordinates, the OpenCV convention).  The nine numbers
+``(fx, fy, cx, cy, k1, k2, p1, p2, k3)`` are the *intrinsics vector* of this
+module, in that order (:data:`INTRINSIC_NAMES`).
+
+Calibration (Zhang 2000)
+------------------------
+1. One homography per view from the target plane (``z = 0``) to the image,
+   by the normalised direct linear transform (Hartley 1997).
+2. ``fx, fy, cx, cy`` in closed form from the homographies: each view gives
+   two linear constraints on ``B = K^-T K^-1`` (``h1^T B h2 = 0``,
+   ``h1^T B h1 = h2^T B h2``); zero skew is added as one more equation.
+3. Each view's pose ``T_cam_target`` from ``K^-1 H`` (columns ``r1, r2, t``
+   up to scale), projected onto SO(3).
+4. Joint refinement of the intrinsics (distortion from 0) and every view pose
+   on the pixel residuals by Levenberg-Marquardt with the block-sparse
+   Jacobian (:mod:`kinhec.lsq`).
+
+References
+----------
+Z. Zhang, "A flexible new technique for camera calibration," *IEEE TPAMI*
+22(11), 2000.  R. I. Hartley, "In defense of the eight-point algorithm,"
+*IEEE TPAMI* 19(6), 1997.  D. C. Brown, "Decentering distortion of lenses,"
+*Photogrammetric Engineering* 32(3), 1966.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from kinhec import se3
+from kinhec.errors import DegenerateMotionError, InputError
+from kinhec.lsq import BlockStructure, levenberg_marquardt
+
+__all__ = [
+    "INTRINSIC_NAMES",
+    "PackedViews",
+    "pack_views",
+    "project",
+    "homographies",
+    "zhang_intrinsics",
+    "poses_from_homographies",
+    "CameraCalibration",
+    "calibrate_camera",
+    "residual_norms",
+]
+
+#: Names of the intrinsics vector, in order.
+INTRINSIC_NAMES = ("fx", "fy", "cx", "cy", "k1", "k2", "p1", "p2", "k3")
+
+#: Fewest views a planar calibration accepts (Zhang needs 3 for four unknowns with zero skew; 3 for margin).
+MIN_VIEWS = 3
+#: Fewest points per view (a homography needs 4).
+MIN_POINTS = 4
+
+
+@dataclass(frozen=True)
+class PackedViews:
+    """Views of a target padded to one array (views with fewer points are masked).
+
+    Attributes
+    ----------
+    points_3d : ndarray, shape (N, P, 3)
+        Target points [m] in the target frame, padded with zeros.
+    points_2d : ndarray, shape (N, P, 2)
+        Observed pixels [px], padded with zeros.
+    mask : ndarray of bool, shape (N, P)
+        Real (not padded) points.
+    """
+
+    points_3d: np.ndarray
+    points_2d: np.ndarray
+    mask: np.ndarray
+
+    @property
+    def n_views(self) -> int:
+        return int(self.mask.shape[0])
+
+    @property
+    def n_points(self) -> int:
+        return int(self.mask.sum())
+
+
+def pack_views(points_3d, points_2d) -> PackedViews:
+    """Pad per-view point lists into :class:`PackedViews`, checking shapes and finiteness.
+
+    Parameters
+    ----------
+    points_3d : sequence of array_like, each shape (P_i, 3)
+        Target points [m] of view ``i`` in the target frame.
+    points_2d : sequence of array_like, each shape (P_i, 2)
+        Their observed pixels [px].
+    """
+    if len(points_3d) != len(points_2d):
+        raise InputError(f"points_3d / points_2d: expected as many views, got {len(points_3d)} and {len(points_2d)}")
+    p3 = [np.asarray(p, dtype=np.float64) for p in points_3d]
+    p2 = [np.asarray(p, dtype=np.float64) for p in points_2d]
+    for i, (a, b) in enumerate(zip(p3, p2)):
+        if a.ndim != 2 or a.shape[1] != 3 or b.shape != (a.shape[0], 2):
+            raise InputError(f"view {i}: expected points_3d (P, 3) and points_2d (P, 2), got {a.shape} and {b.shape}")
+        if not (np.isfinite(a).all() and np.isfinite(b).all()):
+            raise InputError(f"view {i}: expected finite points, got NaN or inf")
+    P = max((a.shape[0] for a in p3), default=0)
+    N = len(p3)
+    P3 = np.zeros((N, P, 3))
+    P2 = np.zeros((N, P, 2))
+    mask = np.zeros((N, P), dtype=bool)
+    for i, (a, b) in enumerate(zip(p3, p2)):
+        P3[i, : a.shape[0]] = a
+        P2[i, : a.shape[0]] = b
+        mask[i, : a.shape[0]] = True
+    return PackedViews(P3, P2, mask)
+
+
+def _distort(xy: np.ndarray, d: np.ndarray) -> np.ndarray:
+    x, y = xy[..., 0], xy[..., 1]
+    r2 = x * x + y * y
+    radial = 1.0 + r2 * (d[0] + r2 * (d[1] + r2 * d[4]))
+    xd = x * radial + 2.0 * d[2] * x * y + d[3] * (r2 + 2.0 * x * x)
+    yd = y * radial + d[2] * (r2 + 2.0 * y * y) + 2.0 * d[3] * x * y
+    return np.stack([xd, yd], axis=-1)
+
+
+def project(intrinsics, T_cam_target, points_3d) -> np.ndarray:
+    """Pixels of target points seen by a camera with the given intrinsics.
+
+    Parameters
+    ----------
+    intrinsics : array_like, shape (9,)
+        ``(fx, fy, cx, cy, k1, k2, p1, p2, k3)`` [px, px, px, px, -, -, -, -, -].
+    T_cam_target : array_like, shape (N, 4, 4)
+        Pose of the target in the camera frame (maps target to camera coordinates) [m].
+    points_3d : array_like, shape (N, P, 3) or (P, 3)
+        Target points [m] in the target frame.
+
+    Returns
+    -------
+    ndarray, shape (N, P, 2)
+        Pixels ``(u, v)`` [px].
+    """
+    k = np.asarray(intrinsics, dtype=np.float64)
+    T = np.asarray(T_cam_target, dtype=np.float64)
+    pts = np.asarray(points_3d, dtype=np.float64)
+    p = np.matmul(pts, np.swapaxes(T[:, :3, :3], -1, -2)) + T[:, None, :3, 3]
+    xy = p[..., :2] / p[..., 2:3]
+    xyd = _distort(xy, k[4:9])
+    return xyd * k[None, None, 0:2] + k[None, None, 2:4]
+
+
+def _normalisation(pts: np.ndarray) -> np.ndarray:
+    c = pts.mean(axis=0)
+    s = np.sqrt(2.0) / max(np.mean(np.linalg.norm(pts - c, axis=1)), 1e-12)
+    return np.array([[s, 0.0, -s * c[0]], [0.0, s, -s * c[1]], [0.0, 0.0, 1.0]])
+
+
+def homographies(views: PackedViews) -> np.ndarray:
+    """Homographies ``H_i`` (target plane ``z = 0`` -> pixels) by the normalised DLT.
+
+    Returns
+    -------
+    ndarray, shape (N, 3, 3)
+        ``[u, v, 1]^T ~ H_i [X, Y, 1]^T``, scaled so that ``H[2, 2] = 1``.
+    """
+    out = np.empty((views.n_views, 3, 3))
+    for i in range(views.n_views):  # one small SVD per view; views have different point counts
+        m = views.mask[i]
+        if m.sum() < MIN_POINTS:
+            raise InputError(f"view {i}: expected at least {MIN_POINTS} points for a homography, got {int(m.sum())}")
+        src = views.points_3d[i, m, :2]
+        dst = views.points_2d[i, m]
+        Ts, Td = _normalisation(src), _normalisation(dst)
+        s = src @ Ts[:2, :2].T + Ts[:2, 2]
+        d = dst @ Td[:2, :2].T + Td[:2, 2]
+        n = s.shape[0]
+        M = np.zeros((2 * n, 9))
+        one = np.ones(n)
+        M[0::2, 0:3] = np.column_stack([s, one])
+        M[0::2, 6:9] = -d[:, :1] * np.column_stack([s, one])
+        M[1::2, 3:6] = np.column_stack([s, one])
+        M[1::2, 6:9] = -d[:, 1:2] * np.column_stack([s, one])
+        Hn = np.linalg.svd(M, full_matrices=False)[2][-1].reshape(3, 3)
+        H = np.linalg.solve(Td, Hn @ Ts)
+        out[i] = H / H[2, 2]
+    return out
+
+
+def _v(H: np.ndarray, i: int, j: int) -> np.ndarray:
+    hi, hj = H[:, :, i], H[:, :, j]
+    return np.stack([
+        hi[:, 0] * hj[:, 0], hi[:, 0] * hj[:, 1] + hi[:, 1] * hj[:, 0], hi[:, 1] * hj[:, 1],
+        hi[:, 2] * hj[:, 0] + hi[:, 0] * hj[:, 2], hi[:, 2] * hj[:, 1] + hi[:, 1] * hj[:, 2], hi[:, 2] * hj[:, 2],
+    ], axis=-1)  # fmt: skip
+
+
+def zhang_intrinsics(H, image_size) -> np.ndarray:
+    """Closed-form ``(fx, fy, cx, cy)`` [px] from at least three homographies (zero skew).
+
+    Parameters
+    ----------
+    H : array_like, shape (N, 3, 3)
+        Plane-to-image homographies (:func:`homographies`).
+    image_size : (int, int)
+        ``(width, height)`` [px]; used to condition the linear system.
+
+    Raises
+    ------
+    DegenerateMotionError
+        When the views do not constrain the intrinsics (e.g. all target planes parallel).
+    """
+    H = np.asarray(H, dtype=np.float64)
+    w, h = float(image_size[0]), float(image_size[1])
+    # condition: pixels scaled to about unit size around the image centre
+    N0 = np.array([[2.0 / w, 0.0, -1.0], [0.0, 2.0 / w, -h / w], [0.0, 0.0, 1.0]])
+    Hc = N0 @ H
+    Hc = Hc / np.linalg.norm(Hc, axis=(1, 2))[:, None, None]
+    V = np.concatenate([_v(Hc, 0, 1), _v(Hc, 0, 0) - _v(Hc, 1, 1), 10.0 * np.array([[0, 1.0, 0, 0, 0, 0]])])
+    _, sv, Vt = np.linalg.svd(V)
+    b = Vt[-1]
+    B11, B12, B22, B13, B23, B33 = b
+    if B11 < 0:
+        B11, B12, B22, B13, B23, B33 = -b
+    den = B11 * B22 - B12 * B12
+    if H.shape[0] < MIN_VIEWS or not (den > 0 and sv[-2] > 1e-9 * sv[0]):
+        raise DegenerateMotionError(
+            f"intrinsics: expected at least {MIN_VIEWS} views of the target in different orientations, "
+            f"got {H.shape[0]} views that do not constrain the focal lengths"
+        )
+    v0 = (B12 * B13 - B11 * B23) / den
+    lam = B33 - (B13 * B13 + v0 * (B12 * B13 - B11 * B23)) / B11
+    if not lam / B11 > 0:
+        raise DegenerateMotionError("intrinsics: the homographies give no real focal length (views too similar)")
+    alpha = np.sqrt(lam / B11)
+    beta = np.sqrt(lam * B11 / den)
+    u0 = -B13 * alpha * alpha / lam
+    Kc = np.array([[alpha, 0.0, u0], [0.0, beta, v0], [0.0, 0.0, 1.0]])
+    K = np.linalg.solve(N0, Kc)
+    return np.array([K[0, 0], K[1, 1], K[0, 2], K[1, 2]])
+
+
+def poses_from_homographies(K, H) -> np.ndarray:
+    """Target poses ``T_cam_target`` (N, 4, 4) [m] from homographies and the intrinsic matrix ``K`` (3, 3).
+
+    The target is in front of the camera (positive depth); the rotation is the
+    nearest one (SVD) to ``[r1, r2, r1 x r2]``.
+    """
+    M = np.linalg.solve(np.asarray(K, dtype=np.float64), np.asarray(H, dtype=np.float64))
+    lam = 1.0 / np.linalg.norm(M[:, :, 0], axis=1)
+    lam = np.where(M[:, 2, 2] * lam < 0, -lam, lam)
+    r1 = M[:, :, 0] * lam[:, None]
+    r2 = M[:, :, 1] * lam[:, None]
+    t = M[:, :, 2] * lam[:, None]
+    R = np.stack([r1, r2, np.cross(r1, r2)], axis=-1)
+    U, _, Vt = np.linalg.svd(R)
+    D = np.ones((R.shape[0], 3))
+    D[:, 2] = np.sign(np.linalg.det(U @ Vt))
+    R = (U * D[:, None, :]) @ Vt
+    return se3.transform_from_rotation_translation(R, t)
+
+
+@dataclass(frozen=True)
+class CameraCalibration:
+    """Result of :func:`calibrate_camera`.
+
+    Attributes
+    ----------
+    intrinsics : ndarray, shape (9,)
+        ``(fx, fy, cx, cy, k1, k2, p1, p2, k3)``.
+    T_cam_target : ndarray, shape (N, 4, 4)
+        Pose of the target in the camera frame per view [m].
+    rms_px, mean_px : float
+        Root-mean-square and mean Euclidean reprojection error [px].
+    """
+
+    intrinsics: np.ndarray
+    T_cam_target: np.ndarray
+    rms_px: float
+    mean_px: float
+
+
+def residual_norms(uv: np.ndarray, views: PackedViews) -> np.ndarray:
+    """Euclidean distance [px] between projected and observed pixels of the real points, shape (n_points,)."""
+    return np.linalg.norm((uv - views.points_2d)[views.mask], axis=-1)
+
+
+def calibrate_camera(views: PackedViews, image_size, *, fix_k3: bool = False, intrinsics=None) -> CameraCalibration:
+    """Intrinsics and view poses from views of a planar target (Zhang's method, then joint refinement).
+
+    Parameters
+    ----------
+    views : PackedViews
+        Target points (``z = 0`` in the target frame) [m] and their pixels [px].
+    image_size : (int, int)
+        ``(width, height)`` [px].
+    fix_k3 : bool
+        Keep ``k3 = 0``.
+    intrinsics : array_like, shape (9,), optional
+        Known intrinsics: only the view poses are estimated (a batch PnP).
+
+    Returns
+    -------
+    CameraCalibration
+    """
+    if views.n_views < MIN_VIEWS:
+        raise InputError(f"views: expected at least {MIN_VIEWS} views of the target, got {views.n_views}")
+    if np.abs(views.points_3d[..., 2][views.mask]).max(initial=0.0) > 1e-9:
+        raise InputError("points_3d: expected a planar target (z = 0 in the target frame), got points off the plane")
+    H = homographies(views)
+    if intrinsics is None:
+        f4 = zhang_intrinsics(H, image_size)
+        k0 = np.concatenate([f4, np.zeros(5)])
+        n_int = 8 if fix_k3 else 9
+    else:
+        k0 = np.asarray(intrinsics, dtype=np.float64)
+        if k0.shape != (9,) or not np.isfinite(k0).all():
+            raise InputError(f"intrinsics: expected 9 finite numbers (fx, fy, cx, cy, k1, k2, p1, p2, k3), got {k0!r}")
+        f4 = k0[:4]
+        n_int = 0
+    K = np.array([[f4[0], 0.0, f4[2]], [0.0, f4[1], f4[3]], [0.0, 0.0, 1.0]])
+    T0 = poses_from_homographies(K, H)
+    N = views.n_views
+    obs = views.points_2d[views.mask]
+
+    def unpack(x):
+        k = k0.copy()
+        k[:n_int] = x[:n_int]
+        T = T0 @ se3._se3_exp(x[n_int:].reshape(N, 6))
+        return k, T
+
+    def fun(x):
+        k, T = unpack(x)
+        return (project(k, T, views.points_3d)[views.mask] - obs).ravel()
+
+    view_of_point = np.broadcast_to(np.arange(N)[:, None], views.mask.shape)[views.mask]
+    structure = BlockStructure(n_int, N, 6, np.repeat(view_of_point, 2))
+    x0 = np.concatenate([k0[:n_int], np.zeros(6 * N)])
+    res = levenberg_marquardt(fun, x0, structure, tol=1e-12)
+    k, T = unpack(res.x)
+    d = residual_norms(project(k, T, views.points_3d), views)
+    return CameraCalibration(k, T, float(np.sqrt(np.mean(d * d))), float(d.mean()))

@@ -1,0 +1,262 @@
+"""Sparse nonlinear least squares for bundle-type problems: block Jacobians, Levenberg-Marquardt, Huber.
+
+The reprojection problems of kinhec (:mod:`kinhec.intrinsics`,
+:mod:`kinhec.solvers.reprojection`) have a few *shared* parameters
+(intrinsics, hand-eye, world) that touch every residual and *per-view*
+blocks of six (a view pose or a robot-pose correction) that touch only the
+residuals of their view.  :class:`BlockStructure` describes that sparsity
+(it is also what a ``jac_sparsity`` pattern for
+:func:`scipy.optimize.least_squares` encodes, see :meth:`BlockStructure.pattern`).
+
+:func:`block_jacobian` builds the Jacobian by forward differences in
+``n_shared + block`` evaluations, however many views there are: column ``c``
+of every view block is perturbed at once, since the views' residuals do not
+overlap (Curtis, Powell and Reid 1974).
+
+:func:`levenberg_marquardt` minimises ``sum rho(r_i)`` with Marquardt's
+scaled damping on the normal equations (``H + lambda diag(H)``) and the
+Huber loss by iteratively reweighted least squares (Holland and Welsch
+1977): weights ``w_i = min(1, f / |r_i|)`` on the robust residuals.  The
+normal equations are small (shared + 6 x views parameters) and solved
+densely, which converges in a handful of steps where a trust-region solver
+with an iterative inner solver needs hundreds.
+
+References
+----------
+A. R. Curtis, M. J. D. Powell and J. K. Reid, "On the estimation of sparse
+Jacobian matrices," *IMA J. Applied Mathematics* 13(1), 1974.
+D. W. Marquardt, *SIAM J. Applied Mathematics* 11(2), 1963.
+P. W. Holland and R. E. Welsch, "Robust regression using iteratively
+reweighted least-squares," *Comm. in Statistics* 6(9), 1977.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import scipy.sparse as sp
+
+from kinhec.errors import InputError
+
+__all__ = ["BlockStructure", "block_jacobian", "LMResult", "levenberg_marquardt", "huber_weights"]
+
+
+@dataclass(frozen=True)
+class BlockStructure:
+    """Sparsity of a problem with shared parameters and per-view parameter blocks.
+
+    Parameter vector: ``n_shared`` shared entries, then ``n_views`` blocks of
+    ``block`` entries.  ``row_view[i]`` is the view of residual ``i`` (``-1``:
+    a residual that no view block touches); a prior residual on a block
+    belongs to that block's view.
+    """
+
+    n_shared: int
+    n_views: int
+    block: int
+    row_view: np.ndarray
+
+    @property
+    def n_params(self) -> int:
+        return self.n_shared + self.n_views * self.block
+
+    def pattern(self) -> sp.csr_matrix:
+        """0/1 ``jac_sparsity`` pattern of shape ``(len(row_view), n_params)``."""
+        M = self.row_view.size
+        rows_s = np.repeat(np.arange(M), self.n_shared)
+        cols_s = np.tile(np.arange(self.n_shared), M)
+        ok = np.flatnonzero(self.row_view >= 0)
+        rows_b = np.repeat(ok, self.block)
+        cols_b = (self.n_shared + self.block * self.row_view[ok][:, None] + np.arange(self.block)).ravel()
+        rows = np.concatenate([rows_s, rows_b])
+        cols = np.concatenate([cols_s, cols_b])
+        return sp.csr_matrix((np.ones(rows.size, dtype=np.int8), (rows, cols)), shape=(M, self.n_params))
+
+
+def block_jacobian(fun: Callable[[np.ndarray], np.ndarray], x: np.ndarray, r0: np.ndarray,
+                   s: BlockStructure, *, central: bool = False) -> sp.csr_matrix:  # fmt: skip
+    """Finite-difference Jacobian of ``fun`` at ``x`` (``r0 = fun(x)``) with the structure ``s``.
+
+    Forward differences (``n_shared + block`` evaluations of ``fun``, relative
+    error about 1e-8), or ``central`` ones (twice as many, about 1e-10).
+    Returns a CSR matrix of shape ``(len(r0), s.n_params)``.
+    """
+    M = r0.size
+    eps = np.finfo(float).eps ** (1.0 / 3.0 if central else 0.5)
+    h_all = eps * np.maximum(1.0, np.abs(x))
+
+    def diff(idx):
+        xp = x.copy()
+        xp[idx] += h_all[idx]
+        if not central:
+            return fun(xp) - r0, xp[idx] - x[idx]
+        xm = x.copy()
+        xm[idx] -= h_all[idx]
+        return fun(xp) - fun(xm), xp[idx] - xm[idx]
+
+    cols_dense = np.empty((M, s.n_shared))
+    for j in range(s.n_shared):
+        df, dx = diff(np.array([j]))
+        cols_dense[:, j] = df / dx[0]
+    ok = np.flatnonzero(s.row_view >= 0)
+    vals_b = np.zeros((ok.size, s.block))
+    for c in range(s.block):
+        idx = s.n_shared + s.block * np.arange(s.n_views) + c
+        if idx.size == 0:
+            continue
+        df, dx = diff(idx)
+        vals_b[:, c] = df[ok] / dx[s.row_view[ok]]
+    rows = np.concatenate([np.repeat(np.arange(M), s.n_shared), np.repeat(ok, s.block)])
+    cols = np.concatenate([
+        np.tile(np.arange(s.n_shared), M),
+        (s.n_shared + s.block * s.row_view[ok][:, None] + np.arange(s.block)).ravel(),
+    ])  # fmt: skip
+    vals = np.concatenate([cols_dense.ravel(), vals_b.ravel()])
+    return sp.csr_matrix((vals, (rows, cols)), shape=(M, s.n_params))
+
+
+def huber_weights(r: np.ndarray, f_scale: float) -> np.ndarray:
+    """IRLS weights of the Huber loss: 1 inside ``|r| <= f_scale``, ``f_scale / |r|`` outside."""
+    a = np.abs(r)
+    return np.where(a <= f_scale, 1.0, f_scale / np.maximum(a, 1e-300))
+
+
+def _cost(r: np.ndarray, n_robust: int, loss: str, f: float) -> float:
+    rr, rl = r[:n_robust], r[n_robust:]
+    if loss == "huber":
+        a = np.abs(rr)
+        c = np.where(a <= f, a * a, 2.0 * f * a - f * f).sum()
+    else:
+        c = float(rr @ rr)
+    return 0.5 * float(c + rl @ rl)
+
+
+@dataclass(frozen=True)
+class LMResult:
+    """Result of :func:`levenberg_marquardt`.
+
+    Attributes
+    ----------
+    x : ndarray, shape (n,)
+        Solution.
+    residuals : ndarray, shape (m,)
+        Unweighted residuals at ``x``.
+    jac : scipy.sparse.csr_matrix, shape (m, n)
+        Jacobian at ``x``.
+    weights : ndarray, shape (m,)
+        IRLS weights at ``x`` (1 for a linear loss).
+    cost : float
+        ``0.5 sum rho(r_i)``.
+    n_iter : int
+    converged : bool
+    """
+
+    x: np.ndarray
+    residuals: np.ndarray
+    jac: sp.csr_matrix
+    weights: np.ndarray
+    cost: float
+    n_iter: int
+    converged: bool
+
+
+def levenberg_marquardt(fun, x0, structure: BlockStructure, *, n_robust: int | None = None, loss: str = "linear",
+                        f_scale: float = 1.0, max_iter: int = 100, tol: float = 1e-10) -> LMResult:  # fmt: skip
+    """Minimise ``0.5 sum rho(fun(x)_i)`` by Levenberg-Marquardt with a block-sparse Jacobian.
+
+    Parameters
+    ----------
+    fun : callable
+        ``fun(x) -> r`` of shape ``(m,)``.
+    x0 : ndarray, shape (n,)
+    structure : BlockStructure
+    n_robust : int, optional
+        The first ``n_robust`` residuals carry the loss; the others are
+        squared as they are (priors).  Default: all.
+    loss : {"linear", "huber"}
+    f_scale : float
+        Huber threshold, in the residuals' unit.
+    max_iter : int
+    tol : float
+        Stop when a step changes every parameter by less than ``tol``
+        (relative to ``max(1, |x|)``), or when no step lowers the cost any
+        more (the minimum within round-off).  There is deliberately no test
+        on the decrease of the cost: near the minimum the cost is flat and
+        such a test stops early in weakly determined directions, where the
+        last digits of the result would then depend on round-off.
+    """
+    if loss not in ("linear", "huber"):
+        raise InputError(f"loss: expected 'linear' or 'huber', got {loss!r}")
+    if not (np.isfinite(f_scale) and f_scale > 0):
+        raise InputError(f"f_scale: expected a positive number, got {f_scale!r}")
+    x = np.asarray(x0, dtype=np.float64).copy()
+    r = fun(x)
+    m = r.size
+    nr = m if n_robust is None else int(n_robust)
+
+    def weights(res):
+        w = np.ones(m)
+        if loss == "huber":
+            w[:nr] = huber_weights(res[:nr], f_scale)
+        return w
+
+    cost = _cost(r, nr, loss, f_scale)
+    lam = 1e-3
+    converged = False
+    it = 0
+    J = block_jacobian(fun, x, r, structure)
+    for it in range(1, max_iter + 1):
+        w = weights(r)
+        Jw = J.multiply(w[:, None]).tocsr()
+        H = (J.T @ Jw).toarray()
+        g = Jw.T @ r
+        d = np.maximum(np.diag(H), 1e-12 * max(np.diag(H).max(), 1e-300))
+        accepted = False
+        while lam < 1e16:
+            try:
+                dx = np.linalg.solve(H + lam * np.diag(d), -g)
+            except np.linalg.LinAlgError:
+                lam *= 10.0
+                continue
+            x_new = x + dx
+            r_new = fun(x_new)
+            c_new = _cost(r_new, nr, loss, f_scale) if np.isfinite(r_new).all() else np.inf
+            if c_new < cost:
+                accepted = True
+                break
+            lam *= 4.0
+        if not accepted:
+            converged = True  # no descent left within round-off
+            break
+        small_step = np.all(np.abs(dx) <= tol * np.maximum(1.0, np.abs(x)))
+        x, r, cost = x_new, r_new, c_new
+        lam = max(lam / 3.0, 1e-12)
+        J = block_jacobian(fun, x, r, structure)
+        if small_step:
+            converged = True
+            break
+    # Gauss-Newton polish: at the minimum the cost cannot tell steps of a
+    # millionth of a standard deviation apart, but the gradient J^T W r can;
+    # two undamped steps land on its zero, so the result no longer depends on
+    # the round-off of the cost (the last digits are stable across platforms).
+    J = block_jacobian(fun, x, r, structure, central=True)
+    for _ in range(2):
+        w = weights(r)
+        Jw = J.multiply(w[:, None]).tocsr()
+        H = (J.T @ Jw).toarray()
+        d = np.maximum(np.diag(H), 1e-12 * max(np.diag(H).max(), 1e-300))
+        try:
+            dx = np.linalg.solve(H + 1e-12 * np.diag(d), -(Jw.T @ r))
+        except np.linalg.LinAlgError:
+            break
+        r_new = fun(x + dx)
+        if not np.isfinite(r_new).all():
+            break
+        c_new = _cost(r_new, nr, loss, f_scale)
+        if c_new > cost * (1.0 + 1e-9):
+            break
+        x, r, cost = x + dx, r_new, c_new
+        J = block_jacobian(fun, x, r, structure, central=True)
+    return LMResult(x, r, J, weights(r), cost, it, converged)

@@ -1,0 +1,400 @@
+"""Observation sets: target corners, robot poses and image sizes of one calibration, as plain JSON.
+
+An observation set is what a corner-based calibration consumes, extracted
+once from the images.  The format (version 1) is shared with other
+calibration tools, so they can run on exactly the same data::
+
+    {
+      "version": 1,
+      "cameras": [{"id": "cam0", "image_size": [1928, 1208]}],
+      "problem": "single_cam_handeye",
+      "input": {
+        "mode": "eye_in_hand",
+        "views": [
+          {"obs": {"points_3d": [[0.0, 0.0, 0.0], ...], "points_2d": [[109.8, 92.8], ...]},
+           "meta": {"base_se3_gripper": {"rotation": [qx, qy, qz, qw], "translation": [x, y, z]}}}
+        ]
+      }
+    }
+
+* ``points_3d`` are target points [m] in the target frame (planar: ``z = 0``);
+  ``points_2d`` their pixels [px], integer coordinates at pixel centres
+  (the OpenCV convention).
+* A pose is a unit quaternion, **scalar last**, and a translation [m].
+  ``a_se3_b`` maps b-coordinates to a-coordinates: ``base_se3_gripper`` is
+  kinhec's ``T_base_ee`` (OpenCV's ``R/t_gripper2base``).  The quaternion
+  order is converted here, once, to kinhec's internal ``(w, x, y, z)``.
+* ``mode`` says where the camera is: ``eye_in_hand`` (on the flange, the
+  target fixed in the world) or ``eye_to_hand`` (fixed, the target on the flange).
+
+The JSON Schema is ``kinhec/data/observation_set.schema.json``
+(:func:`schema_path`); :func:`read_observations` validates every file
+against it and names the file and the JSON path of the first violation.
+
+:func:`observations_from_recipe` writes a generated ``pnp`` sequence in this
+format: the projected target points with the pixel noise of the sequence,
+drawn exactly as the generator drew them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from kinhec import se3
+from kinhec.cameras import _inside_image, _pixels, _to_camera, get_camera, get_target, VISIBILITY_MARGIN_PX
+from kinhec.errors import DatasetFormatError, InputError
+from kinhec.fsutil import atomic_write_text
+from kinhec.generator import _children, as_recipe, simulate
+
+__all__ = [
+    "FORMAT_VERSION",
+    "ObservationSet",
+    "schema_path",
+    "load_schema",
+    "read_observations",
+    "write_observations",
+    "observations_to_json",
+    "pose_json",
+    "transform_from_pose_json",
+    "observations_from_recipe",
+    "PosePairs",
+    "PoseStreams",
+    "read_pose_pairs",
+    "read_pose_streams",
+    "write_document",
+    "poses_json",
+    "transforms_from_poses_json",
+]
+
+FORMAT_VERSION = 1
+MODES = ("eye_in_hand", "eye_to_hand")
+
+
+@dataclass(frozen=True)
+class ObservationSet:
+    """One camera's views of a planar target with the robot pose of each view.
+
+    Attributes
+    ----------
+    camera_id : str
+    image_size : (int, int)
+        ``(width, height)`` [px].
+    mode : {"eye_in_hand", "eye_to_hand"}
+    points_3d : list of ndarray, each (P_i, 3)
+        Target points [m] in the target frame.
+    points_2d : list of ndarray, each (P_i, 2)
+        Their pixels [px].
+    T_base_ee : ndarray, shape (N, 4, 4)
+        Flange pose in the robot base at each view [m].
+    problem : str
+        ``"single_cam_handeye"``.
+    """
+
+    camera_id: str
+    image_size: tuple[int, int]
+    mode: str
+    points_3d: list
+    points_2d: list
+    T_base_ee: np.ndarray
+    problem: str = "single_cam_handeye"
+
+    @property
+    def n_views(self) -> int:
+        return len(self.points_3d)
+
+
+def schema_path(name: str = "observation_set") -> Path:
+    """Path of a JSON Schema shipped with kinhec (``observation_set``)."""
+    return Path(str(resources.files("kinhec") / "data" / f"{name}.schema.json"))
+
+
+def load_schema(name: str = "observation_set") -> dict:
+    """The JSON Schema ``name`` as a dict."""
+    return json.loads(schema_path(name).read_text())
+
+
+def pose_json(T) -> dict:
+    """``{"rotation": [qx, qy, qz, qw], "translation": [x, y, z]}`` of one pose ``T`` (4, 4) [m], ``qw >= 0``."""
+    p, q = se3.pq_from_transform(np.asarray(T, dtype=np.float64), check=False)
+    q = se3.canonical_quaternion(q)
+    return {"rotation": [float(q[1]), float(q[2]), float(q[3]), float(q[0])], "translation": [float(v) for v in p]}
+
+
+def transform_from_pose_json(d: dict, where: str = "pose") -> np.ndarray:
+    """The (4, 4) transform of a pose record (scalar-last quaternion, metres); ``where`` names it in errors."""
+    try:
+        q_xyzw = np.asarray(d["rotation"], dtype=np.float64)
+        p = np.asarray(d["translation"], dtype=np.float64)
+    except (KeyError, TypeError, ValueError):
+        raise InputError(f"{where}: expected {{rotation: [qx, qy, qz, qw], translation: [x, y, z]}}, got {d!r}") from None
+    n = float(np.linalg.norm(q_xyzw))
+    if q_xyzw.shape != (4,) or p.shape != (3,) or not abs(n - 1.0) < 1e-6:
+        raise InputError(f"{where}: expected a unit quaternion (4) and a translation (3), got |q| = {n:.9g}")
+    q_wxyz = np.array([q_xyzw[3], q_xyzw[0], q_xyzw[1], q_xyzw[2]])
+    return se3.transform_from_pq(p, q_wxyz, normalize=True)
+
+
+def _skeleton(doc):
+    """``doc`` with every point list cut to its first 4 points (enough for the schema's counts).
+
+    Validating ~10^5 points one by one with jsonschema takes seconds; the
+    point arrays are checked with numpy instead (:func:`_points`), with the
+    same JSON paths in the messages.
+    """
+    try:
+        views = doc["input"]["views"]
+    except (KeyError, TypeError):
+        return doc
+    if not isinstance(views, list):
+        return doc
+    cut = []
+    for v in views:
+        try:
+            obs = dict(v["obs"])
+            obs.update({k: obs[k][:4] for k in ("points_3d", "points_2d") if isinstance(obs.get(k), list)})
+            cut.append({**v, "obs": obs})
+        except (KeyError, TypeError):
+            cut.append(v)
+    return {**doc, "input": {**doc["input"], "views": cut}}
+
+
+def _validate(doc, where: str) -> None:
+    import jsonschema  # runtime dependency; imported here to keep `import kinhec` light
+
+    validator = jsonschema.Draft202012Validator(load_schema())
+    err = jsonschema.exceptions.best_match(validator.iter_errors(_skeleton(doc)))
+    if err is not None:
+        raise DatasetFormatError(f"{where}: {err.json_path}: {err.message}")
+
+
+def _points(values, dim: int, where: str) -> np.ndarray:
+    try:
+        a = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        a = None
+    if a is None or a.ndim != 2 or a.shape[1] != dim or not np.isfinite(a).all():
+        raise DatasetFormatError(f"{where}: expected a list of [{', '.join('xyz'[:dim])}] numbers, got a malformed list")
+    return a
+
+
+def observations_from_json(doc, where: str = "observations") -> ObservationSet:
+    """Convert a validated ``single_cam_handeye`` document (``where`` names it in errors)."""
+    cam = doc["cameras"][0]
+    if len(doc["cameras"]) != 1:
+        raise DatasetFormatError(f"{where}: $.cameras: expected one camera for single_cam_handeye, got {len(doc['cameras'])}")
+    p3, p2, T = [], [], []
+    for i, v in enumerate(doc["input"]["views"]):
+        a = _points(v["obs"]["points_3d"], 3, f"{where}: $.input.views[{i}].obs.points_3d")
+        b = _points(v["obs"]["points_2d"], 2, f"{where}: $.input.views[{i}].obs.points_2d")
+        if a.shape[0] != b.shape[0]:
+            raise DatasetFormatError(
+                f"{where}: $.input.views[{i}].obs: expected as many points_2d as points_3d, got {b.shape[0]} and {a.shape[0]}"
+            )
+        p3.append(a)
+        p2.append(b)
+        try:
+            T.append(transform_from_pose_json(v["meta"]["base_se3_gripper"], f"$.input.views[{i}].meta.base_se3_gripper"))
+        except InputError as exc:
+            raise DatasetFormatError(f"{where}: {exc}") from None
+    return ObservationSet(str(cam["id"]), (int(cam["image_size"][0]), int(cam["image_size"][1])),
+                          doc["input"]["mode"], p3, p2, np.stack(T), doc["problem"])  # fmt: skip
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise DatasetFormatError(f"{path}: expected an observation file, got no such file") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DatasetFormatError(f"{path}: expected JSON, got {exc}") from None
+
+
+def read_observations(path) -> ObservationSet:
+    """Read and validate a ``single_cam_handeye`` observation file (see the module doc).
+
+    Raises
+    ------
+    DatasetFormatError
+        Naming the file and the JSON path of the first violation of the schema.
+    """
+    path = Path(path)
+    doc = _read_json(path)
+    _validate(doc, str(path))
+    if doc["problem"] != "single_cam_handeye":
+        raise DatasetFormatError(f"{path}: $.problem: expected 'single_cam_handeye', got {doc['problem']!r}")
+    return observations_from_json(doc, str(path))
+
+
+@dataclass(frozen=True)
+class PosePairs:
+    """A ``pose_pairs`` observation file: robot and camera pose per view.
+
+    Attributes
+    ----------
+    mode : {"eye_in_hand", "eye_to_hand"}
+    image_size : (int, int)
+    T_base_ee, T_cam_target : ndarray, shape (N, 4, 4)
+        Flange pose in the base and target pose in the camera at each view [m].
+    """
+
+    mode: str
+    image_size: tuple[int, int]
+    T_base_ee: np.ndarray
+    T_cam_target: np.ndarray
+
+
+@dataclass(frozen=True)
+class PoseStreams:
+    """A ``pose_streams`` observation file: time-stamped robot and camera streams on two clocks.
+
+    Attributes
+    ----------
+    mode : {"eye_in_hand", "eye_to_hand"}
+    image_size : (int, int)
+    t_robot_s : ndarray, shape (Nr,)
+    T_base_ee : ndarray, shape (Nr, 4, 4)
+    t_camera_s : ndarray, shape (Nc,)
+    T_cam_target : ndarray, shape (Nc, 4, 4)
+    """
+
+    mode: str
+    image_size: tuple[int, int]
+    t_robot_s: np.ndarray
+    T_base_ee: np.ndarray
+    t_camera_s: np.ndarray
+    T_cam_target: np.ndarray
+
+
+def poses_json(T) -> list:
+    """Pose records of a stack of poses ``(N, 4, 4)`` (see :func:`pose_json`)."""
+    return [pose_json(t) for t in np.asarray(T, dtype=np.float64)]
+
+
+def transforms_from_poses_json(records, where: str) -> np.ndarray:
+    """``(N, 4, 4)`` transforms of a list of pose records (``where`` names the list in errors)."""
+    q = np.asarray([r["rotation"] for r in records], dtype=np.float64)
+    p = np.asarray([r["translation"] for r in records], dtype=np.float64)
+    n = np.linalg.norm(q, axis=1)
+    bad = np.flatnonzero(~(np.abs(n - 1.0) < 1e-6))
+    if bad.size:
+        raise DatasetFormatError(f"{where}[{bad[0]}].rotation: expected a unit quaternion, got |q| = {n[bad[0]]:.9g}")
+    return se3.transform_from_pq(p, q[:, [3, 0, 1, 2]], normalize=True)
+
+
+def _size(doc) -> tuple[int, int]:
+    return int(doc["cameras"][0]["image_size"][0]), int(doc["cameras"][0]["image_size"][1])
+
+
+def read_pose_pairs(path) -> PosePairs:
+    """Read and validate a ``pose_pairs`` observation file."""
+    path = Path(path)
+    doc = _read_json(path)
+    _validate(doc, str(path))
+    if doc["problem"] != "pose_pairs":
+        raise DatasetFormatError(f"{path}: $.problem: expected 'pose_pairs', got {doc['problem']!r}")
+    views = doc["input"]["views"]
+    A = transforms_from_poses_json([v["meta"]["base_se3_gripper"] for v in views], f"{path}: base_se3_gripper")
+    C = transforms_from_poses_json([v["meta"]["camera_se3_target"] for v in views], f"{path}: camera_se3_target")
+    return PosePairs(doc["input"]["mode"], _size(doc), A, C)
+
+
+def read_pose_streams(path) -> PoseStreams:
+    """Read and validate a ``pose_streams`` observation file."""
+    path = Path(path)
+    doc = _read_json(path)
+    _validate(doc, str(path))
+    if doc["problem"] != "pose_streams":
+        raise DatasetFormatError(f"{path}: $.problem: expected 'pose_streams', got {doc['problem']!r}")
+    inp = doc["input"]
+    out = []
+    for key, pose_key in (("robot", "base_se3_gripper"), ("camera", "camera_se3_target")):
+        t = np.asarray(inp[key]["t_s"], dtype=np.float64)
+        T = transforms_from_poses_json(inp[key][pose_key], f"{path}: $.input.{key}.{pose_key}")
+        if t.shape[0] != T.shape[0]:
+            raise DatasetFormatError(f"{path}: $.input.{key}: expected as many t_s as poses, got {t.size} and {len(T)}")
+        out += [t, T]
+    return PoseStreams(inp["mode"], _size(doc), *out)
+
+
+def write_document(path, doc: dict) -> Path:
+    """Validate an observation document of any problem and write it (atomically, one record per line)."""
+    _validate(doc, str(path))
+    text = json.dumps(doc, separators=(",", ":")).replace("},{", "},\n{")
+    path = Path(path)
+    atomic_write_text(path, text + "\n")
+    return path
+
+
+def observations_to_json(obs: ObservationSet) -> dict:
+    """The JSON document (a dict) of an observation set."""
+    views = []
+    for a, b, T in zip(obs.points_3d, obs.points_2d, obs.T_base_ee):
+        views.append({
+            "obs": {"points_3d": np.asarray(a, dtype=float).tolist(), "points_2d": np.asarray(b, dtype=float).tolist()},
+            "meta": {"base_se3_gripper": pose_json(T)},
+        })  # fmt: skip
+    return {
+        "version": FORMAT_VERSION,
+        "cameras": [{"id": obs.camera_id, "image_size": [int(obs.image_size[0]), int(obs.image_size[1])]}],
+        "problem": obs.problem,
+        "input": {"mode": obs.mode, "views": views},
+    }
+
+
+def write_observations(path, obs: ObservationSet) -> Path:
+    """Write ``obs`` to ``path`` (validated first; one view per line, atomically)."""
+    doc = observations_to_json(obs)
+    _validate(doc, str(path))
+    head = {k: v for k, v in doc.items() if k != "input"}
+    lines = [json.dumps(v, separators=(",", ":")) for v in doc["input"]["views"]]
+    text = json.dumps(head)[:-1] + ', "input": {"mode": ' + json.dumps(obs.mode) + ', "views": [\n'
+    text += ",\n".join(lines) + "\n]}}\n"
+    path = Path(path)
+    atomic_write_text(path, text)
+    return path
+
+
+def observations_from_recipe(recipe) -> tuple[ObservationSet, dict]:
+    """Pixel observations of a generated ``pnp`` sequence and its ground truth.
+
+    The target points are projected with the true poses and the pixel noise
+    is drawn from the sequence's camera-noise stream exactly as the generator
+    draws it (:func:`kinhec.pnp.simulate_pnp`), so a PnP on these pixels gives
+    the sequence's measured ``T_cam_target``.  Only frames with a measurement
+    and the points a detector reports are kept.  The sequence must be
+    synchronous (one robot pose per camera frame).
+
+    Returns
+    -------
+    (ObservationSet, dict)
+        The observations (robot poses as measured) and the truth:
+        ``{"parameters": {fx, fy, cx, cy, k1, k2, p1, p2, k3}, "poses": {"X": pose, "Y": pose}}``.
+    """
+    r = as_recipe(recipe)
+    if r.camera_noise_model != "pnp":
+        raise InputError(f"recipe {r.sequence_id}: expected camera_noise_model 'pnp', got {r.camera_noise_model!r}")
+    g = simulate(r)
+    if not g.clocks.same_clock or g.T_base_ee_meas.shape[0] != g.T_cam_target_gt.shape[0]:
+        raise InputError(f"recipe {r.sequence_id}: expected a synchronous sequence (one robot pose per camera frame)")
+    cam, tgt = get_camera(r.camera), get_target(r.target)
+    pts = tgt.points_m
+    uv_true, depth = _pixels(cam, _to_camera(g.T_cam_target_gt, pts))
+    inside = _inside_image(cam, uv_true, depth, VISIBILITY_MARGIN_PX)
+    rng = _children(r.seed)["camera_noise"]
+    noise = rng.standard_normal((g.T_cam_target_gt.shape[0], pts.shape[0], 2))  # the generator's first draw
+    uv = uv_true + float(r.pixel_std) * noise
+    has = np.isfinite(g.T_cam_target_meas).all(axis=(1, 2))
+    keep = np.flatnonzero(has)
+    # target points: the generator's grid is centred on the origin; the file keeps them in the target frame
+    obs = ObservationSet("cam0", (cam.width_px, cam.height_px), r.configuration,
+                         [pts[inside[i]] for i in keep], [uv[i, inside[i]] for i in keep],
+                         g.T_base_ee_meas[keep])  # fmt: skip
+    k = {"fx": cam.f_px, "fy": cam.f_px, "cx": cam.cx_px, "cy": cam.cy_px,
+         "k1": 0.0, "k2": 0.0, "p1": 0.0, "p2": 0.0, "k3": 0.0}  # fmt: skip
+    truth = {"parameters": {n: float(v) for n, v in k.items()}, "poses": {"X": pose_json(g.X), "Y": pose_json(g.Y)}}
+    return obs, truth
