@@ -19,7 +19,7 @@ LAYERS = {
     "pnp": 3, "noise": 3, "trajectories": 3, "recipe": 3,
     "generator": 4, "io": 4, "solvers": 4, "executors": 4, "export": 5,
     "runner": 5, "benchmark": 5, "validate": 5, "publish": 5,
-    "inventory": 6, "viz": 6, "card": 6, "clean": 6, "cli": 7, "__main__": 7,
+    "inventory": 6, "viz": 6, "report": 6, "card": 6, "clean": 6, "cli": 7, "__main__": 7,
 }  # fmt: skip
 
 

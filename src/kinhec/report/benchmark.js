@@ -263,7 +263,7 @@
     ul.innerHTML = "";
     row.findings.forEach((f) => ul.appendChild(el("li", { text: f[0] + " [" + f[1] + "] " + f[2] })));
     if (s) {
-      plot(document.getElementById("scene"), sceneFigure(row, s));
+      plot(document.getElementById("seq-scene"), sceneFigure(row, s));
       plot(document.getElementById("streams"), streamsFigure(row, s));
     }
     const errDiv = document.getElementById("seq-errors");

@@ -76,7 +76,7 @@ _BODY = """
     <h3 id="drill-title"></h3>
     <p id="drill-status"></p>
     <ul class="warnings" id="drill-findings"></ul>
-    <div class="drill-grid"><div id="scene" class="plot"></div><div id="streams" class="plot"></div></div>
+    <div class="drill-grid"><div id="seq-scene" class="plot"></div><div id="streams" class="plot"></div></div>
     <div id="seq-errors" class="plot"></div>
     <div class="scroll"><table class="data" id="seq-results"></table></div>
   </div>
@@ -145,6 +145,8 @@ def build_benchmark_report(
     out = root / REPORT_FILE if out is None else Path(out)
     if out.is_dir():
         raise InputError(f"out: expected an HTML file name, got the folder {out}")
+    if not out.parent.is_dir():
+        raise InputError(f"out: the folder {out.parent} does not exist")
 
     results = rdata.read_results(root)
     if validate:
