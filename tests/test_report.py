@@ -71,10 +71,11 @@ def test_leaderboard_holds_the_medians_of_the_results(results):
 
 
 def test_leaderboard_shows_cramer_rao_columns_when_present(results):
-    extra = results.assign(X_rot_crlb_deg=0.5 * results["X_rot_err_deg"], X_rot_efficiency=0.25)
+    extra = results.assign(X_rot_crlb_deg=0.5 * results["X_rot_err_deg"], X_rot_efficiency=0.25, crlb_modelled=True)
     board = rdata.leaderboard(extra)
     keys = {c["key"] for c in board["columns"]}
     assert {"X_rot_crlb_deg:oracle", "X_rot_efficiency:oracle"} <= keys
+    assert {c["group"] for c in board["columns"] if "crlb" in c["key"]} == {"X rot CRLB [deg]"}
     assert board["crlb"] == ["X_rot_crlb_deg", "X_rot_efficiency"]
     row = board["tracks"]["noise"][0]
     assert row["X_rot_crlb_deg:oracle"] == pytest.approx(0.5 * row["X_rot_err_deg:oracle"], rel=1e-3)

@@ -18,7 +18,7 @@
       const rows = D.leaderboard.tracks[sel.value];
       table.columns = D.leaderboard.columns
         .filter((c) => ["solver", "n", "succ"].includes(c.key) || rows.some((r) => r[c.key] !== null && r[c.key] !== undefined))
-        .map((c) => Object.assign({}, c, { text: c.key === "solver", best: c.key.indexOf(":") > 0, short: c.mode || c.label }));
+        .map((c) => Object.assign({}, c, { text: c.key === "solver", best: !!c.best, short: c.mode || c.label }));
       if (!table.columns.some((c) => c.key === table.sortKey)) { table.sortKey = "solver"; table.sortDir = 1; }
       table.setRows(rows);
     }

@@ -183,8 +183,9 @@ def build_benchmark_report(
                 f"page written by kinhec {__version__}")  # fmt: skip
     crlb_note = ""
     if board["crlb"]:
-        crlb_note = ("Cramér-Rao columns (" + ", ".join(board["crlb"]) + "): the bound on the error of an unbiased "
-                     "estimator and the solver's efficiency with respect to it, medians as above.")  # fmt: skip
+        crlb_note = ("Cramér-Rao columns (" + ", ".join(board["crlb"]) + "): the expected error of an efficient "
+                     "estimator on the same pairs (CRLB) and each run's error divided by it (efficiency; 1 is the "
+                     "best an unbiased estimator can do), medians as above.")  # fmt: skip
     body = _BODY.format(
         title=html.escape(f"kinhec benchmark report: {name}"),
         subtitle=html.escape(subtitle),

@@ -165,7 +165,16 @@ def _solver_order(results: pd.DataFrame) -> list[str]:
 
 
 def _crlb_columns(results: pd.DataFrame) -> list[str]:
-    return [c for c in results.columns if _CRLB_RE.search(c) and pd.api.types.is_numeric_dtype(results[c])]
+    return [c for c in results.columns if _CRLB_RE.search(c) and pd.api.types.is_numeric_dtype(results[c])
+            and not pd.api.types.is_bool_dtype(results[c])]  # fmt: skip
+
+
+def _crlb_label(col: str) -> str:
+    """``X_rot_crlb_deg`` -> ``X rot CRLB [deg]``; ``X_trans_efficiency`` -> ``X trans efficiency``."""
+    parts = col.split("_")
+    unit = parts.pop() if parts[-1] in ("deg", "mm", "m", "rad", "s", "ms") else None
+    words = ["CRLB" if p == "crlb" else p for p in parts]
+    return " ".join(words) + (f" [{unit}]" if unit else "")
 
 
 def leaderboard(results: pd.DataFrame) -> dict:
@@ -185,10 +194,13 @@ def leaderboard(results: pd.DataFrame) -> dict:
                {"key": "succ", "label": "succ. %", "group": ""}]  # fmt: skip
     for col, label in ERROR_METRICS:
         for mode in ("oracle", "estimated"):
-            columns.append({"key": f"{col}:{mode}", "label": f"{label} {mode}", "group": label, "mode": mode})
+            columns.append({"key": f"{col}:{mode}", "label": f"{label} {mode}", "group": label, "mode": mode,
+                            "best": True})  # fmt: skip
     for col in crlb:
         for mode in ("oracle", "estimated"):
-            columns.append({"key": f"{col}:{mode}", "label": f"{col} {mode}", "group": col, "mode": mode})
+            label = _crlb_label(col)
+            columns.append({"key": f"{col}:{mode}", "label": f"{label} {mode}", "group": label, "mode": mode,
+                            "best": "crlb" not in col.lower()})  # the bound is the same for every solver
     columns.append({"key": "runtime_ms", "label": "runtime [ms]", "group": ""})
 
     stats = [c for c, _ in ERROR_METRICS] + crlb
