@@ -237,3 +237,40 @@ def test_calibration_result_contract_errors_name_the_key(smoke_benchmarked, tmp_
     with pytest.raises(InputError, match="dict"):
         check_calibration_result([good])
     assert not (tmp_path / "c.html").exists()
+
+
+def test_page_of_the_published_copy(tmp_path):
+    """A copy written by the published toolkit (sync spelled synchronous/asynchronous) gets the same page."""
+    import os
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1].parent / "shared" / "published" / "smoke"
+    if not root.is_dir():
+        if os.environ.get("CI"):
+            pytest.fail(f"expected the published smoke copy at {root}")
+        pytest.skip(f"no published copy at {root}")
+    d = _page_data(build_benchmark_report(root, tmp_path / "published.html"))
+    assert len(d["sequences"]) == len(d["scenes"]) == len(kinhec.load_manifest(root))
+    sync = next(f for f in d["composition"] if "sync" in f["layout"]["title"]["text"])
+    assert set(sync["data"][0]["x"]) == {"synchronous", "asynchronous"}
+    res = pd.read_parquet(root / "benchmarks" / "results.parquet")
+    ok = res[res.ok & (res.track == "noise") & (res.eval_sync == "oracle")]
+    want = ok.groupby("solver")["X_rot_err_deg"].median()
+    got = {r["solver"]: r["X_rot_err_deg:oracle"] for r in d["leaderboard"]["tracks"]["noise"]}
+    assert got.keys() == set(want.index)
+    for s, v in want.items():
+        assert got[s] == pytest.approx(v, rel=1e-3)
+
+
+def test_calibration_page_of_a_minimal_result_and_a_rig(smoke_benchmarked, tmp_path):
+    seq = kinhec.load_sequence(smoke_benchmarked, "outliers-000002")
+    r = calibration_result(seq, np.random.default_rng(2), estimate_offset=False)
+    r.update(Y=None, Y_name=None, Y_std=None, Y_quat_xyzw=None, Y_t_m=None, observability={}, warnings=[])
+    r["rig"] = {"cameras": ["cam00", "cam01"], "X": {"cam00": r["X"], "cam01": r["X"]},
+                "cam_T_cam": {"cam00_T_cam01": np.eye(4).tolist()}, "cam_T_cam_std": {"cam00_T_cam01": [0.0] * 6}}
+    text = write_calibration_report(r, tmp_path / "c.html").read_text(encoding="utf-8")
+    assert "cam00_T_cam01 translation [mm]" in text and "T_base_target" not in text
+    d = _page_data(tmp_path / "c.html")
+    assert set(d["figures"]) == {"fig-residuals", "fig-frames"}  # no offset curve, no observability values
+    n = sum(len(t["x"]) for t in d["figures"]["fig-residuals"]["data"] if t["yaxis"] == "y")
+    assert n == r["n_pairs"] == len(r["residuals"]["t_s"])
