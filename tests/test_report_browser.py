@@ -247,6 +247,27 @@ def test_opening_a_sequence_renders_a_webgl_scene(watched, bench_page):
     watched.check_clean()
 
 
+def test_every_kind_of_sequence_opens_without_error(watched, bench_page, smoke_benchmarked):
+    """One sequence per (track, configuration, robot kind, world frame): arms and free6d, boards and VO origins."""
+    man = kinhec.load_manifest(smoke_benchmarked)
+    kinds = man.assign(free=man.robot == "free6d").drop_duplicates(["track", "configuration", "free", "world_frame"])
+    assert kinds.free.any() and (kinds.world_frame == "vo_origin").any() and (kinds.configuration == "eye_to_hand").any()
+    page = watched.page
+    watched.open(bench_page)
+    page.click("nav button[data-view=sequences]")
+    page.wait_for_selector("#sequences tbody tr")
+    for sid in kinds.sequence_id:
+        page.evaluate(f"kinhecReport.openSequence({sid!r})")
+        page.wait_for_function(f"document.querySelector('#drill-title').textContent.startsWith({sid!r})")
+        traces = page.evaluate("document.querySelector('#seq-scene').data.map(t => t.type)")
+        assert "scatter3d" in traces, sid
+        assert ("mesh3d" in traces) == (man.set_index("sequence_id").loc[sid, "world_frame"] != "vo_origin"
+                                        or man.set_index("sequence_id").loc[sid, "configuration"] == "eye_to_hand"), sid
+        n_stream = page.evaluate("document.querySelector('#streams').data.filter(t => t.xaxis === 'x2' && t.mode !== 'markers').length")
+        assert n_stream == 3, sid
+    watched.check_clean()
+
+
 # --------------------------------------------------------------------------- #
 # the calibration page
 # --------------------------------------------------------------------------- #
