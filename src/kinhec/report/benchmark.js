@@ -205,10 +205,10 @@
     return {
       data: data,
       layout: {
-        title: { text: "The two streams over time (each on its own clock)", font: { size: 13 } },
-        xaxis: axis("robot clock [s]", { anchor: "y" }), yaxis: axis("flange position (reported) [m]", { domain: [0.58, 1] }),
-        xaxis2: axis("camera clock [s]", { anchor: "y2" }), yaxis2: axis("T_cam_target translation (measured) [m]", { domain: [0, 0.4] }),
-        height: 480, margin: { l: 70, r: 10, t: 40, b: 45 }, legend: { orientation: "h", y: 1.08, x: 1, xanchor: "right" },
+        title: { text: "The two streams, each on its own clock", font: { size: 13 } },
+        xaxis: axis("robot clock [s]", { anchor: "y" }), yaxis: axis("robot: flange in base [m]", { domain: [0.58, 1] }),
+        xaxis2: axis("camera clock [s]", { anchor: "y2" }), yaxis2: axis("camera: target in camera [m]", { domain: [0, 0.4] }),
+        height: 480, margin: { l: 70, r: 10, t: 40, b: 45 }, legend: { orientation: "h", y: 0.5, x: 1, xanchor: "right", yanchor: "middle" },
         paper_bgcolor: "white", plot_bgcolor: "white",
       },
     };
