@@ -152,7 +152,7 @@ def build_benchmark_report(
     if validate:
         from kinhec.validate import validate_dataset
 
-        val = rdata._validation_from_report(validate_dataset(root))
+        val = rdata.validation_from_report(validate_dataset(root))
     elif validation is not None:
         val = rdata.read_validation(validation)
     elif (root / rdata.VALIDATION_FILE).is_file():
@@ -167,7 +167,7 @@ def build_benchmark_report(
 
     if results is not None and len(results):
         board = rdata.leaderboard(results)
-        solvers = rdata._solver_order(results)
+        solvers = rdata.solver_order(results)
         colors = solver_colors(solvers)
         curves = {track: [{"name": c["name"], "label": c["label"], "figure": curve_figure(track, c, colors)}
                           for c in cs] for track, cs in rdata.robustness_curves(results, manifest).items()}  # fmt: skip

@@ -28,6 +28,8 @@ __all__ = [
     "COMPOSITION_COLUMNS",
     "read_results",
     "read_validation",
+    "validation_from_report",
+    "solver_order",
     "leaderboard",
     "robustness_curves",
     "composition",
@@ -148,8 +150,8 @@ def read_validation(path) -> dict:
             "findings": per, "folder": folder}  # fmt: skip
 
 
-def _validation_from_report(report) -> dict:
-    """The same as :func:`read_validation` from a :class:`kinhec.validate.ValidationReport` object."""
+def validation_from_report(report) -> dict:
+    """What :func:`read_validation` returns, from a :class:`kinhec.validate.ValidationReport` object."""
     d = report.to_dict()
     per: dict[str, list] = {}
     folder = []
@@ -160,7 +162,8 @@ def _validation_from_report(report) -> dict:
             "findings": per, "folder": folder}  # fmt: skip
 
 
-def _solver_order(results: pd.DataFrame) -> list[str]:
+def solver_order(results: pd.DataFrame) -> list[str]:
+    """Solvers of the results in registry order, unknown ones after them (alphabetical)."""
     return _ordered(results["solver"].unique(), list(SOLVERS))
 
 
@@ -208,7 +211,7 @@ def leaderboard(results: pd.DataFrame) -> dict:
     med = ok.groupby(["track", "solver", "eval_sync"], sort=False)[stats + ["runtime_ms"]].median()
     counts = results.groupby(["track", "solver", "eval_sync"], sort=False).agg(
         n=("sequence_id", "nunique"), succ=("ok", "mean"))  # fmt: skip
-    solvers = _solver_order(results)
+    solvers = solver_order(results)
     tracks: dict[str, list] = {}
     for track in _ordered(results["track"].unique(), TRACKS):
         rows = []
@@ -223,7 +226,6 @@ def leaderboard(results: pd.DataFrame) -> dict:
                     row[f"{col}:{mode}"] = _round(med.loc[key, col]) if key in med.index else None
             row["runtime_ms"] = _round(med.loc[base, "runtime_ms"]) if base in med.index else None
             rows.append(row)
-        # drop columns empty for every solver of the track (e.g. Y for A X = X B-only tracks stays if any)
         tracks[track] = rows
     present = {c["key"] for c in columns if any(r.get(c["key"]) is not None for rows in tracks.values() for r in rows)}
     columns = [c for c in columns if c["key"] in ("solver", "n", "succ") or c["key"] in present]
@@ -246,7 +248,7 @@ def robustness_curves(results: pd.DataFrame, manifest: pd.DataFrame) -> dict:
         over the successful runs at each level (None where a solver has none).
     """
     out: dict[str, list] = {}
-    solvers = _solver_order(results)
+    solvers = solver_order(results)
     info = manifest.set_index(manifest["sequence_id"].astype(str))
     for spec in ROBUSTNESS_FACTORS:
         df = results.loc[results["track"].astype(str) == spec.track]
