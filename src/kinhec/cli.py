@@ -693,5 +693,22 @@ def suite_compare(root, only, run_opencv):
     click.echo(format_table(compare_rows(root, only=list(only) or None)))
 
 
+@click.argument("data", type=click.Path(exists=True, file_okay=False))
+@click.option("--out", "out", type=click.Path(dir_okay=False), default=None,
+              help="HTML file to write (default DATA/report.html).")
+@click.option("--validation", "validation", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Validation report for the per-sequence status (default DATA/validation.json when present).")
+@click.option("--validate", "run_validate", is_flag=True, help="Run the validator now for the per-sequence status (slower).")
+@click.option("--quiet", "-q", is_flag=True, help="Do not list the steps.")
+def report(data, out, validation, run_validate, quiet):
+    """One self-contained HTML page of a dataset and its benchmark results (works offline)."""
+    from kinhec.report import build_benchmark_report
+
+    con = _console()
+    path = build_benchmark_report(data, out, validation=validation, validate=run_validate,
+                                  on_progress=None if quiet else (lambda msg: con.print(msg, highlight=False, markup=False)))  # fmt: skip
+    con.print(f"report: {path}", highlight=False, markup=False)
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

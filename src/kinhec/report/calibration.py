@@ -1,0 +1,350 @@
+"""The calibration page: :func:`write_calibration_report` from a calibration result dict.
+
+The dict follows the calibration result contract (what ``kinhec calibrate
+--json`` writes, ``CalibrationResult.to_dict()``): ``X`` (4x4, metres) and
+``X_std`` (rotation-vector std [rad] then translation std [m]), optional
+``Y``/``Y_std``, ``time_offset_s``/``time_offset_std_s`` (camera stamp =
+robot time + offset), ``scale``/``scale_std``, ``n_pairs``, ``outliers``,
+``observability``, ``warnings``, ``verdict``, ``residuals`` (one entry per
+pair) and ``offset_curve``.  Extra keys are ignored.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from pathlib import Path
+
+import numpy as np
+
+from kinhec import __version__, se3
+from kinhec.errors import InputError
+from kinhec.report.figures import base_layout
+from kinhec.report.page import render_page, write_page
+
+__all__ = ["REQUIRED_KEYS", "check_calibration_result", "write_calibration_report"]
+
+#: Keys a calibration result must have for the page.
+REQUIRED_KEYS = ("setup", "X", "X_name", "X_std", "n_pairs", "outliers", "observability", "warnings", "verdict",
+                 "residuals")  # fmt: skip
+
+_RESIDUAL_KEYS = ("t_s", "rot_deg", "trans_mm", "outlier")
+
+
+def _matrix(v, name: str) -> np.ndarray:
+    try:
+        T = np.asarray(v, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(f"result[{name!r}]: expected a 4x4 matrix of numbers, got {type(v).__name__}") from None
+    if T.shape != (4, 4) or not np.isfinite(T).all():
+        raise InputError(f"result[{name!r}]: expected a finite 4x4 matrix, got shape {T.shape}")
+    return T
+
+
+def check_calibration_result(result) -> dict:
+    """Raise unless ``result`` holds what the calibration page draws; returns it.
+
+    Raises
+    ------
+    InputError
+        Not a dict, a required key missing (:data:`REQUIRED_KEYS`), a pose that is not a finite 4x4
+        matrix, a ``*_std`` that is not 6 numbers, or residual lists of different lengths; the message
+        names the key.
+    """
+    if not isinstance(result, dict):
+        raise InputError(f"result: expected the calibration result dict (CalibrationResult.to_dict()), got {type(result).__name__}")
+    missing = [k for k in REQUIRED_KEYS if k not in result]
+    if missing:
+        raise InputError(f"result: expected the calibration result keys {list(REQUIRED_KEYS)}, missing {missing}")
+    _matrix(result["X"], "X")
+    if result.get("Y") is not None:
+        _matrix(result["Y"], "Y")
+    for key in ("X_std", "Y_std"):
+        v = result.get(key)
+        if v is None and key == "Y_std":
+            continue
+        if not isinstance(v, (list, tuple)) or len(v) != 6:
+            raise InputError(f"result[{key!r}]: expected 6 numbers (rx, ry, rz [rad], tx, ty, tz [m]), got {v!r:.80}")
+    res = result["residuals"]
+    if not isinstance(res, dict) or any(k not in res for k in _RESIDUAL_KEYS):
+        raise InputError(f"result['residuals']: expected a dict with the lists {list(_RESIDUAL_KEYS)}, got {res!r:.80}")
+    lengths = {k: len(res[k]) for k in _RESIDUAL_KEYS}
+    if len(set(lengths.values())) != 1:
+        raise InputError(f"result['residuals']: expected lists of one length (one entry per pair), got {lengths}")
+    curve = result.get("offset_curve")
+    if curve is not None and (not isinstance(curve, dict) or len(curve.get("offset_s", [])) != len(curve.get("cost", [None]))):
+        raise InputError("result['offset_curve']: expected {'offset_s': [...], 'cost': [...]} of one length, or null")
+    return result
+
+
+def _num(v) -> float:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return math.nan
+    return f
+
+
+def _fmt(v, digits: int = 4) -> str:
+    f = _num(v)
+    if not math.isfinite(f):
+        return "–"
+    return f"{f:.{digits}g}"
+
+
+def _pose_rows(name: str, T: np.ndarray, std) -> list[tuple[str, str, str]]:
+    """Table rows (quantity, value, 1-sigma) of a pose: translation [mm], rotation vector and quaternion."""
+    has_std = std is not None
+    std = [math.nan] * 6 if std is None else [_num(s) for s in std]
+    rv = se3.so3_log(T[:3, :3])
+    q = se3.quaternion_from_matrix(T[:3, :3])  # w, x, y, z
+    rows = [(f"{name} translation [mm]", ", ".join(_fmt(1e3 * v, 5) for v in T[:3, 3]),
+             "± " + ", ".join(_fmt(1e3 * s, 2) for s in std[3:]) if has_std else "not estimated")]  # fmt: skip
+    if rv is not None:
+        rows.append((f"{name} rotation vector [deg]", ", ".join(_fmt(np.degrees(v), 5) for v in rv),
+                     "± " + ", ".join(_fmt(np.degrees(s), 2) for s in std[:3]) if has_std else "not estimated"))  # fmt: skip
+    rows.append((f"{name} quaternion (x, y, z, w)", ", ".join(_fmt(v, 6) for v in (q[1], q[2], q[3], q[0])), ""))
+    return rows
+
+
+def _table(rows, cls: str = "data kv") -> str:
+    body = "".join(
+        "<tr>" + "".join(f'<td class="text">{html.escape(str(c))}</td>' for c in r) + "</tr>" for r in rows
+    )
+    return f'<table class="{cls}"><thead><tr><th class="text">quantity</th><th class="text">value</th>' \
+           f'<th class="text">1 sigma</th></tr></thead><tbody>{body}</tbody></table>'  # fmt: skip
+
+
+def _axis(title: str, **kw) -> dict:
+    return {"title": {"text": title}, "gridcolor": "#e5e5e5", "zeroline": False, "showline": True, "linecolor": "#888", **kw}
+
+
+def _residual_figure(res: dict) -> dict:
+    t = [_num(v) for v in res["t_s"]]
+    out = [bool(v) for v in res["outlier"]]
+    data = []
+    for axis, key, unit in (("", "rot_deg", "deg"), ("2", "trans_mm", "mm")):
+        vals = [_num(v) for v in res[key]]
+        for flag, name, color, symbol in ((False, "inlier", "#0072b2", "circle"), (True, "outlier", "#b00020", "x")):
+            idx = [i for i, o in enumerate(out) if o == flag]
+            if not idx:
+                continue
+            data.append({"type": "scatter", "mode": "markers", "name": name, "legendgroup": name,
+                         "showlegend": axis == "", "x": [t[i] for i in idx],
+                         "y": [vals[i] if math.isfinite(vals[i]) else None for i in idx],
+                         "marker": {"color": color, "symbol": symbol, "size": 6 if flag else 5},
+                         "xaxis": "x" + axis, "yaxis": "y" + axis,
+                         "hovertemplate": f"pair %{{customdata}}<br>t = %{{x:.3f}} s<br>%{{y:.3g}} {unit}<extra>{name}</extra>",
+                         "customdata": idx})  # fmt: skip
+    layout = base_layout(
+        title={"text": "Residuals of the pairs over time (outliers marked)", "font": {"size": 14}},
+        xaxis=_axis("time [s]", anchor="y"), yaxis=_axis("rotation residual [deg]", domain=[0.56, 1.0]),
+        xaxis2=_axis("time [s]", anchor="y2"), yaxis2=_axis("translation residual [mm]", domain=[0.0, 0.44]),
+        height=520, legend={"orientation": "h", "y": 1.08, "x": 1, "xanchor": "right"},
+    )
+    return {"data": data, "layout": layout}
+
+
+def _offset_figure(curve: dict, offset, std) -> dict:
+    x = [1e3 * _num(v) for v in curve["offset_s"]]
+    y = [_num(v) for v in curve["cost"]]
+    data = [{"type": "scatter", "mode": "lines", "name": "cost", "x": x, "y": [v if math.isfinite(v) else None for v in y],
+             "line": {"color": "#0072b2", "width": 2}}]  # fmt: skip
+    shapes = []
+    off = _num(offset)
+    if math.isfinite(off):
+        shapes.append({"type": "line", "xref": "x", "yref": "paper", "x0": 1e3 * off, "x1": 1e3 * off, "y0": 0, "y1": 1,
+                       "line": {"color": "#b00020", "dash": "dash"}})  # fmt: skip
+        s = _num(std)
+        if math.isfinite(s) and s > 0:
+            shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": 1e3 * (off - s), "x1": 1e3 * (off + s),
+                           "y0": 0, "y1": 1, "fillcolor": "rgba(176,0,32,0.12)", "line": {"width": 0}})  # fmt: skip
+    layout = base_layout(
+        title={"text": "Clock-offset search: cost against the trial offset (estimate dashed, band = 1 sigma)",
+               "font": {"size": 14}},  # fmt: skip
+        xaxis=_axis("clock offset (camera stamp - robot time) [ms]"), yaxis=_axis("cost"), shapes=shapes, height=380,
+        showlegend=False,
+    )
+    return {"data": data, "layout": layout}
+
+
+#: Observability quantities drawn against a rule-of-thumb reference: (key, label, reference, larger is better).
+#: lambda2 is the second eigenvalue of the rotation-axis scatter (1/3 for isotropic axes; the
+#: benchmark's well-excited sequences lie around 0.15-0.3).
+_OBS_BARS = (
+    ("rot_range_deg", "rotation range [deg]", 30.0, True),
+    ("trans_range_m", "translation range [m]", 0.1, True),
+    ("lambda2", "rotation-axis spread lambda2", 0.1, True),
+    ("condition", "condition number", 100.0, False),
+)
+
+
+def _observability_figure(obs: dict) -> dict | None:
+    names, ratios, texts, colors = [], [], [], []
+    for key, label, ref, larger in _OBS_BARS:
+        v = _num(obs.get(key))
+        if not math.isfinite(v):
+            continue
+        r = v / ref if larger else (ref / v if v > 0 else math.inf)
+        names.append(label)
+        ratios.append(min(r, 10.0))
+        texts.append(f"{v:.3g} (reference {ref:g})")
+        colors.append("#009e73" if r >= 1 else "#d55e00")
+    if not names:
+        return None
+    data = [{"type": "bar", "orientation": "h", "y": names, "x": ratios, "text": texts, "textposition": "auto",
+             "marker": {"color": colors}, "hovertemplate": "%{y}: %{text}<extra></extra>"}]  # fmt: skip
+    layout = base_layout(
+        title={"text": "Observability of the motion (value / rule-of-thumb reference; green = at least the reference)",
+               "font": {"size": 14}},  # fmt: skip
+        xaxis=_axis("ratio to the reference (capped at 10)", type="linear", range=[0, max(2.0, max(ratios) * 1.05)]),
+        yaxis=_axis("", automargin=True),
+        shapes=[{"type": "line", "x0": 1, "x1": 1, "yref": "paper", "y0": 0, "y1": 1, "line": {"color": "#555", "dash": "dot"}}],
+        height=300, margin={"l": 200, "r": 20, "t": 50, "b": 50},
+    )  # fmt: skip
+    return {"data": data, "layout": layout}
+
+
+def _frame_figure(result: dict) -> dict:
+    """3D view of the estimated transform(s): the reference frame and the estimated frame with axes."""
+    X = _matrix(result["X"], "X")
+    name = str(result.get("X_name") or "X")
+    parent = name.split("_")[1] if name.count("_") >= 2 else "parent"
+    child = name.split("_")[2] if name.count("_") >= 2 else "child"
+    L = max(0.3 * float(np.linalg.norm(X[:3, 3])), 0.02)
+    data = []
+    colors = ("#d62728", "#2ca02c", "#1f77b4")
+    for frame, T, width in ((parent, np.eye(4), 7), (child, X, 5)):
+        for a in range(3):
+            p0, p1 = T[:3, 3], T[:3, 3] + L * T[:3, a]
+            data.append({"type": "scatter3d", "mode": "lines", "x": [p0[0], p1[0]], "y": [p0[1], p1[1]], "z": [p0[2], p1[2]],
+                         "line": {"color": colors[a], "width": width}, "showlegend": False,
+                         "hovertemplate": f"{frame} {'xyz'[a]} axis<extra></extra>"})  # fmt: skip
+        data.append({"type": "scatter3d", "mode": "markers+text", "x": [T[0, 3]], "y": [T[1, 3]], "z": [T[2, 3]],
+                     "text": [frame], "textposition": "top center", "marker": {"size": 4, "color": "#333"},
+                     "name": frame, "showlegend": False})  # fmt: skip
+    ax = {"backgroundcolor": "#f7f7f7", "gridcolor": "#ddd", "showbackground": True}
+    layout = base_layout(
+        title={"text": f"{name}: the {child} frame in the {parent} frame (axes x red, y green, z blue) [m]",
+               "font": {"size": 14}},  # fmt: skip
+        scene={"aspectmode": "data", "xaxis": {**ax, "title": {"text": "x [m]"}}, "yaxis": {**ax, "title": {"text": "y [m]"}},
+               "zaxis": {**ax, "title": {"text": "z [m]"}}},  # fmt: skip
+        height=420, margin={"l": 0, "r": 0, "t": 50, "b": 0},
+    )
+    return {"data": data, "layout": layout}
+
+
+_BODY = """
+<header>
+  <h1>{title}</h1>
+  <p>{subtitle}</p>
+  <nav><button data-view="calibration">Calibration</button></nav>
+</header>
+<main>
+<section class="view" id="view-calibration">
+  <h2>Verdict</h2>
+  <p class="verdict{verdict_cls}" id="verdict">{verdict}</p>
+  {warnings}
+  <h2>Result</h2>
+  {result_table}
+  <h2>Residuals</h2>
+  <p class="note">{residual_note}</p>
+  <div id="fig-residuals" class="plot"></div>
+  {offset_block}
+  <h2>Observability</h2>
+  {obs_table}
+  <div id="fig-observability" class="plot"></div>
+  <h2>Estimated transform</h2>
+  <div id="fig-frames" class="plot"></div>
+  {rig_block}
+</section>
+</main>
+"""
+
+
+def write_calibration_report(result: dict, out) -> Path:
+    """Write the self-contained HTML page of one calibration result.
+
+    Parameters
+    ----------
+    result : dict
+        The calibration result (``CalibrationResult.to_dict()``, the JSON of ``kinhec calibrate --json``);
+        see the module docstring for the keys drawn.
+    out : str or Path
+        HTML file to write (its folder must exist).
+
+    Returns
+    -------
+    Path
+        The page: verdict in words and warnings, the estimate with its 1-sigma uncertainty, the residuals
+        over time with the outliers marked, the clock-offset curve (when the offset was estimated), the
+        observability figures and a 3D view of the estimated transform.  It works offline.
+
+    Raises
+    ------
+    InputError
+        ``result`` does not follow the contract (:func:`check_calibration_result`), or ``out`` is a
+        folder / its folder does not exist.
+    """
+    r = check_calibration_result(result)
+    X = _matrix(r["X"], "X")
+    rows = _pose_rows(str(r["X_name"]), X, r["X_std"])
+    if r.get("Y") is not None:
+        rows += _pose_rows(str(r.get("Y_name") or "Y"), _matrix(r["Y"], "Y"), r.get("Y_std"))
+    if r.get("time_offset_s") is not None:
+        rows.append(("clock offset (camera stamp - robot time) [ms]", _fmt(1e3 * _num(r["time_offset_s"]), 5),
+                     "± " + _fmt(1e3 * _num(r.get("time_offset_std_s")), 2)))  # fmt: skip
+    if r.get("scale") is not None:
+        rows.append(("scale of the camera translations", _fmt(r["scale"], 6), "± " + _fmt(r.get("scale_std"), 2)))
+    n_out = len(r["outliers"])
+    rows.append(("pairs used / outliers", f"{int(r['n_pairs'])} / {n_out}", ""))
+
+    obs = r["observability"] if isinstance(r["observability"], dict) else {}
+    obs_rows = "".join(f'<tr><td class="text">{html.escape(str(k))}</td><td class="text">'
+                       f'{html.escape(_fmt(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v))}</td></tr>'
+                       for k, v in obs.items())  # fmt: skip
+    obs_table = f'<table class="data kv"><tbody>{obs_rows}</tbody></table>' if obs_rows else ""
+
+    figures = {"fig-residuals": _residual_figure(r["residuals"]), "fig-frames": _frame_figure(r)}
+    ofig = _observability_figure(obs)
+    if ofig is not None:
+        figures["fig-observability"] = ofig
+    offset_block = ""
+    if r.get("offset_curve"):
+        figures["fig-offset"] = _offset_figure(r["offset_curve"], r.get("time_offset_s"), r.get("time_offset_std_s"))
+        offset_block = '<h2>Clock offset</h2><div id="fig-offset" class="plot"></div>'
+
+    rig_block = ""
+    rig = r.get("rig")
+    if isinstance(rig, dict) and rig.get("cam_T_cam"):
+        rrows = []
+        for k, T in rig["cam_T_cam"].items():
+            rrows += _pose_rows(k, _matrix(T, f"rig.cam_T_cam.{k}"), (rig.get("cam_T_cam_std") or {}).get(k))
+        rig_block = "<h2>Camera rig</h2>" + _table(rrows)
+
+    warnings = r["warnings"] or []
+    warn_html = ("<ul class=\"warnings\">" + "".join(f"<li>{html.escape(str(w))}</li>" for w in warnings) + "</ul>"
+                 if warnings else "")  # fmt: skip
+    determined = bool(obs.get("determined", True))
+    inputs = r.get("inputs") or {}
+    subtitle = (f"setup {r['setup']}; {int(r['n_pairs'])} pairs"
+                + (f"; hand {inputs.get('hand')}" if inputs.get("hand") else "")
+                + f"; page written by kinhec {__version__} (result from kinhec {r.get('kinhec_version', '?')})")  # fmt: skip
+    res_t = r["residuals"]["t_s"]
+    residual_note = (f"One point per pair ({len(res_t)}): the rotation and translation residual of "
+                     f"A_i X = Y B_i (or of A X = X B for the motions) at the estimate; "
+                     f"{n_out} pair{'s' if n_out != 1 else ''} flagged as outliers (red crosses).")  # fmt: skip
+    body = _BODY.format(
+        title=html.escape(f"kinhec calibration report: {r['X_name']}"),
+        subtitle=html.escape(subtitle),
+        verdict=html.escape(str(r["verdict"])),
+        verdict_cls="" if determined and not warnings else " bad",
+        warnings=warn_html,
+        result_table=_table(rows),
+        residual_note=html.escape(residual_note),
+        offset_block=offset_block,
+        obs_table=obs_table,
+        rig_block=rig_block,
+    )
+    page = render_page(f"kinhec calibration: {r['X_name']}", body, {"figures": figures}, "calibration.js")
+    return write_page(page, out)

@@ -1,0 +1,95 @@
+"""The HTML shell shared by the report pages: inlined plotly.js, style, embedded data, page script.
+
+A page is one file that works offline: plotly.js (from the ``plotly`` Python
+package) is inlined once, the style and the page script are inlined from the
+files next to this module, and the data is one JSON block read by the script.
+Nothing is fetched.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from importlib import resources
+from pathlib import Path
+
+from kinhec.errors import InputError
+
+__all__ = ["render_page", "write_page", "to_json"]
+
+
+def _clean(obj):
+    """Replace NaN / inf floats by None (JSON null) everywhere in ``obj``."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if hasattr(obj, "item") and not isinstance(obj, (str, bytes)):  # numpy scalars
+        return _clean(obj.item())
+    return obj
+
+
+def to_json(data) -> str:
+    """Compact JSON safe to embed in a ``<script>`` element (``</`` escaped, NaN as null)."""
+    try:
+        text = json.dumps(data, separators=(",", ":"), allow_nan=False)
+    except (ValueError, TypeError):
+        text = json.dumps(_clean(data), separators=(",", ":"), allow_nan=False)
+    return text.replace("</", "<\\/")
+
+
+def _asset(name: str) -> str:
+    return resources.files("kinhec.report").joinpath(name).read_text(encoding="utf-8")
+
+
+def _plotly_js() -> str:
+    try:
+        from plotly.offline import get_plotlyjs
+    except ImportError as exc:  # pragma: no cover - plotly is a dependency
+        raise InputError(f"the report pages need the plotly package (pip install plotly): {exc}") from None
+    return get_plotlyjs()
+
+
+def render_page(title: str, body: str, data, script: str) -> str:
+    """The whole HTML document.
+
+    Parameters
+    ----------
+    title : str
+        Document title (escaped here).
+    body : str
+        HTML of the page body (trusted markup written by kinhec).
+    data : dict
+        JSON-ready data, embedded as ``<script type="application/json" id="kinhec-data">``.
+    script : str
+        File name of the page script next to this module (``benchmark.js``, ``calibration.js``).
+    """
+    return "\n".join([
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{html.escape(title)}</title>",
+        f"<style>{_asset('page.css')}</style>",
+        f'<script type="text/javascript">{_plotly_js()}</script>',
+        "</head><body>",
+        body,
+        f'<script type="application/json" id="kinhec-data">{to_json(data)}</script>',
+        f"<script>{_asset('common.js')}\n{_asset(script)}</script>",
+        "</body></html>",
+    ])  # fmt: skip
+
+
+def write_page(text: str, out) -> Path:
+    """Write ``text`` to ``out`` through a temporary file renamed into place (a reader never sees half a page)."""
+    out = Path(out)
+    if out.is_dir():
+        raise InputError(f"out: expected an HTML file name, got the folder {out}")
+    if not out.parent.is_dir():
+        raise InputError(f"out: the folder {out.parent} does not exist")
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(out)
+    return out
