@@ -11,6 +11,7 @@ Chromium comes from the distribution (``apt-get install chromium``, done by
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -308,3 +309,31 @@ def test_the_watch_catches_remote_requests_and_console_errors(watched, tmp_path)
     assert any("boom" in e for e in watched.errors)
     with pytest.raises(AssertionError):
         watched.check_clean()
+
+
+def test_calibration_page_written_by_kinhec_calibrate(watched, smoke_benchmarked, tmp_path):
+    """``kinhec calibrate --report``: the page of a real calibration (a temporal sequence, offset estimated)."""
+    from click.testing import CliRunner
+
+    from kinhec.cli import main
+
+    out, res_json = tmp_path / "calibration.html", tmp_path / "result.json"
+    r = CliRunner().invoke(main, ["calibrate", "--dataset", str(smoke_benchmarked), "--sequence", "temporal-000001",
+                                  "--json", str(res_json), "--report", str(out)])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert f"written: {out}" in r.output
+    result = json.loads(res_json.read_text())
+    page = watched.page
+    watched.open(out)
+    _plot_ready(page, "#fig-residuals")
+    assert result["verdict"] in page.text_content("#verdict")
+    n_pts = page.evaluate("""() => document.querySelector('#fig-residuals').data
+        .filter(t => t.yaxis === 'y').reduce((a, t) => a + t.x.length, 0)""")
+    assert n_pts == result["n_pairs"]  # every pair drawn, inliers and outliers
+    _plot_ready(page, "#fig-offset")
+    x_line = page.evaluate("document.querySelector('#fig-offset')._fullLayout.shapes[0].x0")
+    assert x_line == pytest.approx(1e3 * result["time_offset_s"])
+    shot = tmp_path / "calibration_cli.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert_not_blank(shot)
+    watched.check_clean()

@@ -552,12 +552,14 @@ def visualize(data, out, sequences, workers, quiet):
               help="Write the result as OpenCV (cv::FileStorage) YAML.")
 @click.option("--figure", "figure_out", default=None, type=click.Path(dir_okay=False), metavar="OUT",
               help="Draw the one-page figure (PNG or PDF).")
+@click.option("--report", "report_out", default=None, type=click.Path(dir_okay=False), metavar="OUT",
+              help="Write the calibration's self-contained HTML page (verdict, uncertainty, residuals, offset curve).")
 @click.option("--dataset", default=None, type=click.Path(file_okay=False), help="kinhec dataset folder (with --sequence).")
 @click.option("--sequence", default=None, help="Sequence id of --dataset.")
 @click.option("--force", is_flag=True, help="Accept suspicious directions/units and an undetermined X (exit 0).")
 @click.pass_context
 def calibrate(ctx, hand, eye, setup, fmt, hand_pose, eye_pose, units, offset, scale, solver, json_out, yaml_out,
-              figure_out, dataset, sequence, force):
+              figure_out, report_out, dataset, sequence, force):
     """Calibrate your own recordings: X (and Y), clock offset, scale, their uncertainty and a verdict.
 
     Exit status 0 on success, 2 on bad input or when the motion does not determine X (unless --force).
@@ -611,6 +613,14 @@ def calibrate(ctx, hand, eye, setup, fmt, hand_pose, eye_pose, units, offset, sc
         click.echo(f"written: {yaml_out}")
     if figure_out:
         click.echo(f"written: {res.figure(figure_out)}")
+    if report_out:
+        from kinhec.report import write_calibration_report
+
+        try:
+            click.echo(f"written: {write_calibration_report(res.to_dict(), report_out)}")
+        except KinhecError as exc:
+            click.echo(f"kinhec calibrate: error: {exc}", err=True)
+            ctx.exit(2)
     if not res.determined and not force:
         why = res.warnings[0] if res.warnings else "see the warnings"
         click.echo(f"kinhec calibrate: error: {res.where}: X is not determined by this motion: {why}; "
