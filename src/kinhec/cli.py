@@ -703,6 +703,7 @@ def suite_compare(root, only, run_opencv):
     click.echo(format_table(compare_rows(root, only=list(only) or None)))
 
 
+@main.command()
 @click.argument("data", type=click.Path(exists=True, file_okay=False))
 @click.option("--out", "out", type=click.Path(dir_okay=False), default=None,
               help="HTML file to write (default DATA/report.html).")
