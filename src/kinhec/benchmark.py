@@ -835,8 +835,8 @@ def run_benchmark(
     out : str or Path, optional
         Output folder (default ``root/benchmarks``).
     solvers : iterable of str, optional
-        Registry names (default: every registered solver, the eleven
-        baselines and the plug-ins).
+        Registry names (default: every registered solver: the eleven
+        published baselines, ``he_ml`` and the plug-ins).
     solver_modules : iterable of str
         Modules (or ``.py`` files) registering plug-in solvers, imported first;
         the ``kinhec.solvers`` entry points are loaded too
