@@ -33,7 +33,7 @@ EXPECTED = {
                                  r"largest DH length error", r"shah: X error"],
     "10_pnp_image_formation.py": [r"visibility flags reproduced: True", r"depth error std \d+\.\d+ mm vs lateral"],
     "11_custom_tier.py": [r"planned: \{'noise': 4, 'pnp': 4\} \(8 sequences\)", r"generated 8 sequences",
-                          r"pnp\s+pixel_std=1\|.*median X error"],
+                          r"pnp\s+pixel_std=1\.0\|.*median X error"],
     "13_own_solver.py": [r"^axis_mean\s+ok (\d+)/\1\s+median X error \d+\.\d{3} deg / \d+\.\d\d mm",
                          r"^park_martin\s+ok", r"^leaderboard: .*leaderboard\.md"],
     "12_export.py": [r"TUM round trip of \d+ robot poses: max \d\.\de-\d+ deg",

@@ -339,10 +339,18 @@ def validate_tier_config(cfg: dict, source: str = "<tier>") -> None:
 # expansion into recipe dictionaries
 # --------------------------------------------------------------------------- #
 def _fmt(x) -> str:
-    """Compact number formatting for level strings (0.05 -> '0.05', 30.0 -> '30')."""
-    if isinstance(x, float) and x.is_integer():
-        return str(int(x))
+    """A factor value in a level string as the published copy spells it: Python's ``str`` of the tier file's value.
+
+    An integer stays an integer and a float keeps its point (``30`` -> '30', ``0.0`` -> '0.0', ``2.0`` -> '2.0').
+    """
     return str(x)
+
+
+def _tails(dof) -> str:
+    """The camera-noise tails of an outliers level: 'gaussian', or 'student_t3' for 3 degrees of freedom."""
+    if dof is None:
+        return "gaussian"
+    return f"student_t{int(dof) if float(dof).is_integer() else dof}"
 
 
 class _Ctx:
@@ -483,11 +491,12 @@ def _track_outliers(ctx: _Ctx, b: dict) -> Iterator[dict]:
     for robot, conf, (frac, model), dof in itertools.product(
         b["robots"], b["configurations"], settings, b["student_t_dof"]
     ):
+        # as published, the outlier-free level names the first outlier model of the list (its outlier_model is none)
+        level_model = b["model"][0] if frac == 0 else model
         for _ in range(b["repeats"] * ctx.mult):
-            dof_s = "none" if dof is None else _fmt(dof)
             yield ctx.base(
                 robot=robot, configuration=conf, family="lookat", sampling_mode="stations",
-                n_stations=int(b["n_stations"]), level=f"fraction={_fmt(frac)}|model={model}|t_dof={dof_s}",
+                n_stations=int(b["n_stations"]), level=f"fraction={_fmt(frac)}|model={level_model}|tails={_tails(dof)}",
                 outlier_fraction=float(frac), outlier_model=model,
                 student_t_dof=None if dof is None else float(dof), **ctx.noise_pair(b["noise"]),
             )  # fmt: skip
@@ -678,7 +687,7 @@ def _sample_mixed(ctx: _Ctx, rng, robots, rlev, clev, i: int = 0) -> dict:
         # a visual-odometry origin has no plane, so no planar-ambiguity flip there
         models_o = ("random_pose", "gross") if monocular else _OUTLIER_MODELS
         r.update(outlier_fraction=float(pick((0.01, 0.05, 0.1, 0.2, 0.3))), outlier_model=pick(models_o))
-    r["level"] = f"{family}|{cam_model}" + ("|async" if r["sync"] == "async" else "")
+    r["level"] = "random"  # as published: the mixed track has no factor grid
     return r
 
 
