@@ -279,12 +279,10 @@ def simulate(recipe) -> GeneratedSequence:
     has_meas = np.isfinite(T_meas).all(axis=(1, 2))
     if r.outlier_fraction > 0:
         candidates = has_meas
-        # outliers replace a measurement by a wrong one of the same kind: with a monocular scale the reference
-        # they are built from carries the same scale as the inliers, so the outlier model is the only error
-        T_ref = T_ctg
-        if scale_per_frame is not None:
-            T_ref = T_ctg.copy()
-            T_ref[:, :3, 3] *= np.broadcast_to(np.asarray(scale_per_frame, dtype=np.float64), (n_c,))[:, None]
+        # an outlier is built from the frame's noisy (and scaled) measurement, as in the published copy: a
+        # planar-ambiguity flip is the other PnP solution of the same noisy view, so it keeps the view's noise
+        # (its rotation noise grows through the mirroring) and a gross error comes on top of the sensor noise
+        T_ref = np.where(has_meas[:, None, None], T_meas, T_ctg)
         T_meas, outlier = apply_outliers(T_meas, T_ref, r.outlier_model, r.outlier_fraction, rngs["outliers"],
                                          available=candidates)  # fmt: skip
     else:

@@ -592,13 +592,14 @@ def apply_outliers(T_meas, T_gt, model: str, fraction: float, rng: np.random.Gen
     """Replace a fraction of the measurements by outliers.
 
     Exactly ``round(fraction * n_available)`` frames (:func:`choose_outliers`)
-    are replaced by an outlier built from the *ground truth* of that frame, so
-    that the error of an outlier is the outlier model's alone:
+    are replaced by an outlier built from the reference pose ``T_gt`` of that
+    frame (the generator passes the frame's noisy measurement, as the
+    published copy does; pass the true pose for an outlier model's error alone):
 
     * ``"random_pose"``: :func:`random_pose_outliers`;
-    * ``"planar_flip"``: :func:`planar_flip` of the true pose (an exactly
+    * ``"planar_flip"``: :func:`planar_flip` of the reference pose (an exactly
       fronto-parallel frame is left unchanged by it, although labelled);
-    * ``"gross"``: :func:`gross_outliers` of the true pose;
+    * ``"gross"``: :func:`gross_outliers` of the reference pose;
     * ``"none"``: no outlier (``fraction`` must then be 0).
 
     Parameters
@@ -606,7 +607,7 @@ def apply_outliers(T_meas, T_gt, model: str, fraction: float, rng: np.random.Gen
     T_meas : array_like, shape (N, 4, 4)
         Measured poses ``T_cam_target``; frames without a measurement are NaN.
     T_gt : array_like, shape (N, 4, 4)
-        True poses.
+        Reference poses the outliers are built from (finite on every frame).
     model : str
         One of :data:`OUTLIER_MODELS`.
     fraction : float
