@@ -110,7 +110,7 @@ from kinhec import __version__, jsonutil, se3
 from kinhec import bounds as _bounds
 from kinhec import io as kio
 from kinhec.errors import InputError, UnknownNameError
-from kinhec.executors import EXECUTORS, make_executor
+from kinhec.executors import EXECUTORS, drain_after_interrupt, make_executor
 from kinhec.fingerprint import run_fingerprint, run_folders
 from kinhec.locking import writer_lock
 from kinhec.fsutil import atomic_write, atomic_write_text
@@ -981,29 +981,16 @@ def _run_tasks(todo, workers, executor, scheduler, summary: BenchmarkSummary, em
                                               error=_error_text(exc), traceback=traceback.format_exc())  # fmt: skip
                     record(outcome)
         except KeyboardInterrupt:
-            summary.interrupted = True
-            emit("interrupt", {"running": len(running)})
-            ex.cancel_pending(list(running))
             pending.clear()
-            # let the units already running finish (workers ignore SIGINT); a second Ctrl+C aborts them
-            try:
-                for fut in list(running):
-                    if fut.cancelled():
-                        continue
-                    try:
-                        outcome = fut.result()
-                    except KeyboardInterrupt:
-                        raise
-                    except BaseException:
-                        continue
-                    if outcome.ok:
-                        summary.cpu_s += outcome.seconds
-                        summary.computed_units += 1
-                    emit("shard", {"outcome": outcome})
-            except KeyboardInterrupt:
-                summary.aborted = True
-                emit("abort", {"running": len(running)})
-                ex.abort(list(running))
+
+            def finished(outcome) -> None:
+                if outcome.ok:
+                    summary.cpu_s += outcome.seconds
+                    summary.computed_units += 1
+                emit("shard", {"outcome": outcome})
+
+            # the units already running finish (workers ignore SIGINT); a second Ctrl+C aborts them
+            drain_after_interrupt(ex, running, summary, emit, finished)
     finally:
         ex.shutdown()
 

@@ -50,6 +50,7 @@ __all__ = [
     "LocalExecutor",
     "DaskExecutor",
     "make_executor",
+    "drain_after_interrupt",
     "FolderLock",
 ]
 
@@ -237,3 +238,33 @@ def make_executor(fn: Callable[[Any], Any], executor: str, workers: int, schedul
         return DaskExecutor(fn, workers, scheduler)
     raise InputError(f"executor: expected one of {', '.join(EXECUTORS)}, got {executor!r}")
 
+
+def drain_after_interrupt(ex, running, summary, emit: Callable[[str, dict], None],
+                          on_outcome: Callable[[Any], None]) -> None:
+    """What a runner does on a first ``Ctrl+C``: stop starting tasks, let the running ones finish.
+
+    ``summary.interrupted`` is set and an ``interrupt`` event emitted; tasks not
+    started are cancelled; each running task that then completes is passed to
+    ``on_outcome`` (one that fails is skipped).  A second ``Ctrl+C`` sets
+    ``summary.aborted``, emits ``abort`` and kills the running tasks
+    (``ex.abort``).  ``running`` holds the futures (a dict keyed by future, or
+    any iterable of them).
+    """
+    summary.interrupted = True
+    emit("interrupt", {"running": len(running)})
+    ex.cancel_pending(list(running))
+    try:
+        for fut in list(running):
+            if fut.cancelled():
+                continue
+            try:
+                outcome = fut.result()
+            except KeyboardInterrupt:
+                raise
+            except BaseException:
+                continue
+            on_outcome(outcome)
+    except KeyboardInterrupt:
+        summary.aborted = True
+        emit("abort", {"running": len(running)})
+        ex.abort(list(running))

@@ -27,7 +27,7 @@ from typing import Callable, Iterable
 from kinhec import __version__
 from kinhec.errors import DatasetFormatError, InputError, KinhecError
 from kinhec.fsutil import atomic_write_text
-from kinhec.executors import DaskExecutor, LocalExecutor
+from kinhec.executors import DaskExecutor, LocalExecutor, drain_after_interrupt
 from kinhec.locking import LOCK_NAME, STATE_DIR, writer_lock  # noqa: F401  (LOCK_NAME, STATE_DIR: re-exported)
 from kinhec.schema import TRACKS
 from kinhec.tiers import TRACK_DESCRIPTIONS, Tier, expand_tier, load_tier, plan_counts, shards_of_track
@@ -530,29 +530,16 @@ def _run_tasks(todo, workers, executor, scheduler, fail_fast, summary, log_path,
                         except KinhecError as exc:
                             log.write(f"--- index refresh skipped at {time.ctime()}: {exc}\n")
         except KeyboardInterrupt:
-            summary.interrupted = True
-            emit("interrupt", {"running": len(running)})
-            ex.cancel_pending(list(running))
             pending.clear()
-            # let the shards already running finish (workers ignore SIGINT); a second Ctrl+C aborts them
-            try:
-                for fut, task in list(running.items()):
-                    if fut.cancelled():
-                        continue
-                    try:
-                        outcome = fut.result()
-                    except KeyboardInterrupt:
-                        raise
-                    except BaseException:
-                        continue
-                    if outcome.ok:
-                        summary.written_shards += 1
-                        summary.written_sequences += outcome.n_sequences
-                    emit("shard", {"outcome": outcome})
-            except KeyboardInterrupt:
-                summary.aborted = True
-                emit("abort", {"running": len(running)})
-                ex.abort(list(running))
+
+            def finished(outcome) -> None:
+                if outcome.ok:
+                    summary.written_shards += 1
+                    summary.written_sequences += outcome.n_sequences
+                emit("shard", {"outcome": outcome})
+
+            # the shards already running finish (workers ignore SIGINT); a second Ctrl+C aborts them
+            drain_after_interrupt(ex, running, summary, emit, finished)
     finally:
         ex.shutdown()
         log.close()
