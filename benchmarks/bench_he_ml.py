@@ -31,21 +31,9 @@ import numpy as np  # noqa: E402
 from kinhec import noise, se3  # noqa: E402
 from kinhec.solvers.he_ml import he_ml  # noqa: E402
 
+from _rigs import eye_in_hand_rig  # noqa: E402  (benchmarks/_rigs.py)
+
 BUDGET_MS = 20.0
-
-
-def rig(rng: np.random.Generator, n: int):
-    """True flange poses (n, 4, 4), ``T_cam_target`` (n, 4, 4), ``X``, ``Y`` of an eye-in-hand rig."""
-    p = np.array([0.5, 0.0, 0.4]) + rng.uniform(-1, 1, (n, 3)) * np.array([0.2, 0.25, 0.15])
-    tilt_axis = np.c_[rng.normal(size=(n, 2)), np.zeros(n)]
-    tilt_axis /= np.linalg.norm(tilt_axis, axis=1, keepdims=True)
-    tilt = se3.so3_exp(tilt_axis * np.radians(45.0) * np.sqrt(rng.uniform(0, 1, (n, 1))))
-    yaw = se3.so3_exp(np.c_[np.zeros((n, 2)), rng.uniform(-np.pi / 2, np.pi / 2, n)])
-    A = se3.transform_from_rotation_translation(np.diag([1.0, -1.0, -1.0]) @ tilt @ yaw, p)
-    X = se3.transform_from_rotation_translation(se3.so3_exp([0.3, -0.2, 1.2]), [0.03, -0.04, 0.08])
-    Y = se3.transform_from_rotation_translation(se3.so3_exp([0.05, -0.1, 0.7]), [0.55, 0.05, -0.3])
-    C = se3.invert_transform(A @ X) @ Y
-    return A, C, X, Y
 
 
 def _time(fn, repeats: int) -> tuple[float, float, float]:
@@ -68,7 +56,7 @@ def main() -> None:
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
     n = args.keyframes
-    A, C, X, _ = rig(rng, n)
+    A, C, X, _ = eye_in_hand_rig(rng, n)
     r_rot, r_tr = noise.robot_level("r2")
     c_rot, c_xy, _, c_z = noise.camera_level("c2")
     A_m = noise.robot_se3_gaussian(A, r_rot, r_tr, rng)

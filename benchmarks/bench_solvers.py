@@ -31,6 +31,8 @@ import numpy as np  # noqa: E402
 
 from kinhec import motion, se3, solvers  # noqa: E402
 
+from _rigs import eye_in_hand_rig  # noqa: E402  (benchmarks/_rigs.py)
+
 #: Budgets [ms] at 200 keyframes (closed forms, LM refinements, RANSAC).
 BUDGET_MS = {
     "park_martin+lm": 20.0,
@@ -42,15 +44,7 @@ CLOSED_FORM_BUDGET_MS = 2.0
 
 def synthetic_sequence(rng: np.random.Generator, n: int):
     """Flange poses ``T_base_ee`` (n, 4, 4) and measured ``B_i = inv(T_cam_target)`` of an eye-in-hand rig."""
-    p = np.array([0.5, 0.0, 0.4]) + rng.uniform(-1, 1, (n, 3)) * np.array([0.2, 0.25, 0.15])
-    tilt_axis = np.c_[rng.normal(size=(n, 2)), np.zeros(n)]
-    tilt_axis /= np.linalg.norm(tilt_axis, axis=1, keepdims=True)
-    tilt = se3.so3_exp(tilt_axis * np.radians(45.0) * np.sqrt(rng.uniform(0, 1, (n, 1))))
-    yaw = se3.so3_exp(np.c_[np.zeros((n, 2)), rng.uniform(-np.pi / 2, np.pi / 2, n)])
-    A = se3.transform_from_rotation_translation(np.diag([1.0, -1.0, -1.0]) @ tilt @ yaw, p)
-    X = se3.transform_from_rotation_translation(se3.so3_exp([0.3, -0.2, 1.2]), [0.03, -0.04, 0.08])
-    Y = se3.transform_from_rotation_translation(se3.so3_exp([0.05, -0.1, 0.7]), [0.55, 0.05, -0.3])
-    T_cam_target = se3.invert_transform(se3.invert_transform(Y) @ A @ X)
+    A, T_cam_target, X, Y = eye_in_hand_rig(rng, n)
     A_meas = A @ se3.se3_exp(np.c_[rng.normal(0, 5e-4, (n, 3)), rng.normal(0, 3e-4, (n, 3))])
     R = T_cam_target[:, :3, :3] @ se3.so3_exp(rng.normal(0, 2e-3, (n, 3)))
     t = T_cam_target[:, :3, 3] + rng.normal(0, 1, (n, 3)) * np.array([0.001, 0.001, 0.003])

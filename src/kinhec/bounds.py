@@ -69,7 +69,7 @@ _SAMPLE_SEED = 140_000
 
 
 @dataclass
-class SequenceBound:
+class SequenceBound(pm.XYCovariance):
     """Cramér-Rao bound of one sequence.
 
     Attributes
@@ -99,16 +99,6 @@ class SequenceBound:
     n_pairs: int
     modelled: bool = True
     notes: list = field(default_factory=list)
-
-    @property
-    def cov_X(self) -> np.ndarray:
-        """Covariance (6, 6) of the right perturbation of ``X``."""
-        return self.cov[:6, :6]
-
-    @property
-    def cov_Y(self) -> np.ndarray:
-        """Covariance (6, 6) of the right perturbation of ``Y``."""
-        return self.cov[6:12, 6:12]
 
 
 def student_t_information_factor(dof) -> float:

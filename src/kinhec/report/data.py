@@ -19,7 +19,7 @@ from kinhec.errors import DatasetFormatError
 from kinhec.io import is_asynchronous
 from kinhec.schema import TRACKS
 from kinhec.solvers.registry import SOLVERS
-from kinhec.viz.results import RESULT_COLUMNS, RESULTS_FILE, ROBUSTNESS_FACTORS, parse_level
+from kinhec.viz.results import RESULTS_FILE, ROBUSTNESS_FACTORS, load_results, parse_level
 
 __all__ = [
     "VALIDATION_FILE",
@@ -96,14 +96,7 @@ def read_results(root: Path) -> pd.DataFrame | None:
     path = Path(root) / RESULTS_FILE
     if not path.is_file():
         return None
-    try:
-        df = pd.read_parquet(path)
-    except Exception as exc:  # pyarrow raises several types for damaged files
-        raise DatasetFormatError(f"{path}: cannot read the results table ({exc})") from None
-    missing = [c for c in RESULT_COLUMNS if c not in df.columns]
-    if missing:
-        raise DatasetFormatError(f"{path}: expected the results columns {list(RESULT_COLUMNS)}, missing {missing}")
-    df = df.copy()
+    df = load_results(path).copy()
     # the index spells sync "sync"/"async" or "synchronous"/"asynchronous": the page uses one spelling
     if "sync" in df.columns:
         df["sync"] = ["asynchronous" if is_asynchronous(v) else "synchronous" for v in df["sync"]]

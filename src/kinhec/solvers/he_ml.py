@@ -102,7 +102,7 @@ _SCALE_START = 0.05
 
 
 @dataclass(frozen=True)
-class HeMlResult:
+class HeMlResult(pm.XYCovariance):
     """Estimate of :func:`he_ml`.
 
     Attributes
@@ -140,16 +140,6 @@ class HeMlResult:
     chi2: np.ndarray
     n_inliers: int = 0
     info: dict = field(default_factory=dict)
-
-    @property
-    def cov_X(self) -> np.ndarray:
-        """Covariance (6, 6) of the right perturbation of ``X``."""
-        return self.cov[:6, :6]
-
-    @property
-    def cov_Y(self) -> np.ndarray:
-        """Covariance (6, 6) of the right perturbation of ``Y``."""
-        return self.cov[6:12, 6:12]
 
 
 def _mv(M: np.ndarray, v: np.ndarray) -> np.ndarray:

@@ -53,9 +53,26 @@ __all__ = [
     "camera_covariance",
     "robot_covariance",
     "residuals",
+    "XYCovariance",
 ]
 
 CONFIGURATIONS = ("eye_in_hand", "eye_to_hand")
+
+
+class XYCovariance:
+    """The ``cov_X`` / ``cov_Y`` blocks of a joint covariance ``cov`` over the right perturbations ``(X, Y, ...)``."""
+
+    cov: np.ndarray
+
+    @property
+    def cov_X(self) -> np.ndarray:
+        """Covariance (6, 6) of the right perturbation of ``X``."""
+        return self.cov[:6, :6]
+
+    @property
+    def cov_Y(self) -> np.ndarray:
+        """Covariance (6, 6) of the right perturbation of ``Y``."""
+        return self.cov[6:12, 6:12]
 
 
 def adjoint(T: np.ndarray) -> np.ndarray:
