@@ -126,6 +126,10 @@ def test_eth_robot_arm_real_clock_offset():
     assert curve is not None and np.argmin(curve["cost"]) in range(8, 13)  # the minimum sits at the estimate
     assert res.determined
     assert np.allclose(res.X[:3, 3], [0.0, -0.015, 0.005], atol=0.004)
+    # the sign: the opposite offset (-0.02 s, the shared README's figure) fits the poses clearly worse
+    flipped = calibrate(hand, eye, fmt="eth", eye_pose="target_T_cam", offset=-0.02)
+    for key in ("rot_deg", "trans_mm"):
+        assert np.median(flipped.residuals[key]) > 1.2 * np.median(res.residuals[key]), key
 
 
 @pytest.fixture(scope="module")
