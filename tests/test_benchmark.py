@@ -336,6 +336,20 @@ def test_finished_parts_are_reused(noise_free, tmp_path, monkeypatch):
     pd.testing.assert_frame_equal(again.results, first.results)
 
 
+def test_parts_of_other_solver_code_are_recomputed(noise_free, tmp_path, monkeypatch):
+    import kinhec.benchmark as bm
+    from kinhec.fingerprint import source_digest
+
+    assert len(source_digest()) == 16 and source_digest() == source_digest()
+    out = tmp_path / "b"
+    first = run_benchmark(noise_free, out=out, solvers=["shah"])
+    assert first.computed_units == 3
+    # the same kinhec version with edited sources (a checkout between two runs): nothing is reused
+    monkeypatch.setattr(bm, "source_digest", lambda: "0" * 16)
+    again = run_benchmark(noise_free, out=out, solvers=["shah"])
+    assert again.computed_units == 3 and again.skipped_units == 0
+
+
 def test_parts_of_other_options_are_not_mixed_in(noise_free, tmp_path):
     out = tmp_path / "b"
     run_benchmark(noise_free, out=out, solvers=["shah"])

@@ -238,6 +238,14 @@ def test_benchmark_runs_on_the_published_copy_with_the_published_rows_and_types(
     assert (df.error.notna()).all() and df.loc[df.eval_sync == "oracle", "time_offset_err_ms"].isna().all()
     est = df[df.eval_sync == "estimated"]
     assert (est.time_offset_err_ms.abs() < 10.0).all()  # offset recovered within 10 ms
+    # same data, same solver, same answer: on every oracle row, the closed forms kinhec defines as the published
+    # toolkit does give the published errors (Andreff: rotation from the rotation rows alone; Shah)
+    pub = theirs.to_pandas()
+    both = df.merge(pub, on=key, suffixes=("", "_pub"))
+    same = both[both.solver.isin(["andreff", "shah"]) & (both.eval_sync == "oracle")]
+    assert len(same) == 2 * 46
+    for col in ("X_rot_err_deg", "X_trans_err_mm"):
+        np.testing.assert_allclose(same[col], same[col + "_pub"], rtol=1e-4, atol=1e-6, err_msg=col)
     # the leaderboard has the published layout: the same headings in the same order
     heads = lambda p: [ln for ln in p.read_text().splitlines() if ln.startswith("#")]  # noqa: E731
     mine_heads = heads(published_copy / "benchmarks" / "leaderboard.md")

@@ -132,12 +132,20 @@ def test_noisy_same_motions_agree_to_machine_precision(configuration):
         d_kept = err(solvers.tsai_lenz(Ap[keep], Bp[keep]), X_cv).max()
         d_all = err(solvers.tsai_lenz(Ap, Bp), X_cv).max()
         assert min(d_kept, d_all) < tight
-        # ANDREFF: identical rotation; translation re-solved with the proper rotation
+        # ANDREFF: OpenCV solves the 12-unknown system (rotation and translation rows together); kinhec
+        # takes the rotation from the rotation rows alone (as the published toolkit does), so on noisy data
+        # the two differ by about the noise: close to each other, and kinhec at least as close to the truth
         X_cv = cv_hand_eye(ch.A_abs, ch.B_abs, HAND_EYE["andreff"])
         X = solvers.andreff(Ap, Bp)
-        d = err(X, X_cv)
-        assert d[0] < tight
-        assert d[1] < max(err(X, ch.X)[1], err(X_cv, ch.X)[1]) + 0.1
+        e_k, e_cv = err(X, ch.X), err(X_cv, ch.X)
+        assert (err(X, X_cv) < np.maximum(e_k, e_cv) + [1e-3, 0.1]).all()
+        assert e_k[0] < 1.5 * e_cv[0] + 0.01
+        # the rotation is the null vector of the stacked (I - R_A (x) R_B), found here with numpy's SVD
+        K = np.concatenate([np.eye(9) - np.kron(a[:3, :3], b[:3, :3]) for a, b in zip(Ap, Bp)])
+        U = np.linalg.svd(K)[2][-1].reshape(3, 3)
+        U = np.sign(np.linalg.det(U)) * U
+        u, _, vt = np.linalg.svd(U)
+        assert np.degrees(se3.rotation_angle(X[:3, :3].T @ (u @ vt))) < tight
 
 
 @pytest.mark.parametrize("configuration", CONFIGURATIONS)

@@ -294,14 +294,31 @@ def test_cartesian_cone_station_and_continuous_sampling():
 
 def test_proposal_sine():
     rng = np.random.default_rng(9)
-    traj = tj.proposal_sine(FREE, rng, duration_s=20.0, n_waypoints=5, rot_angle_range_deg=(10, 30),
-                            trans_range_m=0.2, sampling_mode="stations")  # fmt: skip
-    assert np.allclose(traj.station_times_s, np.linspace(0, 20, 5))
+    traj = tj.proposal_sine(FREE, rng, duration_s=20.0, sampling_mode="stations")
+    assert np.allclose(traj.station_times_s, np.linspace(0, 20, tj.PROPOSAL_SINE_N_KEYFRAMES))
     T = traj.flange_poses(traj.key_times_s)
     assert np.allclose(T[:, :3, :3], traj.key_R, atol=1e-12)
-    Td = traj.flange_poses(np.linspace(0, 20, 2001))
-    p = Td[:, :3, 3] - np.array(tj.FREE6D_WORKSPACE_CENTRE_M)
-    assert np.all(np.abs(p) <= 0.1 + 1e-12) and np.abs(p).max() > 0.05
+    # the translation is the published one: x = 0.5 + 0.5 sin(1.25 t), y = 0.3 cos(1.75 t), z = 0.5 + 0.2 sin(0.75 t)
+    t = np.linspace(0, 20, 2001)
+    p = traj.flange_poses(t)[:, :3, 3]
+    expected = np.stack([0.5 + 0.5 * np.sin(1.25 * t), 0.3 * np.cos(1.75 * t), 0.5 + 0.2 * np.sin(0.75 * t)], axis=1)
+    assert np.allclose(p, expected, atol=1e-12)
+    # keyframe orientations independent and uniform on SO(3): over many, the mean angle between neighbours
+    # is that of two uniform rotations (pi/2 + 2/pi = 2.2 rad), far from small perturbations of one orientation
+    R = tj.proposal_sine(FREE, np.random.default_rng(10), duration_s=20.0, n_keyframes=2001).key_R
+    ang = se3.rotation_angle(np.swapaxes(R[:-1], 1, 2) @ R[1:])
+    assert abs(ang.mean() - (np.pi / 2 + 2 / np.pi)) < 0.05
+    # constant angular rate between keyframes, within free6d's speed caps
+    td = np.linspace(0, 4, 4001)
+    Td = tj.proposal_sine(FREE, np.random.default_rng(11), duration_s=4.0).flange_poses(td)
+    rel = se3.invert_transform(Td[:-1]) @ Td[1:]
+    w = se3.rotation_angle(rel[:, :3, :3]) / np.diff(td)
+    v = np.linalg.norm(np.diff(Td[:, :3, 3], axis=0), axis=1) / np.diff(td)
+    assert w.max() <= tj.FREE6D_SPEED_CAPS[1] + 1e-6 and v.max() <= tj.FREE6D_SPEED_CAPS[0]
+    seg = np.searchsorted(np.linspace(0, 4, tj.PROPOSAL_SINE_N_KEYFRAMES), td[:-1], side="right") - 1
+    for k in range(tj.PROPOSAL_SINE_N_KEYFRAMES - 1):
+        wk = w[(seg == k)][5:-5]
+        assert np.ptp(wk) < 1e-6 * max(1.0, wk.mean())
 
 
 # --------------------------------------------------------------------------- #

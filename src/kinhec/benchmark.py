@@ -75,8 +75,8 @@ work, run on the executors of ``kinhec generate``
 pool, or Dask).  Each finished unit is written atomically to
 ``.kinhec/benchmark/<run fingerprint>/<track>-<shard>.parquet`` (scratch,
 never published; :mod:`kinhec.fingerprint`) with a unit fingerprint
-(protocol version, kinhec version, solvers, synchronisations, the shard's
-sequences and files); a re-run skips every part whose fingerprint still
+(protocol version, kinhec version and a digest of its sources, solvers,
+synchronisations, the shard's sequences and files); a re-run skips every part whose fingerprint still
 matches and recomputes the others.  A run with ``solvers``, ``sync``,
 ``tracks`` or ``max_sequences`` narrower than everything is a subset run: its
 outputs go to ``<out>/subsets/<run fingerprint>/`` and a full run's results
@@ -111,7 +111,7 @@ from kinhec import bounds as _bounds
 from kinhec import io as kio
 from kinhec.errors import InputError, UnknownNameError
 from kinhec.executors import EXECUTORS, drain_after_interrupt, make_executor
-from kinhec.fingerprint import run_fingerprint, run_folders
+from kinhec.fingerprint import run_fingerprint, run_folders, source_digest
 from kinhec.locking import writer_lock
 from kinhec.fsutil import atomic_write, atomic_write_text
 from kinhec.provenance import FINGERPRINT_KEY, data_fingerprint
@@ -674,6 +674,7 @@ def _fingerprint(root: Path, records: list[dict], solvers, syncs) -> str:
     fp = {
         "protocol_version": PROTOCOL_VERSION,
         "kinhec_version": __version__,
+        "kinhec_sources": source_digest(),
         "solvers": list(solvers),
         "sync": list(syncs),
         "sequences": digest,

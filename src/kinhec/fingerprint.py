@@ -15,18 +15,35 @@ among the published files.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from pathlib import Path
 
 from kinhec.locking import STATE_DIR
 
-__all__ = ["SUBSETS_DIR", "run_fingerprint", "run_folders"]
+__all__ = ["SUBSETS_DIR", "run_fingerprint", "run_folders", "source_digest"]
 
 #: Folder (inside the benchmark folder) of the outputs of subset runs, one sub-folder per fingerprint.
 SUBSETS_DIR = "subsets"
 #: Length of the hexadecimal fingerprint used in folder names.
 FINGERPRINT_CHARS = 16
+
+
+@functools.lru_cache(maxsize=1)
+def source_digest() -> str:
+    """SHA-256 (first 16 hex digits) of the kinhec package's Python sources.
+
+    A benchmark part records it, so results computed by other solver or
+    protocol code (an edited checkout between two runs of the same version)
+    are computed again rather than reused.
+    """
+    pkg = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for path in sorted(pkg.rglob("*.py")):
+        h.update(path.relative_to(pkg).as_posix().encode() + b"\0")
+        h.update(path.read_bytes())
+    return h.hexdigest()[:FINGERPRINT_CHARS]
 
 
 def run_fingerprint(*, solvers, sync, sequence_ids, protocol_version: str, kinhec_version: str) -> str:

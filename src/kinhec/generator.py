@@ -165,9 +165,7 @@ def _build_trajectory(r: Recipe, robot, X, camera, target, rng):
                                  trans_range_m=r.trans_range_m, dwell_s=r.dwell_s, sampling_mode=r.sampling_mode,
                                  duration_s=r.duration_s, **common), None, {}  # fmt: skip
     # proposal_sine
-    traj = tj.proposal_sine(robot, rng, duration_s=r.duration_s, n_waypoints=r.n_waypoints,
-                            rot_angle_range_deg=r.rot_angle_range_deg, trans_range_m=r.trans_range_m,
-                            frequency_range_hz=r.frequency_range_hz, sampling_mode=r.sampling_mode)  # fmt: skip
+    traj = tj.proposal_sine(robot, rng, duration_s=r.duration_s, sampling_mode=r.sampling_mode)
     return traj, None, {}
 
 

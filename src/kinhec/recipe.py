@@ -164,24 +164,21 @@ class Recipe:
     n_harmonics : int
         Harmonics per joint of ``joint_sinusoid`` (2; 3 in the temporal track).
     frequency_range_hz : (float, float)
-        Range [Hz] of the base frequency of each sinusoid (``joint_sinusoid``,
-        translation of ``proposal_sine``); harmonic ``h`` runs at ``h`` times it.
+        Range [Hz] of the base frequency of each sinusoid of ``joint_sinusoid``;
+        harmonic ``h`` runs at ``h`` times it.  (``proposal_sine`` has fixed
+        figures: :func:`kinhec.trajectories.proposal_sine`.)
     dwell_s : float
         Dwell [s] at every waypoint / station (the capture happens at its middle).
     cone_half_angle_deg : float
         ``cartesian_cone``: half-angle [deg] of the cone of rotation axes
         (0 = one axis, fully degenerate; 90 = hemisphere).
     rot_angle_range_deg : (float, float)
-        ``cartesian_cone``: range [deg] of the rotation angle between keyframes;
-        ``proposal_sine``: range of the angle of each keyframe rotation from
-        the mean orientation.
+        ``cartesian_cone``: range [deg] of the rotation angle between keyframes.
     n_waypoints : int
-        Keyframes of ``cartesian_cone`` / ``proposal_sine`` (one frame each in
-        station mode).
+        Keyframes of ``cartesian_cone`` (one frame each in station mode).
     trans_range_m : float
         Side [m] of the cube in which the keyframe positions of
-        ``cartesian_cone`` are drawn, and peak-to-peak amplitude [m] of the
-        ``proposal_sine`` translation per axis.
+        ``cartesian_cone`` are drawn.
 
     Robot measurement
     -----------------

@@ -54,6 +54,11 @@ from kinhec.robots import RobotModel
 __all__ = [
     "FREE6D_SPEED_CAPS",
     "FREE6D_WORKSPACE_CENTRE_M",
+    "PROPOSAL_SINE_AMPLITUDE_M",
+    "PROPOSAL_SINE_CENTRE_M",
+    "PROPOSAL_SINE_N_KEYFRAMES",
+    "PROPOSAL_SINE_OMEGA_RAD_S",
+    "PROPOSAL_SINE_PHASE_RAD",
     "JOINT_AMPLITUDE_MAX_RAD",
     "WAYPOINT_SPREAD_RAD",
     "CENTRE_SPREAD_RAD",
@@ -89,6 +94,13 @@ __all__ = [
 FREE6D_SPEED_CAPS = (1.0, math.pi)
 #: Workspace centre [m] of ``free6d`` in its (arbitrary) base frame.
 FREE6D_WORKSPACE_CENTRE_M = (0.5, 0.0, 0.4)
+#: ``proposal_sine`` (free6d), as in the published copy: translation centre [m], amplitude [m],
+#: angular frequency [rad/s] and phase [rad] per base axis, and the number of random keyframe orientations.
+PROPOSAL_SINE_CENTRE_M = (0.5, 0.0, 0.5)
+PROPOSAL_SINE_AMPLITUDE_M = (0.5, 0.3, 0.2)
+PROPOSAL_SINE_OMEGA_RAD_S = (1.25, 1.75, 0.75)
+PROPOSAL_SINE_PHASE_RAD = (0.0, math.pi / 2.0, 0.0)
+PROPOSAL_SINE_N_KEYFRAMES = 5
 #: Largest total amplitude [rad] of a sinusoidal joint (before the limit and speed bounds).
 JOINT_AMPLITUDE_MAX_RAD = 0.6
 #: Half-width [rad] of the box around the centre configuration in which random joint waypoints are drawn.
@@ -969,31 +981,28 @@ def cartesian_cone(robot: RobotModel, rng: np.random.Generator, *, cone_half_ang
     return WaypointPoseTrajectory(knots_T, seg, dwell_s, "cartesian_cone", extra=extra)
 
 
-def proposal_sine(robot: RobotModel, rng: np.random.Generator, *, duration_s: float, n_waypoints: int = 10,
-                  rot_angle_range_deg=(8.0, 15.0), trans_range_m: float = 0.15, frequency_range_hz=(0.08, 0.2),
-                  sampling_mode: str = "continuous") -> SinePoseTrajectory:  # fmt: skip
+def proposal_sine(robot: RobotModel, rng: np.random.Generator, *, duration_s: float,
+                  n_keyframes: int = PROPOSAL_SINE_N_KEYFRAMES, centre_m=PROPOSAL_SINE_CENTRE_M,
+                  amplitude_m=PROPOSAL_SINE_AMPLITUDE_M, omega_rad_s=PROPOSAL_SINE_OMEGA_RAD_S,
+                  phase_rad=PROPOSAL_SINE_PHASE_RAD, sampling_mode: str = "continuous") -> SinePoseTrajectory:  # fmt: skip
     """Sinusoidal translation with SLERP between random keyframe rotations (``free6d``).
 
-    Each base axis ``i`` moves as ``A_i sin(2 pi f_i t + phi_i)`` around the
-    workspace centre with ``A_i = trans_range_m / 2`` and ``f_i`` uniform in
-    ``frequency_range_hz``.  ``n_waypoints`` keyframe rotations
-    ``R_mean exp(theta_k a_k)`` (``R_mean`` uniform, ``a_k`` uniform directions,
-    ``theta_k`` uniform in ``rot_angle_range_deg``) sit at evenly spaced instants
-    over ``[0, duration_s]`` and are joined by constant-rate geodesics.  Station
-    sampling captures the keyframe instants.
+    Base axis ``i`` moves as ``centre_i + A_i sin(omega_i t + phi_i)``; the
+    defaults are the figures of the published copy's ``proposal_sine``
+    sequences, the same for every sequence: ``A = (0.5, 0.3, 0.2)`` m,
+    ``omega = (1.25, 1.75, 0.75)`` rad/s, ``phi = (0, pi/2, 0)`` around
+    ``(0.5, 0, 0.5)`` m.  ``n_keyframes`` orientations (5), each uniform on
+    SO(3) and independent of the others, sit at evenly spaced instants over
+    ``[0, duration_s]`` and are joined by constant-rate geodesics, so the
+    orientation sweeps the whole rotation group: at most 180 deg between
+    keyframes.  Station sampling captures the keyframe instants.
     """
     _require_free(robot, "proposal_sine")
-    k = _check_count(n_waypoints, "n_waypoints", 2)
-    W, _ = workspace_centre(robot)
-    amp = np.full(3, 0.5 * trans_range_m)
-    omega = 2.0 * math.pi * rng.uniform(frequency_range_hz[0], frequency_range_hz[1], 3)
-    phase = rng.uniform(0.0, 2.0 * math.pi, 3)
-    R_mean = se3.random_rotations(rng, 1)[0]
-    theta = np.radians(rng.uniform(rot_angle_range_deg[0], rot_angle_range_deg[1], k))
-    axes = se3.random_unit_vectors(rng, k)
-    key_R = R_mean @ se3.so3_exp(axes * theta[:, None])
+    k = _check_count(n_keyframes, "n_keyframes", 2)
+    key_R = se3.random_rotations(rng, k)
     key_t = np.linspace(0.0, float(duration_s), k)
-    return SinePoseTrajectory(W, amp, omega, phase, key_t, key_R, duration_s, stations=sampling_mode == "stations")
+    return SinePoseTrajectory(centre_m, amplitude_m, omega_rad_s, phase_rad, key_t, key_R, duration_s,
+                              stations=sampling_mode == "stations")  # fmt: skip
 
 
 # --------------------------------------------------------------------------- #
