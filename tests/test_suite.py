@@ -140,7 +140,9 @@ def test_kuka_chain_rms_below_opencv_and_x_near_park(entry, opencv_chain_rms):
     assert prior["statistics"]["rms_px"] < 0.1  # towards the corner noise (free-pose fit: ~0.08 px)
     rot, tr = se3.pose_error(transform_from_pose_json(measured["poses"]["X"]), X_park)
     assert tr < 5.0
-    assert rot < (0.5 if entry == "kuka_1" else 0.6)  # kuka_2 with measured poses: 0.56 deg (see docs)
+    # kuka_2 with measured poses: 0.56 deg, a bias from the arm's position-dependent pose errors
+    # (docs/regression.md, "kuka_2: where the 0.56 deg comes from"); the _prior entry is within 0.5 deg
+    assert rot < (0.5 if entry == "kuka_1" else 0.6)
     rot, tr = se3.pose_error(transform_from_pose_json(prior["poses"]["X"]), X_park)
     assert rot < 0.5 and tr < 5.0
 
