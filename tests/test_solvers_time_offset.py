@@ -143,3 +143,83 @@ def test_time_offset_input_errors():
     bad[0, :3, :3] *= 2.0
     with pytest.raises(InputError, match=r"camera_poses \(rotation block\): expected orthonormal"):
         solvers.estimate_time_offset(t_r, A_r, t_c, bad)
+
+
+# --------------------------------------------------------------------------- #
+# wrong camera frames, drops, jitter and pose noise: generated asynchronous sequences
+# --------------------------------------------------------------------------- #
+def generated(root, **kw):
+    """A generated asynchronous sequence (kinhec's generator), written to ``root`` and loaded back."""
+    from kinhec import io as kio
+    from kinhec.generator import generate_sequence
+    from kinhec.recipe import Recipe
+
+    recipe = dict(sequence_id="mixed-000000", track="mixed", level="test", seed=41, robot="ur5e",
+                  configuration="eye_in_hand", family="joint_sinusoid", camera="hd", sampling_mode="continuous",
+                  sync="async", duration_s=20.0, camera_rate_hz=15.0, time_offset_s=0.0576, time_jitter_std_s=0.005,
+                  camera_drop_fraction=0.1, robot_noise_models=("se3_gaussian",), camera_noise_model="se3_gaussian",
+                  robot_rot_std_rad=5e-4, robot_trans_std_m=5e-4, camera_rot_std_rad=5e-3, camera_trans_std_m=5e-3,
+                  camera_trans_std_z_m=1e-2)  # fmt: skip
+    recipe.update(kw)
+    tables = generate_sequence(Recipe.from_dict(recipe))
+    kio.write_index(root, kio.write_shard(root, "mixed", 0, [tables]))
+    return kio.load_sequence(root, recipe["sequence_id"])
+
+
+def measured_streams(seq):
+    """The measured robot and camera streams, as the benchmark passes them to the estimator."""
+    c_ok = seq.camera.has_measurement & np.isfinite(seq.camera.t)
+    return seq.robot.t, seq.robot.T_base_ee_meas, seq.camera.t[c_ok], seq.camera.T_cam_target_meas[c_ok]
+
+
+# Tolerance: a quarter of the camera period, the step of the lag grid.  Each wrong frame would put two speed
+# spikes of its error over one period into the camera signal; the old Pearson correlation of the raw speeds
+# then lost the peak altogether (errors of hundreds of ms, peak correlation below 0.2).
+@pytest.mark.parametrize(
+    ("family", "camera_hz", "model", "seed"),
+    [("joint_sinusoid", 15.0, "random_pose", 41), ("joint_waypoints", 10.0, "random_pose", 42),
+     ("joint_sinusoid", 30.0, "random_pose", 43), ("joint_sinusoid", 15.0, "gross", 44)],
+)  # fmt: skip
+def test_offset_found_with_a_fifth_of_wrong_frames_and_drops(tmp_path, family, camera_hz, model, seed):
+    seq = generated(tmp_path, family=family, camera_rate_hz=camera_hz, outlier_model=model, outlier_fraction=0.2,
+                    seed=seed)
+    assert seq.camera.outlier.mean() > 0.15 and seq.time_offset == pytest.approx(0.0576)
+    est = solvers.estimate_time_offset(*measured_streams(seq))
+    assert abs(est.offset_s - seq.time_offset) < 0.25 / camera_hz
+    assert est.peak_corr > 0.85 and not est.at_boundary
+
+
+def test_wrong_frames_are_found_and_good_ones_kept(tmp_path):
+    from kinhec.solvers.time_offset import _camera_in_stamp_order, _isolated_outliers
+
+    seq = generated(tmp_path, outlier_model="random_pose", outlier_fraction=0.3, seed=45)
+    c = seq.camera
+    ok = c.has_measurement & np.isfinite(c.t)
+    order = np.argsort(c.t[ok], kind="stable")
+    t, T = _camera_in_stamp_order(c.t[ok][order], c.T_cam_target_meas[ok][order])
+    wrong = c.outlier[ok][order][: t.size]
+    out = _isolated_outliers(t, T[:, :3, :3])
+    assert out[wrong].mean() > 0.97  # adjacent wrong frames too
+    assert out[~wrong].mean() < 0.05
+
+
+def test_noisy_fast_camera_without_outliers(tmp_path):
+    """60 Hz camera with 0.01 rad of rotation noise: frame-to-frame speeds are mostly noise, longer baselines not."""
+    seq = generated(tmp_path, camera_rate_hz=60.0, camera_rot_std_rad=0.01, time_jitter_std_s=0.0, duration_s=30.0,
+                    seed=46)
+    est = solvers.estimate_time_offset(*measured_streams(seq))
+    assert abs(est.offset_s - seq.time_offset) < 0.25 / 60.0
+
+
+def test_helper_streams_with_random_pose_frames():
+    """The unit-test streams with a fifth of the camera frames replaced by random poses."""
+    from kinhec.noise import random_pose_outliers
+
+    for camera_hz in (10.0, 30.0, 60.0):
+        rng = np.random.default_rng(int(camera_hz) + 100)
+        t_r, A_r, t_c, T_ct, _ = streams(rng, 0.137, camera_hz=camera_hz, jitter_s=0.003, drop=0.1)
+        bad = rng.random(t_c.size) < 0.2
+        T_ct = T_ct.copy()
+        T_ct[bad] = random_pose_outliers(T_ct[bad], rng)
+        est = solvers.estimate_time_offset(t_r, A_r, t_c, T_ct)
+        assert abs(est.offset_s - 0.137) < 0.25 / camera_hz, camera_hz

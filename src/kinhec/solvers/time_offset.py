@@ -21,18 +21,44 @@ stream, sample the robot at ``t - offset``.  Hence
 
 Procedure implemented:
 
-1. Camera angular speed between consecutive frames,
-   ``angle(R_k^T R_{k+1}) / (t_{k+1} - t_k)``, placed at the midpoints and
-   resampled linearly onto a regular grid of step ``grid_dt_s`` (frame drops
-   and jitter only change the local spacing).
-2. Robot angular speed on the same grid, shifted by every candidate lag, as a
+1. Wrong camera frames out.  A frame is compared with the rotation its two
+   neighbours predict for its stamp (geodesic interpolation); a frame that
+   alone is wrong (a random pose, a gross error, a pose flip) leaves the
+   largest such residual of the three frames around it, far above the noise.
+   Frames whose residual is a local maximum above both ``OUTLIER_FACTOR``
+   times the lower quartile of all residuals (the noise level) and
+   ``OUTLIER_SPAN_FRACTION`` of the rotation between their neighbours (what a
+   stamp error of half a period would cause) are dropped, and the test is
+   repeated on the frames kept until none is dropped (so that neighbouring
+   wrong frames go too).  The test does not involve the robot, so it does not
+   depend on the offset.  A single wrong frame would otherwise put two spikes
+   of its error divided by the frame period into the camera speed, and these
+   dominate a Pearson correlation.
+2. Camera angular speed over a baseline of ``b`` kept frames,
+   ``angle(R_k^T R_{k+b}) / (t_{k+b} - t_k)``, placed at the midpoints and
+   resampled linearly onto a regular grid of step ``grid_dt_s``.  Pairs that a
+   run of missing frames stretches beyond ``1.5 b`` periods plus one are left
+   out, and so are the grid points in the holes they leave.  ``b`` starts at one
+   frame, or more when the stamps jitter (the baseline then spans ten jitter
+   standard deviations), and doubles while the stream holds at least
+   ``MIN_WINDOWS`` baselines: a longer baseline averages out the pose noise of
+   both streams (which dominates the frame-to-frame speed of a fast, noisy
+   camera) and dilutes any wrong frame step 1 missed.
+3. Robot angular speed on the same grid, shifted by every candidate lag, as a
    central difference ``angle(R(g - w/2)^T R(g + w/2)) / w`` of the
-   interpolated robot poses with ``w`` the median camera period, so that both
+   interpolated robot poses with ``w = b`` median camera periods, so that both
    signals carry the same smoothing.
-3. Normalised (Pearson) cross-correlation for every lag ``tau = j * grid_dt_s``
+4. Normalised (Pearson) cross-correlation for every lag ``tau = j * grid_dt_s``
    in ``[-max_offset_s, max_offset_s]``, each over the samples where both
-   signals exist (at least ``min_overlap`` of the camera span).
-4. The lag of the largest correlation, refined by the vertex of the parabola
+   signals exist (at least ``min_overlap`` of the camera samples), computed for
+   all lags at once as sliding dot products (FFT).
+5. Of the baselines, the one with the most significant peak is kept: Fisher's
+   ``z`` of the peak correlation times the square root of the number of
+   independent samples compared, counted in correlation lengths (the radius of
+   curvature of the peak).  Smoothing raises the correlation, but once the
+   baseline exceeds the time scale of the motion it also widens the peak and
+   leaves fewer independent samples, which this measure charges for.
+6. The lag of the largest correlation, refined by the vertex of the parabola
    through it and its two neighbours (sub-sample refinement).  ``peak_corr`` is
    the correlation at that lag: close to 1 for motion with structure, low
    when the angular speed carries no pattern to align (constant speed, noise
@@ -51,6 +77,14 @@ from kinhec.errors import InputError
 from kinhec.solvers._common import DegenerateMotionWarning
 
 __all__ = ["TimeOffsetEstimate", "estimate_time_offset"]
+
+#: Multiple of the lower quartile of the midpoint residuals above which a camera frame may be wrong.
+OUTLIER_FACTOR = 6.0
+#: Fraction of the rotation between its two neighbours above which a camera frame's residual may be wrong
+#: (a good frame reaches it only with a stamp error of half a frame period).
+OUTLIER_SPAN_FRACTION = 0.25
+#: Fewest baseline windows the camera stream must hold for a baseline to be tried.
+MIN_WINDOWS = 20
 
 CITATION = (
     "F. Furrer, M. Fehr, T. Novkovic, H. Sommer, I. Gilitschenski and R. Siegwart, \"Evaluation of "
@@ -137,6 +171,124 @@ def _camera_in_stamp_order(camera_t, camera_poses):
     return t[keep], T[keep]
 
 
+def _midpoint_residuals(t: np.ndarray, R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Angle between each rotation and the one its two neighbours predict for its stamp [rad].
+
+    Frame ``k`` is compared with the geodesic interpolation of ``R_{k-1}`` and ``R_{k+1}`` at ``t_k`` (the two
+    end frames with the extrapolation of their two nearest neighbours).  On a smooth path the residual is
+    measurement noise, the rotation over the stamp error, and a second-order term of the angular
+    acceleration; a single wrong frame leaves a residual of about its error at its own place and about half
+    of it at its neighbours'.  Returns the residuals and the rotation angles between the two neighbours.
+    """
+    R0 = np.concatenate([R[1:2], R[:-2], R[-3:-2]])
+    R1 = np.concatenate([R[2:3], R[2:], R[-2:-1]])
+    t0 = np.concatenate([t[1:2], t[:-2], t[-3:-2]])
+    t1 = np.concatenate([t[2:3], t[2:], t[-2:-1]])
+    s = (t - t0) / (t1 - t0)
+    rel = se3.so3_log(np.swapaxes(R0, -1, -2) @ R1, check=False)
+    pred = R0 @ se3.so3_exp(s[:, None] * rel)
+    return _angles(pred, R), np.linalg.norm(rel, axis=-1)
+
+
+def _isolated_outliers(t: np.ndarray, R: np.ndarray, passes: int = 10) -> np.ndarray:
+    """Frames whose rotation disagrees with both neighbours while those agree with each other.
+
+    A frame is rejected when its midpoint residual (:func:`_midpoint_residuals`) is the largest of the three
+    around it and exceeds both
+
+    * ``OUTLIER_FACTOR`` times the lower quartile of the residuals of the whole stream (the noise level:
+      the lower quartile holds even when half the residuals are spoilt, each wrong frame spoiling three).
+      For residuals of isotropic Gaussian noise alone (a Maxwell distribution, lower quartile 1.10 standard
+      deviations per axis) the bound lies at 6.6 standard deviations, which a good frame exceeds with a
+      chance of about 2e-9; wrong frames that lift the quartile towards the median raise it to 9.2;
+    * ``OUTLIER_SPAN_FRACTION`` of the rotation between its two neighbours: the residual a good frame gets
+      from a stamp error of half a frame period, or from a stretch of lost frames around it (the
+      prediction over a longer gap is poorer in proportion).
+
+    The test is repeated on the kept frames with the same noise bound (a wrong frame next to another one is
+    found on the next pass), at most ``passes`` times and while more than five frames are left.
+    """
+    out = np.zeros(R.shape[0], dtype=bool)
+    thr = None
+    for _ in range(passes):
+        idx = np.flatnonzero(~out)
+        if idx.size <= 5:
+            break
+        r, span = _midpoint_residuals(t[idx], R[idx])
+        if thr is None:
+            thr = OUTLIER_FACTOR * float(np.quantile(r, 0.25))
+        left = np.concatenate([[-np.inf], r[:-1]])
+        right = np.concatenate([r[1:], [-np.inf]])
+        bad = (r > thr) & (r > OUTLIER_SPAN_FRACTION * span) & (r >= left) & (r >= right)
+        if not bad.any():
+            break
+        out[idx[bad]] = True
+    return out
+
+
+def _camera_speed(tk, Rk, b, period, h):
+    """Camera angular speed over pairs ``b`` kept frames apart, on the grid ``t0 + h * (0 .. m-1)``.
+
+    Returns ``(t0, sig, ok)``, ``ok`` false on the grid points inside a hole of the stream (a run of
+    dropped or rejected frames longer than the pair spans allow), or ``None`` with fewer than two pairs.
+    """
+    span_max = 1.5 * b * period + period
+    dt = tk[b:] - tk[:-b]
+    keep = dt <= span_max  # pairs that a run of missing frames stretches are left out
+    if keep.sum() < 2:
+        return None
+    w = (_angles(Rk[:-b], Rk[b:]) / dt)[keep]
+    t_mid = (0.5 * (tk[:-b] + tk[b:]))[keep]
+    m = int(np.floor((t_mid[-1] - t_mid[0]) / h)) + 1
+    g = t_mid[0] + h * np.arange(m)
+    i = np.clip(np.searchsorted(t_mid, g), 1, t_mid.size - 1)
+    return t_mid[0], np.interp(g, t_mid, w), (t_mid[i] - t_mid[i - 1]) <= span_max
+
+
+def _correlation_by_lag(sig_r, sig_c, cam_ok, min_overlap):
+    """Pearson correlation of ``sig_c`` with every window of ``sig_r`` (NaN where ``sig_r`` is missing).
+
+    Row ``j`` compares the camera with the robot ``j`` grid steps earlier, counted from the far end, so that
+    with ``sig_r`` on ``t0 + h * (-J .. m + J - 1)`` row ``j`` is the lag ``h * (j - J)``.  Every sum over
+    the samples both signals have is a sliding dot product of the masked signals.  Returns ``(corr, n)``.
+    """
+    vr = np.isfinite(sig_r)
+    x = np.where(vr, sig_r, 0.0)
+    y = np.where(cam_ok, sig_c, 0.0)
+    # sliding dot products sum_i a[i + k] v[i] (k = 0 .. 2J) by FFT; no wrap-around reaches them since the
+    # transform is at least as long as a
+    size = 1 << int(np.ceil(np.log2(sig_r.size)))
+    A = np.fft.rfft(np.stack([vr.astype(float), x, x * x]), size)
+    V = np.conj(np.fft.rfft(np.stack([cam_ok.astype(float), y, y * y]), size))
+    pairs = np.fft.irfft(A[[0, 1, 2, 0, 0, 1]] * V[[0, 0, 0, 1, 2, 1]], size)[:, : sig_r.size - sig_c.size + 1]
+    n, sx, sxx, sy, syy, sxy = pairs[:, ::-1]
+    n = np.rint(n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cov = n * sxy - sx * sy
+        var = (n * sxx - sx * sx) * (n * syy - sy * sy)
+        corr = cov / np.sqrt(var)
+    tiny = 1e-12 * np.maximum(n * sxx, 1e-300) * np.maximum(n * syy, 1e-300)
+    corr[(n < max(min_overlap * cam_ok.sum(), 3)) | ~(var > tiny)] = np.nan
+    return corr, n
+
+
+def _significance(corr, n, h, window):
+    """Fisher ``z`` of the correlation peak times the square root of the independent samples behind it.
+
+    The samples are counted in correlation lengths: the radius of curvature of the correlation peak
+    (``window``, the speed baseline, when the peak has no curvature to measure), since neighbouring speed
+    samples within it carry the same information.
+    """
+    j = int(np.nanargmax(corr))
+    tau = window
+    if 0 < j < corr.size - 1 and np.isfinite(corr[j - 1 : j + 2]).all():
+        den = corr[j - 1] - 2.0 * corr[j] + corr[j + 1]
+        if den < 0:
+            tau = max(float(np.sqrt(corr[j] / -den)) * h, h)
+    n_eff = n[j] * h / tau
+    return float(np.arctanh(min(corr[j], 1.0 - 1e-12))) * np.sqrt(max(n_eff - 3.0, 0.0))
+
+
 def estimate_time_offset(
     robot_t,
     robot_poses,
@@ -160,14 +312,16 @@ def estimate_time_offset(
         out of order are taken in stamp order, a repeated stamp once).
     camera_poses : array_like, shape (Nc, 4, 4)
         Camera measurements at ``camera_t``: ``T_cam_target`` or its inverse
-        (either works; only relative rotation angles are used).
+        (either works; only relative rotation angles are used).  Isolated wrong
+        frames are found and left out (module docstring, step 1).
     max_offset_s : float
         Largest offset magnitude searched [s].
     grid_dt_s : float, optional
         Step of the common grid and of the lags [s]; default a quarter of the
         median camera period.
     min_overlap : float
-        Fewest samples (as a fraction of the camera grid) a lag must compare.
+        Fewest samples a lag must compare, as a fraction of the camera grid
+        points that carry a camera speed.
 
     Returns
     -------
@@ -193,57 +347,60 @@ def estimate_time_offset(
     h = period / 4.0 if grid_dt_s is None else float(grid_dt_s)
     if not (np.isfinite(h) and h > 0):
         raise InputError(f"grid_dt_s: expected a positive finite number, got {grid_dt_s!r}")
-
-    # 1. camera angular speed at the midpoints, resampled onto the grid; over a baseline of b frames when the
-    #    stamps jitter (b x period well above the jitter, so the speed is not dominated by stamp noise)
-    b = _baseline_frames(tc, period)
-    Rc = Tc[:, :3, :3]
-    w_c = _angles(Rc[:-b], Rc[b:]) / (tc[b:] - tc[:-b])
-    t_mid = 0.5 * (tc[:-b] + tc[b:])
-    m = int(np.floor((t_mid[-1] - t_mid[0]) / h)) + 1
-    g = t_mid[0] + h * np.arange(m)
-    sig_c = np.interp(g, t_mid, w_c)
-
-    # 2. robot angular speed on the grid extended by the lag range
     J = int(np.floor(max_offset_s / h))
-    k = np.arange(-J, m + J)
-    r_t = t_mid[0] + h * k
-    half = 0.5 * b * period
-    valid_r = (r_t - half >= tr[0]) & (r_t + half <= tr[-1])
-    if not valid_r.any():
+    lags = h * np.arange(-J, J + 1)
+
+    # 1. isolated wrong camera frames out: they become drops
+    Rc = Tc[:, :3, :3]
+    keep = ~_isolated_outliers(tc, Rc) if tc.size > 5 else np.ones(tc.size, dtype=bool)
+    tk, Rk = tc[keep], Rc[keep]
+
+    # 2. camera speeds over baselines b0, 2 b0, 4 b0, ... frames, and the robot poses they need, in one go
+    b0 = _baseline_frames(tc, period)
+    b_max = max(b0, (tk.size - 1) // MIN_WINDOWS)
+    plans, queries = [], []
+    b = b0
+    while b <= b_max:
+        cam = _camera_speed(tk, Rk, b, period, h)
+        if cam is not None:
+            t0, sig_c, cam_ok = cam
+            half = 0.5 * b * period
+            r_t = t0 + h * np.arange(-J, sig_c.size + J)
+            valid_r = (r_t - half >= tr[0]) & (r_t + half <= tr[-1])
+            q = r_t[valid_r]
+            plans.append((b, sig_c, cam_ok, valid_r, q.size))
+            queries += [q - half, q + half]
+        b *= 2
+    n_q = sum(p[-1] for p in plans)
+    if n_q == 0:
         raise InputError(
             f"robot_t, camera_t: expected streams that overlap within max_offset_s = {max_offset_s:g} s, "
             f"got robot [{tr[0]:.6g}, {tr[-1]:.6g}] s and camera [{tc[0]:.6g}, {tc[-1]:.6g}] s"
         )
-    sig_r = np.full(r_t.shape, np.nan)
-    q = r_t[valid_r]
-    P = se3.interpolate_poses(tr, Tr, np.concatenate([q - half, q + half]), out_of_range="clip")
-    sig_r[valid_r] = _angles(P[: q.size, :3, :3], P[q.size :, :3, :3]) / (2.0 * half)
+    Rq = se3.interpolate_poses(tr, Tr, np.concatenate(queries), out_of_range="clip")[:, :3, :3]
 
-    # 3. normalised cross-correlation for every lag: camera g_m vs robot g_m - tau_j
-    lags = h * np.arange(-J, J + 1)
-    win = np.lib.stride_tricks.sliding_window_view(sig_r, m)[::-1]  # row j: robot at g - lags[j]
-    valid = np.isfinite(win)
-    x = np.where(valid, win, 0.0)
-    y = np.where(valid, sig_c[None, :], 0.0)
-    n = valid.sum(axis=1).astype(float)
-    sx, sy = x.sum(1), y.sum(1)
-    sxx, syy, sxy = (x * x).sum(1), (y * y).sum(1), (x * y).sum(1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        cov = n * sxy - sx * sy
-        var = (n * sxx - sx * sx) * (n * syy - sy * sy)
-        corr = cov / np.sqrt(var)
-    tiny = 1e-12 * np.maximum(n * sxx, 1e-300) * np.maximum(n * syy, 1e-300)
-    corr[(n < max(min_overlap * m, 3)) | ~(var > tiny)] = np.nan
+    # 3. correlation for every lag and baseline; the baseline with the most significant peak is kept
+    best = None
+    at = 0
+    for b, sig_c, cam_ok, valid_r, nq in plans:
+        sig_r = np.full(valid_r.shape, np.nan)
+        sig_r[valid_r] = _angles(Rq[at : at + nq], Rq[at + nq : at + 2 * nq]) / (b * period)
+        at += 2 * nq
+        corr_b, n_b = _correlation_by_lag(sig_r, sig_c, cam_ok, min_overlap)
+        if np.isfinite(corr_b).any():
+            z = _significance(corr_b, n_b, h, b * period)
+            if best is None or z > best[0]:
+                best = (z, corr_b)
 
-    if not np.isfinite(corr).any():
+    if best is None:
         warnings.warn(
             "estimate_time_offset: expected angular speeds that vary in time, got constant signals or "
             "too little overlap; returning offset 0 with peak_corr 0",
             DegenerateMotionWarning,
             stacklevel=2,
         )
-        return TimeOffsetEstimate(0.0, 0.0, False, lags, corr, h)
+        return TimeOffsetEstimate(0.0, 0.0, False, lags, np.full(lags.shape, np.nan), h)
+    corr = best[1]
 
     # 4. peak and parabolic sub-sample refinement
     j = int(np.nanargmax(corr))
