@@ -168,6 +168,7 @@ def test_no_recipe_no_row_and_a_wrong_recipe_a_failed_row(data):
     # not pnp, or asynchronous: no pixels
     assert not pixels_available(dict(seq.info.to_dict(), camera_noise_model="se3_gaussian"))
     assert not pixels_available(dict(seq.info.to_dict(), sync="asynchronous"))
+    assert not pixels_available(dict(seq.info.to_dict(), track="mixed"))  # the mixed track's pnp sequences
 
 
 def test_registry_keeps_reprojection_out_of_the_pose_solvers():

@@ -33,7 +33,7 @@ For each sequence and each evaluation synchronisation ``eval_sync``:
    translation, which is what the monocular track shows).
    The pixel solvers (:data:`kinhec.solvers.registry.PIXEL_SOLVERS`:
    ``reprojection``) run where the target corners can be rebuilt
-   (:func:`pixels_available`): camera model ``pnp``, synchronous streams and
+   (:func:`pixels_available`): the ``pnp`` track, camera model ``pnp``, synchronous streams and
    kinhec's recipe in ``extra_json``.  The pixels are not stored;
    :func:`kinhec.observations.recipe_pixels` re-simulates them exactly as the
    generator drew them.  Such a solver receives the same keyframes, the
@@ -377,13 +377,24 @@ def _stored_recipe(info):
     return recipe if isinstance(recipe, dict) else None
 
 
-def pixels_available(info) -> bool:
-    """True where the benchmark can rebuild a sequence's pixels and run the pixel solvers.
+#: Tracks whose pnp sequences get the pixel solvers' rows.
+PIXEL_TRACKS = ("pnp",)
 
-    The camera model is ``pnp``, the streams are synchronous (one robot pose
-    per camera frame) and ``extra_json`` holds kinhec's recipe (copies written
-    by the published toolkit carry none).  ``info`` is an index row.
+
+def pixels_available(info) -> bool:
+    """True where the benchmark runs the pixel solvers on a sequence's rebuilt pixels.
+
+    The sequence belongs to the ``pnp`` track (:data:`PIXEL_TRACKS`), its camera
+    model is ``pnp``, the streams are synchronous (one robot pose per camera
+    frame) and ``extra_json`` holds kinhec's recipe (copies written by the
+    published toolkit carry none).  ``info`` is an index row.  The ``mixed``
+    track's pnp sequences are left out: with up to 200 keyframes the pixel
+    solver costs seconds per sequence there, and their robot errors (joint
+    noise, DH errors), which the solver takes as exact, are the pose solvers'
+    domain.
     """
+    if str(info.get("track")) not in PIXEL_TRACKS:
+        return False
     if str(info.get("camera_noise_model")) != "pnp" or kio.is_asynchronous(info.get("sync")):
         return False
     return _stored_recipe(info) is not None
