@@ -26,6 +26,7 @@ from kinhec.benchmark import (
     evaluate_sequence,
     is_monocular,
     leaderboard_markdown,
+    pixels_available,
     run_benchmark,
 )
 from kinhec.errors import InputError, UnknownNameError
@@ -37,8 +38,9 @@ from kinhec.schema import RESULTS_SCHEMA, TRACKS
 from kinhec.solvers import registry
 from kinhec.solvers.registry import SolverResult, SolverSpec
 
-ALL_SOLVERS = list(registry.SOLVERS)
-SCALE_FREE = [s for s in ALL_SOLVERS if s != "andreff_scale"]
+ALL_SOLVERS = registry.evaluated_names()  # the pose solvers, then reprojection (pixels)
+POSE_SOLVERS = list(registry.SOLVERS)
+SCALE_FREE = [s for s in POSE_SOLVERS if s != "andreff_scale"]
 META = ["track", "level", "robot", "configuration", "family", "sampling_mode", "sync", "camera_noise_model",
         "robot_noise_models", "outlier_fraction", "scale", "time_offset_s", "n_camera_frames",
         "axis_scatter_lambda2", "mean_rot_angle_deg"]  # fmt: skip
@@ -100,7 +102,9 @@ def _expected_keys(man: pd.DataFrame, solvers=ALL_SOLVERS, syncs=EVAL_SYNCS) -> 
     keys = set()
     for _, r in man.iterrows():
         modes = [m for m in syncs if m == "oracle" or kio.is_asynchronous(r["sync"])]
-        for s in solvers:  # every solver on every sequence (the published protocol)
+        for s in solvers:  # every pose solver on every sequence (the published protocol), pixels where rebuilt
+            if registry.evaluated_spec(s).kind == "pixels" and not pixels_available(r):
+                continue
             keys.update((r["sequence_id"], s, m) for m in modes)
     return keys
 
@@ -169,10 +173,14 @@ def test_estimated_rows_only_for_async_sequences(smoke, smoke_run):
 
 def test_solver_specific_columns(smoke, smoke_run):
     df = smoke_run.results
-    kinds = df.solver.map(lambda s: registry.SOLVERS[s].kind)
+    kinds = df.solver.map(lambda s: registry.evaluated_spec(s).kind)
     ok = df.ok
     assert df.loc[(kinds == "axxb"), ["Y_rot_err_deg", "Y_trans_err_mm"]].isna().all().all()
-    assert df.loc[(kinds == "axyb") & ok, ["Y_rot_err_deg", "Y_trans_err_mm"]].notna().all().all()
+    assert df.loc[kinds.isin(["axyb", "pixels"]) & ok, ["Y_rot_err_deg", "Y_trans_err_mm"]].notna().all().all()
+    # the pixel solver: on the pnp sequences only (the smoke tier's are synchronous, with their recipe)
+    man_all = kio.load_manifest(smoke)
+    pnp = set(man_all.loc[man_all.camera_noise_model == "pnp", "sequence_id"])
+    assert pnp and set(df.loc[df.solver == "reprojection", "sequence_id"]) == pnp
     ransac = df.solver == "ransac_park_martin"
     assert df.loc[~ransac & (df.solver != "he_ml"), "n_inliers"].isna().all()
     h = df[(df.solver == "he_ml") & ok]
@@ -213,16 +221,16 @@ def test_noise_free_sequences_give_zero_errors(noise_free_run):
     df = noise_free_run.results
     assert df.ok.all()
     sync = df[df.sequence_id.str.startswith("noise")]
-    assert len(sync) == 2 * len(ALL_SOLVERS)  # every solver, andreff_scale too (its scale: 1)
+    assert len(sync) == 2 * len(POSE_SOLVERS)  # every solver, andreff_scale too (its scale: 1); no pixels here
     assert sync.X_rot_err_deg.max() < 1e-8 and sync.X_trans_err_mm.max() < 1e-6
     axyb = sync[sync.solver.map(lambda s: registry.SOLVERS[s].kind) == "axyb"]
     assert axyb.Y_rot_err_deg.max() < 1e-8 and axyb.Y_trans_err_mm.max() < 1e-6
     # asynchronous: interpolating a 500 Hz robot stream at the true offset is exact to the interpolation error
     orc = df[(df.sequence_id == "temporal-000000") & (df.eval_sync == "oracle")]
-    assert len(orc) == len(ALL_SOLVERS)
+    assert len(orc) == len(POSE_SOLVERS)
     assert orc.X_rot_err_deg.max() < 1e-3 and orc.X_trans_err_mm.max() < 0.01
     est = df[(df.sequence_id == "temporal-000000") & (df.eval_sync == "estimated")]
-    assert len(est) == len(ALL_SOLVERS)
+    assert len(est) == len(POSE_SOLVERS)
     assert est.time_offset_err_ms.abs().max() < 0.5 and est.time_offset_peak_corr.min() > 0.99
     assert est.X_rot_err_deg.max() < 0.01 and est.X_trans_err_mm.max() < 0.1
 
@@ -230,7 +238,7 @@ def test_noise_free_sequences_give_zero_errors(noise_free_run):
 def test_monocular_scale_is_recovered_by_andreff_scale_only(noise_free_run):
     df = noise_free_run.results
     mono = df[df.sequence_id == "monocular-000000"].set_index("solver")
-    assert set(mono.index) == set(ALL_SOLVERS)
+    assert set(mono.index) == set(POSE_SOLVERS)
     s = mono.loc["andreff_scale"]
     assert abs(s.scale_est - 2.0) < 1e-9 and s.scale_err_rel < 1e-9
     assert s.X_trans_err_mm < 1e-6 and s.X_rot_err_deg < 1e-8

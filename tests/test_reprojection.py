@@ -62,6 +62,21 @@ def test_zhang_closed_form_is_exact_without_distortion_and_noise():
     np.testing.assert_allclose(f4, k[:4], rtol=1e-7)
 
 
+def test_homography_of_a_four_point_view_is_exact():
+    """Four points (a 2x2 marker) give an 8 x 9 DLT system: its null vector is the homography."""
+    rng = np.random.default_rng(7)
+    *_, T_ct, _ = _scene(rng, n=3)
+    pts = np.array([[-0.02, 0.02, 0.0], [0.02, 0.02, 0.0], [-0.02, -0.02, 0.0], [0.02, -0.02, 0.0]])
+    k = np.array([1400.0, 1400.0, 960.0, 540.0, 0, 0, 0, 0, 0])
+    uv = project(k, T_ct, pts)
+    H = homographies(pack_views([pts] * 3, list(uv)))
+    p = np.einsum("nij,kj->nki", H, np.c_[pts[:, :2], np.ones(4)])
+    np.testing.assert_allclose(p[..., :2] / p[..., 2:], uv, atol=1e-8)
+    cal = calibrate_camera(pack_views([pts] * 3, list(uv)), (1920, 1080), intrinsics=k)
+    rot, tr = se3.pose_error(cal.T_cam_target, T_ct)
+    assert rot.max() < 1e-6 and tr.max() < 1e-6
+
+
 def test_calibrate_camera_recovers_distortion():
     rng = np.random.default_rng(2)
     *_, T_ct, pts = _scene(rng, n=15)

@@ -31,10 +31,22 @@ For each sequence and each evaluation synchronisation ``eval_sync``:
    ``andreff_scale`` too (on a metric sequence it estimates a scale near 1),
    and the scale-free solvers on monocular sequences (they then fail on the
    translation, which is what the monocular track shows).
+   The pixel solvers (:data:`kinhec.solvers.registry.PIXEL_SOLVERS`:
+   ``reprojection``) run where the target corners can be rebuilt
+   (:func:`pixels_available`): the ``pnp`` track, camera model ``pnp``, synchronous streams and
+   kinhec's recipe in ``extra_json``.  The pixels are not stored;
+   :func:`kinhec.observations.recipe_pixels` re-simulates them exactly as the
+   generator drew them.  Such a solver receives the same keyframes, the
+   measured flange poses there and the detected corners of those frames, with
+   the intrinsics of the camera preset held fixed (the PnP behind the pose
+   solvers' camera poses used them too).  Its rows carry every column of the
+   others (``Y_*`` included, ``n_motions`` = views); a sequence without
+   pixels gets no row of it, so the rows of a copy written by the published
+   toolkit are the published ones.
 4. **Scores.**  Geodesic rotation error [deg] and Euclidean translation error
    [mm] of ``X`` (and ``Y``) against the metric ground truth
    (:func:`kinhec.se3.pose_error`); wall time of the solver call alone
-   [ms]; the clock-offset error ``(estimate - truth)`` [ms]; for
+   [ms] (for a pixel solver, rebuilding the pixels is not counted); the clock-offset error ``(estimate - truth)`` [ms]; for
    ``andreff_scale`` the scale estimate and its relative error
    ``|s_est - s_true| / s_true``.
 
@@ -43,7 +55,9 @@ A solver that raises gets a row with ``ok = False`` and ``error =
 A :class:`~kinhec.solvers.DegenerateMotionWarning` keeps ``ok = True`` and
 is noted in ``error``.  A sequence that cannot be read, paired or (for
 ``estimated``) time-aligned gives ``ok = False`` rows for every solver, so
-``results.parquet`` always holds sequences x solvers x eval_sync rows.
+``results.parquet`` always holds sequences x solvers x eval_sync rows (a pixel solver: on the
+sequences with pixels).  A pixel solver whose pixels cannot be rebuilt, or whose rebuilt poses are not
+the stored ones, gets ``ok = False`` rows saying so.
 
 Columns that do not apply are NaN: the three ``time_offset_*`` estimation
 columns and ``time_offset_err_ms`` on ``oracle`` rows (the pairing used the
@@ -58,7 +72,9 @@ After the published columns come the Cramér-Rao bound of the sequence
 efficient estimator on the same keyframe pairs, :mod:`kinhec.bounds`), each
 row's efficiency (``X_*_efficiency`` = error / bound) and ``crlb_modelled``
 (False for outliers and DH errors, which the bound does not model); see
-:func:`add_bound_columns`.
+:func:`add_bound_columns`.  The pixel solvers' rows carry the same bound: it
+uses the first-order PnP covariance of the corners' noise, so to first order
+the pose pairs hold what the pixels tell about ``X`` and ``Y``.
 
 Outputs (in ``DATA/benchmarks/`` unless ``out`` says otherwise)
 --------------------------------------------------------------
@@ -135,6 +151,7 @@ __all__ = [
     "run_unit",
     "evaluate_sequence",
     "is_monocular",
+    "pixels_available",
     "protocol_info",
     "summarize_results",
     "leaderboard_markdown",
@@ -155,6 +172,8 @@ RESULTS_DIR = "benchmarks"
 PART_METADATA_KEY = "kinhec.benchmark"
 #: The solver that estimates the camera-translation scale (it runs on every sequence).
 SCALE_SOLVER = "andreff_scale"
+#: Kind of the solvers on pixels (:data:`kinhec.solvers.registry.PIXEL_SOLVERS`).
+PIXEL_KIND = "pixels"
 
 RESULTS_FILE = "results.parquet"
 RESULTS_CSV_FILE = "results.csv"
@@ -194,14 +213,15 @@ def _names(value, what: str) -> list[str]:
 
 
 def _check_solvers(solvers) -> list[str]:
-    """Registry names in leaderboard order; unknown names raise :class:`UnknownNameError`."""
+    """Solver names (pose, pixel and plug-in) in leaderboard order; unknown names raise :class:`UnknownNameError`."""
+    known = _registry.evaluated_names()
     if solvers is None:
-        return list(_registry.SOLVERS)
+        return known
     wanted = _names(solvers, "solvers")
     for name in wanted:
-        if name not in _registry.SOLVERS:
-            raise UnknownNameError("solver", name, _registry.SOLVERS)
-    return [n for n in _registry.SOLVERS if n in wanted]
+        if name not in known:
+            raise UnknownNameError("solver", name, known)
+    return [n for n in known if n in wanted]
 
 
 def _check_tracks(tracks) -> list[str] | None:
@@ -326,8 +346,58 @@ def _modes(info, syncs) -> list[str]:
 
 
 def _solvers_for(info, specs) -> list:
-    """Every solver runs on every sequence (the published protocol), ``andreff_scale`` included."""
-    return list(specs)
+    """The solvers of a sequence's rows.
+
+    Every pose solver runs on every sequence (the published protocol),
+    ``andreff_scale`` included; a pixel solver only where the pixels can be
+    rebuilt (:func:`pixels_available`).
+    """
+    pixels = None
+    out = []
+    for spec in specs:
+        if spec.kind == PIXEL_KIND:
+            if pixels is None:
+                pixels = pixels_available(info)
+            if not pixels:
+                continue
+        out.append(spec)
+    return out
+
+
+def _stored_recipe(info):
+    """The kinhec recipe in an index row's ``extra_json`` (a dict), or None."""
+    text = info.get("extra_json")
+    if _missing(text) or not isinstance(text, str) or '"recipe"' not in text:
+        return None
+    try:
+        extra = jsonutil.loads(text)
+    except Exception:  # an unreadable extra_json: no recipe, hence no pixels
+        return None
+    recipe = extra.get("recipe") if isinstance(extra, dict) else None
+    return recipe if isinstance(recipe, dict) else None
+
+
+#: Tracks whose pnp sequences get the pixel solvers' rows.
+PIXEL_TRACKS = ("pnp",)
+
+
+def pixels_available(info) -> bool:
+    """True where the benchmark runs the pixel solvers on a sequence's rebuilt pixels.
+
+    The sequence belongs to the ``pnp`` track (:data:`PIXEL_TRACKS`), its camera
+    model is ``pnp``, the streams are synchronous (one robot pose per camera
+    frame) and ``extra_json`` holds kinhec's recipe (copies written by the
+    published toolkit carry none).  ``info`` is an index row.  The ``mixed``
+    track's pnp sequences are left out: with up to 200 keyframes the pixel
+    solver costs seconds per sequence there, and their robot errors (joint
+    noise, DH errors), which the solver takes as exact, are the pose solvers'
+    domain.
+    """
+    if str(info.get("track")) not in PIXEL_TRACKS:
+        return False
+    if str(info.get("camera_noise_model")) != "pnp" or kio.is_asynchronous(info.get("sync")):
+        return False
+    return _stored_recipe(info) is not None
 
 
 def _estimate_offset(seq):
@@ -346,16 +416,52 @@ def _estimate_offset(seq):
 
 
 def _solver_input(seq, time_offset):
-    """Keyframe pairs for ``A X = Y B`` and consecutive keyframe motions for ``A X = X B``."""
-    Ak, Bk = seq.axyb_keyframe_poses(
-        KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS_M, KEYFRAME_MAX, time_offset=time_offset
+    """Keyframe pairs for ``A X = Y B``, consecutive keyframe motions for ``A X = X B``, and the keyframes."""
+    Ak, Bk, idx = seq.axyb_keyframe_poses(
+        KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS_M, KEYFRAME_MAX, time_offset=time_offset, return_index=True
     )
     if Ak.shape[0] < 2:
         A = B = np.zeros((0, 4, 4))
     else:
         A = se3.invert_transform(Ak[:-1], check=False) @ Ak[1:]
         B = se3.invert_transform(Bk[:-1], check=False) @ Bk[1:]
-    return {"axxb": (A, B), "axyb": (Ak, Bk)}
+    return {"axxb": (A, B), "axyb": (Ak, Bk), "keyframes": idx}
+
+
+#: Largest disagreement [deg, mm] between a rebuilt measured pose and the stored one before the pixels are refused.
+PIXEL_CHECK_TOL = (1e-4, 1e-3)
+
+
+def _pixel_input(seq, inputs):
+    """``(T_base_ee, PixelViews)`` at the protocol's keyframes of a synchronous ``pnp`` sequence.
+
+    The pixels are re-simulated from the recipe (:func:`kinhec.observations.recipe_pixels`);
+    the robot poses are the stored measured ones (those the pose solvers get), and the intrinsics
+    those of the camera preset, held fixed (the generator's PnP used them too).  The rebuilt
+    measured poses must be the stored ones at every keyframe, else the pixels are not those of
+    the sequence and :class:`~kinhec.errors.InputError` says so.
+    """
+    from kinhec.observations import recipe_pixels
+    from kinhec.solvers.reprojection import PixelViews
+
+    recipe = _stored_recipe(seq.info)
+    if recipe is None:
+        raise InputError(f"sequence {seq.sequence_id!r}: no kinhec recipe in extra_json, the pixels cannot be rebuilt")
+    A, _ = inputs["axyb"]
+    idx = inputs["keyframes"]
+    px = recipe_pixels(recipe)
+    n = px.uv_px.shape[0]
+    if n != len(seq.camera) or (idx.size and idx.max() >= n):
+        raise InputError(f"sequence {seq.sequence_id!r}: the recipe rebuilds {n} camera frames, the sequence has "
+                         f"{len(seq.camera)}")  # fmt: skip
+    rot_r, tr_r = se3.pose_error(px.T_base_ee_meas[idx], A)
+    rot_c, tr_c = se3.pose_error(px.T_cam_target_meas[idx], seq.camera.T_cam_target_meas[idx])
+    worst = (float(np.max(np.r_[rot_r, rot_c], initial=0.0)), float(np.max(np.r_[tr_r, tr_c], initial=0.0)))
+    if not (worst[0] <= PIXEL_CHECK_TOL[0] and worst[1] <= PIXEL_CHECK_TOL[1]):
+        raise InputError(f"sequence {seq.sequence_id!r}: the recipe's measured poses differ from the stored ones by "
+                         f"up to {worst[0]:.3g} deg / {worst[1]:.3g} mm; the pixels are not those of the sequence")  # fmt: skip
+    p3, p2 = px.views(idx)
+    return A, PixelViews(p3, p2, px.image_size, seq.configuration, px.intrinsics)
 
 
 def _finite_pose(T) -> np.ndarray | None:
@@ -377,6 +483,15 @@ def _run_solvers(seq, specs, inputs, scale_true: float, meta: dict, mode: str, t
     Y_est = np.full((len(specs), 4, 4), np.nan)
     for k, spec in enumerate(specs):
         row = _row(meta, mode, spec.name, timing)
+        if spec.kind == PIXEL_KIND and PIXEL_KIND not in inputs:
+            try:
+                inputs[PIXEL_KIND] = _pixel_input(seq, inputs)
+            except Exception as exc:  # every pixel solver of the sequence gets the reason
+                inputs[PIXEL_KIND] = exc
+        if isinstance(inputs[spec.kind], BaseException):
+            row["error"] = "pixels could not be rebuilt: " + _error_text(inputs[spec.kind])
+            rows.append(row)
+            continue
         A, B = inputs[spec.kind]
         row["n_motions"] = int(A.shape[0])
         note = None
@@ -388,10 +503,11 @@ def _run_solvers(seq, specs, inputs, scale_true: float, meta: dict, mode: str, t
             except Exception as exc:  # recorded; the run goes on
                 res, note = None, _error_text(exc)
             row["runtime_ms"] = 1000.0 * (time.perf_counter() - t0)
+        with_y = spec.kind in _WITH_Y
         if res is not None:
             X = _finite_pose(res.X)
-            Y = _finite_pose(res.Y) if spec.kind == "axyb" else None
-            if X is None or (spec.kind == "axyb" and Y is None):
+            Y = _finite_pose(res.Y) if with_y else None
+            if X is None or (with_y and Y is None):
                 which = "X" if X is None else "Y"
                 note = f"NonFiniteEstimate: expected a finite 4x4 {which}, got NaN/inf entries or another shape"
             else:
@@ -415,10 +531,13 @@ def _run_solvers(seq, specs, inputs, scale_true: float, meta: dict, mode: str, t
         yr, yt = se3.pose_error(Y_est, seq.Y)
         for k, row in enumerate(rows):
             row["X_rot_err_deg"], row["X_trans_err_mm"] = float(xr[k]), float(xt[k])
-            if specs[k].kind == "axyb":
+            if specs[k].kind in _WITH_Y:
                 row["Y_rot_err_deg"], row["Y_trans_err_mm"] = float(yr[k]), float(yt[k])
     return rows
 
+
+#: Kinds of solvers that return ``Y`` too.
+_WITH_Y = ("axyb", "pixels")
 
 _NAN_TIMING = {"time_offset_runtime_ms": math.nan, "time_offset_peak_corr": math.nan, "time_offset_est_s": math.nan}
 
@@ -487,7 +606,8 @@ def evaluate_sequence(seq, solvers=None, sync=EVAL_SYNCS) -> pd.DataFrame:
         A sequence from :func:`kinhec.io.load_sequence` or
         :func:`kinhec.io.iter_sequences`.
     solvers : iterable of str, optional
-        Registry names (default: all, run on every sequence).
+        Solver names (default: all; a pixel solver only where
+        :func:`pixels_available`, with the recipe in ``seq.info["extra_json"]``).
     sync : iterable of str
         Evaluation synchronisations, a subset of :data:`EVAL_SYNCS`
         (``estimated`` applies to asynchronous sequences only).
@@ -505,7 +625,7 @@ def evaluate_sequence(seq, solvers=None, sync=EVAL_SYNCS) -> pd.DataFrame:
     """
     names = _check_solvers(solvers)
     syncs = _check_sync(sync)
-    specs = [_registry.SOLVERS[n] for n in names]
+    specs = [_registry.evaluated_spec(n) for n in names]
     return _results_table(_evaluate(seq, specs, syncs)).to_pandas()
 
 
@@ -602,9 +722,9 @@ def run_unit(task: BenchmarkTask) -> UnitOutcome:
     t0 = time.process_time()
     current = None
     try:
-        if any(n not in _registry.SOLVERS for n in task.solvers):  # a fresh worker: import the plug-ins
+        if any(n not in _registry.evaluated_names() for n in task.solvers):  # a fresh worker: import the plug-ins
             _registry.load_plugins(task.solver_modules)
-        specs = [_registry.SOLVERS[n] for n in task.solvers]
+        specs = [_registry.evaluated_spec(n) for n in task.solvers]
         rows: list[dict] = []
         for rec, seq in _loaded(task.root, task.records):
             current = rec.get("sequence_id")
@@ -723,6 +843,20 @@ def _plan(root: Path, manifest: pd.DataFrame, parts: Path, solvers, syncs, solve
     return tasks
 
 
+def _slim_recipes(manifest: pd.DataFrame, pixels: bool) -> pd.DataFrame:
+    """The index without the generation recipes, which keeps the tasks small.
+
+    With a pixel solver to run, the rows whose pixels can be rebuilt keep
+    ``extra_json`` cut down to ``{"recipe": ...}``; every other row has None there.
+    """
+    out = manifest.drop(columns=[c for c in _RECIPE_COLUMNS if c in manifest.columns])
+    if pixels and "extra_json" in manifest.columns:
+        rows = manifest.to_dict("records")
+        out["extra_json"] = [jsonutil.dumps({"recipe": _stored_recipe(r)}) if pixels_available(r) else None
+                             for r in rows]  # fmt: skip
+    return out
+
+
 def _select(manifest: pd.DataFrame, tracks, max_sequences) -> pd.DataFrame:
     man = manifest
     if tracks is not None:
@@ -836,8 +970,9 @@ def run_benchmark(
     out : str or Path, optional
         Output folder (default ``root/benchmarks``).
     solvers : iterable of str, optional
-        Registry names (default: every registered solver: the eleven
-        published baselines, ``he_ml`` and the plug-ins).
+        Solver names (default: every solver: the eleven published
+        baselines, ``he_ml``, the pixel solver ``reprojection`` (on the
+        sequences whose pixels can be rebuilt) and the plug-ins).
     solver_modules : iterable of str
         Modules (or ``.py`` files) registering plug-in solvers, imported first;
         the ``kinhec.solvers`` entry points are loaded too
@@ -902,15 +1037,14 @@ def run_benchmark(
         root = Path(root)
     except TypeError:
         raise InputError(f"root: expected a folder path, got {type(root).__name__}") from None
-    manifest = kio.load_manifest(root)
-    # the generation recipes are not needed to evaluate a sequence; leaving them out keeps the tasks small
-    manifest = manifest.drop(columns=[c for c in _RECIPE_COLUMNS if c in manifest.columns])
+    manifest = _slim_recipes(kio.load_manifest(root),
+                             any(_registry.evaluated_spec(n).kind == PIXEL_KIND for n in solver_list))  # fmt: skip
     selected = _select(manifest, track_list, max_sequences)
     bench_dir = root / RESULTS_DIR if out is None else Path(out)
     if bench_dir.exists() and not bench_dir.is_dir():
         raise InputError(f"out: expected a folder, got the file {bench_dir}")
     # a subset run (other solvers, syncs or sequences) gets its own folder and never replaces a full run
-    full = solver_list == list(_registry.SOLVERS) and sync_list == list(EVAL_SYNCS) and len(selected) == len(manifest)
+    full = solver_list == _registry.evaluated_names() and sync_list == list(EVAL_SYNCS) and len(selected) == len(manifest)
     fingerprint = run_fingerprint(solvers=solver_list, sync=sync_list, sequence_ids=list(selected["sequence_id"]),
                                   protocol_version=PROTOCOL_VERSION, kinhec_version=__version__)  # fmt: skip
     where = run_folders(root, bench_dir, fingerprint, full=full)
@@ -1083,7 +1217,22 @@ def protocol_info(solvers=None, sync=EVAL_SYNCS) -> dict:
             "axxb": "consecutive keyframe motions A = inv(A_i) A_j, B = inv(B_i) B_j",
             "axyb": "absolute keyframe pairs A_i = T_base_ee, B_i = inv(T_cam_target) (eye-in-hand) or "
                     "T_cam_target (eye-to-hand)",
-            "n_motions": "motions given to an axxb solver; pairs given to an axyb solver",
+            "pixels": "the target corners of the same keyframes, re-simulated from the recipe in extra_json, with "
+                      "the measured robot poses A_i",
+            "n_motions": "motions given to an axxb solver; pairs given to an axyb solver; views given to a pixel "
+                         "solver",
+        },  # fmt: skip
+        "pixel_solvers": {
+            "runs_on": "sequences with camera_noise_model 'pnp', synchronous streams and kinhec's recipe in "
+                       "extra_json (the pixels are not stored; copies without a recipe get no row); oracle pairing",
+            "views": "the keyframes of the pose solvers; the points a detector reports (inside the image with the "
+                     "visibility margin), with the pixel noise the generator drew",
+            "intrinsics": "the camera preset's (fx = fy = f_px, cx, cy, no distortion), held fixed, as in the "
+                          "generator's PnP",
+            "robot_poses": "as measured, not refined",
+            "loss": "Huber on each pixel coordinate, threshold 1.5 px",
+            "check": f"the recipe's measured poses equal the stored ones at every keyframe (within "
+                     f"{PIXEL_CHECK_TOL[0]} deg / {PIXEL_CHECK_TOL[1]} mm), else ok = False",
         },  # fmt: skip
         "monocular": {
             "rule": "world_frame == 'vo_origin' or scale != 1",
@@ -1094,7 +1243,7 @@ def protocol_info(solvers=None, sync=EVAL_SYNCS) -> dict:
         "metrics": {
             "X_rot_err_deg": "geodesic angle of inv(R_true) R_est [deg]",
             "X_trans_err_mm": "Euclidean distance of the translations [mm], against the metric ground truth",
-            "Y_rot_err_deg / Y_trans_err_mm": "the same for Y (axyb solvers)",
+            "Y_rot_err_deg / Y_trans_err_mm": "the same for Y (axyb and pixel solvers)",
             "runtime_ms": "wall time of the solver call alone (time.perf_counter), input checks included",
             "time_offset_err_ms": "(estimated - true offset) * 1000",
             "scale_err_rel": "|s_est - s_true| / s_true (andreff_scale)",
@@ -1112,10 +1261,9 @@ def protocol_info(solvers=None, sync=EVAL_SYNCS) -> dict:
         },
         "lm_refinement": {"max_nfev": _defaults(_refine_mod.refine_lm).get("max_nfev")},
         "solvers": [
-            {"name": n, "kind": _registry.SOLVERS[n].kind, "returns": _registry.SOLVERS[n].returns,
-             "citation": _registry.SOLVERS[n].citation, "description": _registry.SOLVERS[n].description,
-             **({"plugin": True, "module": _registry.SOLVERS[n].module} if _registry.is_plugin(n) else {})}
-            for n in names
+            {"name": n, "kind": spec.kind, "returns": spec.returns, "citation": spec.citation,
+             "description": spec.description, **({"plugin": True, "module": spec.module} if _registry.is_plugin(n) else {})}
+            for n in names for spec in [_registry.evaluated_spec(n)]
         ],  # fmt: skip
         "versions": {
             "kinhec": __version__,
@@ -1223,7 +1371,7 @@ def summarize_results(results: pd.DataFrame, solvers=None) -> dict:
         ``clock_offset[track]`` -> the clock-offset estimation, one value per
         sequence (``estimated`` rows); ``efficiency`` -> :func:`efficiency_summary`.
     """
-    solver_order = list(_registry.SOLVERS) if solvers is None else list(solvers)
+    solver_order = _registry.evaluated_names() if solvers is None else list(solvers)
     out: dict = {"sequences": {}, "results": {}, "levels": {}, "clock_offset": {}, "efficiency": {}}
     if results is None or len(results) == 0:
         return out
@@ -1273,7 +1421,7 @@ def efficiency_summary(results: pd.DataFrame, solvers=None) -> dict:
     """
     if results is None or len(results) == 0 or not all(c in results.columns for c in _EFFICIENCY_COLUMNS):
         return {}
-    solver_order = list(_registry.SOLVERS) if solvers is None else list(solvers)
+    solver_order = _registry.evaluated_names() if solvers is None else list(solvers)
     df = results[_strings(results["eval_sync"]) == "oracle"]
     track, solver = _strings(df["track"]), _strings(df["solver"])
     eff = {c: _num(df[c]) for c in _EFFICIENCY_COLUMNS}
@@ -1301,7 +1449,7 @@ def efficiency_markdown(results: pd.DataFrame, solvers=None, *, summary=None) ->
     if not eff:
         return ""
     used = _ordered([s for per in eff.values() for s in per],
-                    list(_registry.SOLVERS) if solvers is None else list(solvers))  # fmt: skip
+                    _registry.evaluated_names() if solvers is None else list(solvers))  # fmt: skip
     lines = ["## Efficiency (error / Cramér-Rao bound)", "",
              "Median over the sequences of each solver's X error divided by the sequence's Cramér-Rao bound "
              "(rotation / translation, `oracle`); 1 is the best any unbiased solver can do on the same keyframe "
@@ -1370,7 +1518,7 @@ def leaderboard_markdown(results: pd.DataFrame, solvers=None, dataset: str | Non
     value and solver (``oracle``; a sequence without that factor is listed
     under its whole level).
     """
-    solver_order = list(_registry.SOLVERS) if solvers is None else list(solvers)
+    solver_order = _registry.evaluated_names() if solvers is None else list(solvers)
     summ = summarize_results(results, solver_order) if summary is None else summary
     res = summ["results"]
     lines = [

@@ -458,7 +458,8 @@ def clean(ctx, root, dry_run, partial, data, build, all_, yes, force):
 @click.option("--out", "out", type=click.Path(file_okay=False), default=None, help="Output folder (default DATA/benchmarks).")
 @click.option("--solvers", cls=_MultiValue,
               help="Only these solvers, baselines or plug-ins (" + _SEVERAL.format(ex="--solvers shah tsai_lenz") +
-                   "; default: kinhec's twelve solvers and every plug-in).")
+                   "; default: kinhec's thirteen solvers, reprojection on the sequences with pixels, and every "
+                   "plug-in).")
 @click.option("--solver-module", "solver_modules", multiple=True, metavar="MODULE",
               help="Import this module (mypkg.mysolvers) or .py file first; its kinhec.solvers.register calls add "
                    "plug-in solvers (repeatable).")

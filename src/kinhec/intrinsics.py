@@ -194,7 +194,8 @@ def homographies(views: PackedViews) -> np.ndarray:
         M[0::2, 6:9] = -d[:, :1] * np.column_stack([s, one])
         M[1::2, 3:6] = np.column_stack([s, one])
         M[1::2, 6:9] = -d[:, 1:2] * np.column_stack([s, one])
-        Hn = np.linalg.svd(M, full_matrices=False)[2][-1].reshape(3, 3)
+        # with four points M is 8 x 9, and only the full V holds its null vector (five or more: the same V as before)
+        Hn = np.linalg.svd(M, full_matrices=M.shape[0] < 9)[2][-1].reshape(3, 3)
         H = np.linalg.solve(Td, Hn @ Ts)
         out[i] = H / H[2, 2]
     return out

@@ -52,7 +52,7 @@ def inventory() -> dict:
         registry = None
     if registry is not None:
         registry.load_plugins()  # plug-ins of installed packages (kinhec.solvers entry points) are listed too
-        for spec in registry.SOLVERS.values():
+        for spec in [*registry.SOLVERS.values(), *registry.PIXEL_SOLVERS.values()]:
             entry = {"name": spec.name, "kind": spec.kind, "citation": getattr(spec, "citation", "")}
             if getattr(spec, "plugin", False):
                 entry.update(plugin=True, module=spec.module)

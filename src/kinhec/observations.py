@@ -62,6 +62,8 @@ __all__ = [
     "pose_json",
     "transform_from_pose_json",
     "observations_from_recipe",
+    "RecipePixels",
+    "recipe_pixels",
     "PosePairs",
     "PoseStreams",
     "read_pose_pairs",
@@ -359,21 +361,68 @@ def write_observations(path, obs: ObservationSet) -> Path:
     return path
 
 
-def observations_from_recipe(recipe) -> tuple[ObservationSet, dict]:
-    """Pixel observations of a generated ``pnp`` sequence and its ground truth.
+@dataclass(frozen=True)
+class RecipePixels:
+    """The pixels of every camera frame of a generated ``pnp`` sequence, as the generator drew them.
+
+    Attributes
+    ----------
+    sequence_id : str
+    configuration : {"eye_in_hand", "eye_to_hand"}
+    image_size : (int, int)
+        ``(width, height)`` [px].
+    intrinsics : ndarray, shape (9,)
+        The camera preset's ``(fx, fy, cx, cy, k1, k2, p1, p2, k3)`` (no distortion).
+    points_m : ndarray, shape (P, 3)
+        Target points [m] in the target frame.
+    uv_px : ndarray, shape (N, P, 2)
+        Noisy pixels of every point in every camera frame [px] (also where no detector would report them).
+    detected : ndarray of bool, shape (N, P)
+        Points a detector reports: positive depth, inside the image with the visibility margin.
+    T_base_ee_meas : ndarray, shape (N, 4, 4)
+        Measured flange pose at each camera frame [m].
+    T_cam_target_meas : ndarray, shape (N, 4, 4)
+        The measured pose of each frame (the PnP on these pixels; outliers where the recipe has them; NaN
+        where there is no measurement).
+    X, Y : ndarray, shape (4, 4)
+        Ground truth.
+    """
+
+    sequence_id: str
+    configuration: str
+    image_size: tuple
+    intrinsics: np.ndarray
+    points_m: np.ndarray
+    uv_px: np.ndarray
+    detected: np.ndarray
+    T_base_ee_meas: np.ndarray
+    T_cam_target_meas: np.ndarray
+    X: np.ndarray
+    Y: np.ndarray
+
+    @property
+    def has_measurement(self) -> np.ndarray:
+        """Frames with a finite measured pose, shape (N,)."""
+        return np.isfinite(self.T_cam_target_meas).all(axis=(1, 2))
+
+    def views(self, frames):
+        """``(points_3d, points_2d)`` lists of the detected points of camera frames ``frames``."""
+        return ([self.points_m[self.detected[i]] for i in frames], [self.uv_px[i, self.detected[i]] for i in frames])
+
+
+def recipe_pixels(recipe) -> RecipePixels:
+    """Re-simulate a synchronous generated ``pnp`` sequence and return the pixels of every camera frame.
 
     The target points are projected with the true poses and the pixel noise
-    is drawn from the sequence's camera-noise stream exactly as the generator
-    draws it (:func:`kinhec.pnp.simulate_pnp`), so a PnP on these pixels gives
-    the sequence's measured ``T_cam_target``.  Only frames with a measurement
-    and the points a detector reports are kept.  The sequence must be
-    synchronous (one robot pose per camera frame).
+    is the first draw of the sequence's camera-noise stream, exactly as
+    :func:`kinhec.pnp.simulate_pnp` draws it, so a PnP on the detected pixels
+    of a frame gives the sequence's measured ``T_cam_target``.
 
-    Returns
-    -------
-    (ObservationSet, dict)
-        The observations (robot poses as measured) and the truth:
-        ``{"parameters": {fx, fy, cx, cy, k1, k2, p1, p2, k3}, "poses": {"X": pose, "Y": pose}}``.
+    Raises
+    ------
+    InputError
+        The recipe's camera model is not ``pnp``, or the sequence is not
+        synchronous (one robot pose per camera frame).
     """
     r = as_recipe(recipe)
     if r.camera_noise_model != "pnp":
@@ -387,14 +436,33 @@ def observations_from_recipe(recipe) -> tuple[ObservationSet, dict]:
     inside = _inside_image(cam, uv_true, depth, VISIBILITY_MARGIN_PX)
     rng = _children(r.seed)["camera_noise"]
     noise = rng.standard_normal((g.T_cam_target_gt.shape[0], pts.shape[0], 2))  # the generator's first draw
-    uv = uv_true + float(r.pixel_std) * noise
-    has = np.isfinite(g.T_cam_target_meas).all(axis=(1, 2))
-    keep = np.flatnonzero(has)
+    k = np.array([cam.f_px, cam.f_px, cam.cx_px, cam.cy_px, 0.0, 0.0, 0.0, 0.0, 0.0])
+    return RecipePixels(r.sequence_id, r.configuration, (cam.width_px, cam.height_px), k, pts,
+                        uv_true + float(r.pixel_std) * noise, inside, g.T_base_ee_meas, g.T_cam_target_meas,
+                        g.X, g.Y)  # fmt: skip
+
+
+def observations_from_recipe(recipe) -> tuple[ObservationSet, dict]:
+    """Pixel observations of a generated ``pnp`` sequence and its ground truth.
+
+    The target points are projected with the true poses and the pixel noise
+    is drawn from the sequence's camera-noise stream exactly as the generator
+    draws it (:func:`kinhec.pnp.simulate_pnp`, :func:`recipe_pixels`), so a
+    PnP on these pixels gives the sequence's measured ``T_cam_target``.  Only
+    frames with a measurement and the points a detector reports are kept.
+    The sequence must be synchronous (one robot pose per camera frame).
+
+    Returns
+    -------
+    (ObservationSet, dict)
+        The observations (robot poses as measured) and the truth:
+        ``{"parameters": {fx, fy, cx, cy, k1, k2, p1, p2, k3}, "poses": {"X": pose, "Y": pose}}``.
+    """
+    px = recipe_pixels(recipe)
+    keep = np.flatnonzero(px.has_measurement)
     # target points: the generator's grid is centred on the origin; the file keeps them in the target frame
-    obs = ObservationSet("cam0", (cam.width_px, cam.height_px), r.configuration,
-                         [pts[inside[i]] for i in keep], [uv[i, inside[i]] for i in keep],
-                         g.T_base_ee_meas[keep])  # fmt: skip
-    k = {"fx": cam.f_px, "fy": cam.f_px, "cx": cam.cx_px, "cy": cam.cy_px,
-         "k1": 0.0, "k2": 0.0, "p1": 0.0, "p2": 0.0, "k3": 0.0}  # fmt: skip
-    truth = {"parameters": {n: float(v) for n, v in k.items()}, "poses": {"X": pose_json(g.X), "Y": pose_json(g.Y)}}
+    obs = ObservationSet("cam0", px.image_size, px.configuration, *px.views(keep), px.T_base_ee_meas[keep])
+    names = ("fx", "fy", "cx", "cy", "k1", "k2", "p1", "p2", "k3")
+    truth = {"parameters": {n: float(v) for n, v in zip(names, px.intrinsics)},
+             "poses": {"X": pose_json(px.X), "Y": pose_json(px.Y)}}  # fmt: skip
     return obs, truth

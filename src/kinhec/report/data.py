@@ -18,7 +18,7 @@ from kinhec import jsonutil
 from kinhec.errors import DatasetFormatError
 from kinhec.io import is_asynchronous
 from kinhec.schema import TRACKS
-from kinhec.solvers.registry import SOLVERS
+from kinhec.solvers.registry import evaluated_names
 from kinhec.viz.results import RESULTS_FILE, ROBUSTNESS_FACTORS, load_results, parse_level
 
 __all__ = [
@@ -157,7 +157,7 @@ def validation_from_report(report) -> dict:
 
 def solver_order(results: pd.DataFrame) -> list[str]:
     """Solvers of the results in registry order, unknown ones after them (alphabetical)."""
-    return _ordered(results["solver"].unique(), list(SOLVERS))
+    return _ordered(results["solver"].unique(), evaluated_names())
 
 
 def _crlb_columns(results: pd.DataFrame) -> list[str]:

@@ -60,6 +60,8 @@ __all__ = [
     "SolverSpec",
     "SOLVERS",
     "PIXEL_SOLVERS",
+    "evaluated_names",
+    "evaluated_spec",
     "BASELINES",
     "KINDS",
     "ENTRY_POINT_GROUP",
@@ -238,10 +240,12 @@ def _run_reprojection(T_base_ee, views):
     return SolverResult(X=res.X, Y=res.Y)
 
 
-#: Solvers on pixel observations (the target corners of the pnp track):
+#: Solvers on pixel observations (the target corners of a ``pnp`` sequence), kind ``"pixels"``:
 #: ``run(T_base_ee, views)`` with ``T_base_ee`` (N, 4, 4) and ``views`` a
 #: :class:`kinhec.solvers.reprojection.PixelViews`.  Kept apart from
-#: :data:`SOLVERS`, whose entries take poses, until the benchmark feeds pixels.
+#: :data:`SOLVERS`, whose entries take poses (the calibration commands and
+#: :func:`solver_names` list those only); the benchmark runs both
+#: (:func:`evaluated_names`), these on the sequences whose pixels it can rebuild.
 PIXEL_SOLVERS: dict[str, SolverSpec] = {
     "reprojection": SolverSpec(
         "reprojection", "pixels", _run_reprojection, "X, Y",
@@ -250,6 +254,23 @@ PIXEL_SOLVERS: dict[str, SolverSpec] = {
         "intrinsics by Zhang (or known), X, Y by shah, then joint refinement on the pixel residuals",
     ),
 }
+
+
+def evaluated_names() -> list[str]:
+    """Every solver the benchmark knows, in leaderboard order.
+
+    The pose baselines (:data:`BASELINES`), then the pixel solvers
+    (:data:`PIXEL_SOLVERS`), then the plug-ins in order of registration.
+    """
+    return [*BASELINES, *PIXEL_SOLVERS, *(n for n in SOLVERS if n not in BASELINES)]
+
+
+def evaluated_spec(name: str) -> SolverSpec:
+    """The entry of a name of :func:`evaluated_names` (pose solvers and plug-ins first, then pixel solvers)."""
+    spec = SOLVERS.get(name) or PIXEL_SOLVERS.get(name)
+    if spec is None:
+        raise UnknownNameError("solver", name, evaluated_names())
+    return spec
 
 
 #: Names of the kinhec baselines, in leaderboard order; every other name in :data:`SOLVERS` is a plug-in.
@@ -370,7 +391,7 @@ def register(name: str, kind: str, run: Callable | None = None, *, citation: str
     """
     if not isinstance(name, str) or not _NAME_RE.match(name):
         raise InputError(f"name: expected a solver name of letters, digits and _ . + -, got {name!r}")
-    if name in BASELINES:
+    if name in BASELINES or name in PIXEL_SOLVERS:
         raise InputError(f"name: {name!r} is a kinhec baseline; expected a new name for a plug-in solver")
     if kind not in KINDS:
         raise UnknownNameError("solver kind", kind, KINDS)
@@ -400,7 +421,7 @@ def register(name: str, kind: str, run: Callable | None = None, *, citation: str
 
 def unregister(name: str) -> None:
     """Remove a plug-in solver (a baseline cannot be removed)."""
-    if name in BASELINES:
+    if name in BASELINES or name in PIXEL_SOLVERS:
         raise InputError(f"name: {name!r} is a kinhec baseline; only plug-in solvers can be removed")
     if name not in SOLVERS:
         raise UnknownNameError("plug-in solver", name, [n for n in SOLVERS if n not in BASELINES])
@@ -408,8 +429,11 @@ def unregister(name: str) -> None:
 
 
 def is_plugin(name: str) -> bool:
-    """True for a solver name that is not a kinhec baseline (registered or only seen in a results table)."""
-    return name not in BASELINES
+    """True for a solver name that is not kinhec's (registered or only seen in a results table).
+
+    kinhec's own solvers are the pose baselines and the pixel solvers (:data:`PIXEL_SOLVERS`).
+    """
+    return name not in BASELINES and name not in PIXEL_SOLVERS
 
 
 _LOADED_ENTRY_POINTS: set = set()

@@ -15,7 +15,8 @@ import numpy as np
 #: Resolution of the PNG files [dots per inch].
 DPI = 120
 
-#: Colours of kinhec's twelve solvers, fixed so that a solver has the same colour in every figure.
+#: Colours of kinhec's thirteen solvers (twelve on poses, ``reprojection`` on pixels), fixed so that a solver has
+#: the same colour in every figure.
 SOLVER_COLORS = {
     "tsai_lenz": "#1f77b4",
     "park_martin": "#ff7f0e",
@@ -29,6 +30,7 @@ SOLVER_COLORS = {
     "li_kronecker": "#bcbd22",
     "shah+lm": "#17becf",
     "he_ml": "#000000",
+    "reprojection": "#ff9896",
 }
 _EXTRA_COLORS = ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354")
 
