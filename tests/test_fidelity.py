@@ -163,6 +163,28 @@ def test_results_without_the_columns_are_refused():
         fidelity.results_medians(pd.DataFrame({"track": ["a"]}))
 
 
+def test_same_data_separates_solver_differences():
+    """Rows of the same sequences: an identical solver gives ratio 1 and 100 % identical rows; another is off by its factor."""
+    base = dict(eval_sync="oracle", ok=True)
+    pub = pd.DataFrame([dict(base, sequence_id=f"s{i}", track="noise" if i < 3 else "monocular", solver=s,
+                             X_rot_err_deg=0.1 * (i + 1), X_trans_err_mm=1.0 + i)
+                        for i in range(5) for s in ("a", "b")])  # fmt: skip
+    ours = pub.copy()
+    b = ours.solver == "b"
+    ours.loc[b & (ours.track == "monocular"), "X_rot_err_deg"] *= 4.0  # b differs on two of five rows
+    ours.loc[ours.sequence_id == "s0", "ok"] = False  # a row without a result is left out
+    t = fidelity.same_data(ours, pub)
+    assert t.loc[("a", "all"), "n"] == 4 and t.loc[("a", "all"), "identical"] == 1.0
+    assert t.loc[("a", "all"), "gm_rot"] == pytest.approx(1.0) and t.loc[("a", "all"), "gm_trans"] == pytest.approx(1.0)
+    assert t.loc[("b", "monocular"), "gm_rot"] == pytest.approx(4.0) and t.loc[("b", "monocular"), "identical"] == 0.0
+    assert t.loc[("b", "noise"), "gm_rot"] == pytest.approx(1.0)
+    assert t.loc[("b", "all"), "gm_rot"] == pytest.approx(4.0 ** 0.5)  # two of four rows
+    md = fidelity.render_same_data(t)
+    assert "| `b` | 2 | 0% | 4.000 | 1.000 |" in md and "*`monocular` only*" in md
+    with pytest.raises(InputError, match="lack columns"):
+        fidelity.same_data(ours.drop(columns="ok"), pub)
+
+
 def test_mixed_track_is_stratified():
     """Every prefix of the mixed track holds each robot in proportion to its weight (within a few sequences)."""
     recipes = list(tiers.expand_track(tiers.load_tier("medium"), "mixed"))[:2000]

@@ -294,6 +294,67 @@ def render_markdown(table: pd.DataFrame, *, title_ours: str, title_card: str) ->
     return "\n".join(out)
 
 
+def same_data(ours: pd.DataFrame, published: pd.DataFrame, *, eval_sync: str = "oracle",
+              identical_rtol: float = 1e-4) -> pd.DataFrame:  # fmt: skip
+    """Both toolkits' solvers on the same sequences: per solver and track, how far kinhec's errors are from the published.
+
+    ``ours`` and ``published`` are ``results.parquet`` tables of one copy of the
+    data (the published copy, benchmarked by kinhec and by the published
+    toolkit).  A ratio far from 1 here is a difference of the solvers, since
+    the data are the same; a ratio far from 1 in :func:`compare` but near 1
+    here points at the data.
+
+    Returns
+    -------
+    DataFrame
+        Index ``(solver, track)`` plus ``(solver, "all")``; columns ``n`` (rows
+        where both have a finite, non-zero error), ``identical`` (share of those
+        rows where both errors agree to ``identical_rtol``), ``gm_rot`` and
+        ``gm_trans`` (geometric means of kinhec / published per row).
+    """
+    key = ["sequence_id", "solver", "eval_sync"]
+    cols = key + ["track", "ok", "X_rot_err_deg", "X_trans_err_mm"]
+    for name, t in (("ours", ours), ("published", published)):
+        missing = sorted(set(cols) - set(t.columns))
+        if missing:
+            raise InputError(f"same_data: the {name} results lack columns {missing}")
+    m = ours[cols].merge(published[cols].drop(columns="track"), on=key, suffixes=("", "_pub"))
+    m = m[(m["eval_sync"] == eval_sync) & m["ok"].astype(bool) & m["ok_pub"].astype(bool)]
+    rows = []
+    groups = list(m.groupby(["solver", "track"], sort=True)) + [((k, "all"), v) for k, v in m.groupby("solver")]
+    for (solver, track), g in groups:
+        r = {"solver": solver, "track": track}
+        both = np.ones(len(g), dtype=bool)
+        for _, col, _ in _ERRORS:
+            a, b = g[col].to_numpy(float), g[col + "_pub"].to_numpy(float)
+            both &= np.isfinite(a) & np.isfinite(b) & (a > 0) & (b > 0)
+        r["n"] = int(both.sum())
+        same = np.ones(int(both.sum()), dtype=bool)
+        for k, col, _ in _ERRORS:
+            a, b = g[col].to_numpy(float)[both], g[col + "_pub"].to_numpy(float)[both]
+            r[f"gm_{k}"] = float(np.exp(np.mean(np.log(a / b)))) if a.size else math.nan
+            same &= np.abs(a - b) <= identical_rtol * np.abs(b)
+        r["identical"] = float(same.mean()) if same.size else math.nan
+        rows.append(r)
+    return pd.DataFrame(rows).set_index(["solver", "track"])
+
+
+def render_same_data(table: pd.DataFrame, *, tracks=("monocular",), title: str = "") -> str:
+    """Markdown table of :func:`same_data`: every solver over all tracks, and over each of ``tracks``."""
+    head = "| solver | rows | identical | rot. kinhec / published | trans. kinhec / published |"
+    lines = [title, "", head, "|---|---|---|---|---|"] if title else [head, "|---|---|---|---|---|"]
+    for track in ("all", *tracks):
+        sub = table.xs(track, level="track") if track in table.index.get_level_values("track") else None
+        if sub is None:
+            continue
+        label = "every track" if track == "all" else f"`{track}` only"
+        lines.append(f"| *{label}* | | | | |")
+        for solver, r in sub.iterrows():
+            lines.append(f"| `{solver}` | {int(r['n'])} | {r['identical']:.0%} | {_fmt(r['gm_rot'], 3)} | "
+                         f"{_fmt(r['gm_trans'], 3)} |")  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
 def fill_template(template: str, body: str) -> str:
     """Insert ``body`` at the ``<!-- TABLES -->`` marker of ``template``."""
     if "<!-- TABLES -->" not in template:
