@@ -212,9 +212,22 @@ def test_tabb_ds1_within_opencv_test_tolerance_of_tabbs_result():
 
 
 def test_ethz_prime_sense_runs_agree():
-    """Two recordings of the same rig: the same clock offset within 10 ms, hand-eye within 1 deg / 20 mm."""
+    """Two recordings of the same rig: hand-eye within 1 deg / 20 mm; each correlation offset near the pose fit's.
+
+    The entries take the clock offset from the angular-speed correlation alone.  ``kinhec calibrate`` refines it
+    on the poses (-19.3 and -14.6 ms, standard deviation below 1 ms); the correlation estimate must lie within
+    10 ms of that, i.e. well inside a camera period (33 ms).
+    """
+    from kinhec.calibrate import calibrate
+
     r1, r2 = _result("ethz_prime_sense_1"), _result("ethz_prime_sense_2")
-    assert -0.05 < r1["parameters"]["time_offset_s"] < 0 and -0.05 < r2["parameters"]["time_offset_s"] < 0
-    assert abs(r1["parameters"]["time_offset_s"] - r2["parameters"]["time_offset_s"]) < 0.01
+    for run, r in (("prime_sense_1", r1), ("prime_sense_2", r2)):
+        files = sorted((SHARED / "realdata" / "ethz_asl" / run).glob("*.csv"))
+        assert files, f"missing {SHARED / 'realdata' / 'ethz_asl' / run}"
+        hand = next(f for f in files if "vicon" in f.name)
+        eye = next(f for f in files if "camera" in f.name)
+        fit = calibrate(hand, eye, fmt="eth", eye_pose="target_T_cam")
+        assert -0.05 < r["parameters"]["time_offset_s"] < 0 and -0.05 < fit.time_offset_s < 0
+        assert abs(r["parameters"]["time_offset_s"] - fit.time_offset_s) < 0.01, run
     rot, tr = se3.pose_error(transform_from_pose_json(r1["poses"]["X"]), transform_from_pose_json(r2["poses"]["X"]))
     assert rot < 1.0 and tr < 20.0
