@@ -13,7 +13,15 @@ sum of five *variance components*
               + th_4 G_i diag(I, 0) G_i^T + th_5 G_i diag(0, I) G_i^T
 
 (camera rotation, camera lateral, camera depth, robot rotation, robot
-translation variances), and from 8 pairs on a sixth, ``th_6 (G_i u_i)(G_i u_i)^T``
+translation variances).  With the reference in view two more follow, the
+covariance shapes of PnP on a generic planar target (a 3 x 3 grid of half-width
+5 % and 20 % of the median target distance, seen from the predicted pose ``C_i``):
+pixel noise through the projection gives errors that depend on the pose (tilt
+known from the foreshortening of oblique views, in-plane rotation and lateral
+position growing as ``z``, depth as ``z^2``, rotation and translation
+correlated), which constant components cannot describe; the same estimation
+picks constant or PnP-shaped camera noise from the residuals.  From 8 pairs on
+there is a last component, ``th_m (G_i u_i)(G_i u_i)^T``
 with ``u_i`` the flange twist between the neighbours of pair ``i`` (the local
 direction of motion, along which a time-stamp error moves the flange: the
 pairing error of asynchronous streams with camera jitter).  When the noise levels are not given they are
@@ -91,6 +99,10 @@ _NU_CANDIDATES = (3.0, 5.0, 10.0, math.inf)
 _FLOOR = 1e-16
 #: Smallest variance component [rad^2 or m^2]: exact data keep an invertible covariance.
 _VAR_FLOOR = 1e-24
+#: Half-widths of the generic PnP targets, as fractions of the median target distance (see :func:`_target_shapes`).
+_TARGET_SIZES = (0.05, 0.2)
+#: The 3 x 3 grid of a generic target of half-width 1.
+_GRID = np.stack(np.meshgrid(np.linspace(-1.0, 1.0, 3), np.linspace(-1.0, 1.0, 3)), axis=-1).reshape(-1, 2)
 #: Share of the total variance below which the motion-direction component is left out.
 _MOTION_SHARE = 0.05
 #: The rounds stop when no variance component's share of the total moves by more than this.
@@ -126,6 +138,10 @@ class HeMlResult(pm.XYCovariance):
     chi2 : ndarray, shape (N,)
         Mahalanobis chi-square of every pair at the solution.
     n_inliers : int
+    info : dict
+        With the reference in view: ``pnp_target_half_widths_m`` (the generic targets of the PnP-shaped
+        camera components) and ``pnp_shape_variances`` (their variance components, (pixel std / focal
+        length)^2 when the camera noise is PnP); empty otherwise.
     """
 
     X: np.ndarray
@@ -280,22 +296,60 @@ def _motion_directions(A: np.ndarray) -> np.ndarray:
     return pm.fast_se3_log(se3.invert_transform(A[lo], check=False) @ A[hi]) / span
 
 
-def _components(Cp: np.ndarray, G: np.ndarray, U: np.ndarray | None = None) -> np.ndarray:
-    """Basis matrices (5 or 6, n, 6, 6) of the per-pair covariance in the right twist of ``C``.
+def _target_shapes(Cp: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Covariance shapes (len(sizes), n, 6, 6) of ``rho`` for PnP of a generic planar target seen from ``Cp``.
 
-    The sixth (with ``U``, the motion directions) is the robot error along the local motion.
+    The target is a square grid of 3 x 3 points of half-width ``a`` (one shape per size) centred on the
+    target origin in the plane ``z = 0``, seen by a pinhole of unit focal length with unit pixel noise:
+    the shape is ``Ad(inv C) H^-1 Ad(inv C)^T`` with ``H`` the summed normal matrix of the points'
+    projections (the camera-frame left twist of :mod:`kinhec.pnp`).  It carries what a detector and PnP
+    do to a pose and a constant noise cannot: in-plane rotation far better known than tilt, tilt known
+    from the foreshortening of oblique views, depth growing as ``z^2``, lateral position and in-plane
+    rotation as ``z``, and the correlation of rotation and translation.  Each shape is scaled to a mean
+    trace of 1; its variance component is the squared pixel noise over the squared focal length.
+    """
+    n, m = Cp.shape[0], sizes.size
+    R, t = Cp[:, :3, :3], Cp[:, :3, 3]
+    zmin = 1e-3 * max(float(np.median(np.abs(t[:, 2]))), 1e-9)
+    P = (sizes[:, None, None] * _GRID[None]).reshape(1, -1, 2)  # every size's points, (1, m * 9, 2)
+    Pc = P @ np.swapaxes(R[:, :, :2], 1, 2) + t[:, None]  # camera frame, (n, m * 9, 3)
+    iz = 1.0 / np.maximum(Pc[..., 2], zmin)
+    x, y = Pc[..., 0] * iz, Pc[..., 1] * iz
+    zero = np.zeros_like(x)
+    # projection Jacobians of u and v side by side: (n, m, 18, 6), summed into H per size
+    Jc = np.concatenate([np.stack([-x * y, 1.0 + x * x, -y, iz, zero, -x * iz], axis=-1),
+                         np.stack([-(1.0 + y * y), x * y, x, zero, iz, -y * iz], axis=-1)], axis=1)  # fmt: skip
+    Jc = Jc.reshape(n, 2, m, -1, 6).transpose(0, 2, 1, 3, 4).reshape(n, m, -1, 6)
+    Hm = np.swapaxes(Jc, -1, -2) @ Jc
+    Hm += 1e-12 * np.trace(Hm, axis1=-2, axis2=-1)[..., None, None] * np.eye(6)
+    Ad = pm.adjoint(se3.invert_transform(Cp, check=False))[:, None]
+    S = (Ad @ np.linalg.inv(Hm) @ np.swapaxes(Ad, -1, -2)).transpose(1, 0, 2, 3)  # (m, n, 6, 6)
+    tr = np.trace(S, axis1=-2, axis2=-1).mean(axis=1)
+    return S / np.maximum(tr, 1e-300)[:, None, None, None]
+
+
+def _components(Cp: np.ndarray, G: np.ndarray, U: np.ndarray | None = None,
+                shapes: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+    """Basis matrices (5 + m [+ 1], n, 6, 6) of the per-pair covariance in the right twist of ``C``.
+
+    After the five constant components come the ``m`` PnP shapes (``shapes``, from
+    :func:`_target_shapes`); the last (with ``U``, the motion directions) is the robot error along the
+    local motion.
     """
     n = Cp.shape[0]
     R = Cp[:, :3, :3]
-    Q = np.zeros((5 if U is None else 6, n, 6, 6))
+    m = 0 if shapes is None else shapes.shape[0]
+    Q = np.zeros((5 + m + (U is not None), n, 6, 6))
     Q[0, :, :3, :3] = np.eye(3)
     Q[1, :, 3:, 3:] = np.einsum("nji,njk->nik", R[:, :2], R[:, :2])
     Q[2, :, 3:, 3:] = np.einsum("ni,nk->nik", R[:, 2], R[:, 2])
     Q[3] = G[:, :, :3] @ np.swapaxes(G[:, :, :3], 1, 2)
     Q[4] = G[:, :, 3:] @ np.swapaxes(G[:, :, 3:], 1, 2)
+    if m:
+        Q[5 : 5 + m] = shapes
     if U is not None:
         g = _mv(G, U)
-        Q[5] = g[:, :, None] * g[:, None, :]
+        Q[-1] = g[:, :, None] * g[:, None, :]
     return Q
 
 
@@ -485,6 +539,15 @@ def _config_loglik(A, C, X, Y, ls, inl, configuration) -> float:
 # --------------------------------------------------------------------------- #
 # the solver
 # --------------------------------------------------------------------------- #
+def _shape_info(sizes, shapes, theta) -> dict:
+    """``info`` of the result: half-widths [m] of the PnP shapes and their variances ((pixel std / focal length)^2)."""
+    if shapes is None:
+        return {}
+    m = shapes.shape[0]
+    return {"pnp_target_half_widths_m": [float(a) for a in sizes],
+            "pnp_shape_variances": [float(v) for v in theta[5 : 5 + m]]}  # fmt: skip
+
+
 def _check_noise(noise) -> dict | None:
     if noise is None:
         return None
@@ -614,6 +677,11 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
 
     # the motion-direction component needs pairs in time order and enough of them
     U = _motion_directions(A) if n >= _ROBUST_MIN_PAIRS else None
+    # with the reference in view, PnP shapes of generic targets join the camera components (sizes in metres)
+    sizes = None
+    if known is None and _frustum_fraction(Cm) >= 0.5:
+        sizes = np.asarray(_TARGET_SIZES) * float(np.median(Cm[Cm[:, 2, 3] > 0, 2, 3]))
+    shapes = None
     theta = None if known is None else _theta_from_noise(known)
     if theta is not None and U is not None:
         theta = np.append(theta, 0.0)
@@ -625,14 +693,20 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
         C_use = np.where(repaired[:, None, None], Cf, Cm) if Cf is not None else Cm
         Cp = _predict(A, X, Y, configuration)
         _, G = pm.pair_jacobians(Cp, X, configuration)
-        Q = _components(Cp, G, U)
+        if sizes is not None and shapes is None:
+            # the shapes are taken at the first prediction: they change little with the fit, and are the costly part
+            shapes = _target_shapes(Cp, sizes)
+        Q = _components(Cp, G, U, shapes)
         r = _res(C_use, Cp, ls)
         if known is None:
             if theta is None:
                 # start: camera rotation and translation from the residual spreads, robot small
                 rr = max(float(np.mean(r[inl, :3] ** 2)), _VAR_FLOOR)
                 rt = max(float(np.mean(r[inl, 3:] ** 2)), _VAR_FLOOR)
-                theta = np.array([rr, rt, rt, 0.1 * rr, 0.1 * rt] + ([] if U is None else [0.01]))
+                # (the PnP shapes, of unit mean trace, start with the camera's total variance between them)
+                m = 0 if shapes is None else shapes.shape[0]
+                theta = np.array([rr, rt, rt, 0.1 * rr, 0.1 * rt] + [3.0 * (rr + rt) / max(m, 1)] * m
+                                 + ([] if U is None else [0.01]))  # fmt: skip
             if 6 * int(inl.sum()) - 12 >= 2 * theta.size:
                 # enough redundancy to estimate the components (else the start from the residual spreads stays)
                 try:
@@ -641,9 +715,9 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
                     pass
             if U is not None:
                 trQ = np.trace(Q[:, inl], axis1=-2, axis2=-1).mean(axis=1)
-                if theta[5] * trQ[5] < _MOTION_SHARE * float(np.sum(theta * trQ)):
+                if theta[-1] * trQ[-1] < _MOTION_SHARE * float(np.sum(theta * trQ)):
                     # the data show no error along the motion: leave the component out (no weight noise)
-                    U, theta, Q = None, theta[:5], Q[:5]
+                    U, theta, Q = None, theta[:-1], Q[:-1]
         S = _sigma(theta, Q)
         Sinv = np.linalg.inv(S)
         chi2 = _quad(r, Sinv)
@@ -692,7 +766,7 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
     C_use = np.where(repaired[:, None, None], Cf, Cm) if Cf is not None else Cm
     Cp = _predict(A, X, Y, configuration)
     _, G = pm.pair_jacobians(Cp, X, configuration)
-    Q = _components(Cp, G, U)
+    Q = _components(Cp, G, U, shapes)
     r = _res(C_use, Cp, ls)
     P = 13 if with_scale else 12
     if known is None:
@@ -712,4 +786,5 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
     return HeMlResult(
         X=X, Y=Y, cov=cov, scale=math.exp(ls) if with_scale else None, noise=_noise_from_theta(theta),
         configuration=configuration, inliers=inl, repaired=repaired, dof=nu, chi2=chi2, n_inliers=int(inl.sum()),
+        info=_shape_info(sizes, shapes, theta),
     )  # fmt: skip
