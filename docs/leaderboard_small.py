@@ -88,9 +88,10 @@ def page_text(results: pd.DataFrame, run: dict) -> str:
         "not a merit: its linear system leaves the rotation of `Y` unconstrained in the translation equations, "
         "and that block absorbs a uniform scale (see `docs/solvers.md`).",
         f"* **pnp**: kinhec's pixel solver `reprojection`, which fits `X` and `Y` to the target corners rather than to "
-        f"the PnP poses, has the smallest translation error ({_med(summ, 'pnp', 'reprojection', 'X_trans_err_mm'):.2f} "
-        f"mm against {_med(summ, 'pnp', 'he_ml', 'X_trans_err_mm'):.2f} mm for `he_ml` and "
-        f"{_med(summ, 'pnp', 'shah', 'X_trans_err_mm'):.2f} mm for `shah`); it runs on this track only.",
+        f"the PnP poses (this track only), gets {_med(summ, 'pnp', 'reprojection', 'X_trans_err_mm'):.2f} mm against "
+        f"{_med(summ, 'pnp', 'shah', 'X_trans_err_mm'):.2f} mm for `shah`, the best closed form; `he_ml` "
+        f"({_med(summ, 'pnp', 'he_ml', 'X_trans_err_mm'):.2f} mm) models the robot's noise, which the pixel solver "
+        "takes as exact, and the shape of the PnP error.",
         "* **motion**: the error falls by orders of magnitude with the cone half-angle of the rotation axes (the",
         "  per-level table below; 0 deg leaves the rotation of `X` unobservable).",
         "* `ransac_park_martin` draws its samples from `numpy.random.default_rng(0)` on every call, so its cells",

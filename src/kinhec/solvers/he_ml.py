@@ -101,6 +101,9 @@ _FLOOR = 1e-16
 _VAR_FLOOR = 1e-24
 #: Half-widths of the generic PnP targets, as fractions of the median target distance (see :func:`_target_shapes`).
 _TARGET_SIZES = (0.05, 0.2)
+#: Residual degrees of freedom per variance component below which the PnP shapes are left out: with few
+#: pairs, two more components make the estimated weights noisier than the better shape makes them right.
+_SHAPE_REDUNDANCY = 5
 #: The 3 x 3 grid of a generic target of half-width 1.
 _GRID = np.stack(np.meshgrid(np.linspace(-1.0, 1.0, 3), np.linspace(-1.0, 1.0, 3)), axis=-1).reshape(-1, 2)
 #: Share of the total variance below which the motion-direction component is left out.
@@ -374,6 +377,8 @@ def _estimate_components(r, Q, w, theta0, n_iter: int = 8) -> np.ndarray:
     ``F_kl = 1/2 sum_i tr(W Q_k W Q_l)`` and ``q_k = 1/2 sum_i w_i r_i^T W Q_k W r_i``; components that
     would turn negative are fixed at 0.
     """
+    # a selection Q[:, inliers] is laid out with the pairs first; every reshape below would copy it
+    Q = np.ascontiguousarray(Q)
     k, n = Q.shape[:2]
     Qf = Q.reshape(k, -1)
     trQ = np.trace(Q, axis1=-2, axis2=-1).mean(axis=1)
@@ -677,9 +682,11 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
 
     # the motion-direction component needs pairs in time order and enough of them
     U = _motion_directions(A) if n >= _ROBUST_MIN_PAIRS else None
-    # with the reference in view, PnP shapes of generic targets join the camera components (sizes in metres)
+    # with the reference in view, PnP shapes of generic targets join the camera components (sizes in metres),
+    # when the pairs leave enough redundancy to tell them from the constant ones
     sizes = None
-    if known is None and _frustum_fraction(Cm) >= 0.5:
+    n_comp = 5 + len(_TARGET_SIZES) + (U is not None)
+    if known is None and 6 * n - 12 >= _SHAPE_REDUNDANCY * n_comp and _frustum_fraction(Cm) >= 0.5:
         sizes = np.asarray(_TARGET_SIZES) * float(np.median(Cm[Cm[:, 2, 3] > 0, 2, 3]))
     shapes = None
     theta = None if known is None else _theta_from_noise(known)
@@ -714,7 +721,7 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
                 except np.linalg.LinAlgError:
                     pass
             if U is not None:
-                trQ = np.trace(Q[:, inl], axis1=-2, axis2=-1).mean(axis=1)
+                trQ = np.trace(Q, axis1=-2, axis2=-1)[:, inl].mean(axis=1)
                 if theta[-1] * trQ[-1] < _MOTION_SHARE * float(np.sum(theta * trQ)):
                     # the data show no error along the motion: leave the component out (no weight noise)
                     U, theta, Q = None, theta[:-1], Q[:-1]
@@ -741,7 +748,7 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
             nu = _NU_CANDIDATES[int(np.argmax(lls))]
             w = np.ones(n) if not np.isfinite(nu) else (nu + 6.0) / (nu + chi2)
         # shares of the total variance per component: the weights have settled when none moves by 2 %
-        trQ = np.trace(Q[:, inl], axis1=-2, axis2=-1).mean(axis=1)
+        trQ = np.trace(Q, axis1=-2, axis2=-1)[:, inl].mean(axis=1)
         share = theta * trQ / max(float(np.sum(theta * trQ)), 1e-300)
         state = (inl.copy(), repaired.copy(), nu, share)
         settled = prev is not None and (np.array_equal(prev[0], state[0]) and np.array_equal(prev[1], state[1])
