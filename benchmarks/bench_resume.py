@@ -28,7 +28,7 @@ from pathlib import Path
 
 from kinhec import io as kio
 from kinhec import runner
-from kinhec.io import sequence as kio_impl
+from kinhec.io import shards as kio_impl
 from kinhec.tiers import load_tier
 
 
