@@ -28,6 +28,7 @@ from pathlib import Path
 
 from kinhec import io as kio
 from kinhec import runner
+from kinhec.io import shards as kio_impl
 from kinhec.tiers import load_tier
 
 
@@ -61,12 +62,13 @@ def main() -> None:
     assert done == len(tasks), f"{root}: only {done} of {len(tasks)} shards complete"
     t_new, _ = _check_all(root, tasks)
 
-    original = kio._row_groups_hold_ids
-    kio._row_groups_hold_ids = lambda md, expected: None  # force reading the id columns
+    # shard_status looks the helper up in its own module, so patch it there
+    original = kio_impl._row_groups_hold_ids
+    kio_impl._row_groups_hold_ids = lambda md, expected: None  # force reading the id columns
     try:
         t_old, done_old = _check_all(root, tasks)
     finally:
-        kio._row_groups_hold_ids = original
+        kio_impl._row_groups_hold_ids = original
     assert done_old == done
 
     full = load_tier("full")

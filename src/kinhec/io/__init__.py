@@ -1,0 +1,91 @@
+"""Reading and writing KinHEC dataset folders.
+
+A dataset folder holds
+
+* ``sequences.parquet`` (the index, one row per sequence, schema
+  :data:`kinhec.schema.INDEX_SCHEMA`) and ``sequences.csv`` (the same without
+  ``config_json`` / ``extra_json``);
+* ``robot/<track>-<5 digits>.parquet`` and ``camera/<track>-<5 digits>.parquet``
+  (the shards), one row group per sequence in the same order in both files;
+  the index says which file and row group hold a sequence, and each shard
+  carries its own index rows in its metadata, so the index can be rebuilt
+  from the shards alone.
+
+Reading side (the first API a user touches)::
+
+    man = load_manifest("data")                        # pandas DataFrame, one row per sequence
+    seq = load_sequence("data", "noise-000000", man)   # reads only that sequence's row groups
+    A, B = seq.axxb_motions()                          # relative keyframe motions for A X = X B
+    A_abs, B_abs = seq.axyb_poses()                    # absolute pairs for A X = Y B
+
+Every name below is importable from :mod:`kinhec.io`; the modules, by role:
+
+* :mod:`kinhec.io._common`: file names and metadata keys (:data:`INDEX_FILE`,
+  :data:`INDEX_METADATA_KEY`, :data:`LOCATION_COLUMNS`, ...),
+  :func:`is_asynchronous`, atomic-write and argument helpers;
+* :mod:`kinhec.io.tables`: the stream tables (:func:`robot_table`,
+  :func:`camera_table`), their columns to and from numpy, conforming a table
+  to its kinhec schema;
+* :mod:`kinhec.io.index`: the index files: typed index rows,
+  :func:`write_index`, :func:`load_manifest`;
+* :mod:`kinhec.io.shards`: the shards: :func:`shard_paths`, :func:`write_shard`,
+  the index rows in their metadata (:func:`read_shard_index`), their state for
+  a resumed run (:func:`shard_status`), :func:`rebuild_index`;
+* :mod:`kinhec.io.sequence`: :class:`Sequence`, :class:`RobotStream`,
+  :class:`CameraStream` and the pairing protocol;
+* :mod:`kinhec.io.reader`: :func:`load_sequence`, :func:`read_tables`,
+  :func:`iter_sequences` (only the row groups a sequence needs).
+
+Imports go one way: ``_common`` <- ``tables`` <- ``index`` <- ``shards``;
+``tables`` <- ``sequence``; ``index`` and ``sequence`` <- ``reader``.
+"""
+
+from __future__ import annotations
+
+from kinhec.io._common import (
+    INDEX_CSV_FILE,
+    INDEX_FILE,
+    INDEX_METADATA_KEY,
+    LEGACY_INDEX_METADATA_KEY,
+    LOCATION_COLUMNS,
+    WRITER,
+    WRITER_METADATA_KEY,
+    is_asynchronous,
+)
+from kinhec.io.index import load_manifest, write_index
+from kinhec.io.reader import iter_sequences, load_sequence, read_tables
+from kinhec.io.sequence import CameraStream, RobotStream, Sequence
+from kinhec.io.shards import (
+    _row_groups_hold_ids,  # noqa: F401  (tests and benchmarks/bench_resume.py reach it through kinhec.io)
+    _rows_list_ids,  # noqa: F401
+    read_shard_index,
+    rebuild_index,
+    shard_paths,
+    shard_status,
+    shard_writer,
+    write_shard,
+)
+from kinhec.io.tables import camera_table, robot_table
+
+__all__ = [
+    "INDEX_FILE",
+    "INDEX_CSV_FILE",
+    "INDEX_METADATA_KEY",
+    "LOCATION_COLUMNS",
+    "is_asynchronous",
+    "robot_table",
+    "camera_table",
+    "shard_paths",
+    "write_shard",
+    "read_shard_index",
+    "shard_status",
+    "write_index",
+    "rebuild_index",
+    "load_manifest",
+    "read_tables",
+    "load_sequence",
+    "iter_sequences",
+    "RobotStream",
+    "CameraStream",
+    "Sequence",
+]
