@@ -184,3 +184,32 @@ def test_registry_pixel_solver_on_generated_pnp_sequence():
     res = spec.run(obs.T_base_ee, PixelViews(obs.points_3d, obs.points_2d, obs.image_size, obs.mode, k))
     rot, tr = se3.pose_error(res.X, transform_from_pose_json(truth["poses"]["X"]))
     assert spec.kind == "pixels" and rot < 0.5 and tr < 2.0, (rot, tr)
+
+
+def test_pixel_views_started_from_pnp_poses_reach_the_same_solution():
+    """Known intrinsics and the views' PnP poses: the free-pose fit is skipped, the solution is the same."""
+    from kinhec.cameras import get_camera
+    from kinhec.errors import InputError
+    from kinhec.observations import observations_from_recipe, transform_from_pose_json
+    from kinhec.generator import simulate
+    from kinhec.solvers.reprojection import PixelViews, solve_pixel_views
+
+    recipe = dict(sequence_id="pix2", seed=12, robot="ur5e", configuration="eye_in_hand", family="lookat",
+                  sampling_mode="stations", n_stations=12, camera="vga", target="checker_7x5_20mm",
+                  camera_noise_model="pnp", pixel_std=0.5)  # fmt: skip
+    obs, truth = observations_from_recipe(recipe)
+    cam = get_camera("vga")
+    k = np.array([cam.f_px, cam.f_px, cam.cx_px, cam.cy_px, 0, 0, 0, 0, 0])
+    # the generator's PnP of each view on these pixels with these intrinsics (the sequence's measured poses)
+    meas = simulate(recipe).T_cam_target_meas
+    T0 = meas[np.isfinite(meas).all(axis=(1, 2))]
+    assert T0.shape[0] == len(obs.points_3d)
+    free = solve_pixel_views(obs.T_base_ee, PixelViews(obs.points_3d, obs.points_2d, obs.image_size, obs.mode, k))
+    started = solve_pixel_views(obs.T_base_ee, PixelViews(obs.points_3d, obs.points_2d, obs.image_size, obs.mode, k,
+                                                          T0))  # fmt: skip
+    X_true = transform_from_pose_json(truth["poses"]["X"])
+    assert np.all(np.array(se3.pose_error(started.X, free.X)) < [1e-4, 1e-3])  # deg, mm
+    rot, tr = se3.pose_error(started.X, X_true)
+    assert rot < 0.5 and tr < 2.0
+    with pytest.raises(InputError, match="view_poses"):
+        solve_pixel_views(obs.T_base_ee, PixelViews(obs.points_3d, obs.points_2d, obs.image_size, obs.mode, k, T0[:3]))

@@ -461,7 +461,9 @@ def _pixel_input(seq, inputs):
         raise InputError(f"sequence {seq.sequence_id!r}: the recipe's measured poses differ from the stored ones by "
                          f"up to {worst[0]:.3g} deg / {worst[1]:.3g} mm; the pixels are not those of the sequence")  # fmt: skip
     p3, p2 = px.views(idx)
-    return A, PixelViews(p3, p2, px.image_size, seq.configuration, px.intrinsics)
+    # the stored PnP poses came from these pixels and intrinsics: they start the solve (no free-pose fit)
+    start = seq.camera.T_cam_target_meas[idx]
+    return A, PixelViews(p3, p2, px.image_size, seq.configuration, px.intrinsics, start)
 
 
 def _finite_pose(T) -> np.ndarray | None:

@@ -285,6 +285,11 @@ class PixelViews:
     configuration : {"eye_in_hand", "eye_to_hand"}
     intrinsics : ndarray, shape (9,), optional
         Known intrinsics (held fixed), e.g. a benchmark camera preset's; None: estimated.
+    view_poses : ndarray, shape (N, 4, 4), optional
+        With known intrinsics: each view's ``T_cam_target`` from a PnP on these
+        pixels with these intrinsics (a benchmark sequence's measured poses).
+        They replace the free-pose fit of the views, which would find them
+        again; the solve still ends on the pixel residuals.
     """
 
     points_3d: list
@@ -292,6 +297,7 @@ class PixelViews:
     image_size: tuple
     configuration: str
     intrinsics: np.ndarray | None = None
+    view_poses: np.ndarray | None = None
 
 
 def solve_pixel_views(T_base_ee, views: PixelViews) -> ReprojectionResult:
@@ -299,6 +305,15 @@ def solve_pixel_views(T_base_ee, views: PixelViews) -> ReprojectionResult:
     if not isinstance(views, PixelViews):
         raise InputError(f"views: expected a PixelViews, got {type(views).__name__}")
     known = views.intrinsics is not None
+    camera = None
+    if known and views.view_poses is not None:
+        k = np.asarray(views.intrinsics, dtype=np.float64)
+        T = se3.check_transforms(views.view_poses, "view_poses")
+        packed = pack_views(views.points_3d, views.points_2d)
+        if T.shape != (packed.n_views, 4, 4):
+            raise InputError(f"view_poses: expected shape ({packed.n_views}, 4, 4) (one per view), got {T.shape}")
+        d = residual_norms(project(k, T, packed.points_3d), packed)
+        camera = CameraCalibration(k, T, float(np.sqrt(np.mean(d * d))), float(d.mean()))
     return solve_reprojection(views.points_3d, views.points_2d, T_base_ee, views.image_size,
                               configuration=views.configuration, loss="huber", f_scale_px=1.5,
-                              refine_intrinsics=not known, intrinsics=views.intrinsics)  # fmt: skip
+                              refine_intrinsics=not known, intrinsics=views.intrinsics, camera=camera)  # fmt: skip
