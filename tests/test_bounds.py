@@ -206,3 +206,20 @@ def test_degenerate_motion_has_an_infinite_translation_bound():
     C = pm.predicted_camera_poses(A, ch.X, ch.Y, "eye_in_hand")
     b = bounds.bound_from_pairs(A, C, ch.X, ch.Y, "eye_in_hand", camera_cov=pm.camera_covariance(C, 0.002, 0.001, 0.003))
     assert math.isfinite(b.X_rot_deg) and b.X_trans_mm == math.inf
+
+
+def test_median_errors_are_deterministic_and_match_the_chi_distribution():
+    """Isotropic blocks: |omega| is sigma times a chi(3) variable, whose median is sqrt(2.3660) = 1.5382."""
+    from scipy import stats
+
+    s_r, s_t = 1e-3, 2e-3
+    cov = np.diag([s_r**2] * 3 + [s_t**2] * 3)
+    rot_deg, trans_mm = bounds.median_errors(cov)
+    assert (rot_deg, trans_mm) == bounds.median_errors(cov)  # one fixed set of draws: the same every call
+    m = np.sqrt(stats.chi2.median(3))
+    assert rot_deg == pytest.approx(np.degrees(s_r * m), rel=0.01)
+    assert trans_mm == pytest.approx(1000 * s_t * m, rel=0.01)
+    # one axis only: |omega| is |N(0, s^2)|, median 0.6745 s
+    one = np.zeros((6, 6))
+    one[0, 0] = s_r**2
+    assert bounds.median_errors(one)[0] == pytest.approx(np.degrees(0.6745 * s_r), rel=0.01)

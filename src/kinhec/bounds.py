@@ -40,6 +40,7 @@ parameters (``dh_error``), which bias every pair alike.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -64,7 +65,7 @@ __all__ = [
 
 #: Samples of ``N(0, cov_X)`` behind the expected median errors.
 N_SAMPLES = 20000
-#: Offset added to the sequence seed for the sampling generator.
+#: Seed of the fixed draws behind the median errors.
 _SAMPLE_SEED = 140_000
 
 
@@ -124,13 +125,28 @@ def fisher_information(J: np.ndarray, Sigma: np.ndarray) -> np.ndarray:
     return W.T @ W
 
 
-def median_errors(cov6: np.ndarray, rng: np.random.Generator, n_samples: int = N_SAMPLES) -> tuple[float, float]:
-    """Median ``|omega|`` [deg] and ``|v|`` [mm] of ``(omega, v) ~ N(0, cov6)``."""
+@functools.lru_cache(maxsize=4)
+def _squared_normals(n_samples: int) -> np.ndarray:
+    """``(n_samples, 3)`` squared standard normal draws, the same for every call (seed ``_SAMPLE_SEED``)."""
+    z = np.random.default_rng(_SAMPLE_SEED).standard_normal((n_samples, 3))
+    z *= z
+    z.setflags(write=False)
+    return z
+
+
+def median_errors(cov6: np.ndarray, rng: np.random.Generator | None = None,
+                  n_samples: int = N_SAMPLES) -> tuple[float, float]:  # fmt: skip
+    """Median ``|omega|`` [deg] and ``|v|`` [mm] of ``(omega, v) ~ N(0, cov6)``.
+
+    ``|omega|^2`` is distributed as ``sum_k w_k z_k^2`` with ``w`` the eigenvalues of the rotation block
+    (likewise for ``v``), so one fixed set of squared normal draws serves every covariance: the result is
+    a deterministic function of ``cov6`` (``rng``, when given, draws a fresh set instead).
+    """
+    z2 = _squared_normals(int(n_samples)) if rng is None else rng.standard_normal((int(n_samples), 3)) ** 2
     out = []
     for block in (cov6[:3, :3], cov6[3:, 3:]):
-        w, V = np.linalg.eigh(0.5 * (block + block.T))
-        z = rng.standard_normal((n_samples, 3)) * np.sqrt(np.clip(w, 0.0, None))
-        out.append(float(np.median(np.linalg.norm(z, axis=1))))
+        w = np.clip(np.linalg.eigvalsh(0.5 * (block + block.T)), 0.0, None)
+        out.append(math.sqrt(float(np.median(z2 @ w))))
     return math.degrees(out[0]), 1000.0 * out[1]
 
 
@@ -203,8 +219,8 @@ def bound_from_pairs(A, C, X, Y, configuration: str, *, camera_cov=None, camera_
         Flange-frame twist covariance of each pair.
     scale_unknown : bool
         ``log s`` of a monocular scale is a nuisance parameter.
-    rng : numpy.random.Generator
-        Sampling of the median errors.
+    rng : numpy.random.Generator, optional
+        Draws behind the median errors (default: one fixed set, see :func:`median_errors`).
 
     Returns
     -------
@@ -235,7 +251,6 @@ def bound_from_pairs(A, C, X, Y, configuration: str, *, camera_cov=None, camera_
         Sig = Sig + tiny * np.eye(6 * n)
     F = fisher_information(J, Sig)
     cov, unidentified = _inverse_information(F)
-    rng = np.random.default_rng(_SAMPLE_SEED) if rng is None else rng
     xr, xt = median_errors(cov[:6, :6], rng, n_samples)
     yr, yt = median_errors(cov[6:12, 6:12], rng, n_samples)
     # a block touched by a direction the data do not determine (e.g. rotations about one axis only) has no bound
@@ -330,7 +345,7 @@ def sequence_bound(seq, *, time_offset=None, rng=None, n_samples: int = N_SAMPLE
         (default: the protocol's ``oracle`` pairing).  It only decides which
         keyframes are used; the offset itself is treated as known.
     rng : numpy.random.Generator, optional
-        Sampling of the median errors (default: seeded by the sequence seed).
+        Draws behind the median errors (default: one fixed set, see :func:`median_errors`).
     n_samples : int
         Samples behind the medians.
 
@@ -386,13 +401,6 @@ def sequence_bound(seq, *, time_offset=None, rng=None, n_samples: int = N_SAMPLE
     if _info_get(info, "outlier_fraction", 0.0) > 0:
         modelled = False
         notes.append("outliers are not in the model")
-    if rng is None:
-        seed = info.get("seed")
-        try:
-            seed = int(seed)
-        except (TypeError, ValueError):
-            seed = 0
-        rng = np.random.default_rng([_SAMPLE_SEED, seed])
     b = bound_from_pairs(A, C, seq.X, seq.Y, conf, camera_cov=camera_cov, camera_cov_full=full, robot_cov=robot_cov,
                          scale_unknown=mono, rng=rng, n_samples=n_samples)  # fmt: skip
     b.modelled = modelled
