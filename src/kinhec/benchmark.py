@@ -308,7 +308,7 @@ _NO_BOUND = {"X_rot_crlb_deg": math.nan, "X_trans_crlb_mm": math.nan, "X_rot_eff
              "X_trans_efficiency": math.nan, "crlb_modelled": None}  # fmt: skip
 
 
-def add_bound_columns(rows: list[dict], seq, time_offset) -> None:
+def add_bound_columns(rows: list[dict], seq, time_offset, keyframes=None) -> None:
     """Fill the bound columns of one sequence's rows of one synchronisation (in place).
 
     ``X_rot_crlb_deg`` / ``X_trans_crlb_mm``: expected median errors of an
@@ -317,10 +317,11 @@ def add_bound_columns(rows: list[dict], seq, time_offset) -> None:
     error divided by the bound (NaN for failed rows, and where the bound is
     infinite: degenerate motion); ``crlb_modelled``: False
     where outliers or DH errors put the data outside the bound's model.  A
-    sequence whose bound cannot be computed keeps NaN.
+    sequence whose bound cannot be computed keeps NaN.  ``keyframes``: the
+    indices the solvers' pairs came from (selected again when omitted).
     """
     try:
-        b = _bounds.sequence_bound(seq, time_offset=time_offset)
+        b = _bounds.sequence_bound(seq, time_offset=time_offset, keyframes=keyframes)
     except Exception:  # a bound is an annotation: a sequence without one keeps NaN, the run goes on
         return
     for row in rows:
@@ -594,7 +595,7 @@ def _evaluate(seq, specs, syncs) -> list[dict]:
                 rows.append(row)
             continue
         mode_rows = _run_solvers(seq, here, inputs, scale_true, meta, mode, timing)
-        add_bound_columns(mode_rows, seq, offset)
+        add_bound_columns(mode_rows, seq, offset, inputs["keyframes"])
         rows.extend(mode_rows)
     return rows
 

@@ -333,7 +333,7 @@ def _body_velocity(seq, idx) -> np.ndarray:
     return se3.se3_log(se3.invert_transform(T0, check=False) @ T1, check=False) / (2 * h)
 
 
-def sequence_bound(seq, *, time_offset=None, rng=None, n_samples: int = N_SAMPLES) -> SequenceBound:
+def sequence_bound(seq, *, time_offset=None, keyframes=None, rng=None, n_samples: int = N_SAMPLES) -> SequenceBound:
     """Cramér-Rao bound of ``X`` and ``Y`` for the protocol's keyframe pairs of a loaded sequence.
 
     Parameters
@@ -344,6 +344,10 @@ def sequence_bound(seq, *, time_offset=None, rng=None, n_samples: int = N_SAMPLE
         Pairing offset as in :meth:`~kinhec.io.Sequence.axyb_keyframe_poses`
         (default: the protocol's ``oracle`` pairing).  It only decides which
         keyframes are used; the offset itself is treated as known.
+    keyframes : array_like of int, optional
+        Camera-frame indices of those keyframes, when the caller has already
+        selected them with the same offset (the benchmark does); else they
+        are selected here.
     rng : numpy.random.Generator, optional
         Draws behind the median errors (default: one fixed set, see :func:`median_errors`).
     n_samples : int
@@ -361,8 +365,11 @@ def sequence_bound(seq, *, time_offset=None, rng=None, n_samples: int = N_SAMPLE
     """
     info = seq.info
     config = seq.config
-    _, _, idx = seq.axyb_keyframe_poses(KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS_M, KEYFRAME_MAX,
-                                         time_offset=time_offset, return_index=True)  # fmt: skip
+    if keyframes is None:
+        _, _, idx = seq.axyb_keyframe_poses(KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS_M, KEYFRAME_MAX,
+                                             time_offset=time_offset, return_index=True)  # fmt: skip
+    else:
+        idx = np.asarray(keyframes, dtype=np.int64)
     if idx.size < 3:
         raise InputError(f"sequence {seq.sequence_id!r}: expected at least 3 keyframe pairs for a bound, got {idx.size}")
     conf = seq.configuration
