@@ -167,49 +167,45 @@ def test_block_jacobian_matches_dense_differences():
     assert (s.pattern().toarray() != 0).sum() >= (np.abs(Jd) > 0).sum()
 
 
-def test_registry_pixel_solver_on_generated_pnp_sequence():
-    """The registry's pixel entry on a generated pnp sequence, with the camera preset's intrinsics."""
-    from kinhec.cameras import get_camera
-    from kinhec.observations import observations_from_recipe, transform_from_pose_json
-    from kinhec.solvers.registry import PIXEL_SOLVERS
+def _generated_pixel_views(sequence_id, seed, configuration, n_stations, pixel_std):
+    """The pixels of a generated pnp sequence (frames with a measurement), as a PixelViews with the preset's intrinsics."""
+    from kinhec.observations import recipe_pixels
     from kinhec.solvers.reprojection import PixelViews
 
-    recipe = dict(sequence_id="pix", seed=11, robot="ur5e", configuration="eye_to_hand", family="lookat",
-                  sampling_mode="stations", n_stations=10, camera="vga", target="checker_7x5_20mm",
-                  camera_noise_model="pnp", pixel_std=0.2)  # fmt: skip
-    obs, truth = observations_from_recipe(recipe)
-    cam = get_camera("vga")
-    k = np.array([cam.f_px, cam.f_px, cam.cx_px, cam.cy_px, 0, 0, 0, 0, 0])
+    recipe = dict(sequence_id=sequence_id, seed=seed, robot="ur5e", configuration=configuration, family="lookat",
+                  sampling_mode="stations", n_stations=n_stations, camera="vga", target="checker_7x5_20mm",
+                  camera_noise_model="pnp", pixel_std=pixel_std)  # fmt: skip
+    px = recipe_pixels(recipe)
+    keep = np.flatnonzero(px.has_measurement)
+    return px, keep, PixelViews(*px.views(keep), px.image_size, px.configuration, px.intrinsics)
+
+
+def test_registry_pixel_solver_on_generated_pnp_sequence():
+    """The registry's pixel entry on a generated pnp sequence, with the camera preset's intrinsics."""
+    from kinhec.solvers.registry import PIXEL_SOLVERS
+
+    px, keep, views = _generated_pixel_views("pix", 11, "eye_to_hand", 10, 0.2)
     spec = PIXEL_SOLVERS["reprojection"]
-    res = spec.run(obs.T_base_ee, PixelViews(obs.points_3d, obs.points_2d, obs.image_size, obs.mode, k))
-    rot, tr = se3.pose_error(res.X, transform_from_pose_json(truth["poses"]["X"]))
+    res = spec.run(px.T_base_ee_meas[keep], views)
+    rot, tr = se3.pose_error(res.X, px.X)
     assert spec.kind == "pixels" and rot < 0.5 and tr < 2.0, (rot, tr)
 
 
 def test_pixel_views_started_from_pnp_poses_reach_the_same_solution():
     """Known intrinsics and the views' PnP poses: the free-pose fit is skipped, the solution is the same."""
-    from kinhec.cameras import get_camera
-    from kinhec.errors import InputError
-    from kinhec.observations import observations_from_recipe, transform_from_pose_json
-    from kinhec.generator import simulate
-    from kinhec.solvers.reprojection import PixelViews, solve_pixel_views
+    import dataclasses
 
-    recipe = dict(sequence_id="pix2", seed=12, robot="ur5e", configuration="eye_in_hand", family="lookat",
-                  sampling_mode="stations", n_stations=12, camera="vga", target="checker_7x5_20mm",
-                  camera_noise_model="pnp", pixel_std=0.5)  # fmt: skip
-    obs, truth = observations_from_recipe(recipe)
-    cam = get_camera("vga")
-    k = np.array([cam.f_px, cam.f_px, cam.cx_px, cam.cy_px, 0, 0, 0, 0, 0])
+    from kinhec.errors import InputError
+    from kinhec.solvers.reprojection import solve_pixel_views
+
+    px, keep, views = _generated_pixel_views("pix2", 12, "eye_in_hand", 12, 0.5)
+    A = px.T_base_ee_meas[keep]
     # the generator's PnP of each view on these pixels with these intrinsics (the sequence's measured poses)
-    meas = simulate(recipe).T_cam_target_meas
-    T0 = meas[np.isfinite(meas).all(axis=(1, 2))]
-    assert T0.shape[0] == len(obs.points_3d)
-    free = solve_pixel_views(obs.T_base_ee, PixelViews(obs.points_3d, obs.points_2d, obs.image_size, obs.mode, k))
-    started = solve_pixel_views(obs.T_base_ee, PixelViews(obs.points_3d, obs.points_2d, obs.image_size, obs.mode, k,
-                                                          T0))  # fmt: skip
-    X_true = transform_from_pose_json(truth["poses"]["X"])
+    T0 = px.T_cam_target_meas[keep]
+    free = solve_pixel_views(A, views)
+    started = solve_pixel_views(A, dataclasses.replace(views, view_poses=T0))
     assert np.all(np.array(se3.pose_error(started.X, free.X)) < [1e-4, 1e-3])  # deg, mm
-    rot, tr = se3.pose_error(started.X, X_true)
+    rot, tr = se3.pose_error(started.X, px.X)
     assert rot < 0.5 and tr < 2.0
     with pytest.raises(InputError, match="view_poses"):
-        solve_pixel_views(obs.T_base_ee, PixelViews(obs.points_3d, obs.points_2d, obs.image_size, obs.mode, k, T0[:3]))
+        solve_pixel_views(A, dataclasses.replace(views, view_poses=T0[:3]))

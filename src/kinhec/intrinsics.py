@@ -58,6 +58,7 @@ __all__ = [
     "poses_from_homographies",
     "CameraCalibration",
     "calibrate_camera",
+    "camera_calibration",
     "residual_norms",
 ]
 
@@ -299,6 +300,13 @@ def residual_norms(uv: np.ndarray, views: PackedViews) -> np.ndarray:
     return np.linalg.norm((uv - views.points_2d)[views.mask], axis=-1)
 
 
+def camera_calibration(views: PackedViews, intrinsics, T_cam_target) -> CameraCalibration:
+    """A :class:`CameraCalibration` of given intrinsics and view poses, with their reprojection errors."""
+    k = np.asarray(intrinsics, dtype=np.float64)
+    d = residual_norms(project(k, T_cam_target, views.points_3d), views)
+    return CameraCalibration(k, T_cam_target, float(np.sqrt(np.mean(d * d))), float(d.mean()))
+
+
 def calibrate_camera(views: PackedViews, image_size, *, fix_k3: bool = False, intrinsics=None) -> CameraCalibration:
     """Intrinsics and view poses from views of a planar target (Zhang's method, then joint refinement).
 
@@ -352,5 +360,4 @@ def calibrate_camera(views: PackedViews, image_size, *, fix_k3: bool = False, in
     x0 = np.concatenate([k0[:n_int], np.zeros(6 * N)])
     res = levenberg_marquardt(fun, x0, structure, tol=1e-12)
     k, T = unpack(res.x)
-    d = residual_norms(project(k, T, views.points_3d), views)
-    return CameraCalibration(k, T, float(np.sqrt(np.mean(d * d))), float(d.mean()))
+    return camera_calibration(views, k, T)

@@ -50,6 +50,7 @@ from kinhec.cameras import _inside_image, _pixels, _to_camera, get_camera, get_t
 from kinhec.errors import DatasetFormatError, InputError
 from kinhec.fsutil import atomic_write_text
 from kinhec.generator import _children, as_recipe, simulate
+from kinhec.intrinsics import INTRINSIC_NAMES
 
 __all__ = [
     "FORMAT_VERSION",
@@ -462,7 +463,6 @@ def observations_from_recipe(recipe) -> tuple[ObservationSet, dict]:
     keep = np.flatnonzero(px.has_measurement)
     # target points: the generator's grid is centred on the origin; the file keeps them in the target frame
     obs = ObservationSet("cam0", px.image_size, px.configuration, *px.views(keep), px.T_base_ee_meas[keep])
-    names = ("fx", "fy", "cx", "cy", "k1", "k2", "p1", "p2", "k3")
-    truth = {"parameters": {n: float(v) for n, v in zip(names, px.intrinsics)},
+    truth = {"parameters": {n: float(v) for n, v in zip(INTRINSIC_NAMES, px.intrinsics)},
              "poses": {"X": pose_json(px.X), "Y": pose_json(px.Y)}}  # fmt: skip
     return obs, truth

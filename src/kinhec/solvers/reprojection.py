@@ -68,6 +68,7 @@ from kinhec.intrinsics import (
     CameraCalibration,
     PackedViews,
     calibrate_camera,
+    camera_calibration,
     pack_views,
     project,
     residual_norms,
@@ -312,8 +313,7 @@ def solve_pixel_views(T_base_ee, views: PixelViews) -> ReprojectionResult:
         packed = pack_views(views.points_3d, views.points_2d)
         if T.shape != (packed.n_views, 4, 4):
             raise InputError(f"view_poses: expected shape ({packed.n_views}, 4, 4) (one per view), got {T.shape}")
-        d = residual_norms(project(k, T, packed.points_3d), packed)
-        camera = CameraCalibration(k, T, float(np.sqrt(np.mean(d * d))), float(d.mean()))
+        camera = camera_calibration(packed, k, T)
     return solve_reprojection(views.points_3d, views.points_2d, T_base_ee, views.image_size,
                               configuration=views.configuration, loss="huber", f_scale_px=1.5,
                               refine_intrinsics=not known, intrinsics=views.intrinsics, camera=camera)  # fmt: skip
