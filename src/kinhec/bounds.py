@@ -160,13 +160,7 @@ def _pnp_covariance(C: np.ndarray, camera, target, pixel_std: float) -> np.ndarr
     inside = _inside_image(cam, uv, depth, VISIBILITY_MARGIN_PX).astype(np.float64)
     Xc, Yc, Zc = Pc[..., 0], Pc[..., 1], np.where(Pc[..., 2] > 0, Pc[..., 2], 1.0)
     x, y, iz = Xc / Zc, Yc / Zc, 1.0 / Zc
-    f = cam.f_px
-    Ju = np.stack([-x * y, 1 + x * x, -y, iz, 0 * x, -x * iz], axis=-1) * f
-    Jv = np.stack([-(1 + y * y), x * y, x, 0 * x, iz, -y * iz], axis=-1) * f
-    H = np.einsum("np,npi,npj->nij", inside, Ju, Ju) + np.einsum("np,npi,npj->nij", inside, Jv, Jv)
-    cov_left = pixel_std**2 * np.linalg.inv(H)
-    Ad = pm.adjoint(se3.invert_transform(C, check=False))
-    return Ad @ cov_left @ np.swapaxes(Ad, -1, -2)
+    return (pixel_std / cam.f_px) ** 2 * pm.pnp_unit_covariance(C, x, y, iz, inside)
 
 
 def _vo_covariance(T_ct_all: np.ndarray, frames: np.ndarray, rot_std: float, trans_std: float, dof) -> np.ndarray:

@@ -305,7 +305,7 @@ def _target_shapes(Cp: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     The target is a square grid of 3 x 3 points of half-width ``a`` (one shape per size) centred on the
     target origin in the plane ``z = 0``, seen by a pinhole of unit focal length with unit pixel noise:
     the shape is ``Ad(inv C) H^-1 Ad(inv C)^T`` with ``H`` the summed normal matrix of the points'
-    projections (the camera-frame left twist of :mod:`kinhec.pnp`).  It carries what a detector and PnP
+    projections (:func:`kinhec.solvers.pair_model.pnp_unit_covariance`).  It carries what a detector and PnP
     do to a pose and a constant noise cannot: in-plane rotation far better known than tilt, tilt known
     from the foreshortening of oblique views, depth growing as ``z^2``, lateral position and in-plane
     rotation as ``z``, and the correlation of rotation and translation.  Each shape is scaled to a mean
@@ -316,17 +316,9 @@ def _target_shapes(Cp: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     zmin = 1e-3 * max(float(np.median(np.abs(t[:, 2]))), 1e-9)
     P = (sizes[:, None, None] * _GRID[None]).reshape(1, -1, 2)  # every size's points, (1, m * 9, 2)
     Pc = P @ np.swapaxes(R[:, :, :2], 1, 2) + t[:, None]  # camera frame, (n, m * 9, 3)
-    iz = 1.0 / np.maximum(Pc[..., 2], zmin)
-    x, y = Pc[..., 0] * iz, Pc[..., 1] * iz
-    zero = np.zeros_like(x)
-    # projection Jacobians of u and v side by side: (n, m, 18, 6), summed into H per size
-    Jc = np.concatenate([np.stack([-x * y, 1.0 + x * x, -y, iz, zero, -x * iz], axis=-1),
-                         np.stack([-(1.0 + y * y), x * y, x, zero, iz, -y * iz], axis=-1)], axis=1)  # fmt: skip
-    Jc = Jc.reshape(n, 2, m, -1, 6).transpose(0, 2, 1, 3, 4).reshape(n, m, -1, 6)
-    Hm = np.swapaxes(Jc, -1, -2) @ Jc
-    Hm += 1e-12 * np.trace(Hm, axis1=-2, axis2=-1)[..., None, None] * np.eye(6)
-    Ad = pm.adjoint(se3.invert_transform(Cp, check=False))[:, None]
-    S = (Ad @ np.linalg.inv(Hm) @ np.swapaxes(Ad, -1, -2)).transpose(1, 0, 2, 3)  # (m, n, 6, 6)
+    iz = (1.0 / np.maximum(Pc[..., 2], zmin)).reshape(n, m, -1)  # per size: (n, m, 9)
+    x, y = Pc[..., 0].reshape(n, m, -1) * iz, Pc[..., 1].reshape(n, m, -1) * iz
+    S = pm.pnp_unit_covariance(Cp, x, y, iz).transpose(1, 0, 2, 3)  # (m, n, 6, 6)
     tr = np.trace(S, axis1=-2, axis2=-1).mean(axis=1)
     return S / np.maximum(tr, 1e-300)[:, None, None, None]
 

@@ -53,6 +53,7 @@ __all__ = [
     "camera_covariance",
     "robot_covariance",
     "residuals",
+    "pnp_unit_covariance",
     "XYCovariance",
 ]
 
@@ -131,6 +132,28 @@ def pair_jacobians(C: np.ndarray, X: np.ndarray, configuration: str):
         J[:, :, 6:] = -AdCi
         G = np.broadcast_to(AdXi, (n, 6, 6)).copy()
     return J, G
+
+
+def pnp_unit_covariance(C: np.ndarray, x: np.ndarray, y: np.ndarray, iz: np.ndarray, weights=None) -> np.ndarray:
+    """Covariance of ``rho`` for PnP with unit focal length and unit pixel noise, shape ``x.shape[:-1] + (6, 6)``.
+
+    ``x, y`` (normalised image coordinates) and ``iz`` (inverse depth) of the target points seen from the
+    poses ``C`` (N, 4, 4), shape ``(N, ..., P)``; ``weights`` (same shape) 1 for the points a detector
+    reports, 0 for the others.  The pinhole Jacobian of ``(u, v) / f`` with respect to the camera-frame left
+    twist of the pose (:mod:`kinhec.pnp`) is ``J_u = (-x y, 1 + x^2, -y, 1/z, 0, -x/z)`` and
+    ``J_v = (-(1 + y^2), x y, x, 0, 1/z, -y/z)``; the information ``sum J^T J`` is inverted and carried into
+    the target frame by ``Ad(inv C)``.  Times ``(pixel std / f)^2`` it is the first-order PnP covariance.
+    """
+    zero = np.zeros_like(x)
+    Ju = np.stack([-x * y, 1.0 + x * x, -y, iz, zero, -x * iz], axis=-1)
+    Jv = np.stack([-(1.0 + y * y), x * y, x, zero, iz, -y * iz], axis=-1)
+    if weights is not None:
+        w = np.sqrt(np.asarray(weights, dtype=np.float64))[..., None]
+        Ju, Jv = Ju * w, Jv * w
+    H = np.swapaxes(Ju, -1, -2) @ Ju + np.swapaxes(Jv, -1, -2) @ Jv
+    H += 1e-12 * np.trace(H, axis1=-2, axis2=-1)[..., None, None] * np.eye(6)
+    Ad = adjoint(_inv(C)).reshape((C.shape[0],) + (1,) * (H.ndim - 3) + (6, 6))
+    return Ad @ np.linalg.inv(H) @ np.swapaxes(Ad, -1, -2)
 
 
 def scale_jacobian(C: np.ndarray) -> np.ndarray:
