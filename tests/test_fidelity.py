@@ -193,3 +193,71 @@ def test_mixed_track_is_stratified():
     total = sum(w.values())
     for robot, weight in w.items():
         assert abs(counts[robot] - 2000 * weight / total) <= 4, robot
+
+
+def _tour_ratio(q: np.ndarray) -> float:
+    """Mean joint distance between consecutive stations over the mean between any two stations."""
+    d = np.linalg.norm(q[:, None] - q[None], axis=-1)
+    i, j = np.triu_indices(len(q), 1)
+    return float(np.diag(d, 1).mean() / d[i, j].mean())
+
+
+def _published_station_joints():
+    from kinhec.io import load_manifest, load_sequence
+
+    man = load_manifest(PUBLISHED_SMOKE)
+    ids = man[(man.family == "lookat") & (man.sampling_mode == "stations") & (man.track != "mixed")].sequence_id
+    for sid in ids:
+        seq = load_sequence(PUBLISHED_SMOKE, sid, man)
+        nearest = np.abs(seq.robot.t[None, :] - seq.camera.t_gt[:, None]).argmin(axis=1)
+        yield seq, seq.robot.q_gt[nearest]
+
+
+def test_station_tour_is_a_permutation_between_random_and_nearest_neighbour():
+    from kinhec.trajectories import _station_tour
+
+    rng = np.random.default_rng(5)
+    pts = rng.uniform(size=(12, 3))
+    cost = np.linalg.norm(pts[:, None] - pts[None], axis=-1)
+    for choices in (1, 2, 12):
+        order = _station_tour(np.random.default_rng(1), cost, choices)
+        assert order[0] == 0 and sorted(order) == list(range(12))
+    nn = [0]
+    while len(nn) < 12:
+        nn.append(min(set(range(12)) - set(nn), key=lambda j: cost[nn[-1], j]))
+    assert _station_tour(np.random.default_rng(1), cost, 12).tolist() == nn
+    mean_step = {c: np.mean([np.diag(cost[np.ix_(o, o)], 1).mean() for o in
+                             (_station_tour(np.random.default_rng(s), cost, c) for s in range(200))]) for c in (1, 2, 12)}
+    i, j = np.triu_indices(12, 1)
+    assert abs(mean_step[1] / cost[i, j].mean() - 1.0) < 0.05  # random order
+    assert mean_step[12] < mean_step[2] < 0.9 * mean_step[1]
+
+
+def test_lookat_stations_follow_the_published_viewing_cap_and_tour():
+    """The published stations lie within 50 deg of the target normal and form a shortened tour.
+
+    Consecutive published stations are about 0.82 times as far apart in joint space as any two of them; in
+    random order they would be 1.0, and hand-eye errors of every ``A X = X B`` solver grow as consecutive
+    motions shrink.  kinhec's look-at stations must show the same cap and the same shortening.
+    """
+    from kinhec.trajectories import LOOKAT_CAP_HALF_ANGLE_DEG
+
+    def tilt_deg(T_cam_target):
+        p = -np.einsum("nji,nj->ni", T_cam_target[:, :3, :3], T_cam_target[:, :3, 3])  # camera in the target frame
+        return np.degrees(np.arccos(np.abs(p[:, 2]) / np.linalg.norm(p, axis=1)))
+
+    pub_tilt, pub_ratio = [], []
+    for seq, q in _published_station_joints():
+        pub_tilt.append(tilt_deg(seq.camera.T_cam_target_gt).max())
+        pub_ratio.append(_tour_ratio(q))
+    assert 45.0 < max(pub_tilt) <= LOOKAT_CAP_HALF_ANGLE_DEG + 0.5, pub_tilt
+    ours_tilt, ours_ratio = [], []
+    for recipe in _station_recipes("pnp", 12) + _station_recipes("outliers", 12):
+        g = simulate(recipe)
+        if g.q_gt_rad is None:
+            continue
+        ours_tilt.append(tilt_deg(g.T_cam_target_gt).max())
+        ours_ratio.append(_tour_ratio(g.trajectory.joint_positions(g.t_camera_gt_s)))
+    assert max(ours_tilt) <= LOOKAT_CAP_HALF_ANGLE_DEG + 0.5
+    assert 0.7 < np.median(pub_ratio) < 0.9, pub_ratio
+    assert abs(np.median(ours_ratio) - np.median(pub_ratio)) < 0.08, (np.median(ours_ratio), np.median(pub_ratio))

@@ -113,8 +113,11 @@ CAMERA_LEVELS: dict[str, tuple[float, float, float, float]] = {
 #: Names accepted by :func:`apply_outliers`.
 OUTLIER_MODELS: tuple[str, ...] = ("none", "random_pose", "planar_flip", "gross")
 
-#: Default rotation std [rad] of the ``gross`` outlier model (about 11.5 deg).
-GROSS_ROT_STD_RAD = 0.2
+#: Default rotation std [rad] of the ``gross`` outlier model (about 17 deg per axis).  The card gives no size
+#: for its gross errors; 0.3 rad is the value at which the closed-form solvers' median rotation errors on the
+#: ``outliers`` track meet the card's (0.91-1.04x on the medium tier; 0.75-0.89x at 0.2 rad), while their
+#: translation errors, which this value hardly moves, stay at 0.92-1.09x (docs/fidelity.md).
+GROSS_ROT_STD_RAD = 0.3
 #: Default translation std [m] per camera axis of the ``gross`` outlier model.
 GROSS_TRANS_STD_M = 0.1
 
@@ -568,7 +571,7 @@ def gross_outliers(T_cam_target, rng: np.random.Generator, *, rot_std_rad: float
                    trans_std_m: float = GROSS_TRANS_STD_M) -> np.ndarray:
     """Poses with a large Gaussian error: :func:`camera_se3_gaussian` with isotropic translation noise.
 
-    Defaults: ``GROSS_ROT_STD_RAD`` = 0.2 rad (about 11.5 deg) per target-frame
+    Defaults: ``GROSS_ROT_STD_RAD`` = 0.3 rad (about 17 deg) per target-frame
     axis and ``GROSS_TRANS_STD_M`` = 0.1 m per camera axis.  A gross error can
     move a near target behind the camera; it is an outlier.
 
