@@ -223,3 +223,17 @@ def test_helper_streams_with_random_pose_frames():
         T_ct[bad] = random_pose_outliers(T_ct[bad], rng)
         est = solvers.estimate_time_offset(t_r, A_r, t_c, T_ct)
         assert abs(est.offset_s - 0.137) < 0.25 / camera_hz, camera_hz
+
+
+def test_significance_of_a_peak_below_zero_correlation_is_finite_and_silent():
+    """A correlation curve whose best value is negative (no match at any shift) has no peak radius to measure."""
+    import warnings
+
+    from kinhec.solvers.time_offset import _significance
+
+    corr = np.array([-0.5, -0.3, -0.1, -0.3, -0.5])
+    n = np.full(5, 100.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        z = _significance(corr, n, 0.01, 0.05)
+    assert np.isfinite(z) and z < 0

@@ -126,7 +126,7 @@ MARKER_CONE_HALF_ANGLE_DEG = 50.0
 #: Stations drawn at random from those not yet visited, of which the robot goes to the one it reaches first
 #: (look-at tours).  1 visits the stations in random order; 2 shortens the tour like the published copy's:
 #: there consecutive stations are 0.82 times as far apart in joint space as two stations picked at random,
-#: and turn 0.90 times as far (kinhec with 2: 0.83 and 0.93; in random order both are 1.0).  Hand-eye errors
+#: and turn 0.90 times as far (kinhec with 2: 0.79 and 0.93; in random order both are 1.0).  Hand-eye errors
 #: grow as the motions between consecutive keyframes shrink, so the order matters to every ``A X = X B``
 #: solver (docs/fidelity.md).
 LOOKAT_TOUR_CHOICES = 2

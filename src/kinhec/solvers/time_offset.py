@@ -283,7 +283,7 @@ def _significance(corr, n, h, window):
     tau = window
     if 0 < j < corr.size - 1 and np.isfinite(corr[j - 1 : j + 2]).all():
         den = corr[j - 1] - 2.0 * corr[j] + corr[j + 1]
-        if den < 0:
+        if den < 0 and corr[j] > 0:  # (a peak at or below zero correlation has no radius to measure)
             tau = max(float(np.sqrt(corr[j] / -den)) * h, h)
     n_eff = n[j] * h / tau
     return float(np.arctanh(min(corr[j], 1.0 - 1e-12))) * np.sqrt(max(n_eff - 3.0, 0.0))
