@@ -9,7 +9,7 @@ from kinhec import noise, se3
 from kinhec.errors import DegenerateMotionError, InputError
 from kinhec.solvers import get_solver, shah
 from kinhec.solvers import pair_model as pm
-from kinhec.solvers.he_ml import NOISE_KEYS, he_ml
+from kinhec.solvers.he_ml import DRIFT_LAG1, NOISE_KEYS, he_ml
 
 from test_solvers_synth import make_chain
 
@@ -136,6 +136,8 @@ def test_registry_entry_and_input_errors():
         he_ml(ch.A_abs_gt, ch.B_abs_gt, noise={"camera_rot_std_rad": -1.0})
     with pytest.raises(InputError, match="scale"):
         he_ml(ch.A_abs_gt, ch.B_abs_gt, scale="yes")
+    with pytest.raises(InputError, match="drift"):
+        he_ml(ch.A_abs_gt, ch.B_abs_gt, drift="yes")
     A = ch.A_abs_gt.copy()
     A[:, :3, :3] = se3.so3_exp(np.outer(np.linspace(0.1, 1.0, 10), [0.0, 0.0, 1.0]))
     with pytest.raises(DegenerateMotionError):
@@ -203,3 +205,52 @@ def test_pnp_pairs_reach_the_exact_covariance_estimator():
     assert np.sqrt(loss[0] * loss[1]) < 1.15
     assert loss.max() < 1.25
     assert np.mean(nees) == pytest.approx(6.0, abs=2.0)
+
+
+def _path(steps):
+    """Cumulative products ``s_0, s_0 s_1, ...`` of ``(K, 4, 4)`` steps."""
+    out = [steps[0]]
+    for T in steps[1:]:
+        out.append(out[-1] @ T)
+    return np.stack(out)
+
+
+def test_random_walk_camera_error_is_fitted_on_the_motions():
+    """Visual-odometry drift (the generator's random walk, with a monocular scale): the residuals' lag-1
+    autocorrelation switches X to the motions, which beats the pair model on the same data, and the
+    covariance of that fit describes its error (mean NEES of X about 6)."""
+    rng = np.random.default_rng(11)
+    ch = make_chain(rng, 1, configuration="eye_in_hand")
+    # keyframes along a path, as visual odometry sees them: each flange pose a 10 deg / 3 cm step from the last
+    steps = np.concatenate([rng.normal(0.0, 0.1, (59, 3)), rng.normal(0.0, 0.02, (59, 3))], axis=1)
+    A_gt = np.concatenate([ch.A_abs_gt[:1], ch.A_abs_gt[:1] @ _path(se3.se3_exp(steps))])
+    B_gt = se3.invert_transform(ch.Y) @ A_gt @ ch.X
+    err = {"motions": [], "pairs": []}
+    nees = []
+    for _ in range(40):
+        A = noise.robot_se3_gaussian(A_gt, R2[0], R2[1], rng)
+        B = noise.vo_drift(B_gt, 1e-3, 1e-3, rng)
+        B[:, :3, 3] *= 2.0
+        res = he_ml(A, B)
+        assert res.info["residual_lag1"] > DRIFT_LAG1 and "drift" in res.info
+        assert res.scale == pytest.approx(2.0, rel=0.05)
+        err["motions"].append(_err(res.X, ch.X))
+        err["pairs"].append(_err(he_ml(A, B, drift=False).X, ch.X))
+        e = se3.se3_log(se3.invert_transform(ch.X) @ res.X)
+        nees.append(e @ np.linalg.solve(res.cov_X, e))
+    m, p = np.median(err["motions"], axis=0), np.median(err["pairs"], axis=0)
+    assert m[0] < 0.7 * p[0] and m[1] < 0.7 * p[1], (m, p)
+    assert 4.5 < np.mean(nees) < 8.0, np.mean(nees)
+
+
+def test_independent_noise_keeps_the_pair_model():
+    rng = np.random.default_rng(12)
+    ch = make_chain(rng, 60, configuration="eye_in_hand")
+    A, B, _ = _noisy(ch, rng)
+    res = he_ml(A, B)
+    assert res.info["residual_lag1"] < 0.5 and "drift" not in res.info
+    forced = he_ml(A, B, drift=True)  # the motion fit on independent noise: still an estimate, a poorer one
+    assert "drift" in forced.info
+    rot, trans = _err(forced.X, ch.X)
+    rot0, trans0 = _err(res.X, ch.X)
+    assert rot < 5.0 * rot0 + 0.05 and trans < 5.0 * trans0 + 1.0
