@@ -684,19 +684,25 @@ def joint_sinusoid(robot: RobotModel, rng: np.random.Generator, *, duration_s: f
     return SinusoidJointTrajectory(centre, amplitude, omega, phase, duration_s, excited)
 
 
+def _joint_move_times(robot: RobotModel, q_from: np.ndarray, q_to: np.ndarray, speed_fraction: float) -> np.ndarray:
+    """Minimum-jerk move times [s] between joint configurations (broadcast), the slowest joint at its cap."""
+    return (1.875 * np.abs(q_to - q_from) / (speed_fraction * robot.qd_max_rad_s)).max(axis=-1)
+
+
+def _pose_move_times(T_from: np.ndarray, T_to: np.ndarray, speed_fraction: float) -> np.ndarray:
+    """Minimum-jerk move times [s] between free-floating poses (broadcast), at :data:`FREE6D_SPEED_CAPS`."""
+    dp = np.linalg.norm(T_to[..., :3, 3] - T_from[..., :3, 3], axis=-1)
+    dth = se3.rotation_angle(np.swapaxes(T_from[..., :3, :3], -1, -2) @ T_to[..., :3, :3], check=False)
+    v, w = FREE6D_SPEED_CAPS
+    return np.maximum(1.875 * dp / (speed_fraction * v), 1.875 * dth / (speed_fraction * w))
+
+
 def _joint_segment_times(robot: RobotModel, knots: np.ndarray, speed_fraction: float) -> np.ndarray:
-    dq = np.abs(np.diff(knots, axis=0))
-    t = (1.875 * dq / (speed_fraction * robot.qd_max_rad_s)).max(axis=1)
-    return np.maximum(t, MIN_SEGMENT_S)
+    return np.maximum(_joint_move_times(robot, knots[:-1], knots[1:], speed_fraction), MIN_SEGMENT_S)
 
 
 def _pose_segment_times(knots_T: np.ndarray, speed_fraction: float) -> np.ndarray:
-    dp = np.linalg.norm(np.diff(knots_T[:, :3, 3], axis=0), axis=1)
-    R = knots_T[:, :3, :3]
-    dth = se3.rotation_angle(np.swapaxes(R[:-1], -1, -2) @ R[1:], check=False)
-    v, w = FREE6D_SPEED_CAPS
-    t = np.maximum(1.875 * dp / (speed_fraction * v), 1.875 * dth / (speed_fraction * w))
-    return np.maximum(t, MIN_SEGMENT_S)
+    return np.maximum(_pose_move_times(knots_T[:-1], knots_T[1:], speed_fraction), MIN_SEGMENT_S)
 
 
 def _tour(rng: np.random.Generator, n_knots: int, duration_s: float, segment_times, dwell_s: float) -> np.ndarray:
@@ -733,20 +739,6 @@ def _station_tour(rng: np.random.Generator, cost: np.ndarray, choices: int = LOO
         order.append(int(left[j]))
         left = np.delete(left, j)
     return np.asarray(order, dtype=np.int64)
-
-
-def _joint_travel_times(robot: RobotModel, q: np.ndarray) -> np.ndarray:
-    """``(n, n)`` travel-time measure between joint configurations (slowest joint at its speed cap)."""
-    return (np.abs(q[:, None, :] - q[None, :, :]) / robot.qd_max_rad_s).max(axis=-1)
-
-
-def _pose_travel_times(T: np.ndarray) -> np.ndarray:
-    """``(n, n)`` travel-time measure between free-floating poses (:data:`FREE6D_SPEED_CAPS`)."""
-    dp = np.linalg.norm(T[:, None, :3, 3] - T[None, :, :3, 3], axis=-1)
-    R = T[:, :3, :3]
-    dth = se3.rotation_angle(np.swapaxes(R, -1, -2)[:, None] @ R[None], check=False)
-    v, w = FREE6D_SPEED_CAPS
-    return np.maximum(dp / v, dth / w)
 
 
 def _joint_path(robot, knots, rng, *, speed_fraction, dwell_s, sampling_mode, duration_s, family):
@@ -959,12 +951,12 @@ def lookat(robot: RobotModel, X: np.ndarray, configuration: str, camera: CameraP
     info = LookatInfo(n_candidates=n_cand, n_reachable=n_reach, n_world_tries=world_try)
     if robot.is_free:
         knots_T = np.concatenate(kept_T)
-        knots_T = knots_T[_station_tour(rng, _pose_travel_times(knots_T))]
+        knots_T = knots_T[_station_tour(rng, _pose_move_times(knots_T[:, None], knots_T[None], speed_fraction))]
         traj = _pose_path(knots_T, rng, speed_fraction=speed_fraction, dwell_s=dwell_s, sampling_mode=sampling_mode,
                           duration_s=duration_s, family="lookat")  # fmt: skip
     else:
         knots_q = np.concatenate(kept_q)
-        knots_q = knots_q[_station_tour(rng, _joint_travel_times(robot, knots_q))]
+        knots_q = knots_q[_station_tour(rng, _joint_move_times(robot, knots_q[:, None], knots_q[None], speed_fraction))]
         traj = _joint_path(robot, knots_q, rng, speed_fraction=speed_fraction, dwell_s=dwell_s,
                            sampling_mode=sampling_mode, duration_s=duration_s, family="lookat")  # fmt: skip
     return traj, Y, info

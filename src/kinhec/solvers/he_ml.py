@@ -129,8 +129,8 @@ _SETTLE_SHARE = 0.02
 _SCALE_MIN = 0.05
 #: |log s| of the closed-form start below which ``scale="auto"`` treats the data as metric.
 _SCALE_START = 0.05
-#: Lag-1 autocorrelation of the whitened absolute residuals (pairs in time order) above which
-#: ``drift="auto"`` fits ``X`` to the motions between consecutive pairs (a random-walk camera error).
+#: Lag-1 autocorrelation of the pair residuals (time order, each component scaled by its RMS), at the motion
+#: fit's solution, above which ``drift="auto"`` keeps ``X`` from the motions (a random-walk camera error).
 DRIFT_LAG1 = 0.7
 #: Lag-1 autocorrelation at the pair model's solution above which the motion fit is tried (and kept when the
 #: autocorrelation at its own solution exceeds :data:`DRIFT_LAG1`).
@@ -169,7 +169,7 @@ class HeMlResult(pm.XYCovariance):
         With the reference in view: ``pnp_target_half_widths_m`` (the generic targets of the PnP-shaped
         camera components) and ``pnp_shape_variances`` (their variance components, (pixel std / focal
         length)^2 when the camera noise is PnP).  ``residual_lag1`` (the lag-1 autocorrelation of the
-        whitened residuals, from 8 pairs on) and, when ``X`` came from the motions, ``drift`` (the
+        residuals in time order, each component scaled by its RMS, from 8 pairs on) and, when ``X`` came from the motions, ``drift`` (the
         per-motion rotation [rad] and translation [m] standard deviations of the camera error).
     """
 
@@ -616,8 +616,9 @@ def _motion_fit(A, B, X0, ls0, with_scale):
     """
     from scipy.optimize import least_squares  # here: importing the registry stays light
 
-    Am = pm._inv(A[:-1]) @ A[1:]
-    Bm = pm._inv(B[:-1]) @ B[1:]
+    Am = se3.invert_transform(A[:-1], check=False) @ A[1:]
+    Bm = se3.invert_transform(B[:-1], check=False) @ B[1:]
+    Ad_Bm_inv = pm.adjoint(se3.invert_transform(Bm, check=False))
     P = 7 if with_scale else 6
     k = Am.shape[0]
     sig = np.ones(6)
@@ -627,14 +628,14 @@ def _motion_fit(A, B, X0, ls0, with_scale):
     def predicted(Xp, lsp):
         # translations scaled by s: (R, t) -> (R, s t) is an automorphism of SE(3), so the scaled prediction
         # is inv(X_s) A_s X_s with X_s, A_s scaled alike
-        Bp = pm._inv(Xp) @ Am @ Xp
+        Bp = se3.invert_transform(Xp, check=False) @ Am @ Xp
         Bp[:, :3, 3] *= math.exp(lsp)
         return Bp
 
     def residuals(p, X_, ls_):
         Xp = X_ @ _exp6(p[:6])
         lsp = ls_ + (p[6] if with_scale else 0.0)
-        r = pm.fast_se3_log(pm._inv(predicted(Xp, lsp)) @ Bm)
+        r = pm.fast_se3_log(se3.invert_transform(predicted(Xp, lsp), check=False) @ Bm)
         r[:, 3:] *= math.exp(-ls_)  # metric units at the current scale (see _res)
         return r
 
@@ -643,15 +644,16 @@ def _motion_fit(A, B, X0, ls0, with_scale):
         lsp = ls_ + (p[6] if with_scale else 0.0)
         s = math.exp(lsp)
         Bp = predicted(Xp, lsp)
-        E = pm._inv(Bp) @ Bm
+        E = se3.invert_transform(Bp, check=False) @ Bm
         # d r / d dx = (Ad(inv Bm) - Ad(inv E)) D_s, D_s = diag(I, s I) (first order in the residual)
         J = np.zeros((k, 6, P))
-        J[:, :, :6] = pm.adjoint(pm._inv(Bm)) - pm.adjoint(pm._inv(E))
+        Ad_E_inv = pm.adjoint(se3.invert_transform(E, check=False))
+        J[:, :, :6] = Ad_Bm_inv - Ad_E_inv
         J[:, :, 3:6] *= s
         if with_scale:
             v = np.zeros((k, 6))
             v[:, 3:] = np.einsum("kji,kj->ki", Bp[:, :3, :3], Bp[:, :3, 3])  # R^T t of the prediction
-            J[:, :, 6] = -_mv(pm.adjoint(pm._inv(E)), v)
+            J[:, :, 6] = -_mv(Ad_E_inv, v)
         J[:, 3:, :] *= math.exp(-ls_)
         return J
 
@@ -682,7 +684,7 @@ def _y_from_x(A, B, X, ls):
     chordal mean, translations by the average."""
     Bs = B.copy()
     Bs[:, :3, 3] *= math.exp(-ls)
-    Yi = A @ X @ pm._inv(Bs)
+    Yi = A @ X @ se3.invert_transform(Bs, check=False)
     Y = np.eye(4)
     Y[:3, :3] = _project_so3(Yi[:, :3, :3].sum(axis=0))
     Y[:3, 3] = Yi[:, :3, 3].mean(axis=0)
@@ -890,8 +892,8 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
 
     info = {}
     motion_fit = None
+    C_use = np.where(repaired[:, None, None], Cf, Cm) if Cf is not None else Cm
     if n >= _ROBUST_MIN_PAIRS or drift is True:
-        C_use = np.where(repaired[:, None, None], Cf, Cm) if Cf is not None else Cm
         info["residual_lag1"] = lag1 = _lag1(_res(C_use, _predict(A, X, Y, configuration), ls), inl)
         if drift is True or (drift == "auto" and lag1 > _DRIFT_SUSPECT):
             # every pair (the gate of the pair model does not apply to a random walk), mirrors repaired, in the
@@ -908,7 +910,6 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
                 info["drift"] = {"rot_std_rad": s_rot, "trans_std_m": s_trans}
 
     # final covariance with the final weights; variance components corrected for the fitted parameters
-    C_use = np.where(repaired[:, None, None], Cf, Cm) if Cf is not None else Cm
     Cp = _predict(A, X, Y, configuration)
     _, G = pm.pair_jacobians(Cp, X, configuration)
     Q = _components(Cp, G, U, shapes)
