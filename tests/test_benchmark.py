@@ -243,9 +243,12 @@ def test_monocular_scale_is_recovered_by_andreff_scale_only(noise_free_run):
     assert abs(s.scale_est - 2.0) < 1e-9 and s.scale_err_rel < 1e-9
     assert s.X_trans_err_mm < 1e-6 and s.X_rot_err_deg < 1e-8
     # the scale-free AX=XB solvers get the rotation and miss the translation (camera translations are 2x)
-    for name in ("tsai_lenz", "park_martin", "horaud_dornaika", "andreff", "park_martin+lm"):
+    for name in ("tsai_lenz", "park_martin", "horaud_dornaika", "andreff"):
         assert mono.loc[name].X_rot_err_deg < 1e-8
         assert mono.loc[name].X_trans_err_mm > 10.0
+    # the published baseline park_martin+lm weighs rotation and (wrongly scaled) translation residuals alike,
+    # 1 rad ~ 1 m, so the translations pull its rotation away from the exact closed-form start
+    assert mono.loc["park_martin+lm"].X_rot_err_deg > 0.1 and mono.loc["park_martin+lm"].X_trans_err_mm > 10.0
 
 
 def test_evaluate_sequence_matches_the_run(noise_free, noise_free_run):

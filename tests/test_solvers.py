@@ -168,7 +168,46 @@ def test_lm_jacobians_match_finite_differences():
     np.testing.assert_allclose(jac(p), _fd_jacobian(fun, p), atol=1e-5 * np.abs(jac(p)).max())
 
 
+def test_twist_jacobians_match_finite_differences():
+    from kinhec.solvers import refine as r
+
+    rng = np.random.default_rng(9)
+    ch = make_chain(rng, 6, **C2)
+    A, B = ch.motions()
+    for Y0, n in ((None, 6), (ch.Y, 12)):
+        AA, BB = (A, B) if Y0 is None else (ch.A_abs, ch.B_abs)
+        fun, jac, _ = r._twist_problem(AA, BB, ch.X, Y0, 2e-3, 1e-3)
+        p = rng.normal(0.0, 0.2, n)  # away from 0, where both Jacobians of SE(3) matter
+        np.testing.assert_allclose(jac(p), _fd_jacobian(fun, p), atol=1e-6 * np.abs(jac(p)).max())
+    # the inverse right Jacobian of SE(3), near 0 (series) and up to pi
+    for theta in (1e-6, 5e-3, 0.5, 2.0, 3.1):
+        w = rng.normal(size=3)
+        xi = np.r_[theta * w / np.linalg.norm(w), rng.normal(size=3)]
+        E = se3.se3_exp(xi)
+        fd = _fd_jacobian(lambda d: se3.se3_log(E @ se3.se3_exp(d)), np.zeros(6))
+        np.testing.assert_allclose(r._se3_jr_inv(xi[None])[0], fd, atol=1e-7)
+
+
+def test_twist_refinement_ends_at_a_stationary_point_of_its_cost():
+    """Noisy data: the gradient J^T r of the unweighted twist cost vanishes at the result (scipy's tolerances)."""
+    from kinhec.solvers import refine as r
+
+    rng = np.random.default_rng(10)
+    ch = make_chain(rng, 30, **noise(3))
+    A, B = ch.motions()
+    X0 = solvers.park_martin(A, B)
+    X = solvers.refine_lm(A, B, X0)
+    fun, jac, _ = r._twist_problem(A, B, X, None, 1.0, 1.0)
+    g0 = np.abs(jac(np.zeros(6)).T @ fun(np.zeros(6))).max()
+    fun0, jac0, _ = r._twist_problem(A, B, X0, None, 1.0, 1.0)
+    assert g0 < 1e-4 * np.abs(jac0(np.zeros(6)).T @ fun0(np.zeros(6))).max()  # 1.7e5 times smaller here
+    assert np.sum(fun(np.zeros(6)) ** 2) < np.sum(fun0(np.zeros(6)) ** 2)
+    with pytest.raises(InputError, match="cost"):
+        solvers.refine_lm(A, B, X0, cost="huber")
+
+
 def test_lm_never_worse_than_its_start_on_average():
+    """The chordal cost with noise scales estimated from the residuals: rotation and translation both gain."""
     e_pm, e_lm, e_sh, e_shlm = [], [], [], []
     for seed in range(40):
         rng = np.random.default_rng(100 + seed)
@@ -177,9 +216,9 @@ def test_lm_never_worse_than_its_start_on_average():
         A, B = ch.motions()
         X0 = solvers.park_martin(A, B)
         e_pm.append(err(X0, ch.X))
-        e_lm.append(err(solvers.refine_lm(A, B, X0), ch.X))
+        e_lm.append(err(solvers.refine_lm(A, B, X0, cost="chordal"), ch.X))
         X0, Y0 = solvers.shah(ch.A_abs, ch.B_abs)
-        X1, Y1 = solvers.refine_lm_axyb(ch.A_abs, ch.B_abs, X0, Y0)
+        X1, Y1 = solvers.refine_lm_axyb(ch.A_abs, ch.B_abs, X0, Y0, cost="chordal")
         e_sh.append(np.r_[err(X0, ch.X), err(Y0, ch.Y)])
         e_shlm.append(np.r_[err(X1, ch.X), err(Y1, ch.Y)])
     # rotation improves, translation is at least as good (1 % tolerance for the average of 40 draws)
@@ -575,3 +614,41 @@ def test_ransac_adapts_its_thresholds_to_heavy_noise():
     e_r = err(res.X, ch.X)
     e_pm = err(solvers.park_martin(A, B), ch.X)
     assert e_r[0] < 2 * e_pm[0] + 0.1 and e_r[1] < 2 * e_pm[1] + 5.0
+
+
+def test_ransac_without_consensus_raises_or_takes_every_motion():
+    """Thresholds far below the noise: no consensus.  "raise" says so; "all" warns and fits every motion, as the
+    registry's ransac_park_martin does (the published protocol returns an estimate on every sequence)."""
+    from kinhec.solvers.ransac import NoConsensusWarning
+
+    rng = np.random.default_rng(11)
+    ch = make_chain(rng, 30, camera_noise=(0.02, 0.012, 0.012, 0.04))
+    A, B = ch.motions()
+    kw = dict(rot_threshold_deg=1e-3, trans_threshold_mm=1e-3, adaptive=False)
+    with pytest.raises(ConvergenceError, match="consensus of at least 3 motions"):
+        solvers.ransac_axxb(A, B, np.random.default_rng(0), **kw)
+    with pytest.warns(NoConsensusWarning, match="every motion is taken as an inlier"):
+        res = solvers.ransac_axxb(A, B, np.random.default_rng(0), on_no_consensus="all", **kw)
+    assert not res.consensus and res.inliers.all() and res.n_inliers == len(A)
+    # every motion an inlier: Park-Martin on all of them, polished as park_martin+lm is
+    np.testing.assert_allclose(res.X, solvers.refine_lm(A, B, solvers.park_martin(A, B)), atol=1e-12)
+    assert err(res.X, ch.X)[0] < 1.0
+    with pytest.raises(InputError, match="on_no_consensus"):
+        solvers.ransac_axxb(A, B, on_no_consensus="skip")
+    # the registry's RANSAC on two motions (no consensus of three can form): an estimate, with the warning
+    spec = solvers.get_solver("ransac_park_martin")
+    with pytest.warns(NoConsensusWarning, match="2 motions"):
+        out = spec.run(A[:2], B[:2])
+    np.testing.assert_allclose(out.X, solvers.get_solver("park_martin+lm").run(A[:2], B[:2]).X, atol=1e-12)
+    assert out.n_inliers == 2
+
+
+def test_ransac_polish_keeps_the_consensus_and_does_not_lose_accuracy():
+    rng = np.random.default_rng(12)
+    ch = make_chain(rng, 60, outlier_fraction=0.3, **C2)
+    A, B = ch.motions()
+    plain = solvers.ransac_axxb(A, B, np.random.default_rng(0), polish=False)
+    polished = solvers.ransac_axxb(A, B, np.random.default_rng(0))
+    assert polished.n_inliers >= plain.n_inliers
+    e_plain, e_pol = err(plain.X, ch.X), err(polished.X, ch.X)
+    assert e_pol[0] < 1.5 * e_plain[0] + 0.01 and e_pol[1] < 1.5 * e_plain[1] + 0.2

@@ -1260,9 +1260,13 @@ def protocol_info(solvers=None, sync=EVAL_SYNCS) -> dict:
         },
         "ransac": {
             **{k: v for k, v in _defaults(_ransac_mod.ransac_axxb).items()},
+            **_registry.RANSAC_SETTINGS,
             "seed": f"numpy.random.default_rng({_ransac_mod.RANSAC_SEED}) on every call (kinhec.solvers.ransac.RANSAC_SEED)",
         },
-        "lm_refinement": {"max_nfev": _defaults(_refine_mod.refine_lm).get("max_nfev")},
+        "lm_refinement": {
+            "max_nfev": _defaults(_refine_mod.refine_lm).get("max_nfev"),
+            "cost": _defaults(_refine_mod.refine_lm).get("cost"),
+        },
         "solvers": [
             {"name": n, "kind": spec.kind, "returns": spec.returns, "citation": spec.citation,
              "description": spec.description, **({"plugin": True, "module": spec.module} if _registry.is_plugin(n) else {})}

@@ -26,6 +26,15 @@ Procedure implemented:
    ``sum_k min(e_k^2, 1)`` (MSAC).
 4. Refit Park-Martin on the inliers of the best hypothesis and recompute the
    inliers, until the set no longer changes (at most ``refit_iterations``).
+5. Polish (``polish=True``): Levenberg-Marquardt on the twist residual over
+   the inliers (:func:`kinhec.solvers.refine_lm`), kept when it holds at least
+   as many inliers as the Park-Martin refit.
+
+With fewer than ``MIN_CONSENSUS`` motions in the best consensus,
+``on_no_consensus="raise"`` (the default) raises; ``"all"`` takes every motion
+as an inlier (Park-Martin on all of them, then the polish) and warns with a
+:class:`NoConsensusWarning`.  The benchmark's ``ransac_park_martin`` does the
+latter, as the published protocol returns an estimate on every sequence.
 
 On relative motions, an outlying camera frame spoils the two motions that
 share it: a fraction ``f`` of bad frames leaves about ``(1 - f)^2`` good
@@ -44,8 +53,16 @@ from kinhec import se3
 from kinhec.errors import ConvergenceError, DegenerateMotionError, InputError
 from kinhec.solvers import _common as c
 from kinhec.solvers.axxb_park_martin import _park_martin, _rotation_park_martin
+from kinhec.solvers.refine import _refine_twist
 
-__all__ = ["RansacResult", "ransac_axxb", "RANSAC_SEED"]
+__all__ = ["RansacResult", "ransac_axxb", "RANSAC_SEED", "NoConsensusWarning"]
+
+#: What :func:`ransac_axxb` does when no consensus forms.
+ON_NO_CONSENSUS = ("raise", "all")
+
+
+class NoConsensusWarning(c.DegenerateMotionWarning):
+    """RANSAC found no consensus of ``MIN_CONSENSUS`` motions: the estimate takes every motion as an inlier."""
 
 CITATION = (
     'M. A. Fischler and R. C. Bolles, "Random sample consensus," Communications of the ACM 24(6), '
@@ -68,12 +85,16 @@ class RansacResult:
         ``inliers.sum()``.
     n_hypotheses : int
         Minimal samples evaluated.
+    consensus : bool
+        False when no consensus of ``MIN_CONSENSUS`` motions formed and every
+        motion was taken as an inlier (``on_no_consensus="all"``).
     """
 
     X: np.ndarray
     inliers: np.ndarray
     n_inliers: int
     n_hypotheses: int
+    consensus: bool = True
 
 
 def _residuals(alpha, beta, RA, tA, tB, R, t):
@@ -121,7 +142,8 @@ MIN_CONSENSUS = 3
 _ADAPT = 3.368 / 1.102
 
 
-def _ransac_axxb(A, B, rng, rot_thr, trans_thr, n_hyp, min_axis_angle_rad, refit_iterations, adaptive=True):
+def _ransac_axxb(A, B, rng, rot_thr, trans_thr, n_hyp, min_axis_angle_rad, refit_iterations, adaptive=True,
+                 polish=True, on_no_consensus="raise"):
     RA, tA = A[:, :3, :3], A[:, :3, 3]
     tB = B[:, :3, 3]
     qA, qB = c.motion_quats(A, B)
@@ -178,12 +200,25 @@ def _ransac_axxb(A, B, rng, rot_thr, trans_thr, n_hyp, min_axis_angle_rad, refit
         if np.array_equal(inl_new, inl):
             break
         inl = inl_new
-    if inl.sum() < MIN_CONSENSUS:
-        raise ConvergenceError(
-            f"ransac_axxb: expected a consensus of at least {MIN_CONSENSUS} motions within "
-            f"{np.degrees(rot_thr):.3g} deg / {1000 * trans_thr:.3g} mm, got {int(inl.sum())} of {len(inl)}"
-        )
-    return RansacResult(X=X, inliers=inl, n_inliers=int(inl.sum()), n_hypotheses=int(len(pairs)))
+    consensus = bool(inl.sum() >= MIN_CONSENSUS)
+    if not consensus:
+        message = (f"ransac_axxb: expected a consensus of at least {MIN_CONSENSUS} motions within "
+                   f"{np.degrees(rot_thr):.3g} deg / {1000 * trans_thr:.3g} mm, got {int(inl.sum())} of {len(inl)}")  # fmt: skip
+        if on_no_consensus == "raise":
+            raise ConvergenceError(message)
+        warnings.warn(message + "; every motion is taken as an inlier", NoConsensusWarning, stacklevel=3)
+        inl = np.ones(len(inl), dtype=bool)
+        X = _park_martin(A, B, check_axes=False)
+    if polish:
+        X_p = _refine_twist(A[inl], B[inl], X)[0]
+        rot, trans = _residuals(alpha, beta, RA, tA, tB, X_p[None, :3, :3], X_p[None, :3, 3])
+        inl_p = np.maximum(rot[0] / rot_thr, trans[0] / trans_thr) < 1.0
+        if not consensus:
+            X = X_p
+        elif inl_p.sum() >= inl.sum():
+            X, inl = X_p, inl_p
+    return RansacResult(X=X, inliers=inl, n_inliers=int(inl.sum()), n_hypotheses=int(len(pairs)),
+                        consensus=consensus)  # fmt: skip
 
 
 def ransac_axxb(
@@ -197,6 +232,8 @@ def ransac_axxb(
     min_axis_angle_deg: float = 10.0,
     refit_iterations: int = 3,
     adaptive: bool = True,
+    polish: bool = True,
+    on_no_consensus: str = "raise",
 ) -> RansacResult:
     """Robust ``A X = X B``: RANSAC over minimal two-motion samples with Park-Martin.
 
@@ -229,6 +266,15 @@ def ransac_axxb(
         never below ``rot_threshold_deg`` / ``trans_threshold_mm``.  Valid while
         fewer than 3/4 of the motions are outliers.  ``False`` keeps the given
         thresholds.
+    polish : bool
+        Finish with Levenberg-Marquardt on the inliers (the twist residual of
+        :func:`refine_lm`), kept when it holds at least as many inliers as the
+        Park-Martin refit (on by default).
+    on_no_consensus : {"raise", "all"}
+        With fewer than ``MIN_CONSENSUS`` motions in the best consensus:
+        ``"raise"`` a :class:`~kinhec.errors.ConvergenceError` (default), or
+        take ``"all"`` motions as inliers and warn with a
+        :class:`NoConsensusWarning` (``consensus`` is then False).
 
     Returns
     -------
@@ -244,7 +290,8 @@ def ransac_axxb(
     DegenerateMotionError
         All rotation axes of ``A`` parallel, or no sample with axes far enough apart.
     ConvergenceError
-        The best hypothesis is supported by fewer than ``MIN_CONSENSUS`` motions.
+        The best hypothesis is supported by fewer than ``MIN_CONSENSUS`` motions
+        (``on_no_consensus="raise"``).
     """
     A, B = c.check_motions(A, B, min_motions=3)
     if rng is None:
@@ -260,6 +307,9 @@ def ransac_axxb(
         raise InputError(f"min_axis_angle_deg: expected a value in [0, 90), got {min_axis_angle_deg!r}")
     if int(refit_iterations) < 0:
         raise InputError(f"refit_iterations: expected an integer >= 0, got {refit_iterations!r}")
+    if on_no_consensus not in ON_NO_CONSENSUS:
+        raise InputError(f"on_no_consensus: expected one of {', '.join(map(repr, ON_NO_CONSENSUS))}, "
+                         f"got {on_no_consensus!r}")  # fmt: skip
     return _ransac_axxb(
         A,
         B,
@@ -270,4 +320,6 @@ def ransac_axxb(
         np.radians(min_axis_angle_deg),
         int(refit_iterations),
         bool(adaptive),
+        bool(polish),
+        on_no_consensus,
     )

@@ -37,6 +37,7 @@ import importlib.util
 import numbers
 import re
 import sys
+import warnings
 from dataclasses import dataclass
 from typing import Callable
 
@@ -162,13 +163,24 @@ def _run_andreff_scale(A, B):
 def _run_park_martin_lm(A, B):
     A, B = c.check_motions(A, B)
     X0 = _park_mod._park_martin(A, B)
-    return SolverResult(X=_refine_mod._refine_lm(A, B, X0))
+    return SolverResult(X=_refine_mod._refine_twist(A, B, X0)[0])
+
+
+#: How the registry's ``ransac_park_martin`` calls :func:`kinhec.solvers.ransac_axxb`: an estimate on every
+#: sequence, as in the published protocol (every motion an inlier, with a warning, when no consensus forms).
+RANSAC_SETTINGS = {"on_no_consensus": "all"}
 
 
 def _run_ransac(A, B):
-    A, B = c.check_motions(A, B, min_motions=3)
+    A, B = c.check_motions(A, B)
+    n = A.shape[0]
+    if n < _ransac_mod.MIN_CONSENSUS:
+        warnings.warn(f"ransac_park_martin: {n} motions, fewer than a consensus of {_ransac_mod.MIN_CONSENSUS}; "
+                      "every motion is taken as an inlier", _ransac_mod.NoConsensusWarning, stacklevel=2)  # fmt: skip
+        X = _refine_mod._refine_twist(A, B, _park_mod._park_martin(A, B))[0]
+        return SolverResult(X=X, n_inliers=n)
     rng = np.random.default_rng(ransac_seed(A, B))
-    res = _ransac_mod.ransac_axxb(A, B, rng)
+    res = _ransac_mod.ransac_axxb(A, B, rng, **RANSAC_SETTINGS)
     return SolverResult(X=res.X, n_inliers=res.n_inliers)
 
 
@@ -187,7 +199,7 @@ def _run_li(A, B):
 def _run_shah_lm(A, B):
     A, B = c.check_pairs(A, B)
     X0, Y0 = _shah_mod._shah(A, B)
-    X, Y = _refine_mod._refine_lm_axyb(A, B, X0, Y0)
+    X, Y = _refine_mod._refine_twist(A, B, X0, Y0)
     return SolverResult(X=X, Y=Y)
 
 
@@ -216,16 +228,16 @@ SOLVERS: dict[str, SolverSpec] = {
                    "linear Kronecker system with an unknown scale of the camera translations"),
         SolverSpec("park_martin+lm", "axxb", _run_park_martin_lm, "X",
                    _park_mod.CITATION + " Refinement: " + _LM_CITE,
-                   "park_martin, then Levenberg-Marquardt on SE(3) (refine_lm)"),
+                   "park_martin, then unweighted Levenberg-Marquardt on the SE(3) logarithm of inv(X B) A X (refine_lm)"),
         SolverSpec("ransac_park_martin", "axxb", _run_ransac, "X, n_inliers", _ransac_mod.CITATION,
-                   "RANSAC over two-motion Park-Martin samples, refit on the inliers (fixed seed, adaptive thresholds)"),
+                   "RANSAC over two-motion Park-Martin samples, refit and polished on the inliers (fixed seed, adaptive thresholds; every motion an inlier when no consensus forms)"),
         SolverSpec("shah", "axyb", _run_shah, "X, Y", _shah_mod.CITATION,
                    "rotations from the SVD of a sum of Kronecker products, then translations"),
         SolverSpec("li_kronecker", "axyb", _run_li, "X, Y", _li_mod.CITATION,
                    "rotations and translations from one Kronecker linear system"),
         SolverSpec("shah+lm", "axyb", _run_shah_lm, "X, Y",
                    _shah_mod.CITATION + " Refinement: " + _LM_CITE,
-                   "shah, then Levenberg-Marquardt on SE(3) x SE(3) (refine_lm_axyb)"),
+                   "shah, then unweighted Levenberg-Marquardt on the SE(3) logarithm of inv(Y B) A X (refine_lm_axyb)"),
         SolverSpec("he_ml", "axyb", _run_he_ml, "X, Y, scale, n_inliers", _he_ml_mod.CITATION,
                    "maximum likelihood under the anisotropic noise model: robust minimal-set start, variance "
                    "components, chi-square gate, planar-flip repair, Student-t weights, monocular scale"),
