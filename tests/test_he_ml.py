@@ -254,3 +254,53 @@ def test_independent_noise_keeps_the_pair_model():
     rot, trans = _err(forced.X, ch.X)
     rot0, trans0 = _err(res.X, ch.X)
     assert rot < 5.0 * rot0 + 0.05 and trans < 5.0 * trans0 + 1.0
+
+
+def test_drifting_monocular_scale_is_fitted_as_a_random_walk():
+    """The generator's drifting scale (noise.apply_scale, a log-scale random walk): the per-pair scale offsets
+    show it, he_ml fits one offset per pair under a random-walk prior whose step it estimates, and beats the
+    constant-scale fit of the same data; its covariance (offsets marginalised) describes its error."""
+    from kinhec.solvers.he_ml import SCALE_DRIFT_LAG1
+
+    rng = np.random.default_rng(13)
+    ch = make_chain(rng, 120, configuration="eye_in_hand")
+    C = pm.camera_poses(ch.B_abs_gt, "eye_in_hand")
+    c2 = noise.camera_level("c2")  # the monocular track's levels: camera c2, a step of 0.002 per frame, 3 frames
+    step = 0.002 * np.sqrt(3.0)  # between keyframes
+    err = {"drift": [], "constant": []}
+    nees, steps = [], []
+    for _ in range(32):
+        A = noise.robot_se3_gaussian(ch.A_abs_gt, R2[0], R2[1], rng)
+        Cm = noise.camera_se3_gaussian(C, c2[0], c2[1], c2[3], rng)
+        Cm, s = noise.apply_scale(Cm, 2.0, step, rng)
+        B = pm.camera_poses(Cm, "eye_in_hand")
+        res = he_ml(A, B)
+        assert res.info["scale_offset_lag1"] > SCALE_DRIFT_LAG1 and "scale_drift_std" in res.info
+        assert res.scale == pytest.approx(s[0], rel=0.02)  # the scale of the first pair
+        steps.append(res.info["scale_drift_std"])
+        err["drift"].append(_err(res.X, ch.X))
+        err["constant"].append(_err(he_ml(A, B, scale_drift=False).X, ch.X))
+        e = se3.se3_log(se3.invert_transform(ch.X) @ res.X)
+        nees.append(e @ np.linalg.solve(res.cov_X, e))
+    d, k = np.median(err["drift"], axis=0), np.median(err["constant"], axis=0)
+    assert d[1] < 0.8 * k[1], (d, k)  # 0.61 against 0.91 mm here
+    assert d[0] < 1.1 * k[0], (d, k)
+    assert 0.7 * step < np.median(steps) < 1.4 * step
+    assert 4.0 < np.mean(nees) < 9.0, np.mean(nees)
+
+
+def test_constant_monocular_scale_keeps_one_scale():
+    rng = np.random.default_rng(14)
+    ch = make_chain(rng, 120, configuration="eye_in_hand")
+    A, B, _ = _noisy(ch, rng, scale=2.0)
+    res = he_ml(A, B)
+    assert res.info["scale_offset_lag1"] < 0.3 and "scale_drift_std" not in res.info
+    # a random walk forced onto a constant scale: the offsets stay flat (a drift of the monocular track's step
+    # would wander by about 0.0035 sqrt(120) = 0.04 over these pairs)
+    forced = he_ml(A, B, scale_drift=True)
+    assert np.abs(forced.info["scale_offsets"]).max() < 0.01
+    rot, trans = _err(forced.X, ch.X)
+    rot0, trans0 = _err(res.X, ch.X)
+    assert trans < 2.0 * trans0 + 0.2 and rot < 2.0 * rot0 + 0.01
+    with pytest.raises(InputError, match="scale_drift"):
+        he_ml(A, B, scale_drift="yes")

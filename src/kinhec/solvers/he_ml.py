@@ -55,6 +55,13 @@ the fitted parameters corrected at the end.
    translations is estimated when the closed form finds it more than 5 %
    away from 1, and kept only if it still is, by more than three standard
    deviations, after the maximum-likelihood fit.
+   A scale that drifts (``scale_drift="auto"``, from 8 pairs on): when the
+   log-scale offsets each pair alone asks for follow one another (lag-1
+   autocorrelation above :data:`SCALE_DRIFT_LAG1`), one offset per pair is
+   fitted with ``X``, ``Y`` and ``log s`` under a random-walk prior whose step
+   is estimated by EM; the variance components are re-estimated with the
+   offsets' posterior variance (the E-step), and the offsets are marginalised
+   out of the covariance.
 5. **Drift.** Visual odometry integrates its frame-to-frame errors, so the
    camera error of a pose is a random walk in the reference's frame: the
    residuals of neighbouring pairs are nearly equal (lag-1 autocorrelation
@@ -87,7 +94,8 @@ from kinhec.noise import planar_flip
 from kinhec.solvers import _common as c
 from kinhec.solvers import pair_model as pm
 
-__all__ = ["CITATION", "NOISE_KEYS", "HeMlResult", "he_ml", "CHI2_GATE", "N_HYPOTHESES", "DRIFT_LAG1"]
+__all__ = ["CITATION", "NOISE_KEYS", "HeMlResult", "he_ml", "CHI2_GATE", "N_HYPOTHESES", "DRIFT_LAG1",
+           "SCALE_DRIFT_LAG1"]
 
 CITATION = (
     "Maximum likelihood with variance components: W. Förstner, 'Ein Verfahren zur Schätzung von Varianz- und "
@@ -138,6 +146,10 @@ _DRIFT_SUSPECT = 0.3
 #: Student-t degrees of freedom of the weights of the motion fit.
 _DRIFT_NU = 4.0
 _DRIFT_ROUNDS = 4
+#: Lag-1 autocorrelation of the per-pair log-scale offsets above which ``scale_drift="auto"`` fits a scale
+#: that drifts as a random walk (see :func:`_scale_offsets_lag1`).
+SCALE_DRIFT_LAG1 = 0.3
+_SCALE_DRIFT_ROUNDS = 8
 
 
 @dataclass(frozen=True)
@@ -169,7 +181,10 @@ class HeMlResult(pm.XYCovariance):
         With the reference in view: ``pnp_target_half_widths_m`` (the generic targets of the PnP-shaped
         camera components) and ``pnp_shape_variances`` (their variance components, (pixel std / focal
         length)^2 when the camera noise is PnP).  ``residual_lag1`` (the lag-1 autocorrelation of the
-        residuals in time order, each component scaled by its RMS, from 8 pairs on) and, when ``X`` came from the motions, ``drift`` (the
+        residuals in time order, each component scaled by its RMS, from 8 pairs on); with a scale,
+        ``scale_offset_lag1`` and, when a drifting scale was fitted, ``scale_drift_std`` (the step of the
+        log-scale walk between pairs) and ``scale_offsets`` (the log-scale offset of every pair from the
+        first); when ``X`` came from the motions, ``drift`` (the
         per-motion rotation [rad] and translation [m] standard deviations of the camera error).
     """
 
@@ -388,12 +403,14 @@ def _sigma(theta: np.ndarray, Q: np.ndarray) -> np.ndarray:
     return (theta @ Q.reshape(k, -1)).reshape(n, 6, 6) + _FLOOR * np.eye(6)
 
 
-def _estimate_components(r, Q, w, theta0, n_iter: int = 8) -> np.ndarray:
+def _estimate_components(r, Q, w, theta0, n_iter: int = 8, extra=None) -> np.ndarray:
     """Fisher-scoring (MINQUE iteration) of the variance components on residuals ``r`` (n, 6), weights ``w``.
 
     With ``Sigma = sum_k th_k Q_k`` and ``W = Sigma^-1``, one step solves ``F th = q`` with
     ``F_kl = 1/2 sum_i tr(W Q_k W Q_l)`` and ``q_k = 1/2 sum_i w_i r_i^T W Q_k W r_i``; components that
-    would turn negative are fixed at 0.
+    would turn negative are fixed at 0.  ``extra`` (n, 6, 6), when given, is added to every ``r_i r_i^T``:
+    the posterior covariance of the part of the residual that fitted nuisance parameters took up (the
+    E-step of EM), so that they do not take the noise with them.
     """
     # a selection Q[:, inliers] is laid out with the pairs first; every reshape below would copy it
     Q = np.ascontiguousarray(Q)
@@ -407,6 +424,8 @@ def _estimate_components(r, Q, w, theta0, n_iter: int = 8) -> np.ndarray:
         WQ = W[None] @ Q  # (k, n, 6, 6)
         Wr = (W @ r[:, :, None])[:, :, 0]
         M = (w[:, None] * Wr)[:, :, None] * Wr[:, None, :]
+        if extra is not None:
+            M = M + w[:, None, None] * (W @ extra @ W)
         q = 0.5 * (Qf @ M.ravel())
         F = 0.5 * (WQ.reshape(k, -1) @ np.swapaxes(WQ, -1, -2).reshape(k, -1).T)
         new = np.zeros_like(theta)
@@ -691,8 +710,123 @@ def _y_from_x(A, B, X, ls):
     return Y
 
 
+# --------------------------------------------------------------------------- #
+# a drifting monocular scale
+# --------------------------------------------------------------------------- #
+def _res_q(Cm: np.ndarray, Cp: np.ndarray, ls: float, q: np.ndarray, ls0: float) -> np.ndarray:
+    """:func:`_res` with a log scale ``ls + q_i`` per pair (``q`` (n,), ``q_0 = 0``)."""
+    Cs = Cp.copy()
+    Cs[:, :3, 3] *= np.exp(ls + q)[:, None]
+    r = pm.residuals(Cm, Cs)
+    r[:, 3:] *= math.exp(-ls0)
+    return r
+
+
+def _scale_offsets_lag1(r: np.ndarray, Cp: np.ndarray, Sinv: np.ndarray, inl: np.ndarray) -> float:
+    """Lag-1 autocorrelation of the per-pair log-scale offsets the residuals ask for (time order, inliers).
+
+    Pair ``i`` alone would move its log scale by ``(u_i^T W_i r_i) / (u_i^T W_i u_i)`` (``u_i`` the scale
+    direction, ``W_i`` the inverse covariance): independent noise gives offsets without memory, a scale
+    that drifts as a random walk gives offsets that follow it from pair to pair.
+    """
+    u = pm.scale_jacobian(Cp)
+    Wu = _mv(Sinv, u)
+    prec = (Wu * u).sum(axis=1)
+    # pairs that barely see the scale (camera near the reference's origin, as at the start of visual
+    # odometry) give offsets of no precision: only those within 3x the median standard deviation count
+    keep = inl & (prec > 0) & (prec >= np.median(prec[inl]) / 9.0)
+    d = (Wu * r).sum(axis=1)[keep] / prec[keep]
+    d = d - d.mean()
+    ss = float(d @ d)
+    return float(d[:-1] @ d[1:]) / ss if ss > 0 and d.size > 2 else 0.0
+
+
+def _solve_scale_drift(A, Cm, X0, Y0, ls0, q0, Linv, sw, configuration, sigma_d, max_iter: int = 30):
+    """Weighted least squares over ``X``, ``Y``, ``log s`` and a log-scale offset ``q_i`` per pair.
+
+    ``q_0 = 0`` (``s`` is the scale of the first pair); the offsets follow a random walk,
+    ``q_i - q_(i-1) ~ N(0, sigma_d^2)``, which enters as prior residuals.  Levenberg-Marquardt on the dense
+    normal equations (13 + n - 1 unknowns, cheap at a few hundred pairs).  Returns ``X``, ``Y``, ``ls``,
+    ``q`` and the inverse of the normal matrix at the solution (covariance of ``(dx, dy, log s, q_1..)``).
+    """
+    n = A.shape[0]
+    P = 13 + n - 1
+    X, Y, ls, q = X0.copy(), Y0.copy(), ls0, q0.copy()
+    D = (np.eye(n)[1:] - np.eye(n, k=-1)[1:])[:, 1:] / sigma_d  # prior rows on q_1..q_(n-1)
+
+    def residual(X_, Y_, ls_, q_):
+        r = _res_q(Cm, _predict(A, X_, Y_, configuration), ls_, q_, ls0)
+        e = sw[:, None] * _mv(Linv, r)
+        return e, (np.diff(q_) / sigma_d)
+
+    def cost(e, pr):
+        return float(np.sum(e * e) + pr @ pr)
+
+    def normal(X_, Y_, ls_, q_, e, pr):
+        Cp = _predict(A, X_, Y_, configuration)
+        J, _ = pm.pair_jacobians(Cp, X_, configuration)
+        k = np.exp(ls_ + q_ - ls0)
+        Jr = -J
+        Jr[:, 3:] *= k[:, None, None]
+        Js = -k[:, None] * pm.scale_jacobian(Cp)
+        Jg = np.concatenate([Jr, Js[:, :, None]], axis=2)
+        Jg = sw[:, None, None] * (Linv @ Jg)  # (n, 6, 13); the scale column is also each pair's q column
+        wq = Jg[:, :, 12]
+        H = np.zeros((P, P))
+        H[:13, :13] = np.einsum("nip,niq->pq", Jg, Jg)
+        H[:13, 13:] = np.einsum("nip,ni->pn", Jg[1:], wq[1:])
+        H[13:, :13] = H[:13, 13:].T
+        H[13:, 13:] = np.diag((wq[1:] * wq[1:]).sum(axis=1)) + D.T @ D
+        g = np.zeros(P)
+        g[:13] = np.einsum("nip,ni->p", Jg, e)
+        g[13:] = (wq[1:] * e[1:]).sum(axis=1) + D.T @ pr
+        return H, g
+
+    e, pr = residual(X, Y, ls, q)
+    f = cost(e, pr)
+    lam = 1e-3
+    H, g = normal(X, Y, ls, q, e, pr)
+    for _ in range(max_iter):
+        dH = np.diag(np.diag(H))
+        try:
+            step = -np.linalg.solve(H + lam * dH, g)
+        except np.linalg.LinAlgError:
+            lam *= 10.0
+            continue
+        Xn, Yn = X @ _exp6(step[:6]), Y @ _exp6(step[6:12])
+        lsn = ls + step[12]
+        qn = q.copy()
+        qn[1:] += step[13:]
+        en, prn = residual(Xn, Yn, lsn, qn)
+        fn = cost(en, prn)
+        if fn <= f:
+            small = f - fn <= 1e-10 * max(f, 1e-300)
+            X, Y, ls, q, e, pr, f = Xn, Yn, lsn, qn, en, prn, fn
+            lam = max(lam / 10.0, 1e-12)
+            H, g = normal(X, Y, ls, q, e, pr)
+            if small:
+                break
+        else:
+            lam *= 10.0
+            if lam > 1e8:
+                break
+    X[:3, :3] = _project_so3(X[:3, :3])
+    Y[:3, :3] = _project_so3(Y[:3, :3])
+    return X, Y, ls, q, np.linalg.pinv(H, hermitian=True)
+
+
+def _drift_variance(q: np.ndarray, cov: np.ndarray) -> float:
+    """EM update of ``sigma_d^2`` from the smoothed offsets: mean of ``(q_i - q_(i-1))^2`` plus its posterior variance."""
+    n = q.size
+    Cq = np.zeros((n, n))
+    Cq[1:, 1:] = cov[13:, 13:]
+    dq = np.diff(q)
+    var = np.diag(Cq)[1:] + np.diag(Cq)[:-1] - 2.0 * np.diag(Cq, k=1)
+    return float(np.mean(dq * dq + np.maximum(var, 0.0)))
+
+
 def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None = None, scale="auto",
-          drift="auto", robust: bool = True, n_hypotheses: int = N_HYPOTHESES, seed: int | None = None,
+          scale_drift="auto", drift="auto", robust: bool = True, n_hypotheses: int = N_HYPOTHESES, seed: int | None = None,
           max_rounds: int = 5) -> HeMlResult:  # fmt: skip
     """Maximum-likelihood ``X`` and ``Y`` of ``A_i X = Y B_i`` under the anisotropic noise model.
 
@@ -712,6 +846,10 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
     scale : {"auto", True, False}
         Monocular scale of the camera translations: estimated and kept when
         significant (``"auto"``), always estimated, or fixed to 1.
+    scale_drift : {"auto", True, False}
+        A scale that drifts as a random walk (pairs in time order): fitted when
+        the per-pair scale offsets show it (``"auto"``, from 8 pairs on and
+        with a scale), always (with a scale, from 8 pairs on), or never.
     drift : {"auto", True, False}
         Camera error that is a random walk (visual odometry): ``X`` from the
         motions between consecutive pairs (given in time order) when the
@@ -748,6 +886,8 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
         raise InputError(f"scale: expected 'auto', True or False, got {scale!r}")
     if drift not in ("auto", True, False):
         raise InputError(f"drift: expected 'auto', True or False, got {drift!r}")
+    if scale_drift not in ("auto", True, False):
+        raise InputError(f"scale_drift: expected 'auto', True or False, got {scale_drift!r}")
     given = configuration
     if configuration is None:
         configuration, _ = _configuration(B)
@@ -893,8 +1033,61 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
     info = {}
     motion_fit = None
     C_use = np.where(repaired[:, None, None], Cf, Cm) if Cf is not None else Cm
+    q = None
+    drift_cov = None
+    if with_scale and scale_drift is not False and n >= _ROBUST_MIN_PAIRS:
+        # 5a. a drifting scale: the per-pair log-scale offsets the residuals ask for follow it from pair to pair
+        Cp = _predict(A, X, Y, configuration)
+        _, G = pm.pair_jacobians(Cp, X, configuration)
+        Q = _components(Cp, G, U, shapes)
+        Sinv = np.linalg.inv(_sigma(theta, Q))
+        info["scale_offset_lag1"] = lag_s = _scale_offsets_lag1(_res(C_use, Cp, ls), Cp, Sinv, inl)
+        if scale_drift is True or lag_s > SCALE_DRIFT_LAG1:
+            q = np.zeros(n)
+            u = pm.scale_jacobian(Cp)
+            Wu = _mv(Sinv, u)
+            prec = (Wu * u).sum(axis=1)
+            good = inl & (prec > 0) & (prec >= np.median(prec[inl]) / 9.0)
+            d = (Wu * _res(C_use, Cp, ls)).sum(axis=1)[good] / prec[good]
+            sigma_d = max(float(np.std(np.diff(d))) / 2.0, 1e-6)
+            share_prev = None
+            for _ in range(_SCALE_DRIFT_ROUNDS):
+                # the camera components again, from the residuals that the fitted offsets leave (the constant
+                # scale's residuals carry the drift); then the fit; then the step of the walk (EM)
+                Cp = _predict(A, X, Y, configuration)
+                _, G = pm.pair_jacobians(Cp, X, configuration)
+                Q = _components(Cp, G, U, shapes)
+                r = _res_q(C_use, Cp, ls, q, ls)
+                if known is None and 6 * int(inl.sum()) - 12 >= 2 * theta.size:
+                    extra = None
+                    if drift_cov is not None:
+                        # the offsets' posterior variance along each pair's scale direction (EM): without it the
+                        # offsets would take the depth noise with them
+                        g = np.exp(q)[:, None] * pm.scale_jacobian(Cp)
+                        var_q = np.r_[0.0, np.diag(drift_cov)[13:]]
+                        extra = (var_q[:, None, None] * g[:, :, None] * g[:, None, :])[inl]
+                    try:
+                        theta = np.maximum(_estimate_components(r[inl], Q[:, inl], w[inl], theta, extra=extra),
+                                           _VAR_FLOOR)  # fmt: skip
+                    except np.linalg.LinAlgError:
+                        pass
+                trQ = np.trace(Q, axis1=-2, axis2=-1)[:, inl].mean(axis=1)
+                share = theta * trQ / max(float(np.sum(theta * trQ)), 1e-300)
+                Linv = np.linalg.inv(np.linalg.cholesky(_sigma(theta, Q)))
+                X, Y, ls, q, drift_cov = _solve_scale_drift(A, C_use, X, Y, ls, q, Linv, np.sqrt(w) * inl,
+                                                            configuration, sigma_d)  # fmt: skip
+                new_sd = math.sqrt(max(_drift_variance(q, drift_cov), 1e-24))
+                settled = (abs(new_sd - sigma_d) <= 0.05 * sigma_d and share_prev is not None
+                           and float(np.max(np.abs(share - share_prev))) <= _SETTLE_SHARE)  # fmt: skip
+                sigma_d, share_prev = new_sd, share
+                if settled:
+                    break
+            info["scale_drift_std"] = sigma_d
+            info["scale_offsets"] = q.copy()
     if n >= _ROBUST_MIN_PAIRS or drift is True:
-        info["residual_lag1"] = lag1 = _lag1(_res(C_use, _predict(A, X, Y, configuration), ls), inl)
+        r_now = _res(C_use, _predict(A, X, Y, configuration), ls) if q is None else \
+            _res_q(C_use, _predict(A, X, Y, configuration), ls, q, ls)
+        info["residual_lag1"] = lag1 = _lag1(r_now, inl)
         if drift is True or (drift == "auto" and lag1 > _DRIFT_SUSPECT):
             # every pair (the gate of the pair model does not apply to a random walk), mirrors repaired, in the
             # caller's B form (camera_poses is its own inverse map)
@@ -906,6 +1099,9 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
             if drift is True or lag1_m > DRIFT_LAG1:
                 X, Y, ls = Xm, Ym, lsm
                 motion_fit = cov_x
+                q = drift_cov = None
+                info.pop("scale_drift_std", None)
+                info.pop("scale_offsets", None)
                 info["residual_lag1"] = lag1_m
                 info["drift"] = {"rot_std_rad": s_rot, "trans_std_m": s_trans}
 
@@ -913,7 +1109,7 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
     Cp = _predict(A, X, Y, configuration)
     _, G = pm.pair_jacobians(Cp, X, configuration)
     Q = _components(Cp, G, U, shapes)
-    r = _res(C_use, Cp, ls)
+    r = _res(C_use, Cp, ls) if q is None else _res_q(C_use, Cp, ls, q, ls)
     P = 13 if with_scale else 12
     if known is None:
         n_obs = 6.0 * inl.sum()
@@ -929,6 +1125,9 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
     Ji = J[inl]
     Hn = f_nu * (np.swapaxes(Ji, 1, 2) @ Sinv[inl] @ Ji).sum(axis=0)
     cov = np.linalg.pinv(Hn, hermitian=True)
+    if drift_cov is not None:
+        # the per-pair offsets of a drifting scale are nuisance parameters: their block is marginalised out
+        cov = drift_cov[:13, :13]
     if motion_fit is not None:
         # X (and log s) from the motions; Y from the pair model given X, no cross terms
         cov_y = np.linalg.pinv(Hn[6:12, 6:12], hermitian=True)
