@@ -110,8 +110,26 @@ def test_one_lock_for_every_writer(tiny, tmp_path):
     assert CliRunner().invoke(main, ["index", str(tiny)]).exit_code == 0
 
 
+def _second_ctrl_c(proc, draining):
+    """Send the second Ctrl+C once the first is being handled; return the seconds the process took to stop.
+
+    Two SIGINTs that arrive before Python's handler has run count as one: on a loaded machine the main
+    thread can go unscheduled for a second, so the test waits for the runner to say it is draining.
+    """
+    deadline = time.monotonic() + 30
+    while not draining.exists():
+        assert proc.poll() is None and time.monotonic() < deadline, "the first Ctrl+C was never handled"
+        time.sleep(0.05)
+    time.sleep(0.2)
+    assert proc.poll() is None  # the first Ctrl+C waits for the running tasks
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=30)
+    return time.monotonic() - t0
+
+
 _SLOW_GENERATE = """
-import sys, time
+import os, sys, time
 import kinhec.runner as r
 
 original = r.run_shard
@@ -124,6 +142,14 @@ def run_shard(task):
 
 run_shard.__module__, run_shard.__qualname__ = "kinhec.runner", "run_shard"
 r.run_shard = run_shard
+
+original_drain = r.drain_after_interrupt
+
+def drain_after_interrupt(*args, **kwargs):  # the first Ctrl+C is being handled: say so (see _second_ctrl_c)
+    open(os.environ["KINHEC_TEST_DRAINING"], "w").close()
+    return original_drain(*args, **kwargs)
+
+r.drain_after_interrupt = drain_after_interrupt
 from kinhec.cli import main
 sys.argv = ["kinhec"] + sys.argv[1:]
 main()
@@ -136,8 +162,10 @@ def test_a_second_ctrl_c_stops_at_once_and_the_next_run_resumes(tmp_path):
     assert generate_dataset("smoke", ref, workers=2, limit=2, progress=False).ok
     out = tmp_path / "data"
     args = ["generate", "--tier", "smoke", "--out", str(out), "--workers", "2", "--limit", "2", "-q"]
+    draining = tmp_path / "draining"
     proc = subprocess.Popen([sys.executable, "-c", _SLOW_GENERATE, *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)  # fmt: skip
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                            env=dict(os.environ, KINHEC_TEST_DRAINING=str(draining)))  # fmt: skip
     try:
         deadline = time.monotonic() + 60
         while not (out / "camera" / "noise-00000.parquet").exists():
@@ -145,12 +173,8 @@ def test_a_second_ctrl_c_stops_at_once_and_the_next_run_resumes(tmp_path):
             time.sleep(0.1)
         time.sleep(0.5)  # the slow shards are running now
         proc.send_signal(signal.SIGINT)
-        time.sleep(1.0)
-        assert proc.poll() is None  # the first Ctrl+C waits for the running shards
-        t0 = time.monotonic()
-        proc.send_signal(signal.SIGINT)
+        stopped_in = _second_ctrl_c(proc, draining)
         output, _ = proc.communicate(timeout=30)
-        stopped_in = time.monotonic() - t0
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -180,6 +204,14 @@ def run_unit(task):
 
 run_unit.__module__, run_unit.__qualname__ = "kinhec.benchmark", "run_unit"
 b.run_unit = run_unit
+
+original_drain = b.drain_after_interrupt
+
+def drain_after_interrupt(*args, **kwargs):  # the first Ctrl+C is being handled: say so (see _second_ctrl_c)
+    open(os.environ["KINHEC_TEST_DRAINING"], "w").close()
+    return original_drain(*args, **kwargs)
+
+b.drain_after_interrupt = drain_after_interrupt
 from kinhec.cli import main
 sys.argv = ["kinhec"] + sys.argv[1:]
 main()
@@ -197,7 +229,9 @@ def test_a_second_ctrl_c_stops_a_benchmark_at_once_and_it_resumes(tiny, tmp_path
     proc = subprocess.Popen([sys.executable, "-c", _SLOW_BENCHMARK, "benchmark", str(data), "--workers", "2", "-q",
                              "--solvers", "park_martin", "shah"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, start_new_session=True,
-                            env=dict(os.environ, KINHEC_TEST_MARK=str(tmp_path / "mark")))  # fmt: skip
+                            env=dict(os.environ, KINHEC_TEST_MARK=str(tmp_path / "mark"),
+                                     KINHEC_TEST_DRAINING=str(tmp_path / "draining")))  # fmt: skip
+    draining = tmp_path / "draining"
     try:
         deadline = time.monotonic() + 60
         while not list(data.glob(".kinhec/benchmark/*/*.parquet")):
@@ -205,12 +239,8 @@ def test_a_second_ctrl_c_stops_a_benchmark_at_once_and_it_resumes(tiny, tmp_path
             time.sleep(0.1)
         time.sleep(0.5)
         proc.send_signal(signal.SIGINT)
-        time.sleep(1.0)
-        assert proc.poll() is None  # the first Ctrl+C waits for the running units
-        t0 = time.monotonic()
-        proc.send_signal(signal.SIGINT)
+        stopped_in = _second_ctrl_c(proc, draining)
         output, _ = proc.communicate(timeout=30)
-        stopped_in = time.monotonic() - t0
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
