@@ -147,7 +147,7 @@ _DRIFT_SUSPECT = 0.3
 _DRIFT_NU = 4.0
 _DRIFT_ROUNDS = 4
 #: Lag-1 autocorrelation of the per-pair log-scale offsets above which ``scale_drift="auto"`` fits a scale
-#: that drifts as a random walk (see :func:`_scale_offsets_lag1`).
+#: that drifts as a random walk (see :func:`_scale_offsets`).
 SCALE_DRIFT_LAG1 = 0.3
 _SCALE_DRIFT_ROUNDS = 8
 
@@ -453,15 +453,17 @@ def _predict(A, X, Y, configuration):
     return pm.predicted_camera_poses(A, X, Y, configuration)
 
 
-def _res(Cm: np.ndarray, Cp: np.ndarray, log_s: float, log_s0: float | None = None) -> np.ndarray:
+def _res(Cm: np.ndarray, Cp: np.ndarray, log_s: float, log_s0: float | None = None,
+         q: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
     """Camera errors against the prediction with scaled translation ``s t``, translations divided by ``s0``.
 
     The measured translation is ``s (t + e)``: comparing it with ``s t`` and dividing by the (fixed)
     current scale ``s0`` keeps the noise metric without the bias towards large ``s`` that dividing the
-    measurement by the unknown ``s`` would bring.
+    measurement by the unknown ``s`` would bring.  ``q`` (n,): a log-scale offset per pair (a drifting
+    scale, ``log s + q_i``).
     """
     Cs = Cp.copy()
-    Cs[:, :3, 3] *= math.exp(log_s)
+    Cs[:, :3, 3] *= math.exp(log_s) if q is None else np.exp(log_s + q)[:, None]
     r = pm.residuals(Cm, Cs)
     r[:, 3:] *= math.exp(-(log_s if log_s0 is None else log_s0))
     return r
@@ -713,29 +715,22 @@ def _y_from_x(A, B, X, ls):
 # --------------------------------------------------------------------------- #
 # a drifting monocular scale
 # --------------------------------------------------------------------------- #
-def _res_q(Cm: np.ndarray, Cp: np.ndarray, ls: float, q: np.ndarray, ls0: float) -> np.ndarray:
-    """:func:`_res` with a log scale ``ls + q_i`` per pair (``q`` (n,), ``q_0 = 0``)."""
-    Cs = Cp.copy()
-    Cs[:, :3, 3] *= np.exp(ls + q)[:, None]
-    r = pm.residuals(Cm, Cs)
-    r[:, 3:] *= math.exp(-ls0)
-    return r
+def _scale_offsets(r: np.ndarray, Cp: np.ndarray, Sinv: np.ndarray, inl: np.ndarray) -> np.ndarray:
+    """The log-scale offset each inlier pair alone asks for, in time order: ``(u_i^T W_i r_i) / (u_i^T W_i u_i)``.
 
-
-def _scale_offsets_lag1(r: np.ndarray, Cp: np.ndarray, Sinv: np.ndarray, inl: np.ndarray) -> float:
-    """Lag-1 autocorrelation of the per-pair log-scale offsets the residuals ask for (time order, inliers).
-
-    Pair ``i`` alone would move its log scale by ``(u_i^T W_i r_i) / (u_i^T W_i u_i)`` (``u_i`` the scale
-    direction, ``W_i`` the inverse covariance): independent noise gives offsets without memory, a scale
-    that drifts as a random walk gives offsets that follow it from pair to pair.
+    ``u_i`` is the pair's scale direction, ``W_i`` its inverse covariance.  Pairs that barely see the scale
+    (camera near the reference's origin, as at the start of visual odometry) give offsets of no precision:
+    only those within 3x the median standard deviation are kept.
     """
     u = pm.scale_jacobian(Cp)
     Wu = _mv(Sinv, u)
     prec = (Wu * u).sum(axis=1)
-    # pairs that barely see the scale (camera near the reference's origin, as at the start of visual
-    # odometry) give offsets of no precision: only those within 3x the median standard deviation count
     keep = inl & (prec > 0) & (prec >= np.median(prec[inl]) / 9.0)
-    d = (Wu * r).sum(axis=1)[keep] / prec[keep]
+    return (Wu * r).sum(axis=1)[keep] / prec[keep]
+
+
+def _lag1_of(d: np.ndarray) -> float:
+    """Lag-1 autocorrelation of a series about its mean: independent noise gives about 0, a random walk about 1."""
     d = d - d.mean()
     ss = float(d @ d)
     return float(d[:-1] @ d[1:]) / ss if ss > 0 and d.size > 2 else 0.0
@@ -755,15 +750,14 @@ def _solve_scale_drift(A, Cm, X0, Y0, ls0, q0, Linv, sw, configuration, sigma_d,
     D = (np.eye(n)[1:] - np.eye(n, k=-1)[1:])[:, 1:] / sigma_d  # prior rows on q_1..q_(n-1)
 
     def residual(X_, Y_, ls_, q_):
-        r = _res_q(Cm, _predict(A, X_, Y_, configuration), ls_, q_, ls0)
-        e = sw[:, None] * _mv(Linv, r)
-        return e, (np.diff(q_) / sigma_d)
+        Cp = _predict(A, X_, Y_, configuration)
+        e = sw[:, None] * _mv(Linv, _res(Cm, Cp, ls_, ls0, q_))
+        return e, (np.diff(q_) / sigma_d), Cp
 
     def cost(e, pr):
         return float(np.sum(e * e) + pr @ pr)
 
-    def normal(X_, Y_, ls_, q_, e, pr):
-        Cp = _predict(A, X_, Y_, configuration)
+    def normal(X_, ls_, q_, e, pr, Cp):
         J, _ = pm.pair_jacobians(Cp, X_, configuration)
         k = np.exp(ls_ + q_ - ls0)
         Jr = -J
@@ -782,10 +776,10 @@ def _solve_scale_drift(A, Cm, X0, Y0, ls0, q0, Linv, sw, configuration, sigma_d,
         g[13:] = (wq[1:] * e[1:]).sum(axis=1) + D.T @ pr
         return H, g
 
-    e, pr = residual(X, Y, ls, q)
+    e, pr, Cp = residual(X, Y, ls, q)
     f = cost(e, pr)
     lam = 1e-3
-    H, g = normal(X, Y, ls, q, e, pr)
+    H, g = normal(X, ls, q, e, pr, Cp)
     for _ in range(max_iter):
         dH = np.diag(np.diag(H))
         try:
@@ -797,13 +791,13 @@ def _solve_scale_drift(A, Cm, X0, Y0, ls0, q0, Linv, sw, configuration, sigma_d,
         lsn = ls + step[12]
         qn = q.copy()
         qn[1:] += step[13:]
-        en, prn = residual(Xn, Yn, lsn, qn)
+        en, prn, Cpn = residual(Xn, Yn, lsn, qn)
         fn = cost(en, prn)
         if fn <= f:
             small = f - fn <= 1e-10 * max(f, 1e-300)
             X, Y, ls, q, e, pr, f = Xn, Yn, lsn, qn, en, prn, fn
             lam = max(lam / 10.0, 1e-12)
-            H, g = normal(X, Y, ls, q, e, pr)
+            H, g = normal(X, ls, q, e, pr, Cpn)
             if small:
                 break
         else:
@@ -817,11 +811,10 @@ def _solve_scale_drift(A, Cm, X0, Y0, ls0, q0, Linv, sw, configuration, sigma_d,
 
 def _drift_variance(q: np.ndarray, cov: np.ndarray) -> float:
     """EM update of ``sigma_d^2`` from the smoothed offsets: mean of ``(q_i - q_(i-1))^2`` plus its posterior variance."""
-    n = q.size
-    Cq = np.zeros((n, n))
-    Cq[1:, 1:] = cov[13:, 13:]
+    Cq = cov[13:, 13:]  # q_1.. (q_0 = 0 is fixed)
+    var = np.diag(Cq).copy()
+    var[1:] = var[1:] + var[:-1] - 2.0 * np.diag(Cq, k=1)
     dq = np.diff(q)
-    var = np.diag(Cq)[1:] + np.diag(Cq)[:-1] - 2.0 * np.diag(Cq, k=1)
     return float(np.mean(dq * dq + np.maximum(var, 0.0)))
 
 
@@ -1040,15 +1033,10 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
         Cp = _predict(A, X, Y, configuration)
         _, G = pm.pair_jacobians(Cp, X, configuration)
         Q = _components(Cp, G, U, shapes)
-        Sinv = np.linalg.inv(_sigma(theta, Q))
-        info["scale_offset_lag1"] = lag_s = _scale_offsets_lag1(_res(C_use, Cp, ls), Cp, Sinv, inl)
+        d = _scale_offsets(_res(C_use, Cp, ls), Cp, np.linalg.inv(_sigma(theta, Q)), inl)
+        info["scale_offset_lag1"] = lag_s = _lag1_of(d)
         if scale_drift is True or lag_s > SCALE_DRIFT_LAG1:
             q = np.zeros(n)
-            u = pm.scale_jacobian(Cp)
-            Wu = _mv(Sinv, u)
-            prec = (Wu * u).sum(axis=1)
-            good = inl & (prec > 0) & (prec >= np.median(prec[inl]) / 9.0)
-            d = (Wu * _res(C_use, Cp, ls)).sum(axis=1)[good] / prec[good]
             sigma_d = max(float(np.std(np.diff(d))) / 2.0, 1e-6)
             share_prev = None
             for _ in range(_SCALE_DRIFT_ROUNDS):
@@ -1057,7 +1045,7 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
                 Cp = _predict(A, X, Y, configuration)
                 _, G = pm.pair_jacobians(Cp, X, configuration)
                 Q = _components(Cp, G, U, shapes)
-                r = _res_q(C_use, Cp, ls, q, ls)
+                r = _res(C_use, Cp, ls, ls, q)
                 if known is None and 6 * int(inl.sum()) - 12 >= 2 * theta.size:
                     extra = None
                     if drift_cov is not None:
@@ -1085,9 +1073,7 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
             info["scale_drift_std"] = sigma_d
             info["scale_offsets"] = q.copy()
     if n >= _ROBUST_MIN_PAIRS or drift is True:
-        r_now = _res(C_use, _predict(A, X, Y, configuration), ls) if q is None else \
-            _res_q(C_use, _predict(A, X, Y, configuration), ls, q, ls)
-        info["residual_lag1"] = lag1 = _lag1(r_now, inl)
+        info["residual_lag1"] = lag1 = _lag1(_res(C_use, _predict(A, X, Y, configuration), ls, ls, q), inl)
         if drift is True or (drift == "auto" and lag1 > _DRIFT_SUSPECT):
             # every pair (the gate of the pair model does not apply to a random walk), mirrors repaired, in the
             # caller's B form (camera_poses is its own inverse map)
@@ -1109,7 +1095,7 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
     Cp = _predict(A, X, Y, configuration)
     _, G = pm.pair_jacobians(Cp, X, configuration)
     Q = _components(Cp, G, U, shapes)
-    r = _res(C_use, Cp, ls) if q is None else _res_q(C_use, Cp, ls, q, ls)
+    r = _res(C_use, Cp, ls, ls, q)
     P = 13 if with_scale else 12
     if known is None:
         n_obs = 6.0 * inl.sum()

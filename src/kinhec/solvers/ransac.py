@@ -150,6 +150,9 @@ def _ransac_axxb(A, B, rng, rot_thr, trans_thr, n_hyp, min_axis_angle_rad, refit
     alpha = c.rotvecs_from_quats(qA)
     beta = c.rotvecs_from_quats(qB)
     c.check_rotation_axes(alpha, "ransac_axxb")
+    if A.shape[0] < MIN_CONSENSUS:  # (on_no_consensus="all" only) no consensus can form: every motion an inlier
+        return _every_motion(A, B, alpha, beta, rot_thr, trans_thr, polish, 0,
+                             f"ransac_axxb: {A.shape[0]} motions, fewer than a consensus of {MIN_CONSENSUS}")  # fmt: skip
     ang = np.linalg.norm(alpha, axis=1)
     axes = alpha / np.where(ang > 1e-12, ang, 1.0)[:, None]
     axes[ang <= 1e-12] = 0.0  # a motion without rotation never forms a valid pair
@@ -194,31 +197,39 @@ def _ransac_axxb(A, B, rng, rot_thr, trans_thr, n_hyp, min_axis_angle_rad, refit
         if inl.sum() < 2 or c.axis_scatter_lambda2(alpha[inl]) < c.DEGENERATE_LAMBDA2:
             break
         X_new = _park_martin(A[inl], B[inl], check_axes=False)
-        rot, trans = _residuals(alpha, beta, RA, tA, tB, X_new[None, :3, :3], X_new[None, :3, 3])
-        inl_new = np.maximum(rot[0] / rot_thr, trans[0] / trans_thr) < 1.0
+        inl_new = _inliers(alpha, beta, RA, tA, tB, X_new, rot_thr, trans_thr)
         X = X_new
         if np.array_equal(inl_new, inl):
             break
         inl = inl_new
-    consensus = bool(inl.sum() >= MIN_CONSENSUS)
-    if not consensus:
+    if inl.sum() < MIN_CONSENSUS:
         message = (f"ransac_axxb: expected a consensus of at least {MIN_CONSENSUS} motions within "
                    f"{np.degrees(rot_thr):.3g} deg / {1000 * trans_thr:.3g} mm, got {int(inl.sum())} of {len(inl)}")  # fmt: skip
         if on_no_consensus == "raise":
             raise ConvergenceError(message)
-        warnings.warn(message + "; every motion is taken as an inlier", NoConsensusWarning, stacklevel=3)
-        inl = np.ones(len(inl), dtype=bool)
-        X = _park_martin(A, B, check_axes=False)
+        return _every_motion(A, B, alpha, beta, rot_thr, trans_thr, polish, len(pairs), message)
     if polish:
         X_p = _refine_twist(A[inl], B[inl], X)[0]
-        rot, trans = _residuals(alpha, beta, RA, tA, tB, X_p[None, :3, :3], X_p[None, :3, 3])
-        inl_p = np.maximum(rot[0] / rot_thr, trans[0] / trans_thr) < 1.0
-        if not consensus:
-            X = X_p
-        elif inl_p.sum() >= inl.sum():
+        inl_p = _inliers(alpha, beta, RA, tA, tB, X_p, rot_thr, trans_thr)
+        if inl_p.sum() >= inl.sum():
             X, inl = X_p, inl_p
-    return RansacResult(X=X, inliers=inl, n_inliers=int(inl.sum()), n_hypotheses=int(len(pairs)),
-                        consensus=consensus)  # fmt: skip
+    return RansacResult(X=X, inliers=inl, n_inliers=int(inl.sum()), n_hypotheses=int(len(pairs)))
+
+
+def _inliers(alpha, beta, RA, tA, tB, X, rot_thr, trans_thr) -> np.ndarray:
+    """Motions consistent with one ``X`` within the thresholds, (N,) bool."""
+    rot, trans = _residuals(alpha, beta, RA, tA, tB, X[None, :3, :3], X[None, :3, 3])
+    return np.maximum(rot[0] / rot_thr, trans[0] / trans_thr) < 1.0
+
+
+def _every_motion(A, B, alpha, beta, rot_thr, trans_thr, polish, n_hyp, message) -> RansacResult:
+    """No consensus (``on_no_consensus="all"``): Park-Martin on every motion, then the polish, with a warning."""
+    warnings.warn(message + "; every motion is taken as an inlier", NoConsensusWarning, stacklevel=4)
+    X = _park_martin(A, B, check_axes=False)
+    if polish:
+        X = _refine_twist(A, B, X)[0]
+    return RansacResult(X=X, inliers=np.ones(A.shape[0], dtype=bool), n_inliers=int(A.shape[0]),
+                        n_hypotheses=int(n_hyp), consensus=False)  # fmt: skip
 
 
 def ransac_axxb(
@@ -240,7 +251,8 @@ def ransac_axxb(
     Parameters
     ----------
     A : array_like, shape (N, 4, 4)
-        Relative flange motions ``inv(A_i) A_j`` [m], N >= 3.
+        Relative flange motions ``inv(A_i) A_j`` [m], N >= 3 (N >= 2 with
+        ``on_no_consensus="all"``).
     B : array_like, shape (N, 4, 4)
         The matching relative camera motions ``inv(B_i) B_j``, some of them outliers.
     rng : numpy.random.Generator, optional
@@ -293,7 +305,11 @@ def ransac_axxb(
         The best hypothesis is supported by fewer than ``MIN_CONSENSUS`` motions
         (``on_no_consensus="raise"``).
     """
-    A, B = c.check_motions(A, B, min_motions=3)
+    if on_no_consensus not in ON_NO_CONSENSUS:
+        raise InputError(f"on_no_consensus: expected one of {', '.join(map(repr, ON_NO_CONSENSUS))}, "
+                         f"got {on_no_consensus!r}")  # fmt: skip
+    # fewer motions than a consensus needs are an input error, unless every motion may be taken as an inlier
+    A, B = c.check_motions(A, B, min_motions=MIN_CONSENSUS if on_no_consensus == "raise" else c.MIN_MOTIONS)
     if rng is None:
         rng = np.random.default_rng(RANSAC_SEED)
     if not isinstance(rng, np.random.Generator):
@@ -307,9 +323,6 @@ def ransac_axxb(
         raise InputError(f"min_axis_angle_deg: expected a value in [0, 90), got {min_axis_angle_deg!r}")
     if int(refit_iterations) < 0:
         raise InputError(f"refit_iterations: expected an integer >= 0, got {refit_iterations!r}")
-    if on_no_consensus not in ON_NO_CONSENSUS:
-        raise InputError(f"on_no_consensus: expected one of {', '.join(map(repr, ON_NO_CONSENSUS))}, "
-                         f"got {on_no_consensus!r}")  # fmt: skip
     return _ransac_axxb(
         A,
         B,

@@ -7,7 +7,14 @@ R. Horaud and F. Dornaika, "Hand-eye calibration," *Int. J. Robotics Research*
 K. H. Strobl and G. Hirzinger, "Optimal hand-eye calibration," *IEEE/RSJ IROS*,
 2006 (weighting of the rotational against the translational residual).
 
-Equations implemented.  The unknown rotations are parametrised locally around
+Two costs (``cost=``).  ``"twist"``, the default and the published toolkit's
+refinement (the registry's ``park_martin+lm`` and ``shah+lm``): the six
+components of ``Log(inv(Y B_i) A_i X)`` (``Y = X`` for ``A X = X B``),
+rotation [rad] and translation [m] unweighted unless noise scales are given,
+stopped at scipy's default tolerances; analytic Jacobian through the inverse
+right Jacobian of SE(3) (:func:`_twist_problem`).  ``"chordal"``, below.
+
+The chordal cost.  The unknown rotations are parametrised locally around
 the start, ``R_X = R_X0 exp(phi_X)``, translations directly.  Every motion
 (or pose pair) contributes 12 residuals, a rotational block (the chordal
 error, 9 entries, about the rotation angle of the disagreement in [rad]) and a
@@ -53,6 +60,13 @@ CITATION = (
 _SQRT2 = np.sqrt(2.0)
 _I3 = np.eye(3)
 _EXACT = 1e-12
+
+#: Residual forms of :func:`refine_lm` and :func:`refine_lm_axyb`.
+COSTS = ("twist", "chordal")
+
+#: Tolerances of the twist cost's Levenberg-Marquardt: scipy's defaults, at which the published toolkit's
+#: refinements stop (with tighter ones the solution moves by up to 1e-3 relative on a few sequences).
+_TWIST_TOL = 1e-8
 
 
 def _exp_and_jr(phi: np.ndarray):
@@ -366,14 +380,6 @@ def refine_lm_axyb(A_abs, B_abs, X0, Y0, *, cost: str = "twist", rot_std_rad=Non
 # --------------------------------------------------------------------------- #
 # the twist cost (the published baselines)
 # --------------------------------------------------------------------------- #
-#: Residual forms of :func:`refine_lm` and :func:`refine_lm_axyb`.
-COSTS = ("twist", "chordal")
-
-#: Tolerances of the twist cost's Levenberg-Marquardt: scipy's defaults, at which the published toolkit's
-#: refinements stop (with tighter ones the solution moves by up to 1e-3 relative on a few sequences).
-_TWIST_TOL = 1e-8
-
-
 def _se3_jr_inv(xi: np.ndarray) -> np.ndarray:
     """Inverse right Jacobians ``(N, 6, 6)`` of SE(3) at twists ``xi = (omega, v)`` (N, 6).
 

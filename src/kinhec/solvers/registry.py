@@ -37,7 +37,6 @@ import importlib.util
 import numbers
 import re
 import sys
-import warnings
 from dataclasses import dataclass
 from typing import Callable
 
@@ -173,12 +172,6 @@ RANSAC_SETTINGS = {"on_no_consensus": "all"}
 
 def _run_ransac(A, B):
     A, B = c.check_motions(A, B)
-    n = A.shape[0]
-    if n < _ransac_mod.MIN_CONSENSUS:
-        warnings.warn(f"ransac_park_martin: {n} motions, fewer than a consensus of {_ransac_mod.MIN_CONSENSUS}; "
-                      "every motion is taken as an inlier", _ransac_mod.NoConsensusWarning, stacklevel=2)  # fmt: skip
-        X = _refine_mod._refine_twist(A, B, _park_mod._park_martin(A, B))[0]
-        return SolverResult(X=X, n_inliers=n)
     rng = np.random.default_rng(ransac_seed(A, B))
     res = _ransac_mod.ransac_axxb(A, B, rng, **RANSAC_SETTINGS)
     return SolverResult(X=res.X, n_inliers=res.n_inliers)
