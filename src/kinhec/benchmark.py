@@ -104,6 +104,7 @@ running ones finish and returns without writing the outputs (a second
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import math
@@ -484,25 +485,36 @@ def _run_solvers(seq, specs, inputs, scale_true: float, meta: dict, mode: str, t
     rows = []
     X_est = np.full((len(specs), 4, 4), np.nan)
     Y_est = np.full((len(specs), 4, 4), np.nan)
+    with_pixels = None
     for k, spec in enumerate(specs):
         row = _row(meta, mode, spec.name, timing)
-        if spec.kind == PIXEL_KIND and PIXEL_KIND not in inputs:
+        wants_pixels = spec.kind == PIXEL_KIND
+        if spec.run_pixels is not None:
+            # a pose solver that also takes the pixels (he_ml) gets them wherever the pixel solvers do
+            if with_pixels is None:
+                with_pixels = pixels_available(seq.info)
+            wants_pixels = with_pixels
+        if wants_pixels and PIXEL_KIND not in inputs:
             try:
                 inputs[PIXEL_KIND] = _pixel_input(seq, inputs)
             except Exception as exc:  # every pixel solver of the sequence gets the reason
                 inputs[PIXEL_KIND] = exc
-        if isinstance(inputs[spec.kind], BaseException):
-            row["error"] = "pixels could not be rebuilt: " + _error_text(inputs[spec.kind])
+        if wants_pixels and isinstance(inputs[PIXEL_KIND], BaseException):
+            row["error"] = "pixels could not be rebuilt: " + _error_text(inputs[PIXEL_KIND])
             rows.append(row)
             continue
         A, B = inputs[spec.kind]
+        if spec.kind != PIXEL_KIND and wants_pixels:
+            run = functools.partial(spec.run_pixels, views=inputs[PIXEL_KIND][1])
+        else:
+            run = spec.run
         row["n_motions"] = int(A.shape[0])
         note = None
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             t0 = time.perf_counter()
             try:
-                res = _registry.normalise_result(spec.run(A, B), spec.kind, spec.name)
+                res = _registry.normalise_result(run(A, B), spec.kind, spec.name)
             except Exception as exc:  # recorded; the run goes on
                 res, note = None, _error_text(exc)
             row["runtime_ms"] = 1000.0 * (time.perf_counter() - t0)
@@ -1040,8 +1052,7 @@ def run_benchmark(
         root = Path(root)
     except TypeError:
         raise InputError(f"root: expected a folder path, got {type(root).__name__}") from None
-    manifest = _slim_recipes(kio.load_manifest(root),
-                             any(_registry.evaluated_spec(n).kind == PIXEL_KIND for n in solver_list))  # fmt: skip
+    manifest = _slim_recipes(kio.load_manifest(root), any(_registry.uses_pixels(n) for n in solver_list))
     selected = _select(manifest, track_list, max_sequences)
     bench_dir = root / RESULTS_DIR if out is None else Path(out)
     if bench_dir.exists() and not bench_dir.is_dir():

@@ -78,6 +78,11 @@ the fitted parameters corrected at the end.
 6. **Covariance.** The inverse of the whitened normal matrix at the solution
    (with drift: the ``X`` and ``log s`` block from the motion fit, the ``Y``
    block from the pair model, no cross terms).
+7. **Pixels** (``pixels=``, the target's pixels behind the poses with known
+   intrinsics): ``X`` and ``Y`` from the pixels of the inliers, each view's
+   robot error a nuisance under the flange-twist prior, the pixel and robot
+   noise levels by EM (:mod:`kinhec.solvers.he_ml_pixels`); the covariance
+   marginalises the robot errors.
 """
 
 from __future__ import annotations
@@ -93,6 +98,7 @@ from kinhec.errors import InputError
 from kinhec.noise import planar_flip
 from kinhec.solvers import _common as c
 from kinhec.solvers import pair_model as pm
+from kinhec.solvers.he_ml_pixels import pixel_ml
 
 __all__ = ["CITATION", "NOISE_KEYS", "HeMlResult", "he_ml", "CHI2_GATE", "N_HYPOTHESES", "DRIFT_LAG1",
            "SCALE_DRIFT_LAG1"]
@@ -186,6 +192,8 @@ class HeMlResult(pm.XYCovariance):
         log-scale walk between pairs) and ``scale_offsets`` (the log-scale offset of every pair from the
         first); when ``X`` came from the motions, ``drift`` (the
         per-motion rotation [rad] and translation [m] standard deviations of the camera error).
+        With pixels: ``pixel_std`` [px] (estimated), ``pixel_rms`` [px] (RMS residual) and
+        ``pixel_iterations``; ``noise`` then holds the robot levels of the pixel stage.
     """
 
     X: np.ndarray
@@ -592,6 +600,28 @@ def _shape_info(sizes, shapes, theta) -> dict:
             "pnp_shape_variances": [float(v) for v in theta[5 : 5 + m]]}  # fmt: skip
 
 
+def _check_pixels(pixels, n: int, configuration, scale):
+    """The configuration and scale setting of a fit with pixels; clear errors on a mismatch."""
+    from kinhec.solvers.reprojection import PixelViews
+
+    if not isinstance(pixels, PixelViews):
+        raise InputError(f"pixels: expected a kinhec.solvers.reprojection.PixelViews or None, got "
+                         f"{type(pixels).__name__}")  # fmt: skip
+    if pixels.intrinsics is None:
+        raise InputError("pixels: expected known intrinsics (PixelViews.intrinsics), got None")
+    if len(pixels.points_3d) != n:
+        raise InputError(f"pixels: expected one view per pose pair ({n}), got {len(pixels.points_3d)}")
+    if configuration is not None and configuration != pixels.configuration:
+        raise InputError(f"configuration: the pixels are {pixels.configuration!r}, got {configuration!r}")
+    if pixels.configuration not in pm.CONFIGURATIONS:
+        raise InputError(f"pixels.configuration: expected one of {', '.join(pm.CONFIGURATIONS)}, got "
+                         f"{pixels.configuration!r}")  # fmt: skip
+    if scale is True:
+        raise InputError("scale: PnP poses from pixels with known intrinsics are metric; expected 'auto' or False "
+                         "with pixels, got True")  # fmt: skip
+    return pixels.configuration, False
+
+
 def _check_noise(noise) -> dict | None:
     if noise is None:
         return None
@@ -820,7 +850,7 @@ def _drift_variance(q: np.ndarray, cov: np.ndarray) -> float:
 
 def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None = None, scale="auto",
           scale_drift="auto", drift="auto", robust: bool = True, n_hypotheses: int = N_HYPOTHESES, seed: int | None = None,
-          max_rounds: int = 5) -> HeMlResult:  # fmt: skip
+          max_rounds: int = 5, pixels=None) -> HeMlResult:  # fmt: skip
     """Maximum-likelihood ``X`` and ``Y`` of ``A_i X = Y B_i`` under the anisotropic noise model.
 
     Parameters
@@ -857,6 +887,15 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
         Seed of the minimal-set draws (default: CRC-32 of the input).
     max_rounds : int
         Most reweighting rounds (they stop once inliers, weights and noise levels settle).
+    pixels : PixelViews, optional
+        The target's pixels behind the camera poses, one view per pair, with
+        known intrinsics (:class:`kinhec.solvers.reprojection.PixelViews`).
+        The fit on the poses then starts a last stage on the pixels of its
+        inliers, with the robot's pose errors marginalised
+        (:mod:`kinhec.solvers.he_ml_pixels`): where PnP is nonlinear (small
+        targets, large pixel noise) the poses lose accuracy that the pixels
+        keep.  The views' configuration is the configuration; PnP poses are
+        metric, so no scale is estimated.
 
     Returns
     -------
@@ -881,6 +920,9 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
         raise InputError(f"drift: expected 'auto', True or False, got {drift!r}")
     if scale_drift not in ("auto", True, False):
         raise InputError(f"scale_drift: expected 'auto', True or False, got {scale_drift!r}")
+    if pixels is not None:
+        configuration, scale = _check_pixels(pixels, A.shape[0], configuration, scale)
+        scale_drift = drift = False
     given = configuration
     if configuration is None:
         configuration, _ = _configuration(B)
@@ -1124,8 +1166,18 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
             cov[12, 12] = motion_fit[6, 6]
             cov[:6, 12] = cov[12, :6] = motion_fit[:6, 6]
     info.update(_shape_info(sizes, shapes, theta))
+    noise_out = _noise_from_theta(theta)
+    if pixels is not None:
+        # 7. the pixels of the inliers, the robot's errors marginalised; start from the fit on the poses
+        sel = np.flatnonzero(inl)
+        fit = pixel_ml(A[sel], X, Y, configuration, [pixels.points_3d[i] for i in sel],
+                       [pixels.points_2d[i] for i in sel], pixels.intrinsics)  # fmt: skip
+        X, Y, cov = fit.X, fit.Y, fit.cov
+        noise_out["robot_rot_std_rad"] = fit.robot_rot_std_rad
+        noise_out["robot_trans_std_m"] = fit.robot_trans_std_m
+        info.update(pixel_std=fit.pixel_std, pixel_rms=fit.rms_px, pixel_iterations=fit.n_iter)
     return HeMlResult(
-        X=X, Y=Y, cov=cov, scale=math.exp(ls) if with_scale else None, noise=_noise_from_theta(theta),
+        X=X, Y=Y, cov=cov, scale=math.exp(ls) if with_scale else None, noise=noise_out,
         configuration=configuration, inliers=inl, repaired=repaired, dof=nu, chi2=chi2, n_inliers=int(inl.sum()),
         info=info,
     )  # fmt: skip

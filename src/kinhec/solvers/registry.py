@@ -62,6 +62,7 @@ __all__ = [
     "PIXEL_SOLVERS",
     "evaluated_names",
     "evaluated_spec",
+    "uses_pixels",
     "BASELINES",
     "KINDS",
     "ENTRY_POINT_GROUP",
@@ -122,6 +123,12 @@ class SolverSpec:
         True for a solver added by :func:`register` (not a kinhec baseline).
     module : str or None
         Module that registered a plug-in (imported again by worker processes).
+    run_pixels : callable or None
+        ``run_pixels(A, B, views) -> SolverResult``: the same solver given the
+        target's pixels behind ``B`` as well (a
+        :class:`kinhec.solvers.reprojection.PixelViews`, one view per pair).
+        The benchmark calls it instead of ``run`` where it can rebuild a
+        sequence's pixels; ``he_ml`` only.
     """
 
     name: str
@@ -132,6 +139,7 @@ class SolverSpec:
     description: str
     plugin: bool = False
     module: str | None = None
+    run_pixels: Callable | None = None
 
 
 def ransac_seed(A: np.ndarray, B: np.ndarray) -> int:
@@ -201,6 +209,11 @@ def _run_he_ml(A, B):
     return SolverResult(X=res.X, Y=res.Y, scale=res.scale, n_inliers=res.n_inliers)
 
 
+def _run_he_ml_pixels(A, B, views):
+    res = _he_ml_mod.he_ml(A, B, pixels=views)
+    return SolverResult(X=res.X, Y=res.Y, scale=res.scale, n_inliers=res.n_inliers)
+
+
 _LM_CITE = _refine_mod.CITATION
 
 #: All baselines by name, in the order of the leaderboard.
@@ -233,7 +246,9 @@ SOLVERS: dict[str, SolverSpec] = {
                    "shah, then unweighted Levenberg-Marquardt on the SE(3) logarithm of inv(Y B) A X (refine_lm_axyb)"),
         SolverSpec("he_ml", "axyb", _run_he_ml, "X, Y, scale, n_inliers", _he_ml_mod.CITATION,
                    "maximum likelihood under the anisotropic noise model: robust minimal-set start, variance "
-                   "components, chi-square gate, planar-flip repair, Student-t weights, monocular scale"),
+                   "components, chi-square gate, planar-flip repair, Student-t weights, monocular scale; on the "
+                   "target's pixels with the robot errors marginalised where they are given",
+                   run_pixels=_run_he_ml_pixels),
     )
 }
 
@@ -276,6 +291,12 @@ def evaluated_spec(name: str) -> SolverSpec:
     if spec is None:
         raise UnknownNameError("solver", name, evaluated_names())
     return spec
+
+
+def uses_pixels(name: str) -> bool:
+    """True for a solver the benchmark gives a sequence's pixels (a pixel solver, or one with ``run_pixels``)."""
+    spec = evaluated_spec(name)
+    return spec.kind == "pixels" or spec.run_pixels is not None
 
 
 #: Names of the kinhec baselines, in leaderboard order; every other name in :data:`SOLVERS` is a plug-in.

@@ -1,0 +1,314 @@
+"""Maximum likelihood of ``X`` and ``Y`` on the target's pixels, the robot's pose errors marginalised.
+
+The stage of :func:`kinhec.solvers.he_ml.he_ml` for camera poses that came from
+PnP of a known target (``pixels=``): instead of the PnP poses it fits the
+pixels themselves, which is where the noise is Gaussian.  A PnP pose of a
+small target seen under large pixel noise is a nonlinear function of the
+pixels (its depth error is skewed, its covariance depends on the pose), so a
+likelihood written on the poses leaves accuracy on the table that a
+likelihood on the pixels does not.
+
+Model
+-----
+View ``i`` sees target points ``P_ij`` at normalised image coordinates
+``m_ij`` (the pixels, undistorted with the known intrinsics), with
+independent pixel noise of standard deviation ``s_px`` on both axes.  The
+flange pose is measured with a twist error: the true pose is
+``A_i exp(xi_i)`` with ``xi_i ~ N(0, diag(v_rot I, v_trans I))`` in the
+flange frame (the generator's ``robot_se3_gaussian``).  The predicted camera
+pose is ``C_i(X, Y, xi_i)`` of :func:`kinhec.solvers.pair_model.predicted_camera_poses`,
+and to first order ``C_i exp(J_i (dx, dy) + G_i dxi)``
+(:func:`~kinhec.solvers.pair_model.pair_jacobians`).
+
+The cost is the negative log-posterior
+
+    sum_ij |f (m_ij - pi(C_i(X, Y, xi_i) P_ij))|^2 / s_px^2 + sum_i xi_i^T S^-1 xi_i
+
+minimised over ``X``, ``Y`` and every ``xi_i`` by Gauss-Newton with
+Levenberg damping.  The ``xi_i`` are local to their view, so the normal
+equations are solved by the Schur complement: per view only the 6 x 6
+information ``M_i = sum_j J_ij^T J_ij`` of its points and their gradient
+enter, and the reduced system has 12 unknowns whatever the number of views.
+Its inverse at the solution is the covariance of ``(dx, dy)`` with the robot
+errors marginalised.
+
+Noise levels: ``s_px``, ``v_rot`` and ``v_trans`` by expectation-maximisation
+(the E-step's posterior covariance of each ``xi_i`` from its block of the
+normal matrix), alternated with the fit until they settle.  They are
+identified separately: the pixel noise shows within a view (``2 P - 6``
+degrees of freedom each), the robot error as a rigid motion of a view's
+points that the other views do not share.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from kinhec import se3
+from kinhec.errors import InputError
+from kinhec.intrinsics import PackedViews, pack_views
+from kinhec.solvers import pair_model as pm
+
+__all__ = ["PixelFit", "pixel_ml", "normalised_points"]
+
+#: Most iterations (each a damped Gauss-Newton step and an EM update of the noise levels).
+_MAX_ITER = 40
+#: Converged when the step lowers the cost by less than this (chi-square units) ...
+_COST_TOL = 1e-3
+#: ... and no noise level (as a standard deviation) moved by more than this fraction.
+_EM_SETTLE = 0.02
+#: ... or X and Y have stopped moving (a step of squared Mahalanobis length below :data:`_STEP_TOL`) for this
+#: many iterations in a row.  EM creeps where a level is weakly identified (a robot rotation small against
+#: what PnP of a small target resolves); the estimate has settled when the changing levels no longer move it.
+_STILL_ITER = 2
+_STEP_TOL = 1e-4
+#: Smallest robot variance [rad^2, m^2]: a perfect robot keeps an invertible prior.
+_VAR_FLOOR = 1e-20
+
+
+@dataclass(frozen=True)
+class PixelFit:
+    """Result of :func:`pixel_ml`.
+
+    Attributes
+    ----------
+    X, Y : ndarray, shape (4, 4)
+    cov : ndarray, shape (12, 12)
+        Covariance of the right perturbations ``(dx, dy)``, robot errors marginalised.
+    pixel_std : float
+        Pixel noise [px].
+    robot_rot_std_rad, robot_trans_std_m : float
+        Flange twist noise [rad, m].
+    robot_twists : ndarray, shape (N, 6)
+        Posterior mean of every view's flange twist error ``xi_i``.
+    rms_px : float
+        RMS pixel residual at the solution.
+    n_iter : int
+        Gauss-Newton iterations over all EM rounds.
+    """
+
+    X: np.ndarray
+    Y: np.ndarray
+    cov: np.ndarray
+    pixel_std: float
+    robot_rot_std_rad: float
+    robot_trans_std_m: float
+    robot_twists: np.ndarray
+    rms_px: float
+    n_iter: int
+
+
+def normalised_points(views: PackedViews, intrinsics: np.ndarray, n_iter: int = 20) -> np.ndarray:
+    """Undistorted normalised image coordinates (N, P, 2) of the observed pixels.
+
+    ``intrinsics`` ``(fx, fy, cx, cy, k1, k2, p1, p2, k3)``; the distortion is
+    inverted by fixed-point iteration (exact for a pinhole).
+    """
+    k = np.asarray(intrinsics, dtype=np.float64)
+    xd = (views.points_2d - k[2:4]) / k[0:2]
+    d = k[4:9]
+    if not np.any(d):
+        return xd
+    xy = xd.copy()
+    for _ in range(n_iter):
+        x, y = xy[..., 0], xy[..., 1]
+        r2 = x * x + y * y
+        radial = 1.0 + r2 * (d[0] + r2 * (d[1] + r2 * d[4]))
+        dx = 2.0 * d[2] * x * y + d[3] * (r2 + 2.0 * x * x)
+        dy = d[2] * (r2 + 2.0 * y * y) + 2.0 * d[3] * x * y
+        xy = np.stack([(xd[..., 0] - dx) / radial, (xd[..., 1] - dy) / radial], axis=-1)
+    return xy
+
+
+def _exp_right(T: np.ndarray, xi: np.ndarray) -> np.ndarray:
+    """``T exp(xi)`` for (N, 4, 4) poses and (N, 6) twists, or one pose and one twist."""
+    return T @ se3._se3_exp(xi)
+
+
+class _Problem:
+    """The pixels of the views and the flange poses; evaluates residuals and per-view normal equations."""
+
+    def __init__(self, A, views: PackedViews, m: np.ndarray, f: np.ndarray, configuration: str):
+        self.A = A
+        self.P = views.points_3d  # (N, P, 3)
+        self.Pt = np.swapaxes(views.points_3d, 1, 2)  # (N, 3, P)
+        self.w = views.mask.astype(np.float64)
+        self.m = m
+        self.f = f  # (fx, fy): pixels per normalised unit
+        self.configuration = configuration
+        self.n_pts = int(views.mask.sum())
+
+    def poses(self, X, Y, xi):
+        return pm.predicted_camera_poses(_exp_right(self.A, xi), X, Y, self.configuration)
+
+    def residuals(self, C):
+        """Pixel residuals ``f (m - pi(C P))`` (N, P, 2), zero at padded points, and what :meth:`normals` needs."""
+        R = C[:, :3, :3]
+        pc = R @ self.Pt + C[:, :3, 3:]  # (N, 3, P)
+        z = np.where(self.w > 0, pc[:, 2], 1.0)
+        iz = 1.0 / z
+        x, y = pc[:, 0] * iz, pc[:, 1] * iz
+        e = np.empty(self.m.shape)
+        e[..., 0] = (self.m[..., 0] - x) * (self.f[0] * self.w)
+        e[..., 1] = (self.m[..., 1] - y) * (self.f[1] * self.w)
+        return e, (R, x, y, iz)
+
+    def normals(self, e, geom):
+        """Per-view information ``M`` (N, 6, 6) and gradient ``g`` (N, 6) [px^2] of the camera's right twist.
+
+        A right twist ``(w, v)`` of ``C`` moves the camera-frame point of ``P`` by ``R (w x P + v)``; with
+        ``a = R^T d(x, y)/d(point)`` the row of the Jacobian is ``(P x a, a)``.
+        """
+        R, x, y, iz = geom
+        n, P = x.shape
+        fw = self.w * iz  # 1/z at real points, 0 at padding
+        # d u / d point = f_x (1/z, 0, -x/z), d v / d point = f_y (0, 1/z, -y/z), both rows (N, P, 3)
+        D = np.zeros((n, 2 * P, 3))
+        D[:, :P, 0] = self.f[0] * fw
+        D[:, :P, 2] = -self.f[0] * fw * x
+        D[:, P:, 1] = self.f[1] * fw
+        D[:, P:, 2] = -self.f[1] * fw * y
+        a = D @ R  # rows a^T = d^T R, (N, 2P, 3)
+        Pp = np.concatenate([self.P, self.P], axis=1)
+        Jr = np.empty((n, 2 * P, 6))
+        Jr[..., :3] = np.cross(Pp, a)
+        Jr[..., 3:] = a
+        JrT = np.swapaxes(Jr, 1, 2)
+        M = JrT @ Jr
+        g = (JrT @ np.concatenate([e[..., 0], e[..., 1]], axis=1)[..., None])[..., 0]
+        return M, g
+
+
+def _robot_precision(v_rot: float, v_trans: float) -> np.ndarray:
+    return np.diag([1.0 / v_rot] * 3 + [1.0 / v_trans] * 3)
+
+
+def _blocks(M, g, J, G, xi, s2, Lam):
+    """Normal equations of ``(dx, dy)`` and the per-view twists: ``Htt`` (12, 12), ``Htx`` (N, 12, 6), ``Hxx``
+    (N, 6, 6), ``bt`` (12,), ``bx`` (N, 6)."""
+    JT, GT = np.swapaxes(J, 1, 2), np.swapaxes(G, 1, 2)
+    MJ, MG = M @ J, M @ G
+    Htt = (JT @ MJ).sum(axis=0) / s2
+    Htx = (JT @ MG) / s2
+    Hxx = (GT @ MG) / s2 + Lam
+    bt = (JT @ g[..., None]).sum(axis=0)[:, 0] / s2
+    bx = (GT @ g[..., None])[..., 0] / s2 - xi @ Lam
+    return Htt, Htx, Hxx, bt, bx
+
+
+def _schur(Htt, Htx, Hxx_inv):
+    """``Htt - sum_i Htx_i Hxx_i^-1 Htx_i^T`` and ``Htx_i Hxx_i^-1``."""
+    K = Htx @ Hxx_inv
+    return Htt - (K @ np.swapaxes(Htx, 1, 2)).sum(axis=0), K
+
+
+def _cost(e, xi, s2, Lam) -> float:
+    return float(np.sum(e * e)) / s2 + float(np.sum((xi @ Lam) * xi))
+
+
+def pixel_ml(A, X0, Y0, configuration: str, points_3d, points_2d, intrinsics, *, robot_std=None,
+             pixel_std: float | None = None) -> PixelFit:  # fmt: skip
+    """``X``, ``Y`` maximising the likelihood of the pixels with the robot's pose errors marginalised.
+
+    Parameters
+    ----------
+    A : ndarray, shape (N, 4, 4)
+        Measured flange poses ``T_base_ee`` [m].
+    X0, Y0 : ndarray, shape (4, 4)
+        Start (e.g. the pose-level maximum likelihood).
+    configuration : {"eye_in_hand", "eye_to_hand"}
+    points_3d, points_2d : sequence of arrays (P_i, 3) [m] and (P_i, 2) [px]
+        Target points and their detected pixels, one entry per flange pose.
+    intrinsics : array_like, shape (9,)
+        Known ``(fx, fy, cx, cy, k1, k2, p1, p2, k3)``.
+    robot_std : (float, float), optional
+        Start of the flange rotation [rad] and translation [m] noise (default: 1 mrad, 1 mm; EM
+        comes down from a generous start, a level started at 0 would stay there).
+    pixel_std : float, optional
+        Start of the pixel noise [px] (default: from the residuals at the start).
+
+    Each iteration is a damped Gauss-Newton step at the current noise levels followed by an EM
+    update of the levels (a generalised EM: every step lowers the negative log-posterior at the
+    levels it was taken with); it ends when neither the cost nor the levels move any more.
+    """
+    A = np.asarray(A, dtype=np.float64)
+    views = pack_views(points_3d, points_2d)
+    if views.n_views != A.shape[0]:
+        raise InputError(f"pixels: expected one view per flange pose ({A.shape[0]}), got {views.n_views}")
+    k = np.asarray(intrinsics, dtype=np.float64)
+    if k.shape != (9,) or not np.isfinite(k).all() or k[0] <= 0 or k[1] <= 0:
+        raise InputError(f"intrinsics: expected 9 finite values (fx, fy, cx, cy, k1, k2, p1, p2, k3) with fx, fy > 0, "
+                         f"got {k!r}")  # fmt: skip
+    counts = views.mask.sum(axis=1)
+    if np.any(counts < 3):
+        bad = int(np.flatnonzero(counts < 3)[0])
+        raise InputError(f"pixels: view {bad} has {int(counts[bad])} points, expected at least 3 per view")
+    if configuration not in pm.CONFIGURATIONS:
+        raise InputError(f"configuration: expected one of {', '.join(pm.CONFIGURATIONS)}, got {configuration!r}")
+    prob = _Problem(A, views, normalised_points(views, k), k[0:2], configuration)
+    n = A.shape[0]
+    dof = max(2 * prob.n_pts - 12, 1)
+    xi = np.zeros((n, 6))
+    rs, ts = (1e-3, 1e-3) if robot_std is None else robot_std
+    v_rot, v_trans = max(rs**2, _VAR_FLOOR), max(ts**2, _VAR_FLOOR)
+    X, Y = np.asarray(X0, dtype=np.float64), np.asarray(Y0, dtype=np.float64)
+    C = prob.poses(X, Y, xi)
+    e, geom = prob.residuals(C)
+    s2 = max(float(np.sum(e * e)) / dof if pixel_std is None else float(pixel_std) ** 2, 1e-12)
+    mu = 1e-6
+    it = still = 0
+    for it in range(1, _MAX_ITER + 1):
+        Lam = _robot_precision(v_rot, v_trans)
+        f0 = _cost(e, xi, s2, Lam)
+        M, g = prob.normals(e, geom)
+        J, G = pm.pair_jacobians(C, X, configuration)
+        Htt, Htx, Hxx, bt, bx = _blocks(M, g, J, G, xi, s2, Lam)
+        I6 = np.eye(6)
+        for _ in range(12):
+            # Levenberg-Marquardt damping of every diagonal; the view twists eliminated (Schur complement)
+            Hxx_inv = np.linalg.inv(Hxx + mu * np.diagonal(Hxx, axis1=1, axis2=2)[:, :, None] * I6)
+            S, K = _schur(Htt + mu * np.diag(np.diag(Htt)), Htx, Hxx_inv)
+            dt = np.linalg.solve(S, bt - (K @ bx[..., None]).sum(axis=0)[:, 0])
+            dxi = (Hxx_inv @ (bx - (np.swapaxes(Htx, 1, 2) @ dt))[..., None])[..., 0]
+            X1, Y1, xi1 = _exp_right(X, dt[:6]), _exp_right(Y, dt[6:]), xi + dxi
+            C1 = prob.poses(X1, Y1, xi1)
+            e1, geom1 = prob.residuals(C1)
+            f1 = _cost(e1, xi1, s2, Lam)
+            if f1 <= f0:
+                break
+            mu *= 10.0
+        else:
+            f1 = f0  # no step lowers the cost: at the minimum for these levels
+        if f1 < f0:
+            X, Y, xi, C, e, geom = X1, Y1, xi1, C1, e1, geom1
+            mu = max(mu / 10.0, 1e-9)
+        # EM update of the noise levels: the posterior covariance of every xi_i is its block of the normal matrix
+        M, g = prob.normals(e, geom)
+        J, G = pm.pair_jacobians(C, X, configuration)
+        GT = np.swapaxes(G, 1, 2)
+        GMG = GT @ M @ G
+        Pxi = np.linalg.inv(GMG / s2 + Lam)
+        s2_new = max((float(np.sum(e * e)) + float(np.sum(GMG * np.swapaxes(Pxi, 1, 2)))) / dof, 1e-12)
+        d = np.diagonal(Pxi, axis1=1, axis2=2)
+        v_rot_new = max(float(np.sum(xi[:, :3] ** 2) + np.sum(d[:, :3])) / (3 * n), _VAR_FLOOR)
+        v_trans_new = max(float(np.sum(xi[:, 3:] ** 2) + np.sum(d[:, 3:])) / (3 * n), _VAR_FLOOR)
+        moved = max(abs(math.sqrt(s2_new / s2) - 1.0), abs(math.sqrt(v_rot_new / v_rot) - 1.0),
+                    abs(math.sqrt(v_trans_new / v_trans) - 1.0))  # fmt: skip
+        s2, v_rot, v_trans = s2_new, v_rot_new, v_trans_new
+        # X and Y still: their step is far below their uncertainty (the reduced information S)
+        still = still + 1 if f1 < f0 and float(dt @ S @ dt) < _STEP_TOL else (still + 1 if f1 >= f0 else 0)
+        if still and (moved < _EM_SETTLE or still >= _STILL_ITER):
+            break
+    # covariance of (dx, dy): the Schur complement of the view twists in the normal matrix at the solution
+    Lam = _robot_precision(v_rot, v_trans)
+    M, g = prob.normals(e, geom)
+    J, G = pm.pair_jacobians(C, X, configuration)
+    Htt, Htx, Hxx, _, _ = _blocks(M, g, J, G, xi, s2, Lam)
+    S, _ = _schur(Htt, Htx, np.linalg.inv(Hxx))
+    cov = np.linalg.pinv(0.5 * (S + S.T), hermitian=True)
+    rms = math.sqrt(float(np.sum(e * e)) / max(prob.n_pts, 1))
+    return PixelFit(X=X, Y=Y, cov=cov, pixel_std=math.sqrt(s2), robot_rot_std_rad=math.sqrt(v_rot),
+                    robot_trans_std_m=math.sqrt(v_trans), robot_twists=xi, rms_px=rms, n_iter=it)  # fmt: skip
