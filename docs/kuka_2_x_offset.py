@@ -7,7 +7,7 @@ data (``shared/realdata/rwhe_calib/kuka_2`` next to the repository).
 
 Usage (from the repository root; about 2 minutes on one core)::
 
-    python docs/kuka_2_x_offset.py [--trials 100]
+    python docs/kuka_2_x_offset.py [--trials 100] [--stored-only]
 """
 
 from __future__ import annotations
@@ -211,7 +211,36 @@ def main(trials: int) -> None:
           f"{_mm(Xa, Xp):.1f} mm from Park; scale of the positions {np.round(np.diag(s.x[12:21].reshape(3, 3)), 4)}")
 
 
+def stored_chains() -> None:
+    """The stored results of both arms through the chain of measured poses (the table "Nor does the other reading")."""
+    from kinhec.intrinsics import INTRINSIC_NAMES
+
+    print("== stored results through the measured poses (the intrinsics, X and Y of each entry)")
+    for arm in ("kuka_1", "kuka_2"):
+        obs = read_observations(ROOT / "regression" / "observations" / f"{arm}.json")
+        views = pack_views(obs.points_3d, obs.points_2d)
+        ref = json.loads((_shared() / "rwhe_calib" / arm / "opencv_reference_calibration.json").read_text())
+        Xp = np.array(ref["opencv_calibrateHandEye"]["PARK"]["T_tcp_cam (cam2gripper)"])
+        for entry in (arm, arm + "_prior"):
+            res = json.loads((ROOT / "regression" / "results" / entry / "kinhec.json").read_text())
+            k = np.array([res["parameters"][n] for n in INTRINSIC_NAMES])
+            X, Y = (_pose(res["poses"][n]) for n in ("X", "Y"))
+            uv = project(k, chain_poses(obs.T_base_ee, X, Y, obs.mode), views.points_3d)
+            d = np.linalg.norm(uv - views.points_2d, axis=-1)[views.mask]
+            print(f"  {entry}: X {_angle(X, Xp):.2f} deg / {_mm(X, Xp):.1f} mm from Park, chain RMS "
+                  f"{np.sqrt(np.mean(d * d)):.3f} px")  # fmt: skip
+
+
+def _pose(d: dict) -> np.ndarray:
+    qx, qy, qz, qw = d["rotation"]
+    return se3.transform_from_rotation_translation(se3.matrix_from_quaternion([qw, qx, qy, qz]), d["translation"])
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=100)
-    main(ap.parse_args().trials)
+    ap.add_argument("--stored-only", action="store_true", help="only the stored results through the measured poses")
+    args = ap.parse_args()
+    if not args.stored_only:
+        main(args.trials)
+    stored_chains()

@@ -89,9 +89,9 @@ def page_text(results: pd.DataFrame, run: dict) -> str:
         "and that block absorbs a uniform scale (see `docs/solvers.md`).",
         f"* **pnp**: kinhec's pixel solver `reprojection`, which fits `X` and `Y` to the target corners rather than to "
         f"the PnP poses (this track only), gets {_med(summ, 'pnp', 'reprojection', 'X_trans_err_mm'):.2f} mm against "
-        f"{_med(summ, 'pnp', 'shah', 'X_trans_err_mm'):.2f} mm for `shah`, the best closed form; `he_ml` "
-        f"({_med(summ, 'pnp', 'he_ml', 'X_trans_err_mm'):.2f} mm) models the robot's noise, which the pixel solver "
-        "takes as exact, and the shape of the PnP error.",
+        f"{_med(summ, 'pnp', 'shah', 'X_trans_err_mm'):.2f} mm for `shah`, the best closed form; `he_ml`, given "
+        f"the same pixels, gets {_med(summ, 'pnp', 'he_ml', 'X_trans_err_mm'):.2f} mm: it treats the robot's pose "
+        "errors as noise to marginalise, where the pixel solver takes the poses as exact.",
         "* **motion**: the error falls by orders of magnitude with the cone half-angle of the rotation axes (the",
         "  per-level table below; 0 deg leaves the rotation of `X` unobservable).",
         "* `ransac_park_martin` draws its samples from `numpy.random.default_rng(0)` on every call, so its cells",
