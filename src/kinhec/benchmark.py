@@ -42,7 +42,9 @@ For each sequence and each evaluation synchronisation ``eval_sync``:
    solvers' camera poses used them too).  Its rows carry every column of the
    others (``Y_*`` included, ``n_motions`` = views); a sequence without
    pixels gets no row of it, so the rows of a copy written by the published
-   toolkit are the published ones.
+   toolkit are the published ones.  A pose solver with a pixel entry
+   (``SolverSpec.run_pixels``: ``he_ml``) gets the same pixels as well on
+   those sequences, and the poses only everywhere else.
 4. **Scores.**  Geodesic rotation error [deg] and Euclidean translation error
    [mm] of ``X`` (and ``Y``) against the metric ground truth
    (:func:`kinhec.se3.pose_error`); wall time of the solver call alone
@@ -56,8 +58,8 @@ A :class:`~kinhec.solvers.DegenerateMotionWarning` keeps ``ok = True`` and
 is noted in ``error``.  A sequence that cannot be read, paired or (for
 ``estimated``) time-aligned gives ``ok = False`` rows for every solver, so
 ``results.parquet`` always holds sequences x solvers x eval_sync rows (a pixel solver: on the
-sequences with pixels).  A pixel solver whose pixels cannot be rebuilt, or whose rebuilt poses are not
-the stored ones, gets ``ok = False`` rows saying so.
+sequences with pixels).  A pixel solver (or ``he_ml`` there) whose pixels cannot be rebuilt, or whose
+rebuilt poses are not the stored ones, gets ``ok = False`` rows saying so.
 
 Columns that do not apply are NaN: the three ``time_offset_*`` estimation
 columns and ``time_offset_err_ms`` on ``oracle`` rows (the pairing used the
