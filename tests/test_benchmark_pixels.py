@@ -94,9 +94,33 @@ def test_reprojection_errors_are_those_of_the_solver_against_the_ground_truth(da
         assert xr < 1.0 and xt < 2.0  # sub-degree, millimetre-level: the ground truth is recovered
 
 
+def test_he_ml_gets_the_pixels_where_reprojection_runs_and_the_poses_elsewhere(data, run):
+    """he_ml's rows: with the rebuilt pixels on the pnp sequences, with the poses only on the others."""
+    from kinhec.solvers.he_ml import he_ml
+
+    rows = run.results[(run.results.solver == "he_ml") & (run.results.eval_sync == "oracle")].set_index("sequence_id")
+    pnp = _pnp_ids(data)
+    for sid in sorted(set(rows.index)):
+        seq = kio.load_sequence(data, sid)
+        A, B, idx = seq.axyb_keyframe_poses(KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS_M, KEYFRAME_MAX,
+                                            return_index=True)  # fmt: skip
+        if sid in pnp:
+            px = recipe_pixels(seq.extra["recipe"])
+            res = he_ml(A, B, pixels=PixelViews(*px.views(idx), px.image_size, seq.configuration, px.intrinsics))
+            assert "pixel_std" in res.info
+        else:
+            res = he_ml(A, B)
+        xr, xt = se3.pose_error(res.X, seq.X)
+        assert rows.loc[sid].ok and rows.loc[sid].X_rot_err_deg == pytest.approx(xr, rel=1e-6, abs=1e-9)
+        assert rows.loc[sid].X_trans_err_mm == pytest.approx(xt, rel=1e-6, abs=1e-9)
+    proto = json.loads((run.out / "protocol.json").read_text())
+    entries = {e["name"]: e for e in proto["solvers"]}
+    assert "pixels" in entries["he_ml"] and "pixels" not in entries["shah"]
+
+
 def test_reprojection_is_on_the_median_not_worse_than_the_best_classical_pose_solver(data, run):
-    # the pixels beat every closed form and refinement on the PnP poses; he_ml, which models the robot's noise
-    # (the pixel solver takes the robot poses as exact) and the PnP error's shape, is left out of the comparison
+    # the pixels beat every closed form and refinement on the PnP poses; he_ml, which gets the pixels too and
+    # models the robot's noise (the pixel solver takes the robot poses as exact), is left out of the comparison
     df = run.results
     on = df[df.sequence_id.isin(_pnp_ids(data)) & df.ok]
     med = on.groupby("solver")[["X_rot_err_deg", "X_trans_err_mm"]].median()

@@ -1282,7 +1282,8 @@ def protocol_info(solvers=None, sync=EVAL_SYNCS) -> dict:
         },
         "solvers": [
             {"name": n, "kind": spec.kind, "returns": spec.returns, "citation": spec.citation,
-             "description": spec.description, **({"plugin": True, "module": spec.module} if _registry.is_plugin(n) else {})}
+             "description": spec.description, **({"plugin": True, "module": spec.module} if _registry.is_plugin(n) else {}),
+             **({"pixels": "also the pixels where the pixel solvers run"} if spec.run_pixels is not None else {})}
             for n in names for spec in [_registry.evaluated_spec(n)]
         ],  # fmt: skip
         "versions": {
