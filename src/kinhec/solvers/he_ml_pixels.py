@@ -44,13 +44,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kinhec import se3
 from kinhec.errors import InputError
-from kinhec.intrinsics import PackedViews, pack_views
 from kinhec.solvers import pair_model as pm
+
+if TYPE_CHECKING:  # kinhec.intrinsics brings scipy; the registry (and so this module) must stay light to import
+    from kinhec.intrinsics import PackedViews
 
 __all__ = ["PixelFit", "pixel_ml", "normalised_points"]
 
@@ -234,6 +237,8 @@ def pixel_ml(A, X0, Y0, configuration: str, points_3d, points_2d, intrinsics, *,
     update of the levels (a generalised EM: every step lowers the negative log-posterior at the
     levels it was taken with); it ends when neither the cost nor the levels move any more.
     """
+    from kinhec.intrinsics import pack_views
+
     A = np.asarray(A, dtype=np.float64)
     views = pack_views(points_3d, points_2d)
     if views.n_views != A.shape[0]:
