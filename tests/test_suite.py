@@ -231,3 +231,31 @@ def test_ethz_prime_sense_runs_agree():
         assert abs(r["parameters"]["time_offset_s"] - fit.time_offset_s) < 0.01, run
     rot, tr = se3.pose_error(transform_from_pose_json(r1["poses"]["X"]), transform_from_pose_json(r2["poses"]["X"]))
     assert rot < 1.0 and tr < 20.0
+
+
+@pytest.mark.parametrize("entry", ["kuka_1", "kuka_2"])
+def test_he_ml_on_the_corners_lands_near_park(entry):
+    """he_ml with the corners (robot errors marginalised, their level by EM) on the real RWHE-Calib views.
+
+    The intrinsics and per-view poses come from the free-pose calibration of the views; the pixel stage then
+    estimates the robot's errors from the data (about 0.5 mrad) and lands where the `_prior` entry and OpenCV's
+    Park do, with the pixel noise at the corner detector's level.
+    """
+    from kinhec.intrinsics import calibrate_camera, pack_views
+    from kinhec.observations import read_observations
+    from kinhec.solvers import pair_model as pm
+    from kinhec.solvers.he_ml import he_ml
+    from kinhec.solvers.reprojection import PixelViews
+
+    obs = read_observations(SUITE / "observations" / f"{entry}.json")
+    cal = calibrate_camera(pack_views(obs.points_3d, obs.points_2d), obs.image_size)
+    views = PixelViews(obs.points_3d, obs.points_2d, obs.image_size, obs.mode, cal.intrinsics)
+    res = he_ml(obs.T_base_ee, pm.camera_poses(cal.T_cam_target, obs.mode), pixels=views)
+    ref = json.loads((SHARED / "realdata" / "rwhe_calib" / entry / "opencv_reference_calibration.json").read_text())
+    X_park = np.array(ref["opencv_calibrateHandEye"]["PARK"]["T_tcp_cam (cam2gripper)"])
+    rot, tr = se3.pose_error(res.X, X_park)
+    assert rot < 0.2 and tr < 1.0, (rot, tr)
+    assert res.info["pixel_std"] < 0.1 and 1e-4 < res.noise["robot_rot_std_rad"] < 2e-3
+    # the _prior entry refines the intrinsics too (kuka_1's principal point moves), which shifts its translation
+    rot, tr = se3.pose_error(res.X, transform_from_pose_json(_result(entry + "_prior")["poses"]["X"]))
+    assert rot < 0.1 and tr < 3.0, (rot, tr)
