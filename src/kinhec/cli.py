@@ -534,8 +534,13 @@ def visualize(data, out, sequences, workers, quiet):
               help="Hand poses: robot flange in the base, or a mocap body in the mocap world.")
 @click.option("--eye", "eye", multiple=True, metavar="FILE",
               help="Eye poses (repeatable): target in the camera, or camera in a world; a rig folder or FOLDER:camNN.")
-@click.option("--setup", type=click.Choice(["eye_in_hand", "eye_to_hand", "rig"]), default="eye_in_hand",
-              show_default=True)
+@click.option("--setup", type=click.Choice(["eye_in_hand", "eye_to_hand", "rig"]), default=None,
+              help="[default: eye_in_hand; with --corners the file's]")
+@click.option("--corners", default=None, type=click.Path(dir_okay=False), metavar="FILE",
+              help="Observation JSON of detected target corners with the robot pose of each view, instead of "
+                   "--hand/--eye: the camera from the corners, X and Y from their pixels.")
+@click.option("--intrinsics", default=None, metavar="fx,fy,cx,cy[,k1,k2,p1,p2[,k3]]",
+              help="With --corners: known intrinsics [px] (default: estimated from the views).")
 @click.option("--format", "fmt", type=click.Choice(["tum", "eth", "csv", "rwhe", "tabb", "kinhec", "observations", "rig"]),
               default=None, help="File format (default: guessed from the file).")
 @click.option("--hand-pose", type=click.Choice(["base_T_ee", "ee_T_base"]), default=None,
@@ -559,8 +564,8 @@ def visualize(data, out, sequences, workers, quiet):
 @click.option("--sequence", default=None, help="Sequence id of --dataset.")
 @click.option("--force", is_flag=True, help="Accept suspicious directions/units and an undetermined X (exit 0).")
 @click.pass_context
-def calibrate(ctx, hand, eye, setup, fmt, hand_pose, eye_pose, units, offset, scale, solver, json_out, yaml_out,
-              figure_out, report_out, dataset, sequence, force):
+def calibrate(ctx, hand, eye, setup, corners, intrinsics, fmt, hand_pose, eye_pose, units, offset, scale, solver,
+              json_out, yaml_out, figure_out, report_out, dataset, sequence, force):
     """Calibrate your own recordings: X (and Y), clock offset, scale, their uncertainty and a verdict.
 
     Exit status 0 on success, 2 on bad input or when the motion does not determine X (unless --force).
@@ -572,7 +577,7 @@ def calibrate(ctx, hand, eye, setup, fmt, hand_pose, eye_pose, units, offset, sc
     try:
         res = run(hand, eye, setup=setup, fmt=None if fmt == "kinhec" else fmt, hand_pose=hand_pose,
                   eye_pose=eye_pose, units=units, offset=offset, scale=scale, solver=solver, force=force,
-                  dataset=dataset, sequence=sequence)  # fmt: skip
+                  dataset=dataset, sequence=sequence, corners=corners, intrinsics=intrinsics)  # fmt: skip
     except (KinhecError, OSError) as exc:
         if ctx.obj and ctx.obj.get("debug"):
             raise

@@ -10,7 +10,9 @@ Modules, by role: :mod:`readers` (every pose-file format), :mod:`pairing`
 (time pairing, interpolation), :mod:`conventions` (direction and unit
 checks), :mod:`solve` (initialisation, outliers, refinement, covariance),
 :mod:`observability`, :mod:`result` (the result and its JSON),
-:mod:`output` (OpenCV YAML, ROS, URDF), :mod:`figure` (matplotlib, lazy).
+:mod:`output` (OpenCV YAML, ROS, URDF), :mod:`figure` (matplotlib, lazy),
+:mod:`corners` (the camera from detected corners, ``X`` and ``Y`` from their
+pixels: ``calibrate(corners=FILE)``).
 """
 
 from __future__ import annotations

@@ -273,11 +273,11 @@ def _compose_std(X1, C1, X2, C2):
     return Z, np.sqrt(np.maximum(np.diag(J @ C @ J.T), 0.0))
 
 
-def calibrate(hand=None, eye=(), *, setup: str = "eye_in_hand", fmt: str | None = None, hand_pose: str | None = None,
+def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = None, hand_pose: str | None = None,
               eye_pose: str | None = None, units: str | None = None, offset="auto", scale: bool = False,
               solver: str | None = None, force: bool = False, dataset=None, sequence: str | None = None,
-              max_offset_s: float = MAX_OFFSET_S) -> CalibrationResult:
-    """Calibrate ``X`` (and ``Y``) from a hand pose file and one or more eye pose files.
+              max_offset_s: float = MAX_OFFSET_S, corners=None, intrinsics=None) -> CalibrationResult:
+    """Calibrate ``X`` (and ``Y``) from a hand pose file and one or more eye pose files, or from corners.
 
     Parameters
     ----------
@@ -289,9 +289,10 @@ def calibrate(hand=None, eye=(), *, setup: str = "eye_in_hand", fmt: str | None 
         or the camera in a world (``T_target_cam``: mocap-converted, VO, SLAM).
         A rig folder (``gt_poses/camNN_poses.txt``) gives every camera;
         ``FOLDER:camNN`` one of them.
-    setup : {"eye_in_hand", "eye_to_hand", "rig"}
+    setup : {"eye_in_hand", "eye_to_hand", "rig"}, optional
         ``rig``: two or more eye streams on one rigid body, each solved as
-        eye-in-hand, plus every camera->camera transform.
+        eye-in-hand, plus every camera->camera transform.  Default
+        ``eye_in_hand`` (with ``corners``: the file's).
     fmt : str, optional
         File format (see :data:`kinhec.calibrate.readers.FORMATS`); guessed when omitted.
     hand_pose : {"base_T_ee", "ee_T_base"}, optional
@@ -313,6 +314,14 @@ def calibrate(hand=None, eye=(), *, setup: str = "eye_in_hand", fmt: str | None 
         Read a kinhec sequence (measured streams) instead of files.
     max_offset_s : float
         Largest offset searched by ``offset="auto"`` [s].
+    corners : str or Path, optional
+        An observation file of detected target corners with the robot pose of
+        every view, in place of ``hand`` and ``eye``: the camera poses come from
+        the corners and ``X``, ``Y`` from their pixels with the robot's pose
+        errors marginalised (:mod:`kinhec.calibrate.corners`).
+    intrinsics : str or array_like, optional
+        With ``corners``: known ``fx, fy, cx, cy[, k1, k2, p1, p2[, k3]]`` [px]
+        (default: estimated from the views).
 
     Returns
     -------
@@ -325,6 +334,18 @@ def calibrate(hand=None, eye=(), *, setup: str = "eye_in_hand", fmt: str | None 
         (unless ``force``), fewer than 3 pairs, streams that do not overlap,
         motion that determines no ``X`` at all.
     """
+    if corners is not None:
+        given = [n for n, v in (("hand", hand), ("eye", eye), ("dataset", dataset)) if v not in (None, (), [])]
+        if given:
+            raise InputError(f"corners: the observation file holds both sides; expected no {', '.join(given)} with it")
+        if setup == "rig":
+            raise InputError("setup: a corner file is one camera (eye_in_hand or eye_to_hand), got rig")
+        from kinhec.calibrate.corners import calibrate_corners
+
+        return calibrate_corners(corners, intrinsics=intrinsics, setup=setup)
+    if intrinsics is not None:
+        raise InputError("intrinsics: only used with corners (--corners), got intrinsics without them")
+    setup = "eye_in_hand" if setup is None else setup
     if setup not in SETUPS:
         raise UnknownNameError("setup", setup, SETUPS)
     if isinstance(offset, str) and offset not in ("auto", "none"):
