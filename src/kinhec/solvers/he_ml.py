@@ -192,8 +192,10 @@ class HeMlResult(pm.XYCovariance):
         log-scale walk between pairs) and ``scale_offsets`` (the log-scale offset of every pair from the
         first); when ``X`` came from the motions, ``drift`` (the
         per-motion rotation [rad] and translation [m] standard deviations of the camera error).
-        With pixels: ``pixel_std`` [px] (estimated), ``pixel_rms`` [px] (RMS residual) and
-        ``pixel_iterations``; ``noise`` then holds the robot levels of the pixel stage.
+        With pixels: ``pixel_std`` [px] (estimated), ``pixel_rms`` [px] (RMS residual),
+        ``pixel_iterations`` and ``pixel_robot_twists`` (N, 6): the posterior mean of every view's
+        flange twist error, the true flange pose being ``A_i exp(xi_i)`` (NaN for the views the gate
+        rejected); ``noise`` then holds the robot levels of the pixel stage.
     """
 
     X: np.ndarray
@@ -1175,7 +1177,10 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
         X, Y, cov = fit.X, fit.Y, fit.cov
         noise_out["robot_rot_std_rad"] = fit.robot_rot_std_rad
         noise_out["robot_trans_std_m"] = fit.robot_trans_std_m
-        info.update(pixel_std=fit.pixel_std, pixel_rms=fit.rms_px, pixel_iterations=fit.n_iter)
+        twists = np.full((n, 6), np.nan)
+        twists[sel] = fit.robot_twists
+        info.update(pixel_std=fit.pixel_std, pixel_rms=fit.rms_px, pixel_iterations=fit.n_iter,
+                    pixel_robot_twists=twists)  # fmt: skip
     return HeMlResult(
         X=X, Y=Y, cov=cov, scale=math.exp(ls) if with_scale else None, noise=noise_out,
         configuration=configuration, inliers=inl, repaired=repaired, dof=nu, chi2=chi2, n_inliers=int(inl.sum()),

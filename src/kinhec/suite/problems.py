@@ -32,7 +32,9 @@ from kinhec.suite.manifest import sha256_file
 __all__ = ["PROBLEMS", "register_problem", "run_problem"]
 
 _CONFIG_KEYS = ("refine_robot", "robot_prior_rot_rad", "robot_prior_trans_m", "loss", "f_scale_px", "fix_k3",
-                "refine_intrinsics", "intrinsics")  # fmt: skip
+                "refine_intrinsics", "intrinsics", "solver")  # fmt: skip
+#: ``config.solver`` of a ``single_cam_handeye`` entry: the pixel solver (default) or he_ml's pixel stage.
+_SOLVERS = ("reprojection", "he_ml")
 
 
 _CALIBRATIONS: dict = {}
@@ -52,6 +54,14 @@ def _single_cam_handeye(path: Path, config: dict) -> dict:
         if len(_CALIBRATIONS) >= 8:
             _CALIBRATIONS.pop(next(iter(_CALIBRATIONS)))
         _CALIBRATIONS[key] = cal
+    solver = config.pop("solver", "reprojection")
+    if solver not in _SOLVERS:
+        raise InputError(f"config.solver: expected one of {', '.join(_SOLVERS)}, got {solver!r}")
+    if solver == "he_ml":
+        if set(config) - {"fix_k3", "intrinsics"}:
+            raise InputError(f"config: solver he_ml takes only fix_k3 and intrinsics, got "
+                             f"{', '.join(sorted(set(config) - {'fix_k3', 'intrinsics'}))}")  # fmt: skip
+        return _he_ml_on_pixels(obs, cal)
     r = solve_reprojection(obs.points_3d, obs.points_2d, obs.T_base_ee, obs.image_size, configuration=obs.mode,
                            camera=cal, **config)  # fmt: skip
     return {
@@ -62,6 +72,52 @@ def _single_cam_handeye(path: Path, config: dict) -> dict:
         "statistics": {"rms_px": r.rms_px, "mean_px": r.mean_px, "init_rms_px": r.init_rms_px,
                        "sigma_scale": r.sigma_scale, "n_views": r.n_views, "n_points": r.n_points},  # fmt: skip
     }
+
+
+def _he_ml_on_pixels(obs, cal) -> dict:
+    """he_ml with the pixels (intrinsics and view poses of the free-pose calibration, held).
+
+    ``mean_px`` / ``rms_px`` go through the chain with the robot poses as he_ml used them (the posterior
+    mean of each view's flange error, as the ``_prior`` entries report theirs); ``measured_mean_px`` /
+    ``measured_rms_px`` through the measured poses.
+    """
+    import numpy as np
+
+    from kinhec import se3
+    from kinhec.intrinsics import project, residual_norms
+    from kinhec.solvers import pair_model as pm
+    from kinhec.solvers.he_ml import he_ml
+    from kinhec.solvers.reprojection import PixelViews, chain_poses
+
+    A = obs.T_base_ee
+    res = he_ml(A, pm.camera_poses(cal.T_cam_target, obs.mode),
+                pixels=PixelViews(obs.points_3d, obs.points_2d, obs.image_size, obs.mode, cal.intrinsics))  # fmt: skip
+    views = pack_views(obs.points_3d, obs.points_2d)
+    xi = np.nan_to_num(res.info["pixel_robot_twists"])
+    inl = res.inliers
+
+    def chain(A_used):
+        d = residual_norms(project(cal.intrinsics, chain_poses(A_used, res.X, res.Y, obs.mode), views.points_3d),
+                           views)  # fmt: skip
+        keep = np.repeat(inl, views.mask.sum(axis=1))  # the views the pixel stage used
+        d = d[keep]
+        return float(d.mean()), float(np.sqrt(np.mean(d * d)))
+
+    mean_px, rms_px = chain(A @ se3.se3_exp(xi))
+    m_mean, m_rms = chain(A)
+    std = np.sqrt(np.maximum(np.diag(res.cov[:12, :12]), 0.0))
+    names = [f"{p}.{c}" for p in ("X", "Y") for c in ("rx", "ry", "rz", "tx", "ty", "tz")]
+    return {
+        "problem": "single_cam_handeye",
+        "parameters": {n: float(v) for n, v in zip(INTRINSIC_NAMES, cal.intrinsics)},
+        "poses": {"X": pose_json(res.X), "Y": pose_json(res.Y)},
+        "sigma": {n: float(v) for n, v in zip(names, std)},
+        "statistics": {"rms_px": rms_px, "mean_px": mean_px, "measured_rms_px": m_rms, "measured_mean_px": m_mean,
+                       "pixel_std_px": float(res.info["pixel_std"]),
+                       "robot_rot_std_rad": float(res.noise["robot_rot_std_rad"]),
+                       "robot_trans_std_m": float(res.noise["robot_trans_std_m"]),
+                       "n_views": int(inl.sum()), "n_points": int(views.mask[inl].sum())},
+    }  # fmt: skip
 
 
 #: Problem name -> runner(observation_path, config) -> result dict.
