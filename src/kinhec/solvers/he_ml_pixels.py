@@ -34,7 +34,9 @@ errors marginalised.
 
 Noise levels: ``s_px``, ``v_rot`` and ``v_trans`` by expectation-maximisation
 (the E-step's posterior covariance of each ``xi_i`` from its block of the
-normal matrix), alternated with the fit until they settle.  They are
+normal matrix), updated after every Gauss-Newton step; the iterations end
+when ``X`` and ``Y`` stop moving (a weakly identified level may still be
+creeping then, without moving the estimate).  The levels are
 identified separately: the pixel noise shows within a view (``2 P - 6``
 degrees of freedom each), the robot error as a rigid motion of a view's
 points that the other views do not share.
@@ -90,7 +92,7 @@ class PixelFit:
     rms_px : float
         RMS pixel residual at the solution.
     n_iter : int
-        Gauss-Newton iterations over all EM rounds.
+        Iterations (each a damped Gauss-Newton step and an EM update of the noise levels).
     """
 
     X: np.ndarray
