@@ -55,7 +55,6 @@ def _pixel_sequence(n: int, seed: int):
     """Flange poses, PnP camera poses (as ``B``), pixels and X of a generated pnp sequence of ``n`` stations."""
     from kinhec.observations import recipe_pixels
     from kinhec.solvers import pair_model as pm
-    from kinhec.solvers.reprojection import PixelViews
 
     r_rot, r_tr = noise.robot_level("r2")
     recipe = dict(sequence_id="bench-pixels", seed=seed, robot="ur5e", configuration="eye_to_hand", family="lookat",
@@ -64,7 +63,7 @@ def _pixel_sequence(n: int, seed: int):
                   robot_rot_std_rad=r_rot, robot_trans_std_m=r_tr)  # fmt: skip
     px = recipe_pixels(recipe)
     keep = np.flatnonzero(px.has_measurement)
-    views = PixelViews(*px.views(keep), px.image_size, px.configuration, px.intrinsics)
+    views = px.pixel_views(keep)
     return px.T_base_ee_meas[keep], pm.camera_poses(px.T_cam_target_meas[keep], px.configuration), views, px.X
 
 

@@ -21,7 +21,7 @@ from kinhec.motion import KEYFRAME_MAX, KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS
 from kinhec.observations import recipe_pixels
 from kinhec.runner import generate_dataset
 from kinhec.solvers import registry
-from kinhec.solvers.reprojection import PixelViews, solve_pixel_views
+from kinhec.solvers.reprojection import solve_pixel_views
 
 POSE_SOLVERS = list(registry.SOLVERS)
 
@@ -82,7 +82,7 @@ def test_reprojection_errors_are_those_of_the_solver_against_the_ground_truth(da
         np.testing.assert_allclose(px.T_base_ee_meas[idx], A, atol=1e-12)  # the measured robot poses, as stored
         c = get_camera(seq.info["camera"])  # the preset's intrinsics, those of the generator's PnP
         np.testing.assert_array_equal(px.intrinsics, [c.f_px, c.f_px, c.cx_px, c.cy_px, 0, 0, 0, 0, 0])
-        res = solve_pixel_views(A, PixelViews(*px.views(idx), px.image_size, seq.configuration, px.intrinsics))
+        res = solve_pixel_views(A, px.pixel_views(idx))
         xr, xt = se3.pose_error(res.X, seq.X)
         yr, yt = se3.pose_error(res.Y, seq.Y)
         row = rep.loc[sid]
@@ -106,7 +106,7 @@ def test_he_ml_gets_the_pixels_where_reprojection_runs_and_the_poses_elsewhere(d
                                             return_index=True)  # fmt: skip
         if sid in pnp:
             px = recipe_pixels(seq.extra["recipe"])
-            res = he_ml(A, B, pixels=PixelViews(*px.views(idx), px.image_size, seq.configuration, px.intrinsics))
+            res = he_ml(A, B, pixels=px.pixel_views(idx))
             assert "pixel_std" in res.info
         else:
             res = he_ml(A, B)

@@ -26,7 +26,7 @@ def _generated(seed, *, target="marker_2x2_40mm", camera="vga", pixel_std=2.0, c
                   robot_rot_std_rad=robot[0], robot_trans_std_m=robot[1])  # fmt: skip
     px = recipe_pixels(recipe)
     keep = np.flatnonzero(px.has_measurement)
-    views = PixelViews(*px.views(keep), px.image_size, px.configuration, px.intrinsics)
+    views = px.pixel_views(keep)
     A = px.T_base_ee_meas[keep]
     C = px.T_cam_target_meas[keep]
     B = pm.camera_poses(C, px.configuration)

@@ -170,14 +170,13 @@ def test_block_jacobian_matches_dense_differences():
 def _generated_pixel_views(sequence_id, seed, configuration, n_stations, pixel_std):
     """The pixels of a generated pnp sequence (frames with a measurement), as a PixelViews with the preset's intrinsics."""
     from kinhec.observations import recipe_pixels
-    from kinhec.solvers.reprojection import PixelViews
 
     recipe = dict(sequence_id=sequence_id, seed=seed, robot="ur5e", configuration=configuration, family="lookat",
                   sampling_mode="stations", n_stations=n_stations, camera="vga", target="checker_7x5_20mm",
                   camera_noise_model="pnp", pixel_std=pixel_std)  # fmt: skip
     px = recipe_pixels(recipe)
     keep = np.flatnonzero(px.has_measurement)
-    return px, keep, PixelViews(*px.views(keep), px.image_size, px.configuration, px.intrinsics)
+    return px, keep, px.pixel_views(keep)
 
 
 def test_registry_pixel_solver_on_generated_pnp_sequence():

@@ -241,16 +241,12 @@ def test_he_ml_on_the_corners_lands_near_park(entry):
     estimates the robot's errors from the data (about 0.5 mrad) and lands where the `_prior` entry and OpenCV's
     Park do, with the pixel noise at the corner detector's level.
     """
+    from kinhec.calibrate.corners import solve_corners
     from kinhec.intrinsics import calibrate_camera, pack_views
     from kinhec.observations import read_observations
-    from kinhec.solvers import pair_model as pm
-    from kinhec.solvers.he_ml import he_ml
-    from kinhec.solvers.reprojection import PixelViews
 
     obs = read_observations(SUITE / "observations" / f"{entry}.json")
-    cal = calibrate_camera(pack_views(obs.points_3d, obs.points_2d), obs.image_size)
-    views = PixelViews(obs.points_3d, obs.points_2d, obs.image_size, obs.mode, cal.intrinsics)
-    res = he_ml(obs.T_base_ee, pm.camera_poses(cal.T_cam_target, obs.mode), pixels=views)
+    res = solve_corners(obs, calibrate_camera(pack_views(obs.points_3d, obs.points_2d), obs.image_size))
     ref = json.loads((SHARED / "realdata" / "rwhe_calib" / entry / "opencv_reference_calibration.json").read_text())
     X_park = np.array(ref["opencv_calibrateHandEye"]["PARK"]["T_tcp_cam (cam2gripper)"])
     rot, tr = se3.pose_error(res.X, X_park)

@@ -446,7 +446,6 @@ def _pixel_input(seq, inputs):
     the sequence and :class:`~kinhec.errors.InputError` says so.
     """
     from kinhec.observations import recipe_pixels
-    from kinhec.solvers.reprojection import PixelViews
 
     recipe = _stored_recipe(seq.info)
     if recipe is None:
@@ -464,10 +463,9 @@ def _pixel_input(seq, inputs):
     if not (worst[0] <= PIXEL_CHECK_TOL[0] and worst[1] <= PIXEL_CHECK_TOL[1]):
         raise InputError(f"sequence {seq.sequence_id!r}: the recipe's measured poses differ from the stored ones by "
                          f"up to {worst[0]:.3g} deg / {worst[1]:.3g} mm; the pixels are not those of the sequence")  # fmt: skip
-    p3, p2 = px.views(idx)
     # the stored PnP poses came from these pixels and intrinsics: they start the solve (no free-pose fit)
     start = seq.camera.T_cam_target_meas[idx]
-    return A, PixelViews(p3, p2, px.image_size, seq.configuration, px.intrinsics, start)
+    return A, px.pixel_views(idx, start)
 
 
 def _finite_pose(T) -> np.ndarray | None:
@@ -487,15 +485,11 @@ def _run_solvers(seq, specs, inputs, scale_true: float, meta: dict, mode: str, t
     rows = []
     X_est = np.full((len(specs), 4, 4), np.nan)
     Y_est = np.full((len(specs), 4, 4), np.nan)
-    with_pixels = None
     for k, spec in enumerate(specs):
         row = _row(meta, mode, spec.name, timing)
-        wants_pixels = spec.kind == PIXEL_KIND
-        if spec.run_pixels is not None:
-            # a pose solver that also takes the pixels (he_ml) gets them wherever the pixel solvers do
-            if with_pixels is None:
-                with_pixels = pixels_available(seq.info)
-            wants_pixels = with_pixels
+        # a pose solver that also takes the pixels (he_ml) gets them wherever the pixel solvers do
+        with_pixels = spec.run_pixels is not None and pixels_available(seq.info)
+        wants_pixels = spec.kind == PIXEL_KIND or with_pixels
         if wants_pixels and PIXEL_KIND not in inputs:
             try:
                 inputs[PIXEL_KIND] = _pixel_input(seq, inputs)
@@ -506,10 +500,7 @@ def _run_solvers(seq, specs, inputs, scale_true: float, meta: dict, mode: str, t
             rows.append(row)
             continue
         A, B = inputs[spec.kind]
-        if spec.kind != PIXEL_KIND and wants_pixels:
-            run = functools.partial(spec.run_pixels, views=inputs[PIXEL_KIND][1])
-        else:
-            run = spec.run
+        run = functools.partial(spec.run_pixels, views=inputs[PIXEL_KIND][1]) if with_pixels else spec.run
         row["n_motions"] = int(A.shape[0])
         note = None
         with warnings.catch_warnings(record=True) as caught:

@@ -410,6 +410,16 @@ class RecipePixels:
         """``(points_3d, points_2d)`` lists of the detected points of camera frames ``frames``."""
         return ([self.points_m[self.detected[i]] for i in frames], [self.uv_px[i, self.detected[i]] for i in frames])
 
+    def pixel_views(self, frames, view_poses=None):
+        """The detected points of camera frames ``frames`` as a :class:`kinhec.solvers.reprojection.PixelViews`.
+
+        With the sequence's configuration, image size and intrinsics; ``view_poses`` (one ``T_cam_target``
+        per frame) optionally start the pixel solver.
+        """
+        from kinhec.solvers.reprojection import PixelViews
+
+        return PixelViews(*self.views(frames), self.image_size, self.configuration, self.intrinsics, view_poses)
+
 
 def recipe_pixels(recipe) -> RecipePixels:
     """Re-simulate a synchronous generated ``pnp`` sequence and return the pixels of every camera frame.

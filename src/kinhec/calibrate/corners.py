@@ -35,7 +35,7 @@ from kinhec.calibrate.observability import observability
 from kinhec.calibrate.result import CalibrationResult
 from kinhec.errors import InputError
 
-__all__ = ["calibrate_corners", "parse_intrinsics"]
+__all__ = ["calibrate_corners", "parse_intrinsics", "solve_corners"]
 
 
 def parse_intrinsics(text) -> np.ndarray:
@@ -51,6 +51,21 @@ def parse_intrinsics(text) -> np.ndarray:
         raise InputError(f"intrinsics: expected 4, 8 or 9 finite numbers fx,fy,cx,cy[,k1,k2,p1,p2[,k3]] with fx, "
                          f"fy > 0 [px], got {text!r}")  # fmt: skip
     return np.array(vals + [0.0] * (9 - len(vals)))
+
+
+def solve_corners(obs, camera):
+    """:func:`kinhec.solvers.he_ml.he_ml` on an observation set's corners, the camera (intrinsics, view poses) given.
+
+    ``obs`` a :class:`kinhec.observations.ObservationSet`, ``camera`` a
+    :class:`kinhec.intrinsics.CameraCalibration` of its views; the pose pairs come from the camera's view
+    poses, ``X`` and ``Y`` from the pixels (``pixels=``).  Returns the :class:`~kinhec.solvers.he_ml.HeMlResult`.
+    """
+    from kinhec.solvers import pair_model as pm
+    from kinhec.solvers.he_ml import he_ml
+    from kinhec.solvers.reprojection import PixelViews
+
+    pixels = PixelViews(obs.points_3d, obs.points_2d, obs.image_size, obs.mode, camera.intrinsics)
+    return he_ml(obs.T_base_ee, pm.camera_poses(camera.T_cam_target, obs.mode), pixels=pixels)
 
 
 def calibrate_corners(path, *, intrinsics=None, setup: str | None = None) -> CalibrationResult:
@@ -74,8 +89,6 @@ def calibrate_corners(path, *, intrinsics=None, setup: str | None = None) -> Cal
     from kinhec.intrinsics import calibrate_camera, pack_views
     from kinhec.observations import read_observations
     from kinhec.solvers import pair_model as pm
-    from kinhec.solvers.he_ml import he_ml
-    from kinhec.solvers.reprojection import PixelViews
 
     path = Path(path)
     obs = read_observations(path)
@@ -91,9 +104,7 @@ def calibrate_corners(path, *, intrinsics=None, setup: str | None = None) -> Cal
     except InputError as exc:
         raise InputError(f"{where}: the corners do not determine the camera: {exc}") from None
     A = obs.T_base_ee
-    B = pm.camera_poses(cam.T_cam_target, obs.mode)
-    pixels = PixelViews(obs.points_3d, obs.points_2d, obs.image_size, obs.mode, cam.intrinsics)
-    res = he_ml(A, B, pixels=pixels)
+    res = solve_corners(obs, cam)
     cov = res.cov[:12, :12]
     std = np.sqrt(np.maximum(np.diag(cov), 0.0))
     X_std, Y_std = std[:6], std[6:12]
@@ -115,7 +126,7 @@ def calibrate_corners(path, *, intrinsics=None, setup: str | None = None) -> Cal
         f"{1e3 * res.noise['robot_trans_std_m']:.3g} mm (estimated); RMS {res.info['pixel_rms']:.3f} px",
         "views paired by order (one robot pose per view)",
     ]
-    r = pm.residuals(pm.camera_poses(B, obs.mode), pm.predicted_camera_poses(A, res.X, res.Y, obs.mode))
+    r = pm.residuals(cam.T_cam_target, pm.predicted_camera_poses(A, res.X, res.Y, obs.mode))
     residuals = {
         "t_s": np.arange(n, dtype=float),
         "rot_deg": np.degrees(np.linalg.norm(r[:, :3], axis=1)),

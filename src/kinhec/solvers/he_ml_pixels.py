@@ -265,13 +265,14 @@ def pixel_ml(A, X0, Y0, configuration: str, points_3d, points_2d, intrinsics, *,
     C = prob.poses(X, Y, xi)
     e, geom = prob.residuals(C)
     s2 = max(float(np.sum(e * e)) / dof if pixel_std is None else float(pixel_std) ** 2, 1e-12)
+    # the per-view normals and the pair Jacobians of the current state (they do not depend on the noise levels)
+    M, g = prob.normals(e, geom)
+    J, G = pm.pair_jacobians(C, X, configuration)
     mu = 1e-6
     it = still = 0
     for it in range(1, _MAX_ITER + 1):
         Lam = _robot_precision(v_rot, v_trans)
         f0 = _cost(e, xi, s2, Lam)
-        M, g = prob.normals(e, geom)
-        J, G = pm.pair_jacobians(C, X, configuration)
         Htt, Htx, Hxx, bt, bx = _blocks(M, g, J, G, xi, s2, Lam)
         I6 = np.eye(6)
         for _ in range(12):
@@ -292,9 +293,9 @@ def pixel_ml(A, X0, Y0, configuration: str, points_3d, points_2d, intrinsics, *,
         if f1 < f0:
             X, Y, xi, C, e, geom = X1, Y1, xi1, C1, e1, geom1
             mu = max(mu / 10.0, 1e-9)
+            M, g = prob.normals(e, geom)
+            J, G = pm.pair_jacobians(C, X, configuration)
         # EM update of the noise levels: the posterior covariance of every xi_i is its block of the normal matrix
-        M, g = prob.normals(e, geom)
-        J, G = pm.pair_jacobians(C, X, configuration)
         GT = np.swapaxes(G, 1, 2)
         GMG = GT @ M @ G
         Pxi = np.linalg.inv(GMG / s2 + Lam)
@@ -306,14 +307,11 @@ def pixel_ml(A, X0, Y0, configuration: str, points_3d, points_2d, intrinsics, *,
                     abs(math.sqrt(v_trans_new / v_trans) - 1.0))  # fmt: skip
         s2, v_rot, v_trans = s2_new, v_rot_new, v_trans_new
         # X and Y still: their step is far below their uncertainty (the reduced information S)
-        still = still + 1 if f1 < f0 and float(dt @ S @ dt) < _STEP_TOL else (still + 1 if f1 >= f0 else 0)
+        still = still + 1 if f1 >= f0 or float(dt @ S @ dt) < _STEP_TOL else 0
         if still and (moved < _EM_SETTLE or still >= _STILL_ITER):
             break
     # covariance of (dx, dy): the Schur complement of the view twists in the normal matrix at the solution
-    Lam = _robot_precision(v_rot, v_trans)
-    M, g = prob.normals(e, geom)
-    J, G = pm.pair_jacobians(C, X, configuration)
-    Htt, Htx, Hxx, _, _ = _blocks(M, g, J, G, xi, s2, Lam)
+    Htt, Htx, Hxx, _, _ = _blocks(M, g, J, G, xi, s2, _robot_precision(v_rot, v_trans))
     S, _ = _schur(Htt, Htx, np.linalg.inv(Hxx))
     cov = np.linalg.pinv(0.5 * (S + S.T), hermitian=True)
     rms = math.sqrt(float(np.sum(e * e)) / max(prob.n_pts, 1))

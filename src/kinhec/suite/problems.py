@@ -84,14 +84,12 @@ def _he_ml_on_pixels(obs, cal) -> dict:
     import numpy as np
 
     from kinhec import se3
+    from kinhec.calibrate.corners import solve_corners
     from kinhec.intrinsics import project, residual_norms
-    from kinhec.solvers import pair_model as pm
-    from kinhec.solvers.he_ml import he_ml
-    from kinhec.solvers.reprojection import PixelViews, chain_poses
+    from kinhec.solvers.reprojection import POSE_PARAMETER_NAMES, chain_poses
 
     A = obs.T_base_ee
-    res = he_ml(A, pm.camera_poses(cal.T_cam_target, obs.mode),
-                pixels=PixelViews(obs.points_3d, obs.points_2d, obs.image_size, obs.mode, cal.intrinsics))  # fmt: skip
+    res = solve_corners(obs, cal)
     views = pack_views(obs.points_3d, obs.points_2d)
     xi = np.nan_to_num(res.info["pixel_robot_twists"])
     inl = res.inliers
@@ -106,7 +104,7 @@ def _he_ml_on_pixels(obs, cal) -> dict:
     mean_px, rms_px = chain(A @ se3.se3_exp(xi))
     m_mean, m_rms = chain(A)
     std = np.sqrt(np.maximum(np.diag(res.cov[:12, :12]), 0.0))
-    names = [f"{p}.{c}" for p in ("X", "Y") for c in ("rx", "ry", "rz", "tx", "ty", "tz")]
+    names = [f"{p}.{c}" for p in ("X", "Y") for c in POSE_PARAMETER_NAMES]
     return {
         "problem": "single_cam_handeye",
         "parameters": {n: float(v) for n, v in zip(INTRINSIC_NAMES, cal.intrinsics)},
