@@ -253,9 +253,11 @@ def _project_so3(M: np.ndarray) -> np.ndarray:
 def _rotations_from_sets(RA: np.ndarray, RB: np.ndarray):
     """Kronecker solution of ``R_A R_X = R_Y R_B`` for batches of pair sets (H, m, 3, 3)."""
     K = (RB[:, :, :, None, :, None] * RA[:, :, None, :, None, :]).sum(axis=1).reshape(RA.shape[0], 9, 9)
-    U, _, Vt = np.linalg.svd(K)
-    MX = np.swapaxes(Vt[:, 0].reshape(-1, 3, 3), 1, 2)
-    MY = np.swapaxes(U[:, :, 0].reshape(-1, 3, 3), 1, 2)
+    # the top right singular vector of K is the top eigenvector of K^T K (half the cost of an SVD); the left
+    # one is K v up to a positive factor, which the projection onto SO(3) ignores
+    v = np.linalg.eigh(np.swapaxes(K, 1, 2) @ K)[1][:, :, -1]
+    MX = np.swapaxes(v.reshape(-1, 3, 3), 1, 2)
+    MY = np.swapaxes(_mv(K, v).reshape(-1, 3, 3), 1, 2)
     sX = np.sign(np.linalg.det(MX))
     sY = np.sign(np.linalg.det(MY))
     return _project_so3(MX * sX[:, None, None]), _project_so3(MY * sY[:, None, None])
@@ -295,7 +297,14 @@ def _hypotheses(A, B, rng, n_hyp: int, with_scale: bool):
     """
     n = A.shape[0]
     idx_all = np.arange(n)[None]
-    draws = np.argsort(rng.random((n_hyp, n)), axis=1)[:, :3] if n > 3 else np.zeros((0, 3), dtype=np.int64)
+    if n > 3:
+        # three distinct pairs per set: the indices of the three smallest of n uniform draws, in order (the
+        # partial sort gives the same sets as a full argsort)
+        u = rng.random((n_hyp, n))
+        draws = np.argpartition(u, 2, axis=1)[:, :3]
+        draws = np.take_along_axis(draws, np.argsort(np.take_along_axis(u, draws, axis=1), axis=1), axis=1)
+    else:
+        draws = np.zeros((0, 3), dtype=np.int64)
     out = [[], [], [], [], []]
     for idx in (idx_all, draws):
         if idx.shape[0] == 0:
@@ -327,8 +336,8 @@ def _pair_distances(A, C_list, RX, tX, RY, tY, s, configuration):
         Cp = se3.invert_transform(Y, check=False)[:, None] @ A[None] @ X[:, None]
     best = None
     for C in C_list:
-        Rrel = np.swapaxes(Cp[..., :3, :3], -1, -2) @ C[None, :, :3, :3]
-        cosang = np.clip((np.trace(Rrel, axis1=-2, axis2=-1) - 1.0) / 2.0, -1.0, 1.0)
+        # tr(Rp^T Rm) as the sum of the elementwise products: no product matrices needed
+        cosang = np.clip((np.einsum("hnij,nij->hn", Cp[..., :3, :3], C[:, :3, :3]) - 1.0) / 2.0, -1.0, 1.0)
         d = np.arccos(cosang) + np.linalg.norm(C[None, :, :3, 3] / s[:, None, None] - Cp[..., :3, 3], axis=-1)
         best = d if best is None else np.minimum(best, d)
     return best
@@ -370,7 +379,7 @@ def _target_shapes(Cp: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     iz = (1.0 / np.maximum(Pc[..., 2], zmin)).reshape(n, m, -1)  # per size: (n, m, 9)
     x, y = Pc[..., 0].reshape(n, m, -1) * iz, Pc[..., 1].reshape(n, m, -1) * iz
     S = pm.pnp_unit_covariance(Cp, x, y, iz).transpose(1, 0, 2, 3)  # (m, n, 6, 6)
-    tr = np.trace(S, axis1=-2, axis2=-1).mean(axis=1)
+    tr = _traces(S).mean(axis=1)
     return S / np.maximum(tr, 1e-300)[:, None, None, None]
 
 
@@ -399,6 +408,11 @@ def _components(Cp: np.ndarray, G: np.ndarray, U: np.ndarray | None = None,
     return Q
 
 
+def _traces(Q: np.ndarray) -> np.ndarray:
+    """Traces ``(k, n)`` of stacked matrices ``(k, n, 6, 6)`` (``np.trace`` over the last axes is several times slower)."""
+    return np.einsum("knii->kn", Q)
+
+
 def _theta_from_noise(noise: dict) -> np.ndarray:
     return np.array([noise["camera_rot_std_rad"], noise["camera_trans_std_m"], noise["camera_trans_std_z_m"],
                      noise["robot_rot_std_rad"], noise["robot_trans_std_m"]], dtype=np.float64) ** 2  # fmt: skip
@@ -413,6 +427,21 @@ def _sigma(theta: np.ndarray, Q: np.ndarray) -> np.ndarray:
     return (theta @ Q.reshape(k, -1)).reshape(n, 6, 6) + _FLOOR * np.eye(6)
 
 
+def _whitener(S: np.ndarray):
+    """``(L^-1, S^-1, log det S)`` of covariances ``S`` (n, 6, 6) from their Cholesky factors ``S = L L^T``.
+
+    ``L^-1`` whitens a residual; one triangular inverse gives all three.
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        A covariance is not positive definite.
+    """
+    Linv = pm.inverse_cholesky(S)
+    logdet = -2.0 * np.log(np.diagonal(Linv, axis1=-2, axis2=-1)).sum(axis=-1)
+    return Linv, np.swapaxes(Linv, -1, -2) @ Linv, logdet
+
+
 def _estimate_components(r, Q, w, theta0, n_iter: int = 8, extra=None) -> np.ndarray:
     """Fisher-scoring (MINQUE iteration) of the variance components on residuals ``r`` (n, 6), weights ``w``.
 
@@ -422,15 +451,16 @@ def _estimate_components(r, Q, w, theta0, n_iter: int = 8, extra=None) -> np.nda
     the posterior covariance of the part of the residual that fitted nuisance parameters took up (the
     E-step of EM), so that they do not take the noise with them.
     """
-    # a selection Q[:, inliers] is laid out with the pairs first; every reshape below would copy it
+    # (a selection Q[:, inliers] is laid out with the pairs first, and every reshape below would copy it:
+    # callers select with Q.take(idx, axis=1), which is contiguous)
     Q = np.ascontiguousarray(Q)
     k, n = Q.shape[:2]
     Qf = Q.reshape(k, -1)
-    trQ = np.trace(Q, axis1=-2, axis2=-1).mean(axis=1)
+    trQ = _traces(Q).mean(axis=1)
     theta = np.maximum(theta0, 1e-14)
     active = np.ones(k, dtype=bool)
     for _ in range(n_iter):
-        W = np.linalg.inv(_sigma(theta, Q))
+        W = _whitener(_sigma(theta, Q))[1]
         WQ = W[None] @ Q  # (k, n, 6, 6)
         Wr = (W @ r[:, :, None])[:, :, 0]
         M = (w[:, None] * Wr)[:, :, None] * Wr[:, None, :]
@@ -438,15 +468,20 @@ def _estimate_components(r, Q, w, theta0, n_iter: int = 8, extra=None) -> np.nda
             M = M + w[:, None, None] * (W @ extra @ W)
         q = 0.5 * (Qf @ M.ravel())
         F = 0.5 * (WQ.reshape(k, -1) @ np.swapaxes(WQ, -1, -2).reshape(k, -1).T)
-        new = np.zeros_like(theta)
-        sub = np.ix_(active, active)
-        new[active] = np.linalg.lstsq(F[sub], q[active], rcond=1e-12)[0]
-        neg = new <= 0
-        if neg.any():
+        # the step on the active components; one that would turn negative is fixed at 0 and the step taken
+        # again without it (the same F and q: an active-set solve of the linearised problem, so that a
+        # vanished component does not drag the others off for the next iterations to bring back)
+        while True:
+            new = np.zeros_like(theta)
+            new[active] = np.linalg.lstsq(F[np.ix_(active, active)], q[active], rcond=1e-12)[0]
+            neg = new <= 0
+            if not (neg & active).any():
+                break
             active &= ~neg
-            new[~active] = 0.0
             if not active.any():
                 break
+        if not active.any():
+            break
         # change measured in shares of the total variance (a vanishing component need not converge relatively)
         change = float(np.max(np.abs(new - theta) * trQ)) / max(float(np.sum(np.maximum(new, 0.0) * trQ)), 1e-300)
         theta = np.maximum(new, 0.0)
@@ -506,15 +541,22 @@ def _apply(X0, Y0, ls0, p, with_scale):
 def _solve_wls(A, Cm, X0, Y0, ls0, Linv, sw, configuration, with_scale):
     """One weighted nonlinear least-squares solve; returns X, Y, log s and the whitened Jacobian at the solution."""
     P = 13 if with_scale else 12
+    last = {}  # the state and prediction at the last point: the Jacobian is asked for where the residual was
+
+    def state(p):
+        key = p.tobytes()
+        if last.get("key") != key:
+            X, Y, ls = _apply(X0, Y0, ls0, p, with_scale)
+            last.update(key=key, state=(X, Y, ls, _predict(A, X, Y, configuration)))
+        return last["state"]
 
     def fun(p):
-        X, Y, ls = _apply(X0, Y0, ls0, p, with_scale)
-        r = _res(Cm, _predict(A, X, Y, configuration), ls, ls0)
+        _, _, ls, Cp = state(p)
+        r = _res(Cm, Cp, ls, ls0)
         return (sw[:, None] * _mv(Linv, r)).ravel()
 
     def jac(p):
-        X, Y, ls = _apply(X0, Y0, ls0, p, with_scale)
-        Cp = _predict(A, X, Y, configuration)
+        X, _, ls, Cp = state(p)
         J, _ = pm.pair_jacobians(Cp, X, configuration)
         Jr = -J
         k = math.exp(ls - ls0)
@@ -994,15 +1036,21 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
     w = np.ones(n)
     chi2 = np.zeros(n)
     prev = None
+    settled_at = None  # the round's prediction, Jacobians, components and residuals when the weights settle
     for _ in range(max_rounds):
         C_use = np.where(repaired[:, None, None], Cf, Cm) if Cf is not None else Cm
         Cp = _predict(A, X, Y, configuration)
-        _, G = pm.pair_jacobians(Cp, X, configuration)
+        J, G = pm.pair_jacobians(Cp, X, configuration)
         if sizes is not None and shapes is None:
             # the shapes are taken at the first prediction: they change little with the fit, and are the costly part
             shapes = _target_shapes(Cp, sizes)
         Q = _components(Cp, G, U, shapes)
-        r = _res(C_use, Cp, ls)
+        if Cf is not None:
+            r0, rf = _res(Cm, Cp, ls), _res(Cf, Cp, ls)  # each reading and its mirror (the gate below needs both)
+            r = np.where(repaired[:, None], rf, r0)
+        else:
+            r = _res(C_use, Cp, ls)
+        idx = np.flatnonzero(inl)
         if known is None:
             if theta is None:
                 # start: camera rotation and translation from the residual spreads, robot small
@@ -1015,22 +1063,19 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
             if 6 * int(inl.sum()) - 12 >= 2 * theta.size:
                 # enough redundancy to estimate the components (else the start from the residual spreads stays)
                 try:
-                    theta = np.maximum(_estimate_components(r[inl], Q[:, inl], w[inl], theta), _VAR_FLOOR)
+                    theta = np.maximum(_estimate_components(r[inl], Q.take(idx, axis=1), w[inl], theta), _VAR_FLOOR)
                 except np.linalg.LinAlgError:
                     pass
             if U is not None:
-                trQ = np.trace(Q, axis1=-2, axis2=-1)[:, inl].mean(axis=1)
+                trQ = _traces(Q)[:, inl].mean(axis=1)
                 if theta[-1] * trQ[-1] < _MOTION_SHARE * float(np.sum(theta * trQ)):
                     # the data show no error along the motion: leave the component out (no weight noise)
                     U, theta, Q = None, theta[:-1], Q[:-1]
-        S = _sigma(theta, Q)
-        Sinv = np.linalg.inv(S)
+        Linv, Sinv, logdet = _whitener(_sigma(theta, Q))
         chi2 = _quad(r, Sinv)
         if robust:
             if Cf is not None:
                 # chi-square of the reading and of its mirror; the mirror only for readings outside the gate
-                r0 = _res(Cm, Cp, ls)
-                rf = _res(Cf, Cp, ls)
                 c0 = _quad(r0, Sinv)
                 cf = _quad(rf, Sinv)
                 repaired = (c0 > CHI2_GATE) & (cf <= CHI2_GATE)
@@ -1041,12 +1086,11 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
             if new_inl.sum() >= 3:
                 inl = new_inl
             # Student-t degrees of freedom by likelihood on the inliers
-            logdet = np.linalg.slogdet(S)[1]
             lls = [_t_loglik(chi2[inl], logdet[inl], v) for v in _NU_CANDIDATES]
             nu = _NU_CANDIDATES[int(np.argmax(lls))]
             w = np.ones(n) if not np.isfinite(nu) else (nu + 6.0) / (nu + chi2)
         # shares of the total variance per component: the weights have settled when none moves by 2 %
-        trQ = np.trace(Q, axis1=-2, axis2=-1)[:, inl].mean(axis=1)
+        trQ = _traces(Q)[:, inl].mean(axis=1)
         share = theta * trQ / max(float(np.sum(theta * trQ)), 1e-300)
         state = (inl.copy(), repaired.copy(), nu, share)
         settled = prev is not None and (np.array_equal(prev[0], state[0]) and np.array_equal(prev[1], state[1])
@@ -1054,8 +1098,8 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
                                         and np.all(np.abs(prev[3] - share) <= _SETTLE_SHARE))  # fmt: skip
         prev = state
         if settled:
+            settled_at = (X, Y, ls, Cp, J, G, Q, r)
             break
-        Linv = np.linalg.inv(np.linalg.cholesky(S))
         sw = np.sqrt(w) * inl
         X1, Y1, ls1, Jw = _solve_wls(A, C_use, X, Y, ls, Linv, sw, configuration, with_scale)
         if with_scale and scale == "auto":
@@ -1077,10 +1121,11 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
         Cp = _predict(A, X, Y, configuration)
         _, G = pm.pair_jacobians(Cp, X, configuration)
         Q = _components(Cp, G, U, shapes)
-        d = _scale_offsets(_res(C_use, Cp, ls), Cp, np.linalg.inv(_sigma(theta, Q)), inl)
+        d = _scale_offsets(_res(C_use, Cp, ls), Cp, _whitener(_sigma(theta, Q))[1], inl)
         info["scale_offset_lag1"] = lag_s = _lag1_of(d)
         if scale_drift is True or lag_s > SCALE_DRIFT_LAG1:
             q = np.zeros(n)
+            idx = np.flatnonzero(inl)
             sigma_d = max(float(np.std(np.diff(d))) / 2.0, 1e-6)
             share_prev = None
             for _ in range(_SCALE_DRIFT_ROUNDS):
@@ -1099,13 +1144,13 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
                         var_q = np.r_[0.0, np.diag(drift_cov)[13:]]
                         extra = (var_q[:, None, None] * g[:, :, None] * g[:, None, :])[inl]
                     try:
-                        theta = np.maximum(_estimate_components(r[inl], Q[:, inl], w[inl], theta, extra=extra),
+                        theta = np.maximum(_estimate_components(r[inl], Q.take(idx, axis=1), w[inl], theta, extra=extra),
                                            _VAR_FLOOR)  # fmt: skip
                     except np.linalg.LinAlgError:
                         pass
-                trQ = np.trace(Q, axis1=-2, axis2=-1)[:, inl].mean(axis=1)
+                trQ = _traces(Q)[:, inl].mean(axis=1)
                 share = theta * trQ / max(float(np.sum(theta * trQ)), 1e-300)
-                Linv = np.linalg.inv(np.linalg.cholesky(_sigma(theta, Q)))
+                Linv = _whitener(_sigma(theta, Q))[0]
                 X, Y, ls, q, drift_cov = _solve_scale_drift(A, C_use, X, Y, ls, q, Linv, np.sqrt(w) * inl,
                                                             configuration, sigma_d)  # fmt: skip
                 new_sd = math.sqrt(max(_drift_variance(q, drift_cov), 1e-24))
@@ -1136,18 +1181,20 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
                 info["drift"] = {"rot_std_rad": s_rot, "trans_std_m": s_trans}
 
     # final covariance with the final weights; variance components corrected for the fitted parameters
-    Cp = _predict(A, X, Y, configuration)
-    _, G = pm.pair_jacobians(Cp, X, configuration)
-    Q = _components(Cp, G, U, shapes)
-    r = _res(C_use, Cp, ls, ls, q)
+    if settled_at is not None and settled_at[0] is X and settled_at[1] is Y and settled_at[2] == ls and q is None:
+        # the fit has not moved since the weights settled: that round's quantities are the final ones
+        Cp, J, G, Q, r = settled_at[3:]
+    else:
+        Cp = _predict(A, X, Y, configuration)
+        J, G = pm.pair_jacobians(Cp, X, configuration)
+        Q = _components(Cp, G, U, shapes)
+        r = _res(C_use, Cp, ls, ls, q)
     P = 13 if with_scale else 12
     if known is None:
         n_obs = 6.0 * inl.sum()
         theta = theta * n_obs / max(n_obs - P, 1.0)
-    S = _sigma(theta, Q)
-    Sinv = np.linalg.inv(S)
+    Sinv = _whitener(_sigma(theta, Q))[1]
     chi2 = _quad(r, Sinv)
-    J, _ = pm.pair_jacobians(Cp, X, configuration)
     if with_scale:
         J = np.concatenate([J, pm.scale_jacobian(Cp)[:, :, None]], axis=2)
     # expected information of the weighted (Student-t) likelihood: (nu + 6) / (nu + 8) per pair

@@ -54,6 +54,7 @@ __all__ = [
     "robot_covariance",
     "residuals",
     "pnp_unit_covariance",
+    "inverse_cholesky",
     "XYCovariance",
 ]
 
@@ -134,6 +135,32 @@ def pair_jacobians(C: np.ndarray, X: np.ndarray, configuration: str):
     return J, G
 
 
+def inverse_cholesky(S: np.ndarray) -> np.ndarray:
+    """``inv(L)`` of the Cholesky factors ``S = L L^T`` of symmetric positive definite matrices ``(..., m, m)``.
+
+    ``inv(L)`` whitens (``inv(L) r`` has unit covariance) and ``inv(S) = inv(L)^T inv(L)``.  The triangular
+    inverse is a forward substitution over all matrices at once, row by row, about twice as fast for small
+    ``m`` as a general inverse, which solves each matrix separately.
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        A matrix is not positive definite.
+    """
+    shape = S.shape
+    m = shape[-1]
+    L = np.linalg.cholesky(S).reshape(-1, m, m)
+    Lt = np.ascontiguousarray(np.moveaxis(L, 0, -1))  # (m, m, n): rows of all matrices as contiguous arrays
+    out = np.zeros_like(Lt)
+    d = 1.0 / np.diagonal(Lt, axis1=0, axis2=1).T  # (m, n)
+    for i in range(m):
+        if i:
+            # row i of inv(L): -(1 / L_ii) sum_k L_ik inv(L)_k,:i over the rows above
+            out[i, :i] = -d[i] * np.einsum("kn,kjn->jn", Lt[i, :i], out[:i, :i])
+        out[i, i] = d[i]
+    return np.moveaxis(out, -1, 0).reshape(shape)
+
+
 def pnp_unit_covariance(C: np.ndarray, x: np.ndarray, y: np.ndarray, iz: np.ndarray, weights=None) -> np.ndarray:
     """Covariance of ``rho`` for PnP with unit focal length and unit pixel noise, shape ``x.shape[:-1] + (6, 6)``.
 
@@ -153,7 +180,8 @@ def pnp_unit_covariance(C: np.ndarray, x: np.ndarray, y: np.ndarray, iz: np.ndar
     H = np.swapaxes(Ju, -1, -2) @ Ju + np.swapaxes(Jv, -1, -2) @ Jv
     H += 1e-12 * np.trace(H, axis1=-2, axis2=-1)[..., None, None] * np.eye(6)
     Ad = adjoint(_inv(C)).reshape((C.shape[0],) + (1,) * (H.ndim - 3) + (6, 6))
-    return Ad @ np.linalg.inv(H) @ np.swapaxes(Ad, -1, -2)
+    M = Ad @ np.swapaxes(inverse_cholesky(H), -1, -2)  # Ad inv(H) Ad^T = M M^T
+    return M @ np.swapaxes(M, -1, -2)
 
 
 def scale_jacobian(C: np.ndarray) -> np.ndarray:
