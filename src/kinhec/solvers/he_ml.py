@@ -427,6 +427,11 @@ def _sigma(theta: np.ndarray, Q: np.ndarray) -> np.ndarray:
     return (theta @ Q.reshape(k, -1)).reshape(n, 6, 6) + _FLOOR * np.eye(6)
 
 
+def _pairs(Q: np.ndarray, idx: np.ndarray, n: int) -> np.ndarray:
+    """The components ``Q[:, idx]`` of the pairs ``idx`` of ``n``, contiguous (``Q`` itself when all are kept)."""
+    return Q if idx.size == n else Q.take(idx, axis=1)
+
+
 def _whitener(S: np.ndarray):
     """``(L^-1, S^-1, log det S)`` of covariances ``S`` (n, 6, 6) from their Cholesky factors ``S = L L^T``.
 
@@ -452,7 +457,7 @@ def _estimate_components(r, Q, w, theta0, n_iter: int = 8, extra=None) -> np.nda
     E-step of EM), so that they do not take the noise with them.
     """
     # (a selection Q[:, inliers] is laid out with the pairs first, and every reshape below would copy it:
-    # callers select with Q.take(idx, axis=1), which is contiguous)
+    # callers select with _pairs, which is contiguous)
     Q = np.ascontiguousarray(Q)
     k, n = Q.shape[:2]
     Qf = Q.reshape(k, -1)
@@ -1063,7 +1068,7 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
             if 6 * int(inl.sum()) - 12 >= 2 * theta.size:
                 # enough redundancy to estimate the components (else the start from the residual spreads stays)
                 try:
-                    theta = np.maximum(_estimate_components(r[inl], Q.take(idx, axis=1), w[inl], theta), _VAR_FLOOR)
+                    theta = np.maximum(_estimate_components(r[inl], _pairs(Q, idx, n), w[inl], theta), _VAR_FLOOR)
                 except np.linalg.LinAlgError:
                     pass
             if U is not None:
@@ -1144,7 +1149,7 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
                         var_q = np.r_[0.0, np.diag(drift_cov)[13:]]
                         extra = (var_q[:, None, None] * g[:, :, None] * g[:, None, :])[inl]
                     try:
-                        theta = np.maximum(_estimate_components(r[inl], Q.take(idx, axis=1), w[inl], theta, extra=extra),
+                        theta = np.maximum(_estimate_components(r[inl], _pairs(Q, idx, n), w[inl], theta, extra=extra),
                                            _VAR_FLOOR)  # fmt: skip
                     except np.linalg.LinAlgError:
                         pass
