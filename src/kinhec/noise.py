@@ -524,7 +524,7 @@ def random_pose_outliers(T_cam_target, rng: np.random.Generator) -> np.ndarray:
     return se3.transform_from_rotation_translation(R, np.column_stack([xy, z]))
 
 
-def planar_flip(T_cam_target) -> np.ndarray:
+def planar_flip(T_cam_target, *, check: bool = True) -> np.ndarray:
     """Second solution of the planar pose ambiguity: the target normal mirrored about the line of sight.
 
     With ``n`` the target normal (target z axis) in the camera frame and
@@ -544,13 +544,15 @@ def planar_flip(T_cam_target) -> np.ndarray:
     ----------
     T_cam_target : array_like, shape (N, 4, 4)
         Poses of the target in the camera frame (target not at the camera centre).
+    check : bool
+        Validate the poses (False: the caller has, as :func:`kinhec.se3.invert_transform` takes it).
 
     Returns
     -------
     ndarray, shape (N, 4, 4)
         Flipped ``T_cam_target``.
     """
-    T = _check_stream(T_cam_target, "T_cam_target")
+    T = _check_stream(T_cam_target, "T_cam_target") if check else np.asarray(T_cam_target, dtype=np.float64)
     p = T[:, :3, 3]
     dist = np.linalg.norm(p, axis=1)
     if (dist <= 1e-12).any():

@@ -596,7 +596,7 @@ def _readings(B, configuration, robust):
     """Measured camera poses and, for a reference in view, their planar-ambiguity mirrors (else None)."""
     Cm = pm.camera_poses(B, configuration)
     in_view = _frustum_fraction(Cm) >= 0.5 and bool(np.all(np.linalg.norm(Cm[:, :3, 3], axis=1) > 1e-9))
-    return Cm, (planar_flip(Cm) if (robust and in_view) else None)
+    return Cm, (planar_flip(Cm, check=False) if (robust and in_view) else None)
 
 
 def _initial_inliers(A, Cm, Cf, X, Y, ls, configuration, robust):

@@ -171,17 +171,25 @@ def pnp_unit_covariance(C: np.ndarray, x: np.ndarray, y: np.ndarray, iz: np.ndar
     ``J_v = (-(1 + y^2), x y, x, 0, 1/z, -y/z)``; the information ``sum J^T J`` is inverted and carried into
     the target frame by ``Ad(inv C)``.  Times ``(pixel std / f)^2`` it is the first-order PnP covariance.
     """
-    zero = np.zeros_like(x)
-    Ju = np.stack([-x * y, 1.0 + x * x, -y, iz, zero, -x * iz], axis=-1)
-    Jv = np.stack([-(1.0 + y * y), x * y, x, zero, iz, -y * iz], axis=-1)
+    # the transposed Jacobians of all points, u rows then v rows: (..., 6, 2P), so that H = JT JT^T
+    P = x.shape[-1]
+    JT = np.zeros(x.shape[:-1] + (6, 2 * P))
+    xy, xiz, yiz = x * y, x * iz, y * iz
+    u, v = JT[..., :P], JT[..., P:]
+    u[..., 0, :], u[..., 1, :], u[..., 2, :], u[..., 3, :], u[..., 5, :] = -xy, 1.0 + x * x, -y, iz, -xiz
+    v[..., 0, :], v[..., 1, :], v[..., 2, :], v[..., 4, :], v[..., 5, :] = -(1.0 + y * y), xy, x, iz, -yiz
     if weights is not None:
-        w = np.sqrt(np.asarray(weights, dtype=np.float64))[..., None]
-        Ju, Jv = Ju * w, Jv * w
-    H = np.swapaxes(Ju, -1, -2) @ Ju + np.swapaxes(Jv, -1, -2) @ Jv
-    H += 1e-12 * np.trace(H, axis1=-2, axis2=-1)[..., None, None] * np.eye(6)
-    Ad = adjoint(_inv(C)).reshape((C.shape[0],) + (1,) * (H.ndim - 3) + (6, 6))
-    M = Ad @ np.swapaxes(inverse_cholesky(H), -1, -2)  # Ad inv(H) Ad^T = M M^T
-    return M @ np.swapaxes(M, -1, -2)
+        w = np.sqrt(np.asarray(weights, dtype=np.float64))[..., None, :]
+        u *= w
+        v *= w
+    H = JT @ np.swapaxes(JT, -1, -2)
+    H += 1e-12 * np.einsum("...ii->...", H)[..., None, None] * np.eye(6)
+    # Ad inv(H) Ad^T = M^T M with M = inv(L) Ad^T: every pose's blocks of inv(L) stacked as rows of one
+    # product with its Ad^T
+    n = C.shape[0]
+    AdT = np.swapaxes(adjoint(_inv(C)), -1, -2)
+    M = (inverse_cholesky(H).reshape(n, -1, 6) @ AdT).reshape(H.shape)
+    return np.swapaxes(M, -1, -2) @ M
 
 
 def scale_jacobian(C: np.ndarray) -> np.ndarray:
