@@ -326,19 +326,34 @@ def _pair_distances(A, C_list, RX, tX, RY, tY, s, configuration):
     ``C_list``: the measured camera poses and optionally their mirrors; the minimum is taken.
     Shapes: hypotheses H, pairs n -> (H, n).
     """
-    X = np.zeros((RX.shape[0], 4, 4))
-    X[:, :3, :3], X[:, :3, 3], X[:, 3, 3] = RX, tX, 1.0
-    Y = np.zeros_like(X)
-    Y[:, :3, :3], Y[:, :3, 3], Y[:, 3, 3] = RY, tY, 1.0
-    if configuration == "eye_in_hand":
-        Cp = se3.invert_transform(A[None] @ X[:, None], check=False) @ Y[:, None]
+    # Products are batched over the pairs with all hypotheses as columns (or over the hypotheses with all
+    # pairs as rows): a few dozen small matrix products instead of one per hypothesis and pair.
+    RA, tA = A[:, :3, :3], A[:, :3, 3]
+    eih = configuration == "eye_in_hand"
+    vX, vY = RX.reshape(-1, 9), RY.reshape(-1, 9)  # row-major vec: vec(P M Q) = (P kron Q^T) vec(M)
+    if eih:
+        # prediction inv(A X) Y: R = RX^T RA^T RY, t = RX^T (RA^T (tY - tA) - tX); tr(R^T Rm) = <RY, RA RX Rm>
+        RAt = np.swapaxes(RA, 1, 2)
+        e = np.swapaxes(RAt @ tY.T - (RAt @ tA[:, :, None]), 0, 2).swapaxes(1, 2) - tX[:, None, :]  # (H, n, 3)
+        tp = e @ RX  # rows: (RX^T e)^T
     else:
-        Cp = se3.invert_transform(Y, check=False)[:, None] @ A[None] @ X[:, None]
+        # prediction inv(Y) A X: R = RY^T RA RX, t = RY^T (RA tX + tA - tY); tr(R^T Rm) = <RY, RA RX Rm^T>
+        e = np.swapaxes(RA @ tX.T + tA[:, :, None], 0, 2).swapaxes(1, 2) - tY[:, None, :]  # (H, n, 3)
+        tp = e @ RY
     best = None
     for C in C_list:
-        # tr(Rp^T Rm) as the sum of the elementwise products: no product matrices needed
-        cosang = np.clip((np.einsum("hnij,nij->hn", Cp[..., :3, :3], C[:, :3, :3]) - 1.0) / 2.0, -1.0, 1.0)
-        d = np.arccos(cosang) + np.linalg.norm(C[None, :, :3, 3] / s[:, None, None] - Cp[..., :3, 3], axis=-1)
+        Rm = C[:, :3, :3]
+        Q = Rm if eih else np.swapaxes(Rm, 1, 2)  # tr(R^T Rm) = <RY, RA RX Q>
+        if 4 * RX.shape[0] < A.shape[0]:
+            # few hypotheses: the products RA RX Q themselves
+            tr = np.einsum("hnij,hij->hn", (RA[None] @ RX[:, None]) @ np.ascontiguousarray(Q)[None], RY)
+        else:
+            # vec(RA RX Q) = kron(RA, Q^T) vec(RX): one 9 x 9 matrix per pair, applied to all hypotheses at once
+            Qt = np.swapaxes(Q, 1, 2)
+            K = (RA[:, :, None, :, None] * Qt[:, None, :, None, :]).reshape(-1, 9, 9)
+            tr = np.einsum("nrh,hr->hn", K @ vX.T, vY)
+        cosang = np.clip((tr - 1.0) / 2.0, -1.0, 1.0)
+        d = np.arccos(cosang) + np.linalg.norm(C[None, :, :3, 3] / s[:, None, None] - tp, axis=-1)
         best = d if best is None else np.minimum(best, d)
     return best
 
