@@ -545,20 +545,25 @@ def _res(Cm: np.ndarray, Cp: np.ndarray, log_s: float, log_s0: float | None = No
 
 
 def _exp6(xi: np.ndarray) -> np.ndarray:
-    """SE(3) exponential of one twist ``(omega, v)`` (the :func:`kinhec.se3.se3_exp` formula, scalar code)."""
-    w, v = xi[:3], xi[3:]
-    th2 = float(w @ w)
+    """SE(3) exponential of one twist ``(omega, v)`` (the :func:`kinhec.se3.se3_exp` formula, in scalars:
+    a 4 x 4 product costs more than the arithmetic)."""
+    wx, wy, wz, vx, vy, vz = (float(v) for v in xi)
+    th2 = wx * wx + wy * wy + wz * wz
     th = math.sqrt(th2)
     if th < 1e-6:
         a, b, cc = 1.0 - th2 / 6.0, 0.5 - th2 / 24.0, 1.0 / 6.0 - th2 / 120.0
     else:
         a, b, cc = math.sin(th) / th, (1.0 - math.cos(th)) / th2, (th - math.sin(th)) / (th2 * th)
-    K = np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
-    K2 = K @ K
-    T = np.eye(4)
-    T[:3, :3] += a * K + b * K2
-    T[:3, 3] = v + b * (K @ v) + cc * (K2 @ v)
-    return T
+    # R = I + a K + b K^2 and t = v + b K v + cc K^2 v, with K = hat(w) and K^2 = w w^T - th2 I
+    xy, xz, yz = wx * wy, wx * wz, wy * wz
+    kx, ky, kz = wy * vz - wz * vy, wz * vx - wx * vz, wx * vy - wy * vx
+    wv = wx * vx + wy * vy + wz * vz
+    return np.array([
+        [1.0 + b * (wx * wx - th2), -a * wz + b * xy, a * wy + b * xz, vx + b * kx + cc * (wx * wv - th2 * vx)],
+        [a * wz + b * xy, 1.0 + b * (wy * wy - th2), -a * wx + b * yz, vy + b * ky + cc * (wy * wv - th2 * vy)],
+        [-a * wy + b * xz, a * wx + b * yz, 1.0 + b * (wz * wz - th2), vz + b * kz + cc * (wz * wv - th2 * vz)],
+        [0.0, 0.0, 0.0, 1.0],
+    ])  # fmt: skip
 
 
 def _apply(X0, Y0, ls0, p, with_scale):
@@ -571,28 +576,39 @@ def _apply(X0, Y0, ls0, p, with_scale):
 def _solve_wls(A, Cm, X0, Y0, ls0, Linv, sw, configuration, with_scale):
     """One weighted nonlinear least-squares solve; returns X, Y, log s and the whitened Jacobian at the solution."""
     P = 13 if with_scale else 12
-    last = {}  # the state and prediction at the last point: the Jacobian is asked for where the residual was
+    eih = configuration == "eye_in_hand"
+    A_inv = None if eih else se3.invert_transform(A, check=False)
+    last = {}  # the state at the last point: the Jacobian is asked for where the residual was
 
     def state(p):
         key = p.tobytes()
         if last.get("key") != key:
             X, Y, ls = _apply(X0, Y0, ls0, p, with_scale)
-            last.update(key=key, state=(X, Y, ls, _predict(A, X, Y, configuration)))
+            # the inverse of the predicted C (inv(Y) A X eye-in-hand, inv(X) inv(A) Y eye-to-hand) directly
+            if eih:
+                Ci = se3.invert_transform(Y, check=False) @ A @ X
+            else:
+                Ci = se3.invert_transform(X, check=False) @ A_inv @ Y
+            last.update(key=key, state=(X, ls, Ci))
         return last["state"]
 
     def fun(p):
-        _, _, ls, Cp = state(p)
-        r = _res(Cm, Cp, ls, ls0)
+        _, ls, Ci = state(p)
+        E = Ci.copy()
+        E[:, :3, 3] *= math.exp(ls)  # inv of the prediction with the translation scaled by s (see _res)
+        r = pm.fast_se3_log(E @ Cm)
+        r[:, 3:] *= math.exp(-ls0)
         return (sw[:, None] * _mv(Linv, r)).ravel()
 
     def jac(p):
-        X, _, ls, Cp = state(p)
-        J, _ = pm.pair_jacobians(Cp, X, configuration)
+        X, ls, Ci = state(p)
+        J, _ = pm.pair_jacobians(None, X, configuration, C_inv=Ci)
         Jr = -J
         k = math.exp(ls - ls0)
         Jr[:, 3:] *= k
         if with_scale:
-            Js = -k * pm.scale_jacobian(Cp)
+            Js = np.zeros((Ci.shape[0], 6))
+            Js[:, 3:] = k * Ci[:, :3, 3]  # -k d rho / d log s, the latter R^T t = -(translation of inv C)
             Jr = np.concatenate([Jr, Js[:, :, None]], axis=2)
         Jw = sw[:, None, None] * (Linv @ Jr)
         return Jw.reshape(-1, P)

@@ -109,8 +109,10 @@ def predicted_camera_poses(A: np.ndarray, X: np.ndarray, Y: np.ndarray, configur
     return _inv(Y) @ A @ X
 
 
-def pair_jacobians(C: np.ndarray, X: np.ndarray, configuration: str):
+def pair_jacobians(C: np.ndarray, X: np.ndarray, configuration: str, C_inv: np.ndarray | None = None):
     """Jacobians of the camera error ``rho`` at the poses ``C`` (N, 4, 4).
+
+    Only the inverses of the poses enter: pass them as ``C_inv`` (and ``C=None``) when they are at hand.
 
     Returns
     -------
@@ -119,8 +121,8 @@ def pair_jacobians(C: np.ndarray, X: np.ndarray, configuration: str):
     G : ndarray, shape (N, 6, 6)
         ``d rho / d xi`` for the flange-frame robot twist ``xi``.
     """
-    n = C.shape[0]
-    AdCi = adjoint(_inv(C))
+    AdCi = adjoint(_inv(C) if C_inv is None else C_inv)
+    n = AdCi.shape[0]
     I6 = np.broadcast_to(np.eye(6), (n, 6, 6))
     J = np.empty((n, 6, 12))
     AdXi = adjoint(_inv(X))
