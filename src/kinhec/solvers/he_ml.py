@@ -252,9 +252,18 @@ def _project_so3(M: np.ndarray) -> np.ndarray:
     return U @ Vt
 
 
-def _rotations_from_sets(RA: np.ndarray, RB: np.ndarray):
-    """Kronecker solution of ``R_A R_X = R_Y R_B`` for batches of pair sets (H, m, 3, 3)."""
-    K = (RB[:, :, :, None, :, None] * RA[:, :, None, :, None, :]).sum(axis=1).reshape(RA.shape[0], 9, 9)
+def _kronecker_sums(RA: np.ndarray, RB: np.ndarray) -> np.ndarray:
+    """``K = sum_i RB_i kron RA_i`` (H, 9, 9) of batches of pair sets (H, m, 3, 3): ``K vec(R_X) = vec(R_Y)`` scaled.
+
+    ``K[(a, b), (c, d)] = sum_i RB_i[a, c] RA_i[b, d]``: one product over the pairs, then the indices regrouped.
+    """
+    H = RA.shape[0]
+    P = np.swapaxes(RB.reshape(H, -1, 9), 1, 2) @ RA.reshape(H, -1, 9)  # P[(a, c), (b, d)]
+    return P.reshape(H, 3, 3, 3, 3).transpose(0, 1, 3, 2, 4).reshape(H, 9, 9)
+
+
+def _rotations_from_kronecker(K: np.ndarray):
+    """Kronecker solution of ``R_A R_X = R_Y R_B``: ``R_X``, ``R_Y`` (H, 3, 3) from the top singular vectors of ``K``."""
     # the top right singular vector of K is the top eigenvector of K^T K (half the cost of an SVD); the left
     # one is K v up to a positive factor, which the projection onto SO(3) ignores
     v = np.linalg.eigh(np.swapaxes(K, 1, 2) @ K)[1][:, :, -1]
@@ -307,19 +316,23 @@ def _hypotheses(A, B, rng, n_hyp: int, with_scale: bool):
         draws = np.take_along_axis(draws, np.argsort(np.take_along_axis(u, draws, axis=1), axis=1), axis=1)
     else:
         draws = np.zeros((0, 3), dtype=np.int64)
-    out = [[], [], [], [], []]
-    for idx in (idx_all, draws):
-        if idx.shape[0] == 0:
-            continue
-        RA, RB = A[idx, :3, :3], B[idx, :3, :3]
-        RX, RY = _rotations_from_sets(RA, RB)
-        tX, tY, s = _translations_from_sets(RA, A[idx, :3, 3], B[idx, :3, 3], RY, with_scale)
-        for lst, v in zip(out, (RX, tX, RY, tY, s)):
+    sets = [idx for idx in (idx_all, draws) if idx.shape[0]]
+    # the rotations of all sets in one batch, then the translations per set size
+    RX, RY = _rotations_from_kronecker(np.concatenate([_kronecker_sums(A[idx, :3, :3], B[idx, :3, :3])
+                                                       for idx in sets]))  # fmt: skip
+    out = [[], [], []]
+    h = 0
+    for idx in sets:
+        RYs = RY[h : h + idx.shape[0]]
+        h += idx.shape[0]
+        t = _translations_from_sets(A[idx, :3, :3], A[idx, :3, 3], B[idx, :3, 3], RYs, with_scale)
+        for lst, v in zip(out, t):
             lst.append(v)
+    tX, tY, s = (np.concatenate(v) for v in out)
     used = np.zeros((1 + draws.shape[0], n), dtype=bool)
     used[0] = True
     used[np.arange(1, 1 + draws.shape[0])[:, None], draws] = True
-    return tuple(np.concatenate(v) for v in out) + (used,)
+    return RX, tX, RY, tY, s, used
 
 
 def _pair_distances(A, C_list, RX, tX, RY, tY, s, configuration):
