@@ -426,8 +426,8 @@ def _components(Cp: np.ndarray, G: np.ndarray, U: np.ndarray | None = None,
     m = 0 if shapes is None else shapes.shape[0]
     Q = np.zeros((5 + m + (U is not None), n, 6, 6))
     Q[0, :, :3, :3] = np.eye(3)
-    Q[1, :, 3:, 3:] = np.einsum("nji,njk->nik", R[:, :2], R[:, :2])
     Q[2, :, 3:, 3:] = np.einsum("ni,nk->nik", R[:, 2], R[:, 2])
+    Q[1, :, 3:, 3:] = np.eye(3) - Q[2, :, 3:, 3:]  # R^T diag(1, 1, 0) R = I - R^T e_z e_z^T R
     Q[3] = G[:, :, :3] @ np.swapaxes(G[:, :, :3], 1, 2)
     Q[4] = G[:, :, 3:] @ np.swapaxes(G[:, :, 3:], 1, 2)
     if m:
@@ -1157,7 +1157,7 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
                                         and np.all(np.abs(prev[3] - share) <= _SETTLE_SHARE))  # fmt: skip
         prev = state
         if settled:
-            settled_at = (X, Y, ls, Cp, J, G, Q, r)
+            settled_at = (X, Y, ls, Cp, J, G, Q, r, Sinv)
             break
         sw = np.sqrt(w) * inl
         X1, Y1, ls1, Jw = _solve_wls(A, C_use, X, Y, ls, Linv, sw, configuration, with_scale)
@@ -1240,19 +1240,23 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
                 info["drift"] = {"rot_std_rad": s_rot, "trans_std_m": s_trans}
 
     # final covariance with the final weights; variance components corrected for the fitted parameters
+    P = 13 if with_scale else 12
+    dof_scale = 1.0
+    if known is None:
+        n_obs = 6.0 * inl.sum()
+        dof_scale = n_obs / max(n_obs - P, 1.0)
+        theta = theta * dof_scale
     if settled_at is not None and settled_at[0] is X and settled_at[1] is Y and settled_at[2] == ls and q is None:
-        # the fit has not moved since the weights settled: that round's quantities are the final ones
-        Cp, J, G, Q, r = settled_at[3:]
+        # the fit has not moved since the weights settled: that round's quantities are the final ones (the
+        # inverse covariances scaled by the correction of the components)
+        Cp, J, G, Q, r, Sinv = settled_at[3:]
+        Sinv = Sinv / dof_scale
     else:
         Cp = _predict(A, X, Y, configuration)
         J, G = pm.pair_jacobians(Cp, X, configuration)
         Q = _components(Cp, G, U, shapes)
         r = _res(C_use, Cp, ls, ls, q)
-    P = 13 if with_scale else 12
-    if known is None:
-        n_obs = 6.0 * inl.sum()
-        theta = theta * n_obs / max(n_obs - P, 1.0)
-    Sinv = _whitener(_sigma(theta, Q))[1]
+        Sinv = _whitener(_sigma(theta, Q))[1]
     chi2 = _quad(r, Sinv)
     if with_scale:
         J = np.concatenate([J, pm.scale_jacobian(Cp)[:, :, None]], axis=2)
