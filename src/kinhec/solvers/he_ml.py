@@ -126,7 +126,7 @@ _SCORE_PAIRS = 48
 _SCORE_QUANTILE = 0.35
 _NU_CANDIDATES = (3.0, 5.0, 10.0, math.inf)
 #: Most pairs on which the Fisher matrix of the variance components is computed (it scales the step only).
-_FISHER_PAIRS = 64
+_FISHER_PAIRS = 32
 _FLOOR = 1e-16
 #: Smallest variance component [rad^2 or m^2]: exact data keep an invertible covariance.
 _VAR_FLOOR = 1e-24
