@@ -41,6 +41,37 @@ def test_jacobians_match_finite_differences():
             np.testing.assert_allclose(num, G[:, :, k], atol=1e-5)
 
 
+def test_jacobians_from_the_inverse_poses():
+    rng = np.random.default_rng(4)
+    for conf in pm.CONFIGURATIONS:
+        ch = make_chain(rng, 6, configuration=conf)
+        C = _camera_meas(ch)
+        J, G = pm.pair_jacobians(C, ch.X, conf)
+        J_i, G_i = pm.pair_jacobians(None, ch.X, conf, C_inv=se3.invert_transform(C))
+        np.testing.assert_allclose(J_i, J, atol=1e-14)
+        np.testing.assert_allclose(G_i, G, atol=1e-14)
+
+
+@pytest.mark.parametrize("shape", [(6, 6), (7, 6, 6), (5, 3, 6, 6), (4, 2, 2)])
+def test_inverse_cholesky(shape):
+    rng = np.random.default_rng(5)
+    M = rng.normal(size=shape[:-1] + (shape[-1] + 2,))
+    S = M @ np.swapaxes(M, -1, -2)
+    Li = pm.inverse_cholesky(S)
+    assert Li.shape == S.shape
+    eye = np.eye(shape[-1])
+    np.testing.assert_allclose(Li @ np.linalg.cholesky(S), np.broadcast_to(eye, S.shape), atol=1e-12)
+    np.testing.assert_array_equal(np.triu(Li, 1), 0.0)  # lower triangular
+    np.testing.assert_allclose(np.swapaxes(Li, -1, -2) @ Li, np.linalg.inv(S), rtol=1e-10,
+                               atol=1e-12 * np.abs(np.linalg.inv(S)).max())  # fmt: skip
+    # whitening: residuals drawn with covariance S come out with unit covariance
+    if S.ndim == 2:
+        r = rng.multivariate_normal(np.zeros(shape[-1]), S, size=20000)
+        np.testing.assert_allclose(np.cov((r @ Li.T).T), eye, atol=0.05)
+    with pytest.raises(np.linalg.LinAlgError):
+        pm.inverse_cholesky(-S)
+
+
 def test_camera_covariance_matches_the_generator_noise():
     """Normalised camera errors drawn by kinhec.noise have mean chi-square 6 and the predicted covariance."""
     rng = np.random.default_rng(4)

@@ -355,6 +355,13 @@ def test_planar_flip_reflects_the_normal_about_the_line_of_sight():
     np.testing.assert_allclose(noise.planar_flip(F), T, atol=1e-12)
 
 
+def test_planar_flip_without_checks_is_the_same_flip():
+    T = _targets_in_front(34, 200)
+    np.testing.assert_array_equal(noise.planar_flip(T, check=False), noise.planar_flip(T))
+    with pytest.raises(InputError, match="T_cam_target"):
+        noise.planar_flip(T[:, :3])  # not poses: the checked call says so
+
+
 def test_planar_flip_identity_when_fronto_parallel():
     R = se3.so3_exp(np.array([[0.0, 0.0, 0.7], [np.pi, 0.0, 0.0]]))  # normal along +z or -z of the camera
     T = se3.transform_from_rotation_translation(R, np.array([[0.0, 0.0, 0.8], [0.0, 0.0, 1.2]]))

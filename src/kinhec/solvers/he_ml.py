@@ -125,8 +125,6 @@ _PREFER_ALL = 0.5
 _SCORE_PAIRS = 48
 _SCORE_QUANTILE = 0.35
 _NU_CANDIDATES = (3.0, 5.0, 10.0, math.inf)
-#: Most pairs on which the Fisher matrix of the variance components is computed (it scales the step only).
-_FISHER_PAIRS = 32
 _FLOOR = 1e-16
 #: Smallest variance component [rad^2 or m^2]: exact data keep an invertible covariance.
 _VAR_FLOOR = 1e-24
@@ -494,29 +492,21 @@ def _estimate_components(r, Q, w, theta0, n_iter: int = 8, extra=None) -> np.nda
     trQ = _traces(Q).mean(axis=1)
     theta = np.maximum(theta0, 1e-14)
     active = np.ones(k, dtype=bool)
-    # The Fisher matrix only scales the step (the score is exact, so the fixed point does not depend on it):
-    # it is taken on evenly spread pairs, at most _FISHER_PAIRS of them, scaled to all
-    sub = None if n <= _FISHER_PAIRS else np.unique(np.linspace(0, n - 1, _FISHER_PAIRS).round().astype(np.int64))
-    Qs = Q if sub is None else Q.take(sub, axis=1)
-    f_scale = 0.5 * n / Qs.shape[1]
     for _ in range(n_iter):
         W = _whitener(_sigma(theta, Q))[1]
+        WQ = W[None] @ Q  # (k, n, 6, 6)
         Wr = (W @ r[:, :, None])[:, :, 0]
         M = (w[:, None] * Wr)[:, :, None] * Wr[:, None, :]
         if extra is not None:
             M = M + w[:, None, None] * (W @ extra @ W)
-        # score: q_k - 1/2 sum_i tr(W Q_k), the second term being F theta
-        g = 0.5 * (Qf @ (M - W).ravel())
-        Ws = W if sub is None else W[sub]
-        WQ = Ws[None] @ Qs  # (k, m, 6, 6)
-        F = f_scale * (WQ.reshape(k, -1) @ np.swapaxes(WQ, -1, -2).reshape(k, -1).T)
+        q = 0.5 * (Qf @ M.ravel())
+        F = 0.5 * (WQ.reshape(k, -1) @ np.swapaxes(WQ, -1, -2).reshape(k, -1).T)
         # the step on the active components; one that would turn negative is fixed at 0 and the step taken
-        # again without it (an active-set solve of the linearised problem, so that a vanished component does
-        # not drag the others off for the next iterations to bring back)
+        # again without it (the same F and q: an active-set solve of the linearised problem, so that a
+        # vanished component does not drag the others off for the next iterations to bring back)
         while True:
             new = np.zeros_like(theta)
-            rhs = g[active] + F[np.ix_(active, ~active)] @ theta[~active]
-            new[active] = theta[active] + np.linalg.lstsq(F[np.ix_(active, active)], rhs, rcond=1e-12)[0]
+            new[active] = np.linalg.lstsq(F[np.ix_(active, active)], q[active], rcond=1e-12)[0]
             neg = new <= 0
             if not (neg & active).any():
                 break
