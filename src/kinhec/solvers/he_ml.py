@@ -347,11 +347,11 @@ def _pair_distances(A, C_list, RX, tX, RY, tY, s, configuration):
     if eih:
         # prediction inv(A X) Y: R = RX^T RA^T RY, t = RX^T (RA^T (tY - tA) - tX); tr(R^T Rm) = <RY, RA RX Rm>
         RAt = np.swapaxes(RA, 1, 2)
-        e = np.swapaxes(RAt @ tY.T - (RAt @ tA[:, :, None]), 0, 2).swapaxes(1, 2) - tX[:, None, :]  # (H, n, 3)
+        e = (RAt @ tY.T - RAt @ tA[:, :, None]).transpose(2, 0, 1) - tX[:, None, :]  # (n, 3, H) -> (H, n, 3)
         tp = e @ RX  # rows: (RX^T e)^T
     else:
         # prediction inv(Y) A X: R = RY^T RA RX, t = RY^T (RA tX + tA - tY); tr(R^T Rm) = <RY, RA RX Rm^T>
-        e = np.swapaxes(RA @ tX.T + tA[:, :, None], 0, 2).swapaxes(1, 2) - tY[:, None, :]  # (H, n, 3)
+        e = (RA @ tX.T + tA[:, :, None]).transpose(2, 0, 1) - tY[:, None, :]  # (n, 3, H) -> (H, n, 3)
         tp = e @ RY
     best = None
     for C in C_list:
@@ -540,9 +540,16 @@ def _res(Cm: np.ndarray, Cp: np.ndarray, log_s: float, log_s0: float | None = No
     measurement by the unknown ``s`` would bring.  ``q`` (n,): a log-scale offset per pair (a drifting
     scale, ``log s + q_i``).
     """
-    Cs = Cp.copy()
-    Cs[:, :3, 3] *= math.exp(log_s) if q is None else np.exp(log_s + q)[:, None]
-    r = pm.residuals(Cm, Cs)
+    return _res_inv(Cm, se3.invert_transform(Cp, check=False), log_s, log_s0, q)
+
+
+def _res_inv(Cm: np.ndarray, Cp_inv: np.ndarray, log_s: float, log_s0: float | None = None,
+             q: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+    """:func:`_res` from the inverses of the predicted poses (scaling the prediction's translation by ``s``
+    scales that of its inverse alike)."""
+    E = Cp_inv.copy()
+    E[:, :3, 3] *= math.exp(log_s) if q is None else np.exp(log_s + q)[:, None]
+    r = pm.fast_se3_log(E @ Cm)
     r[:, 3:] *= math.exp(-(log_s if log_s0 is None else log_s0))
     return r
 
@@ -597,11 +604,7 @@ def _solve_wls(A, Cm, X0, Y0, ls0, Linv, sw, configuration, with_scale):
 
     def fun(p):
         _, ls, Ci = state(p)
-        E = Ci.copy()
-        E[:, :3, 3] *= math.exp(ls)  # inv of the prediction with the translation scaled by s (see _res)
-        r = pm.fast_se3_log(E @ Cm)
-        r[:, 3:] *= math.exp(-ls0)
-        return (sw[:, None] * _mv(Linv, r)).ravel()
+        return (sw[:, None] * _mv(Linv, _res_inv(Cm, Ci, ls, ls0))).ravel()
 
     def jac(p):
         X, ls, Ci = state(p)
