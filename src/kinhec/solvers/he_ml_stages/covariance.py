@@ -53,7 +53,7 @@ def final_covariance(fit, known: dict | None) -> np.ndarray:
     cov = np.linalg.pinv(Hn, hermitian=True)
     if fit.drift_cov is not None:
         # the per-pair offsets of a drifting scale are nuisance parameters: their block is marginalised out
-        cov = fit.drift_cov[:13, :13]
+        cov = fit.drift_cov.cov
     if fit.motion_cov is not None:
         # X (and log s) from the motions; Y from the pair model given X, no cross terms
         motion = fit.motion_cov

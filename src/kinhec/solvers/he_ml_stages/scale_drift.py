@@ -11,12 +11,15 @@ covariance.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
+from kinhec import se3
 from kinhec.solvers import pair_model as pm
 from kinhec.solvers.he_ml_stages import variance_components as vc
-from kinhec.solvers.he_ml_stages.model import ROBUST_MIN_PAIRS, exp6, mv, predict, project_so3, residuals
+from kinhec.solvers.he_ml_stages.model import (ROBUST_MIN_PAIRS, exp6, mv, predict, project_so3, residuals,
+                                               residuals_from_inverse)
 
 #: Lag-1 autocorrelation of the per-pair log-scale offsets above which ``scale_drift="auto"`` fits a scale
 #: that drifts as a random walk (see :func:`scale_offsets`).
@@ -45,68 +48,127 @@ def lag1_of(d: np.ndarray) -> float:
     return float(d[:-1] @ d[1:]) / ss if ss > 0 and d.size > 2 else 0.0
 
 
+class OffsetCovariance(NamedTuple):
+    """What the drifting-scale fit needs of the inverse normal matrix of ``(dx, dy, log s, q_1..q_(n-1))``.
+
+    Attributes
+    ----------
+    cov : ndarray, shape (13, 13)
+        Covariance of ``(dx, dy, log s)`` [rad, m], the offsets marginalised.
+    var_q : ndarray, shape (n - 1,)
+        Posterior variances of the offsets ``q_1..q_(n-1)``.
+    cov_q_lag1 : ndarray, shape (n - 2,)
+        Posterior covariances of neighbouring offsets ``(q_i, q_(i+1))``, ``i = 1..n-2``.
+    """
+
+    cov: np.ndarray
+    var_q: np.ndarray
+    cov_q_lag1: np.ndarray
+
+
+def _eliminate_offsets(Hgg, Hgq, T_diag, T_off, rhs):
+    """Schur complement of the offsets' tridiagonal block ``T`` in ``[[Hgg, Hgq], [Hgq^T, T]]``.
+
+    ``T`` (m x m, symmetric positive definite) is given by its diagonal ``T_diag`` (m,) and first
+    off-diagonal ``T_off`` (m - 1,); ``rhs`` (m, k) is solved with ``T`` alongside ``Hgq^T``.  Returns
+    ``S = Hgg - Hgq T^-1 Hgq^T`` (13, 13), ``Z = T^-1 Hgq^T`` (m, 13) and ``T^-1 rhs`` (m, k): one banded
+    Cholesky factorisation, O(m) instead of the O(m^3) of a dense solve.
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        ``T`` is not positive definite.
+    """
+    from scipy.linalg import solveh_banded  # here: importing the registry stays light
+
+    m = T_diag.size
+    ab = np.zeros((2, m))
+    ab[0, 1:] = T_off
+    ab[1] = T_diag
+    sol = solveh_banded(ab, np.concatenate([Hgq.T, rhs], axis=1), check_finite=False)
+    Z = sol[:, :13]
+    return Hgg - Hgq @ Z, Z, sol[:, 13:]
+
+
 def solve_scale_drift(A, Cm, X0, Y0, ls0, q0, Linv, sw, configuration, sigma_d, max_iter: int = 30):
     """Weighted least squares over ``X``, ``Y``, ``log s`` and a log-scale offset ``q_i`` per pair.
 
     ``q_0 = 0`` (``s`` is the scale of the first pair); the offsets follow a random walk,
-    ``q_i - q_(i-1) ~ N(0, sigma_d^2)``, which enters as prior residuals.  Levenberg-Marquardt on the dense
-    normal equations (13 + n - 1 unknowns, cheap at a few hundred pairs).  Returns ``X``, ``Y``, ``ls``,
-    ``q`` and the inverse of the normal matrix at the solution (covariance of ``(dx, dy, log s, q_1..)``).
+    ``q_i - q_(i-1) ~ N(0, sigma_d^2)``, which enters as prior residuals.  Levenberg-Marquardt on the
+    normal equations, whose structure is used: an offset enters its own pair's residual and the prior
+    terms of its two neighbours only, so the offsets' block of the normal matrix is tridiagonal (its own
+    pair's scale information plus the prior's ``D^T D``) and is eliminated by a banded Cholesky
+    factorisation (the Schur complement on the 13 global unknowns), O(n) per step.  Returns ``X``, ``Y``,
+    ``ls``, ``q`` and the :class:`OffsetCovariance` at the solution (from the inverse of the normal matrix).
     """
     n = A.shape[0]
-    P = 13 + n - 1
+    m = n - 1
     X, Y, ls, q = X0.copy(), Y0.copy(), ls0, q0.copy()
-    D = (np.eye(n)[1:] - np.eye(n, k=-1)[1:])[:, 1:] / sigma_d  # prior rows on q_1..q_(n-1)
+    eih = configuration == "eye_in_hand"
+    A_inv = None if eih else se3.invert_transform(A, check=False)
+    # the prior's normal matrix D^T D on q_1..q_(n-1) (rows q_i - q_(i-1), q_0 = 0): tridiagonal
+    w_prior = 1.0 / sigma_d**2
+    prior_diag = np.full(m, 2.0 * w_prior)
+    prior_diag[-1] = w_prior
+    prior_off = np.full(m - 1, -w_prior)
 
     def residual(X_, Y_, ls_, q_):
-        Cp = predict(A, X_, Y_, configuration)
-        e = sw[:, None] * mv(Linv, residuals(Cm, Cp, ls_, ls0, q_))
-        return e, (np.diff(q_) / sigma_d), Cp
+        # the inverse of the predicted C (inv(Y) A X eye-in-hand, inv(X) inv(A) Y eye-to-hand) directly
+        if eih:
+            Ci = se3.invert_transform(Y_, check=False) @ A @ X_
+        else:
+            Ci = se3.invert_transform(X_, check=False) @ A_inv @ Y_
+        e = sw[:, None] * mv(Linv, residuals_from_inverse(Cm, Ci, ls_, ls0, q_))
+        return e, (np.diff(q_) / sigma_d), Ci
 
     def cost(e, pr):
         return float(np.sum(e * e) + pr @ pr)
 
-    def normal(X_, ls_, q_, e, pr, Cp):
-        J, _ = pm.pair_jacobians(Cp, X_, configuration)
+    def normal(X_, ls_, q_, e, pr, Ci):
+        """Blocks of the normal matrix (globals, globals-offsets, the offsets' tridiagonal) and the gradient."""
+        J, _ = pm.pair_jacobians(None, X_, configuration, C_inv=Ci)
         k = np.exp(ls_ + q_ - ls0)
-        Jr = -J
-        Jr[:, 3:] *= k[:, None, None]
-        Js = -k[:, None] * pm.scale_jacobian(Cp)
-        Jg = np.concatenate([Jr, Js[:, :, None]], axis=2)
+        Jg = np.empty((n, 6, 13))
+        Jg[:, :, :12] = -J
+        Jg[:, 3:, :12] *= k[:, None, None]
+        Jg[:, :3, 12] = 0.0
+        Jg[:, 3:, 12] = k[:, None] * Ci[:, :3, 3]  # -k d rho / d log s, the latter R^T t = -(translation of inv C)
         Jg = sw[:, None, None] * (Linv @ Jg)  # (n, 6, 13); the scale column is also each pair's q column
-        wq = Jg[:, :, 12]
-        H = np.zeros((P, P))
-        H[:13, :13] = np.einsum("nip,niq->pq", Jg, Jg)
-        H[:13, 13:] = np.einsum("nip,ni->pn", Jg[1:], wq[1:])
-        H[13:, :13] = H[:13, 13:].T
-        H[13:, 13:] = np.diag((wq[1:] * wq[1:]).sum(axis=1)) + D.T @ D
-        g = np.zeros(P)
-        g[:13] = np.einsum("nip,ni->p", Jg, e)
-        g[13:] = (wq[1:] * e[1:]).sum(axis=1) + D.T @ pr
-        return H, g
+        wq = Jg[1:, :, 12]
+        Hgg = np.einsum("nip,niq->pq", Jg, Jg)
+        Hgq = np.einsum("nip,ni->pn", Jg[1:], wq)
+        T_diag = (wq * wq).sum(axis=1) + prior_diag
+        gg = np.einsum("nip,ni->p", Jg, e)
+        Dt_pr = pr / sigma_d  # D^T pr: (pr_i - pr_(i+1)) / sigma_d
+        Dt_pr[:-1] -= pr[1:] / sigma_d
+        gq = (wq * e[1:]).sum(axis=1) + Dt_pr
+        return Hgg, Hgq, T_diag, gg, gq
 
-    e, pr, Cp = residual(X, Y, ls, q)
+    e, pr, Ci = residual(X, Y, ls, q)
     f = cost(e, pr)
     lam = 1e-3
-    H, g = normal(X, ls, q, e, pr, Cp)
+    Hgg, Hgq, T_diag, gg, gq = normal(X, ls, q, e, pr, Ci)
     for _ in range(max_iter):
-        dH = np.diag(np.diag(H))
+        # damped step (H + lam diag(H)) step = -g, the offsets eliminated
         try:
-            step = -np.linalg.solve(H + lam * dH, g)
+            S, Z, z = _eliminate_offsets(Hgg + lam * np.diag(np.diag(Hgg)), Hgq, T_diag * (1.0 + lam), prior_off,
+                                         gq[:, None])  # fmt: skip
+            dg = -np.linalg.solve(S, gg - Hgq @ z[:, 0])
         except np.linalg.LinAlgError:
             lam *= 10.0
             continue
-        Xn, Yn = X @ exp6(step[:6]), Y @ exp6(step[6:12])
-        lsn = ls + step[12]
+        dq = -z[:, 0] - Z @ dg
+        Xn, Yn = X @ exp6(dg[:6]), Y @ exp6(dg[6:12])
+        lsn = ls + dg[12]
         qn = q.copy()
-        qn[1:] += step[13:]
-        en, prn, Cpn = residual(Xn, Yn, lsn, qn)
+        qn[1:] += dq
+        en, prn, Cin = residual(Xn, Yn, lsn, qn)
         fn = cost(en, prn)
         if fn <= f:
             small = f - fn <= 1e-10 * max(f, 1e-300)
             X, Y, ls, q, e, pr, f = Xn, Yn, lsn, qn, en, prn, fn
             lam = max(lam / 10.0, 1e-12)
-            H, g = normal(X, ls, q, e, pr, Cpn)
+            Hgg, Hgq, T_diag, gg, gq = normal(X, ls, q, e, pr, Cin)
             if small:
                 break
         else:
@@ -115,15 +177,20 @@ def solve_scale_drift(A, Cm, X0, Y0, ls0, q0, Linv, sw, configuration, sigma_d, 
                 break
     X[:3, :3] = project_so3(X[:3, :3])
     Y[:3, :3] = project_so3(Y[:3, :3])
-    return X, Y, ls, q, np.linalg.pinv(H, hermitian=True)
+    # the inverse normal matrix, blockwise: globals S^-1; offsets T^-1 + Z S^-1 Z^T (its two central diagonals)
+    S, Z, T_inv = _eliminate_offsets(Hgg, Hgq, T_diag, prior_off, np.eye(m))
+    cov = np.linalg.pinv(S, hermitian=True)
+    ZC = Z @ cov
+    var_q = np.diagonal(T_inv) + np.einsum("ij,ij->i", ZC, Z)
+    cov_lag1 = np.diagonal(T_inv, 1) + np.einsum("ij,ij->i", ZC[:-1], Z[1:])
+    return X, Y, ls, q, OffsetCovariance(cov, var_q, cov_lag1)
 
 
-def drift_variance(q: np.ndarray, cov: np.ndarray) -> float:
+def drift_variance(q: np.ndarray, cov: OffsetCovariance) -> float:
     """EM update of ``sigma_d^2`` from the smoothed offsets: mean of ``(q_i - q_(i-1))^2`` plus its posterior
     variance."""
-    Cq = cov[13:, 13:]  # q_1.. (q_0 = 0 is fixed)
-    var = np.diag(Cq).copy()
-    var[1:] = var[1:] + var[:-1] - 2.0 * np.diag(Cq, k=1)
+    var = cov.var_q.copy()  # q_1.. (q_0 = 0 is fixed)
+    var[1:] = var[1:] + var[:-1] - 2.0 * cov.cov_q_lag1
     dq = np.diff(q)
     return float(np.mean(dq * dq + np.maximum(var, 0.0)))
 
@@ -167,7 +234,7 @@ def fit_drifting_scale(fit, known: dict | None, force: bool) -> None:
                 # the offsets' posterior variance along each pair's scale direction (EM): without it the
                 # offsets would take the depth noise with them
                 g = np.exp(q)[:, None] * pm.scale_jacobian(Cp)
-                var_q = np.r_[0.0, np.diag(drift_cov)[13:]]
+                var_q = np.r_[0.0, drift_cov.var_q]
                 extra = (var_q[:, None, None] * g[:, :, None] * g[:, None, :])[inl]
             try:
                 theta = np.maximum(vc.estimate_components(r[inl], vc.pairs(Q, idx, n), fit.w[inl], theta,

@@ -52,8 +52,8 @@ class FitState:
         ``(X, Y, ls, Cp, J, G, Q, r, Sinv)`` of the round where the weights settled.
     q : ndarray, shape (n,), or None
         Log-scale offsets of a drifting scale (None: constant scale).
-    drift_cov : ndarray or None
-        Covariance of ``(dx, dy, log s, q_1..)`` of the drifting-scale fit.
+    drift_cov : OffsetCovariance or None
+        Covariance of the drifting-scale fit (:class:`~.scale_drift.OffsetCovariance`).
     motion_cov : ndarray or None
         Covariance of ``(dx[, log s])`` when ``X`` came from the motions.
     info : dict
@@ -81,7 +81,7 @@ class FitState:
     chi2: np.ndarray | None = None
     settled_at: tuple | None = None
     q: np.ndarray | None = None
-    drift_cov: np.ndarray | None = None
+    drift_cov: object | None = None
     motion_cov: np.ndarray | None = None
     info: dict = field(default_factory=dict)
 
