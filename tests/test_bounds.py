@@ -9,6 +9,7 @@ import pytest
 from kinhec import bounds, noise, se3
 from kinhec import io as kio
 from kinhec.cameras import get_camera, get_target
+from kinhec.errors import InputError
 from kinhec.pnp import simulate_pnp
 from kinhec.runner import generate_dataset
 from kinhec.solvers import pair_model as pm
@@ -247,3 +248,38 @@ def test_median_errors_are_deterministic_and_match_the_chi_distribution():
     one = np.zeros((6, 6))
     one[0, 0] = s_r**2
     assert bounds.median_errors(one)[0] == pytest.approx(np.degrees(0.6745 * s_r), rel=0.01)
+
+
+@pytest.mark.parametrize("first_is_reference", [False, True])
+def test_random_walks_give_the_dense_bound(first_is_reference):
+    """A camera random walk (differenced to a block-tridiagonal, banded Cholesky) and a log-scale walk (Woodbury
+    with its tridiagonal precision) give the bound of the dense 6N x 6N covariance they stand for; with the
+    first pair as the scale's reference (increment variance 0) too."""
+    rng = np.random.default_rng(61)
+    ch = make_chain(rng, 14, configuration="eye_in_hand")
+    C = _camera_meas(ch)
+    n = C.shape[0]
+    M = rng.normal(size=(n, 6, 6)) * np.r_[1e-3, 1e-3, 1e-3, 2e-3, 2e-3, 2e-3][:, None]
+    walk = M @ np.swapaxes(M, 1, 2)  # unequal increments, correlated axes
+    cam = pm.camera_covariance(C, 0.002, 0.001, 0.003)
+    robot = np.broadcast_to(np.diag([3e-4**2] * 3 + [2e-4**2] * 3), (n, 6, 6))
+    frames = np.cumsum(rng.integers(1, 5, size=n)) - (1 if first_is_reference else 0)
+    frames -= frames[0] if first_is_reference else 0
+    v = 0.003**2 * np.diff(np.r_[0.0, frames])
+    assert (v[0] == 0) == first_is_reference
+    u = pm.scale_jacobian(C)
+    S = np.cumsum(walk, axis=0)[np.minimum.outer(np.arange(n), np.arange(n))]  # cov(rho_j, rho_k) = S_min(j, k)
+    full = S.transpose(0, 2, 1, 3).reshape(6 * n, 6 * n)
+    m = 0.003**2 * np.minimum.outer(frames, frames).astype(float)  # cov(q_j, q_k) along the scale directions u
+    full += np.einsum("jk,ja,kb->jakb", m, u, u).reshape(6 * n, 6 * n)
+    dense = bounds.bound_from_pairs(ch.A_abs_gt, C, ch.X, ch.Y, "eye_in_hand", camera_cov=cam, camera_cov_full=full,
+                                    robot_cov=robot, scale_unknown=True)  # fmt: skip
+    walks = bounds.bound_from_pairs(ch.A_abs_gt, C, ch.X, ch.Y, "eye_in_hand", camera_cov=cam, robot_cov=robot,
+                                    camera_walk=walk, scale_walk=v, scale_unknown=True)  # fmt: skip
+    np.testing.assert_allclose(walks.cov, dense.cov, rtol=1e-9, atol=1e-12 * np.abs(dense.cov).max())
+    # the walks matter: without them the bound is several times tighter
+    plain = bounds.bound_from_pairs(ch.A_abs_gt, C, ch.X, ch.Y, "eye_in_hand", camera_cov=cam, robot_cov=robot,
+                                    scale_unknown=True)  # fmt: skip
+    assert dense.X_trans_mm > 2.0 * plain.X_trans_mm
+    with pytest.raises(InputError, match="scale_walk"):
+        bounds.bound_from_pairs(ch.A_abs_gt, C, ch.X, ch.Y, "eye_in_hand", camera_cov=cam, scale_walk=-v)

@@ -17,6 +17,12 @@ measurement model is the generator's, written out in
   are correlated between keyframes (full covariance over all keyframes);
 * monocular scale: ``log s`` is a nuisance parameter; a drifting scale is a
   correlated random walk of ``log s`` added to the camera errors;
+
+  both random walks are handled by their structure (:func:`random_walk_information`):
+  the walk's increments between keyframes are independent, so differencing makes
+  the camera covariance block-tridiagonal (a banded Cholesky factorisation), and
+  the scale walk enters by the Woodbury identity with its tridiagonal precision,
+  instead of a dense factorisation of the ``6N x 6N`` covariance;
 * robot ``se3_gaussian``: the flange-frame twist, carried into the camera
   error by ``G`` (:func:`~kinhec.solvers.pair_model.pair_jacobians`);
   ``joint_gaussian``: the encoder noise through the manipulator Jacobian;
@@ -167,20 +173,31 @@ def _vo_covariance(T_ct_all: np.ndarray, frames: np.ndarray, rot_std: float, tra
     """Full covariance (6K, 6K) of ``rho`` at camera frames ``frames`` under ``vo_drift``.
 
     ``rho_k = -W_k``, ``W_k = sum_{i=1..k} Ad(T_i) xi_{i-1}`` with ``T = inv(C)`` the true VO poses;
-    ``cov(rho_j, rho_k) = S_min(j, k)``, ``S_k = sum_{i=1..k} Ad(T_i) Sigma_xi Ad(T_i)^T``.
+    ``cov(rho_j, rho_k) = S_min(j, k)``, ``S_k = sum_{i=1..k} Ad(T_i) Sigma_xi Ad(T_i)^T``.  The dense form of
+    :func:`_vo_increments` (the bound uses the increments).
     """
-    T = se3.invert_transform(T_ct_all, check=False)
+    D = _vo_increments(T_ct_all, frames, rot_std, trans_std, dof)
+    S = np.cumsum(D, axis=0)
+    m = np.minimum.outer(np.arange(frames.size), np.arange(frames.size))
+    return S[m].transpose(0, 2, 1, 3).reshape(6 * frames.size, 6 * frames.size)
+
+
+def _vo_increments(T_ct_all: np.ndarray, frames: np.ndarray, rot_std: float, trans_std: float, dof) -> np.ndarray:
+    """Covariances (K, 6, 6) of the ``vo_drift`` walk's increments up to each of the camera frames ``frames``.
+
+    With ``S_f = sum_{i=1..f} Ad(T_i) Sigma_xi Ad(T_i)^T`` (``T = inv(C)`` the true VO poses), the error at
+    keyframe ``k`` is the sum of independent increments of covariance ``D_0 = S_(f_0)`` and
+    ``D_k = S_(f_k) - S_(f_(k-1))``, each summed over its own frames (no differences of large sums).
+    """
+    T = se3.invert_transform(T_ct_all[: int(frames[-1]) + 1], check=False)
     Ad = pm.adjoint(T)
     var = np.array([rot_std**2] * 3 + [trans_std**2] * 3)
     if dof is not None and np.isfinite(dof) and dof > 2:
         var = var * dof / (dof - 2.0)
     inc = np.einsum("nij,j,nkj->nik", Ad, var, Ad)
     inc[0] = 0.0
-    S = np.cumsum(inc, axis=0)
-    K = frames.size
-    m = np.minimum.outer(frames, frames)
-    full = S[m]  # (K, K, 6, 6)
-    return full.transpose(0, 2, 1, 3).reshape(6 * K, 6 * K)
+    starts = np.r_[0, np.asarray(frames[:-1], dtype=np.int64) + 1]
+    return np.add.reduceat(inc, starts, axis=0)
 
 
 def _info_get(info, key, default=math.nan):
@@ -192,8 +209,92 @@ def _info_get(info, key, default=math.nan):
     return v
 
 
+def _block_tridiagonal_band(diag: np.ndarray, lower: np.ndarray) -> np.ndarray:
+    """Upper banded storage (12, 6K) of a symmetric block-tridiagonal matrix for :func:`scipy.linalg.cholesky_banded`.
+
+    ``diag`` (K, 6, 6): the diagonal blocks; ``lower`` (K - 1, 6, 6): the blocks ``(k + 1, k)``.
+    """
+    K = diag.shape[0]
+    u = 11
+    ab = np.zeros((u + 1, 6 * K))
+    a, b = np.meshgrid(np.arange(6), np.arange(6), indexing="ij")
+    k = np.arange(K)[:, None, None]
+    # diagonal blocks: row 6k + a, column 6k + b, kept where row <= column
+    r, c = 6 * k + a, 6 * k + b
+    keep = np.broadcast_to(a <= b, r.shape)
+    ab[(u + r - c)[keep], np.broadcast_to(c, r.shape)[keep]] = diag[keep]
+    # the upper blocks (k, k + 1) are the transposes of the lower ones: row 6k + b, column 6(k + 1) + a
+    if K > 1:
+        k1 = np.arange(K - 1)[:, None, None]
+        r, c = 6 * k1 + b, 6 * (k1 + 1) + a
+        ab[u + r - c, c] = lower
+    return ab
+
+
+def random_walk_information(J: np.ndarray, Sigma: np.ndarray, walk: np.ndarray | None = None,
+                            scale_walk: tuple | None = None) -> np.ndarray:  # fmt: skip
+    """``J^T Sigma_full^-1 J`` (P, P) for errors that are random walks over the pairs plus independent noise.
+
+    ``Sigma_full = L blockdiag(walk) L^T + blockdiag(Sigma) + U L_s diag(v) L_s^T U^T``, with ``L`` (``L_s``)
+    summing the increments up to each pair, i.e. ``cov(rho_j, rho_k) = sum_(i <= min(j, k)) walk_i`` plus the
+    independent ``Sigma`` (N, 6, 6) of every pair, plus a random walk of one scalar ``q`` (increment
+    variances ``v``) along the directions ``u_k`` (``scale_walk = (u (N, 6), v (N,))``).
+
+    The camera part is made block-tridiagonal by differencing neighbouring pairs (``Delta``, whose inverse is
+    ``L``): ``Delta Sigma_0 Delta^T = blockdiag(walk) + Delta blockdiag(Sigma) Delta^T``, factorised by a
+    banded Cholesky; the scalar walk enters by the Woodbury identity with its tridiagonal precision (its
+    reference pair, with ``v = 0``, carries no offset).  The cost is O(N) for the camera walk and O(N^2)
+    for the scale walk, against O(N^3) for the dense ``6N x 6N`` factorisation, with the same result.
+    """
+    from scipy.linalg import cho_solve_banded, cholesky_banded  # here: kinhec.bounds stays light to import
+
+    n, _, p = J.shape
+    D = np.zeros((n, 6, 6)) if walk is None else walk
+
+    def diff(M):  # Delta applied to a stack (n, 6, k): M_k - M_(k-1)
+        out = M.copy()
+        out[1:] -= M[:-1]
+        return out
+
+    # Delta blockdiag(Sigma) Delta^T: diagonal Sigma_k + Sigma_(k-1), lower neighbours -Sigma_k
+    diag = D + Sigma
+    diag[1:] += Sigma[:-1]
+    cb = cholesky_banded(_block_tridiagonal_band(diag, -Sigma[:-1]), check_finite=False)
+    cols = [diff(J)]
+    if scale_walk is not None:
+        u, v = scale_walk
+        v = np.asarray(v, dtype=np.float64)
+        if v.shape != (n,) or not (np.all(np.isfinite(v)) and v[0] >= 0 and np.all(v[1:] > 0)):
+            raise InputError(f"scale_walk: expected {n} finite increment variances, > 0 after the first (>= 0), "
+                             f"got {v}")  # fmt: skip
+        act = np.flatnonzero(v > 0)
+        U = np.zeros((n, 6, act.size))
+        U[act, :, np.arange(act.size)] = u[act]
+        cols.append(diff(U))
+    R = np.concatenate(cols, axis=2).reshape(6 * n, -1)  # Delta [J, U]
+    Y = cho_solve_banded((cb, False), R, check_finite=False).reshape(n, 6, -1)
+    Dt = Y.copy()  # Delta^T Y = Sigma_0^-1 [J, U]
+    Dt[:-1] -= Y[1:]
+    F = np.einsum("nap,naj->pj", J, Dt[:, :, :p])
+    if scale_walk is not None and act.size:
+        # Woodbury: F -= C^T (Q^-1 + U^T Sigma_0^-1 U)^-1 C, C = U^T Sigma_0^-1 J; Q^-1 of the walk is tridiagonal
+        w = 1.0 / v[act]
+        w_next = np.r_[w[1:], 0.0]
+        # [J, U]^T Sigma_0^-1 U: every column of U is one pair's scale direction
+        UtS = np.einsum("ka,kaj->kj", u[act], Dt[act])  # (m, p + m)
+        inner = UtS[:, p:].copy()
+        m = act.size
+        inner[np.arange(m), np.arange(m)] += w + w_next
+        inner[np.arange(m - 1), np.arange(1, m)] -= w[1:]
+        inner[np.arange(1, m), np.arange(m - 1)] -= w[1:]
+        C = UtS[:, :p]
+        F = F - C.T @ np.linalg.solve(0.5 * (inner + inner.T), C)
+    return 0.5 * (F + F.T)
+
+
 def bound_from_pairs(A, C, X, Y, configuration: str, *, camera_cov=None, camera_cov_full=None, robot_cov=None,
-                     scale_unknown: bool = False, rng=None, n_samples: int = N_SAMPLES) -> SequenceBound:  # fmt: skip
+                     camera_walk=None, scale_walk=None, scale_unknown: bool = False, rng=None,
+                     n_samples: int = N_SAMPLES) -> SequenceBound:  # fmt: skip
     """Bound from true keyframe poses and the per-pair noise covariances.
 
     Parameters
@@ -211,6 +312,14 @@ def bound_from_pairs(A, C, X, Y, configuration: str, *, camera_cov=None, camera_
         Correlated camera errors (VO drift, scale drift); added to ``camera_cov``.
     robot_cov : ndarray, shape (N, 6, 6), optional
         Flange-frame twist covariance of each pair.
+    camera_walk : ndarray, shape (N, 6, 6), optional
+        A camera error that is a random walk over the pairs (in time order): the covariances of its
+        independent increments up to each pair (the first: from the walk's start).  The same bound as the
+        equivalent ``camera_cov_full`` (``cov(rho_j, rho_k) = sum_(i <= min(j, k)) D_i``), computed in O(N).
+    scale_walk : ndarray, shape (N,), optional
+        A log-scale that drifts as a random walk: the variances of its increments up to each pair (the
+        first from ``log s``'s reference, 0 when the first pair is that reference); the scale directions
+        are those of :func:`~kinhec.solvers.pair_model.scale_jacobian`.
     scale_unknown : bool
         ``log s`` of a monocular scale is a nuisance parameter.
     rng : numpy.random.Generator, optional
@@ -229,6 +338,13 @@ def bound_from_pairs(A, C, X, Y, configuration: str, *, camera_cov=None, camera_
     Sigma = np.zeros((n, 6, 6)) if camera_cov is None else np.array(camera_cov, dtype=np.float64)
     if robot_cov is not None:
         Sigma = Sigma + np.einsum("nij,njk,nlk->nil", G, robot_cov, G)
+    if camera_walk is not None or scale_walk is not None:
+        if camera_cov_full is not None:
+            raise InputError("bound_from_pairs: expected camera_cov_full or the random walks (camera_walk, "
+                             "scale_walk), got both")  # fmt: skip
+        F = random_walk_information(J, Sigma + 1e-18 * np.eye(6), camera_walk,
+                                    None if scale_walk is None else (pm.scale_jacobian(C), scale_walk))  # fmt: skip
+        return _bound_from_information(F, n, rng, n_samples)
     if camera_cov_full is not None:
         full = np.array(camera_cov_full, dtype=np.float64)
         idx = np.arange(n)
@@ -243,7 +359,11 @@ def bound_from_pairs(A, C, X, Y, configuration: str, *, camera_cov=None, camera_
         Sig = Sig + tiny * np.eye(6)
     else:
         Sig = Sig + tiny * np.eye(6 * n)
-    F = fisher_information(J, Sig)
+    return _bound_from_information(fisher_information(J, Sig), n, rng, n_samples)
+
+
+def _bound_from_information(F: np.ndarray, n: int, rng, n_samples: int) -> SequenceBound:
+    """The bound of a Fisher information ``F`` (P, P) of ``(dx, dy[, log s])`` from ``n`` pairs."""
     cov, unidentified = _inverse_information(F)
     xr, xt = median_errors(cov[:6, :6], rng, n_samples)
     yr, yt = median_errors(cov[6:12, 6:12], rng, n_samples)
@@ -374,7 +494,7 @@ def sequence_bound(seq, *, time_offset=None, keyframes=None, rng=None, n_samples
     model = str(info.get("camera_noise_model"))
     dof = _info_get(info, "student_t_dof")
     camera_cov = None
-    full = None
+    walk = None
     if model == "se3_gaussian":
         f = 1.0 / student_t_information_factor(dof)
         camera_cov = f * pm.camera_covariance(C, _info_get(info, "camera_rot_std_rad", 0.0),
@@ -384,17 +504,16 @@ def sequence_bound(seq, *, time_offset=None, keyframes=None, rng=None, n_samples
         camera_cov = _pnp_covariance(C, str(info.get("camera")), str(info.get("target")),
                                      _info_get(info, "pixel_std", 0.0))  # fmt: skip
     elif model == "vo_drift":
-        full = _vo_covariance(seq.camera.T_cam_target_gt, idx, _info_get(info, "camera_rot_std_rad", 0.0),
+        walk = _vo_increments(seq.camera.T_cam_target_gt, idx, _info_get(info, "camera_rot_std_rad", 0.0),
                               _info_get(info, "camera_trans_std_m", 0.0), dof if np.isfinite(dof) else None)  # fmt: skip
     else:
         raise InputError(f"sequence {seq.sequence_id!r}: unknown camera noise model {model!r}")
     mono = str(info.get("world_frame")) == "vo_origin" or seq.scale != 1.0
     drift = _info_get(info, "scale_drift_std", 0.0)
+    scale_walk = None
     if mono and drift > 0:
-        u = pm.scale_jacobian(C)  # (K, 6)
-        m = np.minimum.outer(idx, idx).astype(np.float64) * drift**2
-        sfull = np.einsum("jk,ja,kb->jakb", m, u, u).reshape(6 * idx.size, 6 * idx.size)
-        full = sfull if full is None else full + sfull
+        # log s drifts from the sequence's first frame on: cov(q_j, q_k) = drift^2 min(f_j, f_k)
+        scale_walk = drift**2 * np.diff(np.r_[0.0, idx.astype(np.float64)])
     robot_cov = _robot_twist_cov(seq, idx, info, config, time_offset)
     if "dh_error" in str(info.get("robot_noise_models") or ""):
         modelled = False
@@ -402,8 +521,8 @@ def sequence_bound(seq, *, time_offset=None, keyframes=None, rng=None, n_samples
     if _info_get(info, "outlier_fraction", 0.0) > 0:
         modelled = False
         notes.append("outliers are not in the model")
-    b = bound_from_pairs(A, C, seq.X, seq.Y, conf, camera_cov=camera_cov, camera_cov_full=full, robot_cov=robot_cov,
-                         scale_unknown=mono, rng=rng, n_samples=n_samples)  # fmt: skip
+    b = bound_from_pairs(A, C, seq.X, seq.Y, conf, camera_cov=camera_cov, robot_cov=robot_cov, camera_walk=walk,
+                         scale_walk=scale_walk, scale_unknown=mono, rng=rng, n_samples=n_samples)  # fmt: skip
     b.modelled = modelled
     b.notes = notes
     return b
