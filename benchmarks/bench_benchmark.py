@@ -44,6 +44,8 @@ from kinhec import benchmark as bm  # noqa: E402
 from kinhec.runner import generate_dataset  # noqa: E402
 from kinhec.solvers import registry  # noqa: E402
 
+from _phases import phase_breakdown  # noqa: E402  (benchmarks/_phases.py)
+
 #: The published toolkit: 85 CPU-s for the 11 baselines on the 46 smoke sequences.
 PUBLISHED_CPU_S_PER_SEQUENCE = 85.0 / 46.0
 
@@ -53,44 +55,6 @@ def _cpu_s() -> float:
     me = resource.getrusage(resource.RUSAGE_SELF)
     ch = resource.getrusage(resource.RUSAGE_CHILDREN)
     return me.ru_utime + me.ru_stime + ch.ru_utime + ch.ru_stime
-
-
-def phase_breakdown(root: Path) -> dict:
-    """CPU seconds per phase over every sequence, one process, the benchmark's own steps."""
-    specs = list(registry.SOLVERS.values())
-    phases = {"read": 0.0, "pair + keyframes": 0.0, "clock offset": 0.0, "solvers": 0.0}
-    per_solver = {s.name: 0.0 for s in specs}
-    man = kio.load_manifest(root)
-    it = kio.iter_sequences(root, man)
-    n = 0
-    while True:
-        t0 = time.process_time()
-        try:
-            seq = next(it)
-        except StopIteration:
-            break
-        phases["read"] += time.process_time() - t0
-        n += 1
-        offsets = [None]
-        if not seq.is_synchronous:
-            t0 = time.process_time()
-            est, _ = bm._estimate_offset(seq)
-            phases["clock offset"] += time.process_time() - t0
-            offsets.append(est.offset_s)
-        for off in offsets:
-            t0 = time.process_time()
-            inputs = bm._solver_input(seq, off)
-            phases["pair + keyframes"] += time.process_time() - t0
-            for spec in bm._solvers_for(seq.info, specs):
-                t0 = time.process_time()
-                try:
-                    spec.run(*inputs[spec.kind])
-                except Exception:  # failures cost time too; the benchmark records them
-                    pass
-                dt = time.process_time() - t0
-                phases["solvers"] += dt
-                per_solver[spec.name] += dt
-    return {"n": n, "phases": phases, "per_solver": per_solver}
 
 
 def main() -> None:

@@ -1,0 +1,60 @@
+"""Where the benchmark's CPU goes: a single-process pass over a folder, phase by phase and solver by solver.
+
+Shared by ``bench_benchmark.py`` and ``bench_vs_published.py``.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+
+def phase_breakdown(root: Path) -> dict:
+    """CPU seconds (``time.process_time``) per phase and per solver over every sequence of ``root``, one process.
+
+    Returns ``{"n": sequences, "phases": {phase: s}, "per_solver": {name: s}, "calls": {name: count}}``; the
+    phases are the benchmark's own steps: reading, clock offset, pairing and keyframes, the solver calls and
+    the Cramér-Rao bound columns.
+    """
+    from kinhec import benchmark as bm
+    from kinhec import io as kio
+    from kinhec.solvers import registry
+
+    specs = [registry.evaluated_spec(n) for n in registry.evaluated_names()]
+    phases = {"read": 0.0, "pair + keyframes": 0.0, "clock offset": 0.0, "solvers": 0.0, "bound columns": 0.0}
+    per_solver = {s.name: 0.0 for s in specs}
+    calls = {s.name: 0 for s in specs}
+    it = kio.iter_sequences(root, kio.load_manifest(root))
+    n = 0
+    while True:
+        t0 = time.process_time()
+        seq = next(it, None)
+        phases["read"] += time.process_time() - t0
+        if seq is None:
+            break
+        n += 1
+        offsets = [None]
+        if kio.is_asynchronous(seq.info.get("sync")):
+            t0 = time.process_time()
+            offsets.append(float(bm._estimate_offset(seq)[0].offset_s))
+            phases["clock offset"] += time.process_time() - t0
+        for off in offsets:
+            t0 = time.process_time()
+            inputs = bm._solver_input(seq, off)
+            phases["pair + keyframes"] += time.process_time() - t0
+            for spec in bm._solvers_for(seq.info, specs):
+                if spec.kind not in inputs:  # a pixel solver: its input is rebuilt by the benchmark itself
+                    continue
+                t0 = time.process_time()
+                try:
+                    spec.run(*inputs[spec.kind])
+                except Exception:  # failures cost time too; the benchmark records them
+                    pass
+                dt = time.process_time() - t0
+                phases["solvers"] += dt
+                per_solver[spec.name] += dt
+                calls[spec.name] += 1
+            t0 = time.process_time()
+            bm.add_bound_columns([], seq, off, inputs["keyframes"])
+            phases["bound columns"] += time.process_time() - t0
+    return {"n": n, "phases": phases, "per_solver": per_solver, "calls": calls}
