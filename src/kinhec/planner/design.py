@@ -21,8 +21,11 @@ Search
    candidate that lowers ``f`` most, if any does; passes repeat until a whole
    pass improves ``f`` by less than a relative ``1e-6`` (at most
    :data:`MAX_EXCHANGE_PASSES`).
+3. **Shrink** (with a stopping level only): while the level still holds,
+   drop the pose whose loss raises ``f`` least and exchange again, so that the
+   plan has the fewest poses the search finds for the level.
 
-Both steps only ever lower ``f``.
+Greedy and exchange only ever lower ``f``.
 """
 
 from __future__ import annotations
@@ -90,7 +93,24 @@ def select_poses(info: np.ndarray, n: int, F_start: np.ndarray, *, criterion: st
         greedy_f.append(float(s[j]))
         if stop_variance is not None and float(x_translation_variance(F, "trace")) <= stop_variance:
             break
-    f_now = greedy_f[-1] if greedy_f else float(x_translation_variance(F, criterion))
+    F = _exchange(info, chosen, free, F, criterion)
+    if stop_variance is not None and float(x_translation_variance(F, "trace")) <= stop_variance:
+        # fewer poses may do after the exchange: drop the least useful one and exchange again while the level holds
+        while len(chosen) > 1:
+            loss = [float(x_translation_variance(F - info[j], criterion)) for j in chosen]
+            k = int(np.argmin(loss))
+            trial, trial_free = chosen[:k] + chosen[k + 1:], free.copy()
+            trial_free[chosen[k]] = True
+            F_trial = _exchange(info, trial, trial_free, F - info[chosen[k]], criterion)
+            if float(x_translation_variance(F_trial, "trace")) > stop_variance:
+                break
+            chosen, free, F = trial, trial_free, F_trial
+    return np.asarray(chosen, dtype=np.int64), greedy_f
+
+
+def _exchange(info: np.ndarray, chosen: list, free: np.ndarray, F: np.ndarray, criterion: str) -> np.ndarray:
+    """Fedorov exchange in place on ``chosen`` / ``free``; returns the information of the final set."""
+    f_now = float(x_translation_variance(F, criterion))
     for _ in range(MAX_EXCHANGE_PASSES):
         f_pass = f_now
         for k in range(len(chosen)):
@@ -106,4 +126,4 @@ def select_poses(info: np.ndarray, n: int, F_start: np.ndarray, *, criterion: st
                 f_now = float(s[j])
         if f_now >= f_pass * (1.0 - _REL_TOL):
             break
-    return np.asarray(chosen, dtype=np.int64), greedy_f
+    return F

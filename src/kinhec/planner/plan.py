@@ -373,6 +373,7 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
         pick = rng_random.choice(len(cand), size=min(k, len(cand)), replace=False)
         rand[d, : pick.size] = sigma_curve(info[pick], F_taken)["trans_rms_mm"]
     random_curve = np.median(rand, axis=0) if k else np.zeros(0)
+    quart = np.percentile(rand, [25, 75], axis=0, method="nearest") if k else np.zeros((2, 0))
 
     details = {
         "kinhec_version": kinhec.__version__,
@@ -402,6 +403,7 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
         "noise": noise.to_dict(),
         "limits": limits.to_dict(),
         "candidates": dict(cand.counts),
+        "random_sigma_quartiles_mm": [[float(v) if np.isfinite(v) else None for v in row] for row in quart],
         "path_time_s": path_time(rob, q_start, plan.q) if k else 0.0,
         "poses": [
             {"view_angle_deg": float(a), "target_depth_m": float(dd), "margin_px": float(mg), "condition": float(c)}
