@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from kinhec import se3
 from kinhec.bounds import _pnp_covariance, bound_from_pairs
-from kinhec.cameras import VISIBILITY_MARGIN_PX, get_camera, get_target, project_points, view_angles_deg
+from kinhec.cameras import get_camera, get_target, project_points, view_angles_deg, visibility
 from kinhec.cli import main
 from kinhec.errors import InputError, UnknownNameError
 from kinhec.planner import PlanLimits, Scene, check_plan, noise_model, plan_poses, read_poses_csv
@@ -303,3 +303,17 @@ def test_cli_bad_input_is_one_line(tmp_path, change, msg):
 
     assert re.search(msg, out[0])
     assert not (tmp_path / "p.csv").exists()
+
+
+def test_guess_tolerance_keeps_the_target_in_view_of_a_bad_guess():
+    sc = _scene(seed=2)
+    rng = np.random.default_rng(6)
+    d = se3.random_unit_vectors(rng, 4)
+    Xg = sc.X @ se3.se3_exp(np.r_[d[0] * math.radians(10.0), d[1] * 0.05])  # 10 deg and 5 cm off
+    Yg = sc.Y @ se3.se3_exp(np.r_[d[2] * math.radians(10.0), d[3] * 0.05])
+    seen = {}
+    for tol in (0.0, 50.0):
+        lim = PlanLimits(guess_tolerance_mm=tol, guess_tolerance_deg=tol / 5.0)
+        p = plan_poses("ur5e", "eye_in_hand", "hd", "checker_9x6_25mm", Xg, Yg, 8, n_views=VIEWS, limits=lim)
+        seen[tol] = visibility(sc.camera, sc.target, sc.observed(p.T_base_ee)).visible.mean()
+    assert seen[50.0] >= 0.875 and seen[0.0] < seen[50.0], seen

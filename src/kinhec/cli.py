@@ -655,15 +655,19 @@ def calibrate(ctx, hand, eye, setup, corners, intrinsics, fmt, hand_pose, eye_po
 @click.option("--pixel-std", type=float, default=0.5, show_default=True, help="Pixel noise [px] of --camera-noise pnp.")
 @click.option("--robot-noise", default="r1", show_default=True, help="Robot level r0..r4.")
 @click.option("--criterion", type=click.Choice(["trace", "max_eig"]), default="trace", show_default=True)
+@click.option("--guess-tolerance", metavar="MM,DEG", help="Keep the target in view if the guesses are this far off.")
 @click.option("--figure", "figure_out", type=click.Path(dir_okay=False), help="Also draw the plan (PNG).")
 def plan_poses_cmd(robot, setup, camera, target, x_guess, y_guess, n, taken, stop_std_mm, seed, out, camera_noise,
-                   pixel_std, robot_noise, criterion, figure_out):  # fmt: skip
+                   pixel_std, robot_noise, criterion, guess_tolerance, figure_out):  # fmt: skip
     """Plan the poses to record: reachable, target in view, minimising the predicted error of X."""
-    from kinhec.planner import noise_model, plan_poses
+    from kinhec.planner import PlanLimits, noise_model, plan_poses
+    from kinhec.planner.plan import parse_tolerance
 
     noise = noise_model(camera_noise, robot_noise, pixel_std=pixel_std)
+    tol_mm, tol_deg = parse_tolerance(guess_tolerance) if guess_tolerance else (0.0, 0.0)
+    limits = PlanLimits(guess_tolerance_mm=tol_mm, guess_tolerance_deg=tol_deg)
     plan = plan_poses(robot, setup, camera, target, x_guess, y_guess, n, taken=taken, stop_std_mm=stop_std_mm,
-                      seed=seed, noise=noise, criterion=criterion)  # fmt: skip
+                      seed=seed, noise=noise, criterion=criterion, limits=limits)  # fmt: skip
     for w in plan.details["warnings"]:
         click.echo(f"warning: {w}")
     d = plan.to_dict()

@@ -14,7 +14,10 @@ solutions, and keeps the configurations that pass every test of
 * the whole target in view: every target point in front of the camera and
   inside the image with ``margin_px`` to each border, the target centre at a
   depth in ``[MIN_DEPTH_M, MAX_DEPTH_M]`` (:mod:`kinhec.cameras`) and the board
-  facing the camera (view angle at most ``max_view_angle_deg``).
+  facing the camera (view angle at most ``max_view_angle_deg``);
+* with a guess tolerance, the same view test in perturbed scenes whose ``X``
+  and ``Y`` are off by the tolerance, so that a plan made from rough guesses
+  still sees the target.
 
 Viewpoints (all draws from the caller's generator):
 
@@ -59,6 +62,9 @@ NEIGHBOUR_STD_RAD = 0.15
 EIH_DISTANCE_FACTORS = (0.5, 2.0)
 #: Nearest depth [m] of eye-to-hand marker centres in front of the camera.
 ETH_MIN_DEPTH_M = 0.2
+#: Perturbed scenes in which a pose must see the target when the guesses have a tolerance, and their seed.
+N_GUESS_PERTURBATIONS = 16
+GUESS_SEED = 3030
 #: Inverse-kinematics iterations and restarts per viewpoint.
 IK_MAX_ITER = 40
 IK_RESTARTS = 1
@@ -80,6 +86,11 @@ class PlanLimits:
         Largest condition number of the reach-scaled Jacobian.
     floor_z_m : float
         Height [m] (base frame) below which no joint frame may go.
+    guess_tolerance_mm, guess_tolerance_deg : float
+        How far the guesses of ``X`` and ``Y`` may be off [mm, deg]: when positive, the target must also be in
+        view (with ``margin_px``) for :data:`N_GUESS_PERTURBATIONS` versions of the scene whose ``X`` and ``Y``
+        are each moved by this much along random directions and turned by this much about random axes
+        (fixed draws, seed :data:`GUESS_SEED`).
     """
 
     margin_px: float = 20.0
@@ -87,10 +98,13 @@ class PlanLimits:
     limit_margin_deg: float = 5.0
     max_condition: float = 30.0
     floor_z_m: float = 0.0
+    guess_tolerance_mm: float = 0.0
+    guess_tolerance_deg: float = 0.0
 
     def __post_init__(self) -> None:
         checks = {"margin_px": (0.0, math.inf), "max_view_angle_deg": (1.0, 75.0), "limit_margin_deg": (0.0, 45.0),
-                  "max_condition": (1.0, math.inf), "floor_z_m": (-math.inf, math.inf)}  # fmt: skip
+                  "max_condition": (1.0, math.inf), "floor_z_m": (-math.inf, math.inf),
+                  "guess_tolerance_mm": (0.0, 1000.0), "guess_tolerance_deg": (0.0, 90.0)}  # fmt: skip
         for name, (lo, hi) in checks.items():
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or math.isnan(v) or not lo <= v <= hi:
@@ -98,7 +112,8 @@ class PlanLimits:
 
     def to_dict(self) -> dict:
         return {k: float(getattr(self, k)) for k in ("margin_px", "max_view_angle_deg", "limit_margin_deg",
-                                                     "max_condition", "floor_z_m")}  # fmt: skip
+                                                     "max_condition", "floor_z_m", "guess_tolerance_mm",
+                                                     "guess_tolerance_deg")}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -189,7 +204,7 @@ def feasibility(scene: Scene, q: np.ndarray, limits: PlanLimits) -> dict:
         ``visible`` and ``ok`` (all of them), and the float (N,) arrays ``view_angle_deg``, ``depth_m``,
         ``margin_px``, ``condition``.
     """
-    robot, cam, tgt = scene.robot, scene.camera, scene.target
+    robot = scene.robot
     m = math.radians(limits.limit_margin_deg)
     in_limits = np.all((q >= robot.q_min_rad + m) & (q <= robot.q_max_rad - m), axis=-1)
     T, J = robot.fk_jacobian(q)
@@ -200,6 +215,20 @@ def feasibility(scene: Scene, q: np.ndarray, limits: PlanLimits) -> dict:
     frames = robot.joint_frames(q)
     floor = np.all(frames[:, 2:, 2, 3] >= limits.floor_z_m, axis=-1)
     C = scene.observed(T)
+    visible, border, angle, dc = _in_view(scene, C, limits)
+    if limits.guess_tolerance_mm > 0 or limits.guess_tolerance_deg > 0:
+        for Xp, Yp in _perturbed_guesses(scene, limits):
+            Cp = pm.predicted_camera_poses(T, Xp, Yp, scene.configuration)
+            visible &= _in_view(scene, Cp, limits)[0]
+    return dict(T_base_ee=T, C=C, limits=in_limits, conditioned=cond <= limits.max_condition, floor=floor,
+                visible=visible, ok=in_limits & (cond <= limits.max_condition) & floor & visible,
+                view_angle_deg=angle, depth_m=dc, margin_px=border, condition=cond)  # fmt: skip
+
+
+def _in_view(scene: Scene, C: np.ndarray, limits: PlanLimits):
+    """Whole target in view at poses ``C`` ``(N, 4, 4)``: the mask, the smallest border distance [px], the view
+    angle [deg] and the depth of the target centre [m], each ``(N,)``."""
+    cam, tgt = scene.camera, scene.target
     uv, depth = _pixels(cam, _to_camera(C, tgt.points_m))
     with np.errstate(invalid="ignore"):
         border = np.minimum.reduce([uv[..., 0], cam.width_px - uv[..., 0], uv[..., 1], cam.height_px - uv[..., 1]])
@@ -207,9 +236,21 @@ def feasibility(scene: Scene, q: np.ndarray, limits: PlanLimits) -> dict:
     angle = _view_angles_deg(C)
     dc = C[:, 2, 3]
     visible = (border >= limits.margin_px) & (dc >= MIN_DEPTH_M) & (dc <= MAX_DEPTH_M) & (angle <= limits.max_view_angle_deg)
-    return dict(T_base_ee=T, C=C, limits=in_limits, conditioned=cond <= limits.max_condition, floor=floor,
-                visible=visible, ok=in_limits & (cond <= limits.max_condition) & floor & visible,
-                view_angle_deg=angle, depth_m=dc, margin_px=border, condition=cond)  # fmt: skip
+    return visible, border, angle, dc
+
+
+def _perturbed_guesses(scene: Scene, limits: PlanLimits) -> list:
+    """``N_GUESS_PERTURBATIONS`` pairs ``(X, Y)`` each moved and turned by the tolerance in its own frame."""
+    rng = np.random.default_rng(GUESS_SEED)
+    out = []
+    for _ in range(N_GUESS_PERTURBATIONS):
+        pair = []
+        for T in (scene.X, scene.Y):
+            d = se3.random_unit_vectors(rng, 2)
+            xi = np.concatenate([d[0] * math.radians(limits.guess_tolerance_deg), d[1] * 1e-3 * limits.guess_tolerance_mm])
+            pair.append(T @ se3.se3_exp(xi))
+        out.append(tuple(pair))
+    return out
 
 
 def _viewpoints(scene: Scene, rng: np.random.Generator, m: int, limits: PlanLimits) -> np.ndarray:

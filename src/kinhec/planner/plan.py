@@ -72,6 +72,15 @@ def pose_from_xyz_qxyzw(value, name: str) -> np.ndarray:
     return se3.transform_from_pq(a[:3], q_wxyz, normalize=True)
 
 
+def parse_tolerance(text: str) -> tuple[float, float]:
+    """``(mm, deg)`` from ``"MM,DEG"`` (the ``--guess-tolerance`` option)."""
+    try:
+        mm, deg = (float(v) for v in str(text).split(","))
+    except ValueError:
+        raise InputError(f"--guess-tolerance: expected two numbers MM,DEG (e.g. 50,10), got {text!r}") from None
+    return mm, deg
+
+
 def _xyz_qxyzw(T: np.ndarray) -> np.ndarray:
     """``(N, 7)`` rows ``x, y, z, qx, qy, qz, qw`` of poses ``(N, 4, 4)`` (``qw >= 0``)."""
     p, q = se3.pq_from_transform(T, check=False)
