@@ -4,6 +4,7 @@ Usage::
 
     nice -n 10 python benchmarks/full_tier.py generate  --data /work/fulltier [--workers 2]
     nice -n 10 python benchmarks/full_tier.py benchmark --data /work/fulltier [--workers 2]
+    nice -n 10 python benchmarks/full_tier.py benchmark --data /work/fulltier --tracks mixed --max-sequences 400
     python benchmarks/full_tier.py report --data /work/fulltier
 
 Each phase runs the ordinary commands, one track at a time (smallest first,
@@ -21,8 +22,10 @@ worker processes), the peak resident memory of the largest process, and the
 bytes the track added on disk (its shards, or its benchmark outputs).  A track
 already in the log is skipped, and the commands themselves resume (finished
 shards and benchmark parts are kept), so an interrupted phase is continued by
-running the same command again.  ``report`` prints the table of
-``docs/performance.md``.
+running the same command again.  With ``--max-sequences N`` the benchmark
+phase evaluates the first N sequences of each track only (a sample, logged as
+``benchmark-sample``: the per-sequence cost of a track before its whole run).
+``report`` prints the table of ``docs/performance.md``.
 
 The machine is shared: CPU time is the figure to compare, wall time depends on
 the load.
@@ -83,11 +86,12 @@ def _timed(cmd: list[str]) -> dict:
     return {"rc": proc.returncode, "wall_s": float(e), "cpu_s": float(u) + float(s), "peak_rss_mb": int(m) / 1024.0}
 
 
-def run_phase(phase: str, data: Path, workers: int, tracks) -> None:
+def run_phase(phase: str, data: Path, workers: int, tracks, max_sequences: int | None = None) -> None:
     log = _log_path(data)
     done = _done(log)
+    kind = phase if max_sequences is None else f"{phase}-sample"
     for track in tracks:
-        if (phase, track) in done:
+        if (kind, track) in done:
             print(f"{phase} {track}: already in {log}")
             continue
         if phase == "generate":
@@ -98,17 +102,19 @@ def run_phase(phase: str, data: Path, workers: int, tracks) -> None:
             out = data.parent / (data.name + "-bench")
             cmd = [_kinhec(), "benchmark", str(data), "--tracks", track, "--workers", str(workers), "--out", str(out),
                    "-q"]  # fmt: skip
+            if max_sequences is not None:
+                cmd += ["--max-sequences", str(max_sequences)]
             where = lambda: [out]  # noqa: E731
         before = _bytes(where())
         print(f"{phase} {track}: {' '.join(cmd)}", flush=True)
         rec = _timed(cmd)
-        rec.update(phase=phase, track=track, workers=workers, ok=rec["rc"] == 0, bytes=_bytes(where()) - before,
+        rec.update(phase=kind, track=track, max_sequences=max_sequences, workers=workers, ok=rec["rc"] == 0, bytes=_bytes(where()) - before,
                    when=time.strftime("%Y-%m-%d %H:%M:%S"), load=os.getloadavg())  # fmt: skip
         with open(log, "a") as f:
             f.write(json.dumps(rec) + "\n")
         print(f"{phase} {track}: {json.dumps(rec)}", flush=True)
         if not rec["ok"]:
-            sys.exit(f"{phase} {track} failed (exit {rec['rc']}); run the same command again to resume")
+            sys.exit(f"{kind} {track} failed (exit {rec['rc']}); run the same command again to resume")
 
 
 def report(data: Path) -> None:
@@ -117,7 +123,7 @@ def report(data: Path) -> None:
     log = _log_path(data)
     rows = [json.loads(ln) for ln in log.read_text().splitlines()] if log.is_file() else []
     counts = pd.read_parquet(data / "sequences.parquet", columns=["track"]).track.value_counts()
-    for phase in ("generate", "benchmark"):
+    for phase in ("generate", "benchmark", "benchmark-sample"):
         sel = [r for r in rows if r["phase"] == phase and r.get("ok")]
         if not sel:
             continue
@@ -126,6 +132,8 @@ def report(data: Path) -> None:
         tot = {"n": 0, "cpu": 0.0, "wall": 0.0, "bytes": 0, "rss": 0.0}
         for r in sel:
             n = int(counts.get(r["track"], 0))
+            if r.get("max_sequences"):
+                n = min(n, int(r["max_sequences"]))
             print(f"| {r['track']} | {n:,} | {r['cpu_s']:,.0f} | {1000 * r['cpu_s'] / max(n, 1):.1f} | "
                   f"{r['wall_s']:,.0f} | {r['peak_rss_mb']:,.0f} | {r['bytes'] / 1e9:.2f} GB |")  # fmt: skip
             tot["n"] += n
@@ -144,12 +152,13 @@ def main() -> None:
     ap.add_argument("--data", required=True, type=Path, help="the full tier's folder (outside the repository)")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--tracks", nargs="*", default=list(ORDER))
+    ap.add_argument("--max-sequences", type=int, default=None, help="benchmark: the first N sequences of each track")
     a = ap.parse_args()
     data = a.data.resolve()
     if a.phase == "report":
         report(data)
     else:
-        run_phase(a.phase, data, a.workers, a.tracks)
+        run_phase(a.phase, data, a.workers, a.tracks, a.max_sequences)
 
 
 if __name__ == "__main__":
