@@ -726,7 +726,19 @@ def _loaded(root: str, records: tuple):
 
 
 def run_unit(task: BenchmarkTask) -> UnitOutcome:
-    """Evaluate one shard and write its part file; never raises (failures come back in the outcome)."""
+    """Evaluate one shard and write its part file; never raises (failures come back in the outcome).
+
+    BLAS runs on one thread meanwhile: the benchmark is parallel over the shards (workers), and the solvers'
+    matrices are small, so more BLAS threads only wait for a core (on a busy machine they multiplied the
+    CPU of some solvers by ten), and one thread makes the results independent of the machine's thread count.
+    """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _run_unit(task)
+
+
+def _run_unit(task: BenchmarkTask) -> UnitOutcome:
     t0 = time.process_time()
     current = None
     try:

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from kinhec.solvers.he_ml_stages.scale_drift import OffsetCovariance
 
 
 @dataclass
@@ -81,7 +85,7 @@ class FitState:
     chi2: np.ndarray | None = None
     settled_at: tuple | None = None
     q: np.ndarray | None = None
-    drift_cov: object | None = None
+    drift_cov: OffsetCovariance | None = None
     motion_cov: np.ndarray | None = None
     info: dict = field(default_factory=dict)
 
