@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from kinhec.calibrate.readers import PoseStream
+from kinhec.calibrate.tf_messages import decode_batch
 from kinhec.calibrate.tftree import TfTree, _dedup, transforms_from_ros
 from kinhec.errors import InputError
 
@@ -132,20 +133,30 @@ class _Bag:
         if self.tree is not None:
             return self.tree
         conns = [c for t in TF_TOPICS if t in self.topics for c in self.topics[t][2] if c.msgtype in _TF_TYPES]
-        parent, child, stamp, p, q, static = [], [], [], [], [], []
-        deserialize = self.reader.deserialize
+        raws, static, types = [], [], []
         for conn, _, raw in self.reader.messages(connections=conns):
-            st = conn.topic == "/tf_static"
-            for tr in deserialize(raw, conn.msgtype).transforms:
-                h, x = tr.header, tr.transform
-                parent.append(h.frame_id)
-                child.append(tr.child_frame_id)
-                stamp.append(h.stamp.sec * _NS + h.stamp.nanosec)
-                p.append((x.translation.x, x.translation.y, x.translation.z))
-                q.append((x.rotation.x, x.rotation.y, x.rotation.z, x.rotation.w))
-                static.append(st)
-        self.tree = TfTree.from_transforms(parent, child, np.array(stamp, dtype=np.int64), np.array(p, dtype=float),
-                                           np.array(q, dtype=float), np.array(static, dtype=bool),
+            raws.append(raw)
+            static.append(conn.topic == "/tf_static")
+            types.append(conn.msgtype)
+        d = decode_batch(raws, ros1=not self.reader.is2)  # the usual kinds of message, all at once
+        msg, k = [d["msg"]], [d["k"]]
+        parent, child, stamp, p, q = list(d["parent"]), list(d["child"]), [d["t_ns"]], [d["p"]], [d["q_xyzw"]]
+        for i in d["rest"]:  # any other, one by one
+            trs = self.reader.deserialize(raws[i], types[i]).transforms
+            msg.append(np.full(len(trs), i, dtype=np.int64))
+            k.append(np.arange(len(trs)))
+            parent += [tr.header.frame_id for tr in trs]
+            child += [tr.child_frame_id for tr in trs]
+            stamp.append(np.array([tr.header.stamp.sec * _NS + tr.header.stamp.nanosec for tr in trs], dtype=np.int64))
+            x = [tr.transform for tr in trs]
+            p.append(np.array([(a.translation.x, a.translation.y, a.translation.z) for a in x], dtype=float).reshape(-1, 3))
+            q.append(np.array([(a.rotation.x, a.rotation.y, a.rotation.z, a.rotation.w) for a in x],
+                              dtype=float).reshape(-1, 4))  # fmt: skip
+        msg, k = np.concatenate(msg), np.concatenate(k)
+        order = np.lexsort((k, msg)) if d["rest"] else np.arange(msg.size)
+        self.tree = TfTree.from_transforms([parent[i] for i in order], [child[i] for i in order],
+                                           np.concatenate(stamp)[order], np.concatenate(p)[order],
+                                           np.concatenate(q)[order], np.array(static, dtype=bool)[msg[order]],
                                            source=str(self.path))  # fmt: skip
         return self.tree
 
