@@ -249,7 +249,10 @@ def _tf_stream(bag: _Bag, role: str, a: str, b: str, stop: set):
                              f"the bag has {bag.describe()}")
     stored_inverse = tree.is_ancestor(b, a)
     parent, child = (b, a) if stored_inverse else (a, b)
-    look = tree.lookup(parent, child)
+    try:
+        look = tree.lookup(parent, child)
+    except InputError as exc:  # no path, no motion, no overlap: say what else the bag offers
+        raise InputError(f"{exc}; {bag.describe_topics()}") from None
     mount = None
     if role == "eye":
         top, T_top_cam = tree.static_mount(a, stop=stop)
