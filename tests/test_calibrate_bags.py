@@ -186,8 +186,8 @@ def test_cli_launch_file(ros1_bag, tmp_path):
       "pose topics /camera/pose (geometry_msgs/PoseStamped, ", "/robot/tool_pose"]),
     (["--hand-topic", "/robot/pose", "--eye-tf", "camera_optical:target"],
      ["no topic '/robot/pose' (hand)", "pose topics /camera/pose", "/robot/tool_pose", "tf frames base_link"]),
-    (["--hand-tf", "base_link:tool0", "--eye-tf", "camera_optical:target", "--eye-pose", "target_T_cam"],
-     ["eye_pose: the tf frame pair camera_optical:target (CAMERA:TARGET) fixes the direction"]),
+    (["--hand-tf", "base_link:tool0", "--eye-tf", "target:camera_optical"],  # the pair the other way round
+     ["[tf target -> camera_optical]", "poses look inverted", "--eye-pose target_T_cam"]),
     (["--hand-tf", "base_link", "--eye-tf", "camera_optical:target"], ["--hand-tf: expected a frame pair BASE:EE"]),
     (["--hand-topic", "/tf", "--eye-tf", "camera_optical:target"], ["/tf is the tf tree, not a pose topic"]),
 ])  # fmt: skip
@@ -199,6 +199,13 @@ def test_cli_wrong_names_list_what_the_bag_has(ros1_bag, args, fragments):
     assert len(err.strip().splitlines()) == 1, err
     for f in fragments:
         assert f in err, (f, err)
+
+
+def test_a_reversed_pair_with_the_direction_it_holds_gives_the_same_result(ros1_bag):
+    path, ref, _ = ros1_bag
+    res = calibrate("base_link:tool0", "target:camera_optical", bag=path, eye_pose="target_T_cam")
+    same_result(res, ref)
+    assert res.inputs["frames"]["X"] == ["tool0", "camera_optical"]
 
 
 def test_cli_bag_option_errors(ros1_bag, tmp_path, monkeypatch):

@@ -13,7 +13,9 @@ imported here only, when a bag is read).  A stream is named in one of two ways:
     direction: the stream keeps the direction the tree stores (``T_target_cam``
     when the target frame lies above the camera, as in a camera-in-target
     recording; else ``T_cam_target``), so its residuals start in the domain
-    where the poses were measured.
+    where the poses were measured.  ``--hand-pose`` / ``--eye-pose`` override
+    it as for files (a pair given the other way round, which the direction
+    check of :mod:`kinhec.calibrate.calibration` reports).
 ``/topic``
     A topic of ``geometry_msgs/PoseStamped``, ``PoseWithCovarianceStamped``,
     ``TransformStamped`` or ``nav_msgs/Odometry``: ``T_frame_id_child`` per
@@ -261,8 +263,7 @@ def _tf_stream(bag: _Bag, role: str, a: str, b: str, stop: set):
     return look.t_ns, look.T, look.index, (parent, child), (inv if stored_inverse else fwd), look.notes, mount
 
 
-def read_bag(path, hand, eye, *, hand_pose: str | None = None,
-             eye_pose: str | None = None) -> tuple[PoseStream | None, list[PoseStream]]:
+def read_bag(path, hand, eye) -> tuple[PoseStream | None, list[PoseStream]]:
     """Read the hand and eye streams a bag holds.
 
     Parameters
@@ -273,8 +274,6 @@ def read_bag(path, hand, eye, *, hand_pose: str | None = None,
         ``BASE:EE`` (tf frame pair) or a pose topic; None for a rig without a body stream.
     eye : str or sequence of str
         ``CAMERA:TARGET`` (tf frame pair) or a pose topic, one per camera.
-    hand_pose, eye_pose : str, optional
-        The user's directions: only for topics (a frame pair fixes its own).
 
     Returns
     -------
@@ -299,12 +298,6 @@ def read_bag(path, hand, eye, *, hand_pose: str | None = None,
                          "got none")
     specs = ([("hand", parse_stream(hand, "hand"))] if hand is not None else []) + [
         ("eye", parse_stream(e, "eye")) for e in eyes]
-    for role, given in (("hand", hand_pose), ("eye", eye_pose)):
-        pairs = [f"{a}:{b}" for r, (kind, a, b) in specs if r == role and kind == "tf"]
-        if given is not None and pairs:
-            first, second = _ROLES[role][:2]
-            raise InputError(f"{role}_pose: the tf frame pair {pairs[0]} ({first}:{second}) fixes the direction; "
-                             f"expected no --{role}-pose with it, got {given}")
     reader, reader_error = _open(path)
     try:
         with reader:

@@ -373,7 +373,7 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
 
             if fmt is not None:
                 raise InputError(f"format: a bag's streams carry their own format, got --format {fmt} with a bag")
-            hand, eye = read_bag(bag, hand, eye, hand_pose=hand_pose, eye_pose=eye_pose)
+            hand, eye = read_bag(bag, hand, eye)
         eye_specs = [eye] if isinstance(eye, (str, Path)) else list(eye)
         if not eye_specs:
             raise InputError("eye: expected at least one eye pose file (--eye), got none")
