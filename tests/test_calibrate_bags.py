@@ -36,7 +36,7 @@ def generated(tmp_path_factory):
     """An eye-in-hand kinhec sequence (clock offset, jitter, dropped frames) as TUM files, and their result."""
     root = tmp_path_factory.mktemp("bags")
     seq, hand, eye = exported(root, 0, sync="async", time_offset_s=0.05, time_jitter_std_s=0.001,
-                              camera_drop_fraction=0.1)  # fmt: skip
+                              camera_drop_fraction=0.1, duration_s=6.0)  # fmt: skip
     h, e = read_stream(hand, "tum"), read_stream(eye, "tum")  # T_base_ee, T_target_cam
     ref = calibrate(hand, eye, setup="eye_in_hand", fmt="tum", eye_pose="target_T_cam")
     rng = np.random.default_rng(11)

@@ -88,6 +88,23 @@ def test_interpolation_is_slerp_of_each_edge_not_of_the_product():
     assert np.abs(look.T - expected).max() < 1e-12
 
 
+def test_a_constant_time_stamped_edge_is_held_like_a_static_one():
+    """ROS 1's tf static_transform_publisher republishes on /tf at its period: that period must not set the samples."""
+    rng = np.random.default_rng(9)
+    t_arm = np.arange(0, 101) * NS // 100
+    t_slow = np.arange(-2, 4) * NS // 2  # 2 Hz, spanning the arm's stamps
+    S, W = se3.random_poses(rng, 2)
+    arm = se3.random_poses(rng, t_arm.size)
+    tree = TfTree.from_transforms(*flat([("world", "base", t_slow, np.repeat(S[None], t_slow.size, axis=0)),
+                                         ("base", "tool", t_arm, arm)]))
+    look = tree.lookup("world", "tool")
+    np.testing.assert_array_equal(look.t_ns, t_arm)
+    assert np.abs(look.T - S @ arm).max() < 1e-12
+    assert any("never changes (6 stamps)" in n for n in look.notes)
+    with pytest.raises(InputError, match="static or constant transforms only"):
+        tree.lookup("world", "base")
+
+
 def test_samples_in_a_gap_of_another_edge_are_dropped():
     rng = np.random.default_rng(4)
     t_dense = np.concatenate([np.arange(0, 50), np.arange(80, 120)]) * NS // 100  # a 0.3 s hole at 100 Hz
@@ -126,7 +143,7 @@ def test_static_mount_stops_below_the_hand(chain):
 @pytest.mark.parametrize("a, b, fragment", [
     ("tool", "nowhere", "no tf frame 'nowhere'.*frames base, cam_link, cam_opt, link1, tool, world"),
     ("tool", "tool", "two different tf frames"),
-    ("world", "base", "static transforms only"),
+    ("world", "base", "static or constant transforms only"),
 ])  # fmt: skip
 def test_lookup_errors_name_the_frames(chain, a, b, fragment):
     tree, _ = chain

@@ -180,6 +180,9 @@ def write_bag(path, *, storage: str, tf=(), poses=(), epoch_s: int = 0) -> Path:
     if path.exists():
         raise InputError(f"{path}: expected a new bag path, got an existing {'folder' if path.is_dir() else 'file'}")
     ros1 = storage == "ros1"
+    if ros1 != (path.suffix == ".bag"):
+        raise InputError(f"{path}: expected {'a .bag file' if ros1 else 'a ROS 2 bag folder (no .bag ending)'} for "
+                         f"storage {storage}")
     store = _store(ros1)
     mk = _Messages(store, ros1)
     serialize = store.serialize_ros1 if ros1 else store.serialize_cdr

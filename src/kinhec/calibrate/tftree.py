@@ -18,6 +18,11 @@ does not extrapolate, and an interpolation over a gap is a guess.  Static
 edges hold at every time.  All samples are composed at once (one batched
 product per edge of the path).
 
+A time-stamped edge whose pose never changes (a static transform republished on
+``/tf``, as ROS 1's ``tf static_transform_publisher`` does at its period) is
+held at every time like a static one: its stamps carry no motion, and its
+period would otherwise set the samples of every path through it.
+
 Stamps are integer nanoseconds (``t_ns``) as ROS stores them; the interpolation
 works in seconds relative to the first stamp of the window, so nanoseconds
 survive the conversion to float.
@@ -37,6 +42,8 @@ __all__ = ["Edge", "Lookup", "TfTree", "transforms_from_ros"]
 
 #: Largest accepted deviation of a transform's quaternion norm from 1 (it is normalised).
 QUATERNION_TOL = 1e-2
+#: A time-stamped edge whose matrices never move by more than this is held as a static one.
+CONSTANT_TOL = 1e-12
 
 
 @dataclass
@@ -64,6 +71,11 @@ class Edge:
     @property
     def static(self) -> bool:
         return self.t_ns is None
+
+    @property
+    def constant(self) -> bool:
+        """Static, or time-stamped with a pose that never changes (held at every time, see :meth:`TfTree.lookup`)."""
+        return self.t_ns is None or bool(np.abs(self.T - self.T[0]).max() <= CONSTANT_TOL)
 
     def __str__(self) -> str:
         kind = "static" if self.static else f"{self.t_ns.size} stamps"
@@ -345,10 +357,12 @@ class TfTree:
             raise InputError(f"{self.source}: expected two different tf frames, got {a!r} twice")
         up, down = self.path(a, b)
         edges = up + down
-        dynamic = [e for e in edges if not e.static]
+        dynamic = [e for e in edges if not e.constant]
         if not dynamic:
-            raise InputError(f"{self.source}: the tf path {a} -> {b} holds static transforms only "
+            raise InputError(f"{self.source}: the tf path {a} -> {b} holds static or constant transforms only "
                              f"({', '.join(map(str, edges))}): a constant pose, no motion to calibrate from")
+        notes = [f"{self.source}: tf {e.parent} -> {e.child} is time-stamped but never changes ({e.t_ns.size} "
+                 "stamps): held at every time, as a static transform" for e in edges if e.constant and not e.static]
         lo = max(int(e.t_ns[0]) for e in dynamic)
         hi = min(int(e.t_ns[-1]) for e in dynamic)
         if lo > hi:
@@ -362,14 +376,10 @@ class TfTree:
         t_ns = driver.t_ns[sel]
         tq = (t_ns - lo) / 1e9
         ok = np.ones(t_ns.size, dtype=bool)
-        notes = []
         poses = {}
         for e in dynamic:
             if e is driver:
                 poses[id(e)] = e.T[sel]
-                continue
-            if e.t_ns.size < 2:  # one stamp, equal to lo == hi: the driver's samples there
-                poses[id(e)] = np.broadcast_to(e.T[0], (t_ns.size, 4, 4))
                 continue
             f = _Interpolator((e.t_ns - lo) / 1e9, e.T)
             valid = f.valid(tq)
@@ -386,7 +396,7 @@ class TfTree:
         def product(chain):
             out = None
             for e in chain:
-                E = e.T[0] if e.static else poses[id(e)][ok]
+                E = poses[id(e)][ok] if id(e) in poses else e.T[0]
                 out = E if out is None else out @ E
             return out
 
