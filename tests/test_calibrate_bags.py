@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import json
 import sys
 from decimal import Decimal
 
@@ -86,17 +87,28 @@ def test_bag_gives_the_result_of_the_sequence_files(generated, storage):
     assert top.inputs["frames"]["Y"] == ["base_link", "target"] and top.inputs["frames"]["X"] == ["ee", "cam"]
 
 
-def test_pose_message_types_and_stamps(tmp_path):
+def test_pose_message_types_and_stamps(tmp_path, monkeypatch):
     """Every pose type reads back the written poses; header stamps (not record times) are the clock; nanoseconds
-    survive a 1.7e9 s epoch; messages out of stamp order are sorted."""
+    survive a 1.7e9 s epoch; messages out of stamp order are sorted; only the named topics are read."""
     rng = np.random.default_rng(2)
     T = se3.random_poses(rng, 6)
     t = np.array([0.0, 0.1, 0.3, 0.2, 0.4, 0.5]) + 1e-9 * np.array([1, 2, 3, 4, 5, 6])
     kinds = ["PoseStamped", "PoseWithCovarianceStamped", "TransformStamped", "Odometry"]
     rec = np.arange(6) * 0.1 + 0.01  # received in this order, 10 ms late
     poses = [PoseTopic(f"/p{k}", kind, "odom", T, t, "body", rec) for k, kind in enumerate(kinds)]
+    poses.append(PoseTopic("/unused", "PoseStamped", "odom", T, t))
     path = write_bag(tmp_path / "types", storage="sqlite3", poses=poses, epoch_s=EPOCH)
+    from rosbags.highlevel import AnyReader
+
+    read, messages = [], AnyReader.messages
+
+    def spy(self, connections=(), *args, **kw):
+        read.append({c.topic for c in connections})
+        return messages(self, connections, *args, **kw)
+
+    monkeypatch.setattr(AnyReader, "messages", spy)
     hand, eyes = read_bag(path, "/p0", ["/p1", "/p2", "/p3"])
+    assert read == [{"/p0"}, {"/p1"}, {"/p2"}, {"/p3"}]  # one topic at a time, never /unused
     order = np.argsort(t)
     for s, kind in zip([hand] + eyes, kinds):
         assert np.abs(s.T - T[order]).max() < 1e-12, kind
@@ -162,8 +174,12 @@ def ros1_bag(generated):
 def test_cli_launch_file(ros1_bag, tmp_path):
     path, ref, m = ros1_bag
     out = tmp_path / "hand_eye.launch.py"
-    r = _run("--bag", path, "--hand-tf", "base_link:tool0", "--eye-tf", "camera_optical:target", "--launch", out)
+    r = _run("--bag", path, "--hand-tf", "base_link:tool0", "--eye-tf", "camera_optical:target", "--launch", out,
+             "--json", tmp_path / "r.json")
     assert r.exit_code == 0, r.output
+    frames = json.loads((tmp_path / "r.json").read_text())["inputs"]["frames"]
+    assert frames["X"] == ["tool0", "camera_optical"] and frames["mount"]["frame"] == "camera_link"
+    assert np.allclose(frames["mount"]["T_frame_sensor"], m["O"])
     assert "frames of the recording: X tool0 -> camera_optical, Y base_link -> target" in r.output
     assert "--frame-id tool0 --child-frame-id camera_link" in r.output  # the camera's static mount
     tree = ast.parse(out.read_text())
@@ -206,6 +222,7 @@ def test_a_reversed_pair_with_the_direction_it_holds_gives_the_same_result(ros1_
     res = calibrate("base_link:tool0", "target:camera_optical", bag=path, eye_pose="target_T_cam")
     same_result(res, ref)
     assert res.inputs["frames"]["X"] == ["tool0", "camera_optical"]
+    assert res.inputs["frames"]["mount"]["frame"] == "camera_link"  # the camera's mount, whichever side it came
 
 
 def test_cli_bag_option_errors(ros1_bag, tmp_path, monkeypatch):

@@ -255,12 +255,12 @@ def _tf_stream(bag: _Bag, role: str, a: str, b: str, stop: set):
         look = tree.lookup(parent, child)
     except InputError as exc:  # no path, no motion, no overlap: say what else the bag offers
         raise InputError(f"{exc}; {bag.describe_topics()}") from None
-    mount = None
-    if role == "eye":
-        top, T_top_cam = tree.static_mount(a, stop=stop)
-        if top != a:
-            mount = (top, T_top_cam)
-    return look.t_ns, look.T, look.index, (parent, child), (inv if stored_inverse else fwd), look.notes, mount
+    mounts = {}
+    for f in (a, b) if role == "eye" else ():  # the camera's (either frame, should the pair come reversed)
+        top, T_top_f = tree.static_mount(f, stop=stop)
+        if top != f:
+            mounts[f] = {"frame": top, "T_frame_sensor": T_top_f.tolist()}
+    return look.t_ns, look.T, look.index, (parent, child), (inv if stored_inverse else fwd), look.notes, mounts
 
 
 def read_bag(path, hand, eye) -> tuple[PoseStream | None, list[PoseStream]]:
@@ -282,7 +282,7 @@ def read_bag(path, hand, eye) -> tuple[PoseStream | None, list[PoseStream]]:
         Poses in metres, stamps [s] counted from a whole second shared by all
         streams, the frame names (``frames``, ``T_parent_child`` as stored),
         the direction when a frame pair fixes it, and for an eye frame pair the
-        camera's static mount (``mount``).
+        camera's static mount (``mounts``).
 
     Raises
     ------
@@ -316,23 +316,24 @@ def read_bag(path, hand, eye) -> tuple[PoseStream | None, list[PoseStream]]:
                     if role == "hand":
                         tree = bag.tf_tree()
                         stop = {f for x in (a, b) if x in tree.frames for f in tree.ancestors(x)}
-                    t_ns, T, index, frames, direction, notes, mount = _tf_stream(bag, role, a, b, stop)
+                    t_ns, T, index, frames, direction, notes, mounts = _tf_stream(bag, role, a, b, stop)
                     where, item, name = f"{path} [tf {frames[0]} -> {frames[1]}]", "sample", a if role == "eye" else b
                 else:
                     topic = topics[a]
                     t_ns, T, index, frames, notes = bag.read_topic(topic)
-                    direction, mount, where, item, name = None, None, f"{path} [{topic}]", "message", topic
+                    direction, mounts, where, item, name = None, None, f"{path} [{topic}]", "message", topic
                     if role == "hand":
                         stop = {f for f in frames if f}
                 if t_ns.size == 0:
                     raise InputError(f"{where}: expected poses, got none")
-                raw.append((t_ns, T, index, frames, direction, notes, mount, item, where, name))
+                raw.append((t_ns, T, index, frames, direction, notes, mounts, item, where, name))
     except reader_error as exc:
         raise InputError(f"{path}: not a readable ROS bag: {exc}") from None
     origin = min(int(r[0][0]) for r in raw) // _NS * _NS
     streams = [PoseStream(T, (t_ns - origin) / 1e9, np.asarray(index, dtype=np.int64), where, name, "bag",
-                          direction=direction, units="m", notes=list(notes), frames=frames, item=item, mount=mount)
-               for t_ns, T, index, frames, direction, notes, mount, item, where, name in raw]  # fmt: skip
+                          direction=direction, units="m", notes=list(notes), frames=frames, item=item,
+                          mounts=mounts or None)
+               for t_ns, T, index, frames, direction, notes, mounts, item, where, name in raw]  # fmt: skip
     streams[0].notes.insert(0, f"{path}: time stamps counted from {origin // _NS} s (ROS time)")
     if hand is None:
         return None, streams
@@ -354,7 +355,8 @@ def frame_names(setup: str, hand: PoseStream, eye: PoseStream, hand_pose=None, e
     -------
     dict or None
         ``{"X": [parent, child], "Y": [parent, child], "camera": name,
-        "mount": [frame, T_frame_cam] or None}``; a frame a stream does not
+        "mount": {"frame": root, "T_frame_sensor": 4x4 list} or None}``: the
+        camera frame's static mount in the recording; a frame a stream does not
         name (a ``PoseStamped`` has no child frame) keeps kinhec's role name.
     """
     if hand.frames is None and eye.frames is None:
@@ -369,10 +371,7 @@ def frame_names(setup: str, hand: PoseStream, eye: PoseStream, hand_pose=None, e
         X, Y = [ee, target], [base, cam]
     else:
         X, Y = [ee, cam], [base, target]
-    mount = None
-    if eye.mount is not None and eye.frames is not None and cam in eye.frames:
-        mount = [eye.mount[0], np.asarray(eye.mount[1]).tolist()]
-    return {"X": X, "Y": Y, "camera": cam, "mount": mount}
+    return {"X": X, "Y": Y, "camera": cam, "mount": (eye.mounts or {}).get(cam)}
 
 
 def cli_streams(bag, hand, eye, hand_tf, eye_tf, hand_topic, eye_topic) -> tuple[str | None, list[str]]:

@@ -111,7 +111,7 @@ def _frames(result) -> dict:
 def _entry(T, parent, child, label, publish, mount=None) -> dict:
     note = ""
     if mount:
-        top, T_top_cam = mount[0], np.asarray(mount[1], dtype=float)
+        top, T_top_cam = mount["frame"], np.asarray(mount["T_frame_sensor"], dtype=float)
         note = (f"{child} hangs below {top} in the recording (static transforms): {top} is published, so that "
                 f"{child} keeps its one parent")
         T = np.asarray(T) @ se3.invert_transform(T_top_cam, check=False)

@@ -94,11 +94,12 @@ class PoseStream:
     item : str
         What ``lines`` counts, for messages: ``"line"`` (files), ``"message"``
         or ``"sample"`` (bags).
-    mount : tuple of (str, ndarray (4, 4)), optional
-        ``(frame, T_frame_sensor)``: the root of the sensor frame's static
-        subtree in the recording and the sensor's pose in it (a camera driver's
+    mounts : dict, optional
+        Per frame of the stream that hangs below a static subtree in the
+        recording: ``{"frame": root, "T_frame_sensor": 4x4 list}``, the root of
+        that subtree and the frame's pose in it (a camera driver's
         ``camera_link`` above ``camera_optical``); outputs publish the
-        calibrated pose of that frame, so that no frame gets a second parent.
+        calibrated pose of the root, so that no frame gets a second parent.
     """
 
     T: np.ndarray
@@ -112,7 +113,7 @@ class PoseStream:
     notes: list = field(default_factory=list)
     frames: tuple | None = None
     item: str = "line"
-    mount: tuple | None = None
+    mounts: dict | None = None
 
     def __len__(self) -> int:
         return int(self.T.shape[0])
