@@ -45,7 +45,7 @@ from kinhec.calibrate.tf_messages import decode_batch
 from kinhec.calibrate.tftree import TfTree, _dedup, transforms_from_ros
 from kinhec.errors import InputError
 
-__all__ = ["POSE_TYPES", "TF_TOPICS", "BAG_SUFFIXES", "read_bag", "parse_stream", "frame_names", "is_bag", "cli_streams"]
+__all__ = ["POSE_TYPES", "TF_TOPICS", "BAG_SUFFIXES", "read_bag", "parse_stream", "frame_names", "cli_streams"]
 
 #: Message types a pose topic may carry (rosbags' names; ROS 1 types are read under the same names).
 POSE_TYPES = (
@@ -74,12 +74,6 @@ def _rosbags():
     except ImportError:
         raise InputError('reading ROS bags needs the rosbags library: pip install "kinhec[ros]"') from None
     return AnyReader, AnyReaderError, Stores, get_typestore
-
-
-def is_bag(path) -> bool:
-    """True for a path that names a bag: a ``.bag``, ``.db3`` or ``.mcap`` file, or a ROS 2 bag folder."""
-    p = Path(path)
-    return p.suffix.lower() in BAG_SUFFIXES or (p.is_dir() and (p / "metadata.yaml").is_file())
 
 
 def parse_stream(spec: str, role: str) -> tuple[str, str, str | None]:
