@@ -95,11 +95,19 @@ def test_dask_local_cluster_gives_the_same_folder(reference, tmp_path):
     assert _digest(out) == _digest(reference)
 
 
-def test_rerun_skips_complete_shards_and_regenerates_damaged_ones(reference, tmp_path):
+def test_rerun_skips_complete_shards_and_regenerates_damaged_ones(reference, tmp_path, monkeypatch):
     out = tmp_path / "d"
     generate_dataset("smoke", out, workers=2, limit=LIMIT, progress=False)
+    # the shards a run wrote are recorded complete with their files' size and time: the rerun reads no footer
+    # but those of a file that changed since (here only touched: still complete after reading its footers)
+    calls = []
+    real = io.shard_status
+    monkeypatch.setattr(io, "shard_status", lambda *a: calls.append(a[1:3]) or real(*a))
+    touched = out / "camera" / "noise-00000.parquet"
+    os.utime(touched, ns=(touched.stat().st_atime_ns, touched.stat().st_mtime_ns + 1000))
     s = generate_dataset("smoke", out, workers=2, limit=LIMIT, progress=False)
     assert s.skipped_shards == 8 and s.written_shards == 0
+    assert calls == [("noise", 0)]
     # truncate one shard, empty another, delete a third's camera file, leave a stale temporary file
     robot0 = out / "robot" / "noise-00000.parquet"
     robot0.write_bytes(robot0.read_bytes()[: robot0.stat().st_size // 2])
