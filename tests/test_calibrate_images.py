@@ -201,3 +201,23 @@ def test_kuka_1_x_from_the_images_is_x_from_the_frozen_corners(kuka_1):
     X_ref = se3.transform_from_pq(np.array(ref["translation"]), np.array([q[3], q[0], q[1], q[2]]))
     rot, tr = se3.pose_error(res.X, X_ref)
     assert rot < 0.02 and tr < 0.2, (rot, tr)
+
+
+def test_a_symmetric_chessboard_is_settled_by_the_hand_motion(rendered, tmp_path, monkeypatch):
+    """An 8x6 board looks the same turned round; this sequence's camera rolls far enough that the top-left numbering
+    flips some views, and the hand's motion must put them back (without it those views are outliers)."""
+    from kinhec.io import load_sequence
+    from kinhec.vision import symmetry
+    from kinhec.vision.render import render_sequence
+
+    out, truth, _ = rendered
+    r = render_sequence(load_sequence(out.parent / "data", "pnp-000000"), tmp_path / "r", target="chessboard:8x6:0.025")
+    res = calibrate(r.hand, images=r.out / "images", target=r.target, intrinsics=r.intrinsics)
+    note = next(n for n in res.notes if "turned by half a turn" in n)
+    turned = res.inputs["images"]["renumbered"]
+    assert turned and ", ".join(turned) in note and not res.outliers, note
+    rot, tr = se3.pose_error(res.X, r.X)
+    assert rot < 0.05 and tr < 0.5, (rot, tr, note)
+    monkeypatch.setattr(symmetry, "resolve_half_turns", lambda T, *a: (np.zeros(len(T), dtype=bool), 0.0))
+    bad = calibrate(r.hand, images=r.out / "images", target=r.target, intrinsics=r.intrinsics)
+    assert bad.inputs["images"]["outliers"] == turned  # the views numbered from the wrong end do not fit

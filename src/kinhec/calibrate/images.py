@@ -117,6 +117,9 @@ def calibrate_images(images, hand, target, *, setup: str | None = None, fmt: str
                          f"{len(files)}{': ' + why if why else ''}")
     obs = observations_from_detections([dets[k] for k in np.flatnonzero(ok)], pr.T_base_ee[used], t, mode=setup)
     names = [files[i].name for i in used]
+    turned_note, turned = None, []
+    if getattr(t, "symmetric", False):
+        obs, turned_note, turned = _settle_half_turns(obs, t, setup, intrinsics, names)
     if save_corners is not None:
         write_corners(save_corners, obs, names)
     res = calibrate_corners(obs, intrinsics=intrinsics, setup=setup, where=f"{folder}")
@@ -136,18 +139,41 @@ def calibrate_images(images, hand, target, *, setup: str | None = None, fmt: str
             "used": [{"image": files[i].name, "pose": pr.source[i]} for i in used],
             "dropped": [{"image": files[i].name, "reason": r} for i, r in dropped.items()],
             "outliers": [files[used[k]].name for k in res.outliers],
+            "renumbered": turned,
         },
     })  # fmt: skip
     res.residuals["t_s"] = used.astype(float)  # the image's position in the folder
+    res.notes = [n for n in res.notes if not n.startswith("views paired by order")]  # said below, with the images
     res.notes[:0] = pr.notes + [f"{used.size} of {len(files)} images used ({t.spec}); "
                                 f"{len(dropped)} dropped" + (f": {', '.join(files[i].name for i in dropped)}" if dropped else "")]
     if len(dropped) > DROPPED_WARN_FRACTION * len(files):
         res.warnings.append(f"{len(dropped)} of {len(files)} images dropped (see inputs.images.dropped)")
-    if getattr(t, "symmetric", False):
-        res.warnings.append(f"the {t.spec} board looks the same turned by half a turn: corner 0 is taken nearest each "
-                            "image's top-left, which is right only while the camera rolls less than 90 deg about the "
-                            "board between views; a board with cols + rows odd has no such ambiguity")
+    if turned_note is not None:
+        res.notes.insert(len(pr.notes) + 1, turned_note)
     return res
+
+
+def _settle_half_turns(obs, board, setup: str, intrinsics, names) -> tuple:
+    """Renumber the views of a half-turn-symmetric chessboard to agree with the hand's motion (:mod:`kinhec.vision.symmetry`)."""
+    from dataclasses import replace
+
+    from kinhec.calibrate.corners import parse_intrinsics
+    from kinhec.intrinsics import calibrate_camera, pack_views
+    from kinhec.vision.symmetry import resolve_half_turns
+
+    k = None if intrinsics is None else parse_intrinsics(intrinsics)
+    try:
+        cam = calibrate_camera(pack_views(obs.points_3d, obs.points_2d), obs.image_size, intrinsics=k)
+    except Exception as exc:  # noqa: BLE001 - the camera calibration proper reports it with its context
+        return obs, (f"the {board.spec} board looks the same turned by half a turn; its views could not be checked "
+                     f"against the hand's motion ({exc}): corner 0 is the one nearest each image's top-left"), []
+    turn, mismatch = resolve_half_turns(cam.T_cam_target, obs.T_base_ee, board, setup)
+    p2 = [uv[::-1].copy() if f else uv for uv, f in zip(obs.points_2d, turn)]
+    which = ", ".join(n for n, f in zip(names, turn) if f) or "none"
+    note = (f"the {board.spec} board looks the same turned by half a turn: {int(turn.sum())} view(s) renumbered from "
+            f"the other end to agree with the hand's motion ({which}; relative-motion angles then agree to "
+            f"{mismatch:.2g} deg, median)")
+    return replace(obs, points_2d=p2), note, [n for n, f in zip(names, turn) if f]
 
 
 def images_summary(result: CalibrationResult) -> list[str]:

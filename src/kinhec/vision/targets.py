@@ -40,7 +40,9 @@ Frames and point ids
     (``cols + rows`` even: the black corner squares sit at both ends of a
     diagonal) has no such mark; corner 0 is then the candidate nearest the
     image's top-left, which stays consistent only while the camera rolls less
-    than 90 degrees about the board's normal between views.
+    than 90 degrees about the board's normal between views, and a calibration
+    from images settles each view with the hand's motion
+    (:mod:`kinhec.vision.symmetry`).
 ``charuco``
     OpenCV's (``cv::aruco::CharucoBoard``): origin at the outer top-left
     corner of the squares, ``x`` right, ``y`` down, ``z`` into the board;
