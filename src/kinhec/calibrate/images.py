@@ -10,6 +10,14 @@ Steps:
 2. **Detection.** The target (:mod:`kinhec.vision.targets`) is found in every
    paired image with sub-pixel corners and per-view checks
    (:mod:`kinhec.vision.detect`); a rejected view is dropped with the reason.
+   Where the detector offers two sub-pixel positions per corner (a
+   chessboard: OpenCV's sector-based detector's and ``cornerSubPix``'s), the
+   folder is calibrated with each and the set whose views agree best with
+   the hand's poses is kept: the robot is the same for both, so the robot
+   error level that the calibration estimates differs only by what the
+   corners add per view (a corner error common to a view, e.g. the sector
+   detector's shift under uneven light, is taken up as that view's robot
+   error, which a plane fit of the view cannot see).
 3. **Calibration.** The accepted views form an observation set (written by
    ``save_corners``, so that a detection can be frozen, e.g. into the
    regression suite), which :func:`kinhec.calibrate.corners.calibrate_corners`
@@ -115,14 +123,25 @@ def calibrate_images(images, hand, target, *, setup: str | None = None, fmt: str
         why = "; ".join(list(dropped.values())[:3])
         raise InputError(f"{where}: expected at least 3 images with the target detected, got {used.size} of "
                          f"{len(files)}{': ' + why if why else ''}")
-    obs = observations_from_detections([dets[k] for k in np.flatnonzero(ok)], pr.T_base_ee[used], t, mode=setup)
+    accepted = [dets[k] for k in np.flatnonzero(ok)]
     names = [files[i].name for i in used]
-    turned_note, turned = None, []
-    if getattr(t, "symmetric", False):
-        obs, turned_note, turned = _settle_half_turns(obs, t, setup, intrinsics, names)
+    runs = {}
+    for method in _methods(accepted):  # every sub-pixel method that all accepted views have
+        obs = observations_from_detections([d.with_method(method) for d in accepted], pr.T_base_ee[used], t, mode=setup)
+        turned_note, turned = None, []
+        if getattr(t, "symmetric", False):
+            obs, turned_note, turned = _settle_half_turns(obs, t, setup, intrinsics, names)
+        res = calibrate_corners(obs, intrinsics=intrinsics, setup=setup, where=f"{folder}")
+        runs[method] = (obs, turned_note, turned, res)
+    method = min(runs, key=lambda m: _robot_level(runs[m][3]))
+    obs, turned_note, turned, res = runs[method]
     if save_corners is not None:
         write_corners(save_corners, obs, names)
-    res = calibrate_corners(obs, intrinsics=intrinsics, setup=setup, where=f"{folder}")
+    if len(runs) > 1:
+        levels = ", ".join(f"{m}: {1e3 * runs[m][3].observability['robot_std_rad_m'][0]:.3g} mrad / "
+                           f"{1e3 * runs[m][3].observability['robot_std_rad_m'][1]:.3g} mm" for m in sorted(runs))
+        res.notes.insert(0, f"corners by {method}, whose views agree best with the hand's poses (the robot error level "
+                            f"each set of corners leaves: {levels})")
     res.where = f"{where} ({used.size} views)"
     res.inputs.update({
         "corners": None if save_corners is None else str(save_corners),
@@ -151,6 +170,23 @@ def calibrate_images(images, hand, target, *, setup: str | None = None, fmt: str
     if turned_note is not None:
         res.notes.insert(len(pr.notes) + 1, turned_note)
     return res
+
+
+def _methods(detections) -> list[str]:
+    """The sub-pixel methods every detection has, the one it uses first."""
+    common = set.intersection(*({d.method} | {a[0] for a in d.alternatives} for d in detections))
+    return [detections[0].method] + sorted(common - {detections[0].method})
+
+
+def _robot_level(result: CalibrationResult) -> float:
+    """``log(rot std) + log(trans std)`` of the robot errors a calibration from corners estimated.
+
+    The robot is the same whichever corners are used, so its estimated error level differs only by what the
+    corners add per view (a shift or tilt of a whole view is taken up by that view's robot-error nuisance):
+    the smaller, the better the views agree with the hand.
+    """
+    rot, trans = result.observability["robot_std_rad_m"]
+    return float(np.log(max(rot, 1e-12)) + np.log(max(trans, 1e-12)))
 
 
 def _settle_half_turns(obs, board, setup: str, intrinsics, names) -> tuple:

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kinhec.intrinsics import _normalisation
+
 __all__ = ["BAD_FRACTION", "BAD_MIN_PX", "MAX_BAD_FRACTION", "FitCheck", "fit_check", "orientation_sign"]
 
 #: A corner whose fit residual exceeds this fraction of the local point spacing in the image is bad.
@@ -76,12 +78,6 @@ class FitCheck:
     @property
     def n_bad(self) -> int:
         return int((~self.good).sum())
-
-
-def _normalisation(p: np.ndarray) -> np.ndarray:
-    c = p.mean(axis=0)
-    k = np.sqrt(2.0) / max(float(np.mean(np.linalg.norm(p - c, axis=1))), 1e-12)
-    return np.array([[k, 0.0, -k * c[0]], [0.0, k, -k * c[1]], [0.0, 0.0, 1.0]])
 
 
 def _homography(xy: np.ndarray, uv: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
