@@ -279,3 +279,15 @@ def test_import_kinhec_does_not_import_opencv():
     code = "import sys, kinhec, kinhec.calibrate, kinhec.vision.targets; print('cv2' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "False"
+
+
+def test_render_refuses_a_sequence_it_cannot_draw(tmp_path):
+    from kinhec.vision.render import render_sequence
+
+    recipe = dict(sequence_id="temporal-000000", seed=3, robot="ur5e", configuration="eye_in_hand",
+                  family="joint_waypoints", sampling_mode="continuous", sync="async", duration_s=3.0, n_stations=4,
+                  camera="vga")  # fmt: skip
+    with pytest.raises(InputError, match="temporal-000000: expected a synchronous sequence"):
+        render_sequence(recipe, tmp_path)
+    with pytest.raises(InputError, match="supersample"):
+        RenderSettings(supersample=0)

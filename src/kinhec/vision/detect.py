@@ -21,7 +21,7 @@ from kinhec.errors import InputError
 from kinhec.observations import ObservationSet
 from kinhec.vision._cv import require_cv2
 from kinhec.vision.detection import Detection
-from kinhec.vision.targets import AprilGrid, Charuco, Chessboard, Target, parse_target
+from kinhec.vision.targets import AprilGrid, Charuco, Chessboard, parse_target
 
 __all__ = ["IMAGE_SUFFIXES", "read_gray", "detect", "detect_images", "one_method", "observations_from_detections"]
 

@@ -46,7 +46,7 @@ are kept.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable
@@ -391,7 +391,6 @@ class RenderedSequence:
     Y: np.ndarray
     intrinsics: np.ndarray
     n_written: int = 0
-    extra: dict = field(default_factory=dict)
 
     def calibrate_command(self) -> str:
         """The ``kinhec calibrate`` command line that calibrates from these images."""
@@ -457,8 +456,8 @@ def _source(source):
 
 
 def _hand_text(T: np.ndarray, sid: str) -> str:
-    head = (f"# {sid}: T_base_ee as measured at each camera frame, a row-major 4x4 per line [m]; line k pairs with "
-            "image k\n")
+    head = (f"# {sid}: T_base_ee as measured at each camera frame, a row-major 4x4 per line [m]; the k-th pose "
+            "goes with the k-th image\n")
     return head + "".join(" ".join(f"{v:.12g}" for v in row) + "\n" for row in T.reshape(-1, 16))
 
 
@@ -554,6 +553,8 @@ def render_sequence(source, out, *, target=None, settings: RenderSettings = Rend
             else:
                 img = np.full((size[1], size[0]), 64, dtype=np.uint8)
             good, buf = cv2.imencode(".png", img)
+            if not good:
+                raise InputError(f"{p}: OpenCV could not encode the image as PNG")
             atomic_write(p, lambda tmp, b=buf: tmp.write_bytes(b.tobytes()))
             written += 1
         if progress is not None:
