@@ -620,10 +620,20 @@ def _detection_progress():
 @click.option("--dataset", default=None, type=click.Path(file_okay=False), help="kinhec dataset folder (with --sequence).")
 @click.option("--sequence", default=None, help="Sequence id of --dataset.")
 @click.option("--force", is_flag=True, help="Accept suspicious directions/units and an undetermined X (exit 0).")
+@click.option("--bag", default=None, metavar="FILE",
+              help="ROS 1 .bag, ROS 2 .db3/.mcap or bag folder; streams named by --hand-tf/--hand-topic, --eye-tf/--eye-topic.")
+@click.option("--hand-tf", default=None, metavar="BASE:EE", help="Hand as a tf frame pair of --bag (e.g. base_link:tool0).")
+@click.option("--eye-tf", multiple=True, metavar="CAMERA:TARGET",
+              help="Eye as a tf frame pair of --bag (e.g. camera_optical:target; repeatable for a rig).")
+@click.option("--hand-topic", default=None, metavar="TOPIC",
+              help="Hand as a topic of --bag (PoseStamped, PoseWithCovarianceStamped, TransformStamped, Odometry).")
+@click.option("--eye-topic", multiple=True, metavar="TOPIC", help="Eye as a pose topic of --bag (repeatable for a rig).")
+@click.option("--launch", "launch_out", default=None, type=click.Path(dir_okay=False), metavar="OUT",
+              help="Write a ROS 2 launch file (Python) publishing the result as static transforms.")
 @click.pass_context
 def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corners, intrinsics, fmt, hand_pose,
               eye_pose, units, offset, scale, solver, json_out, yaml_out, figure_out, report_out, dataset, sequence,
-              force):
+              force, bag, hand_tf, eye_tf, hand_topic, eye_topic, launch_out):
     """Calibrate your own recordings: X (and Y), clock offset, scale, their uncertainty and a verdict.
 
     Exit status 0 on success, 2 on bad input or when the motion does not determine X (unless --force).
@@ -633,9 +643,13 @@ def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corn
     if fmt == "kinhec" and dataset is None and hand is not None:  # --format kinhec --hand DATASET --eye SEQUENCE
         dataset, sequence, hand, eye = hand, (eye[0] if eye else sequence), None, ()
     try:
+        if bag is not None or hand_tf or eye_tf or hand_topic or eye_topic:
+            from kinhec.calibrate.bags import cli_streams
+
+            hand, eye = cli_streams(bag, hand, eye, hand_tf, eye_tf, hand_topic, eye_topic)
         res = run(hand, eye, setup=setup, fmt=None if fmt == "kinhec" else fmt, hand_pose=hand_pose,
                   eye_pose=eye_pose, units=units, offset=offset, scale=scale, solver=solver, force=force,
-                  dataset=dataset, sequence=sequence, corners=corners, intrinsics=intrinsics, images=images,
+                  dataset=dataset, sequence=sequence, corners=corners, intrinsics=intrinsics, bag=bag, images=images,
                   target=target, pairing=pairing, save_corners=save_corners,
                   progress=_detection_progress() if images else None)  # fmt: skip
     except (KinhecError, OSError) as exc:
@@ -645,7 +659,7 @@ def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corn
         msg = str(exc.strerror or exc) if isinstance(exc, OSError) else str(exc)
         click.echo(f"kinhec calibrate: error: {where}{' '.join(msg.split())}", err=True)
         ctx.exit(2)
-    from kinhec.calibrate.output import ros_static_transform, urdf_origin
+    from kinhec.calibrate.output import ros2_launch, ros_static_transform, ros_transforms, urdf_origin
 
     np_fmt = lambda v: " ".join(f"{x: .6f}" for x in v)  # noqa: E731
     click.echo(f"{res.X_name} (X):")
@@ -672,8 +686,14 @@ def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corn
             s = res.rig.cam_T_cam_std[k]
             click.echo(f"{k}: t_m {np_fmt(T[:3, 3])}  std rot_deg {np_fmt(180 / 3.141592653589793 * s[:3])} "
                        f"trans_mm {np_fmt(1000 * s[3:])}")
-    click.echo(ros_static_transform(res.X, *res.X_name.split("_", 2)[1:]))
-    click.echo(urdf_origin(res.X))
+    if res.inputs.get("frames"):
+        fr = res.inputs["frames"]
+        click.echo(f"frames of the recording: X {' -> '.join(fr['X'])}, Y {' -> '.join(fr['Y'])}")
+    for e in (e for e in ros_transforms(res) if e["publish"]):  # the sensor's mount, in the recording's frames
+        if e["note"]:
+            click.echo(f"{e['label']}: {e['note']}")
+        click.echo(ros_static_transform(e["T"], e["parent"], e["child"]))
+        click.echo(urdf_origin(e["T"]))
     for w in res.warnings:
         click.echo(f"warning: {w}")
     click.echo(res.verdict)
@@ -684,6 +704,9 @@ def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corn
         click.echo(f"written: {yaml_out}")
     if figure_out:
         click.echo(f"written: {res.figure(figure_out)}")
+    if launch_out:
+        Path(launch_out).write_text(ros2_launch(res), encoding="utf-8")
+        click.echo(f"written: {launch_out}")
     if report_out:
         from kinhec.report import write_calibration_report
 
@@ -697,6 +720,56 @@ def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corn
         click.echo(f"kinhec calibrate: error: {res.where}: X is not determined by this motion: {why}; "
                    "--force to accept it", err=True)
         ctx.exit(2)
+
+
+# --------------------------------------------------------------------------- #
+# plan-poses: which poses to record (docs/planner.md)
+# --------------------------------------------------------------------------- #
+@main.command("plan-poses")
+@click.option("--robot", required=True, help="Arm model (kinhec info lists them).")
+@click.option("--setup", required=True, type=click.Choice(["eye_in_hand", "eye_to_hand"]))
+@click.option("--camera", required=True, help="Camera preset (vga, hd, fhd, industrial_5mp).")
+@click.option("--target", required=True, help="Target preset (eye-to-hand: the marker on the flange).")
+@click.option("--X-guess", "x_guess", required=True, metavar="x,y,z,qx,qy,qz,qw",
+              help="Guess of X: T_ee_cam (eye-in-hand) or T_ee_marker (eye-to-hand) [m].")
+@click.option("--Y-guess", "y_guess", required=True, metavar="x,y,z,qx,qy,qz,qw",
+              help="Guess of Y: T_base_world (the board, eye-in-hand) or T_base_cam (eye-to-hand) [m].")
+@click.option("--n", "n", required=True, type=int, help="Poses to plan.")
+@click.option("--taken", type=click.Path(exists=True, dir_okay=False), help="CSV of the poses already recorded.")
+@click.option("--stop-std-mm", type=float, help="Stop once the predicted RMS translation error of X is below this.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random draw.")
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="CSV to write (the JSON goes beside it).")
+@click.option("--camera-noise", default="pnp", show_default=True, help="pnp, or a camera level c0..c5.")
+@click.option("--pixel-std", type=float, default=0.5, show_default=True, help="Pixel noise [px] of --camera-noise pnp.")
+@click.option("--robot-noise", default="r1", show_default=True, help="Robot level r0..r4.")
+@click.option("--criterion", type=click.Choice(["trace", "max_eig"]), default="trace", show_default=True)
+@click.option("--guess-tolerance", metavar="MM,DEG", help="Keep the target in view if the guesses are this far off.")
+@click.option("--figure", "figure_out", type=click.Path(dir_okay=False), help="Also draw the plan (PNG).")
+def plan_poses_cmd(robot, setup, camera, target, x_guess, y_guess, n, taken, stop_std_mm, seed, out, camera_noise,
+                   pixel_std, robot_noise, criterion, guess_tolerance, figure_out):  # fmt: skip
+    """Plan the poses to record: reachable, target in view, minimising the predicted error of X."""
+    from kinhec.planner import PlanLimits, noise_model, plan_poses
+    from kinhec.planner.plan import parse_tolerance
+
+    noise = noise_model(camera_noise, robot_noise, pixel_std=pixel_std)
+    tol_mm, tol_deg = parse_tolerance(guess_tolerance) if guess_tolerance else (0.0, 0.0)
+    limits = PlanLimits(guess_tolerance_mm=tol_mm, guess_tolerance_deg=tol_deg)
+    plan = plan_poses(robot, setup, camera, target, x_guess, y_guess, n, taken=taken, stop_std_mm=stop_std_mm,
+                      seed=seed, noise=noise, criterion=criterion, limits=limits)  # fmt: skip
+    for w in plan.details["warnings"]:
+        click.echo(f"warning: {w}")
+    d = plan.to_dict()
+    fmt = lambda v: "undetermined" if v is None else f"{v:.3f} mm"  # noqa: E731
+    click.echo(f"{len(plan)} poses planned ({d['stopped_by']}), path {d['path_time_s']:.1f} s at full joint speed")
+    if d["n_taken"]:
+        click.echo(f"taken poses: {d['n_taken_counted']} of {d['n_taken']} counted, predicted sigma {fmt(d['sigma_taken_mm'])}")
+    for k, (s, r) in enumerate(zip(d["sigma_mm"], d["random_sigma_mm"]), start=1):
+        click.echo(f"  pose {k:3d}: predicted sigma of X translation {fmt(s):>14s}   (random poses {fmt(r)})")
+    csv_path, json_path = plan.write(out)
+    click.echo(f"written: {csv_path}")
+    click.echo(f"written: {json_path}")
+    if figure_out:
+        click.echo(f"written: {plan.figure(figure_out)}")
 
 
 # --------------------------------------------------------------------------- #

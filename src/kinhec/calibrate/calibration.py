@@ -276,7 +276,7 @@ def _compose_std(X1, C1, X2, C2):
 def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = None, hand_pose: str | None = None,
               eye_pose: str | None = None, units: str | None = None, offset="auto", scale: bool = False,
               solver: str | None = None, force: bool = False, dataset=None, sequence: str | None = None,
-              max_offset_s: float = MAX_OFFSET_S, corners=None, intrinsics=None, images=None, target=None,
+              max_offset_s: float = MAX_OFFSET_S, corners=None, intrinsics=None, bag=None, images=None, target=None,
               pairing: str = "auto", save_corners=None, progress=None) -> CalibrationResult:
     """Calibrate ``X`` (and ``Y``) from a hand pose file and one or more eye pose files, or from corners or images.
 
@@ -331,6 +331,11 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         ``corners`` (:mod:`kinhec.calibrate.images`); ``save_corners`` writes
         them as an observation file; ``progress(done, total, detection)`` is
         called after each image.
+    bag : str or Path, optional
+        A ROS 1 ``.bag``, ROS 2 ``.db3`` / ``.mcap`` or ROS 2 bag folder; ``hand``
+        and ``eye`` then name its streams: a tf frame pair ``BASE:EE`` /
+        ``CAMERA:TARGET`` or a pose topic (:mod:`kinhec.calibrate.bags`).  The
+        result's ``inputs["frames"]`` names ``X`` and ``Y`` after the bag's frames.
 
     Returns
     -------
@@ -344,7 +349,8 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         motion that determines no ``X`` at all.
     """
     if images is not None or target is not None:
-        given = [n for n, v in (("eye", eye), ("dataset", dataset), ("corners", corners)) if v not in (None, (), [])]
+        given = [n for n, v in (("eye", eye), ("dataset", dataset), ("corners", corners), ("bag", bag))
+                 if v not in (None, (), [])]
         if images is None or given:
             raise InputError(f"images: expected --images DIR with --hand FILE and --target SPEC, got "
                              f"{'no images' if images is None else ', '.join(given)}")
@@ -381,6 +387,12 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         hand_pose, eye_pose, units_hand, units_eye = "base_T_ee", "cam_T_target", "m", "m"
         fmt = "kinhec"
     else:
+        if bag is not None:
+            from kinhec.calibrate.bags import read_bag
+
+            if fmt is not None:
+                raise InputError(f"format: a bag's streams carry their own format, got --format {fmt} with a bag")
+            hand, eye = read_bag(bag, hand, eye)
         eye_specs = [eye] if isinstance(eye, (str, Path)) else list(eye)
         if not eye_specs:
             raise InputError("eye: expected at least one eye pose file (--eye), got none")
@@ -411,6 +423,10 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         res = _one(hand_s, A, eyes[0], eye_pose, units_eye, setup, offset=offset, scale=scale, solver=solver,
                    force=force, max_offset_s=max_offset_s)
         res.inputs = inputs
+        if bag is not None:
+            from kinhec.calibrate.bags import frame_names
+
+            res.inputs["frames"] = frame_names(setup, hand_s, eyes[0], hand_pose, eye_pose)
         return res
     per = {}
     for e in eyes:
@@ -418,6 +434,10 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
                  force=force, max_offset_s=max_offset_s)
         r.inputs = dict(inputs, eye=[e.path])
         per[e.name] = r
+    if bag is not None:
+        from kinhec.calibrate.bags import frame_names
+
+        inputs["camera_frames"] = {e.name: frame_names("rig", hand_s, e, hand_pose, eye_pose) for e in eyes}
     if reference_camera:
         for k, r in per.items():
             r.X_name = f"T_{hand_s.name}_{k}"
