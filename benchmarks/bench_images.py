@@ -121,6 +121,24 @@ def run_one(out: Path, sid: str, rec: dict, target, settings: RenderSettings) ->
     return row
 
 
+def summarise(rows: list) -> None:
+    """Medians over the sequences and the ratios of the images' X errors to the references'."""
+    ei, ee, en = (np.array([r[k] for r in rows]) for k in ("images", "exact", "exact+noise"))
+    for name, e in (("images", ei), ("exact", ee), ("exact+noise", en)):
+        print(f"median X error {name:12s}: {np.median(e[:, 0]):.4f} deg, {np.median(e[:, 1]):.3f} mm")
+    for label, ref in (("exact", ee), ("exact+noise", en)):
+        print(f"images / {label:12s}: ratio of medians {np.median(ei[:, 0]) / np.median(ref[:, 0]):.2f} (rot), "
+              f"{np.median(ei[:, 1]) / np.median(ref[:, 1]):.2f} (trans); median of ratios "
+              f"{np.median(ei[:, 0] / ref[:, 0]):.2f} (rot), {np.median(ei[:, 1] / ref[:, 1]):.2f} (trans)")
+    for setup in ("eye_in_hand", "eye_to_hand"):
+        sel = [r for r in rows if r["setup"] == setup]
+        a_, b_, c_ = (np.array([r[k] for r in sel]) for k in ("images", "exact", "exact+noise"))
+        print(f"{setup} ({len(sel)}): images / exact ratio of medians {np.median(a_[:, 0]) / np.median(b_[:, 0]):.2f} "
+              f"(rot), {np.median(a_[:, 1]) / np.median(b_[:, 1]):.2f} (trans); images / exact+noise "
+              f"{np.median(a_[:, 0]) / np.median(c_[:, 0]):.2f} (rot), {np.median(a_[:, 1]) / np.median(c_[:, 1]):.2f} "
+              f"(trans); corner error median {np.median([r['corner_rms_px'] for r in sel]):.3f} px")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=None, help="Folder of the rendered sequences (default: a temporary one).")
@@ -150,20 +168,8 @@ def main(argv=None) -> int:
     failed = [r["id"] for r in rows if "error" in r]
     print(f"\n{len(rows)} sequences in {out}; {len(rows) - len(failed)} calibrated from the images"
           + (f", failed: {', '.join(failed)} (left out of the medians below)" if failed else ""))
-    for name in ("images", "exact", "exact+noise"):
-        e = np.array([r[name] for r in rows])
-        print(f"median X error {name:12s}: {np.nanmedian(e[:, 0]):.4f} deg, {np.nanmedian(e[:, 1]):.3f} mm")
-    ei, ee, en = (np.array([r[k] for r in rows]) for k in ("images", "exact", "exact+noise"))
-    for label, ref in (("exact", ee), ("exact+noise", en)):
-        print(f"images / {label:12s}: ratio of medians {np.nanmedian(ei[:, 0]) / np.nanmedian(ref[:, 0]):.2f} (rot), "
-              f"{np.nanmedian(ei[:, 1]) / np.nanmedian(ref[:, 1]):.2f} (trans); median of ratios "
-              f"{np.nanmedian(ei[:, 0] / ref[:, 0]):.2f} (rot), {np.nanmedian(ei[:, 1] / ref[:, 1]):.2f} (trans)")
-    for setup in ("eye_in_hand", "eye_to_hand"):
-        sel = [r for r in rows if r["setup"] == setup]
-        a_, b_ = np.array([r["images"] for r in sel]), np.array([r["exact"] for r in sel])
-        print(f"{setup}: images / exact ratio of medians {np.nanmedian(a_[:, 0]) / np.nanmedian(b_[:, 0]):.2f} (rot), "
-              f"{np.nanmedian(a_[:, 1]) / np.nanmedian(b_[:, 1]):.2f} (trans); corner error median "
-              f"{np.nanmedian([r['corner_rms_px'] for r in sel]):.3f} px")
+    (out / "results.json").write_text(json.dumps(rows, indent=1, default=float))
+    summarise([r for r in rows if "error" not in r])
     return 0
 
 

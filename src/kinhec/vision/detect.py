@@ -30,19 +30,17 @@ IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".pgm", ".pp
 
 
 def read_gray(path) -> np.ndarray:
-    """An image file as an 8-bit grey array ``(H, W)`` (16-bit images are scaled down; colour is converted)."""
+    """An image file as an 8-bit grey array ``(H, W)``, read as ``cv2.imread(path, cv2.IMREAD_GRAYSCALE)`` reads it.
+
+    (OpenCV's own grey conversion, so that corners agree with what OpenCV finds in the same file; colour is
+    converted, 16-bit images are scaled to 8 bits.)
+    """
     cv2 = require_cv2()
     path = Path(path)
-    img = cv2.imread(str(path), cv2.IMREAD_UNCHANGED)
+    img = cv2.imread(str(path), cv2.IMREAD_GRAYSCALE)
     if img is None:
         what = "no such file" if not path.exists() else "a file OpenCV cannot read as an image"
         raise InputError(f"{path}: expected an image, got {what}")
-    if img.ndim == 3:
-        img = cv2.cvtColor(img, cv2.COLOR_BGRA2GRAY if img.shape[2] == 4 else cv2.COLOR_BGR2GRAY)
-    if img.dtype == np.uint16:
-        img = (img >> 8).astype(np.uint8)
-    elif img.dtype != np.uint8:
-        raise InputError(f"{path}: expected an 8- or 16-bit image, got {img.dtype}")
     return img
 
 
