@@ -414,6 +414,40 @@ def export(data, sequence_id, fmt, out):
 
 
 @main.command()
+@click.argument("data", type=click.Path(exists=True, file_okay=False))
+@click.option("--sequence", "sequence_id", required=True, metavar="ID", help="Sequence to render (synchronous, with a target).")
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="Output folder (resumed if present).")
+@click.option("--target", default=None, metavar="SPEC",
+              help="Printed target to draw (default: the one standing for the sequence's target preset).")
+@click.option("--blur", "blur_px", type=float, default=0.7, show_default=True, help="Defocus blur sigma [px].")
+@click.option("--noise", "noise_dn", type=float, default=2.0, show_default=True, help="Sensor noise at mid grey [grey levels].")
+@click.option("--lighting", type=float, default=0.3, show_default=True, help="Uneven lighting, relative amplitude.")
+@click.option("--motion-blur", "motion_blur_px", type=float, default=0.0, show_default=True, help="Motion blur length [px].")
+@click.option("--distortion", default=None, metavar="k1,k2,p1,p2[,k3]", help="Lens distortion to render (default none).")
+@click.option("--supersample", type=int, default=4, show_default=True, help="Samples per pixel along each axis.")
+@click.option("--seed", type=int, default=None, help="Seed of the degradations (default: the sequence's).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress.")
+def render(data, sequence_id, out, target, blur_px, noise_dn, lighting, motion_blur_px, distortion, supersample, seed,
+           quiet):
+    """Render a sequence's camera frames as images, with the hand file and the truth for kinhec calibrate --images."""
+    from kinhec.calibrate.corners import parse_intrinsics
+    from kinhec.io import load_sequence
+    from kinhec.vision.render import RenderSettings, render_sequence
+
+    dist = (0.0,) * 5 if distortion is None else tuple(parse_intrinsics(f"1,1,0,0,{distortion}")[4:])
+    settings = RenderSettings(blur_px=blur_px, noise_dn=noise_dn, lighting=lighting, motion_blur_px=motion_blur_px,
+                              supersample=supersample, distortion=dist)
+    show = None if quiet or not sys.stderr.isatty() else (
+        lambda i, n: click.echo(f"\rrendering {i}/{n}\x1b[K" + ("\n" if i == n else ""), nl=False, err=True))
+    r = render_sequence(load_sequence(data, sequence_id), out, target=target, settings=settings, seed=seed,
+                        progress=show)
+    click.echo(f"{len(r.images)} images in {r.out / 'images'} ({r.n_written} rendered now), target {r.target.spec}")
+    click.echo(f"hand poses: {r.hand}")
+    click.echo(f"truth: {r.truth}" + (f"; exact corners: {r.exact}" if r.exact else ""))
+    click.echo(f"calibrate with: {r.calibrate_command()}")
+
+
+@main.command()
 @click.option("--root", "root", type=click.Path(exists=True, file_okay=False), default=None,
               help="Project root (default: the kinhec checkout around the current folder, else the current folder).")
 @click.option("--dry-run", "-n", is_flag=True, help="List what would be removed; remove nothing.")
@@ -529,6 +563,19 @@ def visualize(data, out, sequences, workers, quiet):
     con.print(f"{len(paths)} figure(s) in {Path(paths[0]).parent if paths else out or Path(data) / 'figures'}")
 
 
+def _detection_progress():
+    """``progress(done, total, detection)`` that rewrites one line on a terminal's stderr (nothing otherwise)."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done, total, det):
+        end = "\n" if done == total else ""
+        click.echo(f"\rdetecting {done}/{total}: {det.image} {'ok' if det.ok else 'dropped'}\x1b[K{end}", nl=False,
+                   err=True)
+
+    return show
+
+
 @main.command()
 @click.option("--hand", "hand", default=None, metavar="FILE",
               help="Hand poses: robot flange in the base, or a mocap body in the mocap world.")
@@ -539,8 +586,18 @@ def visualize(data, out, sequences, workers, quiet):
 @click.option("--corners", default=None, type=click.Path(dir_okay=False), metavar="FILE",
               help="Observation JSON of detected target corners with the robot pose of each view, instead of "
                    "--hand/--eye: the camera from the corners, X and Y from their pixels.")
+@click.option("--images", default=None, type=click.Path(file_okay=False), metavar="DIR",
+              help="Folder of images of the target, instead of --eye: detected, paired with --hand (needs --target).")
+@click.option("--target", default=None, metavar="SPEC",
+              help="With --images: chessboard:COLSxROWS:SQUARE_M, charuco:SXxSY:SQUARE_M:MARKER_M:DICT, "
+                   "aprilgrid:COLSxROWS:TAG_M:SPACING or a Kalibr target YAML.")
+@click.option("--pairing", default="auto", show_default=True, metavar="auto|order|stamp|MAP.csv",
+              help="With --images: pair the images (sorted by name) with the hand poses by order, by the stamps in "
+                   "their names, or by a CSV map (image, pose or t).")
+@click.option("--save-corners", default=None, type=click.Path(dir_okay=False), metavar="FILE",
+              help="With --images: write the detected corners as an observation JSON (the input of --corners).")
 @click.option("--intrinsics", default=None, metavar="fx,fy,cx,cy[,k1,k2,p1,p2[,k3]]",
-              help="With --corners: known intrinsics [px] (default: estimated from the views).")
+              help="With --corners or --images: known intrinsics [px] (default: estimated from the views).")
 @click.option("--format", "fmt", type=click.Choice(["tum", "eth", "csv", "rwhe", "tabb", "kinhec", "observations", "rig"]),
               default=None, help="File format (default: guessed from the file).")
 @click.option("--hand-pose", type=click.Choice(["base_T_ee", "ee_T_base"]), default=None,
@@ -574,9 +631,9 @@ def visualize(data, out, sequences, workers, quiet):
 @click.option("--launch", "launch_out", default=None, type=click.Path(dir_okay=False), metavar="OUT",
               help="Write a ROS 2 launch file (Python) publishing the result as static transforms.")
 @click.pass_context
-def calibrate(ctx, hand, eye, setup, corners, intrinsics, fmt, hand_pose, eye_pose, units, offset, scale, solver,
-              json_out, yaml_out, figure_out, report_out, dataset, sequence, force, bag, hand_tf, eye_tf, hand_topic,
-              eye_topic, launch_out):
+def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corners, intrinsics, fmt, hand_pose,
+              eye_pose, units, offset, scale, solver, json_out, yaml_out, figure_out, report_out, dataset, sequence,
+              force, bag, hand_tf, eye_tf, hand_topic, eye_topic, launch_out):
     """Calibrate your own recordings: X (and Y), clock offset, scale, their uncertainty and a verdict.
 
     Exit status 0 on success, 2 on bad input or when the motion does not determine X (unless --force).
@@ -592,7 +649,9 @@ def calibrate(ctx, hand, eye, setup, corners, intrinsics, fmt, hand_pose, eye_po
             hand, eye = cli_streams(bag, hand, eye, hand_tf, eye_tf, hand_topic, eye_topic)
         res = run(hand, eye, setup=setup, fmt=None if fmt == "kinhec" else fmt, hand_pose=hand_pose,
                   eye_pose=eye_pose, units=units, offset=offset, scale=scale, solver=solver, force=force,
-                  dataset=dataset, sequence=sequence, corners=corners, intrinsics=intrinsics, bag=bag)  # fmt: skip
+                  dataset=dataset, sequence=sequence, corners=corners, intrinsics=intrinsics, bag=bag, images=images,
+                  target=target, pairing=pairing, save_corners=save_corners,
+                  progress=_detection_progress() if images else None)  # fmt: skip
     except (KinhecError, OSError) as exc:
         if ctx.obj and ctx.obj.get("debug"):
             raise
@@ -617,6 +676,11 @@ def calibrate(ctx, hand, eye, setup, corners, intrinsics, fmt, hand_pose, eye_po
     if res.scale is not None:
         click.echo(f"scale: {res.scale:.6f} +- {res.scale_std:.6f}")
     click.echo(f"pairs: {res.n_pairs}, outliers: {len(res.outliers)}; initial solver {res.init_solver}")
+    if "images" in res.inputs:
+        from kinhec.calibrate.images import images_summary
+
+        for line in images_summary(res):
+            click.echo(line)
     if res.rig is not None:
         for k, T in res.rig.cam_T_cam.items():
             s = res.rig.cam_T_cam_std[k]

@@ -276,8 +276,9 @@ def _compose_std(X1, C1, X2, C2):
 def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = None, hand_pose: str | None = None,
               eye_pose: str | None = None, units: str | None = None, offset="auto", scale: bool = False,
               solver: str | None = None, force: bool = False, dataset=None, sequence: str | None = None,
-              max_offset_s: float = MAX_OFFSET_S, corners=None, intrinsics=None, bag=None) -> CalibrationResult:
-    """Calibrate ``X`` (and ``Y``) from a hand pose file and one or more eye pose files, or from corners.
+              max_offset_s: float = MAX_OFFSET_S, corners=None, intrinsics=None, bag=None, images=None, target=None,
+              pairing: str = "auto", save_corners=None, progress=None) -> CalibrationResult:
+    """Calibrate ``X`` (and ``Y``) from a hand pose file and one or more eye pose files, or from corners or images.
 
     Parameters
     ----------
@@ -320,8 +321,16 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         the corners and ``X``, ``Y`` from their pixels with the robot's pose
         errors marginalised (:mod:`kinhec.calibrate.corners`).
     intrinsics : str or array_like, optional
-        With ``corners``: known ``fx, fy, cx, cy[, k1, k2, p1, p2[, k3]]`` [px]
+        With ``corners`` or ``images``: known ``fx, fy, cx, cy[, k1, k2, p1, p2[, k3]]`` [px]
         (default: estimated from the views).
+    images, target, pairing, save_corners : optional
+        A folder of images with the ``hand`` file and the target's spec, in
+        place of ``eye``: the target is detected in every image, the images
+        are paired with the hand poses (``pairing``: ``"auto"``, ``"order"``,
+        ``"stamp"`` or a CSV map), and the corners are calibrated as with
+        ``corners`` (:mod:`kinhec.calibrate.images`); ``save_corners`` writes
+        them as an observation file; ``progress(done, total, detection)`` is
+        called after each image.
     bag : str or Path, optional
         A ROS 1 ``.bag``, ROS 2 ``.db3`` / ``.mcap`` or ROS 2 bag folder; ``hand``
         and ``eye`` then name its streams: a tf frame pair ``BASE:EE`` /
@@ -339,6 +348,16 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         (unless ``force``), fewer than 3 pairs, streams that do not overlap,
         motion that determines no ``X`` at all.
     """
+    if images is not None or target is not None:
+        given = [n for n, v in (("eye", eye), ("dataset", dataset), ("corners", corners), ("bag", bag))
+                 if v not in (None, (), [])]
+        if images is None or given:
+            raise InputError(f"images: expected --images DIR with --hand FILE and --target SPEC, got "
+                             f"{'no images' if images is None else ', '.join(given)}")
+        from kinhec.calibrate.images import calibrate_images
+
+        return calibrate_images(images, hand, target, setup=setup, fmt=fmt, hand_pose=hand_pose, units=units,
+                                pairing=pairing, intrinsics=intrinsics, save_corners=save_corners, progress=progress)
     if corners is not None:
         given = [n for n, v in (("hand", hand), ("eye", eye), ("dataset", dataset)) if v not in (None, (), [])]
         if given:
