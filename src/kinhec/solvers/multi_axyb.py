@@ -520,8 +520,10 @@ class MultiAxybResult:
         return self.cov[s, s]
 
     def std(self, kind: str, key) -> np.ndarray:
-        """Standard deviations (6,): rotation [rad] then translation [m]."""
-        return np.sqrt(np.maximum(np.diag(self.cov_of(kind, key)), 0.0))
+        """Standard deviations (6,): rotation [rad] (right perturbation), then translation [m] in the parent
+        frame (the spread of the translation column itself, as :mod:`kinhec.calibrate` reports it)."""
+        T = self.X[key] if kind == "X" else self.Y[key]
+        return _parent_std(T, self.cov_of(kind, key))
 
     @property
     def X_std(self) -> dict:
@@ -545,6 +547,13 @@ class MultiAxybResult:
         J[:, 6:] = np.eye(6)
         idx = np.r_[np.arange(sa.start, sa.stop), np.arange(sb.start, sb.stop)]
         return Z, J @ self.cov[np.ix_(idx, idx)] @ J.T
+
+
+def _parent_std(T: np.ndarray, cov: np.ndarray) -> np.ndarray:
+    """Standard deviations of ``(omega, d)`` with ``T exp(omega, v)``: ``d = R v`` (the translation's own change)."""
+    D = np.eye(6)
+    D[3:, 3:] = T[:3, :3]
+    return np.sqrt(np.maximum(np.diag(D @ cov @ D.T), 0.0))
 
 
 # --------------------------------------------------------------------------- #
