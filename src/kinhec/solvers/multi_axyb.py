@@ -80,6 +80,9 @@ _LM_MAX_ITER = 50
 #: Median and 99.9 % quantile of chi2 with 3 degrees of freedom (the reference problem's rotation gate).
 _CHI2_3_MEDIAN = 2.365974
 _CHI2_3_GATE = 16.2662
+#: Smallest rotation variance of the reference problem [rad^2] (1 microradian: exact data stay in round-off
+#: range of the eigenvalue computations).
+_REF_VAR_FLOOR = 1e-12
 #: Unknown blocks: a direction of the information below this relative eigenvalue counts as undetermined.
 UNIDENTIFIED_TOL = 1e-10
 
@@ -178,6 +181,11 @@ def graph_data(pairs, configuration: str | None = None, scale=False) -> GraphDat
         As.append(A)
         Bs.append(B)
     _check_connected(x_ids, y_ids, edges)
+    for ids in (x_ids, y_ids):
+        try:
+            ids.sort()
+        except TypeError:  # ids of mixed types keep their order of appearance
+            pass
     A = np.concatenate(As)
     B = np.concatenate(Bs)
     if configuration is None:
@@ -434,19 +442,19 @@ def _reference_problem(d: GraphData, X, Y, ls) -> ct.RotationProblem:
 
     At the certified (robustly reweighted) start: the per-axis rotation variance ``sigma_c^2`` of every
     camera from the median of its pairs' squared residual angles (``median chi2(3) = 2.366``), pooled over
-    all pairs for a camera with fewer than 4; the pairs whose ``|w|^2 / sigma_c^2`` passes the 99.9 % gate
+    all pairs for a camera with fewer than 4, at least :data:`_REF_VAR_FLOOR` (exact data); the pairs whose ``|w|^2 / sigma_c^2`` passes the 99.9 % gate
     of chi2(3); weights ``1 / (2 sigma_c^2)``.  It does not depend on the estimate being certified, so an
     estimate that gates pairs out or fits odd noise levels cannot make its own certificate easier.
     """
     Ci = _inverse_prediction(d, X, Y)
     s = _scales(d, ls)
     a2 = np.sum(_residuals(d, Ci, d.C, s, s)[:, :3] ** 2, axis=1)
-    pooled = max(float(np.median(a2)) / _CHI2_3_MEDIAN, 1e-30)
+    pooled = max(float(np.median(a2)) / _CHI2_3_MEDIAN, _REF_VAR_FLOOR)
     var = np.full(d.n, pooled)
     for g in range(len(d.cameras)):
         m = d.group == g
         if m.sum() >= 4:
-            var[m] = max(float(np.median(a2[m])) / _CHI2_3_MEDIAN, 1e-30)
+            var[m] = max(float(np.median(a2[m])) / _CHI2_3_MEDIAN, _REF_VAR_FLOOR)
     w = np.where(a2 / var <= _CHI2_3_GATE, 0.5 / var, 0.0)
     return _rotation_problem(d, w)
 
