@@ -113,7 +113,7 @@ def test_noise_free_recovery(kw):
 
 def test_joint_beats_each_pair_alone_and_meets_the_bound():
     """A sparse scene with few pairs per edge: the joint errors sit at the joint bound, well below per-edge fits."""
-    from kinhec.solvers import he_ml
+    from kinhec.solvers.he_ml import he_ml
 
     ratio_joint, ratio_pair = [], []
     for sid in range(3):
@@ -125,7 +125,7 @@ def test_joint_beats_each_pair_alone_and_meets_the_bound():
                 est = res.X[k] if kind == "X" else res.Y[k]
                 ratio_joint.append(se3.pose_error(est, T[k])[1] / b.median[f"{kind}:{k}"][1])
         for (x, y), (A, B) in sc.pairs.items():
-            r = he_ml.he_ml(A, B, configuration=sc.configuration, robust=False, scale=False)
+            r = he_ml(A, B, configuration=sc.configuration, robust=False, scale=False)
             ratio_pair.append(se3.pose_error(r.X, sc.X[x])[1] / b.median[f"X:{x}"][1])
     assert np.median(ratio_joint) < 1.6  # 21 unknowns: the median of ratios whose own median is 1
     assert np.median(ratio_pair) > 2.0 * np.median(ratio_joint)

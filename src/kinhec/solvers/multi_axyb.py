@@ -59,7 +59,11 @@ from kinhec import se3
 from kinhec.errors import InputError, UnknownNameError
 from kinhec.solvers import _common as c
 from kinhec.solvers import certificate as ct
-from kinhec.solvers import he_ml as hm
+from kinhec.solvers.he_ml_stages import configuration as hm_conf
+from kinhec.solvers.he_ml_stages import inputs as hm_inputs
+from kinhec.solvers.he_ml_stages import model as hm_model
+from kinhec.solvers.he_ml_stages import reweighting as rw
+from kinhec.solvers.he_ml_stages import variance_components as vc
 from kinhec.solvers import pair_model as pm
 
 __all__ = ["CITATION", "ESTIMATE_GAP_QUANTILE", "MultiAxybResult", "multi_axyb", "assemble_normal",
@@ -189,7 +193,7 @@ def graph_data(pairs, configuration: str | None = None, scale=False) -> GraphDat
     A = np.concatenate(As)
     B = np.concatenate(Bs)
     if configuration is None:
-        configuration = hm._configuration(B)[0]
+        configuration = hm_conf.from_poses(B)[0]
     elif configuration not in pm.CONFIGURATIONS:
         raise UnknownNameError("configuration", configuration, pm.CONFIGURATIONS)
     eth = configuration == "eye_to_hand"
@@ -289,7 +293,7 @@ def _scales(d: GraphData, ls: np.ndarray) -> np.ndarray:
 
 def _residuals(d: GraphData, Ci: np.ndarray, Cm: np.ndarray, s: np.ndarray, s_ref: np.ndarray) -> np.ndarray:
     """``rho`` (N, 6): ``log(inv(C_pred) C)`` with the prediction's translation times ``s``, divided by ``s_ref``
-    (the fixed scale of the round, see :func:`kinhec.solvers.he_ml._res`)."""
+    (the fixed scale of the round, see :func:`kinhec.solvers.he_ml_stages.model.residuals`)."""
     E = Ci.copy()
     E[:, :3, 3] *= s[:, None]
     r = pm.fast_se3_log(E @ Cm)
@@ -322,7 +326,7 @@ def _solve_lm(d: GraphData, Cm, X, Y, ls, Linv, sw, cols, max_iter: int = _LM_MA
     def evaluate(X_, Y_, ls_):
         Ci = _inverse_prediction(d, X_, Y_)
         s = _scales(d, ls_)
-        e = sw[:, None] * hm._mv(Linv, _residuals(d, Ci, Cm, s, s_ref))
+        e = sw[:, None] * hm_model.mv(Linv, _residuals(d, Ci, Cm, s, s_ref))
         return e, Ci, s
 
     e, Ci, s = evaluate(X, Y, ls)
@@ -568,21 +572,21 @@ def _parent_std(T: np.ndarray, cov: np.ndarray) -> np.ndarray:
 # the solver
 # --------------------------------------------------------------------------- #
 def _components_of(Cp, G):
-    return hm._components(Cp, G)
+    return vc.components(Cp, G)
 
 
 def _estimate_noise(d, r, Q, w, inl, theta, known):
     """Variance components per camera: pooled over all inliers, then each camera with enough pairs its own."""
     if known is not None:
         return theta
-    pooled = np.maximum(hm._estimate_components(r[inl], np.ascontiguousarray(Q[:, inl]), w[inl],
+    pooled = np.maximum(vc.estimate_components(r[inl], np.ascontiguousarray(Q[:, inl]), w[inl],
                                                 theta.mean(axis=0)), _VAR_FLOOR)  # fmt: skip
     out = np.empty_like(theta)
     for g in range(len(d.cameras)):
         m = inl & (d.group == g)
         if int(m.sum()) >= _OWN_COMPONENTS_MIN_PAIRS:
             try:
-                out[g] = np.maximum(hm._estimate_components(r[m], np.ascontiguousarray(Q[:, m]), w[m], theta[g]),
+                out[g] = np.maximum(vc.estimate_components(r[m], np.ascontiguousarray(Q[:, m]), w[m], theta[g]),
                                     _VAR_FLOOR)  # fmt: skip
                 continue
             except np.linalg.LinAlgError:
@@ -593,7 +597,7 @@ def _estimate_noise(d, r, Q, w, inl, theta, known):
 
 def _sigma(d, theta, Q):
     """Per-pair covariance (N, 6, 6) from each pair's camera components."""
-    return np.einsum("nk,knij->nij", theta[d.group], Q) + hm._FLOOR * np.eye(6)
+    return np.einsum("nk,knij->nij", theta[d.group], Q) + vc._FLOOR * np.eye(6)
 
 
 def _student_weights(nu: np.ndarray, chi2: np.ndarray) -> np.ndarray:
@@ -619,7 +623,7 @@ def _fit(d: GraphData, X, Y, ls, *, known, robust: bool, max_rounds: int):
             if m.sum() >= _ROBUST_MIN_PAIRS:
                 gate = max(4.0 * float(np.quantile(dist[m], 0.35)), 1e-12)
                 inl[m] = dist[m] <= gate
-    theta = None if known is None else np.tile(hm._theta_from_noise(known), (G_n, 1))
+    theta = None if known is None else np.tile(vc.theta_from_noise(known), (G_n, 1))
     nu = np.full(G_n, math.inf)
     w = np.ones(d.n)
     prev = None
@@ -639,23 +643,23 @@ def _fit(d: GraphData, X, Y, ls, *, known, robust: bool, max_rounds: int):
                 theta = _estimate_noise(d, r, Q, w, inl, theta, known)
             except np.linalg.LinAlgError:
                 pass
-        Linv, Sinv, logdet = hm._whitener(_sigma(d, theta, Q))
-        chi2 = hm._quad(r, Sinv)
+        Linv, Sinv, logdet = vc.whitener(_sigma(d, theta, Q))
+        chi2 = hm_model.quad(r, Sinv)
         if robust:
             new_inl = inl.copy()
             for g in range(G_n):
                 m = d.group == g
                 if m.sum() < _ROBUST_MIN_PAIRS:
                     continue
-                cand = m & (chi2 <= hm.CHI2_GATE)
+                cand = m & (chi2 <= rw.CHI2_GATE)
                 if cand.sum() >= 3:
                     new_inl[m] = cand[m]
                 mi = new_inl & m
-                lls = [hm._t_loglik(chi2[mi], logdet[mi], v) for v in _NU_CANDIDATES]
+                lls = [rw.t_loglik(chi2[mi], logdet[mi], v) for v in _NU_CANDIDATES]
                 nu[g] = _NU_CANDIDATES[int(np.argmax(lls))]
             inl = new_inl
             w = _student_weights(nu[d.group], chi2)
-        trQ = hm._traces(Q)  # (k, N)
+        trQ = vc.traces(Q)  # (k, N)
         share = np.array([theta[g] * trQ[:, (d.group == g) & inl].mean(axis=1) if ((d.group == g) & inl).any()
                           else np.zeros(theta.shape[1]) for g in range(G_n)])  # fmt: skip
         share = share / np.maximum(share.sum(axis=1, keepdims=True), 1e-300)
@@ -677,8 +681,8 @@ def _fit(d: GraphData, X, Y, ls, *, known, robust: bool, max_rounds: int):
     Jl, G = _local_jacobian(d, Ci, X, s, s)
     Q = _components_of(Cp, G)
     Sig = _sigma(d, theta, Q)
-    Linv, Sinv, _ = hm._whitener(Sig)
-    chi2 = hm._quad(r, Sinv)
+    Linv, Sinv, _ = vc.whitener(Sig)
+    chi2 = hm_model.quad(r, Sinv)
     f_nu = _student_weights(nu[d.group], np.full(d.n, 2.0))  # (nu + 6) / (nu + 8): expected information
     Jw = (np.sqrt(f_nu) * inl)[:, None, None] * (Linv @ Jl)
     H, _ = assemble_normal(Jw, None, d.offsets, cols, P)
@@ -808,7 +812,7 @@ def multi_axyb(pairs, *, configuration: str | None = None, noise: dict | None = 
     if sdp_solver not in ct.SDP_SOLVERS:
         raise UnknownNameError("SDP solver", sdp_solver, ct.SDP_SOLVERS)
     d = graph_data(pairs, configuration, scale)
-    known = hm._check_noise(noise)
+    known = hm_inputs.check_noise(noise)
     nx = len(d.x_ids)
     notes = []
     init_cert = ref = R_start = None
@@ -843,7 +847,7 @@ def multi_axyb(pairs, *, configuration: str | None = None, noise: dict | None = 
         X=dict(zip(d.x_ids, X)), Y=dict(zip(d.y_ids, Y)),
         scale={k: float(math.exp(v)) for k, v in zip(d.scaled, ls)}, cov=cov, x_ids=list(d.x_ids),
         y_ids=list(d.y_ids), scaled=list(d.scaled), configuration=d.configuration,
-        noise={k: hm._noise_from_theta(theta[g]) for g, k in enumerate(d.cameras)},
+        noise={k: vc.noise_from_theta(theta[g]) for g, k in enumerate(d.cameras)},
         dof={k: float(nu[g]) for g, k in enumerate(d.cameras)},
         residuals={e: r[s] for e, s in per.items()}, chi2={e: chi2[s] for e, s in per.items()},
         inliers={e: inl[s] for e, s in per.items()}, certificate=cert, observability=obs, info=info,
