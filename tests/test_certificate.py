@@ -86,6 +86,14 @@ def test_the_bound_holds_anywhere_and_is_tight_only_at_the_optimum():
         assert not c.tight and c.duality_gap > 0
     near = R_opt @ se3.so3_exp(rng.normal(0, 0.02, (prob.n_rotations, 3)))
     assert not ct.dual_certificate(prob, near).tight
+    # multipliers of the redundant row constraints: any symmetric choice still gives a valid bound, and at the
+    # optimum the first-order conditions keep it exact for small ones
+    for scale in (1e-3, 1.0):
+        M = rng.normal(0, scale, (prob.n_rotations, 3, 3))
+        rows = 0.5 * (M + np.swapaxes(M, 1, 2))
+        c = ct.dual_certificate(prob, R_opt, row_multipliers=rows)
+        assert c.lower_bound <= cert_opt.cost + 1e-9 * prob.c0
+    assert ct.dual_certificate(prob, R_opt, row_multipliers=np.zeros((prob.n_rotations, 3, 3))).tight
 
 
 def test_a_wrong_local_minimum_is_refused_and_the_sdp_finds_the_global_one():
@@ -121,7 +129,7 @@ def test_sdp_bound_equals_the_optimum(solver):
     rng = np.random.default_rng(5)
     prob, _, _ = problem(rng, n_x=2, n_y=2, n=5, rot_std=0.2)
     _, cert_opt = ct.global_rotations(prob, method="local")
-    Z, bound, lam_min, cpu, status = ct.solve_relaxation(prob, solver=solver)
+    Z, bound, lam_min, cpu, status, rows = ct.solve_relaxation(prob, solver=solver)
     assert bound <= cert_opt.cost + 1e-9 * prob.c0
     assert bound == pytest.approx(cert_opt.cost, abs=1e-4 * max(cert_opt.cost, 1.0))
     R = ct.round_moment_matrix(Z)

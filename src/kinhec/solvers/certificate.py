@@ -362,21 +362,36 @@ def _bound_scale(problem: RotationProblem, cost: float) -> float:
     return max(cost, GAP_FLOOR * problem.c0, 1e-300)
 
 
-def dual_certificate(problem: RotationProblem, R: np.ndarray, *, Q: np.ndarray | None = None) -> RotationCertificate:
-    """Closed-form dual certificate of the rotations ``R`` (K, 3, 3) (step 2 of the module text)."""
+def dual_certificate(problem: RotationProblem, R: np.ndarray, *, Q: np.ndarray | None = None,
+                     row_multipliers: np.ndarray | None = None) -> RotationCertificate:  # fmt: skip
+    """Closed-form dual certificate of the rotations ``R`` (K, 3, 3) (step 2 of the module text).
+
+    ``row_multipliers`` (K, 3, 3), symmetric: multipliers ``P'_i`` of the redundant ``R R^T = I`` constraints
+    (e.g. an SDP solver's); the column multipliers then follow from the first-order conditions
+    ``G_i = R_i P_i + P'_i R_i``, so that ``S z = 0`` holds exactly and only ``S >= 0`` remains to check.
+    """
     Q = problem.quadratic_form() if Q is None else Q
     K = R.shape[0]
     z = R.reshape(-1)
     G = _mat(Q @ z)
-    P = np.swapaxes(R, 1, 2) @ G
+    Rt = np.swapaxes(R, 1, 2)
+    P = Rt @ G
+    if row_multipliers is not None:
+        P = P - Rt @ row_multipliers @ R
     P = 0.5 * (P + np.swapaxes(P, 1, 2))
     S = Q.copy().reshape(K, 9, K, 9)
     idx = np.arange(K)
-    S[idx, :, idx, :] -= np.einsum("ab,kcd->kacbd", np.eye(3), P).reshape(K, 9, 9)
+    L = np.einsum("ab,kcd->kacbd", np.eye(3), P).reshape(K, 9, 9)
+    if row_multipliers is not None:
+        L = L + np.einsum("kab,cd->kacbd", row_multipliers, np.eye(3)).reshape(K, 9, 9)
+    S[idx, :, idx, :] -= L
     S = S.reshape(9 * K, 9 * K)
     lam = float(np.linalg.eigvalsh(S)[0])
     cost = problem.c0 + float(z @ Q @ z)
-    bound = problem.c0 + float(np.trace(P, axis1=1, axis2=2).sum()) + 3.0 * K * min(lam, 0.0)
+    dual = float(np.trace(P, axis1=1, axis2=2).sum())
+    if row_multipliers is not None:
+        dual += float(np.trace(row_multipliers, axis1=1, axis2=2).sum())
+    bound = problem.c0 + dual + 3.0 * K * min(lam, 0.0)
     return _certificate(problem, cost, bound, lam, "dual certificate", 0.0)
 
 
@@ -393,19 +408,30 @@ def _certificate(problem, cost, bound, lam, method, t, notes=None) -> RotationCe
 # --------------------------------------------------------------------------- #
 # the SDP
 # --------------------------------------------------------------------------- #
-def _constraint_blocks(redundant: bool):
-    """Per-rotation multiplier matrices (m, 9, 9) and their objective coefficients (m,)."""
-    mats, obj = [], []
-    I3 = np.eye(3)
+def _constraint_index(redundant: bool) -> list:
+    """``(a, b, "column" | "row")`` of every per-rotation constraint, in the order of :func:`_constraint_blocks`."""
+    out = []
     for a in range(3):
         for b in range(a, 3):
-            E = np.zeros((3, 3))
-            E[a, b] = E[b, a] = 1.0
-            mats.append(np.kron(I3, E))  # tr(E R^T R): columns
-            obj.append(1.0 if a == b else 0.0)
+            out.append((a, b, "column"))
             if redundant and not (a == b == 2):  # tr(R R^T) = tr(R^T R): one trace is enough
-                mats.append(np.kron(E, I3))  # tr(E R R^T): rows
-                obj.append(1.0 if a == b else 0.0)
+                out.append((a, b, "row"))
+    return out
+
+
+def _constraint_blocks(redundant: bool):
+    """Per-rotation multiplier matrices (m, 9, 9) and their objective coefficients (m,).
+
+    ``kron(I, E)`` is ``tr(E R^T R)`` (columns), ``kron(E, I)`` is ``tr(E R R^T)`` (rows), for the row-major
+    ``vec``.
+    """
+    mats, obj = [], []
+    I3 = np.eye(3)
+    for a, b, kind in _constraint_index(redundant):
+        E = np.zeros((3, 3))
+        E[a, b] = E[b, a] = 1.0
+        mats.append(np.kron(I3, E) if kind == "column" else np.kron(E, I3))
+        obj.append(1.0 if a == b else 0.0)
     return np.array(mats), np.array(obj)
 
 
@@ -425,10 +451,11 @@ def _missing_solver(name: str) -> KinhecError:
 
 def solve_relaxation(problem: RotationProblem, *, solver: str = "scs", redundant: bool = True,
                      Q: np.ndarray | None = None):  # fmt: skip
-    """Solve the dual SDP; returns ``(Z, bound, lambda_min, cpu_s, status)``.
+    """Solve the dual SDP; returns ``(Z, bound, lambda_min, cpu_s, status, row_multipliers)``.
 
     ``Z`` (9K, 9K) is the primal moment matrix (the solver's dual variable), ``bound`` the rigorous lower
-    bound on ``f`` of the solver's multipliers.
+    bound on ``f`` of the solver's multipliers, ``row_multipliers`` (K, 3, 3) those of the redundant
+    ``R R^T = I`` constraints (zero without them).
 
     Raises
     ------
@@ -499,7 +526,12 @@ def solve_relaxation(problem: RotationProblem, *, solver: str = "scs", redundant
     S[idx, :, idx, :] -= L
     lam_min = float(np.linalg.eigvalsh(S.reshape(n, n))[0])
     bound = problem.c0 + float(np.tile(obj, K) @ lam_vec) + 3.0 * K * min(lam_min, 0.0)
-    return Z, bound, lam_min, cpu, status
+    rows = np.zeros((K, 3, 3))
+    lv = lam_vec.reshape(K, m)
+    for k, (a, b, kind) in enumerate(_constraint_index(redundant)):
+        if kind == "row":
+            rows[:, a, b] = rows[:, b, a] = lv[:, k]
+    return Z, bound, lam_min, cpu, status, rows
 
 
 def round_moment_matrix(Z: np.ndarray) -> np.ndarray:
@@ -538,14 +570,18 @@ def global_rotations(problem: RotationProblem, *, start: np.ndarray | None = Non
     cert = dual_certificate(problem, R, Q=Q)
     if method == "local" or (method == "auto" and cert.tight):
         return R, cert
-    Z, bound, lam_min, cpu, status = solve_relaxation(problem, solver=solver, Q=Q)
+    Z, bound, lam_min, cpu, status, rows = solve_relaxation(problem, solver=solver, Q=Q)
     Rs = refine_rotations(problem, round_moment_matrix(Z), Q=Q)
-    cert_s = dual_certificate(problem, Rs, Q=Q)
     notes = [f"{solver}: {status}"]
-    if cert_s.cost < cert.cost - GAP_TOL * _bound_scale(problem, cert.cost):
-        notes.append(f"the SDP's rounded solution improves the local one ({cert.cost:.6g} -> {cert_s.cost:.6g})")
-        R, cert = Rs, cert_s
-    # the better of two rigorous bounds: the solver's multipliers, or the closed form at the rounded solution
-    if cert_s.lower_bound > bound:
-        bound, lam_min = cert_s.lower_bound, cert_s.min_eigenvalue * _bound_scale(problem, cert_s.cost) / (3.0 * problem.n_rotations)
-    return R, _certificate(problem, cert.cost, bound, lam_min, f"sdp ({solver})", cpu, notes)
+    cands = [(Rs, dual_certificate(problem, Rs, Q=Q)), (Rs, dual_certificate(problem, Rs, Q=Q, row_multipliers=rows))]
+    if cert.cost <= cands[0][1].cost:
+        # the local solution is as good: the solver's row multipliers may certify it (exactly) as well
+        cands.append((R, dual_certificate(problem, R, Q=Q, row_multipliers=rows)))
+    R_best, c_best = min([(R, cert)] + cands, key=lambda rc: (rc[1].cost, -rc[1].lower_bound))
+    if R_best is not R:
+        notes.append(f"the SDP's rounded solution improves the local one ({cert.cost:.6g} -> {c_best.cost:.6g})")
+    # the best rigorous bound of all: the solver's multipliers, or the closed forms at the rounded solution
+    src = max([(bound, None)] + [(c.lower_bound, c) for _, c in cands], key=lambda bc: bc[0])
+    lb, c_lb = src
+    lam = lam_min if c_lb is None else c_lb.min_eigenvalue * _bound_scale(problem, c_lb.cost) / (3.0 * problem.n_rotations)
+    return R_best, _certificate(problem, c_best.cost, lb, lam, f"sdp ({solver})", cpu, notes)
