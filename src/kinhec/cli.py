@@ -529,6 +529,16 @@ def visualize(data, out, sequences, workers, quiet):
     con.print(f"{len(paths)} figure(s) in {Path(paths[0]).parent if paths else out or Path(data) / 'figures'}")
 
 
+def _input_error(ctx, command: str, exc: Exception) -> None:
+    """A calibration's bad input: one line on stderr, exit status 2 (``--debug``: the traceback)."""
+    if ctx.obj and ctx.obj.get("debug"):
+        raise exc
+    where = f"{exc.filename}: " if isinstance(exc, OSError) and exc.filename else ""
+    msg = str(exc.strerror or exc) if isinstance(exc, OSError) else str(exc)
+    click.echo(f"kinhec {command}: error: {where}{' '.join(msg.split())}", err=True)
+    ctx.exit(2)
+
+
 @main.command()
 @click.option("--hand", "hand", default=None, metavar="FILE",
               help="Hand poses: robot flange in the base, or a mocap body in the mocap world.")
@@ -582,12 +592,7 @@ def calibrate(ctx, hand, eye, setup, corners, intrinsics, fmt, hand_pose, eye_po
                   dataset=dataset, sequence=sequence, corners=corners, intrinsics=intrinsics,
                   rig_world=rig_world)  # fmt: skip
     except (KinhecError, OSError) as exc:
-        if ctx.obj and ctx.obj.get("debug"):
-            raise
-        where = f"{exc.filename}: " if isinstance(exc, OSError) and exc.filename else ""
-        msg = str(exc.strerror or exc) if isinstance(exc, OSError) else str(exc)
-        click.echo(f"kinhec calibrate: error: {where}{' '.join(msg.split())}", err=True)
-        ctx.exit(2)
+        _input_error(ctx, "calibrate", exc)
     from kinhec.calibrate.output import ros_static_transform, urdf_origin
 
     np_fmt = lambda v: " ".join(f"{x: .6f}" for x in v)  # noqa: E731
@@ -670,12 +675,7 @@ def calibrate_multi(ctx, folder, setup, fmt, hand_pose, eye_pose, units, scale, 
                                   scale=scale, certify=None if certify == "none" else certify,
                                   sdp_solver=sdp_solver)  # fmt: skip
     except (KinhecError, OSError) as exc:
-        if ctx.obj and ctx.obj.get("debug"):
-            raise
-        where = f"{exc.filename}: " if isinstance(exc, OSError) and exc.filename else ""
-        msg = str(exc.strerror or exc) if isinstance(exc, OSError) else str(exc)
-        click.echo(f"kinhec calibrate-multi: error: {where}{' '.join(msg.split())}", err=True)
-        ctx.exit(2)
+        _input_error(ctx, "calibrate-multi", exc)
     deg = 180 / 3.141592653589793
     np_fmt = lambda v: " ".join(f"{x: .6f}" for x in v)  # noqa: E731
     d = res.to_dict()

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from kinhec import __version__, jsonutil, se3
-from kinhec.errors import InputError, UnknownNameError
+from kinhec.errors import InputError, KinhecError, UnknownNameError
 
 __all__ = ["MultiCalibrationResult", "calibrate_multi", "read_pairs", "calibrate_multi_dir", "joint_rig",
            "SETUPS", "RIG_WORLDS"]  # fmt: skip
@@ -371,7 +371,11 @@ def joint_rig(per: dict, *, reference: str | None = None, world: str = "auto", s
     if world == "auto" and not shared:
         return None
     pairs = {(name, "world"): r.pairs for name, r in per.items()}
-    res = calibrate_multi(pairs, configuration="eye_in_hand", scale=bool(scale))
+    try:
+        res = calibrate_multi(pairs, configuration="eye_in_hand", scale=bool(scale))
+    except KinhecError as exc:  # the per-camera fits stand; say why
+        next(iter(per.values())).notes.append(f"the cameras were not solved jointly: {exc}")
+        return None
     X, S = dict(res.X), dict(res.X_std)
     cam_T_cam, cam_std = dict(res.cam_T_cam), dict(res.cam_T_cam_std)
     if reference is not None:
