@@ -344,3 +344,41 @@ def test_cli_calibrate_multi(tmp_path):
     (tmp_path / "pairs" / "tag00" / sc.camera_of(next(iter(sc.pairs))) / "eye.tum").unlink()
     r = CliRunner().invoke(main, ["calibrate-multi", str(tmp_path / "pairs")])
     assert r.exit_code == 2 and "expected one file named eye" in r.output
+
+
+def _rig(folder, rng, worlds="one", n=40):
+    """Two cameras on one body: body.tum and gt_poses/camNN_poses.txt (camera-to-world), seed 002's layout."""
+    body = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 0.6, (n, 3))), rng.normal(0, 0.5, (n, 3)))
+    X = {f"cam0{k}": se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 1.0, 3)), rng.normal(0, 0.15, 3))
+         for k in (1, 2)}  # fmt: skip
+    (folder / "gt_poses").mkdir(parents=True)
+    for k, (name, Xk) in enumerate(X.items()):
+        # one world, or a world of each camera's own (visual odometry started wherever the camera was)
+        W = np.eye(4) if worlds == "one" else se3.transform_from_rotation_translation(se3.so3_exp([0, 0, 1.0 + k]),
+                                                                                      [1.0 + k, -0.5, 0.2])  # fmt: skip
+        T = W @ body @ Xk @ se3.se3_exp(np.c_[rng.normal(0, 2e-3, (n, 3)), rng.normal(0, 1e-3, (n, 3))])
+        _tum(folder / "gt_poses" / f"{name}_poses.txt", T)
+    _tum(folder / "body.tum", body)
+    return X
+
+
+def test_rig_is_solved_jointly_in_one_world_only(tmp_path):
+    from kinhec.calibrate import calibrate
+
+    X = _rig(tmp_path / "one", np.random.default_rng(20))
+    r = CliRunner().invoke(main, ["calibrate", "--hand", str(tmp_path / "one" / "body.tum"), "--eye",
+                                  str(tmp_path / "one"), "--setup", "rig", "--offset", "none"])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert "rig solved jointly (one world" in r.output and "rotations certified True" in r.output
+    joint = calibrate(tmp_path / "one" / "body.tum", tmp_path / "one", setup="rig", offset="none")
+    apart = calibrate(tmp_path / "one" / "body.tum", tmp_path / "one", setup="rig", offset="none", rig_world="per_camera")
+    assert joint.rig.joint["world"] == "shared" and apart.rig.joint is None
+    Z = se3.invert_transform(X["cam01"]) @ X["cam02"]
+    for res in (joint, apart):
+        Zh = res.rig.cam_T_cam["cam01_T_cam02"]
+        z = np.concatenate([se3.so3_log(Zh[:3, :3].T @ Z[:3, :3]), Z[:3, 3] - Zh[:3, 3]])
+        assert np.all(np.abs(z) < 4 * res.rig.cam_T_cam_std["cam01_T_cam02"])
+    # each camera in a world of its own: nothing to share, the per-camera fits stand
+    _rig(tmp_path / "two", np.random.default_rng(21), worlds="two")
+    res = calibrate(tmp_path / "two" / "body.tum", tmp_path / "two", setup="rig", offset="none")
+    assert res.rig.joint is None

@@ -615,6 +615,10 @@ def calibrate(ctx, hand, eye, setup, corners, intrinsics, fmt, hand_pose, eye_po
             s = res.rig.cam_T_cam_std[k]
             click.echo(f"{k}: t_m {np_fmt(T[:3, 3])}  std rot_deg {np_fmt(180 / 3.141592653589793 * s[:3])} "
                        f"trans_mm {np_fmt(1000 * s[3:])}")
+        if res.rig.joint is not None:
+            c = res.rig.joint["certificate"]
+            click.echo(f"rig solved jointly (one world, chi2 {res.rig.joint['world_chi2']:.3g}): rotations certified "
+                       f"{c['certified']}, duality gap {c['duality_gap']:.4g}")  # fmt: skip
     click.echo(ros_static_transform(res.X, *res.X_name.split("_", 2)[1:]))
     click.echo(urdf_origin(res.X))
     for w in res.warnings:

@@ -252,8 +252,9 @@ def draw_scene(seed: int, scene_id: int, *, n_cameras: int = 3, n_targets: int =
     if n_pairs is not None:
         total = int(n_pairs)
         if total < min_pairs_per_edge * len(edges):
-            raise InputError(f"n_pairs: expected at least {min_pairs_per_edge} per edge ({min_pairs_per_edge * len(edges)} "
-                             f"for {len(edges)} edges), got {total}")  # fmt: skip
+            need = min_pairs_per_edge * len(edges)
+            raise InputError(f"n_pairs: expected at least {min_pairs_per_edge} per edge ({need} for {len(edges)} "
+                             f"edges), got {total}")  # fmt: skip
         counts = min_pairs_per_edge + r_graph.multinomial(total - min_pairs_per_edge * len(edges),
                                                           np.full(len(edges), 1.0 / len(edges)))  # fmt: skip
     else:

@@ -583,5 +583,6 @@ def global_rotations(problem: RotationProblem, *, start: np.ndarray | None = Non
     # the best rigorous bound of all: the solver's multipliers, or the closed forms at the rounded solution
     src = max([(bound, None)] + [(c.lower_bound, c) for _, c in cands], key=lambda bc: bc[0])
     lb, c_lb = src
-    lam = lam_min if c_lb is None else c_lb.min_eigenvalue * _bound_scale(problem, c_lb.cost) / (3.0 * problem.n_rotations)
+    K = problem.n_rotations
+    lam = lam_min if c_lb is None else c_lb.min_eigenvalue * _bound_scale(problem, c_lb.cost) / (3.0 * K)
     return R_best, _certificate(problem, c_best.cost, lb, lam, f"sdp ({solver})", cpu, notes)

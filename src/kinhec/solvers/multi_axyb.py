@@ -446,9 +446,10 @@ def _reference_problem(d: GraphData, X, Y, ls) -> ct.RotationProblem:
 
     At the certified (robustly reweighted) start: the per-axis rotation variance ``sigma_c^2`` of every
     camera from the median of its pairs' squared residual angles (``median chi2(3) = 2.366``), pooled over
-    all pairs for a camera with fewer than 4, at least :data:`_REF_VAR_FLOOR` (exact data); the pairs whose ``|w|^2 / sigma_c^2`` passes the 99.9 % gate
-    of chi2(3); weights ``1 / (2 sigma_c^2)``.  It does not depend on the estimate being certified, so an
-    estimate that gates pairs out or fits odd noise levels cannot make its own certificate easier.
+    all pairs for a camera with fewer than 4, at least :data:`_REF_VAR_FLOOR` (exact data); the pairs whose
+    ``|w|^2 / sigma_c^2`` passes the 99.9 % gate of chi2(3); weights ``1 / (2 sigma_c^2)``.  It does not
+    depend on the estimate being certified, so an estimate that gates pairs out or fits odd noise levels
+    cannot make its own certificate easier.
     """
     Ci = _inverse_prediction(d, X, Y)
     s = _scales(d, ls)
