@@ -576,6 +576,16 @@ def _detection_progress():
     return show
 
 
+def _input_error(ctx, command: str, exc: Exception) -> None:
+    """A calibration's bad input: one line on stderr, exit status 2 (``--debug``: the traceback)."""
+    if ctx.obj and ctx.obj.get("debug"):
+        raise exc
+    where = f"{exc.filename}: " if isinstance(exc, OSError) and exc.filename else ""
+    msg = str(exc.strerror or exc) if isinstance(exc, OSError) else str(exc)
+    click.echo(f"kinhec {command}: error: {where}{' '.join(msg.split())}", err=True)
+    ctx.exit(2)
+
+
 @main.command()
 @click.option("--hand", "hand", default=None, metavar="FILE",
               help="Hand poses: robot flange in the base, or a mocap body in the mocap world.")
@@ -630,10 +640,12 @@ def _detection_progress():
 @click.option("--eye-topic", multiple=True, metavar="TOPIC", help="Eye as a pose topic of --bag (repeatable for a rig).")
 @click.option("--launch", "launch_out", default=None, type=click.Path(dir_okay=False), metavar="OUT",
               help="Write a ROS 2 launch file (Python) publishing the result as static transforms.")
+@click.option("--rig-world", type=click.Choice(["auto", "shared", "per_camera"]), default="auto", show_default=True,
+              help="--setup rig: the cameras' poses are in one world (solved jointly), each in its own, or decided.")
 @click.pass_context
 def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corners, intrinsics, fmt, hand_pose,
               eye_pose, units, offset, scale, solver, json_out, yaml_out, figure_out, report_out, dataset, sequence,
-              force, bag, hand_tf, eye_tf, hand_topic, eye_topic, launch_out):
+              force, bag, hand_tf, eye_tf, hand_topic, eye_topic, launch_out, rig_world):
     """Calibrate your own recordings: X (and Y), clock offset, scale, their uncertainty and a verdict.
 
     Exit status 0 on success, 2 on bad input or when the motion does not determine X (unless --force).
@@ -652,13 +664,12 @@ def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corn
                   dataset=dataset, sequence=sequence, corners=corners, intrinsics=intrinsics, bag=bag, images=images,
                   target=target, pairing=pairing, save_corners=save_corners,
                   progress=_detection_progress() if images else None)  # fmt: skip
+
+
+                  dataset=dataset, sequence=sequence, corners=corners, intrinsics=intrinsics, bag=bag,
+                  rig_world=rig_world)  # fmt: skip
     except (KinhecError, OSError) as exc:
-        if ctx.obj and ctx.obj.get("debug"):
-            raise
-        where = f"{exc.filename}: " if isinstance(exc, OSError) and exc.filename else ""
-        msg = str(exc.strerror or exc) if isinstance(exc, OSError) else str(exc)
-        click.echo(f"kinhec calibrate: error: {where}{' '.join(msg.split())}", err=True)
-        ctx.exit(2)
+        _input_error(ctx, "calibrate", exc)
     from kinhec.calibrate.output import ros2_launch, ros_static_transform, ros_transforms, urdf_origin
 
     np_fmt = lambda v: " ".join(f"{x: .6f}" for x in v)  # noqa: E731
@@ -686,6 +697,10 @@ def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corn
             s = res.rig.cam_T_cam_std[k]
             click.echo(f"{k}: t_m {np_fmt(T[:3, 3])}  std rot_deg {np_fmt(180 / 3.141592653589793 * s[:3])} "
                        f"trans_mm {np_fmt(1000 * s[3:])}")
+        if res.rig.joint is not None:
+            c = res.rig.joint["certificate"]
+            click.echo(f"rig solved jointly (one world, chi2 {res.rig.joint['world_chi2']:.3g}): rotations certified "
+                       f"{c['certified']}, duality gap {c['duality_gap']:.4g}")  # fmt: skip
     if res.inputs.get("frames"):
         fr = res.inputs["frames"]
         click.echo(f"frames of the recording: X {' -> '.join(fr['X'])}, Y {' -> '.join(fr['Y'])}")
@@ -719,6 +734,68 @@ def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corn
         why = res.warnings[0] if res.warnings else "see the warnings"
         click.echo(f"kinhec calibrate: error: {res.where}: X is not determined by this motion: {why}; "
                    "--force to accept it", err=True)
+        ctx.exit(2)
+
+
+@main.command("calibrate-multi")
+@click.argument("folder", type=click.Path(exists=True, file_okay=False))
+@click.option("--setup", type=click.Choice(["eye_to_hand", "eye_in_hand"]), default="eye_to_hand", show_default=True,
+              help="Fixed cameras watching tags on a robot, or cameras on one body watching fixed targets.")
+@click.option("--format", "fmt", type=click.Choice(["tum", "eth", "csv", "rwhe", "tabb"]), default=None,
+              help="File format (default: guessed from each file).")
+@click.option("--hand-pose", type=click.Choice(["base_T_ee", "ee_T_base"]), default=None,
+              help="Direction of the hand poses (default: the format's, else base_T_ee).")
+@click.option("--eye-pose", type=click.Choice(["cam_T_target", "target_T_cam"]), default=None,
+              help="Direction of the eye poses (default: the format's, else cam_T_target).")
+@click.option("--units", default=None, metavar="m|mm|HAND,EYE", help="Translation units of the files (default m).")
+@click.option("--scale", is_flag=True, help="Estimate a monocular scale per camera.")
+@click.option("--certify", type=click.Choice(["auto", "local", "sdp", "none"]), default="auto", show_default=True,
+              help="Certificate: SDP only when the closed form fails, never, always, or no certificate.")
+@click.option("--sdp-solver", type=click.Choice(["scs", "clarabel"]), default="scs", show_default=True)
+@click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False), metavar="OUT",
+              help="Write the result as JSON.")
+@click.option("--force", is_flag=True, help="Exit 0 even when an unknown is undetermined.")
+@click.pass_context
+def calibrate_multi(ctx, folder, setup, fmt, hand_pose, eye_pose, units, scale, certify, sdp_solver, json_out, force):
+    """Many cameras and targets jointly: FOLDER/<x_id>/<y_id>/{hand,eye}.<ext>, one folder per edge.
+
+    Solves A_k X_i = Y_j B_k over the graph of edges with the maximum-likelihood fit and a certificate of
+    globally optimal rotations (docs/multi.md).  Exit status 0 on success, 2 on bad input or an
+    undetermined unknown (unless --force).
+    """
+    from kinhec.calibrate.multi import calibrate_multi_dir
+
+    try:
+        res = calibrate_multi_dir(folder, setup=setup, fmt=fmt, hand_pose=hand_pose, eye_pose=eye_pose, units=units,
+                                  scale=scale, certify=None if certify == "none" else certify,
+                                  sdp_solver=sdp_solver)  # fmt: skip
+    except (KinhecError, OSError) as exc:
+        _input_error(ctx, "calibrate-multi", exc)
+    deg = 180 / 3.141592653589793
+    np_fmt = lambda v: " ".join(f"{x: .6f}" for x in v)  # noqa: E731
+    d = res.to_dict()
+    for kind in ("X", "Y"):
+        for k, v in d[kind].items():
+            s = v["std"]
+            click.echo(f"{kind} {k}: quat_xyzw {np_fmt(v['quat_xyzw'])}  t_m {np_fmt(v['t_m'])}")
+            click.echo(f"    std rot_deg {np_fmt([deg * x for x in s[:3]])}  trans_mm {np_fmt([1000 * x for x in s[3:]])}")
+    for k, T in res.cam_T_cam.items():
+        s = res.cam_T_cam_std[k]
+        click.echo(f"{k}: t_m {np_fmt(T[:3, 3])}  std rot_deg {np_fmt(deg * s[:3])} trans_mm {np_fmt(1000 * s[3:])}")
+    for k, v in res.scale.items():
+        click.echo(f"scale {k}: {v:.6f} +- {res.scale_std[k]:.6f}")
+    c = res.certificate
+    if c.get("method") != "none":
+        click.echo(f"certificate: certified {c['certified']}, duality gap {c['duality_gap']:.4g} (threshold "
+                   f"{c['threshold']:.4g}), relaxation tight {c['relaxation_tight']}, {c['method']}, "
+                   f"SDP {c['sdp_dim']}x{c['sdp_dim']}")  # fmt: skip
+    for w in res.warnings:
+        click.echo(f"warning: {w}")
+    click.echo(res.verdict)
+    if json_out:
+        click.echo(f"written: {res.write_json(json_out)}")
+    if not res.determined and not force:
+        click.echo(f"kinhec calibrate-multi: error: {folder}: {res.verdict} --force to accept it", err=True)
         ctx.exit(2)
 
 

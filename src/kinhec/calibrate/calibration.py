@@ -221,7 +221,8 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
         off_std = float(std[k])
         k += 1
     scale_std = float(sol.scale * std[k]) if scale else None
-    A_final, _ = pairing.at(sol.offset)
+    A_and_B = pairing.at(sol.offset)
+    A_final = A_and_B[0]
     obs, obs_warn = observability(A_final[sol.inliers], sol.cov[:12, :12], X_std)
     obs["n_inliers"] = int(sol.inliers.sum())
     obs["residual_std_rad_m"] = [float(v) for v in np.sqrt(np.diag(sol.noise_cov))]
@@ -248,7 +249,7 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
         time_offset_s=sol.offset if stamped else None, time_offset_std_s=off_std,
         time_offset_peak_corr=peak, scale=sol.scale if scale else None, scale_std=scale_std, n_pairs=n,
         outliers=np.flatnonzero(~sol.inliers).tolist(), observability=obs, warnings=warn, notes=notes,
-        residuals=residuals, offset_curve=curve, init_solver=name, cov=sol.cov,
+        residuals=residuals, offset_curve=curve, init_solver=name, cov=sol.cov, pairs=A_and_B,
         where=f"{hand.span()} and {eye.span()}",
     )  # fmt: skip
 
@@ -277,7 +278,7 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
               eye_pose: str | None = None, units: str | None = None, offset="auto", scale: bool = False,
               solver: str | None = None, force: bool = False, dataset=None, sequence: str | None = None,
               max_offset_s: float = MAX_OFFSET_S, corners=None, intrinsics=None, bag=None, images=None, target=None,
-              pairing: str = "auto", save_corners=None, progress=None) -> CalibrationResult:
+              pairing: str = "auto", save_corners=None, progress=None, rig_world: str = "auto") -> CalibrationResult:
     """Calibrate ``X`` (and ``Y``) from a hand pose file and one or more eye pose files, or from corners or images.
 
     Parameters
@@ -292,7 +293,8 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         ``FOLDER:camNN`` one of them.
     setup : {"eye_in_hand", "eye_to_hand", "rig"}, optional
         ``rig``: two or more eye streams on one rigid body, each solved as
-        eye-in-hand, plus every camera->camera transform.  Default
+        eye-in-hand, then all cameras jointly when they share one world
+        (``rig_world``), plus every camera->camera transform.  Default
         ``eye_in_hand`` (with ``corners``: the file's).
     fmt : str, optional
         File format (see :data:`kinhec.calibrate.readers.FORMATS`); guessed when omitted.
@@ -336,6 +338,10 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         and ``eye`` then name its streams: a tf frame pair ``BASE:EE`` /
         ``CAMERA:TARGET`` or a pose topic (:mod:`kinhec.calibrate.bags`).  The
         result's ``inputs["frames"]`` names ``X`` and ``Y`` after the bag's frames.
+    rig_world : {"auto", "shared", "per_camera"}
+        ``rig``: the cameras' poses are in one world (one ``Y``, the cameras
+        solved jointly by :func:`kinhec.calibrate.calibrate_multi`), each in
+        its own, or decided from the per-camera ``Y`` (``auto``).
 
     Returns
     -------
@@ -449,13 +455,18 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
     if reference_camera:  # the reference camera itself: identity, exactly
         names = [hand_s.name] + names
         X_all[hand_s.name], C_all[hand_s.name], S_all[hand_s.name] = np.eye(4), np.zeros((6, 6)), np.zeros(6)
+    from kinhec.calibrate.multi import joint_rig  # one body, K cameras: solved jointly when in one world
+
+    joint = joint_rig(per, reference=hand_s.name if reference_camera else None, world=rig_world, scale=scale)
     cam_T_cam, cam_std = {}, {}
-    for i, a in enumerate(names):
+    if joint is not None:
+        X_all, S_all, cam_T_cam, cam_std = joint.X, joint.X_std, joint.cam_T_cam, joint.cam_T_cam_std
+    for i, a in enumerate(names if joint is None else []):
         for b in names[i + 1:]:
             Z, s = _compose_std(X_all[a], C_all[a], X_all[b], C_all[b])
             cam_T_cam[f"{a}_T_{b}"] = Z
             cam_std[f"{a}_T_{b}"] = s
-    rig = RigResult(names, X_all, S_all, cam_T_cam, cam_std, per)
+    rig = RigResult(names, X_all, S_all, cam_T_cam, cam_std, per, joint=None if joint is None else joint.info)
     first = per[next(iter(per))]
     first.setup = "rig"
     first.inputs = inputs

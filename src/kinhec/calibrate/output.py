@@ -143,7 +143,8 @@ def ros_transforms(result) -> list[dict]:
         for k, r in result.rig.per_camera.items():
             f = given.get(k) or _frames(r)
             parent, child = f["X"][0], (f["X"][1] if k in given else k)
-            out.append(_entry(r.X, parent, child, f"X of {k} ({r.X_name})", True, f.get("mount")))
+            X = result.rig.X.get(k, r.X)  # the rig's X: the joint fit's when the cameras were solved jointly
+            out.append(_entry(X, parent, child, f"X of {k} ({r.X_name})", True, f.get("mount")))
         first = {}
         for e in out:  # cameras joined by static transforms in the recording (a stereo driver) reach one frame
             k = (e["parent"], e["child"])
