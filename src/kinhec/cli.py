@@ -663,11 +663,7 @@ def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corn
                   eye_pose=eye_pose, units=units, offset=offset, scale=scale, solver=solver, force=force,
                   dataset=dataset, sequence=sequence, corners=corners, intrinsics=intrinsics, bag=bag, images=images,
                   target=target, pairing=pairing, save_corners=save_corners,
-                  progress=_detection_progress() if images else None)  # fmt: skip
-
-
-                  dataset=dataset, sequence=sequence, corners=corners, intrinsics=intrinsics, bag=bag,
-                  rig_world=rig_world)  # fmt: skip
+                  progress=_detection_progress() if images else None, rig_world=rig_world)  # fmt: skip
     except (KinhecError, OSError) as exc:
         _input_error(ctx, "calibrate", exc)
     from kinhec.calibrate.output import ros2_launch, ros_static_transform, ros_transforms, urdf_origin
