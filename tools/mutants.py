@@ -1,0 +1,291 @@
+"""Mutation spot-check: apply one behaviour-changing mutant at a time, run the tests named for it, report.
+
+Every mutant is a ``(file, exact original snippet, replacement, tests)``: the snippet must occur exactly once
+in the current file (the script says so plainly when it no longer does, so a mutant follows code that moves
+but never silently applies elsewhere).  The mutants are applied in a scratch copy of the working tree
+(``<repo>/.mutants/``, removed afterwards), never in the tree itself; the copy's ``src`` comes first on
+``PYTHONPATH``, so the tests of the copy import the mutated package.  A mutant is *caught* when one of its
+tests fails (pytest exit status 1), *survived* when they all pass; a named test that does not exist, or
+fails without the mutant, is reported as an error instead of counting either way.
+
+Usage::
+
+    python tools/mutants.py                      # every mutant, table at the end
+    python tools/mutants.py --group survivors    # the survivors of the earlier audit only
+    python tools/mutants.py --only bounds_vo_student_t lsq_first_step
+    python tools/mutants.py --check              # only check that every snippet is found exactly once
+    python tools/mutants.py --list
+
+The catalogue is :data:`MUTANTS` below: ``group`` is ``"survivor"`` (the survivors of the audit of commit
+0e5f4eb, re-targeted to the current code) or ``"fresh"`` (a second set chosen in the same modules).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One mutant: ``original`` (found exactly once in ``path``) becomes ``replacement``.
+
+    ``original`` may be a tuple of spellings of the same code (before and after a change of it); the first
+    one found is mutated.
+    """
+
+    name: str
+    path: str
+    original: str | tuple[str, ...]
+    replacement: str
+    tests: tuple[str, ...]
+    what: str
+    group: str = "fresh"
+
+
+S = "survivor"
+K = "src/kinhec/"
+HE = K + "solvers/he_ml_stages/"
+
+MUTANTS: list[Mutant] = [
+    # ---------------------------------------------------------------- survivors of the 0e5f4eb audit
+    Mutant("he_ml_scale_column_sign", HE + "reweighting.py",
+           "Js[:, 3:] = k * Ci[:, :3, 3]", "Js[:, 3:] = -k * Ci[:, :3, 3]",
+           ("tests/test_jacobians.py", "tests/test_he_ml.py"),
+           "sign of the log-scale column of he_ml's analytic Jacobian", S),
+    Mutant("he_ml_dof_correction", HE + "covariance.py",
+           "dof_scale = n_obs / max(n_obs - P, 1.0)", "dof_scale = 1.0",
+           ("tests/test_consistency.py", "tests/test_he_ml.py"),
+           "he_ml's degrees-of-freedom correction of the variance components dropped", S),
+    Mutant("he_ml_student_t_information", HE + "covariance.py",
+           "f_nu = 1.0 if not np.isfinite(nu) else (nu + 6.0) / (nu + 8.0)", "f_nu = 1.0",
+           ("tests/test_consistency.py", "tests/test_he_ml.py"),
+           "he_ml's Student-t information factor of the covariance ignored", S),
+    Mutant("pixels_em_posterior_term", HE + "pixels.py",
+           "v_rot_new = max(float(np.sum(xi[:, :3] ** 2) + np.sum(d[:, :3])) / (3 * n), _VAR_FLOOR)",
+           "v_rot_new = max(float(np.sum(xi[:, :3] ** 2)) / (3 * n), _VAR_FLOOR)",
+           ("tests/test_consistency.py", "tests/test_he_ml_pixels.py"),
+           "pixel stage: EM update of the robot rotation variance without its posterior-variance term", S),
+    Mutant("pixels_covariance_schur", HE + "pixels.py",
+           "S, _ = _schur(Htt, Htx, np.linalg.inv(Hxx))", "S = Htt",
+           ("tests/test_consistency.py", "tests/test_he_ml_pixels.py"),
+           "pixel stage: covariance without the Schur complement (robot errors not marginalised)", S),
+    Mutant("bounds_interpolation_factor", K + "bounds.py",
+           "return (1.0 - w) ** 2 + w**2", "return np.ones_like(w)",
+           ("tests/test_bound_branches.py", "tests/test_bounds.py"),
+           "bound: the variance factor of an interpolated robot pose dropped", S),
+    Mutant("bounds_vo_student_t", K + "bounds.py",
+           "var = var * dof / (dof - 2.0)", "var = var",
+           ("tests/test_bound_branches.py", "tests/test_bounds.py"),
+           "bound: the Student-t variance factor of visual-odometry increments dropped", S),
+    Mutant("bounds_vo_min_outer", K + "bounds.py",
+           "m = np.minimum.outer(frames, frames)", "m = np.maximum.outer(frames, frames)",
+           ("tests/test_bound_branches.py", "tests/test_bounds.py"),
+           "bound: covariance of the VO random walk from the later keyframe instead of the earlier", S),
+    Mutant("bounds_robot_student_t_ignored", K + "bounds.py",
+           ("f = 1.0 / student_t_information_factor(robot_student_t_dof(config))",
+            'f = 1.0 / student_t_information_factor(config.get("robot_student_t_dof"))'), "f = 1.0",
+           ("tests/test_bound_branches.py", "tests/test_bounds.py"),
+           "bound: the robot Student-t information factor ignored (the nested-config bug's effect)", S),
+    Mutant("bounds_robot_student_t_flat_key", K + "bounds.py",
+           "f = 1.0 / student_t_information_factor(robot_student_t_dof(config))",
+           'f = 1.0 / student_t_information_factor(config.get("robot_student_t_dof"))',
+           ("tests/test_bound_branches.py", "tests/test_bounds.py"),
+           "bound: the robot Student-t degrees of freedom read from the flat key (the bug as it was)", S),
+    Mutant("calibrate_jacobian_sign", K + "calibrate/solve.py",
+           "J[:, 3:, 0:3] = se3.hat(t_pred)", "J[:, 3:, 0:3] = -se3.hat(t_pred)",
+           ("tests/test_jacobians.py", "tests/test_calibrate_synthetic.py"),
+           "calibrate: a sign in the X-rotation block of the analytic Jacobian (eye-in-hand)", S),
+    Mutant("pairing_gap_factor", K + "calibrate/pairing.py",
+           "GAP_FACTOR = 3.0", "GAP_FACTOR = 300.0",
+           ("tests/test_calibrate_synthetic.py", "tests/test_calibrate_formats.py", "tests/test_calibrate_cli.py"),
+           "calibrate: gap detection of the pairing effectively off", S),
+    Mutant("observability_lambda2", K + "calibrate/observability.py",
+           "if lam2 < MIN_LAMBDA2:", "if lam2 < MIN_LAMBDA2 / 100.0:",
+           ("tests/test_calibrate_synthetic.py", "tests/test_calibrate_cli.py"),
+           "calibrate: the axis-scatter warning threshold 100x looser", S),
+    Mutant("suite_drift_nan", K + "suite/checks.py",
+           "if not (x == y or (math.isnan(x) and math.isnan(y))):", "if False:",
+           ("tests/test_suite.py",),
+           "suite drift ignores values that turn NaN or infinite", S),
+    Mutant("recipe_json_depth_std", K + "recipe_json.py",
+           "camera_trans_std_z_m=trans[2]", "camera_trans_std_z_m=trans[1]",
+           ("tests/test_published_format.py", "tests/test_tiers.py", "tests/test_generator.py"),
+           "published config: the depth std read from the lateral entry", S),
+    Mutant("report_best_is_worst", K + "report/data.py",
+           "best = min(oracle, key=lambda r: r[3])", "best = max(oracle, key=lambda r: r[3])",
+           ("tests/test_report.py", "tests/test_report_browser.py"),
+           "report: the sequence table's best solver is the worst", S),
+    Mutant("report_quaternion_w_first", K + "report/calibration.py",
+           "for v in (q[1], q[2], q[3], q[0])", "for v in (q[0], q[1], q[2], q[3])",
+           ("tests/test_report.py", "tests/test_report_browser.py"),
+           "report: the calibration page prints the quaternion w first under an x, y, z, w label", S),
+    Mutant("schema_half_open_upper", K + "tier_schema.py",
+           "(x >= f.hi if f.hi_open else x > f.hi)", "(x > f.hi)",
+           ("tests/test_tiers.py",),
+           "tier schema: a half-open upper bound treated as closed", S),
+    Mutant("lsq_first_step", K + "lsq.py",
+           "vals_b[:, c] = df[ok] / dx[s.row_view[ok]]", "vals_b[:, c] = df[ok] / dx[0]",
+           ("tests/test_jacobians.py", "tests/test_reprojection.py"),
+           "block Jacobian: every view divided by the first view's finite-difference step", S),
+    Mutant("shards_ignore_ids", K + "io/shards.py",
+           "if st.null_count != 0 or st.min != expected[k] or st.max != expected[k]:", "if st.null_count != 0:",
+           ("tests/test_io.py", "tests/test_resume.py"),
+           "shard status ignores the row groups' sequence ids", S),
+]
+
+
+# --------------------------------------------------------------------------- #
+# running
+# --------------------------------------------------------------------------- #
+def _source_files(repo: Path) -> list[str]:
+    """Tracked and untracked (not ignored) files of the working tree, as they are on disk."""
+    out = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=repo, check=True,
+                         capture_output=True).stdout.decode()  # fmt: skip
+    return [f for f in out.split("\0") if f and (repo / f).is_file()]
+
+
+def make_scratch(repo: Path) -> Path:
+    """A copy of the working tree under ``repo/.mutants/tree`` (``../shared`` is found from there as from
+    the repository: the tests walk up the parents)."""
+    root = repo / ".mutants" / "tree"
+    if root.exists():
+        shutil.rmtree(root)
+    for f in _source_files(repo):
+        if f.startswith(".mutants/"):
+            continue
+        dst = root / f
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(repo / f, dst)
+    return root
+
+
+def locate(m: Mutant, root: Path) -> tuple[str | None, str]:
+    """``(text of the mutated file, note)``; the text is None when no spelling of the snippet occurs exactly once."""
+    path = root / m.path
+    if not path.is_file():
+        return None, f"{m.path} does not exist"
+    text = path.read_text()
+    spellings = (m.original,) if isinstance(m.original, str) else m.original
+    for snip in spellings:
+        n = text.count(snip)
+        if n == 1:
+            return text.replace(snip, m.replacement), ""
+        if n > 1:
+            return None, f"snippet found {n} times in {m.path} (must be unique): {snip!r}"
+    return None, f"snippet no longer in {m.path}: {spellings[0]!r}"
+
+
+def _drop_bytecode(path: Path) -> None:
+    """Remove the cached bytecode of ``path``: a mutant of the same size written within the same second
+    would otherwise run the old bytecode."""
+    cache = path.parent / "__pycache__"
+    for pyc in cache.glob(path.stem + ".*.pyc"):
+        pyc.unlink()
+
+
+def run_tests(root: Path, tests: tuple[str, ...], timeout: float) -> tuple[str, str, float]:
+    """Run ``tests`` in the scratch copy: ``(status, failing tests, seconds)``, status ``pass``, ``fail``,
+    ``timeout`` or ``error``."""
+    present = tuple(t for t in tests if (root / t.split("::")[0]).exists())
+    if not present:
+        return "error", "none of the named tests exists", 0.0
+    env = dict(os.environ, PYTHONPATH=str(root / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               PYTHONDONTWRITEBYTECODE="1")  # fmt: skip
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-rf", "-p", "no:cacheprovider", "-p", "no:randomly",
+           *present]  # fmt: skip
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "timeout", f"> {timeout:.0f} s", time.monotonic() - t0
+    dt = time.monotonic() - t0
+    failed = re.findall(r"^FAILED (\S+)", proc.stdout, flags=re.M)
+    if proc.returncode == 0:
+        return "pass", "", dt
+    if proc.returncode == 1:
+        return "fail", " ".join(failed) or "(failed)", dt
+    tail = " | ".join(proc.stdout.strip().splitlines()[-3:] + proc.stderr.strip().splitlines()[-2:])
+    return "error", f"pytest exit {proc.returncode}: {tail[:300]}", dt
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--group", choices=("survivor", "fresh", "all"), default="all")
+    ap.add_argument("--only", nargs="*", default=None, help="mutant names")
+    ap.add_argument("--check", action="store_true", help="only check that every snippet is found exactly once")
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("--no-baseline", action="store_true", help="do not run the named tests without mutants first")
+    ap.add_argument("--timeout", type=float, default=900.0, help="seconds per mutant's test run")
+    args = ap.parse_args(argv)
+    todo = [m for m in MUTANTS if (args.group == "all" or m.group == args.group)
+            and (args.only is None or m.name in args.only)]  # fmt: skip
+    if args.only:
+        unknown = set(args.only) - {m.name for m in MUTANTS}
+        if unknown:
+            print(f"unknown mutants: {', '.join(sorted(unknown))}", file=sys.stderr)
+            return 2
+    if args.list:
+        for m in todo:
+            print(f"{m.group:9s} {m.name:34s} {m.path}: {m.what}")
+        return 0
+    missing = [(m, note) for m in todo for _, note in [locate(m, REPO)] if note]
+    for m, note in missing:
+        print(f"NOT FOUND  {m.name}: {note}")
+    if args.check:
+        print(f"{len(todo) - len(missing)} of {len(todo)} snippets found exactly once")
+        return 1 if missing else 0
+    root = make_scratch(REPO)
+    rows = []
+    try:
+        baseline: dict[tuple, str] = {}
+        for m in todo:
+            text, note = locate(m, root)
+            if text is None:
+                rows.append((m, "not found", note, 0.0))
+                continue
+            if not args.no_baseline and m.tests not in baseline:
+                st, why, _ = run_tests(root, m.tests, args.timeout)
+                baseline[m.tests] = "" if st == "pass" else f"tests fail without the mutant: {why}"
+            if baseline.get(m.tests):
+                rows.append((m, "error", baseline[m.tests], 0.0))
+                print(f"{'error':9s} {m.name}: {baseline[m.tests]}", flush=True)
+                continue
+            path = root / m.path
+            original = path.read_text()
+            try:
+                path.write_text(text)
+                _drop_bytecode(path)
+                st, why, dt = run_tests(root, m.tests, args.timeout)
+            finally:
+                path.write_text(original)
+                _drop_bytecode(path)
+            status = {"fail": "caught", "timeout": "caught", "pass": "survived"}.get(st, "error")
+            rows.append((m, status, why, dt))
+            print(f"{status:9s} {m.name} ({dt:.0f} s) {why}", flush=True)
+    finally:
+        shutil.rmtree(REPO / ".mutants", ignore_errors=True)
+    print()
+    print("| group | mutant | file | what | result | failing test |")
+    print("|---|---|---|---|---|---|")
+    for m, status, why, dt in rows:
+        print(f"| {m.group} | {m.name} | {m.path.removeprefix(K)} | {m.what} | {status} | {why} |")
+    for group in ("survivor", "fresh"):
+        g = [r for r in rows if r[0].group == group and r[1] in ("caught", "survived")]
+        if g:
+            caught = sum(r[1] == "caught" for r in g)
+            print(f"{group}: {caught} of {len(g)} caught ({100.0 * caught / len(g):.0f} %)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
