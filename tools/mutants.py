@@ -3,7 +3,7 @@
 Every mutant is a ``(file, exact original snippet, replacement, tests)``: the snippet must occur exactly once
 in the current file (the script says so plainly when it no longer does, so a mutant follows code that moves
 but never silently applies elsewhere).  The mutants are applied in a scratch copy of the working tree
-(``<repo>/.mutants/``, removed afterwards), never in the tree itself; the copy's ``src`` comes first on
+(``<repo>/.mutants/tree-<pid>``, removed afterwards), never in the tree itself; the copy's ``src`` comes first on
 ``PYTHONPATH``, so the tests of the copy import the mutated package.  A mutant is *caught* when one of its
 tests fails (pytest exit status 1), *survived* when they all pass; a named test that does not exist, or
 fails without the mutant, is reported as an error instead of counting either way.
@@ -155,9 +155,9 @@ def _source_files(repo: Path) -> list[str]:
 
 
 def make_scratch(repo: Path) -> Path:
-    """A copy of the working tree under ``repo/.mutants/tree`` (``../shared`` is found from there as from
-    the repository: the tests walk up the parents)."""
-    root = repo / ".mutants" / "tree"
+    """A copy of the working tree under ``repo/.mutants/tree-<pid>`` (``../shared`` is found from there as
+    from the repository: the tests walk up the parents)."""
+    root = repo / ".mutants" / f"tree-{os.getpid()}"
     if root.exists():
         shutil.rmtree(root)
     for f in _source_files(repo):
@@ -226,6 +226,7 @@ def main(argv=None) -> int:
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--no-baseline", action="store_true", help="do not run the named tests without mutants first")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per mutant's test run")
+    ap.add_argument("--tests", nargs="*", default=None, help="run these tests instead of each mutant's own")
     args = ap.parse_args(argv)
     todo = [m for m in MUTANTS if (args.group == "all" or m.group == args.group)
             and (args.only is None or m.name in args.only)]  # fmt: skip
@@ -244,6 +245,8 @@ def main(argv=None) -> int:
     if args.check:
         print(f"{len(todo) - len(missing)} of {len(todo)} snippets found exactly once")
         return 1 if missing else 0
+    if args.tests:
+        todo = [Mutant(m.name, m.path, m.original, m.replacement, tuple(args.tests), m.what, m.group) for m in todo]
     root = make_scratch(REPO)
     rows = []
     try:
@@ -273,7 +276,9 @@ def main(argv=None) -> int:
             rows.append((m, status, why, dt))
             print(f"{status:9s} {m.name} ({dt:.0f} s) {why}", flush=True)
     finally:
-        shutil.rmtree(REPO / ".mutants", ignore_errors=True)
+        shutil.rmtree(root, ignore_errors=True)
+        if (REPO / ".mutants").is_dir() and not any((REPO / ".mutants").iterdir()):
+            (REPO / ".mutants").rmdir()
     print()
     print("| group | mutant | file | what | result | failing test |")
     print("|---|---|---|---|---|---|")
