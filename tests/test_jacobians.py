@@ -281,6 +281,22 @@ def _pixels_normals(rng, mp):
     return out
 
 
+@jacobian("he_ml.pixels.marginal_likelihood", ("solvers.he_ml_stages.pixels:_MarginalLikelihood.nll_and_gradient",))
+def _pixels_marginal(rng, mp):
+    from kinhec.solvers.he_ml_stages import pixels as hp
+
+    n = 5
+    M = rng.normal(size=(n, 6, 6))
+    M = M @ np.swapaxes(M, 1, 2) * 10.0 ** rng.uniform(1, 4, (n, 1, 1))
+    G = np.stack([pm.adjoint(_pose(rng, 0.3)) for _ in range(n)])
+    J = rng.normal(size=(n, 6, 12))
+    ml = hp._MarginalLikelihood(M, rng.normal(size=(n, 6)), rng.normal(size=(n, 9, 2)), J, G,
+                                rng.normal(size=(n, 6)) * 1e-2, 90)  # fmt: skip
+    p = np.array([np.log(0.3), np.log(2e-6), np.log(5e-7)])
+    return [Case("d nll / d log(levels)", lambda x: ml.nll_and_gradient(x)[0], p, ml.nll_and_gradient(p)[1],
+                 kind="gradient", h=1e-5, rtol=1e-6)]  # fmt: skip
+
+
 # --------------------------------------------------------------------------- #
 # PnP, the block finite differences, calibrate
 # --------------------------------------------------------------------------- #
