@@ -172,3 +172,28 @@ def test_pixel_stage_covariance_and_noise_levels():
     # the rotation level is the weakly determined one (3 of the 6 dof of each view's robot error, against a small
     # target's PnP rotation): its estimates scatter by about 30 %, its mean by about 6 %
     assert abs(rot_ratio - 1.0) < 0.4, rot_ratio
+
+
+# --------------------------------------------------------------------------- #
+# calibrate's refinement
+# --------------------------------------------------------------------------- #
+def test_calibrate_refinement_covariance():
+    """``kinhec calibrate``'s joint refinement of ``X`` and ``Y`` (60 pairs paired by order, its noise model
+    estimated from the residuals): its covariance is the scatter of 100 estimates (errors in the parametrisation
+    of its standard deviations: rotation in the estimate's frame, translation in the parent frame)."""
+    from kinhec.calibrate import solve
+    from kinhec.calibrate.pairing import OrderPairing
+
+    ch, _, draw = _draws(60, 43)
+
+    def right_error(T_est, T_true):
+        return np.r_[se3.so3_log(T_est[:3, :3].T @ T_true[:3, :3]), T_true[:3, 3] - T_est[:3, 3]]
+
+    d2 = []
+    idx = np.arange(60)
+    for _ in range(100):
+        A, B = draw()
+        sol = solve.refine(OrderPairing(A, B, idx, idx), ch.X, ch.Y, inverse_domain=True)
+        e = np.r_[right_error(sol.X, ch.X), right_error(sol.Y, ch.Y)]
+        d2.append(e @ np.linalg.solve(sol.cov[:12, :12], e))
+    assert_nees(np.array(d2), 12, "calibrate refinement")
