@@ -34,9 +34,10 @@ errors marginalised.
 
 Noise levels: ``s_px``, ``v_rot`` and ``v_trans`` by expectation-maximisation
 (the E-step's posterior covariance of each ``xi_i`` from its block of the
-normal matrix), updated after every Gauss-Newton step; the iterations end
-when ``X`` and ``Y`` stop moving (a weakly identified level may still be
-creeping then, without moving the estimate).  The levels are
+normal matrix), updated after every Gauss-Newton step while ``X`` and ``Y``
+move; once they are still, the levels jump to the maximum of the restricted
+marginal likelihood of the pixels (:class:`_MarginalLikelihood`), where EM
+would only creep, and the iterations go on from there.  The levels are
 identified separately: the pixel noise shows within a view (``2 P - 6``
 degrees of freedom each), the robot error as a rigid motion of a view's
 points that the other views do not share.
