@@ -104,6 +104,12 @@ def _assert_bound_is_the_scatter(E, b):
     assert lo < mean < hi, f"mean NEES of X {mean:.3f} under the bound, expected within [{lo:.3f}, {hi:.3f}]"
 
 
+def _robot_draws(seq, idx, rng, rot, trans):
+    """Flange poses of the keyframes (M_ALL, K, 4, 4) with fresh twist noise."""
+    T = np.broadcast_to(seq.robot.T_base_ee_gt[idx], (M_ALL, idx.size, 4, 4)).reshape(-1, 4, 4)
+    return noise.robot_se3_gaussian(T, rot, trans, rng).reshape(M_ALL, idx.size, 4, 4)
+
+
 def _camera_draws(seq, idx, rng, M, rot, xy, z):
     C = np.broadcast_to(seq.camera.T_cam_target_gt[idx], (M, idx.size, 4, 4)).reshape(-1, 4, 4)
     return noise.camera_se3_gaussian(C, rot, xy, z, rng).reshape(M, idx.size, 4, 4)
@@ -172,9 +178,9 @@ def test_visual_odometry_drift():
     b = bounds.sequence_bound(seq, keyframes=idx)
     rng = np.random.default_rng(4)
     T_vo_cam = se3.invert_transform(seq.camera.T_cam_target_gt[: idx[-1] + 1])
-    C = np.stack([se3.invert_transform(noise.vo_drift(T_vo_cam, vr, vt, rng, student_t_dof=nu)[idx]) for _ in range(M_ALL)])
-    A = noise.robot_se3_gaussian(np.broadcast_to(seq.robot.T_base_ee_gt[idx], (M_ALL, idx.size, 4, 4)).reshape(-1, 4, 4),
-                                 2e-4, 2e-4, rng).reshape(M_ALL, idx.size, 4, 4)  # fmt: skip
+    C = np.stack([se3.invert_transform(noise.vo_drift(T_vo_cam, vr, vt, rng, student_t_dof=nu)[idx])
+                  for _ in range(M_ALL)])
+    A = _robot_draws(seq, idx, rng, 2e-4, 2e-4)
     r = _pair_errors(seq, idx, A, C)
     _assert_bound_is_the_scatter(_gls_x_errors(_jacobian(seq, idx, scale_unknown=True), r, correlated=True), b)
 
@@ -196,8 +202,7 @@ def test_drifting_monocular_scale():
         _, s = noise.apply_scale(C_gt, s0, drift, rng)
         Cm[:, :3, 3] *= s[idx, None]
         C.append(Cm)
-    A = noise.robot_se3_gaussian(np.broadcast_to(seq.robot.T_base_ee_gt[idx], (M_ALL, idx.size, 4, 4)).reshape(-1, 4, 4),
-                                 2e-4, 2e-4, rng).reshape(M_ALL, idx.size, 4, 4)  # fmt: skip
+    A = _robot_draws(seq, idx, rng, 2e-4, 2e-4)
     r = _pair_errors(seq, idx, A, np.stack(C), scale=s0)
     _assert_bound_is_the_scatter(_gls_x_errors(_jacobian(seq, idx, scale_unknown=True), r, correlated=True), b)
 

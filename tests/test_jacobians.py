@@ -73,7 +73,8 @@ def _compare(case: Case):
     if case.kind == "gradient":
         num, ana = _fd(lambda x: np.atleast_1d(case.fun(x)), case.x0, case.h)[0], case.analytic
     elif case.kind == "hessian":
-        num, ana = _fd(lambda x: _fd(lambda y: np.atleast_1d(case.fun(y)), x, case.h)[0], case.x0, case.h), case.analytic
+        grad = lambda x: _fd(lambda y: np.atleast_1d(case.fun(y)), x, case.h)[0]  # noqa: E731
+        num, ana = _fd(grad, case.x0, case.h), case.analytic
     elif case.kind == "normal":
         J = _fd(case.fun, case.x0, case.h)
         num, ana = J.T @ J, case.analytic
@@ -367,7 +368,8 @@ def _calibrate_jac(rng, mp):
         mask = np.ones(n, dtype=bool)
         st = (X, Y, None, s)
         f = lambda p, prob=prob, st=st, mask=mask: prob.res(prob.apply(st, p), mask)  # noqa: E731
-        out.append(Case(f"calibrate inverse_domain={inverse_domain}", f, np.zeros(13), prob.jac(st, mask).reshape(-1, 13)))
+        J = prob.jac(st, mask).reshape(-1, 13)
+        out.append(Case(f"calibrate inverse_domain={inverse_domain}", f, np.zeros(13), J))
     return out
 
 

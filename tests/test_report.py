@@ -300,7 +300,8 @@ def test_sequence_table_names_the_best_solver_and_its_error():
             ("shah", "oracle", True, 0.20, 1.0), ("daniilidis", "oracle", False, 0.01, 0.1),
             ("andreff", "nearest", True, 0.05, 0.5)]  # fmt: skip
     results = pd.DataFrame([dict(sequence_id="noise-000000", solver=s, eval_sync=e, ok=ok, X_rot_err_deg=r,
-                                 X_trans_err_mm=t, Y_rot_err_deg=r, Y_trans_err_mm=t) for s, e, ok, r, t in rows])  # fmt: skip
+                                 X_trans_err_mm=t, Y_rot_err_deg=r, Y_trans_err_mm=t)
+                            for s, e, ok, r, t in rows])  # fmt: skip
     (row,) = sequence_rows(manifest, results, None)
     assert row["best"] == "tsai_lenz" and row["best_rot"] == pytest.approx(0.10)
     assert row["median_rot"] == pytest.approx(0.20) and row["median_trans"] == pytest.approx(2.0)

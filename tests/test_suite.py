@@ -311,7 +311,8 @@ def test_freeze_rebuilds_a_generated_entry_and_its_checksums(suite_copy, tmp_pat
     for rel in ("observations/synth_pnp.json", "truth/synth_pnp.json", "SHA256SUMS"):
         assert (suite_copy / rel).read_bytes() == (other / rel).read_bytes(), rel
     sums = read_checksums(suite_copy)
-    assert sums["observations/synth_pnp.json"] == sha256_file(obs) and sums["truth/synth_pnp.json"] == sha256_file(truth)
+    assert sums["observations/synth_pnp.json"] == sha256_file(obs)
+    assert sums["truth/synth_pnp.json"] == sha256_file(truth)
     assert {k: v for k, v in sums.items() if "synth_pnp" not in k} == {
         k: v for k, v in sums_before.items() if "synth_pnp" not in k}
     entry = next(e for e in load_suite(suite_copy).entries if e.id == "synth_pnp")
