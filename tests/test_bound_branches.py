@@ -153,6 +153,34 @@ def test_camera_time_jitter():
     _assert_bound_is_the_scatter(_gls_x_errors(_jacobian(seq, idx), r), b)
 
 
+def test_flange_error_covariance_with_jitter_and_interpolation():
+    """The flange-frame error covariance of every keyframe pair that the bound assumes (robot twist noise
+    interpolated between two samples, plus the jitter of the camera stamp along the flange velocity) against
+    the scatter of the errors drawn afresh: summed ``xi^T Sigma^-1 xi`` within the chi-square interval.
+
+    Per pair, unlike the bound on ``X`` (where the estimator can look away from each pair's velocity), the
+    jitter term shows directly."""
+    rs, ts, jit, M = 1e-4, 1e-4, 4e-3, 400
+    seq = _sequence(sync="async", robot_rate_cap_hz=250.0, time_jitter_std_s=jit, robot_rot_std_rad=rs,
+                    robot_trans_std_m=ts, speed_fraction=0.5)  # fmt: skip
+    idx = np.arange(2, len(seq.camera) - 1, 4)
+    Sigma = bounds._robot_twist_cov(seq, idx, seq.info, seq.config, None)
+    rng = np.random.default_rng(7)
+    # the stamps are the data (the pose is interpolated there, between fixed samples); the true capture instant
+    # behind each stamp is what the jitter makes uncertain
+    ts_ = np.broadcast_to(seq.camera.t[idx] - seq.time_offset, (M, idx.size))
+    j = np.clip(np.searchsorted(seq.robot.t, ts_[0]), 1, len(seq.robot) - 1)
+    rows = np.unique(np.r_[j - 1, j])
+    T = np.broadcast_to(seq.robot.T_base_ee_gt[rows], (M, rows.size, 4, 4)).reshape(-1, 4, 4)
+    T = noise.robot_se3_gaussian(T, rs, ts, rng).reshape(M, rows.size, 4, 4)
+    A = _interpolate(seq.robot.t[rows], T, ts_)
+    truth = _interpolate(seq.robot.t, seq.robot.T_base_ee_gt, ts_ - jit * rng.standard_normal(ts_.shape))
+    xi = se3.se3_log(se3.invert_transform(truth) @ A)  # (M, K, 6), flange frame
+    d2 = np.einsum("mki,kij,mkj->", xi, np.linalg.inv(Sigma), xi) / (M * idx.size)
+    lo, hi = stats.chi2.ppf([0.0005, 0.9995], 6 * M * idx.size) / (M * idx.size)
+    assert lo < d2 < hi, f"mean xi^T Sigma^-1 xi per pair {d2:.3f}, expected within [{lo:.3f}, {hi:.3f}]"
+
+
 def test_joint_encoder_noise():
     """Encoder noise through the nominal kinematics: a flange twist of covariance ``s^2 J_f J_f^T``."""
     js = 1e-3

@@ -225,3 +225,34 @@ def test_observability_warns_below_the_axis_scatter_limit():
         report, warn = observability(A, np.eye(12) * 1e-8, np.full(6, 1e-5))
         assert report["lambda2"] == pytest.approx(factor * MIN_LAMBDA2, rel=0.3)
         assert any("rotates about one axis only" in m for m in warn) == warned, (factor, warn)
+
+
+def test_observability_warns_below_the_rotation_range():
+    """Hand rotations that span 1 deg at most: the rotation-range warning; 5 deg: none."""
+    from kinhec.calibrate.observability import MIN_ROT_RANGE_DEG, observability
+
+    rng = np.random.default_rng(10)
+    for span_deg, warned in ((0.5 * MIN_ROT_RANGE_DEG, True), (2.5 * MIN_ROT_RANGE_DEG, False)):
+        w = rng.normal(size=(30, 3))
+        w *= np.radians(span_deg) / 2.0 / np.linalg.norm(w, axis=1, keepdims=True)  # every rotation within span/2
+        A = se3.transform_from_rotation_translation(se3.so3_exp(w), rng.normal(0, 0.2, (30, 3)))
+        report, warn = observability(A, np.eye(12) * 1e-8, np.full(6, 1e-5))
+        assert report["rot_range_deg"] <= span_deg + 1e-9 and report["rot_range_deg"] > 0.8 * span_deg
+        assert any("rotates by" in m for m in warn) == warned, (span_deg, warn)
+
+
+def test_time_pairing_leaves_out_samples_outside_the_other_stream():
+    """Eye samples before the hand stream starts or after it ends are not paired (no extrapolation)."""
+    from kinhec.calibrate.pairing import TimePairing
+    from kinhec.calibrate.readers import PoseStream
+
+    t_h = np.arange(1.0, 2.0, 0.01)
+    rng = np.random.default_rng(11)
+    A = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 0.3, (t_h.size, 3))),
+                                                rng.normal(0, 0.2, (t_h.size, 3)))  # fmt: skip
+    t_e = np.array([0.8, 0.95, 1.2, 1.5, 1.98, 2.05, 2.3])
+    B = np.broadcast_to(np.eye(4), (t_e.size, 4, 4)).copy()
+    hand = PoseStream(A, t_h, np.arange(1, t_h.size + 1), "hand.csv", "hand", "csv")
+    eye = PoseStream(B, t_e, np.arange(1, t_e.size + 1), "eye.csv", "eye", "csv")
+    p = TimePairing(hand, A, eye, B, 0.0, 0.0)
+    np.testing.assert_array_equal(t_e[p.index], [1.2, 1.5, 1.98])

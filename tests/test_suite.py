@@ -318,3 +318,12 @@ def test_freeze_rebuilds_a_generated_entry_and_its_checksums(suite_copy, tmp_pat
     entry = next(e for e in load_suite(suite_copy).entries if e.id == "synth_pnp")
     assert verify_entry_files(suite_copy, entry, sums) == []
     assert read_observations(obs).T_base_ee.shape == (20, 4, 4)
+
+
+def test_drift_tolerance_is_absolute_plus_relative():
+    """A number moves when ``|new - ref| > abs_tol + rel_tol * max(|ref|, |new|)``: just beyond it reported, just
+    within it not (relative and absolute parts apart)."""
+    assert drift({"a": 100.0 * (1 + 2.2e-6)}, {"a": 100.0}, 0.0, 1e-6)[0].startswith("a: 100.0 -> ")
+    assert drift({"a": 100.0 * (1 + 0.9e-6)}, {"a": 100.0}, 0.0, 1e-6) == []
+    assert drift({"a": 1.1e-9}, {"a": 0.0}, 1e-9, 1e-6)[0].startswith("a: 0.0 -> ")
+    assert drift({"a": 0.9e-9}, {"a": 0.0}, 1e-9, 1e-6) == []

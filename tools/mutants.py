@@ -17,7 +17,8 @@ Usage::
     python tools/mutants.py --list
 
 The catalogue is :data:`MUTANTS` below: ``group`` is ``"survivor"`` (the survivors of the audit of commit
-0e5f4eb, re-targeted to the current code) or ``"fresh"`` (a second set chosen in the same modules).
+0e5f4eb, re-targeted to the current code), ``"fresh"`` (a set chosen in the same modules; its survivors asked
+for more tests) or ``"fresh2"`` (a second set chosen after those tests, run as the tests stood).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class Mutant:
 
 
 S = "survivor"
+F2 = "fresh2"
 K = "src/kinhec/"
 HE = K + "solvers/he_ml_stages/"
 JAC = ("tests/test_jacobians.py",)
@@ -229,6 +231,50 @@ MUTANTS: list[Mutant] = [
     Mutant("lsq_step_size", K + "lsq.py",
            "eps = np.finfo(float).eps ** (1.0 / 3.0 if central else 0.5)", "eps = 1e-3",
            JAC + ("tests/test_reprojection.py",), "block Jacobian: a finite-difference step of 1e-3"),
+    # ---------------------------------------------------------------- a second fresh set, chosen after the tests
+    # that the first one asked for, and run once as they stand (an unbiased measure of the tests' sharpness)
+    Mutant("he_ml_cov_outliers", HE + "covariance.py", "Ji = J[inl]", "Ji = J",
+           CONS + ("tests/test_he_ml.py",), "he_ml: the information summed over the outliers too", F2),
+    Mutant("he_ml_settled_sinv", HE + "covariance.py", "Sinv = Sinv / dof_scale", "Sinv = Sinv",
+           CONS + ("tests/test_he_ml.py",), "he_ml: the settled round's inverse covariances not corrected", F2),
+    Mutant("scale_drift_start_step", HE + "scale_drift.py",
+           "sigma_d = max(float(np.std(np.diff(d))) / 2.0, 1e-6)",
+           "sigma_d = max(float(np.std(np.diff(d))) * 2.0, 1e-6)",
+           JAC + ("tests/test_he_ml.py",), "he_ml scale drift: the walk's starting step 4x larger", F2),
+    Mutant("scale_drift_em_covariance", HE + "scale_drift.py",
+           "var[1:] = var[1:] + var[:-1] - 2.0 * np.diag(Cq, k=1)", "var[1:] = var[1:] + var[:-1]",
+           JAC + ("tests/test_he_ml.py",), "he_ml scale drift: EM step without the offsets' posterior covariance", F2),
+    Mutant("pixels_no_prior_block", HE + "pixels.py", "Hxx = (GT @ MG) / s2 + Lam", "Hxx = (GT @ MG) / s2",
+           CONS + JAC + ("tests/test_he_ml_pixels.py",), "pixel stage: the twists' block without their prior", F2),
+    Mutant("pixels_em_dof", HE + "pixels.py", "dof = max(2 * prob.n_pts - 12, 1)", "dof = max(2 * prob.n_pts, 1)",
+           CONS + ("tests/test_he_ml_pixels.py",), "pixel stage: the EM pixel variance without the fit's dof", F2),
+    Mutant("bounds_robot_sandwich", K + "bounds.py",
+           'Sigma = Sigma + np.einsum("nij,njk,nlk->nil", G, robot_cov, G)',
+           'Sigma = Sigma + np.einsum("nij,njk,nkl->nil", G, robot_cov, G)', BND,
+           "bound: the robot covariance carried as G S G instead of G S G^T", F2),
+    Mutant("bounds_vo_first_increment", K + "bounds.py", "inc[0] = 0.0", "inc[0] = inc[0]", BND,
+           "bound: the VO walk's error at its first frame not zero", F2),
+    Mutant("bounds_median_radians", K + "bounds.py", "return math.degrees(out[0]), 1000.0 * out[1]",
+           "return out[0], 1000.0 * out[1]", BND, "bound: the median rotation error in radians", F2),
+    Mutant("calibrate_noise_dof", K + "calibrate/solve.py", "dof = max(m - prob.P / 6.0, 1.0)", "dof = max(m, 1.0)",
+           CONS + ("tests/test_calibrate_synthetic.py",), "calibrate: the noise covariance without the fit's dof", F2),
+    Mutant("calibrate_gate", K + "calibrate/solve.py", "new = d2 < CHI2_6_9999", "new = d2 < 2.0 * CHI2_6_9999",
+           CONS + ("tests/test_calibrate_synthetic.py", "tests/test_calibrate_cli.py"),
+           "calibrate: the outlier gate twice as wide", F2),
+    Mutant("recipe_json_lateral_from_depth", K + "recipe_json.py", "camera_trans_std_m=trans[0]",
+           "camera_trans_std_m=trans[2]", ("tests/test_published_format.py", "tests/test_generator.py"),
+           "published config: the lateral std read from the depth entry", F2),
+    Mutant("pm_robot_covariance_sandwich", K + "solvers/pair_model.py",
+           'return np.einsum("nij,j,nkj->nik", G, d, G)', 'return np.einsum("nij,j,njk->nik", G, d, G)',
+           CONS + JAC + ("tests/test_bounds.py",), "pair model: the robot covariance G D G instead of G D G^T", F2),
+    Mutant("multi_scale_column_sign", K + "solvers/multi_axyb.py",
+           "out[:, 3:, 12] = k[:, None] * Ci[:, :3, 3]", "out[:, 3:, 12] = -k[:, None] * Ci[:, :3, 3]",
+           JAC + ("tests/test_multi.py",), "multi_axyb: sign of the log-scale column of the local Jacobian", F2),
+    Mutant("lsq_central_forward", K + "lsq.py", "xm[idx] -= h_all[idx]", "xm[idx] -= 0.0",
+           JAC + ("tests/test_reprojection.py",), "block Jacobian: the central differences one-sided", F2),
+    Mutant("report_translation_metres", K + "report/calibration.py",
+           '", ".join(_fmt(1e3 * v, 5) for v in T[:3, 3])', '", ".join(_fmt(v, 5) for v in T[:3, 3])',
+           ("tests/test_report.py",), "report: the calibration page's translation in metres under [mm]", F2),
 ]
 
 
@@ -308,7 +354,7 @@ def run_tests(root: Path, tests: tuple[str, ...], timeout: float) -> tuple[str, 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--group", choices=("survivor", "fresh", "all"), default="all")
+    ap.add_argument("--group", choices=("survivor", "fresh", "fresh2", "all"), default="all")
     ap.add_argument("--only", nargs="*", default=None, help="mutant names")
     ap.add_argument("--check", action="store_true", help="only check that every snippet is found exactly once")
     ap.add_argument("--list", action="store_true")
@@ -372,7 +418,7 @@ def main(argv=None) -> int:
     print("|---|---|---|---|---|---|")
     for m, status, why, dt in rows:
         print(f"| {m.group} | {m.name} | {m.path.removeprefix(K)} | {m.what} | {status} | {why} |")
-    for group in ("survivor", "fresh"):
+    for group in ("survivor", "fresh", "fresh2"):
         g = [r for r in rows if r[0].group == group and r[1] in ("caught", "survived")]
         if g:
             caught = sum(r[1] == "caught" for r in g)
