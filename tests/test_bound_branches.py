@@ -4,9 +4,9 @@ For one small generated sequence per branch the errors of the keyframe pairs are
 with kinhec.noise (the generator's own noise code) on the sequence's true streams, paired as the benchmark
 pairs them (the robot stream interpolated at the camera stamps), and fed to an efficient estimator that
 knows nothing of the bound: generalised least squares with the *empirical* covariance of the pair errors
-(from training draws apart from the test draws).  Its errors in ``X`` must have the covariance the bound
-reports: the summed NEES of the test draws lies within the two-sided 99.9 % interval of chi-square with
-``6 M`` degrees of freedom.  Student-t noise, whose efficient estimator is not linear, is checked through
+(from training draws apart from the test draws).  Its errors in ``X`` and in ``Y`` must have the covariances
+the bound reports: the summed NEES of the test draws lies within the two-sided 99.9 % interval of chi-square
+with ``6 M`` (``12 M`` jointly) degrees of freedom.  Student-t noise, whose efficient estimator is not linear, is checked through
 the Fisher information of a Student-t location (Monte-Carlo of the score) and the exact ratio it brings
 to the bound.
 """
@@ -72,8 +72,8 @@ def _jacobian(seq, idx, scale_unknown=False):
     return J
 
 
-def _gls_x_errors(J, r, correlated=False):
-    """``X`` errors (M_test, 6) of generalised least squares weighted by the empirical covariance of the training
+def _gls_errors(J, r, correlated=False):
+    """``(X, Y)`` errors (M_test, 12) of generalised least squares weighted by the empirical covariance of the training
     draws' errors: of every pair apart, or of all 6K errors jointly when the pairs are ``correlated``."""
     K, _, P = J.shape
     flat = r.reshape(r.shape[0], 6 * K)
@@ -88,20 +88,22 @@ def _gls_x_errors(J, r, correlated=False):
     Jf = J.reshape(6 * K, P)
     F = Jf.T @ W @ Jf
     theta = np.linalg.solve(F, Jf.T @ W @ test.T).T
-    return theta[:, :6]
+    return theta[:, :12]
 
 
 def _nees_interval(E, cov):
-    """Mean NEES of the errors ``E`` (M, 6) under ``cov`` and the two-sided 99.9 % chi-square interval of the mean."""
+    """Mean NEES of the errors ``E`` (M, d) under ``cov`` and the two-sided 99.9 % chi-square interval of the mean."""
     d2 = np.einsum("mi,ij,mj->m", E, np.linalg.inv(cov), E)
-    M = E.shape[0]
-    lo, hi = stats.chi2.ppf([0.0005, 0.9995], 6 * M) / M
+    M, d = E.shape
+    lo, hi = stats.chi2.ppf([0.0005, 0.9995], d * M) / M
     return float(d2.mean()), lo, hi
 
 
 def _assert_bound_is_the_scatter(E, b):
-    mean, lo, hi = _nees_interval(E, b.cov_X)
-    assert lo < mean < hi, f"mean NEES of X {mean:.3f} under the bound, expected within [{lo:.3f}, {hi:.3f}]"
+    """The errors of ``X`` and of ``Y`` (M, 12) have the bound's covariance of each, and the joint one."""
+    for what, sl in (("X", slice(0, 6)), ("Y", slice(6, 12)), ("X and Y", slice(0, 12))):
+        mean, lo, hi = _nees_interval(E[:, sl], b.cov[sl, sl])
+        assert lo < mean < hi, f"mean NEES of {what} {mean:.3f} under the bound, expected within [{lo:.3f}, {hi:.3f}]"
 
 
 def _robot_draws(seq, idx, rng, rot, trans):
@@ -135,7 +137,7 @@ def test_interpolated_robot_poses():
     T = noise.robot_se3_gaussian(T, rs, ts, rng).reshape(M_ALL, rows.size, 4, 4)
     A = _interpolate(seq.robot.t[rows], T, tq)
     r = _pair_errors(seq, idx, A, _camera_draws(seq, idx, rng, M_ALL, 2e-4, 2e-4, 4e-4))
-    _assert_bound_is_the_scatter(_gls_x_errors(_jacobian(seq, idx), r), b)
+    _assert_bound_is_the_scatter(_gls_errors(_jacobian(seq, idx), r), b)
 
 
 def test_camera_time_jitter():
@@ -150,7 +152,7 @@ def test_camera_time_jitter():
     tq = seq.camera.t_gt[idx] + jit * rng.standard_normal((M_ALL, idx.size))
     A = _interpolate(seq.robot.t, seq.robot.T_base_ee_gt, tq)
     r = _pair_errors(seq, idx, A, _camera_draws(seq, idx, rng, M_ALL, 1e-4, 1e-4, 2e-4))
-    _assert_bound_is_the_scatter(_gls_x_errors(_jacobian(seq, idx), r), b)
+    _assert_bound_is_the_scatter(_gls_errors(_jacobian(seq, idx), r), b)
 
 
 def test_flange_error_covariance_with_jitter_and_interpolation():
@@ -192,7 +194,7 @@ def test_joint_encoder_noise():
     q = np.broadcast_to(seq.robot.q_gt[idx], (M_ALL, idx.size, seq.robot.dof)).reshape(-1, seq.robot.dof)
     A = get_robot("ur5e").fk(noise.joint_gaussian(q, js, rng)).reshape(M_ALL, idx.size, 4, 4)
     r = _pair_errors(seq, idx, A, _camera_draws(seq, idx, rng, M_ALL, 1e-4, 1e-4, 2e-4))
-    _assert_bound_is_the_scatter(_gls_x_errors(_jacobian(seq, idx), r), b)
+    _assert_bound_is_the_scatter(_gls_errors(_jacobian(seq, idx), r), b)
 
 
 def test_visual_odometry_drift():
@@ -210,7 +212,7 @@ def test_visual_odometry_drift():
                   for _ in range(M_ALL)])
     A = _robot_draws(seq, idx, rng, 2e-4, 2e-4)
     r = _pair_errors(seq, idx, A, C)
-    _assert_bound_is_the_scatter(_gls_x_errors(_jacobian(seq, idx, scale_unknown=True), r, correlated=True), b)
+    _assert_bound_is_the_scatter(_gls_errors(_jacobian(seq, idx, scale_unknown=True), r, correlated=True), b)
 
 
 def test_drifting_monocular_scale():
@@ -232,7 +234,7 @@ def test_drifting_monocular_scale():
         C.append(Cm)
     A = _robot_draws(seq, idx, rng, 2e-4, 2e-4)
     r = _pair_errors(seq, idx, A, np.stack(C), scale=s0)
-    _assert_bound_is_the_scatter(_gls_x_errors(_jacobian(seq, idx, scale_unknown=True), r, correlated=True), b)
+    _assert_bound_is_the_scatter(_gls_errors(_jacobian(seq, idx, scale_unknown=True), r, correlated=True), b)
 
 
 def test_student_t_information_factor_is_the_score_variance():

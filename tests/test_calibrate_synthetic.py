@@ -256,3 +256,28 @@ def test_time_pairing_leaves_out_samples_outside_the_other_stream():
     eye = PoseStream(B, t_e, np.arange(1, t_e.size + 1), "eye.csv", "eye", "csv")
     p = TimePairing(hand, A, eye, B, 0.0, 0.0)
     np.testing.assert_array_equal(t_e[p.index], [1.2, 1.5, 1.98])
+
+
+def test_refinement_gates_outliers_at_the_chi_square_quantile():
+    """Pairs pushed away from the rest by 3 to 9 noise standard deviations: the pairs calibrate keeps are exactly
+    those whose Mahalanobis distance under its noise model is below the 99.99 % quantile of chi-square(6)."""
+    from kinhec import noise as kn
+    from kinhec.calibrate import solve
+    from kinhec.calibrate.pairing import OrderPairing
+    from kinhec.solvers import pair_model as pm
+
+    from test_solvers_synth import make_chain
+
+    rng = np.random.default_rng(12)
+    ch = make_chain(rng, 60, configuration="eye_in_hand")
+    C = pm.camera_poses(ch.B_abs_gt, "eye_in_hand")
+    Cm = kn.camera_se3_gaussian(C, 1e-3, 1e-3, 2e-3, rng)
+    bad = np.arange(0, 60, 5)
+    Cm[bad, :3, 3] += np.linspace(3.0, 9.0, bad.size)[:, None] * 1e-3 * rng.choice([-1.0, 1.0], (bad.size, 3))
+    A = kn.robot_se3_gaussian(ch.A_abs_gt, 2e-4, 2e-4, rng)
+    idx = np.arange(60)
+    sol = solve.refine(OrderPairing(A, pm.camera_poses(Cm, "eye_in_hand"), idx, idx), ch.X, ch.Y)
+    d2 = np.einsum("ni,ij,nj->n", sol.residuals, np.linalg.inv(sol.noise_cov), sol.residuals)
+    assert 0 < (~sol.inliers).sum() < bad.size  # some of the displaced pairs pass, some do not
+    np.testing.assert_array_equal(sol.inliers, d2 < solve.CHI2_6_9999)
+    assert np.any((d2 > solve.CHI2_6_9999) & (d2 < 2.0 * solve.CHI2_6_9999))  # a pair the gate's value decides

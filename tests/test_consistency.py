@@ -197,3 +197,20 @@ def test_calibrate_refinement_covariance():
         e = np.r_[right_error(sol.X, ch.X), right_error(sol.Y, ch.Y)]
         d2.append(e @ np.linalg.solve(sol.cov[:12, :12], e))
     assert_nees(np.array(d2), 12, "calibrate refinement")
+
+
+def test_he_ml_covariance_agrees_with_its_reported_noise():
+    """7 pairs, the noise estimated (five components, corrected for the 12 fitted parameters): the covariance he_ml
+    reports is the inverse information of the noise levels it reports, ``(sum J^T Sigma^-1 J)^-1`` with ``Sigma``
+    built from ``res.noise`` at the solution, whichever path its last round took."""
+    ch, C, draw = _draws(7, 45)
+    for _ in range(5):
+        A, B = draw()
+        res = he_ml(A, B, configuration="eye_in_hand", scale=False)
+        z = res.noise
+        Cp = pm.predicted_camera_poses(A, res.X, res.Y, "eye_in_hand")
+        J, G = pm.pair_jacobians(Cp, res.X, "eye_in_hand")
+        S = (pm.camera_covariance(Cp, z["camera_rot_std_rad"], z["camera_trans_std_m"], z["camera_trans_std_z_m"])
+             + pm.robot_covariance(G, z["robot_rot_std_rad"], z["robot_trans_std_m"]))  # fmt: skip
+        H = np.einsum("nip,nij,njq->pq", J, np.linalg.inv(S), J)
+        np.testing.assert_allclose(res.cov, np.linalg.inv(H), rtol=1e-5, atol=1e-9 * np.abs(res.cov).max())

@@ -315,6 +315,9 @@ def test_calibration_page_prints_the_quaternion_x_y_z_w():
 
     T = se3.transform_from_rotation_translation(se3.so3_exp([0.3, -0.2, 0.5]), [0.1, 0.2, 0.3])
     q = se3.quaternion_from_matrix(T[:3, :3])  # w, x, y, z
-    (label, value, _), = [r for r in _pose_rows("X", T, None) if "quaternion" in r[0]]
+    rows = _pose_rows("X", T, None)
+    (label, value, _), = [r for r in rows if "quaternion" in r[0]]
     assert label == "X quaternion (x, y, z, w)"
     np.testing.assert_allclose([float(v) for v in value.split(",")], [q[1], q[2], q[3], q[0]], atol=1e-6)
+    (label, value, _), = [r for r in rows if "translation" in r[0]]
+    assert label == "X translation [mm]" and [float(v) for v in value.split(",")] == [100.0, 200.0, 300.0]
