@@ -183,3 +183,101 @@ def test_rig_without_a_body_stream_uses_the_first_camera(tmp_path):
         within_3_sigma(Z, se3.invert_transform(X[a]) @ X[b], res.rig.cam_T_cam_std[key], k=3.5)
     with pytest.raises(Exception, match="hand"):
         calibrate(None, f"{tmp_path}:cam01")
+
+
+def test_time_pairing_leaves_out_the_samples_in_a_gap():
+    """A hand stream at 100 Hz with 0.1 s missing (10 periods, beyond GAP_FACTOR = 3 of them): the eye samples
+    whose interpolation interval spans the gap are left out, with a note; an interval of 2.5 periods is no gap."""
+    from kinhec.calibrate.pairing import GAP_FACTOR, TimePairing
+    from kinhec.calibrate.readers import PoseStream
+
+    t_h = np.arange(0.0, 2.0, 0.01)
+    t_h = t_h[(t_h < 0.895) | (t_h > 1.005)]  # the gap: (0.89, 1.01)
+    t_h = t_h[(t_h < 1.495) | (t_h > 1.515)]  # 0.025 s, 2.5 periods: not a gap
+    rng = np.random.default_rng(8)
+    A = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 0.3, (t_h.size, 3))),
+                                                rng.normal(0, 0.2, (t_h.size, 3)))  # fmt: skip
+    t_e = np.array([0.5, 0.9, 0.95, 1.0, 1.2, 1.505, 1.8])
+    B = se3.transform_from_rotation_translation(np.broadcast_to(np.eye(3), (t_e.size, 3, 3)), np.zeros((t_e.size, 3)))
+    hand = PoseStream(A, t_h, np.arange(1, t_h.size + 1), "hand.csv", "hand", "csv")
+    eye = PoseStream(B, t_e, np.arange(1, t_e.size + 1), "eye.csv", "eye", "csv")
+    assert GAP_FACTOR * 0.01 < 0.12 and 0.025 <= GAP_FACTOR * 0.01
+    p = TimePairing(hand, A, eye, B, 0.0, 0.0)
+    np.testing.assert_array_equal(t_e[p.index], [0.5, 1.2, 1.505, 1.8])
+    assert any("3 sample(s) of eye.csv fall in gaps" in n for n in p.notes), p.notes
+
+
+def test_observability_warns_below_the_axis_scatter_limit():
+    """Hand rotations about one axis but for a tilt whose axis scatter ``lambda2`` is a third of the limit: the
+    one-axis warning; three times the limit: none."""
+    from kinhec.calibrate.observability import MIN_LAMBDA2, observability
+
+    rng = np.random.default_rng(9)
+    n = 40
+    angle = rng.uniform(-1.0, 1.0, n)
+    tilt = rng.standard_normal(n)
+    tilt -= tilt.mean()
+    for factor, warned in ((1.0 / 3.0, True), (3.0, False)):
+        # lambda2 ~ sum(tilt^2) / sum(angle^2) for a tilt about x uncorrelated with the angles about z
+        eps = np.sqrt(factor * MIN_LAMBDA2 * np.sum(angle**2) / np.sum(tilt**2))
+        w = np.column_stack([eps * tilt, np.zeros(n), angle])
+        A = se3.transform_from_rotation_translation(se3.so3_exp(w), rng.normal(0, 0.2, (n, 3)))
+        report, warn = observability(A, np.eye(12) * 1e-8, np.full(6, 1e-5))
+        assert report["lambda2"] == pytest.approx(factor * MIN_LAMBDA2, rel=0.3)
+        assert any("rotates about one axis only" in m for m in warn) == warned, (factor, warn)
+
+
+def test_observability_warns_below_the_rotation_range():
+    """Hand rotations that span 1 deg at most: the rotation-range warning; 5 deg: none."""
+    from kinhec.calibrate.observability import MIN_ROT_RANGE_DEG, observability
+
+    rng = np.random.default_rng(10)
+    for span_deg, warned in ((0.5 * MIN_ROT_RANGE_DEG, True), (2.5 * MIN_ROT_RANGE_DEG, False)):
+        w = rng.normal(size=(30, 3))
+        w *= np.radians(span_deg) / 2.0 / np.linalg.norm(w, axis=1, keepdims=True)  # every rotation within span/2
+        A = se3.transform_from_rotation_translation(se3.so3_exp(w), rng.normal(0, 0.2, (30, 3)))
+        report, warn = observability(A, np.eye(12) * 1e-8, np.full(6, 1e-5))
+        assert report["rot_range_deg"] <= span_deg + 1e-9 and report["rot_range_deg"] > 0.8 * span_deg
+        assert any("rotates by" in m for m in warn) == warned, (span_deg, warn)
+
+
+def test_time_pairing_leaves_out_samples_outside_the_other_stream():
+    """Eye samples before the hand stream starts or after it ends are not paired (no extrapolation)."""
+    from kinhec.calibrate.pairing import TimePairing
+    from kinhec.calibrate.readers import PoseStream
+
+    t_h = np.arange(1.0, 2.0, 0.01)
+    rng = np.random.default_rng(11)
+    A = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 0.3, (t_h.size, 3))),
+                                                rng.normal(0, 0.2, (t_h.size, 3)))  # fmt: skip
+    t_e = np.array([0.8, 0.95, 1.2, 1.5, 1.98, 2.05, 2.3])
+    B = np.broadcast_to(np.eye(4), (t_e.size, 4, 4)).copy()
+    hand = PoseStream(A, t_h, np.arange(1, t_h.size + 1), "hand.csv", "hand", "csv")
+    eye = PoseStream(B, t_e, np.arange(1, t_e.size + 1), "eye.csv", "eye", "csv")
+    p = TimePairing(hand, A, eye, B, 0.0, 0.0)
+    np.testing.assert_array_equal(t_e[p.index], [1.2, 1.5, 1.98])
+
+
+def test_refinement_gates_outliers_at_the_chi_square_quantile():
+    """Pairs pushed away from the rest by 3 to 9 noise standard deviations: the pairs calibrate keeps are exactly
+    those whose Mahalanobis distance under its noise model is below the 99.99 % quantile of chi-square(6)."""
+    from kinhec import noise as kn
+    from kinhec.calibrate import solve
+    from kinhec.calibrate.pairing import OrderPairing
+    from kinhec.solvers import pair_model as pm
+
+    from test_solvers_synth import make_chain
+
+    rng = np.random.default_rng(12)
+    ch = make_chain(rng, 60, configuration="eye_in_hand")
+    C = pm.camera_poses(ch.B_abs_gt, "eye_in_hand")
+    Cm = kn.camera_se3_gaussian(C, 1e-3, 1e-3, 2e-3, rng)
+    bad = np.arange(0, 60, 5)
+    Cm[bad, :3, 3] += np.linspace(3.0, 9.0, bad.size)[:, None] * 1e-3 * rng.choice([-1.0, 1.0], (bad.size, 3))
+    A = kn.robot_se3_gaussian(ch.A_abs_gt, 2e-4, 2e-4, rng)
+    idx = np.arange(60)
+    sol = solve.refine(OrderPairing(A, pm.camera_poses(Cm, "eye_in_hand"), idx, idx), ch.X, ch.Y)
+    d2 = np.einsum("ni,ij,nj->n", sol.residuals, np.linalg.inv(sol.noise_cov), sol.residuals)
+    assert 0 < (~sol.inliers).sum() < bad.size  # some of the displaced pairs pass, some do not
+    np.testing.assert_array_equal(sol.inliers, d2 < solve.CHI2_6_9999)
+    assert np.any((d2 > solve.CHI2_6_9999) & (d2 < 2.0 * solve.CHI2_6_9999))  # a pair the gate's value decides

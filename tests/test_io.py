@@ -908,3 +908,20 @@ def test_written_config_json_round_trips_nan(tmp_path):
     seq = kio.load_sequence(tmp_path, "noise-000000")
     assert seq.config == {"rate": None, "v": 0.1}
     assert math.isnan(seq.info["robot_rate_hz"])
+
+
+def test_shard_status_reads_the_ids_of_the_row_groups(scratch):
+    """A shard whose footers (stored index rows, row-group count) are intact but whose row groups hold their
+    sequences in another order is corrupt: every row group must hold the id the index says it holds."""
+    ids = ["noise-000000", "noise-000001"]
+    path = scratch / "robot" / "noise-00000.parquet"
+    pf = pq.ParquetFile(path)
+    groups = [pf.read_row_group(i) for i in range(pf.num_row_groups)]
+    with pq.ParquetWriter(path.with_suffix(".swapped"), pf.schema_arrow) as w:
+        for t in groups[::-1]:
+            w.write_table(t)
+    path.with_suffix(".swapped").replace(path)
+    # the footer's own key-value metadata unchanged (the serialised Arrow schema aside)
+    kept = {k: v for k, v in pq.read_metadata(path).metadata.items() if k != b"ARROW:schema"}
+    assert kept == {k: v for k, v in pf.metadata.metadata.items() if k != b"ARROW:schema"}
+    assert kio.shard_status(scratch, "noise", 0, ids) == "corrupt"

@@ -474,3 +474,25 @@ def test_card_export_and_clean_accept_the_published_copy(published_copy, tmp_pat
                                                                                       "n_robot_frames"]
     plan = plan_clean(published_copy, partial=[published_copy], force=True)
     assert [it.path for it in plan.items if it.path.suffix == ".parquet"] == []  # complete published shards stay
+
+
+def test_recipe_from_the_published_config_alone_keeps_every_noise_level():
+    """A row written by another tool carries only the nested ``config_json``: the recipe rebuilt from it has the
+    levels of the recipe that wrote it (lateral and depth translation noise apart, robot Student-t included)."""
+    from kinhec.recipe import Recipe
+    from kinhec.recipe_json import config_dict, recipe_from_json, robot_student_t_dof
+
+    cases = [
+        Recipe(sequence_id="x-000001", camera_rot_std_rad=1e-3, camera_trans_std_m=2e-3, camera_trans_std_z_m=7e-3,
+               robot_rot_std_rad=3e-4, robot_trans_std_m=4e-4, robot_student_t_dof=5.0, student_t_dof=3.0),
+        Recipe(sequence_id="x-000002", camera_noise_model="vo_drift", world_frame="vo_origin",
+               vo_drift_rot_std_rad=5e-4, vo_drift_trans_std_m=6e-4, scale=2.0, scale_drift_std=1e-3),
+    ]  # fmt: skip
+    for r in cases:
+        cfg = config_dict(r)
+        back = recipe_from_json(cfg, None)
+        for name in ("camera_rot_std_rad", "camera_trans_std_m", "camera_trans_std_z_m", "robot_rot_std_rad",
+                     "robot_trans_std_m", "robot_student_t_dof", "student_t_dof", "vo_drift_rot_std_rad",
+                     "vo_drift_trans_std_m", "scale", "scale_drift_std"):  # fmt: skip
+            assert getattr(back, name) == getattr(r, name), name
+        assert robot_student_t_dof(cfg) == r.robot_student_t_dof

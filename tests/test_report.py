@@ -284,3 +284,40 @@ def test_calibration_page_of_a_minimal_result_and_a_rig(smoke_benchmarked, tmp_p
     assert set(d["figures"]) == {"fig-residuals", "fig-frames"}  # no offset curve, no observability values
     n = sum(len(t["x"]) for t in d["figures"]["fig-residuals"]["data"] if t["yaxis"] == "y")
     assert n == r["n_pairs"] == len(r["residuals"]["t_s"])
+
+
+def test_sequence_table_names_the_best_solver_and_its_error():
+    """The sequence table's ``best`` is the solver with the smallest X rotation error under oracle pairing (failed
+    rows and other pairings do not count); the medians are over the oracle rows."""
+    import pandas as pd
+
+    from kinhec.report.data import sequence_rows
+
+    manifest = pd.DataFrame([dict(sequence_id="noise-000000", track="noise", level="l", robot="ur5e",
+                                  configuration="eye_in_hand", family="lookat", sync="sync",
+                                  camera_noise_model="se3_gaussian")])  # fmt: skip
+    rows = [("park_martin", "oracle", True, 0.30, 2.0), ("tsai_lenz", "oracle", True, 0.10, 3.0),
+            ("shah", "oracle", True, 0.14, 1.0), ("daniilidis", "oracle", False, 0.01, 0.1),
+            ("andreff", "nearest", True, 0.05, 0.5)]  # fmt: skip
+    results = pd.DataFrame([dict(sequence_id="noise-000000", solver=s, eval_sync=e, ok=ok, X_rot_err_deg=r,
+                                 X_trans_err_mm=t, Y_rot_err_deg=r, Y_trans_err_mm=t)
+                            for s, e, ok, r, t in rows])  # fmt: skip
+    (row,) = sequence_rows(manifest, results, None)
+    assert row["best"] == "tsai_lenz" and row["best_rot"] == pytest.approx(0.10)
+    # medians, not means (0.18 deg, 2.0 mm)
+    assert row["median_rot"] == pytest.approx(0.14) and row["median_trans"] == pytest.approx(2.0)
+
+
+def test_calibration_page_prints_the_quaternion_x_y_z_w():
+    """The pose table's quaternion is in the order its label says, ``x, y, z, w`` (kinhec stores w first)."""
+    from kinhec import se3
+    from kinhec.report.calibration import _pose_rows
+
+    T = se3.transform_from_rotation_translation(se3.so3_exp([0.3, -0.2, 0.5]), [0.1, 0.2, 0.3])
+    q = se3.quaternion_from_matrix(T[:3, :3])  # w, x, y, z
+    rows = _pose_rows("X", T, None)
+    (label, value, _), = [r for r in rows if "quaternion" in r[0]]
+    assert label == "X quaternion (x, y, z, w)"
+    np.testing.assert_allclose([float(v) for v in value.split(",")], [q[1], q[2], q[3], q[0]], atol=1e-6)
+    (label, value, _), = [r for r in rows if "translation" in r[0]]
+    assert label == "X translation [mm]" and [float(v) for v in value.split(",")] == [100.0, 200.0, 300.0]

@@ -255,3 +255,75 @@ def test_he_ml_on_the_corners_lands_near_park(entry):
     # the _prior entry refines the intrinsics too (kuka_1's principal point moves), which shifts its translation
     rot, tr = se3.pose_error(res.X, transform_from_pose_json(_result(entry + "_prior")["poses"]["X"]))
     assert rot < 0.1 and tr < 3.0, (rot, tr)
+
+
+def test_drift_reports_values_that_turn_nan_or_infinite():
+    nan, inf = float("nan"), float("inf")
+    assert drift({"a": nan}, {"a": 1.0}, 1e-9, 1e-6) == ["a: 1.0 -> nan"]
+    assert drift({"a": 1.0}, {"a": nan}, 1e-9, 1e-6) == ["a: nan -> 1.0"]
+    assert drift({"a": inf}, {"a": 1.0}, 1e-9, 1e-6) == ["a: 1.0 -> inf"]
+    assert drift({"a": -inf}, {"a": inf}, 1e-9, 1e-6) == ["a: inf -> -inf"]
+    assert drift({"a": [nan, inf]}, {"a": [nan, inf]}, 1e-9, 1e-6) == []  # unchanged non-finite values
+
+
+def test_bless_rewrites_only_the_chosen_references(suite_copy):
+    from kinhec.suite import bless
+
+    ref = suite_copy / "results" / "synth_pnp" / "kinhec.json"
+    good = json.loads(ref.read_text())
+    doc = json.loads(ref.read_text())
+    doc["poses"]["X"]["translation"][0] += 1e-3
+    ref.write_text(json.dumps(doc))
+    others = {p: p.read_bytes() for p in (suite_copy / "results").rglob("*.json") if p != ref}
+    assert bless(suite_copy, only=["synth_pnp"]) == ["synth_pnp"]
+    # the re-solved result (what check compares with), not the tampered one
+    assert drift(json.loads(ref.read_text()), good, 1e-12, 1e-9) == []
+    assert all(p.read_bytes() == b for p, b in others.items())
+
+
+def test_bless_refuses_an_entry_whose_files_fail_their_checksum(suite_copy):
+    from kinhec.suite import bless
+
+    path = suite_copy / "observations" / "synth_pnp.json"
+    path.write_bytes(path.read_bytes().replace(b"0.", b"1.", 1))
+    ref = suite_copy / "results" / "synth_pnp" / "kinhec.json"
+    before = ref.read_bytes()
+    with pytest.raises(DatasetFormatError, match="synth_pnp.json"):
+        bless(suite_copy, only=["synth_pnp"])
+    assert ref.read_bytes() == before
+
+
+def test_freeze_rebuilds_a_generated_entry_and_its_checksums(suite_copy, tmp_path):
+    """``freeze`` of a recipe entry writes its observations and truth from the recipe, the same bytes every time,
+    and SHA256SUMS lists what it wrote (the other entries' sums unchanged)."""
+    from kinhec.suite import freeze
+    from kinhec.suite.runner import verify_entry_files
+
+    other = tmp_path / "again"
+    shutil.copytree(suite_copy, other)
+    sums_before = read_checksums(suite_copy)
+    obs = suite_copy / "observations" / "synth_pnp.json"
+    truth = suite_copy / "truth" / "synth_pnp.json"
+    obs.unlink()
+    truth.write_text("{}")
+    assert freeze(suite_copy, only=["synth_pnp"]) == ["synth_pnp"]
+    assert freeze(other, only=["synth_pnp"]) == ["synth_pnp"]
+    for rel in ("observations/synth_pnp.json", "truth/synth_pnp.json", "SHA256SUMS"):
+        assert (suite_copy / rel).read_bytes() == (other / rel).read_bytes(), rel
+    sums = read_checksums(suite_copy)
+    assert sums["observations/synth_pnp.json"] == sha256_file(obs)
+    assert sums["truth/synth_pnp.json"] == sha256_file(truth)
+    assert {k: v for k, v in sums.items() if "synth_pnp" not in k} == {
+        k: v for k, v in sums_before.items() if "synth_pnp" not in k}
+    entry = next(e for e in load_suite(suite_copy).entries if e.id == "synth_pnp")
+    assert verify_entry_files(suite_copy, entry, sums) == []
+    assert read_observations(obs).T_base_ee.shape == (20, 4, 4)
+
+
+def test_drift_tolerance_is_absolute_plus_relative():
+    """A number moves when ``|new - ref| > abs_tol + rel_tol * max(|ref|, |new|)``: just beyond it reported, just
+    within it not (relative and absolute parts apart)."""
+    assert drift({"a": 100.0 * (1 + 2.2e-6)}, {"a": 100.0}, 0.0, 1e-6)[0].startswith("a: 100.0 -> ")
+    assert drift({"a": 100.0 * (1 + 0.9e-6)}, {"a": 100.0}, 0.0, 1e-6) == []
+    assert drift({"a": 1.1e-9}, {"a": 0.0}, 1e-9, 1e-6)[0].startswith("a: 0.0 -> ")
+    assert drift({"a": 0.9e-9}, {"a": 0.0}, 1e-9, 1e-6) == []

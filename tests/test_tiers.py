@@ -247,3 +247,70 @@ def test_typo_through_the_cli_is_one_line_and_exit_1(tmp_path):
     assert res.exit_code == 1
     lines = res.output.strip().splitlines()
     assert len(lines) == 1 and str(p) in lines[0] and "did you mean 'n_stations'" in lines[0]
+
+
+# --------------------------------------------------------------------------- #
+# the edges of every bounded key of the tier schema
+# --------------------------------------------------------------------------- #
+def _bounded_fields(node, cfg, path=()):
+    """``(path, Field)`` of every number-bounded key present in ``cfg`` (one item of lists and levels)."""
+    from kinhec.tier_schema import Block, Field, Levels
+
+    if isinstance(node, Field):
+        if node.kind in ("int", "num", "vec2", "range") and (node.lo is not None or node.hi is not None):
+            yield path, node
+    elif isinstance(node, Levels):
+        name = next(iter(cfg))
+        yield from _bounded_fields(node.value, cfg[name], path + (name,))
+    elif isinstance(node, Block):
+        items = [(0, cfg[0])] if node.each else [(None, cfg)]
+        for i, c in items:
+            for k, sub in node.keys.items():
+                if isinstance(c, dict) and k in c:
+                    yield from _bounded_fields(sub, c[k], path + ((i,) if i is not None else ()) + (k,))
+
+
+def _with(cfg, path, value):
+    import copy
+
+    out = copy.deepcopy(cfg)
+    node = out
+    for k in path[:-1]:
+        node = node[k]
+    node[path[-1]] = value
+    return out
+
+
+def test_every_bounded_tier_key_takes_its_edges_as_declared():
+    """At ``lo`` a key is accepted, below it refused; at ``hi`` accepted when the bound is closed, refused when it
+    is half-open (``hi_open``), just below accepted; above it refused."""
+    from pathlib import Path
+
+    from kinhec.tier_schema import TIER_SCHEMA, check_tier_schema
+
+    cfg = yaml.safe_load((Path(tiers.__file__).parent / "configs" / "smoke.yaml").read_text())
+    seen = 0
+    for path, f in _bounded_fields(TIER_SCHEMA, cfg):
+        def value(x, f=f):
+            x = int(x) if f.kind == "int" else float(x)
+            v = [x, x] if f.kind in ("vec2", "range") else x
+            return [v] if f.list else v
+
+        def ok(x, path=path):
+            try:
+                check_tier_schema(_with(cfg, path, value(x)), "smoke")
+            except InputError:
+                return False
+            return True
+
+        where = ".".join(map(str, path))
+        step = 1 if f.kind == "int" else 1e-9 * max(1.0, abs(f.lo if f.lo is not None else f.hi))
+        if f.lo is not None:
+            assert ok(f.lo), f"{where}: its lower bound {f.lo} refused"
+            assert not ok(f.lo - step), f"{where}: below its lower bound {f.lo} accepted"
+        if f.hi is not None:
+            assert ok(f.hi) != f.hi_open, f"{where}: its upper bound {f.hi} {'accepted' if f.hi_open else 'refused'}"
+            assert ok(f.hi - step), f"{where}: just below its upper bound {f.hi} refused"
+            assert not ok(f.hi + step), f"{where}: above its upper bound {f.hi} accepted"
+        seen += 1
+    assert seen >= 25, seen

@@ -56,6 +56,7 @@ from kinhec import se3
 from kinhec.cameras import VISIBILITY_MARGIN_PX, _inside_image, _pixels, _to_camera, as_camera, as_target
 from kinhec.errors import InputError
 from kinhec.motion import KEYFRAME_MAX, KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS_M
+from kinhec.recipe_json import robot_student_t_dof
 from kinhec.robots import get_robot
 from kinhec.solvers import pair_model as pm
 
@@ -399,7 +400,7 @@ def _robot_twist_cov(seq, idx, info, config, offset) -> np.ndarray:
     models = str(info.get("robot_noise_models") or "")
     rs, ts = _info_get(info, "robot_rot_std_rad", 0.0), _info_get(info, "robot_trans_std_m", 0.0)
     if "se3_gaussian" in models and (rs > 0 or ts > 0):
-        f = 1.0 / student_t_information_factor(config.get("robot_student_t_dof"))
+        f = 1.0 / student_t_information_factor(robot_student_t_dof(config))
         cov += np.diag([rs**2] * 3 + [ts**2] * 3) * f
     js = _info_get(info, "joint_std_rad", 0.0)
     if "joint_gaussian" in models and js > 0 and seq.robot.dof > 0:

@@ -32,6 +32,7 @@ __all__ = [
     "config_dict",
     "stored_recipe",
     "recipe_from_json",
+    "robot_student_t_dof",
     "tags_from_level",
 ]
 
@@ -183,6 +184,22 @@ def config_dict(r: Recipe, *, robot_rate_hz=None, joints=None) -> dict:
         "world_frame": r.world_frame,
     }
     return cfg
+
+
+def robot_student_t_dof(config: dict) -> float | None:
+    """Degrees of freedom of the robot's Student-t twist noise from a decoded ``config_json`` (None: Gaussian).
+
+    Read from ``robot_noise.student_t_dof`` of the published nested form, or from ``robot_student_t_dof`` of
+    an older kinhec row whose ``config_json`` is the flat recipe itself.
+    """
+    if not isinstance(config, dict):
+        return None
+    rn = config.get("robot_noise")
+    v = rn.get("student_t_dof") if isinstance(rn, dict) else config.get("robot_student_t_dof")
+    if v is None:
+        return None
+    v = float(v)
+    return None if math.isnan(v) else v
 
 
 def stored_recipe(r: Recipe) -> dict:

@@ -82,7 +82,7 @@ with the loss of ``P`` degrees of freedom to the fitted parameters corrected at 
 7. **Pixels** (``pixels=``, the target's pixels behind the poses with known
    intrinsics): ``X`` and ``Y`` from the pixels of the inliers, each view's
    robot error a nuisance under the flange-twist prior, the pixel and robot
-   noise levels by EM (:mod:`kinhec.solvers.he_ml_stages.pixels`); the covariance
+   noise levels by maximum likelihood (:mod:`kinhec.solvers.he_ml_stages.pixels`); the covariance
    marginalises the robot errors.
 """
 

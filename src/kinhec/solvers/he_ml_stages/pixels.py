@@ -34,9 +34,10 @@ errors marginalised.
 
 Noise levels: ``s_px``, ``v_rot`` and ``v_trans`` by expectation-maximisation
 (the E-step's posterior covariance of each ``xi_i`` from its block of the
-normal matrix), updated after every Gauss-Newton step; the iterations end
-when ``X`` and ``Y`` stop moving (a weakly identified level may still be
-creeping then, without moving the estimate).  The levels are
+normal matrix), updated after every Gauss-Newton step while ``X`` and ``Y``
+move; once they are still, the levels jump to the maximum of the restricted
+marginal likelihood of the pixels (:class:`_MarginalLikelihood`), where EM
+would only creep, and the iterations go on from there.  The levels are
 identified separately: the pixel noise shows within a view (``2 P - 6``
 degrees of freedom each), the robot error as a rigid motion of a view's
 points that the other views do not share.
@@ -67,8 +68,11 @@ _COST_TOL = 1e-3
 _EM_SETTLE = 0.02
 #: ... or X and Y have stopped moving (a step of squared Mahalanobis length below :data:`_STEP_TOL`) for this
 #: many iterations in a row.  EM creeps where a level is weakly identified (a robot rotation small against
-#: what PnP of a small target resolves); the estimate has settled when the changing levels no longer move it.
+#: what PnP of a small target resolves: it stayed within a few per cent of its start), so the levels then jump
+#: to the maximum of the restricted marginal likelihood (:func:`_levels`) and the iterations go on from there,
+#: at most :data:`_ML_ROUNDS` times.
 _STILL_ITER = 2
+_ML_ROUNDS = 3
 _STEP_TOL = 1e-4
 #: Smallest robot variance [rad^2, m^2]: a perfect robot keeps an invertible prior.
 _VAR_FLOOR = 1e-20
@@ -210,6 +214,79 @@ def _schur(Htt, Htx, Hxx_inv):
     return Htt - (K @ np.swapaxes(Htx, 1, 2)).sum(axis=0), K
 
 
+class _MarginalLikelihood:
+    """Restricted marginal likelihood of the pixels in the noise levels, at the current linearisation.
+
+    The pixels of view ``i`` are ``y_i = K_i xi_i + eps`` with ``K_i = J_r G_i`` (the pixels' Jacobian in the
+    flange twist), ``xi_i ~ N(0, V)`` and ``eps ~ N(0, s_px^2 I)``: ``y_i`` is Gaussian with covariance
+    ``s_px^2 I + K_i V K_i^T``, whose log-determinant and quadratic form need only ``H_i = K_i^T K_i =
+    G_i^T M_i G_i`` and ``K_i^T y_i`` (determinant lemma, Woodbury).  ``X`` and ``Y`` are estimated from the
+    same pixels: the restricted likelihood adds ``log det S`` of their information with the twists eliminated
+    (:func:`_schur`), which is what makes ``s_px^2`` come out unbiased.
+    """
+
+    def __init__(self, M, g, e, J, G, xi, n_obs: int):
+        GT = np.swapaxes(G, 1, 2)
+        self.H = GT @ M @ G
+        Gg = (GT @ g[..., None])[..., 0]
+        self.b = Gg + (self.H @ xi[..., None])[..., 0]  # K^T y, y the pixel residuals at xi = 0 (to first order)
+        ee = np.sum(e.reshape(e.shape[0], -1) ** 2, axis=1)
+        self.yy = ee + 2.0 * np.einsum("ni,ni->n", xi, Gg) + np.einsum("ni,nij,nj->n", xi, self.H, xi)
+        JT = np.swapaxes(J, 1, 2)
+        self.JMJ = (JT @ M @ J).sum(axis=0)
+        self.GMJ = GT @ M @ J
+        self.n_obs = n_obs
+
+    def nll_and_gradient(self, p: np.ndarray):
+        """Negative log-likelihood (constants dropped) and its gradient in ``p = log(s_px^2, v_rot, v_trans)``."""
+        s2 = math.exp(p[0])
+        w = np.exp(-np.repeat(p[1:], 3))  # the prior precisions 1 / v
+        n = self.H.shape[0]
+        B = self.H + s2 * np.diag(w)  # s2 A, A = H / s2 + diag(w)
+        Binv = np.linalg.inv(B)
+        _, logdet_b = np.linalg.slogdet(B)
+        u = (Binv @ self.b[..., None])[..., 0]  # s2 A^-1 b
+        bu = np.einsum("ni,ni->n", self.b, u)
+        Z = Binv @ self.GMJ  # (n, 6, 12)
+        T = self.JMJ - (np.swapaxes(self.GMJ, 1, 2) @ Z).sum(axis=0)
+        T = 0.5 * (T + T.T)
+        _, logdet_t = np.linalg.slogdet(T)
+        # log det A = log det B - 6 log s2; log det S = log det T - 12 log s2
+        f = (self.n_obs * p[0] + float(np.sum(logdet_b)) - 6 * n * p[0] + 3 * n * float(p[1] + p[2])
+             + float(np.sum(self.yy - bu)) / s2 + logdet_t - 12 * p[0])  # fmt: skip
+        Binv_d = np.diagonal(Binv, axis1=1, axis2=2)  # (n, 6)
+        Q = np.einsum("nip,pq,niq->ni", Z, np.linalg.inv(T), Z)  # diag(Z T^-1 Z^T)
+        sw = s2 * w  # d B / d p[0] = s2 diag(w); d B / d p[k] = -s2 diag(w) on block k
+        g = np.empty(3)
+        g[0] = (self.n_obs - 6 * n + float(np.sum(Binv_d * sw)) - float(np.sum(self.yy - bu)) / s2
+                + float(np.sum(u * u * sw)) / s2 - 12 + float(np.sum(Q * sw)))  # fmt: skip
+        for k, sl in ((1, slice(0, 3)), (2, slice(3, 6))):
+            g[k] = (3 * n - float(np.sum(Binv_d[:, sl] * sw[sl])) - float(np.sum(u[:, sl] ** 2 * sw[sl])) / s2
+                    - float(np.sum(Q[:, sl] * sw[sl])))  # fmt: skip
+        return 0.5 * f, 0.5 * g
+
+
+def _levels(M, g, e, J, G, xi, n_obs, start):
+    """Noise levels ``(s_px^2, v_rot, v_trans)`` maximising the restricted marginal likelihood of the pixels
+    (:class:`_MarginalLikelihood`), from ``start``: EM moves a weakly determined level by a small fraction of
+    the way per step and would stop long before it got there."""
+    from scipy.optimize import minimize  # here: importing the registry stays light
+
+    ml = _MarginalLikelihood(M, g, e, J, G, xi, n_obs)
+    lo, hi = math.log(_VAR_FLOOR), math.log(1e2)
+    p0 = np.log(np.maximum(np.asarray(start, dtype=np.float64), _VAR_FLOOR))
+    res = minimize(ml.nll_and_gradient, p0, jac=True, method="L-BFGS-B",
+                   bounds=[(math.log(1e-12), math.log(1e8)), (lo, hi), (lo, hi)],
+                   options={"ftol": 1e-12, "gtol": 1e-7, "maxiter": 100})  # fmt: skip
+    p = res.x if np.isfinite(res.fun) and res.fun <= ml.nll_and_gradient(p0)[0] else p0
+    return tuple(float(v) for v in np.exp(p))
+
+
+def _moved(new, old) -> float:
+    """Largest relative change of the noise levels as standard deviations."""
+    return max(abs(math.sqrt(a / b) - 1.0) for a, b in zip(new, old))
+
+
 def _cost(e, xi, s2, Lam) -> float:
     return float(np.sum(e * e)) / s2 + float(np.sum((xi @ Lam) * xi))
 
@@ -269,46 +346,60 @@ def pixel_ml(A, X0, Y0, configuration: str, points_3d, points_2d, intrinsics, *,
     M, g = prob.normals(e, geom)
     J, G = pm.pair_jacobians(C, X, configuration)
     mu = 1e-6
-    it = still = 0
-    for it in range(1, _MAX_ITER + 1):
-        Lam = _robot_precision(v_rot, v_trans)
-        f0 = _cost(e, xi, s2, Lam)
-        Htt, Htx, Hxx, bt, bx = _blocks(M, g, J, G, xi, s2, Lam)
-        I6 = np.eye(6)
-        for _ in range(12):
-            # Levenberg-Marquardt damping of every diagonal; the view twists eliminated (Schur complement)
-            Hxx_inv = np.linalg.inv(Hxx + mu * np.diagonal(Hxx, axis1=1, axis2=2)[:, :, None] * I6)
-            S, K = _schur(Htt + mu * np.diag(np.diag(Htt)), Htx, Hxx_inv)
-            dt = np.linalg.solve(S, bt - (K @ bx[..., None]).sum(axis=0)[:, 0])
-            dxi = (Hxx_inv @ (bx - (np.swapaxes(Htx, 1, 2) @ dt))[..., None])[..., 0]
-            X1, Y1, xi1 = _exp_right(X, dt[:6]), _exp_right(Y, dt[6:]), xi + dxi
-            C1 = prob.poses(X1, Y1, xi1)
-            e1, geom1 = prob.residuals(C1)
-            f1 = _cost(e1, xi1, s2, Lam)
-            if f1 <= f0:
+    it = 0
+    for ml_round in range(_ML_ROUNDS):
+        still = 0
+        for _ in range(_MAX_ITER):
+            it += 1
+            Lam = _robot_precision(v_rot, v_trans)
+            f0 = _cost(e, xi, s2, Lam)
+            Htt, Htx, Hxx, bt, bx = _blocks(M, g, J, G, xi, s2, Lam)
+            I6 = np.eye(6)
+            for _ in range(12):
+                # Levenberg-Marquardt damping of every diagonal; the view twists eliminated (Schur complement)
+                Hxx_inv = np.linalg.inv(Hxx + mu * np.diagonal(Hxx, axis1=1, axis2=2)[:, :, None] * I6)
+                S, K = _schur(Htt + mu * np.diag(np.diag(Htt)), Htx, Hxx_inv)
+                dt = np.linalg.solve(S, bt - (K @ bx[..., None]).sum(axis=0)[:, 0])
+                dxi = (Hxx_inv @ (bx - (np.swapaxes(Htx, 1, 2) @ dt))[..., None])[..., 0]
+                X1, Y1, xi1 = _exp_right(X, dt[:6]), _exp_right(Y, dt[6:]), xi + dxi
+                C1 = prob.poses(X1, Y1, xi1)
+                e1, geom1 = prob.residuals(C1)
+                f1 = _cost(e1, xi1, s2, Lam)
+                if f1 <= f0:
+                    break
+                mu *= 10.0
+            else:
+                f1 = f0  # no step lowers the cost: at the minimum for these levels
+            if f1 < f0:
+                X, Y, xi, C, e, geom = X1, Y1, xi1, C1, e1, geom1
+                mu = max(mu / 10.0, 1e-9)
+                M, g = prob.normals(e, geom)
+                J, G = pm.pair_jacobians(C, X, configuration)
+            # X and Y still: their step is far below their uncertainty (the reduced information S)
+            still = still + 1 if f1 >= f0 or float(dt @ S @ dt) < _STEP_TOL else 0
+            if ml_round:
+                # the levels of the marginal likelihood are kept while X and Y settle at them
+                if still:
+                    break
+                continue
+            # EM update of the noise levels: the posterior covariance of every xi_i is its block of the normal matrix
+            GT = np.swapaxes(G, 1, 2)
+            GMG = GT @ M @ G
+            Pxi = np.linalg.inv(GMG / s2 + Lam)
+            s2_new = max((float(np.sum(e * e)) + float(np.sum(GMG * np.swapaxes(Pxi, 1, 2)))) / dof, 1e-12)
+            d = np.diagonal(Pxi, axis1=1, axis2=2)
+            v_rot_new = max(float(np.sum(xi[:, :3] ** 2) + np.sum(d[:, :3])) / (3 * n), _VAR_FLOOR)
+            v_trans_new = max(float(np.sum(xi[:, 3:] ** 2) + np.sum(d[:, 3:])) / (3 * n), _VAR_FLOOR)
+            moved = _moved((s2_new, v_rot_new, v_trans_new), (s2, v_rot, v_trans))
+            s2, v_rot, v_trans = s2_new, v_rot_new, v_trans_new
+            if still and (moved < _EM_SETTLE or still >= _STILL_ITER):
                 break
-            mu *= 10.0
-        else:
-            f1 = f0  # no step lowers the cost: at the minimum for these levels
-        if f1 < f0:
-            X, Y, xi, C, e, geom = X1, Y1, xi1, C1, e1, geom1
-            mu = max(mu / 10.0, 1e-9)
-            M, g = prob.normals(e, geom)
-            J, G = pm.pair_jacobians(C, X, configuration)
-        # EM update of the noise levels: the posterior covariance of every xi_i is its block of the normal matrix
-        GT = np.swapaxes(G, 1, 2)
-        GMG = GT @ M @ G
-        Pxi = np.linalg.inv(GMG / s2 + Lam)
-        s2_new = max((float(np.sum(e * e)) + float(np.sum(GMG * np.swapaxes(Pxi, 1, 2)))) / dof, 1e-12)
-        d = np.diagonal(Pxi, axis1=1, axis2=2)
-        v_rot_new = max(float(np.sum(xi[:, :3] ** 2) + np.sum(d[:, :3])) / (3 * n), _VAR_FLOOR)
-        v_trans_new = max(float(np.sum(xi[:, 3:] ** 2) + np.sum(d[:, 3:])) / (3 * n), _VAR_FLOOR)
-        moved = max(abs(math.sqrt(s2_new / s2) - 1.0), abs(math.sqrt(v_rot_new / v_rot) - 1.0),
-                    abs(math.sqrt(v_trans_new / v_trans) - 1.0))  # fmt: skip
-        s2, v_rot, v_trans = s2_new, v_rot_new, v_trans_new
-        # X and Y still: their step is far below their uncertainty (the reduced information S)
-        still = still + 1 if f1 >= f0 or float(dt @ S @ dt) < _STEP_TOL else 0
-        if still and (moved < _EM_SETTLE or still >= _STILL_ITER):
+        # where EM creeps (a weakly determined level), jump to the maximum of the restricted marginal likelihood
+        # and go on from there unless it is where EM stopped
+        levels = _levels(M, g, e, J, G, xi, 2 * prob.n_pts, (s2, v_rot, v_trans))
+        moved = _moved(levels, (s2, v_rot, v_trans))
+        s2, v_rot, v_trans = levels
+        if moved < _EM_SETTLE:
             break
     # covariance of (dx, dy): the Schur complement of the view twists in the normal matrix at the solution
     Htt, Htx, Hxx, _, _ = _blocks(M, g, J, G, xi, s2, _robot_precision(v_rot, v_trans))

@@ -83,13 +83,18 @@ def solve_wls(A, Cm, X0, Y0, ls0, Linv, sw, configuration, with_scale):
 
 
 def t_loglik(d2: np.ndarray, logdet: np.ndarray, nu: float) -> float:
-    """Log-likelihood (up to a constant) of 6-d Student-t (or Gaussian) residuals with squared distances ``d2``."""
-    if not np.isfinite(nu):
-        return float(np.sum(-0.5 * d2 - 0.5 * logdet))
+    """Log-likelihood of 6-d Student-t (or Gaussian) residuals with squared distances ``d2``.
+
+    Both with their whole normalising constants (``(pi nu)^(-k/2)`` and ``(2 pi)^(-k/2)``): the degrees of
+    freedom are chosen by comparing these values, so a constant left out of one of them would favour the other
+    by ``(k/2) log 2`` per pair (Gaussian weights even on Student-t data).
+    """
     k = 6.0
+    if not np.isfinite(nu):
+        return float(np.sum(-0.5 * d2 - 0.5 * logdet)) - d2.size * 0.5 * k * math.log(2.0 * math.pi)
     from math import lgamma
 
-    const = lgamma((nu + k) / 2) - lgamma(nu / 2) - 0.5 * k * math.log(nu)
+    const = lgamma((nu + k) / 2) - lgamma(nu / 2) - 0.5 * k * math.log(math.pi * nu)
     return float(np.sum(const - 0.5 * logdet - 0.5 * (nu + k) * np.log1p(d2 / nu)))
 
 
