@@ -96,12 +96,37 @@ def test_a_result_moved_beyond_tolerance_fails_with_the_values(suite_copy):
     path.write_text(json.dumps(doc))
     (r,) = check(suite_copy, only=["synth_pnp"])
     assert not r.ok
-    assert len(r.messages) == 1 and r.messages[0].startswith(f"poses.X.translation[0]: {old + 1e-3!r} -> ")
-    # in units of sigma: 1 mm is many sigma of X.tx (tens of micrometres)
+    # X has standard deviations: it is compared on their scale (1 mm is many sigma of X.tx, tens of micrometres)
+    assert r.messages and all(m.startswith("X.t") and "sigma > 0.0001" in m for m in r.messages), r.messages
+    assert any(m.startswith("X.tx: moved ") for m in r.messages)
     (r,) = check(suite_copy, only=["synth_pnp"], sigma=3.0)
     assert not r.ok and any(m.startswith("X.t") and "sigma > 3" in m for m in r.messages)
     (r,) = check(suite_copy, only=["synth_pnp"], sigma=1e6)
     assert r.ok
+
+
+def test_parameters_are_compared_on_the_scale_of_their_sigma(suite_copy):
+    """A weakly determined parameter (k3 of synth_eye_to_hand, sigma about 176) may move in its fifth digit; a
+    number without a sigma (the fit statistics) is held to its drift tolerance; each entry's rule is its own."""
+    path = suite_copy / "results" / "synth_eye_to_hand" / "kinhec.json"
+    doc = json.loads(path.read_text())
+    k3, s3 = doc["parameters"]["k3"], doc["sigma"]["k3"]
+    assert s3 > 100.0
+    doc["parameters"]["k3"] = k3 + 0.5e-3 * s3  # 0.09 absolute: far beyond rel 1e-4, within 1e-3 sigma
+    path.write_text(json.dumps(doc))
+    (r,) = check(suite_copy, only=["synth_eye_to_hand"])
+    assert r.ok, r.messages
+    doc["parameters"]["k3"] = k3 + 2e-3 * s3
+    doc["statistics"]["rms_px"] *= 1 + 1e-3
+    path.write_text(json.dumps(doc))
+    (r,) = check(suite_copy, only=["synth_eye_to_hand"])
+    assert sorted(m.split(":")[0] for m in r.messages) == ["k3", "statistics.rms_px"], r.messages
+    assert "moved 0.002 sigma > 0.001" in r.messages[0] and repr(k3 + 2e-3 * s3) in r.messages[0]
+    # a tolerance key that is not one of the four is refused, naming the entry
+    toml = (suite_copy / "suite.toml").read_text().replace("sigma = 1e-3,", "sigmas = 1e-3,", 1)
+    (suite_copy / "suite.toml").write_text(toml)
+    with pytest.raises(DatasetFormatError, match="entry synth_eye_to_hand: tolerance: expected keys among .* got sigmas"):
+        load_suite(suite_copy)
 
 
 def test_drift_reports_shape_and_string_changes():

@@ -128,6 +128,7 @@ import pyarrow.parquet as pq
 from kinhec import __version__, jsonutil, se3
 from kinhec import bounds as _bounds
 from kinhec import io as kio
+from kinhec.blas import single_threaded_blas
 from kinhec.errors import InputError, UnknownNameError
 from kinhec.executors import EXECUTORS, drain_after_interrupt, make_executor
 from kinhec.fingerprint import run_fingerprint, run_folders, source_digest
@@ -726,7 +727,11 @@ def _loaded(root: str, records: tuple):
 
 
 def run_unit(task: BenchmarkTask) -> UnitOutcome:
-    """Evaluate one shard and write its part file; never raises (failures come back in the outcome)."""
+    """Evaluate one shard and write its part file; never raises (failures come back in the outcome).
+
+    The solvers run with BLAS on one thread (:func:`kinhec.blas.single_threaded_blas`): the rows then do not
+    depend on ``OPENBLAS_NUM_THREADS``, and parallel workers do not oversubscribe the cores.
+    """
     t0 = time.process_time()
     current = None
     try:
@@ -734,12 +739,13 @@ def run_unit(task: BenchmarkTask) -> UnitOutcome:
             _registry.load_plugins(task.solver_modules)
         specs = [_registry.evaluated_spec(n) for n in task.solvers]
         rows: list[dict] = []
-        for rec, seq in _loaded(task.root, task.records):
-            current = rec.get("sequence_id")
-            if isinstance(seq, BaseException):
-                rows.extend(_failed_rows(rec, specs, task.sync, "reading failed: " + _error_text(seq)))
-            else:
-                rows.extend(_evaluate(seq, specs, task.sync))
+        with single_threaded_blas():
+            for rec, seq in _loaded(task.root, task.records):
+                current = rec.get("sequence_id")
+                if isinstance(seq, BaseException):
+                    rows.extend(_failed_rows(rec, specs, task.sync, "reading failed: " + _error_text(seq)))
+                else:
+                    rows.extend(_evaluate(seq, specs, task.sync))
         current = None
         table = _results_table(rows)
         meta = {PART_METADATA_KEY: jsonutil.dumps({"fingerprint": task.fingerprint, "sequence_ids": task.sequence_ids})}

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kinhec.blas import single_threaded_blas
 from kinhec.errors import DatasetFormatError, KinhecError
 from kinhec.fsutil import atomic_write_text
 from kinhec.observations import (
@@ -88,8 +89,12 @@ def _dump(path: Path, doc: dict) -> None:
 
 
 def solve_entry(suite: Suite, entry) -> dict:
-    """The entry's result document (its problem runner on its observation file)."""
-    return run_problem(entry.problem, suite.root / entry.observation_file(), entry.config)
+    """The entry's result document (its problem runner on its observation file), BLAS on one thread.
+
+    One thread makes the result independent of ``OPENBLAS_NUM_THREADS`` (see :mod:`kinhec.blas`).
+    """
+    with single_threaded_blas():
+        return run_problem(entry.problem, suite.root / entry.observation_file(), entry.config)
 
 
 def check(root, *, only=None, sigma: float | None = None, progress=None) -> list[EntryReport]:
@@ -103,7 +108,9 @@ def check(root, *, only=None, sigma: float | None = None, progress=None) -> list
         Entry ids.
     sigma : float, optional
         Compare only the estimated parameters, each within ``sigma`` reference
-        standard deviations (default: every number within the entry's drift tolerance).
+        standard deviations.  Default: every number, an estimated parameter
+        within the entry's ``tolerance.sigma`` of its reference standard
+        deviation, any other within its drift tolerance (:func:`checks.compare`).
     progress : callable, optional
         Called with each report when its entry is done.
     """
@@ -135,7 +142,7 @@ def _compare(suite, entry, result, ref, sigma, rep: EntryReport) -> None:
     z = checks.sigma_changes(result, ref)
     _, rep.max_sigma = checks.max_abs(z)
     if sigma is None:
-        for msg in checks.drift(result, ref, entry.abs_tol, entry.rel_tol):
+        for msg in checks.compare(result, ref, entry.abs_tol, entry.rel_tol, entry.sigma_tol):
             rep.fail(msg)
     else:
         for k, v in z.items():
