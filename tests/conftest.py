@@ -1,7 +1,20 @@
-"""Shared fixtures: a generated and benchmarked smoke tier, and calibration results built from its sequences."""
+"""Shared fixtures: the data the tests read, a generated and benchmarked smoke tier, and calibration results.
+
+Data the tests read comes from two places:
+
+* ``tests/data/`` travels with the repository: small files copied verbatim from public sources, each with
+  its source, licence and sha256 in a ``SOURCES.toml`` beside it (``realdata/``: Tabb DS1, RWHE-Calib poses
+  and OpenCV reference, the ETH-ASL pose streams; ``published/``: the KinHEC card and a trimmed copy of the
+  published smoke folder).  ``tests/test_fixtures.py`` checks the checksums.
+* ``shared/`` beside the clone (or beside one of its parents, for a worktree) holds what is too large to
+  copy: the whole published smoke copy, the RWHE-Calib images.  Developers and CI have it; a user's clone
+  does not.  A test that needs it asks :func:`shared_data`, which skips the test naming the missing data
+  (and fails instead when ``KINHEC_REQUIRE_SHARED`` is set, so that a CI run cannot skip it silently).
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +25,45 @@ from kinhec import se3, solvers
 from kinhec.benchmark import run_benchmark
 from kinhec.runner import generate_dataset
 from kinhec.solvers._common import axis_scatter_lambda2
+
+
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+#: Real public hand-eye data copied into the repository (SOURCES.toml).
+REALDATA = TESTS / "data" / "realdata"
+#: Files of the published KinHEC dataset copied into the repository (SOURCES.toml).
+PUBLISHED = TESTS / "data" / "published"
+#: The published smoke folder without the shards of seven of its eight tracks (every other file verbatim).
+PUBLISHED_SMOKE_TRIMMED = PUBLISHED / "smoke"
+#: The published card of the full tier (composition, leaderboard).
+PUBLISHED_CARD = PUBLISHED / "card_full_000_d083e06558e04aff.txt"
+
+
+def shared_root() -> Path | None:
+    """``shared/`` beside the clone or beside the nearest of its parents that has one (None when absent)."""
+    return next((p / "shared" for p in REPO.parents if (p / "shared").is_dir()), None)
+
+
+def shared_data(rel: str, what: str) -> Path:
+    """``shared/<rel>``, or skip the calling test naming ``what`` is missing and where it was looked for.
+
+    With the environment variable ``KINHEC_REQUIRE_SHARED`` set, a missing folder fails the test instead.
+    """
+    root = shared_root()
+    path = root / rel if root is not None else None
+    if path is None or not path.exists():
+        where = path if path is not None else f"shared/{rel} beside {REPO} or one of its parents"
+        msg = f"needs {what}: not found at {where} (the shared data developers and CI keep beside the clone)"
+        if os.environ.get("KINHEC_REQUIRE_SHARED"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return path
+
+
+@pytest.fixture(scope="session")
+def published_smoke_full() -> Path:
+    """The whole published smoke copy (every shard), read-only: ``shared/published/smoke``."""
+    return shared_data("published/smoke", "the whole published smoke copy (all 46 sequences' shards)")
 
 
 @pytest.fixture(scope="session")

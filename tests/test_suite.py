@@ -6,11 +6,11 @@ import json
 import math
 import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import REALDATA, REPO
 
 from kinhec import se3
 from kinhec.cameras import get_camera
@@ -24,10 +24,7 @@ from kinhec.suite.checks import drift
 from kinhec.suite.compare import compare_rows, format_table
 from kinhec.suite.manifest import read_checksums, sha256_file
 
-REPO = Path(__file__).resolve().parents[1]
 SUITE = REPO / "regression"
-# shared/ next to the clone (CI), or next to one of its parents (a worktree); never skipped when absent
-SHARED = next((p / "shared" for p in REPO.parents if (p / "shared" / "realdata").is_dir()), REPO.parent / "shared")
 
 
 @pytest.fixture(scope="module")
@@ -155,7 +152,7 @@ def _result(entry):
 @pytest.mark.parametrize("entry, opencv_chain_rms", [("kuka_1", 2.45), ("kuka_2", 1.61)])
 def test_kuka_chain_rms_below_opencv_and_x_near_park(entry, opencv_chain_rms):
     """Acceptance on the real data (reference results are the ones `suite check` just reproduced)."""
-    ref_file = SHARED / "realdata" / "rwhe_calib" / entry / "opencv_reference_calibration.json"
+    ref_file = REALDATA / "rwhe_calib" / entry / "opencv_reference_calibration.json"
     ref = json.loads(ref_file.read_text())
     X_park = np.array(ref["opencv_calibrateHandEye"]["PARK"]["T_tcp_cam (cam2gripper)"])
     best = min(m["chain_reprojection_rms_px"] for m in ref["opencv_calibrateHandEye"].values())
@@ -227,7 +224,7 @@ def test_cli_suite_check_fails_with_exit_1(suite_copy):
 
 def test_tabb_ds1_within_opencv_test_tolerance_of_tabbs_result():
     """OpenCV's regression test holds its Shah and Li solvers to 1 deg / 50 mm of Tabb's own result."""
-    lines = (SHARED / "realdata" / "tabb_ds1" / "transformations_rwhe_AA_RPI.txt").read_text().splitlines()
+    lines = (REALDATA / "tabb_ds1" / "transformations_rwhe_AA_RPI.txt").read_text().splitlines()
     i = next(k for k, line in enumerate(lines) if line.startswith("Z"))
     Z = np.array([[float(v) for v in lines[i + 1 + r].split()] for r in range(4)])  # T_cam_ee [mm]
     Z[:3, 3] /= 1000.0
@@ -247,8 +244,8 @@ def test_ethz_prime_sense_runs_agree():
 
     r1, r2 = _result("ethz_prime_sense_1"), _result("ethz_prime_sense_2")
     for run, r in (("prime_sense_1", r1), ("prime_sense_2", r2)):
-        files = sorted((SHARED / "realdata" / "ethz_asl" / run).glob("*.csv"))
-        assert files, f"missing {SHARED / 'realdata' / 'ethz_asl' / run}"
+        files = sorted((REALDATA / "ethz_asl" / run).glob("*.csv"))
+        assert len(files) == 2, f"expected the two CSV streams of {REALDATA / 'ethz_asl' / run}"
         hand = next(f for f in files if "vicon" in f.name)
         eye = next(f for f in files if "camera" in f.name)
         fit = calibrate(hand, eye, fmt="eth", eye_pose="target_T_cam")
@@ -272,7 +269,7 @@ def test_he_ml_on_the_corners_lands_near_park(entry):
 
     obs = read_observations(SUITE / "observations" / f"{entry}.json")
     res = solve_corners(obs, calibrate_camera(pack_views(obs.points_3d, obs.points_2d), obs.image_size))
-    ref = json.loads((SHARED / "realdata" / "rwhe_calib" / entry / "opencv_reference_calibration.json").read_text())
+    ref = json.loads((REALDATA / "rwhe_calib" / entry / "opencv_reference_calibration.json").read_text())
     X_park = np.array(ref["opencv_calibrateHandEye"]["PARK"]["T_tcp_cam (cam2gripper)"])
     rot, tr = se3.pose_error(res.X, X_park)
     assert rot < 0.2 and tr < 1.0, (rot, tr)
