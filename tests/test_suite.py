@@ -126,6 +126,17 @@ def test_parameters_are_compared_on_the_scale_of_their_sigma(suite_copy):
         load_suite(suite_copy)
 
 
+def test_freeze_names_the_real_data_it_misses(suite_copy, tmp_path):
+    from kinhec.errors import InputError
+    from kinhec.suite import freeze
+
+    before = (suite_copy / "SHA256SUMS").read_bytes()
+    with pytest.raises(InputError, match=r"entry kuka_1 is rebuilt from the real data at .*rwhe_calib/kuka_1, which "
+                                         r"does not exist: pass --realdata DIR"):  # fmt: skip
+        freeze(suite_copy, only=["kuka_1"], realdata=tmp_path)
+    assert (suite_copy / "SHA256SUMS").read_bytes() == before
+
+
 def test_drift_reports_shape_and_string_changes():
     assert drift({"a": [1.0, 2.0]}, {"a": [1.0, 2.0 + 1e-12]}, 1e-9, 1e-6) == []
     assert drift({"a": [1.0]}, {"a": [1.0, 2.0]}, 1e-9, 1e-6) == ["a[1]: missing in the result"]
