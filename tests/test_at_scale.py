@@ -129,7 +129,8 @@ def _second_ctrl_c(proc, draining):
 
 
 _SLOW_GENERATE = """
-import os, sys, time
+import os, signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)  # a parent started in the background may ignore SIGINT
 import kinhec.runner as r
 
 original = r.run_shard
@@ -189,7 +190,8 @@ def test_a_second_ctrl_c_stops_at_once_and_the_next_run_resumes(tmp_path):
 
 
 _SLOW_BENCHMARK = """
-import os, sys, time
+import os, signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)  # a parent started in the background may ignore SIGINT
 import kinhec.benchmark as b
 
 original = b.run_unit

@@ -132,7 +132,7 @@ from kinhec.blas import single_threaded_blas
 from kinhec.errors import InputError, UnknownNameError
 from kinhec.executors import EXECUTORS, drain_after_interrupt, make_executor
 from kinhec.fingerprint import run_fingerprint, run_folders, source_digest
-from kinhec.locking import writer_lock
+from kinhec.locking import refuse_if_in_use, writer_lock
 from kinhec.fsutil import atomic_write, atomic_write_text
 from kinhec.provenance import FINGERPRINT_KEY, data_fingerprint
 from kinhec.motion import KEYFRAME_MAX, KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS_M
@@ -1051,6 +1051,7 @@ def run_benchmark(
         root = Path(root)
     except TypeError:
         raise InputError(f"root: expected a folder path, got {type(root).__name__}") from None
+    refuse_if_in_use(root, "benchmark")  # a folder being generated: say so (its writer lock is taken below)
     manifest = _slim_recipes(kio.load_manifest(root), any(_registry.uses_pixels(n) for n in solver_list))
     selected = _select(manifest, track_list, max_sequences)
     bench_dir = root / RESULTS_DIR if out is None else Path(out)
