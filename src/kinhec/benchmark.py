@@ -1073,7 +1073,8 @@ def run_benchmark(
         parts.mkdir(parents=True, exist_ok=True)
         for p in parts.glob("*.tmp"):
             p.unlink(missing_ok=True)
-        tasks = _plan(root, selected, parts, solver_list, sync_list, solver_modules)
+        # the tasks carry absolute paths: a Dask worker resolves a relative one in its own working directory
+        tasks = _plan(root.resolve(), selected, parts.resolve(), solver_list, sync_list, solver_modules)
         summary.planned_sequences = len(selected)
         summary.planned_units = len(tasks)
         summary.log_path = parts / _LOG_NAME
@@ -1101,6 +1102,12 @@ def _run_tasks(todo, workers, executor, scheduler, summary: BenchmarkSummary, em
     ex = make_executor(run_unit, executor, workers, scheduler, inline_single=True)
     pending = list(reversed(todo))
     running: dict = {}
+    try:  # Dask: every worker must read the dataset and write the part files where this process reads them
+        ex.require_folder(summary.root)
+        ex.require_folder(summary.parts_dir, scratch=summary.parts_dir)
+    except BaseException:
+        ex.shutdown()
+        raise
 
     def record(outcome: UnitOutcome) -> None:
         summary.cpu_s += outcome.seconds
@@ -1128,6 +1135,10 @@ def _run_tasks(todo, workers, executor, scheduler, summary: BenchmarkSummary, em
                     except Exception as exc:  # a worker process died, or the cluster lost the task
                         outcome = UnitOutcome(task.track, task.shard_index, len(task.records), False, unit=task.unit,
                                               error=_error_text(exc), traceback=traceback.format_exc())  # fmt: skip
+                    if outcome.ok and not Path(task.part_path).is_file():  # a worker writing a folder of its own
+                        outcome = UnitOutcome(task.track, task.shard_index, len(task.records), False, unit=task.unit,
+                                              error=f"a worker reported {task.part_path} written, but it is not there: "
+                                                    "the Dask workers must share this folder's file system")  # fmt: skip
                     record(outcome)
         except KeyboardInterrupt:
             pending.clear()
