@@ -6,7 +6,9 @@ it.  Its inputs sit beside it, so the page can be rebuilt without running
 anything (``tests/test_leaderboard_page.py`` does so and compares byte for byte):
 
 * ``docs/leaderboard_small.results.parquet``: the ``results.parquet`` of the run;
-* ``docs/leaderboard_small.run.json``: the commands' wall and CPU times.
+* ``docs/leaderboard_small.run.json``: the commands' wall and CPU times, and the BLAS that computed the
+  results (:func:`kinhec.blas.blas_signature`: the rows reproduce bit for bit on the same BLAS and CPU
+  kernel, to about 1e-8 relative on another).
 
 Usage (from the repository root)::
 
@@ -138,8 +140,11 @@ def measure(data: Path) -> None:
     if not bench.ok:
         sys.exit("benchmark failed")
     shutil.copyfile(bench.files["results"], RESULTS)
+    from kinhec.blas import blas_signature
+
     run = {"generate": {"wall_s": round(gen.wall_s, 1), "cpu_s": round(gen.cpu_s, 1)},
-           "benchmark": {"wall_s": round(bench.wall_s, 1), "cpu_s": round(bench.cpu_s, 1)}}  # fmt: skip
+           "benchmark": {"wall_s": round(bench.wall_s, 1), "cpu_s": round(bench.cpu_s, 1)},
+           "blas": blas_signature()}  # fmt: skip
     if gen.written_shards == 0 and RUN_INFO.is_file():  # resumed a complete folder: keep the timing of its generation
         run["generate"] = json.loads(RUN_INFO.read_text()).get("generate", run["generate"])
     RUN_INFO.write_text(json.dumps(run, indent=1) + "\n")

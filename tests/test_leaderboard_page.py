@@ -49,14 +49,26 @@ def test_page_regenerates_identically_from_its_results():
 
 # every column but the wall times, which no rerun reproduces
 _TIMES = ("runtime_ms", "time_offset_runtime_ms")
+#: Where the results were computed with another BLAS (another CPU kernel or build), a number may move in its
+#: last digits; measured between OpenBLAS's SkylakeX, Haswell and Sandybridge kernels: at most 5e-10 relative,
+#: 2.4e-8 for scale_err_rel, a difference |s / s_true - 1| that loses digits (so held to 1e-9 of the scale).
+_OTHER_BLAS_RTOL = 1e-7
+_OTHER_BLAS_ATOL = {"scale_err_rel": 1e-9}
 
 
 @pytest.mark.heavy
-def test_stored_results_reproduce_bit_for_bit(tmp_path):
-    # the first sequences of the tracks where RANSAC matters, regenerated and benchmarked from scratch: every
-    # result (ransac_park_martin included) equals the stored one exactly
+def test_stored_results_reproduce(tmp_path):
+    """The first sequences of the tracks where RANSAC matters, regenerated and benchmarked from scratch.
+
+    Every result (ransac_park_martin and he_ml included) equals the stored one exactly on the BLAS the page was
+    computed with (``blas`` of the run file: library, version and CPU kernel; the benchmark runs BLAS on one
+    thread, so OPENBLAS_NUM_THREADS does not matter); on another BLAS within 1e-7 relative.
+    """
+    from kinhec.blas import blas_signature
+
     mod = _page_module()
     stored = pd.read_parquet(mod.RESULTS)
+    exact = json.loads(mod.RUN_INFO.read_text()).get("blas") == blas_signature()
     root = tmp_path / "small"
     assert generate_dataset("small", root, workers=1, tracks=["outliers", "monocular"], limit=4, progress=False).ok
     s = run_benchmark(root, workers=1)
@@ -64,12 +76,15 @@ def test_stored_results_reproduce_bit_for_bit(tmp_path):
     key = ["sequence_id", "solver", "eval_sync"]
     new = s.results.sort_values(key).reset_index(drop=True)
     old = stored.set_index(key).loc[pd.MultiIndex.from_frame(new[key])].reset_index()
-    assert len(new) == len(old) > 0 and "ransac_park_martin" in set(new.solver)
+    assert len(new) == len(old) > 0 and {"ransac_park_martin", "he_ml"} <= set(new.solver)
     for col in new.columns:
         if col in _TIMES:
             continue
         a, b = new[col].to_numpy(), old[col].to_numpy()
-        if a.dtype.kind == "f":
+        if a.dtype.kind == "f" and exact:
             assert np.array_equal(a, b, equal_nan=True), col
+        elif a.dtype.kind == "f":
+            np.testing.assert_allclose(a, b, rtol=_OTHER_BLAS_RTOL, atol=_OTHER_BLAS_ATOL.get(col, 0.0),
+                                       equal_nan=True, err_msg=col)  # fmt: skip
         else:
             assert [None if pd.isna(x) else x for x in a] == [None if pd.isna(x) else x for x in b], col
