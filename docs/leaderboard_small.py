@@ -6,9 +6,10 @@ it.  Its inputs sit beside it, so the page can be rebuilt without running
 anything (``tests/test_leaderboard_page.py`` does so and compares byte for byte):
 
 * ``docs/leaderboard_small.results.parquet``: the ``results.parquet`` of the run;
-* ``docs/leaderboard_small.run.json``: the commands' wall and CPU times, and the BLAS that computed the
-  results (:func:`kinhec.blas.blas_signature`: the rows reproduce bit for bit on the same BLAS and CPU
-  kernel, to about 1e-8 relative on another).
+* ``docs/leaderboard_small.run.json``: the commands' wall and CPU times, the folder's size on disk, the
+  machine, and the BLAS that computed the results (:func:`kinhec.blas.blas_signature`: the rows reproduce
+  bit for bit on the same BLAS and CPU kernel, to about 1e-8 relative on another).  ``docs/performance.md``
+  quotes the same run (``docs/figures_performance.py``).
 
 Usage (from the repository root)::
 
@@ -140,10 +141,20 @@ def measure(data: Path) -> None:
     if not bench.ok:
         sys.exit("benchmark failed")
     shutil.copyfile(bench.files["results"], RESULTS)
+    import os
+    import platform
+
+    import pyarrow.parquet as pq
+
     from kinhec.blas import blas_signature
 
+    shards = sorted(data.glob("robot/*.parquet")) + sorted(data.glob("camera/*.parquet"))
     run = {"generate": {"wall_s": round(gen.wall_s, 1), "cpu_s": round(gen.cpu_s, 1)},
            "benchmark": {"wall_s": round(bench.wall_s, 1), "cpu_s": round(bench.cpu_s, 1)},
+           "size": {"shard_bytes": sum(p.stat().st_size for p in shards),
+                    "frames": sum(pq.read_metadata(p).num_rows for p in shards)},
+           "machine": {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine(),
+                       "load_average": [round(v, 1) for v in os.getloadavg()] if hasattr(os, "getloadavg") else None},
            "blas": blas_signature()}  # fmt: skip
     if gen.written_shards == 0 and RUN_INFO.is_file():  # resumed a complete folder: keep the timing of its generation
         run["generate"] = json.loads(RUN_INFO.read_text()).get("generate", run["generate"])

@@ -67,6 +67,19 @@ def published_smoke_full() -> Path:
 
 
 @pytest.fixture(scope="session")
+def corners_results() -> dict:
+    """``kinhec calibrate --corners`` on the regression suite's RWHE-Calib corner files (kuka_1, kuka_2), computed
+    once per session: the suite's acceptance test and the page of docs/calibrate.md both read them."""
+    import warnings
+
+    from kinhec.calibrate import calibrate
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {name: calibrate(corners=REPO / "regression" / "observations" / f"{name}.json") for name in ("kuka_1", "kuka_2")}
+
+
+@pytest.fixture(scope="session")
 def smoke_benchmarked(tmp_path_factory) -> Path:
     """The smoke tier (46 sequences) with ``benchmarks/results.parquet`` from the eleven baselines."""
     root = tmp_path_factory.mktemp("smoke_benchmarked") / "data"

@@ -267,24 +267,23 @@ def test_ethz_prime_sense_runs_agree():
 
 
 @pytest.mark.parametrize("entry", ["kuka_1", "kuka_2"])
-def test_he_ml_on_the_corners_lands_near_park(entry):
+def test_he_ml_on_the_corners_lands_near_park(entry, corners_results):
     """he_ml with the corners (robot errors marginalised, their level by EM) on the real RWHE-Calib views.
 
-    The intrinsics and per-view poses come from the free-pose calibration of the views; the pixel stage then
-    estimates the robot's errors from the data (about 0.5 mrad) and lands where the `_prior` entry and OpenCV's
-    Park do, with the pixel noise at the corner detector's level.
+    What ``kinhec calibrate --corners`` runs (the session's ``corners_results``): the intrinsics and per-view poses
+    come from the free-pose calibration of the views; the pixel stage then estimates the robot's errors from the
+    data (about 0.5 mrad) and lands where the `_prior` entry and OpenCV's Park do, with the pixel noise at the
+    corner detector's level.
     """
-    from kinhec.calibrate.corners import solve_corners
-    from kinhec.intrinsics import calibrate_camera, pack_views
-    from kinhec.observations import read_observations
-
-    obs = read_observations(SUITE / "observations" / f"{entry}.json")
-    res = solve_corners(obs, calibrate_camera(pack_views(obs.points_3d, obs.points_2d), obs.image_size))
+    res = corners_results[entry]
     ref = json.loads((REALDATA / "rwhe_calib" / entry / "opencv_reference_calibration.json").read_text())
     X_park = np.array(ref["opencv_calibrateHandEye"]["PARK"]["T_tcp_cam (cam2gripper)"])
     rot, tr = se3.pose_error(res.X, X_park)
     assert rot < 0.2 and tr < 1.0, (rot, tr)
-    assert res.info["pixel_std"] < 0.1 and 1e-4 < res.noise["robot_rot_std_rad"] < 2e-3
+    assert res.observability["pixel_std_px"] < 0.1 and 1e-4 < res.observability["robot_std_rad_m"][0] < 2e-3
     # the _prior entry refines the intrinsics too (kuka_1's principal point moves), which shifts its translation
     rot, tr = se3.pose_error(res.X, transform_from_pose_json(_result(entry + "_prior")["poses"]["X"]))
     assert rot < 0.1 and tr < 3.0, (rot, tr)
+    # the suite's he_ml entry is the same computation: its reference X is this one
+    rot, tr = se3.pose_error(res.X, transform_from_pose_json(_result(entry + "_he_ml")["poses"]["X"]))
+    assert rot < 1e-6 and tr < 1e-6, (rot, tr)
