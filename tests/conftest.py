@@ -10,15 +10,35 @@ Data the tests read comes from two places:
   copy: the whole published smoke copy, the RWHE-Calib images.  Developers and CI have it; a user's clone
   does not.  A test that needs it asks :func:`shared_data`, which skips the test naming the missing data
   (and fails instead when ``KINHEC_REQUIRE_SHARED`` is set, so that a CI run cannot skip it silently).
+
+The tests run in parallel (pytest-xdist, ``pyproject.toml``) with BLAS on one thread per process unless
+``OPENBLAS_NUM_THREADS`` (or ``OMP_NUM_THREADS``) is set: two workers whose BLAS each spun two threads on two
+cores made some solver tests ten times slower on a loaded machine.  Expensive read-only artefacts (the
+generated smoke tier, its benchmark, the drawn figures) are built once per run and shared by the workers
+(:func:`built_once`).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
+from typing import Callable
 
-import numpy as np
-import pytest
+if not ({"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"} & set(os.environ)):
+    # before numpy loads its BLAS (read at load time); subprocesses inherit it
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    _PIN_BLAS = True
+else:  # an explicit setting is the one to test (e.g. OPENBLAS_NUM_THREADS=2 python -m pytest)
+    _PIN_BLAS = False
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+if _PIN_BLAS:  # a BLAS loaded before this file (by a plugin) is limited too
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")
 
 import kinhec
 from kinhec import se3, solvers
@@ -60,6 +80,40 @@ def shared_data(rel: str, what: str) -> Path:
     return path
 
 
+def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Path:
+    """The folder ``name`` built by ``build(folder)`` once per test run and shared by every xdist worker.
+
+    Each worker is a process with its own session fixtures; the folder lives in the run's base temporary
+    folder, common to the workers, and a file lock makes one worker build it while the others wait.  Tests
+    read it; a test that writes copies it first.
+    """
+    from filelock import FileLock
+
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's base temp (each worker has its own folder below it)
+    folder = base / f"built-{name}"
+    done = base / f"built-{name}.done"
+    with FileLock(str(base / f"built-{name}.lock")):
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)  # a build that failed in another worker
+            folder.mkdir(parents=True)
+            build(folder)
+            done.touch()
+    return folder
+
+
+@pytest.fixture(scope="session")
+def smoke_tier(tmp_path_factory) -> Path:
+    """The generated smoke tier (46 sequences, no benchmark results), read-only."""
+
+    def build(folder: Path) -> None:
+        summary = generate_dataset("smoke", folder / "data", workers=1, progress=False)
+        assert summary.ok
+
+    return built_once(tmp_path_factory, "smoke_tier", build) / "data"
+
+
 @pytest.fixture(scope="session")
 def published_smoke_full() -> Path:
     """The whole published smoke copy (every shard), read-only: ``shared/published/smoke``."""
@@ -80,14 +134,15 @@ def corners_results() -> dict:
 
 
 @pytest.fixture(scope="session")
-def smoke_benchmarked(tmp_path_factory) -> Path:
-    """The smoke tier (46 sequences) with ``benchmarks/results.parquet`` from the eleven baselines."""
-    root = tmp_path_factory.mktemp("smoke_benchmarked") / "data"
-    summary = generate_dataset("smoke", root, workers=1, progress=False)
-    assert summary.ok
-    bench = run_benchmark(root, workers=1)
-    assert bench.ok and bench.n_ok > 0
-    return root
+def smoke_benchmarked(tmp_path_factory, smoke_tier) -> Path:
+    """The smoke tier (46 sequences) with ``benchmarks/results.parquet`` from the baselines, read-only."""
+
+    def build(folder: Path) -> None:
+        shutil.copytree(smoke_tier, folder / "data")
+        bench = run_benchmark(folder / "data", workers=1)
+        assert bench.ok and bench.n_ok > 0
+
+    return built_once(tmp_path_factory, "smoke_benchmarked", build) / "data"
 
 
 def _mean_pose(T: np.ndarray) -> np.ndarray:

@@ -102,7 +102,7 @@ def test_one_lock_for_every_writer(tiny, tmp_path):
         assert holder["pid"] == os.getpid() and holder["command"]
         with pytest.raises(InputError, match=rf"pid {os.getpid()} on .* running '.*'"):
             generate_dataset("smoke", tiny, workers=1, limit=1, tracks=["noise", "temporal", "monocular"], progress=False)
-        with pytest.raises(InputError, match="no other kinhec process is writing"):
+        with pytest.raises(InputError, match=rf"in use: .* \(pid {os.getpid()} on .*\) is writing it; benchmark it when"):
             run_benchmark(tiny, solvers=["shah"])
         res = CliRunner().invoke(main, ["index", str(tiny)])
         assert res.exit_code == 1 and f"pid {os.getpid()}" in res.output

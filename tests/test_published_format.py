@@ -43,7 +43,6 @@ from kinhec.benchmark import run_benchmark
 from kinhec.errors import DatasetFormatError
 from kinhec.recipe_json import CONFIG_KEYS, CONFIG_NESTED_KEYS, EXTRA_KEYS, recipe_from_json
 from kinhec.robots import RobotModel, get_robot
-from kinhec.runner import generate_dataset
 from kinhec.schema import RESULTS_BOUND_FIELDS
 from kinhec.validate import validate_dataset
 
@@ -153,11 +152,9 @@ def published_sequence_config(config: dict) -> SequenceConfig:
 # fixtures
 # --------------------------------------------------------------------------- #
 @pytest.fixture(scope="module")
-def kinhec_smoke(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("kinhec_smoke") / "smoke"
-    summary = generate_dataset("smoke", root, workers=1, progress=False)
-    assert summary.ok
-    return root
+def kinhec_smoke(smoke_tier) -> Path:
+    """kinhec's own smoke tier (read-only, shared by the run)."""
+    return smoke_tier
 
 
 @pytest.fixture(scope="module")
