@@ -72,8 +72,8 @@ def shared_data(rel: str, what: str) -> Path:
     root = shared_root()
     path = root / rel if root is not None else None
     if path is None or not path.exists():
-        where = path if path is not None else f"shared/{rel} beside {REPO} or one of its parents"
-        msg = f"needs {what}: not found at {where} (the shared data developers and CI keep beside the clone)"
+        where = path if path is not None else f"shared/{rel} beside {REPO} or its parents"
+        msg = f"needs {what}: no {where} (the shared data of developers and CI)"
         if os.environ.get("KINHEC_REQUIRE_SHARED"):
             pytest.fail(msg)
         pytest.skip(msg)
