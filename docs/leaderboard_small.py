@@ -8,7 +8,8 @@ anything (``tests/test_leaderboard_page.py`` does so and compares byte for byte)
 * ``docs/leaderboard_small.results.parquet``: the ``results.parquet`` of the run;
 * ``docs/leaderboard_small.run.json``: the commands' wall and CPU times, the folder's size on disk, the
   machine, and the BLAS that computed the results (:func:`kinhec.blas.blas_signature`: the rows reproduce
-  bit for bit on the same BLAS and CPU kernel, to about 1e-8 relative on another).  ``docs/performance.md``
+  bit for bit on the same BLAS and CPU kernel; on another BLAS or numpy the iterative solvers move within
+  their tolerances, see tests/test_leaderboard_page.py).  ``docs/performance.md``
   quotes the same run (``docs/figures_performance.py``).
 
 Usage (from the repository root)::
