@@ -53,15 +53,19 @@ def test_he_ml_moves_only_continuously_with_a_last_bit_of_its_input(motion_3):
 
 
 def test_single_threaded_blas_limits_every_blas_and_restores_it():
-    from threadpoolctl import threadpool_info
+    import scipy.linalg  # noqa: F401  (both BLAS libraries loaded before the comparison)
+    from threadpoolctl import threadpool_info, threadpool_limits
 
-    before = [d["num_threads"] for d in threadpool_info() if d["user_api"] == "blas"]
-    with single_threaded_blas():
-        inside = [d for d in threadpool_info() if d["user_api"] == "blas"]
-        assert len(inside) >= 1 and all(d["num_threads"] == 1 for d in inside)
-    assert [d["num_threads"] for d in threadpool_info() if d["user_api"] == "blas"] == before
-    sig = blas_signature()
-    assert sig and all(len(part.split()) == 3 for part in sig.split("; ")), sig  # "openblas 0.3.30 SkylakeX"
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = [d["num_threads"] for d in threadpool_info() if d["user_api"] == "blas"]
+        assert before and all(n == 2 for n in before)
+        with single_threaded_blas():
+            inside = [d for d in threadpool_info() if d["user_api"] == "blas"]
+            assert len(inside) >= 2 and all(d["num_threads"] == 1 for d in inside)  # numpy's and scipy's
+        assert [d["num_threads"] for d in threadpool_info() if d["user_api"] == "blas"] == before
+    sig = blas_signature().split("; ")
+    assert sig[0].startswith("numpy ") and ", scipy " in sig[0], sig
+    assert len(sig) >= 2 and all(len(part.split()) == 3 for part in sig[1:]), sig  # "openblas 0.3.30 SkylakeX"
 
 
 def test_suite_entries_and_benchmark_units_solve_on_one_blas_thread(monkeypatch, tmp_path):

@@ -45,14 +45,17 @@ def single_threaded_blas() -> Iterator[None]:
 
 
 def blas_signature() -> str:
-    """The BLAS libraries of this process and the kernel each uses, e.g. ``"openblas 0.3.30 SkylakeX; ..."``.
+    """numpy's and scipy's versions and their BLAS libraries with the kernel each uses.
 
-    Two runs whose signatures are equal and whose BLAS ran on one thread give
-    bit-identical products; with different signatures the last bits may differ.
+    For example ``"numpy 2.4.6, scipy 1.17.1; openblas 0.3.30 SkylakeX; openblas 0.3.31 SkylakeX"``.  Two runs
+    whose signatures are equal and whose BLAS ran on one thread give bit-identical products; with different
+    signatures the last bits may differ (numpy's own vectorised loops differ between versions too).
     """
+    import numpy
+    import scipy
     from threadpoolctl import threadpool_info
 
     _load_blas_libraries()
     libs = sorted({f"{d.get('internal_api', '?')} {d.get('version') or '?'} {d.get('architecture') or '?'}"
                    for d in threadpool_info() if d.get("user_api") == "blas"})  # fmt: skip
-    return "; ".join(libs) if libs else "no BLAS found"
+    return "; ".join([f"numpy {numpy.__version__}, scipy {scipy.__version__}"] + (libs or ["no BLAS found"]))
