@@ -6,11 +6,11 @@ Usage::
                                           [--title "medium tier, 9,996 sequences"] [--published-copy DIR]
 
 ``RESULTS`` is a ``results.parquet`` written by ``kinhec benchmark`` (e.g. of the
-medium tier); ``CARD`` defaults to the published card found in ``shared/seeds``
-next to the checkout; ``TEMPLATE`` (default ``benchmarks/fidelity_template.md``)
+medium tier); ``CARD`` defaults to the published card kept with the tests
+(``tests/data/published``); ``TEMPLATE`` (default ``benchmarks/fidelity_template.md``)
 holds the prose, and its ``<!-- TABLES -->`` marker receives the generated
 summary and tables.  ``DIR`` (default: ``shared/published/smoke`` beside the
-card) is a copy written by the published toolkit with its ``benchmarks/``: the
+checkout or one of its parents) is a copy written by the published toolkit with its ``benchmarks/``: the
 script benchmarks a scratch copy of it with kinhec and fills the template's
 ``<!-- SAME_DATA -->`` marker with both toolkits' errors on the same sequences
 (:func:`kinhec.fidelity.same_data`).  The script prints the summary lines and
@@ -30,6 +30,13 @@ import pandas as pd
 from kinhec import fidelity
 
 HERE = Path(__file__).resolve().parent
+CARD = HERE.parent / "tests" / "data" / "published" / "card_full_000_d083e06558e04aff.txt"
+
+
+def _shared_copy() -> Path | None:
+    """``shared/published/smoke`` beside the checkout or one of its parents (the developers' shared data)."""
+    return next((p / "shared" / "published" / "smoke" for p in HERE.parents
+                 if (p / "shared" / "published" / "smoke").is_dir()), None)  # fmt: skip
 
 
 def _benchmark_copy(copy: Path) -> pd.DataFrame:
@@ -51,9 +58,9 @@ def main(argv=None) -> int:
     ap.add_argument("--title", default=None, help="what RESULTS covers (default: its tier and sequence count)")
     ap.add_argument("--published-copy", default=None, help="a published copy with its benchmarks/ (same-data table)")
     a = ap.parse_args(argv)
-    card_path = Path(a.card) if a.card else fidelity.find_card(HERE)
-    if card_path is None:
-        print("fidelity: no published card found in shared/seeds; pass --card", file=sys.stderr)
+    card_path = Path(a.card) if a.card else CARD
+    if not card_path.is_file():
+        print(f"fidelity: no published card at {card_path}; pass --card", file=sys.stderr)
         return 1
     results = pd.read_parquet(a.results)
     title = a.title or f"{results['sequence_id'].nunique():,} sequences of {a.results}"
@@ -63,11 +70,11 @@ def main(argv=None) -> int:
         table, title_ours=title, title_card=f"full tier, 77,628 sequences (card `{card_path.name}`)"
     )
     text = fidelity.fill_template(Path(a.template).read_text(encoding="utf-8"), body)
-    copy = Path(a.published_copy) if a.published_copy else card_path.parent.parent / "published" / "smoke"
+    copy = Path(a.published_copy) if a.published_copy else _shared_copy()
     if "<!-- SAME_DATA -->" in text:
-        if not (copy / "benchmarks" / "results.parquet").is_file():
-            print(f"fidelity: {copy / 'benchmarks' / 'results.parquet'} not found; pass --published-copy",
-                  file=sys.stderr)  # fmt: skip
+        if copy is None or not (copy / "benchmarks" / "results.parquet").is_file():
+            where = copy / "benchmarks" / "results.parquet" if copy else "shared/published/smoke (no shared/ found)"
+            print(f"fidelity: {where} not found; pass --published-copy", file=sys.stderr)
             return 1
         same = fidelity.same_data(_benchmark_copy(copy), pd.read_parquet(copy / "benchmarks" / "results.parquet"))
         text = text.replace("<!-- SAME_DATA -->", fidelity.render_same_data(same).rstrip("\n"))

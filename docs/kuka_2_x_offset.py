@@ -2,8 +2,8 @@
 
 Prints the figures quoted in ``docs/regression.md`` ("kuka_2: where the 0.56 deg
 comes from").  It reads the frozen observations ``regression/observations/kuka_2.json``
-and the OpenCV reference ``opencv_reference_calibration.json`` of the shared real
-data (``shared/realdata/rwhe_calib/kuka_2`` next to the repository).
+and the OpenCV reference ``opencv_reference_calibration.json`` kept with the tests
+(``tests/data/realdata/rwhe_calib/kuka_2``).
 
 Usage (from the repository root; about 2 minutes on one core)::
 
@@ -33,8 +33,8 @@ METHODS = ("TSAI", "PARK", "HORAUD", "DANIILIDIS")
 
 
 def _shared() -> Path:
-    return next((p / "shared" / "realdata" for p in ROOT.parents if (p / "shared" / "realdata").is_dir()),
-                ROOT.parent / "shared" / "realdata")  # fmt: skip
+    """The real data kept with the tests (tests/data/realdata, sources and licences in its SOURCES.toml)."""
+    return ROOT / "tests" / "data" / "realdata"
 
 
 def _rotvec_deg(Xa, Xb):

@@ -6,7 +6,11 @@ it.  Its inputs sit beside it, so the page can be rebuilt without running
 anything (``tests/test_leaderboard_page.py`` does so and compares byte for byte):
 
 * ``docs/leaderboard_small.results.parquet``: the ``results.parquet`` of the run;
-* ``docs/leaderboard_small.run.json``: the commands' wall and CPU times.
+* ``docs/leaderboard_small.run.json``: the commands' wall and CPU times, the folder's size on disk, the
+  machine, and the BLAS that computed the results (:func:`kinhec.blas.blas_signature`: the rows reproduce
+  bit for bit on the same BLAS and CPU kernel; on another BLAS or numpy the iterative solvers move within
+  their tolerances, see tests/test_leaderboard_page.py).  ``docs/performance.md``
+  quotes the same run (``docs/figures_performance.py``).
 
 Usage (from the repository root)::
 
@@ -94,9 +98,9 @@ def page_text(results: pd.DataFrame, run: dict) -> str:
         "errors as noise to marginalise, where the pixel solver takes the poses as exact.",
         "* **motion**: the error falls by orders of magnitude with the cone half-angle of the rotation axes (the",
         "  per-level table below; 0 deg leaves the rotation of `X` unobservable).",
-        "* `ransac_park_martin` draws its samples from `numpy.random.default_rng(0)` on every call, so its cells",
-        "  reproduce like the others (its seed used to be a CRC-32 of the input bytes, which made them depend on",
-        "  the last bits of the motions, and so on the BLAS build and CPU).",
+        "* `ransac_park_martin` draws its samples and `he_ml` its minimal sets from `numpy.random.default_rng(0)`",
+        "  on every call, so their cells reproduce like the others (their seeds used to be a CRC-32 of the input",
+        "  bytes, which made them depend on the last bits of the motions, and so on the BLAS build and CPU).",
         "* Every solver runs on every sequence, as in the published protocol (`andreff_scale` too; on a metric",
         "  sequence it estimates a scale near 1). The last section, after the per-track tables, compares each",
         "  solver's error with the Cramér-Rao bound of the same keyframe pairs (`kinhec.bounds`).",
@@ -138,8 +142,21 @@ def measure(data: Path) -> None:
     if not bench.ok:
         sys.exit("benchmark failed")
     shutil.copyfile(bench.files["results"], RESULTS)
+    import os
+    import platform
+
+    import pyarrow.parquet as pq
+
+    from kinhec.blas import blas_signature
+
+    shards = sorted(data.glob("robot/*.parquet")) + sorted(data.glob("camera/*.parquet"))
     run = {"generate": {"wall_s": round(gen.wall_s, 1), "cpu_s": round(gen.cpu_s, 1)},
-           "benchmark": {"wall_s": round(bench.wall_s, 1), "cpu_s": round(bench.cpu_s, 1)}}  # fmt: skip
+           "benchmark": {"wall_s": round(bench.wall_s, 1), "cpu_s": round(bench.cpu_s, 1)},
+           "size": {"shard_bytes": sum(p.stat().st_size for p in shards),
+                    "frames": sum(pq.read_metadata(p).num_rows for p in shards)},
+           "machine": {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine(),
+                       "load_average": [round(v, 1) for v in os.getloadavg()] if hasattr(os, "getloadavg") else None},
+           "blas": blas_signature()}  # fmt: skip
     if gen.written_shards == 0 and RUN_INFO.is_file():  # resumed a complete folder: keep the timing of its generation
         run["generate"] = json.loads(RUN_INFO.read_text()).get("generate", run["generate"])
     RUN_INFO.write_text(json.dumps(run, indent=1) + "\n")

@@ -1,11 +1,44 @@
-"""Shared fixtures: a generated and benchmarked smoke tier, and calibration results built from its sequences."""
+"""Shared fixtures: the data the tests read, a generated and benchmarked smoke tier, and calibration results.
+
+Data the tests read comes from two places:
+
+* ``tests/data/`` travels with the repository: small files copied verbatim from public sources, each with
+  its source, licence and sha256 in a ``SOURCES.toml`` beside it (``realdata/``: Tabb DS1, RWHE-Calib poses
+  and OpenCV reference, the ETH-ASL pose streams; ``published/``: the KinHEC card and a trimmed copy of the
+  published smoke folder).  ``tests/test_fixtures.py`` checks the checksums.
+* ``shared/`` beside the clone (or beside one of its parents, for a worktree) holds what is too large to
+  copy: the whole published smoke copy, the RWHE-Calib images.  Developers and CI have it; a user's clone
+  does not.  A test that needs it asks :func:`shared_data`, which skips the test naming the missing data
+  (and fails instead when ``KINHEC_REQUIRE_SHARED`` is set, so that a CI run cannot skip it silently).
+
+The tests run in parallel (pytest-xdist, ``pyproject.toml``) with BLAS on one thread per process unless
+``OPENBLAS_NUM_THREADS`` (or ``OMP_NUM_THREADS``) is set: two workers whose BLAS each spun two threads on two
+cores made some solver tests ten times slower on a loaded machine.  Expensive read-only artefacts (the
+generated smoke tier, its benchmark, the drawn figures) are built once per run and shared by the workers
+(:func:`built_once`).
+"""
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
+from typing import Callable
 
-import numpy as np
-import pytest
+if not ({"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"} & set(os.environ)):
+    # before numpy loads its BLAS (read at load time); subprocesses inherit it
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    _PIN_BLAS = True
+else:  # an explicit setting is the one to test (e.g. OPENBLAS_NUM_THREADS=2 python -m pytest)
+    _PIN_BLAS = False
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+if _PIN_BLAS:  # a BLAS loaded before this file (by a plugin) is limited too
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")
 
 import kinhec
 from kinhec import se3, solvers
@@ -14,15 +47,102 @@ from kinhec.runner import generate_dataset
 from kinhec.solvers._common import axis_scatter_lambda2
 
 
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+#: Real public hand-eye data copied into the repository (SOURCES.toml).
+REALDATA = TESTS / "data" / "realdata"
+#: Files of the published KinHEC dataset copied into the repository (SOURCES.toml).
+PUBLISHED = TESTS / "data" / "published"
+#: The published smoke folder without the shards of seven of its eight tracks (every other file verbatim).
+PUBLISHED_SMOKE_TRIMMED = PUBLISHED / "smoke"
+#: The published card of the full tier (composition, leaderboard).
+PUBLISHED_CARD = PUBLISHED / "card_full_000_d083e06558e04aff.txt"
+
+
+def shared_root() -> Path | None:
+    """``shared/`` beside the clone or beside the nearest of its parents that has one (None when absent)."""
+    return next((p / "shared" for p in REPO.parents if (p / "shared").is_dir()), None)
+
+
+def shared_data(rel: str, what: str) -> Path:
+    """``shared/<rel>``, or skip the calling test naming ``what`` is missing and where it was looked for.
+
+    With the environment variable ``KINHEC_REQUIRE_SHARED`` set, a missing folder fails the test instead.
+    """
+    root = shared_root()
+    path = root / rel if root is not None else None
+    if path is None or not path.exists():
+        where = path if path is not None else f"shared/{rel} beside {REPO} or its parents"
+        msg = f"needs {what}: no {where} (the shared data of developers and CI)"
+        if os.environ.get("KINHEC_REQUIRE_SHARED"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return path
+
+
+def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Path:
+    """The folder ``name`` built by ``build(folder)`` once per test run and shared by every xdist worker.
+
+    Each worker is a process with its own session fixtures; the folder lives in the run's base temporary
+    folder, common to the workers, and a file lock makes one worker build it while the others wait.  Tests
+    read it; a test that writes copies it first.
+    """
+    from filelock import FileLock
+
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's base temp (each worker has its own folder below it)
+    folder = base / f"built-{name}"
+    done = base / f"built-{name}.done"
+    with FileLock(str(base / f"built-{name}.lock")):
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)  # a build that failed in another worker
+            folder.mkdir(parents=True)
+            build(folder)
+            done.touch()
+    return folder
+
+
 @pytest.fixture(scope="session")
-def smoke_benchmarked(tmp_path_factory) -> Path:
-    """The smoke tier (46 sequences) with ``benchmarks/results.parquet`` from the eleven baselines."""
-    root = tmp_path_factory.mktemp("smoke_benchmarked") / "data"
-    summary = generate_dataset("smoke", root, workers=1, progress=False)
-    assert summary.ok
-    bench = run_benchmark(root, workers=1)
-    assert bench.ok and bench.n_ok > 0
-    return root
+def smoke_tier(tmp_path_factory) -> Path:
+    """The generated smoke tier (46 sequences, no benchmark results), read-only."""
+
+    def build(folder: Path) -> None:
+        summary = generate_dataset("smoke", folder / "data", workers=1, progress=False)
+        assert summary.ok
+
+    return built_once(tmp_path_factory, "smoke_tier", build) / "data"
+
+
+@pytest.fixture(scope="session")
+def published_smoke_full() -> Path:
+    """The whole published smoke copy (every shard), read-only: ``shared/published/smoke``."""
+    return shared_data("published/smoke", "the whole published smoke copy (all 46 sequences' shards)")
+
+
+@pytest.fixture(scope="session")
+def corners_results() -> dict:
+    """``kinhec calibrate --corners`` on the regression suite's RWHE-Calib corner files (kuka_1, kuka_2), computed
+    once per session: the suite's acceptance test and the page of docs/calibrate.md both read them."""
+    import warnings
+
+    from kinhec.calibrate import calibrate
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {name: calibrate(corners=REPO / "regression" / "observations" / f"{name}.json") for name in ("kuka_1", "kuka_2")}
+
+
+@pytest.fixture(scope="session")
+def smoke_benchmarked(tmp_path_factory, smoke_tier) -> Path:
+    """The smoke tier (46 sequences) with ``benchmarks/results.parquet`` from the baselines, read-only."""
+
+    def build(folder: Path) -> None:
+        shutil.copytree(smoke_tier, folder / "data")
+        bench = run_benchmark(folder / "data", workers=1)
+        assert bench.ok and bench.n_ok > 0
+
+    return built_once(tmp_path_factory, "smoke_benchmarked", build) / "data"
 
 
 def _mean_pose(T: np.ndarray) -> np.ndarray:

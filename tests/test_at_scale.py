@@ -102,7 +102,7 @@ def test_one_lock_for_every_writer(tiny, tmp_path):
         assert holder["pid"] == os.getpid() and holder["command"]
         with pytest.raises(InputError, match=rf"pid {os.getpid()} on .* running '.*'"):
             generate_dataset("smoke", tiny, workers=1, limit=1, tracks=["noise", "temporal", "monocular"], progress=False)
-        with pytest.raises(InputError, match="no other kinhec process is writing"):
+        with pytest.raises(InputError, match=rf"in use: .* \(pid {os.getpid()} on .*\) is writing it; benchmark it when"):
             run_benchmark(tiny, solvers=["shah"])
         res = CliRunner().invoke(main, ["index", str(tiny)])
         assert res.exit_code == 1 and f"pid {os.getpid()}" in res.output
@@ -129,7 +129,8 @@ def _second_ctrl_c(proc, draining):
 
 
 _SLOW_GENERATE = """
-import os, sys, time
+import os, signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)  # a parent started in the background may ignore SIGINT
 import kinhec.runner as r
 
 original = r.run_shard
@@ -189,7 +190,8 @@ def test_a_second_ctrl_c_stops_at_once_and_the_next_run_resumes(tmp_path):
 
 
 _SLOW_BENCHMARK = """
-import os, sys, time
+import os, signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)  # a parent started in the background may ignore SIGINT
 import kinhec.benchmark as b
 
 original = b.run_unit

@@ -257,9 +257,8 @@ def test_eth_robot_arm_real_as_tf_gives_the_csv_result(tmp_path):
     The routes differ by the CSV's absolute float stamps (a float64 holds 1.49e9 s to 2.4e-7 s, and the pairing's
     shifted stamps are rounded to that grid): |dX| 4.8e-8, offset 3.2e-8 s, against a 1 sigma of 2e-4 and 2.6e-4 s.
     """
-    files = sorted((ETH / "robot_arm_real").glob("*.csv"))
-    if len(files) != 2:
-        pytest.skip(f"needs ../shared/realdata/ethz_asl/robot_arm_real (absent at {ETH})")
+    files = sorted((ETH / "robot_arm_real").glob("*.csv"))  # kept with the tests (tests/data/realdata)
+    assert len(files) == 2, f"expected the two CSV streams of {ETH / 'robot_arm_real'}"
     hand = next(f for f in files if "hinge" in f.name)
     eye = next(f for f in files if "target_ir" in f.name)
     ref = calibrate(hand, eye, fmt="eth", eye_pose="target_T_cam")

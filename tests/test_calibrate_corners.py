@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import REALDATA, REPO
 
 from kinhec import se3
 from kinhec.calibrate import calibrate
@@ -16,9 +16,7 @@ from kinhec.cli import main
 from kinhec.errors import InputError
 from kinhec.observations import observations_from_recipe, transform_from_pose_json, write_observations
 
-REPO = Path(__file__).resolve().parents[1]
 SUITE = REPO / "regression"
-SHARED = next((p / "shared" for p in REPO.parents if (p / "shared" / "realdata").is_dir()), REPO.parent / "shared")
 
 
 def _err6(X, X_true):
@@ -60,7 +58,7 @@ def test_estimated_intrinsics_on_the_rwhe_corners_land_near_park(tmp_path):
     assert r.exit_code == 0, r.output
     assert "T_ee_cam (X)" in r.output and "X determined to" in r.output
     d = json.loads(out.read_text())
-    ref = json.loads((SHARED / "realdata" / "rwhe_calib" / "kuka_2" / "opencv_reference_calibration.json").read_text())
+    ref = json.loads((REALDATA / "rwhe_calib" / "kuka_2" / "opencv_reference_calibration.json").read_text())
     X_park = np.array(ref["opencv_calibrateHandEye"]["PARK"]["T_tcp_cam (cam2gripper)"])
     rot, tr = se3.pose_error(np.array(d["X"]), X_park)
     assert rot < 0.2 and tr < 1.0, (rot, tr)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import shared_data
 import yaml
 from click.testing import CliRunner
 
@@ -25,9 +26,6 @@ from kinhec.vision.pairing import list_images, natural_key, pair_images
 cv2 = pytest.importorskip("cv2")
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = next((p / "shared" / "realdata" for p in ROOT.parents if (p / "shared" / "realdata").is_dir()),
-              ROOT.parent / "shared" / "realdata")  # fmt: skip
-KUKA_1 = SHARED / "rwhe_calib" / "kuka_1"
 
 
 def _intrinsics(truth: dict) -> str:
@@ -167,22 +165,26 @@ def test_a_missing_opencv_is_one_line_naming_the_extra(rendered):
 
 
 # --------------------------------------------------------------------------- #
-# the real kuka_1 images (../shared/realdata)
+# the real kuka_1 images (../shared/realdata: 85 MB, not copied into the repository)
 # --------------------------------------------------------------------------- #
 @pytest.fixture(scope="session")
-def kuka_1(tmp_path_factory):
-    if not (KUKA_1 / "images").is_dir():
-        pytest.skip(f"the kuka_1 images are not here ({KUKA_1 / 'images'}: ../shared/realdata is absent)")
+def kuka_1_folder() -> Path:
+    return shared_data("realdata/rwhe_calib/kuka_1/images", "the RWHE-Calib kuka_1 images (85 MB)").parent
+
+
+@pytest.fixture(scope="session")
+def kuka_1(tmp_path_factory, kuka_1_folder):
+    KUKA_1 = kuka_1_folder
     corners = tmp_path_factory.mktemp("kuka_1") / "corners.json"
     res = calibrate(KUKA_1 / "RobotPosesVec.txt", images=KUKA_1 / "images", target="chessboard:28x17:0.02",
                     save_corners=corners)  # fmt: skip
     return res, corners
 
 
-def test_kuka_1_every_image_detected_on_the_frozen_corners(kuka_1):
+def test_kuka_1_every_image_detected_on_the_frozen_corners(kuka_1, kuka_1_folder):
     res, corners = kuka_1
     assert res.n_pairs == 30 and not res.inputs["images"]["dropped"]
-    frozen = json.loads((KUKA_1 / "corners_opencv_detected.json").read_text())["views"]
+    frozen = json.loads((kuka_1_folder / "corners_opencv_detected.json").read_text())["views"]
     mine = json.loads(corners.read_text())["input"]["views"]
     assert [v["meta"]["image"] for v in mine] == [v["image"] for v in frozen]
     d = np.concatenate([np.linalg.norm(np.array(a["obs"]["points_2d"]) - np.array(b["corners_px"]), axis=1)

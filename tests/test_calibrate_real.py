@@ -1,35 +1,21 @@
 """``kinhec.calibrate`` on real public recordings, against the published or independently computed references.
 
-Tabb DS1 and RWHE kuka_1/kuka_2 are copied under tests/data/realdata (licence, citation and sha256 in
-SOURCES.toml); the ETH-ASL streams are read from ../shared/realdata (too large to copy).
+Tabb DS1, RWHE kuka_1/kuka_2 and the ETH-ASL streams are copied under tests/data/realdata (licence, citation
+and sha256 in SOURCES.toml, checked by tests/test_fixtures.py).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import tomllib
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import REALDATA as DATA
 
 from kinhec import se3
 from kinhec.calibrate import calibrate
 
-DATA = Path(__file__).resolve().parent / "data" / "realdata"
-ROOT = Path(__file__).resolve().parents[1]
-# ../shared next to the clone (CI); a git worktree may sit one folder deeper
-SHARED = next((p / "shared" / "realdata" for p in ROOT.parents if (p / "shared" / "realdata").is_dir()),
-              ROOT.parent / "shared" / "realdata")
-ETH = SHARED / "ethz_asl"
-
-
-def test_copied_files_match_their_recorded_checksums():
-    src = tomllib.loads((DATA / "SOURCES.toml").read_text())
-    assert src["tabb_ds1"]["licence"] and src["rwhe_calib"]["citation"]
-    for rel, digest in src["sha256"].items():
-        assert hashlib.sha256((DATA / rel).read_bytes()).hexdigest() == digest, rel
+ETH = DATA / "ethz_asl"
 
 
 # --------------------------------------------------------------------------- #
@@ -110,8 +96,7 @@ def test_rwhe_within_half_degree_and_5mm_of_opencv_park_and_tsai(name, tmp_path)
 # --------------------------------------------------------------------------- #
 def _eth(folder):
     files = sorted((ETH / folder).glob("*.csv"))
-    if not files:
-        pytest.fail(f"missing ../shared/realdata/ethz_asl/{folder}: the shared real data must sit next to the repo")
+    assert len(files) == 2, f"expected the two CSV streams of {ETH / folder}, got {files}"
     return files
 
 

@@ -1,9 +1,10 @@
 """A real Dask cluster: ``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1.
 
-The test generates a tier through ``kinhec generate --scheduler tcp://127.0.0.1:PORT``, kills one worker
-while shards are running, and checks that the folder is identical (sha256 of every file) to a local run;
-then it benchmarks the folder through the same scheduler and compares the results with a local benchmark
-(every column except the two run times).  The workers load ``_cluster_preload.py``, which only makes each
+The test generates a tier through ``kinhec generate --scheduler tcp://127.0.0.1:PORT --out data`` (a path
+relative to the command's working directory, which is not the workers'), kills one worker while shards are
+running, and checks that the folder is identical (sha256 of every file) to a local run; then it benchmarks
+the folder through the same scheduler (``kinhec benchmark data``, relative again) and compares the results
+with a local benchmark (every column except the two run times).  The workers load ``_cluster_preload.py``, which only makes each
 shard take half a second longer, so that a worker is surely busy when it is killed.
 
 The default tier is ``smoke`` (well under a minute); ``KINHEC_CLUSTER_TIER=small`` runs the same test on the
@@ -68,8 +69,9 @@ class _Cluster:
     def _start(self, name: str, args: list[str]) -> subprocess.Popen:
         log = open(self.logs / f"{name}.log", "w")
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
+        # the workers' working directory is not the client's: a relative path sent to them would land here
         proc = subprocess.Popen([DASK, *args], stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                                env=env)  # fmt: skip
+                                env=env, cwd=self.logs)  # fmt: skip
         self.procs[name] = proc
         return proc
 
@@ -108,12 +110,14 @@ def test_a_real_cluster_gives_the_local_folder_despite_a_killed_worker(tmp_path)
     local = tmp_path / "local" / "data"  # same folder name: the dataset card names its folder
     assert generate_dataset(TIER, local, workers=2, progress=False).ok
     out = tmp_path / "cluster" / "data"
+    out.parent.mkdir()
     logs = tmp_path / "logs"
     logs.mkdir()
     with _Cluster(logs) as cluster:
-        cmd = [sys.executable, "-m", "kinhec", "generate", "--tier", TIER, "--out", str(out),
+        cmd = [sys.executable, "-m", "kinhec", "generate", "--tier", TIER, "--out", "data",
                "--scheduler", cluster.address, "-q"]  # fmt: skip
-        gen = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        gen = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                               cwd=out.parent)  # fmt: skip
         try:
             deadline = time.monotonic() + TIMEOUT_S
             while not list(out.glob("camera/*.parquet")):
@@ -130,10 +134,46 @@ def test_a_real_cluster_gives_the_local_folder_despite_a_killed_worker(tmp_path)
         assert gen.returncode == 0, output
         assert "9 shards written" in " ".join(output.split()) or TIER != "smoke", output
         assert _digest(out) == _digest(local)
+        assert not (logs / "data").exists()  # nothing written under the workers' own working directory
 
         cluster.start_worker("worker2")
-        remote = run_benchmark(out, solvers=SOLVERS, scheduler=cluster.address)
-    assert remote.ok
+        bench = subprocess.run([sys.executable, "-m", "kinhec", "benchmark", "data", "--solvers", ",".join(SOLVERS),
+                                "--scheduler", cluster.address, "-q"], cwd=out.parent, capture_output=True, text=True,
+                               timeout=TIMEOUT_S)  # fmt: skip
+        assert bench.returncode == 0, bench.stdout + bench.stderr
     here = run_benchmark(local, solvers=SOLVERS, workers=1)
-    pd.testing.assert_frame_equal(_comparable(remote.results), _comparable(here.results))
-    assert remote.fingerprint == here.fingerprint
+    assert here.subset  # the same subset folder (same fingerprint) on both sides
+    remote = pd.read_parquet(out / "benchmarks" / "subsets" / here.fingerprint / "results.parquet")
+    assert len(remote) == len(here.results) > 0
+    pd.testing.assert_frame_equal(_comparable(remote), _comparable(here.results))
+
+
+def test_workers_that_do_not_see_the_folder_are_named(tmp_path):
+    """The folder check before any work is sent: one worker shares the file system, one has a folder of the same
+    name of its own (another machine); the error names that worker and the folder, and the probe is removed."""
+    from kinhec.errors import InputError
+    from kinhec.executors import DaskExecutor
+
+    other_machine = tmp_path / "other_machine"
+
+    class Client:  # the one method of dask.distributed.Client the check uses
+        def run(self, fn, probe, token):
+            there = other_machine / Path(probe).relative_to(Path(probe).anchor)
+            there.parent.mkdir(parents=True, exist_ok=True)
+            return {"tcp://10.0.0.1:4000": fn(probe, token), "tcp://10.0.0.2:4000": fn(str(there), token)}
+
+    folder = tmp_path / "data"
+    folder.mkdir()
+    ex = DaskExecutor.__new__(DaskExecutor)  # no cluster: only the check
+    ex.client = Client()
+    with pytest.raises(InputError, match=r"data: expected every Dask worker to see this folder, got 1 of 2 that do not "
+                                         r"\(tcp://10.0.0.2:4000: no file .*probe-[0-9a-f]{32}\); .*shared? "):  # fmt: skip
+        ex.require_folder(folder)
+    assert not list((folder / ".kinhec").iterdir())  # the probe file is gone
+
+    class Everyone(Client):
+        def run(self, fn, probe, token):
+            return {"tcp://10.0.0.1:4000": fn(probe, token)}
+
+    ex.client = Everyone()
+    ex.require_folder(folder)  # passes

@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 import collections
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import PUBLISHED_CARD, PUBLISHED_SMOKE_TRIMMED
 
 from kinhec import cameras, fidelity, tiers
 from kinhec.errors import InputError
 from kinhec.generator import simulate
 
-# CI keeps shared/ next to the clone; a worktree may sit one level deeper (the first ancestor's sibling wins)
-# (without it the tests below fail on the missing card, naming its path, instead of the collection crashing)
-_REPO = Path(__file__).resolve().parents[1]
-SHARED = next((p / "shared" for p in _REPO.parents if (p / "shared" / "seeds").is_dir()), _REPO.parent / "shared")
-CARD = SHARED / "seeds" / "000_d083e06558e04aff.txt"
-PUBLISHED_SMOKE = SHARED / "published" / "smoke"
+# the card and the published index travel with the repository (tests/data/published); the station tests read
+# the whole published copy (every shard) and skip without it
+CARD = PUBLISHED_CARD
+PUBLISHED_SMOKE = PUBLISHED_SMOKE_TRIMMED
 
 
 @pytest.fixture(scope="module")
@@ -202,13 +200,13 @@ def _tour_ratio(q: np.ndarray) -> float:
     return float(np.diag(d, 1).mean() / d[i, j].mean())
 
 
-def _published_station_joints():
+def _published_station_joints(root):
     from kinhec.io import load_manifest, load_sequence
 
-    man = load_manifest(PUBLISHED_SMOKE)
+    man = load_manifest(root)
     ids = man[(man.family == "lookat") & (man.sampling_mode == "stations") & (man.track != "mixed")].sequence_id
     for sid in ids:
-        seq = load_sequence(PUBLISHED_SMOKE, sid, man)
+        seq = load_sequence(root, sid, man)
         nearest = np.abs(seq.robot.t[None, :] - seq.camera.t_gt[:, None]).argmin(axis=1)
         yield seq, seq.robot.q_gt[nearest]
 
@@ -233,7 +231,7 @@ def test_station_tour_is_a_permutation_between_random_and_nearest_neighbour():
     assert mean_step[12] < mean_step[2] < 0.9 * mean_step[1]
 
 
-def test_lookat_stations_follow_the_published_viewing_cap_and_tour():
+def test_lookat_stations_follow_the_published_viewing_cap_and_tour(published_smoke_full):
     """The published stations lie within 50 deg of the target normal and form a shortened tour.
 
     Consecutive published stations are about 0.82 times as far apart in joint space as any two of them; in
@@ -247,7 +245,7 @@ def test_lookat_stations_follow_the_published_viewing_cap_and_tour():
         return np.degrees(np.arccos(np.abs(p[:, 2]) / np.linalg.norm(p, axis=1)))
 
     pub_tilt, pub_ratio = [], []
-    for seq, q in _published_station_joints():
+    for seq, q in _published_station_joints(published_smoke_full):
         pub_tilt.append(tilt_deg(seq.camera.T_cam_target_gt).max())
         pub_ratio.append(_tour_ratio(q))
     assert 45.0 < max(pub_tilt) <= LOOKAT_CAP_HALF_ANGLE_DEG + 0.5, pub_tilt

@@ -376,7 +376,8 @@ def test_public_names_and_the_package_attribute():
     module = importlib.import_module("kinhec.solvers.he_ml")
     assert fn is he_ml is solvers.he_ml is module.he_ml and callable(fn) and "he_ml" in solvers.__all__
     assert module.HeMlResult is HeMlResult is solvers.HeMlResult and module.__all__ == [
-        "CITATION", "NOISE_KEYS", "HeMlResult", "he_ml", "CHI2_GATE", "N_HYPOTHESES", "DRIFT_LAG1", "SCALE_DRIFT_LAG1"]
+        "CITATION", "NOISE_KEYS", "HeMlResult", "he_ml", "CHI2_GATE", "N_HYPOTHESES", "DRIFT_LAG1", "SCALE_DRIFT_LAG1",
+        "HE_ML_SEED"]
     assert CHI2_GATE > 0 and N_HYPOTHESES > 0 and 0 < SCALE_DRIFT_LAG1 < DRIFT_LAG1 < 1 and "Förstner" in CITATION
     # a fresh interpreter importing a stage first, then the module by its path: the attribute is still the function
     code = ("import kinhec.solvers.he_ml_stages.scale_drift, kinhec.solvers.he_ml, kinhec.solvers as s, types; "

@@ -1,8 +1,11 @@
 """kinhec and the published KinHEC format, both ways (docs/format.md).
 
-The fixture is ``../shared/published/smoke/``: the smoke tier as written (and
-benchmarked) by the published toolkit 1.1.0.  It is read-only, so anything
-that writes goes to a copy.  Checks:
+The fixture is the smoke tier as written (and benchmarked) by the published
+toolkit 1.1.0: its index, JSON files, card, results and one track's shards travel
+with the repository (``tests/data/published/smoke``, every file verbatim); the
+tests that need every shard read the whole copy, ``shared/published/smoke``, and
+skip without it.  Both are read-only, so anything that writes goes to a copy.
+Checks:
 
 - the fixture validates with 0 errors and 0 warnings, every sequence loads
   and the benchmark runs on it with the published rows and Arrow types;
@@ -19,7 +22,13 @@ import dataclasses
 import json
 import shutil
 import stat
+import sys
 from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 import numpy as np
 import pandas as pd
@@ -27,28 +36,25 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from conftest import PUBLISHED, PUBLISHED_SMOKE_TRIMMED
 
 from kinhec import io as kio
 from kinhec.benchmark import run_benchmark
 from kinhec.errors import DatasetFormatError
 from kinhec.recipe_json import CONFIG_KEYS, CONFIG_NESTED_KEYS, EXTRA_KEYS, recipe_from_json
 from kinhec.robots import RobotModel, get_robot
-from kinhec.runner import generate_dataset
 from kinhec.schema import RESULTS_BOUND_FIELDS
 from kinhec.validate import validate_dataset
 
-_REPO = Path(__file__).resolve().parents[1]
-# ``shared/`` sits next to the clone (CI: ``<clone>/../shared``); a git worktree nested one level deeper finds it
-# further up.  The first folder that holds it wins; none at all fails test_fixture_is_present.
-FIXTURE = next(
-    (p / "shared" / "published" / "smoke" for p in _REPO.parents if (p / "shared" / "published" / "smoke").is_dir()),
-    _REPO.parent / "shared" / "published" / "smoke",
-)
+FIXTURE = PUBLISHED_SMOKE_TRIMMED
+#: The shard kept in the trimmed copy; the published shards of one stream share its schema.
+KEPT_SHARD = "robot_error-00000.parquet"
 
 
-
-def test_fixture_is_present():
-    assert (FIXTURE / "sequences.parquet").is_file(), f"the published fixture is expected at {FIXTURE}"
+def _published_files() -> dict[str, bool]:
+    """Every file of the whole published copy (``tests/data/published/SOURCES.toml``) -> kept in the trimmed one."""
+    doc = tomllib.loads((PUBLISHED / "SOURCES.toml").read_text())
+    return {rel: bool(v["kept"]) for rel, v in doc["smoke"]["files"].items()}
 
 
 # --------------------------------------------------------------------------- #
@@ -146,18 +152,16 @@ def published_sequence_config(config: dict) -> SequenceConfig:
 # fixtures
 # --------------------------------------------------------------------------- #
 @pytest.fixture(scope="module")
-def kinhec_smoke(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("kinhec_smoke") / "smoke"
-    summary = generate_dataset("smoke", root, workers=1, progress=False)
-    assert summary.ok
-    return root
+def kinhec_smoke(smoke_tier) -> Path:
+    """kinhec's own smoke tier (read-only, shared by the run)."""
+    return smoke_tier
 
 
 @pytest.fixture(scope="module")
-def published_copy(tmp_path_factory) -> Path:
-    """A writable copy of the fixture without its benchmarks (the read-only original stays untouched)."""
+def published_copy(tmp_path_factory, published_smoke_full) -> Path:
+    """A writable copy of the whole published copy without its benchmarks (the read-only original stays untouched)."""
     root = tmp_path_factory.mktemp("published") / "smoke"
-    shutil.copytree(FIXTURE, root, ignore=shutil.ignore_patterns("benchmarks"))
+    shutil.copytree(published_smoke_full, root, ignore=shutil.ignore_patterns("benchmarks"))
     for p in [root, *root.rglob("*")]:
         p.chmod(p.stat().st_mode | stat.S_IWUSR)
     return root
@@ -183,18 +187,28 @@ def _key_tree(obj, path="") -> list[str]:
 # --------------------------------------------------------------------------- #
 # kinhec reads the published copy
 # --------------------------------------------------------------------------- #
-def test_published_copy_validates_without_errors_or_warnings():
-    report = validate_dataset(FIXTURE)
+def test_published_copy_validates_without_errors_or_warnings(published_smoke_full):
+    report = validate_dataset(published_smoke_full)
     assert [f"{f.level} {f.check} {f.message}" for f in report.findings] == []
     assert report.n_errors == 0 and report.n_warnings == 0
     assert report.checks["fk"]["checked"] == 46 and report.checks["axyb"]["checked"] == 46
 
 
-def test_every_published_sequence_loads_and_holds_the_identity():
-    man = kio.load_manifest(FIXTURE)
+def test_every_published_sequence_loads_and_holds_the_identity(published_smoke_full):
+    man = kio.load_manifest(published_smoke_full)
     assert len(man) == 46
+    # the whole copy is the one the trimmed copy was taken from, and its shards of one stream share one schema
+    for rel, kept in _published_files().items():
+        assert (published_smoke_full / rel).is_file(), rel
+        if kept:
+            assert (published_smoke_full / rel).read_bytes() == (FIXTURE / rel).read_bytes(), rel
+    for stream in ("robot", "camera"):
+        ref = pq.read_schema(FIXTURE / stream / KEPT_SHARD)
+        for shard in sorted((published_smoke_full / stream).glob("*.parquet")):
+            schema = pq.read_schema(shard)
+            assert schema.remove_metadata().equals(ref.remove_metadata()) and set(schema.metadata) == set(ref.metadata)
     n_true_dh = 0
-    for seq in kio.iter_sequences(FIXTURE, man):
+    for seq in kio.iter_sequences(published_smoke_full, man):
         info = seq.info
         assert len(seq.robot) == info["n_robot_frames"] and len(seq.camera) == info["n_camera_frames"]
         assert seq.is_synchronous == (info["sync"] == "synchronous")
@@ -269,10 +283,15 @@ def _files(root: Path) -> set[str]:
 
 
 def test_smoke_tier_has_the_published_files_columns_and_types(kinhec_smoke):
-    assert _files(kinhec_smoke) == _files(FIXTURE)
-    for rel in sorted(_files(FIXTURE)):
+    published = {rel for rel in _published_files() if not rel.startswith("benchmarks/")}
+    assert _files(kinhec_smoke) == published
+    assert {rel for rel in _files(FIXTURE)} <= published  # the trimmed copy holds no file of its own
+    for rel in sorted(published):
         if rel.endswith(".parquet"):
-            mine, theirs = pq.read_schema(kinhec_smoke / rel), pq.read_schema(FIXTURE / rel)
+            # a shard is compared with the kept shard of its stream (test_every_published_sequence_loads_and_holds_
+            # the_identity checks, on the whole copy, that the published shards of a stream share one schema)
+            ref = rel if rel == "sequences.parquet" else f"{rel.split('/')[0]}/{KEPT_SHARD}"
+            mine, theirs = pq.read_schema(kinhec_smoke / rel), pq.read_schema(FIXTURE / ref)
             assert mine.remove_metadata().equals(theirs.remove_metadata()), rel
             if rel != "sequences.parquet":  # shards: the index rows under kinhec_manifest, in the Arrow schema too
                 assert set(theirs.metadata) <= set(mine.metadata), rel
@@ -387,9 +406,9 @@ def test_a_folder_mixing_shards_of_both_tools_is_refused(kinhec_smoke, tmp_path)
     root = tmp_path / "mixed"
     shutil.copytree(kinhec_smoke, root)
     for sub in ("robot", "camera"):  # one published shard joins kinhec's
-        dst = root / sub / "temporal-00000.parquet"
+        dst = root / sub / KEPT_SHARD
         dst.unlink()
-        shutil.copyfile(FIXTURE / sub / "temporal-00000.parquet", dst)
+        shutil.copyfile(FIXTURE / sub / KEPT_SHARD, dst)
     with pytest.raises(DatasetFormatError, match="expected shards written by one tool"):
         kio.rebuild_index(root)
     report = validate_dataset(root)

@@ -246,19 +246,9 @@ def test_calibration_result_contract_errors_name_the_key(smoke_benchmarked, tmp_
     assert not (tmp_path / "c.html").exists()
 
 
-def test_page_of_the_published_copy(tmp_path):
+def test_page_of_the_published_copy(tmp_path, published_smoke_full):
     """A copy written by the published toolkit (sync spelled synchronous/asynchronous) gets the same page."""
-    import os
-    from pathlib import Path
-
-    repo = Path(__file__).resolve().parents[1]
-    # shared/ lies next to the clone (CI, main checkout) or next to the folder of worktrees
-    candidates = [base / "shared" / "published" / "smoke" for base in (repo.parent, repo.parent.parent)]
-    root = next((c for c in candidates if c.is_dir()), candidates[0])
-    if not root.is_dir():
-        if os.environ.get("CI"):
-            pytest.fail(f"expected the published smoke copy at {root}")
-        pytest.skip(f"no published copy at {root}")
+    root = published_smoke_full
     d = _page_data(build_benchmark_report(root, tmp_path / "published.html"))
     assert len(d["sequences"]) == len(d["scenes"]) == len(kinhec.load_manifest(root))
     sync = next(f for f in d["composition"] if "sync" in f["layout"]["title"]["text"])

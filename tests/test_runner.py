@@ -237,9 +237,8 @@ def _wait_for_shards(root: Path, n: int, proc, timeout=60.0) -> None:
 
 @pytest.mark.heavy
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
-def test_interrupted_process_resumes_to_an_identical_folder(tmp_path, sig):
-    ref = tmp_path / "ref"
-    assert generate_dataset("smoke", ref, workers=1, progress=False).ok
+def test_interrupted_process_resumes_to_an_identical_folder(tmp_path, sig, smoke_tier):
+    ref = smoke_tier  # the run's smoke tier, generated in one go
     out = tmp_path / "out"
     # SIGINT back to its default in the child: a test run started as a background job inherits SIG_IGN, and a
     # child ignoring SIGINT would never be interrupted

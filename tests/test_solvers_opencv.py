@@ -22,9 +22,9 @@ Known deviations (see docs/solvers.md), each pinned below:
   methods agree to machine precision, except
 * TSAI: recent OpenCV drops motions whose ``|2 sin(theta/2)|`` is outside
   [0.3, 1.7] (rotation below ~17 deg or above ~116 deg); kinhec keeps them;
-* ANDREFF: OpenCV takes ``t_X`` from the joint linear solve; kinhec re-solves
-  it with the orthonormalised rotation (same rotation, translation within a
-  fraction of the noise);
+* ANDREFF: OpenCV solves the 12-unknown system (rotation and translation rows
+  together); kinhec takes the rotation from the rotation rows alone, so the two
+  differ by about the noise (a median 0.005 deg on noisy chains, docs/solvers.md);
 * SHAH / LI on the inverted equation are the same computation; in kinhec's
   orientation Shah's rotations coincide and its translations differ slightly,
   Li differs slightly in both.

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import REALDATA, REPO
 
 from kinhec import se3
 from kinhec.cameras import get_camera
@@ -24,10 +25,7 @@ from kinhec.suite.checks import drift
 from kinhec.suite.compare import compare_rows, format_table
 from kinhec.suite.manifest import read_checksums, sha256_file
 
-REPO = Path(__file__).resolve().parents[1]
 SUITE = REPO / "regression"
-# shared/ next to the clone (CI), or next to one of its parents (a worktree); never skipped when absent
-SHARED = next((p / "shared" for p in REPO.parents if (p / "shared" / "realdata").is_dir()), REPO.parent / "shared")
 
 
 @pytest.fixture(scope="module")
@@ -96,12 +94,48 @@ def test_a_result_moved_beyond_tolerance_fails_with_the_values(suite_copy):
     path.write_text(json.dumps(doc))
     (r,) = check(suite_copy, only=["synth_pnp"])
     assert not r.ok
-    assert len(r.messages) == 1 and r.messages[0].startswith(f"poses.X.translation[0]: {old + 1e-3!r} -> ")
-    # in units of sigma: 1 mm is many sigma of X.tx (tens of micrometres)
+    # X has standard deviations: it is compared on their scale (1 mm is many sigma of X.tx, tens of micrometres)
+    assert r.messages and all(m.startswith("X.t") and "sigma > 0.0001" in m for m in r.messages), r.messages
+    assert any(m.startswith("X.tx: moved ") for m in r.messages)
     (r,) = check(suite_copy, only=["synth_pnp"], sigma=3.0)
     assert not r.ok and any(m.startswith("X.t") and "sigma > 3" in m for m in r.messages)
     (r,) = check(suite_copy, only=["synth_pnp"], sigma=1e6)
     assert r.ok
+
+
+def test_parameters_are_compared_on_the_scale_of_their_sigma(suite_copy):
+    """A weakly determined parameter (k3 of synth_eye_to_hand, sigma about 176) may move in its fifth digit; a
+    number without a sigma (the fit statistics) is held to its drift tolerance; each entry's rule is its own."""
+    path = suite_copy / "results" / "synth_eye_to_hand" / "kinhec.json"
+    doc = json.loads(path.read_text())
+    k3, s3 = doc["parameters"]["k3"], doc["sigma"]["k3"]
+    assert s3 > 100.0
+    doc["parameters"]["k3"] = k3 + 0.5e-3 * s3  # 0.09 absolute: far beyond rel 1e-4, within 1e-3 sigma
+    path.write_text(json.dumps(doc))
+    (r,) = check(suite_copy, only=["synth_eye_to_hand"])
+    assert r.ok, r.messages
+    doc["parameters"]["k3"] = k3 + 2e-3 * s3
+    doc["statistics"]["rms_px"] *= 1 + 1e-3
+    path.write_text(json.dumps(doc))
+    (r,) = check(suite_copy, only=["synth_eye_to_hand"])
+    assert sorted(m.split(":")[0] for m in r.messages) == ["k3", "statistics.rms_px"], r.messages
+    assert re.search(r"moved 0\.002\d* sigma > 0\.001", r.messages[0]) and repr(k3 + 2e-3 * s3) in r.messages[0]
+    # a tolerance key that is not one of the four is refused, naming the entry
+    toml = (suite_copy / "suite.toml").read_text().replace("sigma = 1e-3,", "sigmas = 1e-3,", 1)
+    (suite_copy / "suite.toml").write_text(toml)
+    with pytest.raises(DatasetFormatError, match="entry synth_eye_to_hand: tolerance: expected keys among .* got sigmas"):
+        load_suite(suite_copy)
+
+
+def test_freeze_names_the_real_data_it_misses(suite_copy, tmp_path):
+    from kinhec.errors import InputError
+    from kinhec.suite import freeze
+
+    before = (suite_copy / "SHA256SUMS").read_bytes()
+    with pytest.raises(InputError, match=r"entry kuka_1 is rebuilt from the real data at .*rwhe_calib/kuka_1, which "
+                                         r"does not exist: pass --realdata DIR"):  # fmt: skip
+        freeze(suite_copy, only=["kuka_1"], realdata=tmp_path)
+    assert (suite_copy / "SHA256SUMS").read_bytes() == before
 
 
 def test_drift_reports_shape_and_string_changes():
@@ -130,7 +164,7 @@ def _result(entry):
 @pytest.mark.parametrize("entry, opencv_chain_rms", [("kuka_1", 2.45), ("kuka_2", 1.61)])
 def test_kuka_chain_rms_below_opencv_and_x_near_park(entry, opencv_chain_rms):
     """Acceptance on the real data (reference results are the ones `suite check` just reproduced)."""
-    ref_file = SHARED / "realdata" / "rwhe_calib" / entry / "opencv_reference_calibration.json"
+    ref_file = REALDATA / "rwhe_calib" / entry / "opencv_reference_calibration.json"
     ref = json.loads(ref_file.read_text())
     X_park = np.array(ref["opencv_calibrateHandEye"]["PARK"]["T_tcp_cam (cam2gripper)"])
     best = min(m["chain_reprojection_rms_px"] for m in ref["opencv_calibrateHandEye"].values())
@@ -202,7 +236,7 @@ def test_cli_suite_check_fails_with_exit_1(suite_copy):
 
 def test_tabb_ds1_within_opencv_test_tolerance_of_tabbs_result():
     """OpenCV's regression test holds its Shah and Li solvers to 1 deg / 50 mm of Tabb's own result."""
-    lines = (SHARED / "realdata" / "tabb_ds1" / "transformations_rwhe_AA_RPI.txt").read_text().splitlines()
+    lines = (REALDATA / "tabb_ds1" / "transformations_rwhe_AA_RPI.txt").read_text().splitlines()
     i = next(k for k, line in enumerate(lines) if line.startswith("Z"))
     Z = np.array([[float(v) for v in lines[i + 1 + r].split()] for r in range(4)])  # T_cam_ee [mm]
     Z[:3, 3] /= 1000.0
@@ -222,8 +256,8 @@ def test_ethz_prime_sense_runs_agree():
 
     r1, r2 = _result("ethz_prime_sense_1"), _result("ethz_prime_sense_2")
     for run, r in (("prime_sense_1", r1), ("prime_sense_2", r2)):
-        files = sorted((SHARED / "realdata" / "ethz_asl" / run).glob("*.csv"))
-        assert files, f"missing {SHARED / 'realdata' / 'ethz_asl' / run}"
+        files = sorted((REALDATA / "ethz_asl" / run).glob("*.csv"))
+        assert len(files) == 2, f"expected the two CSV streams of {REALDATA / 'ethz_asl' / run}"
         hand = next(f for f in files if "vicon" in f.name)
         eye = next(f for f in files if "camera" in f.name)
         fit = calibrate(hand, eye, fmt="eth", eye_pose="target_T_cam")
@@ -234,27 +268,26 @@ def test_ethz_prime_sense_runs_agree():
 
 
 @pytest.mark.parametrize("entry", ["kuka_1", "kuka_2"])
-def test_he_ml_on_the_corners_lands_near_park(entry):
+def test_he_ml_on_the_corners_lands_near_park(entry, corners_results):
     """he_ml with the corners (robot errors marginalised, their level by EM) on the real RWHE-Calib views.
 
-    The intrinsics and per-view poses come from the free-pose calibration of the views; the pixel stage then
-    estimates the robot's errors from the data (about 0.5 mrad) and lands where the `_prior` entry and OpenCV's
-    Park do, with the pixel noise at the corner detector's level.
+    What ``kinhec calibrate --corners`` runs (the session's ``corners_results``): the intrinsics and per-view poses
+    come from the free-pose calibration of the views; the pixel stage then estimates the robot's errors from the
+    data (about 0.5 mrad) and lands where the `_prior` entry and OpenCV's Park do, with the pixel noise at the
+    corner detector's level.
     """
-    from kinhec.calibrate.corners import solve_corners
-    from kinhec.intrinsics import calibrate_camera, pack_views
-    from kinhec.observations import read_observations
-
-    obs = read_observations(SUITE / "observations" / f"{entry}.json")
-    res = solve_corners(obs, calibrate_camera(pack_views(obs.points_3d, obs.points_2d), obs.image_size))
-    ref = json.loads((SHARED / "realdata" / "rwhe_calib" / entry / "opencv_reference_calibration.json").read_text())
+    res = corners_results[entry]
+    ref = json.loads((REALDATA / "rwhe_calib" / entry / "opencv_reference_calibration.json").read_text())
     X_park = np.array(ref["opencv_calibrateHandEye"]["PARK"]["T_tcp_cam (cam2gripper)"])
     rot, tr = se3.pose_error(res.X, X_park)
     assert rot < 0.2 and tr < 1.0, (rot, tr)
-    assert res.info["pixel_std"] < 0.1 and 1e-4 < res.noise["robot_rot_std_rad"] < 2e-3
+    assert res.observability["pixel_std_px"] < 0.1 and 1e-4 < res.observability["robot_std_rad_m"][0] < 2e-3
     # the _prior entry refines the intrinsics too (kuka_1's principal point moves), which shifts its translation
     rot, tr = se3.pose_error(res.X, transform_from_pose_json(_result(entry + "_prior")["poses"]["X"]))
     assert rot < 0.1 and tr < 3.0, (rot, tr)
+    # the suite's he_ml entry is the same computation: its reference X is this one
+    rot, tr = se3.pose_error(res.X, transform_from_pose_json(_result(entry + "_he_ml")["poses"]["X"]))
+    assert rot < 1e-6 and tr < 1e-6, (rot, tr)
 
 
 def test_drift_reports_values_that_turn_nan_or_infinite():

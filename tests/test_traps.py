@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import os
 import signal
 import socket
@@ -168,6 +169,17 @@ def test_validate_says_a_folder_being_generated_is_in_use(data, tmp_path):
             validate_dataset(data)
         r = CliRunner().invoke(main, ["validate", str(data), "-q"])
         assert r.exit_code == 1 and "in use" in r.output
+        # benchmark and report say so too, naming the writer (before its index exists as well as after)
+        for args, verb in ((["benchmark", str(data), "-q"], "benchmark it"), (["report", str(data), "-q"], "report on it")):
+            r = CliRunner().invoke(main, args)
+            assert r.exit_code == 1 and "in use: kinhec generate small --out data" in r.output and verb in r.output, r.output
+        copy = tmp_path / "being_written"
+        shutil.copytree(data, copy, ignore=shutil.ignore_patterns("sequences.parquet", "sequences.csv"))
+        for args in (["benchmark", str(copy), "-q"], ["report", str(copy), "-q"], ["validate", str(copy), "-q"]):
+            r = CliRunner().invoke(main, args)
+            assert r.exit_code == 1 and "in use" in r.output and "not a kinhec dataset" not in r.output, (args, r.output)
+        with pytest.raises(InputError, match="in use"):
+            kio.load_manifest(copy)
         # a lock left by a process that is gone does not count
         dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
         lock.write_text(json.dumps({"pid": int(dead.stdout), "host": socket.gethostname(), "started": 0}))

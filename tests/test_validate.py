@@ -132,7 +132,7 @@ def test_generated_folder_passes_every_check(clean_report, generated):
 def test_report_json_and_summary(clean_report, tmp_path):
     d = json.loads(clean_report.to_json())
     assert d["ok"] is True and d["n_errors"] == 0 and d["findings"] == []
-    assert d["sequences"] == {"indexed": 16, "checked": 16, "failed": 0, "sample": "all"}
+    assert d["sequences"] == {"planned": 16, "missing": 0, "indexed": 16, "checked": 16, "failed": 0, "sample": "all"}
     assert set(d["checks"]) == set(CHECKS)
     assert d["tolerances"]["axyb_deg"] == 1e-7 and d["tolerances"]["axyb_mm"] == 1e-6
     path = clean_report.write_json(tmp_path / "report.json")
@@ -328,9 +328,31 @@ def test_sequence_missing_from_the_index_leaves_orphans(data):
     man = manifest(data)
     kio.write_index(data, man[man.sequence_id != "pnp-000001"])
     r = validate_dataset(data)
-    assert failing_checks(r) == {"row_groups"}
-    assert {f.path for f in errors(r)} == {"robot/pnp-00000.parquet", "camera/pnp-00000.parquet"}
-    assert all("orphaned row group(s) [1]" in f.message for f in errors(r))
+    assert failing_checks(r) == {"row_groups", "complete"}  # and the index holds fewer than planned
+    assert {f.path for f in errors(r, "row_groups")} == {"robot/pnp-00000.parquet", "camera/pnp-00000.parquet"}
+    assert all("orphaned row group(s) [1]" in f.message for f in errors(r, "row_groups"))
+
+
+def test_an_interrupted_generation_is_not_ok_unless_partial_is_asked(data):
+    """What an interrupted ``generate`` leaves: sound shards and an index of them, fewer than generation_info plans."""
+    from click.testing import CliRunner
+
+    from kinhec.cli import main
+
+    for sub in ("robot", "camera"):
+        (data / sub / "temporal-00000.parquet").unlink()
+    kio.write_index(data, kio.rebuild_index(data))  # the index the runner writes on its way out
+    r = validate_dataset(data)
+    assert failing_checks(r) == {"complete"} and (r.n_planned, r.n_missing, r.n_checked) == (16, 2, 14)
+    assert "2 of the 16 sequences generation_info.json plans are missing (temporal 0 of 2)" in errors(r)[0].message
+    assert "planned, 2 of them missing" in r.summary_lines()[0]
+    res = CliRunner().invoke(main, ["validate", str(data), "-q"])
+    assert res.exit_code == 1 and "FAILED" in res.output and "--partial" in res.output
+    res = CliRunner().invoke(main, ["validate", str(data), "-q", "--partial"])
+    assert res.exit_code == 0 and "OK: no errors, 1 warning" in res.output
+    assert generate_dataset("smoke", data, workers=1, limit=2, progress=False).ok  # the same run completes it
+    r = validate_dataset(data)
+    assert r.ok and r.n_missing == 0 and r.findings == []
 
 
 def test_swapped_row_groups(data):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -17,7 +18,6 @@ import kinhec
 from kinhec import viz
 from kinhec.errors import DatasetFormatError, InputError
 from kinhec.io import is_asynchronous
-from kinhec.runner import generate_dataset
 from kinhec.schema import RESULTS_SCHEMA
 
 SOLVERS = ["tsai_lenz", "park_martin", "shah", "andreff_scale", "my_solver"]  # the last one has no fixed colour
@@ -40,12 +40,9 @@ RESULTS_FIGURES = {
 # fixtures
 # --------------------------------------------------------------------------- #
 @pytest.fixture(scope="module")
-def smoke(tmp_path_factory) -> Path:
-    """The smoke tier (46 sequences), without benchmark results."""
-    root = tmp_path_factory.mktemp("viz") / "data"
-    summary = generate_dataset("smoke", root, workers=1, progress=False)
-    assert summary.ok
-    return root
+def smoke(smoke_tier) -> Path:
+    """The smoke tier (46 sequences), without benchmark results (read-only, shared by the run)."""
+    return smoke_tier
 
 
 def _synthetic_results(manifest: pd.DataFrame, rng: np.random.Generator) -> pa.Table:
@@ -80,10 +77,8 @@ def _synthetic_results(manifest: pd.DataFrame, rng: np.random.Generator) -> pa.T
     return pa.Table.from_pylist(rows, schema=RESULTS_SCHEMA)
 
 
-@pytest.fixture(scope="module")
-def with_results(smoke, tmp_path_factory) -> Path:
-    """A copy of the smoke folder with a synthetic benchmarks/results.parquet."""
-    root = tmp_path_factory.mktemp("viz_results") / "data"
+def _add_results(smoke: Path, root: Path) -> Path:
+    """A copy of the smoke folder at ``root`` with a synthetic benchmarks/results.parquet."""
     shutil.copytree(smoke, root)
     table = _synthetic_results(kinhec.load_manifest(root), np.random.default_rng(7))
     (root / "benchmarks").mkdir()
@@ -92,11 +87,26 @@ def with_results(smoke, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def full_run(with_results):
-    """Every figure drawn for real (one pnp and one asynchronous sequence plus the dataset-wide figures)."""
-    messages: list[str] = []
-    paths = viz.make_figures(with_results, sequences=["pnp-000000", "temporal-000000"], on_progress=messages.append)
-    return with_results, paths, messages
+def with_results(smoke, tmp_path_factory) -> Path:
+    """A copy of the smoke folder with a synthetic benchmarks/results.parquet."""
+    return _add_results(smoke, tmp_path_factory.mktemp("viz_results") / "data")
+
+
+@pytest.fixture(scope="module")
+def full_run(smoke, tmp_path_factory):
+    """Every figure drawn for real (one pnp and one asynchronous sequence plus the dataset-wide figures), once per
+    test run (this module and test_viz_parallel.py read the same figures): ``(root, paths, messages)``."""
+    from conftest import built_once
+
+    def build(folder: Path) -> None:
+        root = _add_results(smoke, folder / "data")
+        messages: list[str] = []
+        paths = viz.make_figures(root, sequences=["pnp-000000", "temporal-000000"], on_progress=messages.append)
+        (folder / "run.json").write_text(json.dumps({"paths": [str(p) for p in paths], "messages": messages}))
+
+    folder = built_once(tmp_path_factory, "viz_full_run", build)
+    run = json.loads((folder / "run.json").read_text())
+    return folder / "data", [Path(p) for p in run["paths"]], run["messages"]
 
 
 def _stub_figures(monkeypatch) -> None:

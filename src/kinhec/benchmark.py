@@ -128,10 +128,11 @@ import pyarrow.parquet as pq
 from kinhec import __version__, jsonutil, se3
 from kinhec import bounds as _bounds
 from kinhec import io as kio
+from kinhec.blas import single_threaded_blas
 from kinhec.errors import InputError, UnknownNameError
 from kinhec.executors import EXECUTORS, drain_after_interrupt, make_executor
 from kinhec.fingerprint import run_fingerprint, run_folders, source_digest
-from kinhec.locking import writer_lock
+from kinhec.locking import refuse_if_in_use, writer_lock
 from kinhec.fsutil import atomic_write, atomic_write_text
 from kinhec.provenance import FINGERPRINT_KEY, data_fingerprint
 from kinhec.motion import KEYFRAME_MAX, KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS_M
@@ -728,17 +729,9 @@ def _loaded(root: str, records: tuple):
 def run_unit(task: BenchmarkTask) -> UnitOutcome:
     """Evaluate one shard and write its part file; never raises (failures come back in the outcome).
 
-    BLAS runs on one thread meanwhile: the benchmark is parallel over the shards (workers), and the solvers'
-    matrices are small, so more BLAS threads only wait for a core (on a busy machine they multiplied the
-    CPU of some solvers by ten), and one thread makes the results independent of the machine's thread count.
+    The solvers run with BLAS on one thread (:func:`kinhec.blas.single_threaded_blas`): the rows then do not
+    depend on ``OPENBLAS_NUM_THREADS``, and parallel workers do not oversubscribe the cores.
     """
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1, user_api="blas"):
-        return _run_unit(task)
-
-
-def _run_unit(task: BenchmarkTask) -> UnitOutcome:
     t0 = time.process_time()
     current = None
     try:
@@ -746,12 +739,13 @@ def _run_unit(task: BenchmarkTask) -> UnitOutcome:
             _registry.load_plugins(task.solver_modules)
         specs = [_registry.evaluated_spec(n) for n in task.solvers]
         rows: list[dict] = []
-        for rec, seq in _loaded(task.root, task.records):
-            current = rec.get("sequence_id")
-            if isinstance(seq, BaseException):
-                rows.extend(_failed_rows(rec, specs, task.sync, "reading failed: " + _error_text(seq)))
-            else:
-                rows.extend(_evaluate(seq, specs, task.sync))
+        with single_threaded_blas():
+            for rec, seq in _loaded(task.root, task.records):
+                current = rec.get("sequence_id")
+                if isinstance(seq, BaseException):
+                    rows.extend(_failed_rows(rec, specs, task.sync, "reading failed: " + _error_text(seq)))
+                else:
+                    rows.extend(_evaluate(seq, specs, task.sync))
         current = None
         table = _results_table(rows)
         meta = {PART_METADATA_KEY: jsonutil.dumps({"fingerprint": task.fingerprint, "sequence_ids": task.sequence_ids})}
@@ -1057,6 +1051,7 @@ def run_benchmark(
         root = Path(root)
     except TypeError:
         raise InputError(f"root: expected a folder path, got {type(root).__name__}") from None
+    refuse_if_in_use(root, "benchmark")  # a folder being generated: say so (its writer lock is taken below)
     manifest = _slim_recipes(kio.load_manifest(root), any(_registry.uses_pixels(n) for n in solver_list))
     selected = _select(manifest, track_list, max_sequences)
     bench_dir = root / RESULTS_DIR if out is None else Path(out)
@@ -1078,7 +1073,8 @@ def run_benchmark(
         parts.mkdir(parents=True, exist_ok=True)
         for p in parts.glob("*.tmp"):
             p.unlink(missing_ok=True)
-        tasks = _plan(root, selected, parts, solver_list, sync_list, solver_modules)
+        # the tasks carry absolute paths: a Dask worker resolves a relative one in its own working directory
+        tasks = _plan(root.resolve(), selected, parts.resolve(), solver_list, sync_list, solver_modules)
         summary.planned_sequences = len(selected)
         summary.planned_units = len(tasks)
         summary.log_path = parts / _LOG_NAME
@@ -1106,6 +1102,12 @@ def _run_tasks(todo, workers, executor, scheduler, summary: BenchmarkSummary, em
     ex = make_executor(run_unit, executor, workers, scheduler, inline_single=True)
     pending = list(reversed(todo))
     running: dict = {}
+    try:  # Dask: every worker must read the dataset and write the part files where this process reads them
+        ex.require_folder(summary.root)
+        ex.require_folder(summary.parts_dir, scratch=summary.parts_dir)
+    except BaseException:
+        ex.shutdown()
+        raise
 
     def record(outcome: UnitOutcome) -> None:
         summary.cpu_s += outcome.seconds
@@ -1133,6 +1135,10 @@ def _run_tasks(todo, workers, executor, scheduler, summary: BenchmarkSummary, em
                     except Exception as exc:  # a worker process died, or the cluster lost the task
                         outcome = UnitOutcome(task.track, task.shard_index, len(task.records), False, unit=task.unit,
                                               error=_error_text(exc), traceback=traceback.format_exc())  # fmt: skip
+                    if outcome.ok and not Path(task.part_path).is_file():  # a worker writing a folder of its own
+                        outcome = UnitOutcome(task.track, task.shard_index, len(task.records), False, unit=task.unit,
+                                              error=f"a worker reported {task.part_path} written, but it is not there: "
+                                                    "the Dask workers must share this folder's file system")  # fmt: skip
                     record(outcome)
         except KeyboardInterrupt:
             pending.clear()

@@ -337,15 +337,17 @@ def index(data):
 @click.option("--max-sequences", type=int, default=None, callback=_positive_int,
               help="Check N sequences evenly spaced over the index (folder-level checks always run on everything).")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None, help="Write the findings as JSON.")
+@click.option("--partial", is_flag=True,
+              help="Accept a folder whose generation has not finished (planned sequences missing: a warning).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.pass_context
-def validate(ctx, data, max_sequences, report_path, quiet):
+def validate(ctx, data, max_sequences, report_path, partial, quiet):
     """Check a dataset folder: files, schema, row groups, clocks, poses, FK and the AX=YB identity."""
     from kinhec.validate import validate_dataset
 
     con = _console()
     with _simple_progress(con, "validate", "sequences", enabled=not quiet) as progress:
-        report = validate_dataset(data, max_sequences=max_sequences, progress=progress)
+        report = validate_dataset(data, max_sequences=max_sequences, progress=progress, partial=partial)
     for line in report.summary_lines():
         con.print(line, highlight=False, markup=False)
     if report_path:

@@ -12,7 +12,13 @@ does not care where the work happens:
 * ``cancel_pending(futures)`` cancels those not started yet;
 * ``shutdown()`` releases the pool or the cluster connection;
 * ``abort(futures)`` stops at once: running tasks are killed (local pool) or
-  cancelled (Dask), and a later ``shutdown()`` does not wait for anything.
+  cancelled (Dask), and a later ``shutdown()`` does not wait for anything;
+* ``require_folder(folder)`` makes sure the workers read and write the folder
+  the caller means: a no-op for local processes; on Dask every worker must find
+  a probe file the client has just written there (:func:`folder_probe`), or an
+  :class:`~kinhec.errors.InputError` names the workers that do not.  Tasks carry
+  absolute paths (a relative one would be resolved in each worker's own working
+  directory).
 
 ``capacity`` is the number of tasks that can run at once.  Worker processes of
 the local pool ignore ``SIGINT``: ``Ctrl+C`` reaches the parent only, which
@@ -35,11 +41,13 @@ import signal
 import sys
 import threading
 import time
+import uuid
+from pathlib import Path
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, Callable
 
 from kinhec.errors import InputError
-from kinhec.locking import FolderLock, pid_alive  # noqa: F401  (re-exported: they used to live here)
+from kinhec.locking import STATE_DIR, FolderLock, pid_alive  # noqa: F401  (re-exported: they used to live here)
 
 __all__ = [
     "EXECUTORS",
@@ -51,6 +59,7 @@ __all__ = [
     "DaskExecutor",
     "make_executor",
     "drain_after_interrupt",
+    "folder_probe",
     "FolderLock",
 ]
 
@@ -101,6 +110,18 @@ def worker_init(parent_pid: int) -> None:
     die_with_parent(parent_pid)
 
 
+def folder_probe(probe: str, token: str) -> str:
+    """Run on a worker: ``"ok"`` when the file ``probe`` holds ``token``, else what the worker finds there."""
+    p = Path(probe)
+    try:
+        text = p.read_text()
+    except FileNotFoundError:
+        return f"no file {p}" + ("" if p.parent.is_dir() else f" (no folder {p.parent} either)")
+    except OSError as exc:
+        return f"cannot read {p} ({exc})"
+    return "ok" if text == token else f"{p} holds another token (another machine's folder of the same name)"
+
+
 class InlineExecutor:
     """Runs every task at once in the calling process (one worker, no pool to start).
 
@@ -132,6 +153,9 @@ class InlineExecutor:
         pass
 
     def abort(self, futures=()) -> None:
+        pass
+
+    def require_folder(self, folder, scratch=None) -> None:
         pass
 
 
@@ -168,6 +192,9 @@ class LocalExecutor:
                 proc.kill()
         for proc in processes:
             proc.join(timeout=5)
+
+    def require_folder(self, folder, scratch=None) -> None:
+        pass  # local processes share this process's file system and working directory
 
 
 class DaskExecutor:
@@ -221,6 +248,33 @@ class DaskExecutor:
             self.client.cancel(list(futures), force=True)
         except Exception:  # the connection may already be gone
             pass
+
+    def require_folder(self, folder, scratch=None) -> None:
+        """Raise :class:`InputError` unless every worker sees ``folder`` as this process does.
+
+        A probe file with a random token is written to ``scratch`` (default
+        ``folder/.kinhec``) and every connected worker must read that token
+        back: a worker on another machine without the shared file system, or
+        with a folder of the same name of its own, fails the check.
+        """
+        folder = Path(folder).resolve()
+        scratch = Path(scratch).resolve() if scratch is not None else folder / STATE_DIR
+        token = uuid.uuid4().hex
+        probe = scratch / f"probe-{token}"
+        scratch.mkdir(parents=True, exist_ok=True)
+        probe.write_text(token)
+        try:
+            seen = self.client.run(folder_probe, str(probe), token)
+        finally:
+            probe.unlink(missing_ok=True)
+        blind = {w: r for w, r in sorted(seen.items()) if r != "ok"}
+        if blind:  # (no worker connected yet, e.g. an adaptive cluster: the outputs are checked after the run)
+            shown = "; ".join(f"{w}: {r}" for w, r in list(blind.items())[:3])
+            raise InputError(
+                f"{folder}: expected every Dask worker to see this folder, got {len(blind)} of {len(seen)} that do "
+                f"not ({shown}); the workers write and read it by this absolute path, so it must be on a file "
+                "system they share with this machine (the same path on every machine)"
+            )
 
 
 def make_executor(fn: Callable[[Any], Any], executor: str, workers: int, scheduler: str | None = None, *,

@@ -360,15 +360,3 @@ def fill_template(template: str, body: str) -> str:
     if "<!-- TABLES -->" not in template:
         raise InputError("fidelity template: expected a '<!-- TABLES -->' marker, found none")
     return template.replace("<!-- TABLES -->", body.rstrip("\n"))
-
-
-def find_card(start: str | Path) -> Path | None:
-    """The published card in ``shared/seeds`` next to the checkout holding ``start`` (None if absent)."""
-    for p in [Path(start).resolve(), *Path(start).resolve().parents]:
-        seeds = p.parent / "shared" / "seeds"
-        if seeds.is_dir():
-            for f in sorted(seeds.glob("*.txt")):
-                head = f.read_text(encoding="utf-8", errors="replace")[:400]
-                if re.search(r"KinHEC", head) and "tier\tfull" in f.read_text(encoding="utf-8", errors="replace"):
-                    return f
-    return None

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from kinhec.errors import InputError
 
-__all__ = ["STATE_DIR", "LOCK_NAME", "FolderLock", "writer_lock", "lock_holder", "live_lock_holder", "pid_alive"]
+__all__ = ["STATE_DIR", "LOCK_NAME", "FolderLock", "writer_lock", "lock_holder", "live_lock_holder", "pid_alive",
+           "refuse_if_in_use"]
 
 #: Scratch folder of a dataset (lock, logs, benchmark parts); never part of the published files.
 STATE_DIR = ".kinhec"
@@ -100,6 +101,22 @@ def live_lock_holder(path) -> dict | None:
     if other.get("host") == socket.gethostname() and not pid_alive(_int(other.get("pid"))):
         return None
     return other
+
+
+def refuse_if_in_use(folder, action: str) -> None:
+    """Raise :class:`InputError` when a running kinhec writer holds the lock of ``folder``.
+
+    A folder being written is incomplete by design (no index yet, or one of
+    the shards done so far): ``validate``, ``benchmark`` and ``report`` say it
+    is in use and by whom instead of reporting what is not there yet.
+    ``action`` is the refused command's verb ("validate", "benchmark", ...).
+    """
+    path = Path(folder) / STATE_DIR / LOCK_NAME
+    busy = live_lock_holder(path)
+    if busy is not None:
+        what = busy.get("command") or "kinhec"
+        raise InputError(f"{folder}: in use: {what} (pid {busy.get('pid')} on {busy.get('host')}) is writing it; "
+                         f"{action} it when that run has finished (a lock left by a crash: delete {path})")
 
 
 def _command_line() -> str:

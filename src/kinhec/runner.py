@@ -513,7 +513,8 @@ def generate_dataset(
     t_wall = time.perf_counter()
     emit = on_event or (lambda kind, data: None)
     with DatasetLock(root):
-        tasks, counts = plan_shard_ids(tier_obj, root, tracks, limit)
+        # the tasks carry the absolute path: a Dask worker resolves a relative one in its own working directory
+        tasks, counts = plan_shard_ids(tier_obj, root.resolve(), tracks, limit)
         summary.removed_outputs = _check_or_write_generation_info(root, tier_obj, list(counts), counts, overwrite)
         kept = write_static_files(root)
         summary.kept_files = sorted(set(kept) | {f for f in foreign if f not in kept})
@@ -560,6 +561,7 @@ def _run_tasks(todo, workers, executor, scheduler, fail_fast, summary, log_path,
     stop = False
     log = open(log_path, "a")
     try:
+        ex.require_folder(root)  # Dask: every worker must see this folder (a shared file system)
         try:
             while pending or running:
                 while pending and not stop and len(running) < 2 * ex.capacity:
@@ -574,6 +576,11 @@ def _run_tasks(todo, workers, executor, scheduler, fail_fast, summary, log_path,
                     except BaseException as exc:  # a worker process died, or the cluster lost the task
                         outcome = ShardOutcome(task.track, task.shard_index, len(task.recipes), False,
                                                error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc())  # fmt: skip
+                    if outcome.ok and executor != "local" and not _shard_done(root, task):
+                        # a worker that joined after the folder check wrote to a folder of its own
+                        outcome = ShardOutcome(task.track, task.shard_index, len(task.recipes), False,
+                                               error=f"a worker reported the shard written, but it is not in {root}: "
+                                                     "the Dask workers must share this folder's file system")  # fmt: skip
                     summary.cpu_s += outcome.seconds
                     if outcome.ok:
                         summary.written_shards += 1

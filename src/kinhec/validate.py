@@ -19,6 +19,11 @@ Folder and index (always over the whole folder, also when sampling):
     the JSON files parse; ``README.md``, ``LICENSE`` and ``CITATION.cff``
     missing, stray files in the shard folders, leftover ``*.tmp`` files and
     missing ``generation_info.json`` keys are warnings.
+``complete``
+    Every track holds as many sequences as ``generation_info.json`` plans for
+    it (``planned_sequences``): an interrupted ``generate`` leaves a folder
+    whose shards and index are sound but hold fewer; that is an error, or a
+    warning when the folder is validated as ``partial`` (``--partial``).
 ``index_schema``
     ``sequences.parquet`` against :data:`kinhec.schema.INDEX_SCHEMA` (missing
     or mistyped columns are errors; extra columns, other column order or a
@@ -132,7 +137,7 @@ import pyarrow.parquet as pq
 from kinhec import __version__, jsonutil, se3
 from kinhec import io as kio
 from kinhec.errors import DatasetFormatError, InputError, KinhecError
-from kinhec.locking import LOCK_NAME, STATE_DIR, live_lock_holder
+from kinhec.locking import refuse_if_in_use
 from kinhec.robots import RobotModel, get_robot
 from kinhec.schema import (
     CAMERA_NOISE_MODELS,
@@ -192,6 +197,7 @@ JITTER_SIGMAS = 6.0
 #: The checks, in the order they run, with a one-line description.
 CHECKS: dict[str, str] = {
     "files": "required files present, JSON files readable",
+    "complete": "every sequence generation_info.json plans is in the index (an interrupted run leaves some out)",
     "index_schema": "sequences.parquet against the index schema, unique ids, known names",
     "index_csv": "sequences.csv has the CSV columns and the same sequences as the Parquet index",
     "shards": "shard files open and have the stream schemas",
@@ -220,8 +226,6 @@ _SEQ_ID_RE = re.compile(r"^(?P<track>[A-Za-z0-9_]+)-\d{6}$")
 _STREAM_SCHEMAS = {"robot": ROBOT_SCHEMA, "camera": CAMERA_SCHEMA}
 _RECORD_CHUNK = 1000
 
-#: The lock every kinhec writer (generate, benchmark, index) holds while it writes (kinhec.locking).
-_WRITER_LOCK = Path(STATE_DIR) / LOCK_NAME
 
 
 # --------------------------------------------------------------------------- #
@@ -287,6 +291,11 @@ class ValidationReport:
         ``"all"`` or a description of the sample.
     seconds : float
         Wall time of the validation [s].
+    n_planned : int or None
+        Sequences ``generation_info.json`` plans (None when it does not say).
+    n_missing : int
+        Planned sequences the index does not hold (an error, or a warning when
+        the folder is validated as ``partial``).
     """
 
     root: str
@@ -296,6 +305,8 @@ class ValidationReport:
     n_checked: int = 0
     sample: str = "all"
     seconds: float = 0.0
+    n_planned: int | None = None
+    n_missing: int = 0
 
     @property
     def ok(self) -> bool:
@@ -341,6 +352,8 @@ class ValidationReport:
             "n_errors": self.n_errors,
             "n_warnings": self.n_warnings,
             "sequences": {
+                "planned": self.n_planned,
+                "missing": self.n_missing,
                 "indexed": self.n_sequences,
                 "checked": self.n_checked,
                 "failed": len(self.failed_sequences),
@@ -381,9 +394,13 @@ class ValidationReport:
             At most this many findings are listed (errors first); the rest are
             counted.
         """
+        planned = ""
+        if self.n_planned is not None:
+            planned = f"; {self.n_planned} planned, {self.n_missing} of them missing" if self.n_missing else (
+                f"; all {self.n_planned} planned present")
         lines = [
             f"validated {self.root}: {self.n_checked} of {self.n_sequences} sequences checked "
-            f"({self.sample}) in {self.seconds:.1f} s"
+            f"({self.sample}){planned} in {self.seconds:.1f} s"
         ]
         width = max(len(k) for k in CHECKS)
         lines.append(f"  {'check':<{width}}  {'checked':>8}  {'errors':>6}  {'warnings':>8}")
@@ -657,6 +674,33 @@ def _check_files(root: Path, report: ValidationReport) -> None:
             elif not (p.is_file() and _SHARD_NAME_RE.match(p.name)):
                 msg = "unexpected entry in a shard folder (expected <track>-<5 digits>.parquet)"
                 report._add(WARNING, "files", msg, path=f"{sub}/{p.name}")
+
+
+def _check_complete(root: Path, man: pd.DataFrame, report: ValidationReport, partial: bool) -> None:
+    """Planned (``generation_info.json``, per track) against indexed sequences: the missing ones, by track."""
+    try:
+        tracks = jsonutil.load(root / "generation_info.json").get("tracks")
+    except (InputError, OSError, UnicodeDecodeError, AttributeError):
+        return  # reported by the files check
+    if not isinstance(tracks, dict):
+        return
+    planned = {t: v.get("planned_sequences") for t, v in tracks.items() if isinstance(v, dict)}
+    planned = {t: int(n) for t, n in planned.items() if isinstance(n, (int, np.integer)) and not isinstance(n, bool)}
+    if not planned:
+        return
+    report._ran("complete", len(planned))
+    present = man["track"].value_counts().to_dict() if "track" in man.columns else {}
+    short = {t: (int(present.get(t, 0)), n) for t, n in planned.items() if present.get(t, 0) < n}
+    report.n_planned = sum(planned.values())
+    report.n_missing = sum(n - have for have, n in short.values())
+    if short:
+        by_track = ", ".join(f"{t} {have} of {n}" for t, (have, n) in short.items())
+        msg = (f"{report.n_missing} of the {report.n_planned} sequences generation_info.json plans are missing "
+               f"({by_track}): the generation did not finish; run the same kinhec generate again to complete it")
+        if partial:
+            report._add(WARNING, "complete", msg + " (validated as a partial folder)", path="generation_info.json")
+        else:
+            report._add(ERROR, "complete", msg + ", or validate it with --partial", path="generation_info.json")
 
 
 def _check_index_schema(root: Path, report: ValidationReport):
@@ -1344,7 +1388,7 @@ def _not_a_dataset(root: Path) -> str | None:
 
 
 def validate_dataset(root, *, max_sequences: int | None = None,
-                     progress: Callable[[int, int], None] | None = None) -> ValidationReport:  # fmt: skip
+                     progress: Callable[[int, int], None] | None = None, partial: bool = False) -> ValidationReport:  # fmt: skip
     """Check a dataset folder and report every problem found.
 
     Parameters
@@ -1357,6 +1401,11 @@ def validate_dataset(root, *, max_sequences: int | None = None,
         sequence.  The folder-level checks always cover the whole folder.
     progress : callable, optional
         Called as ``progress(done, total)`` after each checked sequence.
+    partial : bool
+        Accept a folder whose generation is not complete: the sequences
+        ``generation_info.json`` plans but the index does not hold are then a
+        warning, not an error (default: an error, so that an interrupted
+        ``generate`` is never reported OK).
 
     Returns
     -------
@@ -1385,13 +1434,7 @@ def validate_dataset(root, *, max_sequences: int | None = None,
         raise InputError(f"max_sequences: expected an integer >= 1 or None, got {_p(max_sequences)}")
     if progress is not None and not callable(progress):
         raise InputError(f"progress: expected a callable progress(done, total), got {type(progress).__name__}")
-    busy = live_lock_holder(root / _WRITER_LOCK)
-    if busy is not None:  # a folder being written is incomplete by design: say so instead of listing errors
-        what = busy.get("command") or "kinhec"
-        raise InputError(
-            f"{root}: in use: {what} (pid {busy.get('pid')} on {busy.get('host')}) is writing it; validate "
-            f"it when that run has finished (a lock left by a crash: delete {root / _WRITER_LOCK})"
-        )
+    refuse_if_in_use(root, "validate")  # a folder being written is incomplete by design: say so, not its errors
     reason = _not_a_dataset(root)
     if reason is not None:
         raise DatasetFormatError(reason)
@@ -1415,6 +1458,7 @@ def validate_dataset(root, *, max_sequences: int | None = None,
         report.seconds = time.perf_counter() - t0
         return report
     _check_index_csv(root, man, report)
+    _check_complete(root, man, report, partial)
     shards = _check_row_groups(root, man, report)
 
     n = len(man)

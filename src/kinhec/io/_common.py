@@ -18,6 +18,7 @@ import pandas as pd
 
 from kinhec import __version__
 from kinhec.errors import DatasetFormatError, InputError, UnknownNameError
+from kinhec.locking import refuse_if_in_use
 from kinhec.schema import TRACKS
 
 #: Name of the index file inside a dataset folder.
@@ -111,5 +112,6 @@ def _dataset_root(root) -> Path:
         what = "a file" if root.exists() else "no such directory"
         raise DatasetFormatError(f"{root}: expected a dataset folder (or its {INDEX_FILE}), got {what}")
     if not (root / INDEX_FILE).is_file():
+        refuse_if_in_use(root, "read")  # a run that has not written its index yet: say so, not "not a dataset"
         raise DatasetFormatError(f"{root}: not a kinhec dataset: expected an index file {INDEX_FILE}, found none")
     return root

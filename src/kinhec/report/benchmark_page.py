@@ -11,6 +11,7 @@ from typing import Callable
 from kinhec import __version__
 from kinhec.errors import InputError
 from kinhec.io import load_manifest
+from kinhec.locking import refuse_if_in_use
 from kinhec.report import data as rdata
 from kinhec.report.figures import composition_figures, curve_figure, solver_colors
 from kinhec.report.page import render_page, write_page
@@ -141,6 +142,7 @@ def build_benchmark_report(
     say = on_progress or (lambda msg: None)
     t0 = time.perf_counter()
     root = Path(root)
+    refuse_if_in_use(root, "report on")  # a folder being written is incomplete by design
     manifest = load_manifest(root)
     out = root / REPORT_FILE if out is None else Path(out)
     if out.is_dir():

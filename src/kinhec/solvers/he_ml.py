@@ -89,7 +89,6 @@ with the loss of ``P`` degrees of freedom to the fitted parameters corrected at 
 from __future__ import annotations
 
 import math
-import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -107,7 +106,11 @@ from kinhec.solvers.he_ml_stages.scale_drift import SCALE_DRIFT_LAG1, fit_drifti
 from kinhec.solvers.he_ml_stages.variance_components import NOISE_KEYS
 
 __all__ = ["CITATION", "NOISE_KEYS", "HeMlResult", "he_ml", "CHI2_GATE", "N_HYPOTHESES", "DRIFT_LAG1",
-           "SCALE_DRIFT_LAG1"]
+           "SCALE_DRIFT_LAG1", "HE_ML_SEED"]
+
+#: Seed of the minimal-set and scoring draws when ``seed`` is not given: a constant, never a hash of the input,
+#: so that an input changed in its last bits (another BLAS or CPU) keeps the same draws and moves X continuously.
+HE_ML_SEED = 0
 
 CITATION = (
     "Maximum likelihood with variance components: W. Förstner, 'Ein Verfahren zur Schätzung von Varianz- und "
@@ -207,7 +210,7 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
     n_hypotheses : int
         Random minimal sets of the initialisation.
     seed : int, optional
-        Seed of the minimal-set draws (default: CRC-32 of the input).
+        Seed of the minimal-set draws (default: :data:`HE_ML_SEED`, the same on every call).
     max_rounds : int
         Most reweighting rounds (they stop once inliers, weights and noise levels settle).
     pixels : PixelViews, optional
@@ -246,9 +249,7 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
         configuration, _ = conf_stage.from_poses(B)
     else:
         inputs.check_configuration(configuration)
-    if seed is None:
-        seed = zlib.crc32(B.tobytes(), zlib.crc32(A.tobytes()))
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(HE_ML_SEED if seed is None else seed)
 
     # 1-2. hypotheses scored with the reading of the frustum test (or the given configuration); the configuration
     # whose camera-frame noise model explains the start best

@@ -8,7 +8,7 @@ from kinhec import se3
 from kinhec.observations import transform_from_pose_json
 from kinhec.solvers.reprojection import POSE_PARAMETER_NAMES
 
-__all__ = ["flatten", "drift", "sigma_changes", "truth_errors", "max_abs", "pose_error_of"]
+__all__ = ["flatten", "drift", "sigma_changes", "compare", "truth_errors", "max_abs", "pose_error_of"]
 
 
 def flatten(obj, prefix: str = "") -> dict:
@@ -29,11 +29,14 @@ def _is_num(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def drift(result: dict, reference: dict, abs_tol: float, rel_tol: float) -> list[str]:
-    """Every value that moved: a number beyond ``abs_tol + rel_tol * max(|ref|, |new|)``, a string or shape change."""
+def drift(result: dict, reference: dict, abs_tol: float, rel_tol: float, *, skip=()) -> list[str]:
+    """Every value that moved: a number beyond ``abs_tol + rel_tol * max(|ref|, |new|)``, a string or shape change.
+
+    Keys in ``skip`` (flattened paths) are left out.
+    """
     a, b = flatten(result), flatten(reference)
     moved = []
-    for k in sorted(set(a) | set(b)):
+    for k in sorted((set(a) | set(b)) - set(skip)):
         if k not in a or k not in b:
             moved.append(f"{k}: {'missing in the result' if k not in a else 'not in the reference'}")
             continue
@@ -79,6 +82,41 @@ def sigma_changes(result: dict, reference: dict, sigma: dict | None = None) -> d
         if ref is not None:
             out.update(_pose_z(transform_from_pose_json(p, n), transform_from_pose_json(ref, n), sigma, n))
     return out
+
+
+def _sigma_keys(result: dict, reference: dict, z: dict) -> set:
+    """Flattened paths of the numbers that :func:`sigma_changes` measured (``z``): a scalar parameter, or every
+    component of a pose whose six twist components all have a standard deviation."""
+    keys = {f"parameters.{n}" for n in result.get("parameters", {}) if n in z}
+    for name in result.get("poses", {}):
+        if all(f"{name}.{c}" in z for c in POSE_PARAMETER_NAMES):
+            keys.update(k for k in flatten(reference.get("poses", {}).get(name, {}), f"poses.{name}"))
+            keys.update(k for k in flatten(result["poses"][name], f"poses.{name}"))
+    return keys
+
+
+def compare(result: dict, reference: dict, abs_tol: float, rel_tol: float, sigma_tol: float) -> list[str]:
+    """What moved between a result and its reference, each number on its own scale.
+
+    An estimated parameter with a reference standard deviation (a scalar, or a
+    pose by its right-perturbation twist) passes within ``sigma_tol`` of that
+    standard deviation: where the data determine a parameter weakly (a
+    distortion coefficient with sigma 176), its last digits follow the
+    round-off of the machine, and only a change on the scale of its
+    uncertainty means anything.  Every other number (standard deviations,
+    statistics, parameters without sigma) passes within
+    ``abs_tol + rel_tol * max(|ref|, |new|)``; strings and shapes must match.
+    """
+    z = sigma_changes(result, reference)
+    moved = [f"{k}: moved {abs(v):.3g} sigma > {sigma_tol:g}{_values(k, result, reference)}"
+             for k, v in sorted(z.items()) if not abs(v) <= sigma_tol]  # fmt: skip
+    return moved + drift(result, reference, abs_tol, rel_tol, skip=_sigma_keys(result, reference, z))
+
+
+def _values(key: str, result: dict, reference: dict) -> str:
+    """`` (ref -> new)`` of a scalar parameter (empty for a pose component)."""
+    ref, new = reference.get("parameters", {}).get(key), result.get("parameters", {}).get(key)
+    return f" ({ref!r} -> {new!r})" if ref is not None and new is not None else ""
 
 
 def truth_errors(result: dict, truth: dict, sigma: dict) -> dict:

@@ -15,12 +15,15 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 __all__ = ["Entry", "Suite", "load_suite", "sha256_file", "read_checksums", "write_checksums",
-           "DEFAULT_ABS", "DEFAULT_REL", "DEFAULT_TRUTH_SIGMA"]  # fmt: skip
+           "DEFAULT_ABS", "DEFAULT_REL", "DEFAULT_SIGMA", "DEFAULT_TRUTH_SIGMA"]  # fmt: skip
 
 DEFAULT_ABS = 1e-9
 DEFAULT_REL = 1e-6
+#: An estimated parameter with a standard deviation passes ``suite check`` within this many of them.
+DEFAULT_SIGMA = 1e-4
 DEFAULT_TRUTH_SIGMA = 5.0
 _REQUIRED = ("id", "description", "licence", "citation", "source", "problem")
+_TOLERANCE_KEYS = ("sigma", "abs", "rel", "truth_sigma")
 
 
 @dataclass(frozen=True)
@@ -34,7 +37,8 @@ class Entry:
     config : dict
         Keyword arguments of the problem's solver.
     tolerance : dict
-        ``abs``, ``rel`` (drift) and ``truth_sigma`` (accuracy against the truth).
+        ``sigma`` (an estimated parameter with a standard deviation: change within ``sigma`` of it), ``abs``,
+        ``rel`` (every other number: drift) and ``truth_sigma`` (accuracy against the truth).
     freeze : dict
         How ``suite freeze`` rebuilds the observations (an ``rwhe`` folder, or a generator ``recipe``).
     observations : str
@@ -59,6 +63,10 @@ class Entry:
     @property
     def rel_tol(self) -> float:
         return float(self.tolerance.get("rel", DEFAULT_REL))
+
+    @property
+    def sigma_tol(self) -> float:
+        return float(self.tolerance.get("sigma", DEFAULT_SIGMA))
 
     @property
     def truth_sigma(self) -> float:
@@ -115,6 +123,10 @@ def load_suite(root) -> Suite:
         if e["id"] in seen:
             raise DatasetFormatError(f"{path}: entry[{i}]: duplicate id {e['id']!r}")
         seen.add(e["id"])
+        bad = sorted(set(e.get("tolerance", {})) - set(_TOLERANCE_KEYS))
+        if bad:
+            raise DatasetFormatError(f"{path}: entry {e['id']}: tolerance: expected keys among "
+                                     f"{', '.join(_TOLERANCE_KEYS)}, got {', '.join(bad)}")  # fmt: skip
         entries.append(Entry(e["id"], e["description"], e["licence"], e["citation"], e["source"], e["problem"],
                              dict(e.get("config", {})), dict(e.get("tolerance", {})), dict(e.get("freeze", {})),
                              str(e.get("observations", ""))))  # fmt: skip

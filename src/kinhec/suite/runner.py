@@ -10,7 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from kinhec.errors import DatasetFormatError, KinhecError
+from kinhec.blas import single_threaded_blas
+from kinhec.errors import DatasetFormatError, InputError, KinhecError
 from kinhec.fsutil import atomic_write_text
 from kinhec.observations import (
     ObservationSet,
@@ -88,8 +89,12 @@ def _dump(path: Path, doc: dict) -> None:
 
 
 def solve_entry(suite: Suite, entry) -> dict:
-    """The entry's result document (its problem runner on its observation file)."""
-    return run_problem(entry.problem, suite.root / entry.observation_file(), entry.config)
+    """The entry's result document (its problem runner on its observation file), BLAS on one thread.
+
+    One thread makes the result independent of ``OPENBLAS_NUM_THREADS`` (see :mod:`kinhec.blas`).
+    """
+    with single_threaded_blas():
+        return run_problem(entry.problem, suite.root / entry.observation_file(), entry.config)
 
 
 def check(root, *, only=None, sigma: float | None = None, progress=None) -> list[EntryReport]:
@@ -103,7 +108,9 @@ def check(root, *, only=None, sigma: float | None = None, progress=None) -> list
         Entry ids.
     sigma : float, optional
         Compare only the estimated parameters, each within ``sigma`` reference
-        standard deviations (default: every number within the entry's drift tolerance).
+        standard deviations.  Default: every number, an estimated parameter
+        within the entry's ``tolerance.sigma`` of its reference standard
+        deviation, any other within its drift tolerance (:func:`checks.compare`).
     progress : callable, optional
         Called with each report when its entry is done.
     """
@@ -135,7 +142,7 @@ def _compare(suite, entry, result, ref, sigma, rep: EntryReport) -> None:
     z = checks.sigma_changes(result, ref)
     _, rep.max_sigma = checks.max_abs(z)
     if sigma is None:
-        for msg in checks.drift(result, ref, entry.abs_tol, entry.rel_tol):
+        for msg in checks.compare(result, ref, entry.abs_tol, entry.rel_tol, entry.sigma_tol):
             rep.fail(msg)
     else:
         for k, v in z.items():
@@ -188,31 +195,45 @@ def freeze(root, *, only=None, realdata=None) -> list[str]:
     (RWHE-Calib corners and poses), ``tabb = "<folder>"`` (Tabb's pose
     files), ``ethz = "<folder>"`` with ``robot_csv``, ``camera_csv`` and
     ``image_size`` (ETH ASL streams) -- folders of ``realdata``, default
-    ``shared/realdata`` next to the repository -- or ``recipe = {...}`` (a
+    ``shared/realdata`` beside the repository of a developer's checkout (an
+    :class:`~kinhec.errors.InputError` names the folder when it is missing) -- or ``recipe = {...}`` (a
     generator recipe of a ``pnp`` sequence; its truth is written too).  The JSON Schemas are copied to ``schema/``.
     """
     suite = load_suite(root)
-    if realdata is None:  # the shared/ folder next to the repository (or next to one of its parents)
-        cands = [p / "shared" / "realdata" for p in suite.root.resolve().parents]
-        realdata = next((c for c in cands if c.is_dir()), cands[0])
-    realdata = Path(realdata)
+    if realdata is None:  # a developer's checkout: shared/realdata beside the suite's repository or a parent of it
+        realdata = next((p / "shared" / "realdata" for p in suite.root.resolve().parents
+                         if (p / "shared" / "realdata").is_dir()), None)  # fmt: skip
+
+    def source(entry, key: str) -> Path:
+        if realdata is None or not (Path(realdata) / entry.freeze[key]).is_dir():
+            where = Path(realdata) / entry.freeze[key] if realdata is not None else (
+                f"shared/realdata/{entry.freeze[key]} (no shared/realdata beside {suite.root.resolve()} or its parents)")
+            raise InputError(f"suite freeze: entry {entry.id} is rebuilt from the real data at {where}, which does "
+                             "not exist: pass --realdata DIR, the folder holding rwhe_calib/, tabb_ds1/ and ethz_asl/")
+        return Path(realdata) / entry.freeze[key]
+
     done = []
     for entry in suite.select(only):
         src = entry.freeze
         if entry.observations and entry.observations != entry.id:
             continue  # reads another entry's file
         obs_path = suite.root / entry.observation_file()
-        obs_path.parent.mkdir(parents=True, exist_ok=True)
         if "rwhe" in src:
-            write_observations(obs_path, _rwhe_observations(realdata / src["rwhe"], entry.id))
+            obs = _rwhe_observations(source(entry, "rwhe"), entry.id)
+            obs_path.parent.mkdir(parents=True, exist_ok=True)
+            write_observations(obs_path, obs)
         elif "tabb" in src:
-            write_document(obs_path, tabb_pose_pairs(realdata / src["tabb"]))
+            doc = tabb_pose_pairs(source(entry, "tabb"))
+            obs_path.parent.mkdir(parents=True, exist_ok=True)
+            write_document(obs_path, doc)
         elif "ethz" in src:
-            folder = realdata / src["ethz"]
+            folder = source(entry, "ethz")
+            obs_path.parent.mkdir(parents=True, exist_ok=True)
             write_document(obs_path, ethz_pose_streams(folder / src["robot_csv"], folder / src["camera_csv"],
                                                        src["image_size"]))  # fmt: skip
         elif "recipe" in src:
             obs, truth = observations_from_recipe(dict(src["recipe"]))
+            obs_path.parent.mkdir(parents=True, exist_ok=True)
             write_observations(obs_path, obs)
             _dump(suite.root / entry.truth_file(), truth)
         else:
