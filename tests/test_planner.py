@@ -26,6 +26,7 @@ from kinhec.solvers import pair_model as pm
 from kinhec.trajectories import lookat, sample_hand_eye
 
 VIEWS = 400  # candidate viewpoints in these tests (the default is 1500)
+TRUSTED = PlanLimits(guess_tolerance_mm=0.0, guess_tolerance_deg=0.0)  # the guesses are the truth
 
 
 def _scene(robot="ur5e", setup="eye_in_hand", seed=0) -> Scene:
@@ -38,6 +39,8 @@ def _scene(robot="ur5e", setup="eye_in_hand", seed=0) -> Scene:
 
 
 def _plan(sc: Scene, n=8, **kw):
+    """A plan from the true X and Y (trusted: no guess tolerance unless ``limits`` says)."""
+    kw.setdefault("limits", TRUSTED)
     return plan_poses(sc.robot.name, sc.configuration, sc.camera.name, sc.target.name, sc.X, sc.Y, n,
                       n_views=VIEWS, **kw)  # fmt: skip
 
@@ -82,7 +85,7 @@ def test_every_planned_pose_is_reachable_visible_and_matches_its_joints(robot, s
 
 def test_infeasible_candidates_are_dropped():
     sc = _scene()
-    lim = PlanLimits(margin_px=40.0, max_view_angle_deg=40.0)
+    lim = PlanLimits(margin_px=40.0, max_view_angle_deg=40.0, guess_tolerance_mm=0.0, guess_tolerance_deg=0.0)
     c = sample_candidates(sc, np.random.default_rng(0), lim, n_views=VIEWS)
     assert 0 < len(c) < c.counts["ik_solved"] + c.counts["joint_neighbours"]
     assert c.margin_px.min() >= 40.0 and c.view_angle_deg.max() <= 40.0
@@ -99,7 +102,7 @@ def test_infeasible_candidates_are_dropped():
 def test_information_matches_the_bound_of_kinhec_bounds(camera_noise):
     sc = _scene()
     noise = noise_model(camera_noise, "r2")
-    c = sample_candidates(sc, np.random.default_rng(1), PlanLimits(), n_views=100)
+    c = sample_candidates(sc, np.random.default_rng(1), TRUSTED, n_views=100)
     C = c.C[:7]
     info = pose_information(C, sc.X, "eye_in_hand", noise, sc.camera, sc.target)
     if camera_noise == "pnp":
@@ -124,7 +127,7 @@ def test_information_matches_the_bound_of_kinhec_bounds(camera_noise):
 def test_greedy_decreases_and_exchange_improves_on_it(eih):
     sc, _ = eih
     noise = noise_model()
-    c = sample_candidates(sc, np.random.default_rng(3), PlanLimits(), n_views=VIEWS)
+    c = sample_candidates(sc, np.random.default_rng(3), TRUSTED, n_views=VIEWS)
     info = pose_information(c.C, sc.X, "eye_in_hand", noise, sc.camera, sc.target)
     F0 = prior_information()
     chosen, greedy_f = select_poses(info, 8, F0)
@@ -207,7 +210,7 @@ def test_planned_poses_beat_random_ones_under_he_ml():
     for seed in range(4):
         sc = _scene(seed=10 + seed)
         plan = _plan(sc, 8, seed=seed, noise=noise)
-        pool = sample_candidates(sc, np.random.default_rng([seed, 8]), PlanLimits(), n_views=VIEWS)
+        pool = sample_candidates(sc, np.random.default_rng([seed, 8]), TRUSTED, n_views=VIEWS)
         rng = np.random.default_rng([seed, 9])
         T_rand = pool.T_base_ee[rng.choice(len(pool), 8, replace=False)]
         for _ in range(3):
