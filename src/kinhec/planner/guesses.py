@@ -74,26 +74,16 @@ def tolerance_from_std(X_std, Y_std) -> tuple[float, float]:
             max(STD_FACTOR * math.degrees(float(rot)), MIN_CALIBRATED_TOLERANCE[1]))  # fmt: skip
 
 
-def _pose(d: dict, key: str, where: str) -> np.ndarray:
+def _field(d: dict, key: str, shape: tuple, what: str, where: str) -> np.ndarray:
+    """``d[key]`` as finite numbers of ``shape`` (else an error naming the file and the field)."""
     v = d.get(key)
     try:
-        T = np.asarray(v, dtype=np.float64)
+        a = np.asarray(v, dtype=np.float64)
     except (TypeError, ValueError):
-        T = np.zeros(0)
-    if T.shape != (4, 4) or not np.isfinite(T).all():
-        raise InputError(f"{where}: expected {key!r} as a 4x4 matrix of numbers, got {v!r:.60}")
-    return se3.check_transforms(T, f"{where}: {key}")
-
-
-def _std(d: dict, key: str, where: str) -> np.ndarray:
-    v = d.get(key)
-    try:
-        s = np.asarray(v, dtype=np.float64)
-    except (TypeError, ValueError):
-        s = np.zeros(0)
-    if s.shape != (6,) or not np.isfinite(s).all() or (s < 0).any():
-        raise InputError(f"{where}: expected {key!r} as 6 standard deviations >= 0 (rad, m), got {v!r:.60}")
-    return s
+        a = np.zeros(0)
+    if a.shape != shape or not np.isfinite(a).all() or (len(shape) == 1 and (a < 0).any()):
+        raise InputError(f"{where}: expected {key!r} as {what}, got {v!r:.60}")
+    return a
 
 
 def guesses_from_calibration(path, setup: str) -> tuple[np.ndarray, np.ndarray, tuple[float, float], dict]:
@@ -136,8 +126,9 @@ def guesses_from_calibration(path, setup: str) -> tuple[np.ndarray, np.ndarray, 
     obs = d.get("observability")
     if isinstance(obs, dict) and obs.get("determined") is False:
         raise InputError(f"{where}: expected a calibration that determines X, got {d.get('verdict', 'undetermined')!r}")
-    X, Y = _pose(d, "X", where), _pose(d, "Y", where)
-    X_std, Y_std = _std(d, "X_std", where), _std(d, "Y_std", where)
+    X, Y = (se3.check_transforms(_field(d, k, (4, 4), "a 4x4 matrix of numbers", where), f"{where}: {k}")
+            for k in ("X", "Y"))  # fmt: skip
+    X_std, Y_std = (_field(d, k, (6,), "6 standard deviations >= 0 (rad, m)", where) for k in ("X_std", "Y_std"))
     info = {"file": where, "verdict": d.get("verdict"), "n_pairs": d.get("n_pairs"), "X_std": X_std.tolist(),
             "Y_std": Y_std.tolist()}  # fmt: skip
     return X, Y, tolerance_from_std(X_std, Y_std), info

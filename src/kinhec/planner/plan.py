@@ -18,11 +18,12 @@ import numpy as np
 
 import kinhec
 from kinhec import se3
+from kinhec.bounds import _inverse_information
 from kinhec.cameras import VISIBILITY_MARGIN_PX, CameraPreset, TargetPreset, _inside_image, _pixels, _to_camera, as_camera, as_target
 from kinhec.errors import InputError
 from kinhec.planner.candidates import N_VIEWS, SETUPS, Candidates, PlanLimits, Scene, feasibility, sample_candidates
 from kinhec.planner.design import prior_information, select_poses
-from kinhec.planner.guesses import guesses_from_calibration
+from kinhec.planner.guesses import guesses_from_calibration, tolerance_from_std
 from kinhec.planner.model import PlannerNoise, pose_information, sigma_curve
 from kinhec.planner.path import order_path, path_time
 from kinhec.robots import RobotModel, get_robot
@@ -316,12 +317,11 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
     cam: CameraPreset = as_camera(camera)
     tgt: TargetPreset = as_target(target)
     calib_info = None
+    tolerance_source = "given" if limits is not None else "default"
     if calibration is not None:
-        X_cal, Y_cal, tol, calib_info = guesses_from_calibration(calibration, setup)
+        X_cal, Y_cal, _, calib_info = guesses_from_calibration(calibration, setup)
         X_guess = X_cal if X_guess is None else X_guess
         Y_guess = Y_cal if Y_guess is None else Y_guess
-        if limits is None:
-            limits = PlanLimits(guess_tolerance_mm=tol[0], guess_tolerance_deg=tol[1])
     for v, name in ((X_guess, "X_guess"), (Y_guess, "Y_guess")):
         if v is None:
             raise InputError(f"{name}: expected x,y,z,qx,qy,qz,qw or a calibration to take it from, got none")
@@ -339,7 +339,6 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
     noise = PlannerNoise() if noise is None else noise
     if not isinstance(noise, PlannerNoise):
         raise InputError(f"noise: expected a PlannerNoise, got {type(noise).__name__}")
-    limits = PlanLimits() if limits is None else limits
     scene = Scene(rob, setup, cam, tgt, X, Y)
     warnings: list[str] = []
 
@@ -360,6 +359,9 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
             info_taken = pose_information(C_taken[seen], X, setup, noise, cam, tgt)
             F_taken = info_taken.sum(axis=0)
     sig_taken = sigma_curve(info_taken)["trans_rms_mm"][-1] if info_taken.shape[0] else math.inf
+    if limits is None and calib_info is not None:
+        limits, tolerance_source = _calibrated_limits(calib_info, info_taken)
+    limits = PlanLimits() if limits is None else limits
 
     ss = np.random.SeedSequence(seed)
     rng_cand, rng_random = (np.random.default_rng(s) for s in ss.spawn(2))
@@ -438,11 +440,28 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
         ],
         "warnings": warnings,
         "guesses_from": calib_info,
+        "guess_tolerance_source": tolerance_source,
         "notes": _notes(limits, setup),
     }
     details["cpu_time_s"] = time.process_time() - t0
     return PosePlan(scene, plan.q, plan.T_base_ee, plan.C, curve["trans_rms_mm"], curve["rot_rms_deg"],
                     float(sig_taken), random_curve, T_taken, details)  # fmt: skip
+
+
+def _calibrated_limits(calib_info: dict, info_taken: np.ndarray) -> tuple[PlanLimits, str]:
+    """The guess tolerance after a calibration: from its standard deviations, or from the bound of the taken poses
+    (under the plan's noise model) where that is larger; a calibration from a few poses may understate them."""
+    tol = tolerance_from_std(calib_info["X_std"], calib_info["Y_std"])
+    source = "calibration's standard deviations"
+    if info_taken.shape[0]:
+        cov, unidentified = _inverse_information(info_taken.sum(axis=0))
+        if not any(unidentified):
+            sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+            bound = tolerance_from_std(sd[:6], sd[6:])
+            if bound[0] > tol[0] or bound[1] > tol[1]:
+                source = "bound of the taken poses where larger"
+                tol = (max(tol[0], bound[0]), max(tol[1], bound[1]))
+    return PlanLimits(guess_tolerance_mm=tol[0], guess_tolerance_deg=tol[1]), f"guesses_from: {source}"
 
 
 def _notes(limits: PlanLimits, setup: str) -> list[str]:
