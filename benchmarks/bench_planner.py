@@ -148,13 +148,14 @@ def cmd_compare(args) -> dict:
                 "pred_over_rms_plan": rms(r["plan_pred"]) / rms(r["plan_err"]),
                 "pred_over_rms_random": rms(r["rand_pred"]) / rms(r["rand_err"]),
                 "pred_over_rms_lookat": rms(r["look_pred"]) / rms(r["look_err"]),
-                "n_failed": int(sum(~np.isfinite(r[k]).sum() for k in ("plan_err", "rand_err", "look_err"))),
+                "bound_ratio_vs_random": float(np.median(r["plan_pred"]) / np.median(r["rand_pred"])),
+                "n_failed": int(sum((~np.isfinite(r[k])).sum() for k in ("plan_err", "rand_err", "look_err"))),
                 "per_seed": {k: v.tolist() for k, v in r.items()},
             }
             out[f"{rn}/{setup}"] = res
             print(f"{rn:8s} {setup:12s} median X trans err [mm]: planned {res['median_plan_mm']:.3f}  "
                   f"random {res['median_random_mm']:.3f}  lookat {res['median_lookat_mm']:.3f}  "
-                  f"ratio {res['ratio_vs_random']:.2f} / {res['ratio_vs_lookat']:.2f}  "
+                  f"ratio {res['ratio_vs_random']:.2f} / {res['ratio_vs_lookat']:.2f} (bound {res['bound_ratio_vs_random']:.2f})  "
                   f"predicted/RMS: plan {res['pred_over_rms_plan']:.2f} random {res['pred_over_rms_random']:.2f} "
                   f"lookat {res['pred_over_rms_lookat']:.2f}", flush=True)  # fmt: skip
     return out
