@@ -211,7 +211,7 @@ def test_planned_poses_beat_random_ones_under_he_ml():
     for seed in range(4):
         sc = _scene(seed=10 + seed)
         plan = _plan(sc, 8, seed=seed, noise=noise)
-        pool = sample_candidates(sc, np.random.default_rng([seed, 8]), TRUSTED, n_views=100)  # a uniform draw
+        pool = sample_candidates(sc, np.random.default_rng([seed, 8]), TRUSTED, n_views=VIEWS)
         rng = np.random.default_rng([seed, 9])
         T_rand = pool.T_base_ee[rng.choice(len(pool), 8, replace=False)]
         for _ in range(3):

@@ -23,7 +23,7 @@ from kinhec.cameras import VISIBILITY_MARGIN_PX, CameraPreset, TargetPreset, _in
 from kinhec.errors import InputError
 from kinhec.planner.candidates import N_VIEWS, SETUPS, Candidates, PlanLimits, Scene, feasibility, sample_candidates
 from kinhec.planner.design import prior_information, select_poses
-from kinhec.planner.guesses import guesses_from_calibration, tolerance_from_std
+from kinhec.planner.guesses import DEFAULT_GUESS_TOLERANCE, guesses_from_calibration, tolerance_from_std
 from kinhec.planner.model import PlannerNoise, pose_information, sigma_curve
 from kinhec.planner.path import order_path, path_time
 from kinhec.robots import RobotModel, get_robot
@@ -360,7 +360,14 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
             F_taken = info_taken.sum(axis=0)
     sig_taken = sigma_curve(info_taken)["trans_rms_mm"][-1] if info_taken.shape[0] else math.inf
     if limits is None and calib_info is not None:
-        limits, tolerance_source = _calibrated_limits(calib_info, info_taken)
+        (mm, deg), tolerance_source = _calibrated_tolerance(calib_info, info_taken)
+        if mm > DEFAULT_GUESS_TOLERANCE[0] or deg > DEFAULT_GUESS_TOLERANCE[1]:
+            warnings.append(f"{calib_info['file']}: X and Y are known only to {mm:.0f} mm and {deg:.1f} deg; planned "
+                            f"with the default tolerance {DEFAULT_GUESS_TOLERANCE[0]:g} mm, "
+                            f"{DEFAULT_GUESS_TOLERANCE[1]:g} deg")  # fmt: skip
+            tolerance_source = "default (the calibration is less precise)"
+        else:
+            limits = PlanLimits(guess_tolerance_mm=mm, guess_tolerance_deg=deg)
     limits = PlanLimits() if limits is None else limits
 
     ss = np.random.SeedSequence(seed)
@@ -448,9 +455,10 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
                     float(sig_taken), random_curve, T_taken, details)  # fmt: skip
 
 
-def _calibrated_limits(calib_info: dict, info_taken: np.ndarray) -> tuple[PlanLimits, str]:
-    """The guess tolerance after a calibration: from its standard deviations, or from the bound of the taken poses
-    (under the plan's noise model) where that is larger; a calibration from a few poses may understate them."""
+def _calibrated_tolerance(calib_info: dict, info_taken: np.ndarray) -> tuple[tuple[float, float], str]:
+    """The guess tolerance ``(mm, deg)`` after a calibration, and where it came from: from its standard deviations,
+    or from the bound of the taken poses (under the plan's noise model) where that is larger; a calibration from a
+    few poses may understate them."""
     tol = tolerance_from_std(calib_info["X_std"], calib_info["Y_std"])
     source = "calibration's standard deviations"
     if info_taken.shape[0]:
@@ -461,7 +469,7 @@ def _calibrated_limits(calib_info: dict, info_taken: np.ndarray) -> tuple[PlanLi
             if bound[0] > tol[0] or bound[1] > tol[1]:
                 source = "bound of the taken poses where larger"
                 tol = (max(tol[0], bound[0]), max(tol[1], bound[1]))
-    return PlanLimits(guess_tolerance_mm=tol[0], guess_tolerance_deg=tol[1]), f"guesses_from: {source}"
+    return tol, f"guesses_from: {source}"
 
 
 def _notes(limits: PlanLimits, setup: str) -> list[str]:
