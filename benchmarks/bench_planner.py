@@ -1,11 +1,11 @@
-"""The pose planner: runtime, and planned poses against random ones under he_ml (the acceptance experiment).
+"""The pose planner: runtime, planned poses against random ones under he_ml, and robustness to bad guesses.
 
 Usage::
 
-    python benchmarks/bench_planner.py timing                 # 15 poses, CPU time per plan
-    python benchmarks/bench_planner.py compare --seeds 50     # planned vs random poses, he_ml errors
-    python benchmarks/bench_planner.py robustness --seeds 20  # guesses off by 5 cm and 10 deg, with and without
-                                                              # --guess-tolerance 50,10
+    python benchmarks/bench_planner.py timing                   # 15 poses, CPU time per plan
+    python benchmarks/bench_planner.py compare --seeds 50       # planned vs random poses, he_ml errors
+    python benchmarks/bench_planner.py compare --noise c2       # the same with camera level c2, robot level r2
+    python benchmarks/bench_planner.py robustness --seeds 20    # guesses off by 5 cm and 10 deg
 
 Scenes: for each (robot, set-up, seed) the true ``X`` is drawn by
 :func:`kinhec.trajectories.sample_hand_eye` and ``Y`` by the generator's
@@ -16,10 +16,22 @@ Camera ``hd``; target ``checker_9x6_25mm`` (eye-in-hand) or
 0.5 px and robot level r1 (``--noise pnp``), or camera level c2 and robot r2
 (``--noise c2``).  Every draw is seeded from (seed, robot, set-up).
 
+``compare``: plans from the true ``X`` and ``Y`` (guess tolerance zero).
 Baselines ("random"): 10 feasible candidates of the planner drawn uniformly
 (the same reachability and visibility tests, the same candidate pool), and the
 generator's 10 ``lookat`` stations.  Errors: translation of ``X`` [mm] estimated
-by ``he_ml`` from one noisy draw of the measurements per seed.
+by ``he_ml`` (told the set-up, metric camera poses) from one noisy draw of the
+measurements per seed.
+
+``robustness``: the guesses of ``X`` and ``Y`` are each moved by 5 cm in a
+random direction and turned by 10 deg about a random axis.  Plans from them:
+trusted (tolerance zero), with the default tolerance (50 mm, 10 deg), and the
+two-stage workflow (5 poses with the default tolerance, recorded, calibrated by
+``kinhec calibrate`` from the files a user would write, then 5 more planned with
+``--taken`` and ``--guesses-from`` the calibration's JSON).  A pose counts when
+the target is visible under the true geometry (:func:`kinhec.cameras.visibility`);
+the poses that do not see it are not recorded.  References: the plan from the
+true ``X`` and ``Y`` and 10 random feasible poses of the true geometry.
 """
 
 from __future__ import annotations
@@ -28,25 +40,32 @@ import argparse
 import json
 import math
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
 from kinhec import se3
 from kinhec.cameras import get_camera, get_target, visibility
 from kinhec.errors import InputError
-from kinhec.planner import PlanLimits, Scene, noise_model, plan_poses
+from kinhec.calibrate import calibrate
+from kinhec.planner import DEFAULT_GUESS_TOLERANCE, PlanLimits, Scene, noise_model, plan_poses
 from kinhec.planner.candidates import sample_candidates
 from kinhec.planner.model import pose_information, sigma_curve
 from kinhec.planner.simulate import simulate_measurements
 from kinhec.robots import get_robot
-from kinhec.solvers import get_solver
+from kinhec.solvers.he_ml import he_ml
 from kinhec.trajectories import lookat, sample_hand_eye
 
 ROBOTS = ("ur5e", "panda", "iiwa14")
 SETUPS = ("eye_in_hand", "eye_to_hand")
 TARGETS = {"eye_in_hand": "checker_9x6_25mm", "eye_to_hand": "marker_3x3_30mm"}
 CAMERA = "hd"
+#: The true X and Y as guesses: nothing to be tolerant of.
+TRUSTED = PlanLimits(guess_tolerance_mm=0.0, guess_tolerance_deg=0.0)
+#: Poses of the first stage of the two-stage workflow.
+FIRST_STAGE = 5
 
 
 def true_scene(robot_name: str, setup: str, seed: int):
@@ -59,10 +78,16 @@ def true_scene(robot_name: str, setup: str, seed: int):
 
 
 def he_ml_error_mm(scene: Scene, T_base_ee: np.ndarray, noise, rng) -> float:
+    """Translation error [mm] of ``X`` by ``he_ml`` from one noisy draw of the measurements at ``T_base_ee``.
+
+    ``he_ml`` is told the set-up and that the camera poses are metric, as a user's calibration is (``kinhec
+    calibrate --setup``): left to identify them, it reads some planned sets under the ``c2`` noise as the other
+    set-up with a scale (e.g. panda eye-in-hand seed 10: 20 mm instead of 0.45 mm).
+    """
     A, B = simulate_measurements(scene, T_base_ee, noise, rng)
     ok = np.isfinite(A).all(axis=(1, 2)) & np.isfinite(B).all(axis=(1, 2))
     try:
-        X = get_solver("he_ml").run(A[ok], B[ok]).X
+        X = he_ml(A[ok], B[ok], configuration=scene.configuration, scale=False).X
     except Exception as exc:  # a failed solve counts as an infinite error
         print(f"  he_ml failed: {exc}", file=sys.stderr)
         return math.inf
@@ -83,7 +108,8 @@ def cmd_timing(args) -> None:
             ts = []
             for r in range(args.repeats):
                 t = time.process_time()
-                plan_poses(rn, setup, CAMERA, TARGETS[setup], sc.X, sc.Y, 15, seed=r, noise=noise)
+                plan_poses(rn, setup, CAMERA, TARGETS[setup], sc.X, sc.Y, 15, seed=r, noise=noise,
+                           limits=None if args.default_limits else TRUSTED)
                 ts.append(time.process_time() - t)
             print(f"  {rn:8s} {setup:12s} {np.median(ts):6.2f} s  (min {min(ts):.2f}, max {max(ts):.2f})")
 
@@ -97,8 +123,9 @@ def cmd_compare(args) -> dict:
             for seed in range(args.seeds):
                 sc, q_lookat = true_scene(rn, setup, seed)
                 rng = np.random.default_rng([seed, 7, SETUPS.index(setup)])
-                plan = plan_poses(rn, setup, CAMERA, TARGETS[setup], sc.X, sc.Y, args.n, seed=seed, noise=noise)
-                pool = sample_candidates(sc, np.random.default_rng([seed, 8]), PlanLimits())
+                plan = plan_poses(rn, setup, CAMERA, TARGETS[setup], sc.X, sc.Y, args.n, seed=seed, noise=noise,
+                                  limits=TRUSTED)
+                pool = sample_candidates(sc, np.random.default_rng([seed, 8]), TRUSTED)
                 pick = rng.choice(len(pool), size=args.n, replace=False)
                 T_rand = pool.T_base_ee[pick]
                 T_look = sc.robot.fk(q_lookat)
@@ -121,12 +148,14 @@ def cmd_compare(args) -> dict:
                 "pred_over_rms_plan": rms(r["plan_pred"]) / rms(r["plan_err"]),
                 "pred_over_rms_random": rms(r["rand_pred"]) / rms(r["rand_err"]),
                 "pred_over_rms_lookat": rms(r["look_pred"]) / rms(r["look_err"]),
-                "n_failed": int(sum(~np.isfinite(r[k]).sum() for k in ("plan_err", "rand_err", "look_err"))),
+                "bound_ratio_vs_random": float(np.median(r["plan_pred"]) / np.median(r["rand_pred"])),
+                "n_failed": int(sum((~np.isfinite(r[k])).sum() for k in ("plan_err", "rand_err", "look_err"))),
+                "per_seed": {k: v.tolist() for k, v in r.items()},
             }
             out[f"{rn}/{setup}"] = res
             print(f"{rn:8s} {setup:12s} median X trans err [mm]: planned {res['median_plan_mm']:.3f}  "
                   f"random {res['median_random_mm']:.3f}  lookat {res['median_lookat_mm']:.3f}  "
-                  f"ratio {res['ratio_vs_random']:.2f} / {res['ratio_vs_lookat']:.2f}  "
+                  f"ratio {res['ratio_vs_random']:.2f} / {res['ratio_vs_lookat']:.2f} (bound {res['bound_ratio_vs_random']:.2f})  "
                   f"predicted/RMS: plan {res['pred_over_rms_plan']:.2f} random {res['pred_over_rms_random']:.2f} "
                   f"lookat {res['pred_over_rms_lookat']:.2f}", flush=True)  # fmt: skip
     return out
@@ -141,10 +170,61 @@ def _perturbed(T: np.ndarray, rng, trans_m: float, rot_deg: float) -> np.ndarray
     return out
 
 
+def _write_csv(path: Path, T: np.ndarray) -> None:
+    """Poses ``(N, 4, 4)`` as a ``kinhec calibrate --format csv`` file (``x,y,z,qx,qy,qz,qw``, metres)."""
+    p, q = se3.pq_from_transform(T)
+    rows = [",".join(f"{v:.12g}" for v in (*pp, *qq[1:], qq[0])) for pp, qq in zip(p, q)]
+    path.write_text("x,y,z,qx,qy,qz,qw\n" + "\n".join(rows) + "\n", encoding="utf-8")
+
+
+def _seen(sc: Scene, T_base_ee: np.ndarray) -> np.ndarray:
+    """Which flange poses see the target under the true geometry."""
+    return visibility(sc.camera, sc.target, sc.observed(T_base_ee)).visible
+
+
+def two_stage(sc: Scene, Xg, Yg, n: int, noise, rng, seed: int) -> dict:
+    """The two-stage workflow of docs/planner.md, as a user runs it, on the true scene ``sc``.
+
+    First :data:`FIRST_STAGE` poses from the guesses with the default tolerance; the poses that see the target
+    are recorded (simulated measurements), written to files and calibrated by ``kinhec calibrate``; the rest
+    are planned with ``--taken`` those poses and ``--guesses-from`` the calibration's JSON.  When the
+    calibration does not determine ``X``, the rest is planned from the guesses with the default tolerance.
+    """
+    rn, setup = sc.robot.name, sc.configuration
+    first = plan_poses(rn, setup, CAMERA, TARGETS[setup], Xg, Yg, FIRST_STAGE, seed=seed, noise=noise)
+    T1 = first.T_base_ee[_seen(sc, first.T_base_ee)]
+    A, B = simulate_measurements(sc, T1, noise, rng)
+    ok = np.isfinite(A).all(axis=(1, 2)) & np.isfinite(B).all(axis=(1, 2))
+    C = se3.invert_transform(B[ok], check=False) if setup == "eye_in_hand" else B[ok]  # T_cam_target
+    kw = dict(seed=seed + 1, noise=noise, taken=T1)
+    out = {"calibrated": False, "calib_rot_err_deg": math.nan, "calib_trans_err_mm": math.nan}
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        _write_csv(d / "hand.csv", A[ok])
+        _write_csv(d / "eye.csv", C)
+        try:
+            res = calibrate(d / "hand.csv", d / "eye.csv", setup=setup, offset="none")
+            res.write_json(d / "first.json")
+            rest = plan_poses(rn, setup, CAMERA, TARGETS[setup], None, None, n - FIRST_STAGE,
+                              calibration=d / "first.json", **kw)  # fmt: skip
+            e = se3.pose_error(res.X, sc.X)
+            out.update(calibrated=True, calib_rot_err_deg=float(e[0]), calib_trans_err_mm=float(e[1]),
+                       tolerance=[round(rest.details["limits"]["guess_tolerance_mm"], 2),
+                                  round(rest.details["limits"]["guess_tolerance_deg"], 3)])  # fmt: skip
+        except InputError as exc:
+            print(f"  {rn} {setup} seed {seed}: first-stage calibration not used ({str(exc)[:120]})", file=sys.stderr)
+            rest = plan_poses(rn, setup, CAMERA, TARGETS[setup], Xg, Yg, n - FIRST_STAGE, **kw)
+    T2 = rest.T_base_ee[_seen(sc, rest.T_base_ee)]
+    out["T"] = np.concatenate([T1, T2])
+    out["visible"] = (len(T1) + len(T2)) / n
+    return out
+
+
 def cmd_robustness(args) -> dict:
     noise = noise_model(*args.noise_pair)
-    levels = (("bad", None, "no tolerance  "), ("tol20", PlanLimits(guess_tolerance_mm=20.0, guess_tolerance_deg=5.0),
-              "tol. 20 mm,5 d"), ("tol50", PlanLimits(guess_tolerance_mm=50.0, guess_tolerance_deg=10.0), "tol. 50mm,10 d"))
+    dflt = "tol. %g mm, %g deg" % DEFAULT_GUESS_TOLERANCE
+    levels = (("trusted", TRUSTED, "no tolerance"), ("default", None, dflt + " (default)"),
+              ("two_stage", None, f"two stages ({FIRST_STAGE} + {args.n - FIRST_STAGE})"))  # fmt: skip
     out = {}
     for rn in args.robots:
         for setup in SETUPS:
@@ -153,39 +233,65 @@ def cmd_robustness(args) -> dict:
                 sc, _ = true_scene(rn, setup, seed)
                 rng = np.random.default_rng([seed, 9, SETUPS.index(setup)])
                 kw = dict(seed=seed, noise=noise)
-                good = plan_poses(rn, setup, CAMERA, TARGETS[setup], sc.X, sc.Y, args.n, **kw)
+                good = plan_poses(rn, setup, CAMERA, TARGETS[setup], sc.X, sc.Y, args.n, limits=TRUSTED, **kw)
+                pool = sample_candidates(sc, np.random.default_rng([seed, 8]), TRUSTED)
+                T_rand = pool.T_base_ee[rng.choice(len(pool), size=args.n, replace=False)]
                 Xg, Yg = _perturbed(sc.X, rng, 0.05, 10.0), _perturbed(sc.Y, rng, 0.05, 10.0)
-                row = {"good_true": float(good.sigma_mm[-1]), "good_err": he_ml_error_mm(sc, good.T_base_ee, noise, rng)}
+                row = {"good_true": float(good.sigma_mm[-1]), "good_err": he_ml_error_mm(sc, good.T_base_ee, noise, rng),
+                       "rand_true": predicted_mm(sc, T_rand, noise), "rand_err": he_ml_error_mm(sc, T_rand, noise, rng)}
                 for name, lim, _ in levels:
-                    try:
-                        p = plan_poses(rn, setup, CAMERA, TARGETS[setup], Xg, Yg, args.n, limits=lim, **kw)
-                    except InputError:
-                        row.update({f"{name}_visible": 0.0, f"{name}_true": math.inf, f"{name}_err": math.inf})
-                        continue
-                    vis = visibility(sc.camera, sc.target, sc.observed(p.T_base_ee)).visible
-                    T_ok = p.T_base_ee[vis]
-                    row[f"{name}_visible"] = float(vis.sum()) / args.n
-                    row[f"{name}_true"] = predicted_mm(sc, T_ok, noise) if vis.sum() >= 3 else math.inf
-                    row[f"{name}_err"] = he_ml_error_mm(sc, T_ok, noise, rng) if vis.sum() >= 3 else math.inf
+                    if name == "two_stage":
+                        ts = two_stage(sc, Xg, Yg, args.n, noise, rng, seed)
+                        T_ok, row[f"{name}_visible"] = ts.pop("T"), ts.pop("visible")
+                        row.update({f"{name}_{k}": v for k, v in ts.items()})
+                    else:
+                        try:
+                            p = plan_poses(rn, setup, CAMERA, TARGETS[setup], Xg, Yg, args.n, limits=lim, **kw)
+                        except InputError:
+                            row.update({f"{name}_visible": 0.0, f"{name}_true": math.inf, f"{name}_err": math.inf})
+                            continue
+                        vis = _seen(sc, p.T_base_ee)
+                        T_ok = p.T_base_ee[vis]
+                        row[f"{name}_visible"] = float(vis.sum()) / args.n
+                    enough = len(T_ok) >= 3
+                    row[f"{name}_true"] = predicted_mm(sc, T_ok, noise) if enough else math.inf
+                    row[f"{name}_err"] = he_ml_error_mm(sc, T_ok, noise, rng) if enough else math.inf
                 rows.append(row)
-            r = {k: np.array([row[k] for row in rows]) for k in rows[0]}
-            res = {"median_err_good_mm": float(np.median(r["good_err"]))}
+            r = {k: np.array([row.get(k, math.nan) for row in rows], dtype=float) for k in rows[0] if k != "two_stage_tolerance"}
+            res = {"n_seeds": args.seeds, "median_err_good_mm": float(np.median(r["good_err"])),
+                   "median_err_random_mm": float(np.median(r["rand_err"])),
+                   "random_true_bound_ratio_median": float(np.median(r["rand_true"] / r["good_true"]))}
             for name, _, _ in levels:
                 res[name] = {
                     "visible_fraction_median": float(np.median(r[f"{name}_visible"])),
+                    "visible_fraction_mean": float(np.mean(r[f"{name}_visible"])),
                     "visible_fraction_min": float(np.min(r[f"{name}_visible"])),
                     "true_bound_ratio_median": float(np.median(r[f"{name}_true"] / r["good_true"])),
                     "median_err_mm": float(np.median(r[f"{name}_err"])),
                     "err_ratio": float(np.median(r[f"{name}_err"]) / np.median(r["good_err"])),
+                    "err_over_random": float(np.median(r[f"{name}_err"]) / np.median(r["rand_err"])),
                 }
+            ts = res["two_stage"]
+            ts["calibrated"] = int(np.nansum(r["two_stage_calibrated"]))
+            ts["calib_rot_err_deg_max"] = float(np.nanmax(r["two_stage_calib_rot_err_deg"], initial=0.0))
+            ts["calib_trans_err_mm_max"] = float(np.nanmax(r["two_stage_calib_trans_err_mm"], initial=0.0))
+            tol = np.array([row["two_stage_tolerance"] for row in rows if "two_stage_tolerance" in row]).reshape(-1, 2)
+            ts["tolerance_median_mm_deg"] = np.median(tol, axis=0).tolist() if len(tol) else None
+            ts["tolerance_max_mm_deg"] = tol.max(axis=0).tolist() if len(tol) else None
             out[f"{rn}/{setup}"] = res
+            print(f"{rn:8s} {setup:12s} ({args.seeds} seeds) plan from the truth: he_ml median {res['median_err_good_mm']:.3f} mm;"
+                  f" random feasible poses: {res['median_err_random_mm']:.3f} mm, bound "
+                  f"{res['random_true_bound_ratio_median']:.2f}x", flush=True)  # fmt: skip
             for name, _, label in levels:
                 b = res[name]
-                print(f"{rn:8s} {setup:12s} guesses off 5 cm, 10 deg, {label}: poses seeing the target median "
-                      f"{b['visible_fraction_median']:.0%} (min {b['visible_fraction_min']:.0%}); true bound / plan "
-                      f"from the truth {b['true_bound_ratio_median']:.2f}; he_ml median {b['median_err_mm']:.3f} mm "
-                      f"({b['err_ratio']:.2f}x the plan from the truth, {res['median_err_good_mm']:.3f} mm)",
-                      flush=True)  # fmt: skip
+                print(f"    {label:28s} poses seeing the target median {b['visible_fraction_median']:.0%} (mean "
+                      f"{b['visible_fraction_mean']:.0%}, min {b['visible_fraction_min']:.0%}); true bound / plan from "
+                      f"the truth {b['true_bound_ratio_median']:.2f}; he_ml median {b['median_err_mm']:.3f} mm "
+                      f"({b['err_ratio']:.2f}x the truth's plan, {b['err_over_random']:.2f}x random)", flush=True)  # fmt: skip
+            print(f"    first stage calibrated in {ts['calibrated']} of {args.seeds} seeds (largest error "
+                  f"{ts['calib_rot_err_deg_max']:.3f} deg, {ts['calib_trans_err_mm_max']:.2f} mm); second-stage "
+                  f"tolerance median {ts['tolerance_median_mm_deg']}, largest {ts['tolerance_max_mm_deg']} [mm, deg]",
+                  flush=True)  # fmt: skip
     return out
 
 
@@ -197,6 +303,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--robots", default=",".join(ROBOTS))
     ap.add_argument("--noise", choices=("pnp", "c2"), default="pnp")
+    ap.add_argument("--default-limits", action="store_true", help="timing: the default guess tolerance")
     ap.add_argument("--json", help="write the figures to this JSON file")
     args = ap.parse_args()
     args.robots = [r for r in args.robots.split(",") if r]

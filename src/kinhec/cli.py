@@ -805,10 +805,12 @@ def calibrate_multi(ctx, folder, setup, fmt, hand_pose, eye_pose, units, scale, 
 @click.option("--setup", required=True, type=click.Choice(["eye_in_hand", "eye_to_hand"]))
 @click.option("--camera", required=True, help="Camera preset (vga, hd, fhd, industrial_5mp).")
 @click.option("--target", required=True, help="Target preset (eye-to-hand: the marker on the flange).")
-@click.option("--X-guess", "x_guess", required=True, metavar="x,y,z,qx,qy,qz,qw",
+@click.option("--X-guess", "x_guess", metavar="x,y,z,qx,qy,qz,qw",
               help="Guess of X: T_ee_cam (eye-in-hand) or T_ee_marker (eye-to-hand) [m].")
-@click.option("--Y-guess", "y_guess", required=True, metavar="x,y,z,qx,qy,qz,qw",
+@click.option("--Y-guess", "y_guess", metavar="x,y,z,qx,qy,qz,qw",
               help="Guess of Y: T_base_world (the board, eye-in-hand) or T_base_cam (eye-to-hand) [m].")
+@click.option("--guesses-from", "guesses_from", type=click.Path(exists=True, dir_okay=False),
+              help="JSON of kinhec calibrate --json: X and Y (unless given) and the guess tolerance from its sigma.")
 @click.option("--n", "n", required=True, type=int, help="Poses to plan.")
 @click.option("--taken", type=click.Path(exists=True, dir_okay=False), help="CSV of the poses already recorded.")
 @click.option("--stop-std-mm", type=float, help="Stop once the predicted RMS translation error of X is below this.")
@@ -818,21 +820,31 @@ def calibrate_multi(ctx, folder, setup, fmt, hand_pose, eye_pose, units, scale, 
 @click.option("--pixel-std", type=float, default=0.5, show_default=True, help="Pixel noise [px] of --camera-noise pnp.")
 @click.option("--robot-noise", default="r1", show_default=True, help="Robot level r0..r4.")
 @click.option("--criterion", type=click.Choice(["trace", "max_eig"]), default="trace", show_default=True)
-@click.option("--guess-tolerance", metavar="MM,DEG", help="Keep the target in view if the guesses are this far off.")
+@click.option("--guess-tolerance", metavar="MM,DEG", help="Keep the target in view if the guesses are this far "
+              "off [default: 50,10; with --guesses-from, from the calibration's sigma].")
 @click.option("--figure", "figure_out", type=click.Path(dir_okay=False), help="Also draw the plan (PNG).")
-def plan_poses_cmd(robot, setup, camera, target, x_guess, y_guess, n, taken, stop_std_mm, seed, out, camera_noise,
-                   pixel_std, robot_noise, criterion, guess_tolerance, figure_out):  # fmt: skip
+def plan_poses_cmd(robot, setup, camera, target, x_guess, y_guess, guesses_from, n, taken, stop_std_mm, seed, out,
+                   camera_noise, pixel_std, robot_noise, criterion, guess_tolerance, figure_out):  # fmt: skip
     """Plan the poses to record: reachable, target in view, minimising the predicted error of X."""
+    from kinhec.errors import InputError
     from kinhec.planner import PlanLimits, noise_model, plan_poses
-    from kinhec.planner.plan import parse_tolerance
+    from kinhec.planner.guesses import parse_tolerance
 
+    for v, opt in ((x_guess, "--X-guess"), (y_guess, "--Y-guess")):
+        if v is None and guesses_from is None:
+            raise InputError(f"{opt}: expected x,y,z,qx,qy,qz,qw (or --guesses-from a calibration), got none")
     noise = noise_model(camera_noise, robot_noise, pixel_std=pixel_std)
-    tol_mm, tol_deg = parse_tolerance(guess_tolerance) if guess_tolerance else (0.0, 0.0)
-    limits = PlanLimits(guess_tolerance_mm=tol_mm, guess_tolerance_deg=tol_deg)
+    limits = None
+    if guess_tolerance:
+        tol_mm, tol_deg = parse_tolerance(guess_tolerance)
+        limits = PlanLimits(guess_tolerance_mm=tol_mm, guess_tolerance_deg=tol_deg)
     plan = plan_poses(robot, setup, camera, target, x_guess, y_guess, n, taken=taken, stop_std_mm=stop_std_mm,
-                      seed=seed, noise=noise, criterion=criterion, limits=limits)  # fmt: skip
+                      seed=seed, noise=noise, criterion=criterion, limits=limits, calibration=guesses_from)  # fmt: skip
     for w in plan.details["warnings"]:
         click.echo(f"warning: {w}")
+    lim = plan.details["limits"]
+    src = f" (from {guesses_from})" if guesses_from else ""
+    click.echo(f"guess tolerance{src}: {lim['guess_tolerance_mm']:g} mm, {lim['guess_tolerance_deg']:g} deg")
     d = plan.to_dict()
     fmt = lambda v: "undetermined" if v is None else f"{v:.3f} mm"  # noqa: E731
     click.echo(f"{len(plan)} poses planned ({d['stopped_by']}), path {d['path_time_s']:.1f} s at full joint speed")
@@ -840,6 +852,8 @@ def plan_poses_cmd(robot, setup, camera, target, x_guess, y_guess, n, taken, sto
         click.echo(f"taken poses: {d['n_taken_counted']} of {d['n_taken']} counted, predicted sigma {fmt(d['sigma_taken_mm'])}")
     for k, (s, r) in enumerate(zip(d["sigma_mm"], d["random_sigma_mm"]), start=1):
         click.echo(f"  pose {k:3d}: predicted sigma of X translation {fmt(s):>14s}   (random poses {fmt(r)})")
+    for note in plan.details["notes"]:
+        click.echo(f"note: {note}")
     csv_path, json_path = plan.write(out)
     click.echo(f"written: {csv_path}")
     click.echo(f"written: {json_path}")

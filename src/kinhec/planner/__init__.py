@@ -11,6 +11,8 @@ Modules, one concept each:
 
 * :mod:`~kinhec.planner.model`: the noise the plan is made for and the Fisher
   information of one pose;
+* :mod:`~kinhec.planner.guesses`: the guesses of ``X`` and ``Y``, how far
+  they may be off (the guess tolerance), and guesses from a first calibration;
 * :mod:`~kinhec.planner.candidates`: the scene, what a usable pose is, and the
   candidate poses (viewpoints around the target solved by IK, plus joint-space
   neighbours);
@@ -25,8 +27,10 @@ See ``docs/planner.md``.
 from __future__ import annotations
 
 from kinhec.planner.candidates import SETUPS, PlanLimits, Scene
+from kinhec.planner.guesses import DEFAULT_GUESS_TOLERANCE, guesses_from_calibration, tolerance_from_std
 from kinhec.planner.model import CAMERA_MODELS, PlannerNoise, noise_model
 from kinhec.planner.plan import CRITERIA, PosePlan, check_plan, csv_header, plan_poses, read_poses_csv
 
 __all__ = ["plan_poses", "PosePlan", "PlannerNoise", "noise_model", "PlanLimits", "Scene", "SETUPS", "CRITERIA",
-           "CAMERA_MODELS", "check_plan", "csv_header", "read_poses_csv"]  # fmt: skip
+           "CAMERA_MODELS", "check_plan", "csv_header", "read_poses_csv", "DEFAULT_GUESS_TOLERANCE",
+           "guesses_from_calibration", "tolerance_from_std"]  # fmt: skip

@@ -15,15 +15,17 @@ solutions, and keeps the configurations that pass every test of
   inside the image with ``margin_px`` to each border, the target centre at a
   depth in ``[MIN_DEPTH_M, MAX_DEPTH_M]`` (:mod:`kinhec.cameras`) and the board
   facing the camera (view angle at most ``max_view_angle_deg``);
-* with a guess tolerance, the same view test in perturbed scenes whose ``X``
-  and ``Y`` are off by the tolerance, so that a plan made from rough guesses
+* robust to the guesses: the same view test in perturbed scenes whose ``X``
+  and ``Y`` are off by the guess tolerance (default 50 mm and 10 deg,
+  :mod:`kinhec.planner.guesses`), so that a plan made from rough guesses
   still sees the target.
 
 Viewpoints (all draws from the caller's generator):
 
 * eye-in-hand: camera centres on the spherical cap of ``max_view_angle_deg``
   around the board normal, at 0.5-2 times the lower end of
-  :func:`kinhec.trajectories.viewing_distance_range`, aimed at a point of the
+  :func:`kinhec.trajectories.viewing_distance_range` (farther with a large
+  guess tolerance, :func:`eih_distance_range`), aimed at a point of the
   central half of the board, rolled uniformly about the optical axis;
 * eye-to-hand: marker centres uniform in the camera's image and in depth
   between 0.2 m and the far side of the robot's reach, marker normals within
@@ -45,6 +47,7 @@ import numpy as np
 from kinhec import se3
 from kinhec.cameras import MAX_DEPTH_M, MIN_DEPTH_M, CameraPreset, TargetPreset, _pixels, _to_camera, _view_angles_deg
 from kinhec.errors import InputError
+from kinhec.planner.guesses import DEFAULT_GUESS_TOLERANCE
 from kinhec.robots import RobotModel
 from kinhec.solvers import pair_model as pm
 from kinhec.trajectories import _cone_directions, _frames_from_z, viewing_distance_range
@@ -87,10 +90,12 @@ class PlanLimits:
     floor_z_m : float
         Height [m] (base frame) below which no joint frame may go.
     guess_tolerance_mm, guess_tolerance_deg : float
-        How far the guesses of ``X`` and ``Y`` may be off [mm, deg]: when positive, the target must also be in
-        view (with ``margin_px``) for :data:`N_GUESS_PERTURBATIONS` versions of the scene whose ``X`` and ``Y``
-        are each moved by this much along random directions and turned by this much about random axes
-        (fixed draws, seed :data:`GUESS_SEED`).
+        How far the guesses of ``X`` and ``Y`` may be off [mm, deg] (default
+        :data:`kinhec.planner.guesses.DEFAULT_GUESS_TOLERANCE`, 50 mm and 10 deg: guesses made without a
+        calibration): when positive, the target must also be in view (with ``margin_px``) for
+        :data:`N_GUESS_PERTURBATIONS` versions of the scene whose ``X`` and ``Y`` are each moved by this much
+        along random directions and turned by this much about random axes (fixed draws, seed
+        :data:`GUESS_SEED`).  Zero trusts the guesses (e.g. when they are the truth of a simulation).
     """
 
     margin_px: float = 20.0
@@ -98,8 +103,8 @@ class PlanLimits:
     limit_margin_deg: float = 5.0
     max_condition: float = 30.0
     floor_z_m: float = 0.0
-    guess_tolerance_mm: float = 0.0
-    guess_tolerance_deg: float = 0.0
+    guess_tolerance_mm: float = DEFAULT_GUESS_TOLERANCE[0]
+    guess_tolerance_deg: float = DEFAULT_GUESS_TOLERANCE[1]
 
     def __post_init__(self) -> None:
         checks = {"margin_px": (0.0, math.inf), "max_view_angle_deg": (1.0, 75.0), "limit_margin_deg": (0.0, 45.0),
@@ -183,6 +188,12 @@ class Candidates:
     def __len__(self) -> int:
         return int(self.q.shape[0])
 
+    @classmethod
+    def empty(cls, dof: int, counts: dict) -> "Candidates":
+        """No candidate (``counts`` says why)."""
+        e = np.zeros(0)
+        return cls(np.zeros((0, dof)), np.zeros((0, 4, 4)), np.zeros((0, 4, 4)), e, e, e, e, dict(counts))
+
     def take(self, idx) -> "Candidates":
         """The candidates at ``idx`` (same counts)."""
         return Candidates(self.q[idx], self.T_base_ee[idx], self.C[idx], self.view_angle_deg[idx], self.depth_m[idx],
@@ -201,7 +212,8 @@ def feasibility(scene: Scene, q: np.ndarray, limits: PlanLimits) -> dict:
     -------
     dict
         ``T_base_ee`` (N, 4, 4), ``C`` (N, 4, 4), boolean (N,) arrays ``limits``, ``conditioned``, ``floor``,
-        ``visible`` and ``ok`` (all of them), and the float (N,) arrays ``view_angle_deg``, ``depth_m``,
+        ``visible_at_guesses`` (the view test with the guesses as they are), ``visible`` (also in every perturbed
+        scene of the guess tolerance) and ``ok`` (all of them), and the float (N,) arrays ``view_angle_deg``, ``depth_m``,
         ``margin_px``, ``condition``.
     """
     robot = scene.robot
@@ -215,13 +227,15 @@ def feasibility(scene: Scene, q: np.ndarray, limits: PlanLimits) -> dict:
     frames = robot.joint_frames(q)
     floor = np.all(frames[:, 2:, 2, 3] >= limits.floor_z_m, axis=-1)
     C = scene.observed(T)
-    visible, border, angle, dc = _in_view(scene, C, limits)
+    at_guesses, border, angle, dc = _in_view(scene, C, limits)
+    visible = at_guesses.copy()
     if limits.guess_tolerance_mm > 0 or limits.guess_tolerance_deg > 0:
         for Xp, Yp in _perturbed_guesses(scene, limits):
             Cp = pm.predicted_camera_poses(T, Xp, Yp, scene.configuration)
             visible &= _in_view(scene, Cp, limits)[0]
     return dict(T_base_ee=T, C=C, limits=in_limits, conditioned=cond <= limits.max_condition, floor=floor,
-                visible=visible, ok=in_limits & (cond <= limits.max_condition) & floor & visible,
+                visible_at_guesses=at_guesses, visible=visible,
+                ok=in_limits & (cond <= limits.max_condition) & floor & visible,
                 view_angle_deg=angle, depth_m=dc, margin_px=border, condition=cond)  # fmt: skip
 
 
@@ -253,15 +267,43 @@ def _perturbed_guesses(scene: Scene, limits: PlanLimits) -> list:
     return out
 
 
+def guess_distance_m(scene: Scene, limits: PlanLimits) -> float:
+    """Depth [m] at which the target still fits the image when the guesses are off by the tolerance.
+
+    The target's shorter side, widened by twice the tolerance's distance (``X`` and ``Y`` both moved), must fit
+    the image's shorter side less the margin and the image shift ``f tan(deg)`` of the tolerance's angle.
+    """
+    cam, tgt = scene.camera, scene.target
+    half_img = 0.5 * min(cam.width_px, cam.height_px) - limits.margin_px
+    half_img -= cam.f_px * math.tan(math.radians(limits.guess_tolerance_deg))
+    half_tgt = 0.5 * min(tgt.size_m) + 2e-3 * limits.guess_tolerance_mm
+    return cam.f_px * half_tgt / max(half_img, 1.0)
+
+
+def eih_distance_range(scene: Scene, limits: PlanLimits) -> tuple[float, float]:
+    """Range [m] of the camera distances of eye-in-hand viewpoints.
+
+    :data:`EIH_DISTANCE_FACTORS` times the lower end of :func:`kinhec.trajectories.viewing_distance_range`,
+    moved out to ``[0.75, 1.5]`` times :func:`guess_distance_m` when that is larger, so that a guess tolerance
+    does not leave only a few viewpoints at the far end of the range that keep the target in view.
+    """
+    d_lo, _ = viewing_distance_range(scene.camera, scene.target)
+    lo, hi = EIH_DISTANCE_FACTORS[0] * d_lo, EIH_DISTANCE_FACTORS[1] * d_lo
+    if limits.guess_tolerance_mm == 0 and limits.guess_tolerance_deg == 0:
+        return lo, hi
+    d = guess_distance_m(scene, limits)
+    return max(lo, 0.75 * d), max(hi, 1.5 * d)
+
+
 def _viewpoints(scene: Scene, rng: np.random.Generator, m: int, limits: PlanLimits) -> np.ndarray:
     """``m`` flange poses ``T_base_ee`` from viewpoints around the target (module docstring)."""
     cam, tgt = scene.camera, scene.target
     half = math.radians(limits.max_view_angle_deg)
     if scene.configuration == "eye_in_hand":
         Y = scene.Y
-        d_lo, _ = viewing_distance_range(cam, tgt)
+        lo, hi = eih_distance_range(scene, limits)
         dirs = _cone_directions(rng, np.broadcast_to(Y[:3, 2], (m, 3)), half)
-        d = rng.uniform(EIH_DISTANCE_FACTORS[0] * d_lo, EIH_DISTANCE_FACTORS[1] * d_lo, m)
+        d = rng.uniform(lo, hi, m)
         centre = Y[:3, 3] + dirs * d[:, None]
         w, h = tgt.size_m
         local = np.column_stack([rng.uniform(-0.25, 0.25, m) * w, rng.uniform(-0.25, 0.25, m) * h, np.zeros(m)])
@@ -324,12 +366,12 @@ def sample_candidates(scene: Scene, rng: np.random.Generator, limits: PlanLimits
     counts = {"viewpoints_drawn": int(drawn), "in_reach": int(len(T_want)), "ik_solved": int(q_ik.shape[0]),
               "joint_neighbours": int(nb.shape[0])}  # fmt: skip
     if f is None:
-        counts.update(within_limits=0, conditioned=0, above_floor=0, target_visible=0, feasible=0)
-        e = np.zeros(0)
-        return Candidates(np.zeros((0, robot.dof)), np.zeros((0, 4, 4)), np.zeros((0, 4, 4)), e, e, e, e, counts)
+        counts.update(within_limits=0, conditioned=0, above_floor=0, target_visible_at_guesses=0, target_visible=0,
+                      feasible=0)  # fmt: skip
+        return Candidates.empty(robot.dof, counts)
     counts.update(within_limits=int(f["limits"].sum()), conditioned=int(f["conditioned"].sum()),
-                  above_floor=int(f["floor"].sum()), target_visible=int(f["visible"].sum()),
-                  feasible=int(f["ok"].sum()))  # fmt: skip
+                  above_floor=int(f["floor"].sum()), target_visible_at_guesses=int(f["visible_at_guesses"].sum()),
+                  target_visible=int(f["visible"].sum()), feasible=int(f["ok"].sum()))  # fmt: skip
     ok = f["ok"]
     return Candidates(q[ok], f["T_base_ee"][ok], f["C"][ok], f["view_angle_deg"][ok], f["depth_m"][ok],
                       f["margin_px"][ok], f["condition"][ok], counts)  # fmt: skip

@@ -18,10 +18,12 @@ import numpy as np
 
 import kinhec
 from kinhec import se3
+from kinhec.bounds import _inverse_information
 from kinhec.cameras import VISIBILITY_MARGIN_PX, CameraPreset, TargetPreset, _inside_image, _pixels, _to_camera, as_camera, as_target
 from kinhec.errors import InputError
 from kinhec.planner.candidates import N_VIEWS, SETUPS, Candidates, PlanLimits, Scene, feasibility, sample_candidates
 from kinhec.planner.design import prior_information, select_poses
+from kinhec.planner.guesses import DEFAULT_GUESS_TOLERANCE, guesses_from_calibration, tolerance_from_std
 from kinhec.planner.model import PlannerNoise, pose_information, sigma_curve
 from kinhec.planner.path import order_path, path_time
 from kinhec.robots import RobotModel, get_robot
@@ -38,6 +40,8 @@ N_RANDOM_DRAWS = 20
 #: A taken pose whose joints and flange pose are both given must agree to these [m, rad].
 TAKEN_AGREEMENT_M = 1e-4
 TAKEN_AGREEMENT_RAD = 1e-3
+#: Above this guess tolerance (mm, deg) the plan suggests the two-stage workflow.
+ROUGH_GUESS_TOLERANCE = (10.0, 2.0)
 #: Fewest target points in the predicted image for a taken pose to count (PnP needs them).
 MIN_TAKEN_POINTS = 4
 
@@ -70,15 +74,6 @@ def pose_from_xyz_qxyzw(value, name: str) -> np.ndarray:
         raise InputError(f"{name}: expected a unit quaternion qx,qy,qz,qw (norm 1), got norm {nq:.6g}")
     q_wxyz = np.array([a[6], a[3], a[4], a[5]]) / nq
     return se3.transform_from_pq(a[:3], q_wxyz, normalize=True)
-
-
-def parse_tolerance(text: str) -> tuple[float, float]:
-    """``(mm, deg)`` from ``"MM,DEG"`` (the ``--guess-tolerance`` option)."""
-    try:
-        mm, deg = (float(v) for v in str(text).split(","))
-    except ValueError:
-        raise InputError(f"--guess-tolerance: expected two numbers MM,DEG (e.g. 50,10), got {text!r}") from None
-    return mm, deg
 
 
 def _xyz_qxyzw(T: np.ndarray) -> np.ndarray:
@@ -258,7 +253,8 @@ def _taken_poses(taken, robot: RobotModel):
 
 def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, taken=None,
                stop_std_mm: float | None = None, seed: int = 0, noise: PlannerNoise | None = None,
-               criterion: str = "trace", limits: PlanLimits | None = None, n_views: int = N_VIEWS) -> PosePlan:  # fmt: skip
+               criterion: str = "trace", limits: PlanLimits | None = None, n_views: int = N_VIEWS,
+               calibration=None) -> PosePlan:  # fmt: skip
     """Plan the ``n`` poses that minimise the predicted error of ``X``, in a short joint-space order.
 
     Parameters
@@ -268,10 +264,12 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
     setup : {"eye_in_hand", "eye_to_hand"}
     camera, target : str or preset
         Camera and target presets (:mod:`kinhec.cameras`); eye-to-hand the target is the marker on the flange.
-    X_guess : array_like, shape (7,) or (4, 4), or str
+    X_guess : array_like, shape (7,) or (4, 4), or str, or None
         Guess of ``T_ee_cam`` (eye-in-hand) or ``T_ee_marker`` (eye-to-hand): ``x, y, z, qx, qy, qz, qw`` [m].
-    Y_guess : array_like, shape (7,) or (4, 4), or str
-        Guess of ``T_base_world`` (the board, eye-in-hand) or ``T_base_cam`` (eye-to-hand).
+        None with ``calibration``: the calibration's ``X``.
+    Y_guess : array_like, shape (7,) or (4, 4), or str, or None
+        Guess of ``T_base_world`` (the board, eye-in-hand) or ``T_base_cam`` (eye-to-hand).  None with
+        ``calibration``: the calibration's ``Y``.
     n : int
         Poses to plan (1 .. :data:`MAX_POSES`).
     taken : str, Path or array_like, optional
@@ -287,9 +285,16 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
     criterion : {"trace", "max_eig"}
         Trace or largest eigenvalue of the translation block of ``X``'s covariance.
     limits : PlanLimits, optional
-        What a usable pose is (margins, view angle, conditioning).
+        What a usable pose is (margins, view angle, conditioning) and how far the guesses may be off (default
+        :class:`PlanLimits`: 50 mm and 10 deg; with ``calibration``, the tolerance its standard deviations
+        give, :func:`kinhec.planner.guesses.tolerance_from_std`).
     n_views : int
         Viewpoints solved by IK for the candidate set.
+    calibration : str or Path, optional
+        The JSON of ``kinhec calibrate --json`` from the poses recorded so far: its ``X`` and ``Y`` replace the
+        guesses given as None, and its standard deviations set the guess tolerance unless ``limits`` is given
+        (:func:`kinhec.planner.guesses.guesses_from_calibration`).  With ``taken`` the poses of that
+        calibration, this plans the second stage of the two-stage workflow (``docs/planner.md``).
 
     Returns
     -------
@@ -311,6 +316,15 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
         raise InputError(f"setup: expected one of {', '.join(SETUPS)}, got {setup!r}")
     cam: CameraPreset = as_camera(camera)
     tgt: TargetPreset = as_target(target)
+    calib_info = None
+    tolerance_source = "given" if limits is not None else "default"
+    if calibration is not None:
+        X_cal, Y_cal, _, calib_info = guesses_from_calibration(calibration, setup)
+        X_guess = X_cal if X_guess is None else X_guess
+        Y_guess = Y_cal if Y_guess is None else Y_guess
+    for v, name in ((X_guess, "X_guess"), (Y_guess, "Y_guess")):
+        if v is None:
+            raise InputError(f"{name}: expected x,y,z,qx,qy,qz,qw or a calibration to take it from, got none")
     X = pose_from_xyz_qxyzw(X_guess, "X_guess")
     Y = pose_from_xyz_qxyzw(Y_guess, "Y_guess")
     n = _check_int(n, "n", 1, MAX_POSES)
@@ -325,7 +339,6 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
     noise = PlannerNoise() if noise is None else noise
     if not isinstance(noise, PlannerNoise):
         raise InputError(f"noise: expected a PlannerNoise, got {type(noise).__name__}")
-    limits = PlanLimits() if limits is None else limits
     scene = Scene(rob, setup, cam, tgt, X, Y)
     warnings: list[str] = []
 
@@ -346,23 +359,37 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
             info_taken = pose_information(C_taken[seen], X, setup, noise, cam, tgt)
             F_taken = info_taken.sum(axis=0)
     sig_taken = sigma_curve(info_taken)["trans_rms_mm"][-1] if info_taken.shape[0] else math.inf
+    if limits is None and calib_info is not None:
+        (mm, deg), tolerance_source = _calibrated_tolerance(calib_info, info_taken)
+        if mm > DEFAULT_GUESS_TOLERANCE[0] or deg > DEFAULT_GUESS_TOLERANCE[1]:
+            warnings.append(f"{calib_info['file']}: X and Y are known only to {mm:.0f} mm and {deg:.1f} deg; planned "
+                            f"with the default tolerance {DEFAULT_GUESS_TOLERANCE[0]:g} mm, "
+                            f"{DEFAULT_GUESS_TOLERANCE[1]:g} deg")  # fmt: skip
+            tolerance_source = "default (the calibration is less precise)"
+        else:
+            limits = PlanLimits(guess_tolerance_mm=mm, guess_tolerance_deg=deg)
+    limits = PlanLimits() if limits is None else limits
 
     ss = np.random.SeedSequence(seed)
     rng_cand, rng_random = (np.random.default_rng(s) for s in ss.spawn(2))
-    cand: Candidates = sample_candidates(scene, rng_cand, limits, n_views=n_views)
-    if len(cand) < 3:
-        raise InputError(
-            f"{rob.name} {setup} with camera {cam.name} and target {tgt.name}: expected at least 3 feasible "
-            f"candidate poses, got {len(cand)} ({_lost(cand.counts)}); check the guesses (is the target in reach "
-            "and in front of the camera?) or loosen the limits")  # fmt: skip
-    info = pose_information(cand.C, X, setup, noise, cam, tgt)
-
     stop_var = None if stop_std_mm is None else (stop_std_mm / 1000.0) ** 2
     stopped = "n"
-    if stop_std_mm is not None and sig_taken <= stop_std_mm:
+    if stop_std_mm is not None and sig_taken <= stop_std_mm:  # nothing to plan: no candidates needed
+        cand = Candidates.empty(rob.dof, {"skipped": "the taken poses meet stop_std_mm"})
+        info = np.zeros((0, 12, 12))
         chosen = np.zeros(0, dtype=np.int64)
         stopped = "stop_std_mm"
     else:
+        cand = sample_candidates(scene, rng_cand, limits, n_views=n_views)
+        if len(cand) < 3:
+            tol = limits.guess_tolerance_mm > 0 or limits.guess_tolerance_deg > 0
+            hint = (f"; the guesses are trusted to {limits.guess_tolerance_mm:g} mm and {limits.guess_tolerance_deg:g} "
+                    "deg: give a smaller --guess-tolerance if they are better" if tol else "")  # fmt: skip
+            raise InputError(
+                f"{rob.name} {setup} with camera {cam.name} and target {tgt.name}: expected at least 3 feasible "
+                f"candidate poses, got {len(cand)} ({_lost(cand.counts)}); check the guesses (is the target in reach "
+                f"and in front of the camera?) or loosen the limits{hint}")  # fmt: skip
+        info = pose_information(cand.C, X, setup, noise, cam, tgt)
         n_eff = min(n, len(cand))
         if n_eff < n:
             warnings.append(f"only {len(cand)} feasible candidates for {n} poses; planned {n_eff}")
@@ -419,15 +446,49 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
             for a, dd, mg, c in zip(plan.view_angle_deg, plan.depth_m, plan.margin_px, plan.condition)
         ],
         "warnings": warnings,
+        "guesses_from": calib_info,
+        "guess_tolerance_source": tolerance_source,
+        "notes": _notes(limits, setup),
     }
     details["cpu_time_s"] = time.process_time() - t0
     return PosePlan(scene, plan.q, plan.T_base_ee, plan.C, curve["trans_rms_mm"], curve["rot_rms_deg"],
                     float(sig_taken), random_curve, T_taken, details)  # fmt: skip
 
 
+def _calibrated_tolerance(calib_info: dict, info_taken: np.ndarray) -> tuple[tuple[float, float], str]:
+    """The guess tolerance ``(mm, deg)`` after a calibration, and where it came from: from its standard deviations,
+    or from the bound of the taken poses (under the plan's noise model) where that is larger; a calibration from a
+    few poses may understate them."""
+    tol = tolerance_from_std(calib_info["X_std"], calib_info["Y_std"])
+    source = "calibration's standard deviations"
+    if info_taken.shape[0]:
+        cov, unidentified = _inverse_information(info_taken.sum(axis=0))
+        if not any(unidentified):
+            sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+            bound = tolerance_from_std(sd[:6], sd[6:])
+            if bound[0] > tol[0] or bound[1] > tol[1]:
+                source = "bound of the taken poses where larger"
+                tol = (max(tol[0], bound[0]), max(tol[1], bound[1]))
+    return tol, f"guesses_from: {source}"
+
+
+def _notes(limits: PlanLimits, setup: str) -> list[str]:
+    """Advice printed with the plan: the two-stage workflow when the guesses are rough."""
+    mm, deg = limits.guess_tolerance_mm, limits.guess_tolerance_deg
+    if mm <= ROUGH_GUESS_TOLERANCE[0] and deg <= ROUGH_GUESS_TOLERANCE[1]:
+        return []
+    note = (f"the guesses are trusted to {mm:g} mm and {deg:g} deg, so every pose keeps the target in view of "
+            "guesses that far off")  # fmt: skip
+    if setup == "eye_in_hand":
+        note += (" at the cost of accuracy (farther views); for a plan close to one from the true X and Y, plan and "
+                 "record about 5 poses first, calibrate them (kinhec calibrate ... --json first.json), then plan "
+                 "the rest with --taken <first plan CSV> --guesses-from first.json (docs/planner.md)")  # fmt: skip
+    return [note]
+
+
 def _lost(counts: dict) -> str:
     keys = ("viewpoints_drawn", "in_reach", "ik_solved", "within_limits", "conditioned", "above_floor",
-            "target_visible", "feasible")  # fmt: skip
+            "target_visible_at_guesses", "target_visible", "feasible")  # fmt: skip
     return ", ".join(f"{k.replace('_', ' ')} {counts[k]}" for k in keys if k in counts)
 
 
