@@ -548,6 +548,8 @@ def visualize(data, out, sequences, workers, quiet):
 @click.option("--eye-pose", type=click.Choice(["cam_T_target", "target_T_cam"]), default=None,
               help="Direction of the eye poses (default: the format's, else cam_T_target).")
 @click.option("--units", default=None, metavar="m|mm|HAND,EYE", help="Translation units of the files (default m).")
+@click.option("--quat-order", default=None, metavar="xyzw|wxyz|HAND,EYE",
+              help="Quaternion column order of TUM/ETH files (default xyzw, scalar last).")
 @click.option("--offset", default="auto", show_default=True, metavar="auto|none|SECONDS",
               help="Clock offset (eye stamp = hand time + offset): estimated, zero or given.")
 @click.option("--scale", is_flag=True, help="Estimate the scale of the eye translations (monocular VO / SLAM).")
@@ -564,8 +566,8 @@ def visualize(data, out, sequences, workers, quiet):
 @click.option("--sequence", default=None, help="Sequence id of --dataset.")
 @click.option("--force", is_flag=True, help="Accept suspicious directions/units and an undetermined X (exit 0).")
 @click.pass_context
-def calibrate(ctx, hand, eye, setup, corners, intrinsics, fmt, hand_pose, eye_pose, units, offset, scale, solver,
-              json_out, yaml_out, figure_out, report_out, dataset, sequence, force):
+def calibrate(ctx, hand, eye, setup, corners, intrinsics, fmt, hand_pose, eye_pose, units, quat_order, offset, scale,
+              solver, json_out, yaml_out, figure_out, report_out, dataset, sequence, force):
     """Calibrate your own recordings: X (and Y), clock offset, scale, their uncertainty and a verdict.
 
     Exit status 0 on success, 2 on bad input or when the motion does not determine X (unless --force).
@@ -577,7 +579,8 @@ def calibrate(ctx, hand, eye, setup, corners, intrinsics, fmt, hand_pose, eye_po
     try:
         res = run(hand, eye, setup=setup, fmt=None if fmt == "kinhec" else fmt, hand_pose=hand_pose,
                   eye_pose=eye_pose, units=units, offset=offset, scale=scale, solver=solver, force=force,
-                  dataset=dataset, sequence=sequence, corners=corners, intrinsics=intrinsics)  # fmt: skip
+                  dataset=dataset, sequence=sequence, corners=corners, intrinsics=intrinsics,
+                  quat_order=quat_order)  # fmt: skip
     except (KinhecError, OSError) as exc:
         if ctx.obj and ctx.obj.get("debug"):
             raise
@@ -609,6 +612,8 @@ def calibrate(ctx, hand, eye, setup, corners, intrinsics, fmt, hand_pose, eye_po
                        f"trans_mm {np_fmt(1000 * s[3:])}")
     click.echo(ros_static_transform(res.X, *res.X_name.split("_", 2)[1:]))
     click.echo(urdf_origin(res.X))
+    for n in res.notes:
+        click.echo(f"note: {n}")
     for w in res.warnings:
         click.echo(f"warning: {w}")
     click.echo(res.verdict)
