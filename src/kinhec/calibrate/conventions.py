@@ -169,21 +169,23 @@ def frames_in(text: str) -> tuple[tuple[str | None, str | None], str] | None:
     ``parent_child`` -- the ROS and ETH habit and kinhec's export (``…_target_ir``,
     ``…_base_ee_meas``).  None when the text names no frames.
     """
+    for pat in _SETUP_WORDS.values():  # "eye_in_hand" names a setup, not a pose of an eye in a hand
+        text = pat.sub(" ", text)
     toks = _tokens(text)
     low = [t.lower() for t in toks]
-    found = None
+    found = {}  # priority -> the last match of that form
     for i, w in enumerate(low):
         if w == "t" and i + 2 < len(low) and _kind(low[i + 1]) and _kind(low[i + 2]):
-            found = ((_kind(low[i + 1]), _kind(low[i + 2])), f"T_{toks[i + 1]}_{toks[i + 2]}")
+            found[3] = ((_kind(low[i + 1]), _kind(low[i + 2])), f"T_{toks[i + 1]}_{toks[i + 2]}")
         if w == "t" and 0 < i < len(low) - 1 and _kind(low[i - 1]) and _kind(low[i + 1]):
-            found = ((_kind(low[i - 1]), _kind(low[i + 1])), f"{toks[i - 1]}_T_{toks[i + 1]}")
-        if w == "in" and 0 < i < len(low) - 1 and _kind(low[i - 1]) and _kind(low[i + 1]):
-            found = ((_kind(low[i + 1]), _kind(low[i - 1])), f"{toks[i - 1]} in {toks[i + 1]}")
+            found[3] = ((_kind(low[i - 1]), _kind(low[i + 1])), f"{toks[i - 1]}_T_{toks[i + 1]}")
         m = re.fullmatch(r"([a-z]+\d*)2([a-z]+\d*)", w)
         if m and _kind(m.group(1)) and _kind(m.group(2)):
-            found = ((_kind(m.group(2)), _kind(m.group(1))), toks[i])
-    if found is not None:
-        return found
+            found[2] = ((_kind(m.group(2)), _kind(m.group(1))), toks[i])
+        if w == "in" and 0 < i < len(low) - 1 and _kind(low[i - 1]) and _kind(low[i + 1]):
+            found[1] = ((_kind(low[i + 1]), _kind(low[i - 1])), f"{toks[i - 1]} in {toks[i + 1]}")
+    if found:
+        return found[max(found)]
     end = len(low)
     while end > 0 and (low[end - 1] in _QUALIFIERS or low[end - 1].isdigit()):
         end -= 1
@@ -225,36 +227,41 @@ _MM = re.compile(r"(?<![a-z])(mm|millimet(er|re)s?)(?![a-z])", re.IGNORECASE)
 _M = re.compile(r"(\[m\]|(?<![a-z])met(er|re)s(?![a-z]))", re.IGNORECASE)
 
 
+def _frames_text(kinds) -> str:
+    return "T_" + "_".join(k or "?" for k in kinds)
+
+
 def file_claims(stream) -> list[Claim]:
     """Every claim a :class:`~kinhec.calibrate.readers.PoseStream` makes about itself (format, comments, name)."""
-    out: list[Claim] = []
-    fmt_why = f"the {stream.fmt} format"
-    if stream.direction is not None:
-        role = "hand" if stream.direction in ("base_T_ee", "ee_T_base") else "eye"
-        out.append(Claim("frames", frames_of(role, stream.direction), "format", f"{fmt_why} ({stream.direction})"))
-    if stream.units is not None:
-        out.append(Claim("units", stream.units, "format", f"{fmt_why} ({stream.units})"))
-    if stream.fmt == "rig":  # cameras on a moving body
-        out.append(Claim("setup", "eye_in_hand", "format", "a rig folder (cameras on the moving body)"))
-    texts = [(c, "comment", f"its comment '{c[:60]}'") for c in stream.comments]
     from pathlib import Path
 
+    out: list[Claim] = []
+    name = Path(stream.path).name
+    fmt = f"the {stream.fmt} format"
+    if stream.direction is not None:
+        role = "hand" if stream.direction in ("base_T_ee", "ee_T_base") else "eye"
+        out.append(Claim("frames", frames_of(role, stream.direction), "format",
+                         f"{name} holds {stream.direction} ({fmt})"))
+    if stream.units is not None:
+        out.append(Claim("units", stream.units, "format", f"{name} is in {stream.units} ({fmt})"))
+    if stream.fmt == "rig":  # cameras on a moving body
+        out.append(Claim("setup", "eye_in_hand", "format", f"{name} is a camera of a rig folder (eye-in-hand)"))
     stem = Path(stream.path).stem if stream.fmt != "rig" else stream.name
-    texts.append((stem, "name", f"its name {stem}"))
-    for text, source, why in texts:
+    texts = [(c, "comment", f"{name}: its comment '{c[:60]}'") for c in stream.comments]
+    texts.append((stem, "name", f"the name {stem}"))
+    for text, source, where in texts:
         if stream.direction is None:
             fr = frames_in(text)
             if fr is not None:
-                out.append(Claim("frames", fr[0], source, f"{why} ({fr[1]})" if source == "comment" else
-                                 f"its name …{fr[1]}"))
+                out.append(Claim("frames", fr[0], source, f"{where} says {_frames_text(fr[0])} ({fr[1]})"))
         for setup, pat in _SETUP_WORDS.items():
             if pat.search(text):
-                out.append(Claim("setup", setup, source, why))
+                out.append(Claim("setup", setup, source, f"{where} says {setup}"))
         if stream.units is None:
             if _MM.search(text):
-                out.append(Claim("units", "mm", source, why))
+                out.append(Claim("units", "mm", source, f"{where} says mm"))
             elif source == "comment" and _M.search(text):
-                out.append(Claim("units", "m", source, why))
+                out.append(Claim("units", "m", source, f"{where} says m"))
     return out
 
 

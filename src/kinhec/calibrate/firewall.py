@@ -330,7 +330,7 @@ def _changes(r: Reading, ref: Reading, hand, eye, datas_align, rig) -> list[str]
 
 
 def _why(a: _Scored, b: _Scored, hand: PoseStream, eye: PoseStream) -> str:
-    """What tells reading ``a`` from ``b`` (the terms that differ by a log unit or more), in words."""
+    """What tells reading ``a`` from ``b``, from ``a``'s side: the terms that differ by a log unit or more."""
     parts = []
     d = {k: a.terms[k] - b.terms[k] for k in a.terms}
     ia, ib = a.info, b.info
@@ -343,25 +343,26 @@ def _why(a: _Scored, b: _Scored, hand: PoseStream, eye: PoseStream) -> str:
     if abs(d["scale"]) >= 1:
         parts.append(f"the eye translations are {ia['scale']:.4g} times the hand's ({ib['scale']:.4g} the other way)")
     if abs(d["magnitude"]) >= 1:
-        parts.append("the positions are metres, not kilometres or fractions of a millimetre, only this way")
+        parts.append("the positions are " + ("plausible" if d["magnitude"] > 0 else "implausible") +
+                     " in these units (metres of a robot or a room, not kilometres or fractions of a millimetre)")
     if abs(d["x_prior"]) >= 1:
         parts.append(f"X puts the camera {_len(ia['x_m'])} from the flange ({_len(ib['x_m'])} the other way; "
                      f"a flange camera sits within about {cv.X_TYPICAL_M:g} m)")
     if abs(d["rates"]) >= 1:
-        parts.append(f"the rates: {hand.path} at {hand.rate_hz:.3g} Hz, {eye.path} at {eye.rate_hz:.3g} Hz "
+        parts.append(f"{hand.path} runs at {hand.rate_hz:.3g} Hz and {eye.path} at {eye.rate_hz:.3g} Hz "
                      "(robots and motion capture report faster than cameras)")
     ca = {id(c) for c, _ in a.against}
     cb = {id(c) for c, _ in b.against}
-    said = [c for c, f in b.against if id(c) not in ca and c.source not in ("option",)]
-    said_b = [c for c, f in a.against if id(c) not in cb and c.source not in ("option",)]
-    for c in said:
-        if c.source in ("format", "comment", "name"):
-            where = ""
-            parts.append(f"{c.why}{where}")
-    if not parts and said_b:
-        parts.append("only the usual conventions (" + "; ".join(c.why for c in said_b) + ")")
+    for c, _ in b.against:
+        if id(c) not in ca and c.source in ("format", "comment", "name"):
+            parts.append(f"as {c.why}")
+    for c, _ in a.against:
+        if id(c) not in cb and c.source in ("format", "comment", "name"):
+            parts.append(f"against {c.why}")
     if not parts:
-        parts.append("nothing in the data, the files or the priors")
+        conv = [c.why for c, _ in b.against if id(c) not in ca and c.source != "option"]
+        parts.append("only the usual conventions (" + "; ".join(conv) + ")" if conv else
+                     "nothing in the data, the files or the priors")
     return "; ".join(parts)
 
 
@@ -512,13 +513,23 @@ def check(hand: PoseStream, eye: PoseStream, *, setup: str | None = None, hand_p
     best_kept = max(kept, key=lambda x: x.total)
     given = [c.why for c, _ in best_free.against if c.source == "option"]
     if best_free.free - best_kept.free >= cv.DECISIVE and given:
-        change = _changes(best_free.reading, best_kept.reading, hand, eye, aligns, rig)
-        msg = (f"{files}: {' and '.join(given)} {'does' if len(given) == 1 else 'do'} not fit these files (by "
-               f"{best_free.free - best_kept.free:.1f} log units): {_why(best_free, best_kept, hand, eye)}; they fit "
-               f"with {', '.join(change)} (X {_len(best_free.info['x_m'])} from the flange, Y "
-               f"{_len(best_free.info['y_m'])})")
+        by = f"by {best_free.free - best_kept.free:.1f} log units"
+        fits = (f"(X {_len(best_free.info['x_m'])} from the flange, Y {_len(best_free.info['y_m'])}, fit "
+                f"{best_free.info['rot_deg']:.2g} deg / {best_free.info['trans_mm']:.3g} mm)")
         if best_free.reading.swap:
-            msg += f": {eye.path} looks like the hand's poses and {hand.path} like the eye's"
+            msg = (f"{files}: {hand.path} given as --hand and {eye.path} as --eye look exchanged ({by}): "
+                   f"{_why(best_free, best_kept, hand, eye)}; they fit with --hand {eye.path} --eye {hand.path}"
+                   + "".join(f" {o}" for o in _changes(best_free.reading, best_kept.reading, hand, eye, aligns, rig)
+                             if not o.startswith("--hand and")) + f" {fits}")
+        else:
+            opts_given = [g for g in given if g.startswith("--")]
+            keep = _changes(best_kept.reading, best_free.reading, hand, eye, aligns, rig)
+            keep = [o for o in keep if o not in opts_given]
+            msg = (f"{files}: {' and '.join(opts_given)} {'does' if len(opts_given) == 1 else 'do'} not fit these "
+                   f"files ({by}): with {'it' if len(opts_given) == 1 else 'them'}"
+                   + (f" the files read as {', '.join(keep)}" if keep else "") + ": "
+                   + _why(best_kept, best_free, hand, eye) + "; they fit with "
+                   + ", ".join(_changes(best_free.reading, best_kept.reading, hand, eye, aligns, rig)) + f" {fits}")
         if not force:
             raise InputError(msg)
         warns.append(msg + "; kept as given (--force)")
