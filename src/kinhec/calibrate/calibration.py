@@ -24,6 +24,7 @@ from kinhec.calibrate import firewall as fw
 from kinhec.calibrate import pairing as pr
 from kinhec.calibrate import solve as sv
 from kinhec.calibrate.observability import observability
+from kinhec.calibrate.outliers import judge as judge_outliers
 from kinhec.calibrate.readers import QUAT_ORDERS, PoseStream, read_stream, read_streams, to_metres
 from kinhec.calibrate.result import CalibrationResult, RigResult
 from kinhec.errors import DegenerateMotionError, InputError, UnknownNameError
@@ -152,9 +153,17 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
     eih = sv.choose_domain(Ap, Bp, X0, Y0, s0)
     notes.append(f"residuals compared as {'T_cam_target' if eih != (setup == 'eye_to_hand') else 'T_target_cam'} "
                  "(the noise model that fits best)")
-    notes.append(f"initial estimate from {name} (of {len(cands)} solvers that returned)")
+    notes.append(f"initial estimate from {name} (of {len(cands)} candidates: the one most pairs agree with)")
     sol = sv.refine(pairing, X0, Y0, offset0=off0, scale0=s0, estimate_offset=estimate_offset,
                     estimate_scale=scale, init_solver=name, inverse_domain=eih)
+    why = judge_outliers(sol.inliers, pairing.at(sol.offset)[0])
+    if why is not None:  # not outliers the fit supports: every pair kept
+        n_out0 = int((~sol.inliers).sum())
+        warn.append(f"the chi-square gate labelled {n_out0} of {n} pairs ({100 * n_out0 / n:.0f} %) outliers, more "
+                    f"than the fit supports: {why}; all pairs kept (their residuals are not independent Gaussian "
+                    "noise, and X carries that error)")
+        sol = sv.refine(pairing, X0, Y0, offset0=off0, scale0=s0, estimate_offset=estimate_offset,
+                        estimate_scale=scale, init_solver=name, inverse_domain=eih, reject=False)
     std = np.sqrt(np.maximum(np.diag(sol.cov), 0.0))
     X_std, Y_std = std[0:6], std[6:12]
     k = 12

@@ -29,11 +29,14 @@ the setup (eye-in-hand or eye-to-hand) changes only names.  The units change
 the ratio ``s`` of eye to hand translations, which the fit leaves free.  What
 separates these is evidence of another kind (:mod:`kinhec.calibrate.conventions`).
 
-Scores are log-likelihoods (natural log): a congruence score sums, over the
-rows, the mean disagreement of a row's angles with those of reference rows in
-units of the noise, capped at :data:`CAP` (a row that does not belong there
-costs about ``CAP``); a fit score is ``n ln(spread_best / spread)`` for the
-median rotation and translation residuals of ``n`` pairs.
+Scores are in log-likelihood units (natural log), built so that noise alone
+does not decide.  A congruence score counts the rows that clearly do not belong
+where a reading puts them: a row's cost is the mean disagreement of its angles
+with those of reference rows in units of the noise, capped at :data:`CAP`, and
+only its excess over :data:`NOISE_COST` counts (a correctly paired row costs
+about 0.8, a mispaired one about ``CAP``).  A fit score is
+``n ln(spread_best / spread)`` for the median rotation and translation residuals
+of ``n`` pairs, ratios within :data:`FIT_TOLERANCE` counting as equal.
 """
 
 from __future__ import annotations
@@ -56,6 +59,10 @@ SUBSAMPLE = 30
 MAX_SHIFT = 3
 #: Cost of a row whose angles disagree with every other row's (in noise units).
 CAP = 8.0
+#: Row cost that noise alone reaches (the mean of |N(0, 1)| is 0.8; a few rows in a hundred reach 2.5).
+NOISE_COST = 2.5
+#: Ratio of median fit residuals that counts as equal.
+FIT_TOLERANCE = 1.25
 #: Reference rows a row's angles are compared with when aligning unstamped files.
 N_REF = 40
 #: Floor of the angle noise [rad] (noise-free data would otherwise make every difference infinite).
@@ -63,7 +70,7 @@ ANGLE_FLOOR = np.radians(0.02)
 #: Floors of the fit residuals: rotation [rad], translation (relative to the median motion translation).
 ROT_FLOOR, TRANS_FLOOR = 1e-4, 1e-4
 #: Unstamped files longer than this are aligned row by row only (the alignment search is quadratic).
-MAX_ALIGN_ROWS = 2000
+MAX_ALIGN_ROWS = 1000
 
 
 @dataclass(frozen=True)
@@ -141,6 +148,11 @@ def _row_costs(D: np.ndarray, sigma: float) -> np.ndarray:
     return np.minimum(np.abs(D) / sigma, CAP).mean(axis=1)
 
 
+def _excess(cost) -> np.ndarray:
+    """What a row's cost says beyond noise: its excess over :data:`NOISE_COST`."""
+    return np.maximum(np.asarray(cost) - NOISE_COST, 0.0)
+
+
 def _sigma(D: np.ndarray) -> float:
     return max(1.4826 * float(np.median(np.abs(D))), ANGLE_FLOOR)
 
@@ -148,7 +160,8 @@ def _sigma(D: np.ndarray) -> float:
 def congruence(RA: np.ndarray, RB: np.ndarray, sigma: float | None = None) -> tuple[float, float, float]:
     """Congruence of paired rotations ``RA``, ``RB`` (n, 3, 3): ``(score, median |dtheta| [rad], sigma)``.
 
-    ``score = -sum_i mean_j min(|theta_A(i, j) - theta_B(i, j)| / sigma, CAP)`` over every two pairs (log units);
+    ``score = -sum_i excess(mean_j min(|theta_A(i, j) - theta_B(i, j)| / sigma, CAP))`` over every two pairs
+    (log units; :func:`_excess`);
     ``sigma`` the noise of the angle differences (default: from these pairs, floored at :data:`ANGLE_FLOOR`).
     """
     D = angle_matrix(RA, RA) - angle_matrix(RB, RB)
@@ -156,7 +169,7 @@ def congruence(RA: np.ndarray, RB: np.ndarray, sigma: float | None = None) -> tu
     D = D[~np.isnan(D)].reshape(len(RA), len(RA) - 1) if len(RA) > 1 else np.zeros((len(RA), 1))
     med = float(np.median(np.abs(D)))
     s = _sigma(D) if sigma is None else sigma
-    return -float(_row_costs(D, s).sum()), med, s
+    return -float(_excess(_row_costs(D, s)).sum()), med, s
 
 
 def order_alignments(R_hand: np.ndarray, R_eye: np.ndarray, max_shift: int = MAX_SHIFT):
@@ -199,7 +212,7 @@ def order_alignments(R_hand: np.ndarray, R_eye: np.ndarray, max_shift: int = MAX
         rough = [float(_row_costs(x, np.radians(1.0)).mean()) for x in D]
         sigma = _sigma(D[int(np.argmin(rough))])
         n_rows = nh
-        out = [(al, -n_rows * float(_row_costs(x, sigma).mean()), float(np.median(np.abs(x))))
+        out = [(al, -n_rows * float(_excess(_row_costs(x, sigma)).mean()), float(np.median(np.abs(x))))
                for (al, _), x in zip(cands, D)]
         first = [o for o in out if o[0].shift == 0]
         rest = sorted((o for o in out if o[0].shift != 0), key=lambda o: -o[1])
@@ -216,13 +229,20 @@ def order_alignments(R_hand: np.ndarray, R_eye: np.ndarray, max_shift: int = MAX
     b_of = ref[None, :] >= cuts[:, None]  # (ncut, nref): the reference row is after the cut
 
     def totals(sigma):
-        P = {k: np.vstack([np.zeros((1, len(ref))), np.cumsum(np.minimum(np.abs(v - thS) / sigma, CAP), axis=0)])
-             for k, v in th.items()}
-        before = np.where(b_of, P[(0, 1)][cuts], P[(0, 0)][cuts])
-        after = np.where(b_of, P[(1, 1)][-1][None, :] - P[(1, 1)][cuts], P[(1, 0)][-1][None, :] - P[(1, 0)][cuts])
-        return (before + after).sum(axis=1) / len(ref)  # (ncut,) summed over rows
+        # a row's cost depends on which side of the cut it and each reference row lie: with the references
+        # sorted, the references after the cut are a suffix, so a row's sum over references is a prefix sum
+        # of one matrix plus a suffix sum of another (per row and cut: (ns, ncut) values)
+        C = {k: np.minimum(np.abs(v - thS) / sigma, CAP) for k, v in th.items()}  # (ns, nref)
+        Pref = {k: np.hstack([np.zeros((ns, 1)), np.cumsum(v, axis=1)]) for k, v in C.items()}  # (ns, nref + 1)
+        j = np.searchsorted(ref, cuts)  # references before the cut: ref[:j]
+        tot = np.zeros(len(cuts))
+        for a in (0, 1):
+            row = (Pref[(a, 0)][:, j] + (Pref[(a, 1)][:, -1:] - Pref[(a, 1)][:, j])) / len(ref)  # (ns, ncut)
+            side = (np.arange(ns)[:, None] >= cuts[None, :]) == bool(a)  # the row lies on side a of the cut
+            tot += np.where(side, _excess(row), 0.0).sum(axis=0)
+        return tot  # (ncut,) summed over rows
 
-    rough = totals(np.radians(1.0))
+    rough = totals(np.radians(1.0)) + 1e-9 * np.abs(cuts - ns)  # ties: the missing rows at the end
     best = int(np.argmin(rough))
     lmap = np.arange(ns) + dd * (np.arange(ns) >= best)
     refmap = ref + dd * (ref >= best)
@@ -327,7 +347,9 @@ def fit_class(H: np.ndarray, E: np.ndarray) -> ClassFit:
 
 
 def fit_score(fit: ClassFit, best_rot: float, best_trans: float) -> float:
-    """``n [ln(rot_best / rot) + ln(trans_best / trans)]`` with the residuals floored (log units, <= 0 for the best)."""
+    """``-n [ln(rot / rot_best) + ln(trans / trans_best)]``, each ratio less :data:`FIT_TOLERANCE` (log units, <= 0)."""
     fr = max(fit.rot_med, ROT_FLOOR)
     ft = max(fit.trans_med, TRANS_FLOOR * max(fit.trans_ref, 1e-12))
-    return fit.n * (np.log(max(best_rot, ROT_FLOOR) / fr) + np.log(max(best_trans, 1e-300) / ft))
+    tol = np.log(FIT_TOLERANCE)
+    return -fit.n * (max(np.log(fr / max(best_rot, ROT_FLOOR)) - tol, 0.0)
+                     + max(np.log(ft / max(best_trans, TRANS_FLOOR * max(fit.trans_ref, 1e-12))) - tol, 0.0))
