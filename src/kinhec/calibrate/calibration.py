@@ -330,6 +330,14 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         given = [n for n, v in (("hand", hand), ("eye", eye), ("dataset", dataset)) if v not in (None, (), [])]
         if given:
             raise InputError(f"corners: the observation file holds both sides; expected no {', '.join(given)} with it")
+        moot = [f"{n} {v!r}" if v is not True else n for n, v in (
+            ("scale", scale or None), ("solver", solver), ("units", units), ("offset", None if offset == "auto" else offset),
+            ("format", fmt), ("hand_pose", hand_pose), ("eye_pose", eye_pose), ("quat_order", quat_order),
+            ("sequence", sequence)) if v is not None]
+        if moot:
+            raise InputError(f"corners: these options do not apply to a corner file (its views are paired by order, "
+                             f"in metres, with no clock offset or scale, solved by he_ml on the pixels), got "
+                             f"{', '.join(moot)}")
         if setup == "rig":
             raise InputError("setup: a corner file is one camera (eye_in_hand or eye_to_hand), got rig")
         from kinhec.calibrate.corners import calibrate_corners
@@ -387,7 +395,7 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         dec = fw.check(hand_s, eyes[0], setup=setup_given, **check)
         res = _solve_reading(dec, setup=dec.reading.setup, offset=offset, scale=scale, solver=solver, force=force,
                              max_offset_s=max_offset_s)
-        res.inputs = dict(inputs, **_reading_inputs(dec))
+        res.inputs = dict(inputs, hand=dec.hand.path, eye=[dec.eye.path], **_reading_inputs(dec))
         return res
     per = {}
     decs = {}

@@ -24,7 +24,8 @@ that contradicts it loses the weight.
     The file name names the frames: explicitly (``T_base_ee``, ``cam_T_target``,
     ``gripper2base``, ``cam_in_base``) or as two adjacent frame words read as
     ``parent_child`` (``…_target_ir``, ``…_base_ee_meas``), the ROS and ETH
-    habit and kinhec's own export.
+    habit and kinhec's own export; or, without frames, its role
+    (``robot_poses.txt``, ``camera.tum``).
 ``convention``
     The usual case where nothing is said: robot poses are ``T_base_ee``,
     TUM quaternions are scalar last, files are paired row by row (about 95 %
@@ -95,7 +96,7 @@ class Claim:
     ----------
     attribute : str
         ``"frames"`` (value ``(parent_kind, child_kind)``, either may be None),
-        ``"setup"``, ``"units"`` or ``"quat_order"``.
+        ``"role"`` (``"hand"`` or ``"eye"``), ``"setup"``, ``"units"`` or ``"quat_order"``.
     value : object
     source : str
         A key of :data:`WEIGHTS`.
@@ -221,6 +222,13 @@ def frames_agree(claimed: tuple, implied: tuple) -> bool:
     return True
 
 
+#: Words that name a file's role on their own (``robot_poses.txt``, ``camera.tum``).
+_ROLE_WORDS = {"hand": ("robot", "hand", "arm", "gripper", "tcp", "flange", "ee", "eef", "tool", "vicon", "mocap",
+                        "optitrack", "joint", "joints", "kinematics", "fk"),
+               "eye": ("cam", "camera", "eye", "image", "images", "img", "board", "target", "marker", "tag",
+                       "apriltag", "chessboard", "checkerboard", "charuco", "pnp", "detection", "detections", "vo",
+                       "slam", "odometry", "rgb", "ir", "depth")}
+
 _SETUP_WORDS = {"eye_in_hand": re.compile(r"eye[\s_\-]*in[\s_\-]*hand", re.IGNORECASE),
                 "eye_to_hand": re.compile(r"eye[\s_\-]*to[\s_\-]*hand", re.IGNORECASE)}
 _MM = re.compile(r"(?<![a-z])(mm|millimet(er|re)s?)(?![a-z])", re.IGNORECASE)
@@ -250,10 +258,14 @@ def file_claims(stream) -> list[Claim]:
     texts = [(c, "comment", f"{name}: its comment '{c[:60]}'") for c in stream.comments]
     texts.append((stem, "name", f"the name {stem}"))
     for text, source, where in texts:
-        if stream.direction is None:
-            fr = frames_in(text)
-            if fr is not None:
-                out.append(Claim("frames", fr[0], source, f"{where} says {_frames_text(fr[0])} ({fr[1]})"))
+        fr = frames_in(text) if stream.direction is None else None
+        if fr is not None:
+            out.append(Claim("frames", fr[0], source, f"{where} says {_frames_text(fr[0])} ({fr[1]})"))
+        elif source == "name" and stream.direction is None:
+            low = {w.lower() for w in _tokens(text)}
+            roles = [r for r, words in _ROLE_WORDS.items() if low & set(words)]
+            if len(roles) == 1:  # one role named, no frames: the role alone
+                out.append(Claim("role", roles[0], "name", f"{where} names a {roles[0]} file"))
         for setup, pat in _SETUP_WORDS.items():
             if pat.search(text):
                 out.append(Claim("setup", setup, source, f"{where} says {setup}"))

@@ -10,8 +10,9 @@ their quaternion columns, which rows pair) and gives each a score in log
 units, the sum of
 
 * what the poses say (:mod:`kinhec.calibrate.readings`): the congruence of the
-  rotation angles of the two files (quaternion order, pairing of rows) and the
-  fit of the direction class (as read, or one file inverted);
+  rotation angles of the two files (which rows pair) and the fit of the
+  direction class (as read, or one file inverted; the quaternion order and the
+  units show there);
 * physical plausibility (:mod:`kinhec.calibrate.conventions`): a camera (or
   marker) centimetres from the flange, streams whose positions are metres,
   eye translations as long as the hand's;
@@ -64,6 +65,10 @@ SETUPS_CHECKED = ("eye_in_hand", "eye_to_hand")
 UNIT_M = {"m": 1.0, "mm": 1e-3}
 #: Fewer pairs than this: the conventions are not checked (too little to score).
 MIN_PAIRS_CHECKED = 5
+#: Weight of the roles as given (about 1 % of users exchange --hand and --eye): a swap needs evidence of its own
+#: (rates, names, format, comments) to be decided; where none exists, exchanged files of an eye-to-hand
+#: recording fit exactly as well (X inverted) and are taken as given, with a note.
+ROLE_WEIGHT = float(np.log(100.0))
 #: Two alignments of unstamped rows that differ in at most this many pairs give the same numbers
 #: (the outlier gate of the refinement takes care of a pair or two).
 CLOSE_PAIRS = 2
@@ -114,9 +119,10 @@ class _Data:
     coarse: pr.CoarseOffset | None
     congruence: float
     cong_med: float
-    fits: list
+    fits: object  # the paired poses (H, E) until fitted, then the two class fits
     med_h: float  # median position magnitude of the hand file [its units]
     med_e: float
+    reused: bool = False  # the coarse offset was estimated with another quaternion order
 
 
 def _inv(T):
@@ -134,18 +140,20 @@ def _streams(hand, eye, quat):
 
 
 def _unstamped_data(hand, eye, quats) -> list[_Data]:
+    streams = [_streams(hand, eye, q) for q in quats]
+    # the angle noise of the best reading, common to all (a wrong quaternion order must not set its own)
+    first = [rd.order_alignments(h.T[:, :3, :3], e.T[:, :3, :3]) for h, e in streams]
+    meds = [min(m for _, _, m in c if np.isfinite(m)) for c in first if c and any(np.isfinite(m) for _, _, m in c)]
+    sigma = max(1.4826 * min(meds), rd.ANGLE_FLOOR) if meds else None
     out = []
-    for q in quats:
-        h, e = _streams(hand, eye, q)
-        cands = rd.order_alignments(h.T[:, :3, :3], e.T[:, :3, :3])
-        if not cands:
-            continue
-        # the fit for the best few: row by row, then the best others
+    for q, (h, e) in zip(quats, streams):
+        cands = rd.order_alignments(h.T[:, :3, :3], e.T[:, :3, :3], sigma=sigma)
+        # the best few: row by row, then the best others
         for v, (al, score, med) in enumerate(cands[:3]):
             idx = np.unique(np.linspace(0, al.hand_index.size - 1, min(rd.SUBSAMPLE, al.hand_index.size)).round()
                             .astype(int))
             H, E = h.T[al.hand_index[idx]], e.T[al.eye_index[idx]]
-            out.append(_Data(q, v, al, None, score, med, _fits(H, E), cv.median_norm(h.T), cv.median_norm(e.T)))
+            out.append(_Data(q, v, al, None, score, med, (H, E), cv.median_norm(h.T), cv.median_norm(e.T)))
     return out
 
 
@@ -170,9 +178,25 @@ def _stamped_data(hand, eye, quats, stated_quat, offset, max_offset_s) -> list[_
             H, E = pr.sample_pairs(h, h.T, e, e.T, c.offset_s, rd.SUBSAMPLE)
             if len(H) < MIN_PAIRS_CHECKED:
                 continue
-            score, med, _ = rd.congruence(H[:, :3, :3], E[:, :3, :3])
-            out.append(_Data(q, v, None, c, score, med, _fits(H, E), cv.median_norm(h.T), cv.median_norm(e.T)))
+            d = _Data(q, v, None, c, 0.0, 0.0, (H, E), cv.median_norm(h.T), cv.median_norm(e.T))
+            d.reused = q != stated_quat and c is base
+            out.append(d)
+    if out:  # congruence with the angle noise of the best reading, common to all
+        sig = [rd.congruence(d.fits[0][:, :3, :3], d.fits[1][:, :3, :3])[2] for d in out]
+        for d in out:
+            d.congruence, d.cong_med, _ = rd.congruence(d.fits[0][:, :3, :3], d.fits[1][:, :3, :3], min(sig))
     return out
+
+
+def _fit_within_reach(datas: list) -> list:
+    """Fit the direction classes of the data whose congruence leaves them within reach of the best; drop the rest."""
+    if not datas:
+        return datas
+    best = max(d.congruence for d in datas)
+    keep = [d for d in datas if d.congruence >= best - 3 * cv.DECISIVE]
+    for d in keep:
+        d.fits = _fits(*d.fits)  # (H, E) pairs -> the two class fits
+    return keep
 
 
 # --------------------------------------------------------------------------- #
@@ -207,8 +231,8 @@ def _contradicts(claim: cv.Claim, f: int | None, r: Reading) -> bool:
     if a == "frames":
         role, direction = _file_role_dir(r, f)
         return not cv.frames_agree(claim.value, cv.frames_of(role, direction))
-    if a == "role":  # the roles as given
-        return r.swap
+    if a == "role":  # the roles as given (f None), or the role a file names
+        return r.swap if f is None else _file_role_dir(r, f)[0] != claim.value
     if a == "setup":
         return r.setup != claim.value
     if a == "units":
@@ -217,10 +241,8 @@ def _contradicts(claim: cv.Claim, f: int | None, r: Reading) -> bool:
         return r.quat[f] is not None and r.quat[f] != claim.value
     if a == "align":
         return r.align != 0 or claim.value is False
-    if a == "hand_pose":
-        return r.hand_pose != claim.value
-    if a == "eye_pose":
-        return r.eye_pose != claim.value
+    if a in ("hand_pose", "eye_pose"):  # an option is stated about the file given as --hand (or --eye)
+        return (r.swap and claim.source == "option") or getattr(r, a) != claim.value
     return False
 
 
@@ -243,7 +265,9 @@ def _claims(hand: PoseStream, eye: PoseStream, opts: dict, quat_free: tuple, rig
         q = (o.get("quat") or (None, None))[f]
         if q:
             out.append((cv.Claim("quat_order", q, "option", f"--quat-order {q}"), f))
-    out.append((cv.Claim("role", "given", "option", "the files as given (--hand, --eye)"), None))
+    # the files in the roles given: a strong habit, not an option (exchanged files are what it checks)
+    out.append((cv.Claim("role", "given", "convention", "the files in the roles given (--hand, --eye)",
+                         w=ROLE_WEIGHT), None))
     # the usual conventions, as weak tie-breakers
     out.append((cv.Claim("hand_pose", "base_T_ee", "convention", "robot poses are usually T_base_ee"), None))
     out.append((cv.Claim("eye_pose", "cam_T_target", "default", "camera poses from PnP are T_cam_target"), None))
@@ -258,46 +282,55 @@ def _claims(hand: PoseStream, eye: PoseStream, opts: dict, quat_free: tuple, rig
 
 
 def _score_all(hand, eye, datas, claims, *, scale, rig_reference, values) -> list[_Scored]:
+    """Score every reading: the data terms once per (data, class, units), the claims once per reading of the files."""
     best_rot = min(min(f.rot_med for f in d.fits) for d in datas)
     best_trans = min(min(f.trans_med for f in d.fits) for d in datas)
     best_cong = max(d.congruence for d in datas)
     rates = (hand.rate_hz, eye.rate_hz)
+    rate_term = {}
+    if rates[0] and rates[1]:
+        for swap in (False, True):
+            rh, re_ = (rates[1], rates[0]) if swap else rates
+            rate_term[swap] = cv.rate_log_likelihood(rh, "hand") + cv.rate_log_likelihood(re_, "eye")
+        top = max(rate_term.values())
+        rate_term = {k: v - top for k, v in rate_term.items()}  # a difference between the role assignments
+    claim_cache: dict = {}
     out = []
     for d in datas:
+        mag_h = {u: float(cv.magnitude_log_prior(d.med_h * UNIT_M[u])) for u in UNIT_M}
+        mag_e = {u: 0.0 if scale else float(cv.magnitude_log_prior(d.med_e * UNIT_M[u])) for u in UNIT_M}
+        per_fit = []
+        for fit in d.fits:
+            lens = (float(np.linalg.norm(fit.X[:3, 3])), float(np.linalg.norm(fit.Y[:3, 3])))
+            per_fit.append((rd.fit_score(fit, best_rot, best_trans), lens))
         for swap, hp, ep, setup, uh, ue in itertools.product(*values):
             r = Reading(swap=swap, hand_pose=hp, eye_pose=ep, setup=setup, units=(uh, ue), quat=d.quat,
                         align=d.variant)
-            fit = d.fits[r.klass]
-            X, Y = fit.transforms(r.swap, r.hand_file_inverted)
+            k = r.klass
+            fit = d.fits[k]
+            fit_term, lens = per_fit[k]
+            # |t| of X and Y (inverting a pose keeps the length of its translation: see ClassFit.transforms)
+            x_len, y_len = lens[::-1] if r.hand_file_inverted else lens
             c_h, c_e = UNIT_M[uh], UNIT_M[ue]
             # H X = Y (s E) in file units: the eye translations in metres are c_e / (s c_h) times the hand's
             ratio = c_e / (fit.scale * c_h) if fit.scale > 0 else float("nan")
-            x_m = float(np.linalg.norm(X[:3, 3])) * c_h
-            terms = {"congruence": d.congruence - best_cong,
-                     "fit": rd.fit_score(fit, best_rot, best_trans),
+            x_m = x_len * c_h
+            terms = {"congruence": d.congruence - best_cong, "fit": fit_term,
                      "scale": 0.0 if scale else float(cv.scale_log_prior(ratio if np.isfinite(ratio) else -1.0)),
-                     "magnitude": float(cv.magnitude_log_prior(d.med_h * c_h))
-                     + (0.0 if scale else float(cv.magnitude_log_prior(d.med_e * c_e))),
+                     "magnitude": mag_h[uh] + mag_e[ue],
                      "x_prior": 0.0 if rig_reference else float(cv.x_log_prior(x_m)),
-                     "rates": 0.0, "claims": 0.0, "options": 0.0}
-            if rates[0] and rates[1]:
-                rh, re_ = (rates[1], rates[0]) if swap else rates
-                terms["rates"] = cv.rate_log_likelihood(rh, "hand") + cv.rate_log_likelihood(re_, "eye")
-            against = []
-            for claim, f in claims:
-                if _contradicts(claim, f, r):
-                    against.append((claim, f))
-                    terms["options" if claim.source == "option" else "claims"] -= claim.weight
-            info = {"x_m": x_m, "y_m": float(np.linalg.norm(Y[:3, 3])) * c_h, "scale": ratio,
+                     "rates": rate_term.get(swap, 0.0), "claims": 0.0, "options": 0.0}
+            key = (swap, hp, ep, setup, uh, ue, d.quat, d.variant != 0)
+            if key not in claim_cache:
+                against = [(c, f) for c, f in claims if _contradicts(c, f, r)]
+                claim_cache[key] = (against, -sum(c.weight for c, _ in against if c.source != "option"),
+                                    -sum(c.weight for c, _ in against if c.source == "option"))
+            against, terms["claims"], terms["options"] = claim_cache[key]
+            info = {"x_m": x_m, "y_m": y_len * c_h, "scale": ratio,
                     "scale_std": abs(ratio) * fit.scale_std / max(abs(fit.scale), 1e-300),
                     "rot_deg": float(np.degrees(fit.rot_med)), "trans_mm": 1000 * fit.trans_med * c_h,
                     "cong_deg": float(np.degrees(d.cong_med))}
-            out.append(_Scored(r, d, terms, info, against))
-    # rates enter as a difference between the role assignments
-    if rates[0] and rates[1]:
-        top = max(x.terms["rates"] for x in out)
-        for x in out:
-            x.terms["rates"] -= top
+            out.append(_Scored(r, d, terms, info, list(against)))
     return out
 
 
@@ -374,8 +407,8 @@ def _len(m: float) -> str:
 # the check
 # --------------------------------------------------------------------------- #
 def _consistent(r: Reading, opts: dict) -> bool:
-    if r.swap:
-        return False
+    if r.swap and (opts.get("hand_pose") or opts.get("eye_pose")):
+        return False  # a direction stated for a file in the role given
     if opts.get("hand_pose") and r.hand_pose != opts["hand_pose"]:
         return False
     if opts.get("eye_pose") and r.eye_pose != opts["eye_pose"]:
@@ -499,6 +532,7 @@ def check(hand: PoseStream, eye: PoseStream, *, setup: str | None = None, hand_p
         datas = _unstamped_data(hand, eye, quats)
         if not datas:
             pr.pair_by_order(hand, hand.T, eye, eye.T)  # raises: lengths differ by more than a few rows
+    datas = _fit_within_reach(datas)
     if not datas:
         return _apply(stated, hand, eye, None, None, 1.0, float("nan"), [], [], {"checked": False}, stamped,
                       offset, max_offset_s)
@@ -510,6 +544,10 @@ def check(hand: PoseStream, eye: PoseStream, *, setup: str | None = None, hand_p
     notes, warns = [], []
     kept = [x for x in scored if _consistent(x.reading, opts)]
     best_free = max(scored, key=lambda x: x.free)
+    # of the readings that give its numbers, the one that keeps most options (eye-to-hand with T_cam_marker
+    # and eye-in-hand with T_target_cam are the same numbers)
+    best_free = max((x for x in scored if _same_numbers(x, best_free) and x.free >= best_free.free - 1e-9),
+                    key=lambda x: x.total)
     best_kept = max(kept, key=lambda x: x.total)
     given = [c.why for c, _ in best_free.against if c.source == "option"]
     if best_free.free - best_kept.free >= cv.DECISIVE and given:
@@ -573,6 +611,15 @@ def check(hand: PoseStream, eye: PoseStream, *, setup: str | None = None, hand_p
         notes.append(f"conventions: read with {', '.join(_changes(best.reading, stated, hand, eye, aligns, rig))} "
                      f"(the same numbers as {', '.join(_changes(stated, best.reading, hand, eye, aligns, rig))}; "
                      "the files say so)")
+    swapped = [x for x in scored if x.reading.swap != best.reading.swap and not _same_numbers(x, best)]
+    if swapped:
+        sw = max(swapped, key=lambda x: x.total)
+        only_role = {id(c) for c, f in sw.against} - {id(c) for c, f in best.against}
+        data_equal = all(abs(sw.terms[k] - best.terms[k]) < 0.5 for k in
+                         ("congruence", "fit", "scale", "magnitude", "x_prior", "rates"))
+        if data_equal and all(c.attribute == "role" and f is None for c, f in sw.against if id(c) in only_role):
+            notes.append("conventions: the poses fit as well with --hand and --eye exchanged (X inverted); nothing in "
+                         "the files (format, names, comments, rates) tells which is which: the roles as given decide")
     used = _changes(best.reading, plain, hand, eye, aligns, rig)
     runner = (f"by {margin:.1f} log units over {', '.join(_changes(rivals[0].reading, best.reading, hand, eye, aligns, rig))}"
               if rivals else "(no other reading gives different numbers)")
@@ -591,6 +638,8 @@ def check(hand: PoseStream, eye: PoseStream, *, setup: str | None = None, hand_p
         if len(ranking) >= 8:
             break
     d = best.data
+    if d.reused:
+        d.coarse = None  # estimated with other quaternions: calibrate estimates it again
     report = {"checked": True, "reading": _options_of(best.reading, hand, eye, aligns, rig),
               "margin": None if not np.isfinite(margin) else round(margin, 3), "ranking": ranking,
               "n_readings": len(scored)}
@@ -617,6 +666,8 @@ def _apply(r: Reading, hand, eye, alignment, coarse, s, s_std, notes, warns, rep
     h, e = _streams(hand, eye, r.quat)
     if r.swap:
         h, e = e, h
+        if alignment is not None:  # its indices follow the files
+            alignment = pr.Alignment(alignment.eye_index, alignment.hand_index, -alignment.shift, alignment.cut)
     if stamped and coarse is None:
         coarse = pr.CoarseOffset(0.0) if offset in (None, "none") else None
     return Decision(r, h, e, alignment, coarse, s, s_std, notes, warns, report)

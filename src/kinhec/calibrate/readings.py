@@ -14,9 +14,12 @@ Paired poses obey ``A_i X = Y B_i``, so relative motions obey
 rotation angles agree whatever ``X`` and ``Y`` are.  Reading a stream the
 other way round conjugates its motions by a pose and inverts them, which
 changes no angle either.  The agreement of the angles (*congruence*,
-:func:`congruence`) therefore tests, before anything is fitted, what changes
-the rotations themselves: the order of the quaternion columns and which rows
-pair (:func:`order_alignments`).
+:func:`congruence`) therefore tests, before anything is fitted, which rows
+pair (:func:`order_alignments`).  It is blind to the order of the quaternion
+columns: the angle between two rotations is ``2 acos|q_i . q_j|``, which no
+permutation of the four components changes.  A stream read in the wrong order
+shows in the fit instead: its rotations no longer fit one ``X`` -- or, with
+both streams misread alike, they still do and the translations do not.
 
 Directions fall into two *classes*, which a fit separates (:func:`fit_class`):
 as read, and with one of the two streams inverted.  Within a class the data
@@ -172,7 +175,7 @@ def congruence(RA: np.ndarray, RB: np.ndarray, sigma: float | None = None) -> tu
     return -float(_excess(_row_costs(D, s)).sum()), med, s
 
 
-def order_alignments(R_hand: np.ndarray, R_eye: np.ndarray, max_shift: int = MAX_SHIFT):
+def order_alignments(R_hand: np.ndarray, R_eye: np.ndarray, max_shift: int = MAX_SHIFT, sigma: float | None = None):
     """Candidate row alignments of two unstamped files, scored by congruence.
 
     Files of equal length: shifts of the whole file by ``-max_shift..max_shift``
@@ -181,6 +184,10 @@ def order_alignments(R_hand: np.ndarray, R_eye: np.ndarray, max_shift: int = MAX
     (the rows before pair one to one, those after shifted by ``d``).  Each
     alignment's rows are compared with :data:`N_REF` reference rows spread
     over the file; all places of the run are scored at once from prefix sums.
+
+    ``sigma`` is the noise of the angle differences [rad] (default: from the
+    best alignment); pass a common one to compare the scores of other readings
+    of the files (quaternion orders).
 
     Returns
     -------
@@ -210,7 +217,7 @@ def order_alignments(R_hand: np.ndarray, R_eye: np.ndarray, max_shift: int = MAX
             D.append(angle_matrix(R_hand[al.hand_index], R_hand[al.hand_index[ref]])
                      - angle_matrix(R_eye[al.eye_index], R_eye[al.eye_index[ref]]))
         rough = [float(_row_costs(x, np.radians(1.0)).mean()) for x in D]
-        sigma = _sigma(D[int(np.argmin(rough))])
+        sigma = _sigma(D[int(np.argmin(rough))]) if sigma is None else sigma
         n_rows = nh
         out = [(al, -n_rows * float(_excess(_row_costs(x, sigma)).mean()), float(np.median(np.abs(x))))
                for (al, _), x in zip(cands, D)]
@@ -247,7 +254,7 @@ def order_alignments(R_hand: np.ndarray, R_eye: np.ndarray, max_shift: int = MAX
     lmap = np.arange(ns) + dd * (np.arange(ns) >= best)
     refmap = ref + dd * (ref >= best)
     Db = angle_matrix(RL[lmap], RL[refmap]) - thS
-    sigma = _sigma(Db)
+    sigma = _sigma(Db) if sigma is None else sigma
     score = -totals(sigma)
     order = np.argsort(-score, kind="stable")
     out = []
