@@ -81,6 +81,8 @@ class Decision:
     Attributes
     ----------
     reading : Reading
+        The reading used; ``stated`` is what the input states (its options,
+        format, comments and names, then the defaults).
     hand, eye : PoseStream
         The files in the roles of the reading, their quaternions read in its order.
     alignment : Alignment or None
@@ -106,6 +108,7 @@ class Decision:
     notes: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
     report: dict = field(default_factory=dict)
+    stated: Reading | None = None  # what the input states (options, format, comments, names, defaults)
 
 
 # --------------------------------------------------------------------------- #
@@ -645,6 +648,7 @@ def check(hand: PoseStream, eye: PoseStream, *, setup: str | None = None, hand_p
               "n_readings": len(scored)}
     dec = _apply(best.reading, hand, eye, d.alignment, d.coarse, best.info["scale"], best.info["scale_std"], notes,
                  warns, report, stamped, offset, max_offset_s)
+    dec.stated = stated
     report["cost_s"] = round(time.process_time() - t0, 4)
     return dec
 
@@ -670,4 +674,4 @@ def _apply(r: Reading, hand, eye, alignment, coarse, s, s_std, notes, warns, rep
             alignment = pr.Alignment(alignment.eye_index, alignment.hand_index, -alignment.shift, alignment.cut)
     if stamped and coarse is None:
         coarse = pr.CoarseOffset(0.0) if offset in (None, "none") else None
-    return Decision(r, h, e, alignment, coarse, s, s_std, notes, warns, report)
+    return Decision(r, h, e, alignment, coarse, s, s_std, notes, warns, report, stated=r)

@@ -310,6 +310,7 @@ def _read_tum(path: Path, name: str, *, comma: bool = False, fmt: str = "tum") -
     _check_finite(path, data, lines)
     order, source = "xyzw", None
     if cols is not None:
+        order = "wxyz" if cols[7] < cols[4] else "xyzw"  # the order the header states
         data = data[:, cols]  # t x y z qx qy qz qw
         source = "header"
     T = _poses_from_pq(path, data[:, 1:4], data[:, 4:8], lines)
