@@ -264,10 +264,13 @@ def _claims(hand: PoseStream, eye: PoseStream, opts: dict, quat_free: tuple, rig
     for f in (0, 1):
         u = (o.get("units") or (None, None))[f]
         if u:
-            out.append((cv.Claim("units", u, "option", f"--units {','.join(x or '?' for x in o['units'])}"), f))
+            us = o["units"]
+            out.append((cv.Claim("units", u, "option", f"--units {us[0] if us[0] == us[1] else ','.join(us)}"), f))
         q = (o.get("quat") or (None, None))[f]
         if q:
-            out.append((cv.Claim("quat_order", q, "option", f"--quat-order {q}"), f))
+            qs = o["quat"]
+            out.append((cv.Claim("quat_order", q, "option",
+                                 f"--quat-order {qs[0] if qs[0] == qs[1] else ','.join(qs)}"), f))
     # the files in the roles given: a strong habit, not an option (exchanged files are what it checks)
     out.append((cv.Claim("role", "given", "convention", "the files in the roles given (--hand, --eye)",
                          w=ROLE_WEIGHT), None))
@@ -465,9 +468,11 @@ def _stated(hand: PoseStream, eye: PoseStream, opts: dict, claims, rig: bool, qu
 
     hp = opts.get("hand_pose") or direction(0, "hand", "base_T_ee")
     ep = opts.get("eye_pose") or direction(1, "eye", "cam_T_target")
-    setup = opts.get("setup") or (None if rig else strongest("setup", None)) or "eye_in_hand"
+    setup_claims = [c for c, _ in claims if c.attribute == "setup"]  # about the setup, whichever file says it
+    setup = opts.get("setup") or (None if rig or not setup_claims else max(setup_claims, key=lambda c: c.weight).value)
+    setup = setup or "eye_in_hand"
     units = tuple((opts.get("units") or (None, None))[f] or strongest("units", f, "m") for f in (0, 1))
-    quat = tuple(((opts.get("quat") or (None, None))[f] or "xyzw") if quat_free[f] else s.quat_order
+    quat = tuple("xyzw" if quat_free[f] else ((opts.get("quat") or (None, None))[f] or s.quat_order)
                  for f, s in enumerate((hand, eye)))
     align = 0 if (hand.t is not None and eye.t is not None) or len(hand) == len(eye) else -1  # -1: none stated
     return Reading(hand_pose=hp, eye_pose=ep, setup=setup, units=units, quat=quat, align=align)
@@ -511,7 +516,9 @@ def check(hand: PoseStream, eye: PoseStream, *, setup: str | None = None, hand_p
     stamped = hand.t is not None and eye.t is not None
     # quaternion orders that can be tried (formats that store the columns by position, unless stated)
     quat_free = tuple(s.quat_raw is not None and not (quat or (None, None))[f] for f, s in enumerate((hand, eye)))
-    q_vals = [(s.quat_order,) if not quat_free[f] else ("xyzw", "wxyz") for f, s in enumerate((hand, eye))]
+    # both orders for the files that store their quaternions by position (a stated order is checked too)
+    q_vals = [("xyzw", "wxyz") if s.quat_raw is not None else ((quat or (None, None))[f] or s.quat_order,)
+              for f, s in enumerate((hand, eye))]
     for f, s in enumerate((hand, eye)):
         q = (quat or (None, None))[f]
         if q and not quat_free[f] and s.quat_raw is None and q != s.quat_order:
@@ -552,7 +559,7 @@ def check(hand: PoseStream, eye: PoseStream, *, setup: str | None = None, hand_p
     best_free = max((x for x in scored if _same_numbers(x, best_free) and x.free >= best_free.free - 1e-9),
                     key=lambda x: x.total)
     best_kept = max(kept, key=lambda x: x.total)
-    given = [c.why for c, _ in best_free.against if c.source == "option"]
+    given = list(dict.fromkeys(c.why for c, _ in best_free.against if c.source == "option"))
     if best_free.free - best_kept.free >= cv.DECISIVE and given:
         by = f"by {best_free.free - best_kept.free:.1f} log units"
         fits = (f"(X {_len(best_free.info['x_m'])} from the flange, Y {_len(best_free.info['y_m'])}, fit "
@@ -672,6 +679,10 @@ def _apply(r: Reading, hand, eye, alignment, coarse, s, s_std, notes, warns, rep
         h, e = e, h
         if alignment is not None:  # its indices follow the files
             alignment = pr.Alignment(alignment.eye_index, alignment.hand_index, -alignment.shift, alignment.cut)
+        if coarse is not None and coarse.estimated:  # estimated with the roles the other way: calibrate estimates
+            coarse = None                             # it again (eye stamp = hand time + offset)
+        elif coarse is not None:
+            coarse = pr.CoarseOffset(-coarse.offset_s)
     if stamped and coarse is None:
         coarse = pr.CoarseOffset(0.0) if offset in (None, "none") else None
     return Decision(r, h, e, alignment, coarse, s, s_std, notes, warns, report, stated=r)
