@@ -640,6 +640,56 @@ def calibrate(ctx, hand, eye, setup, corners, intrinsics, fmt, hand_pose, eye_po
 
 
 # --------------------------------------------------------------------------- #
+# plan-poses: which poses to record (docs/planner.md)
+# --------------------------------------------------------------------------- #
+@main.command("plan-poses")
+@click.option("--robot", required=True, help="Arm model (kinhec info lists them).")
+@click.option("--setup", required=True, type=click.Choice(["eye_in_hand", "eye_to_hand"]))
+@click.option("--camera", required=True, help="Camera preset (vga, hd, fhd, industrial_5mp).")
+@click.option("--target", required=True, help="Target preset (eye-to-hand: the marker on the flange).")
+@click.option("--X-guess", "x_guess", required=True, metavar="x,y,z,qx,qy,qz,qw",
+              help="Guess of X: T_ee_cam (eye-in-hand) or T_ee_marker (eye-to-hand) [m].")
+@click.option("--Y-guess", "y_guess", required=True, metavar="x,y,z,qx,qy,qz,qw",
+              help="Guess of Y: T_base_world (the board, eye-in-hand) or T_base_cam (eye-to-hand) [m].")
+@click.option("--n", "n", required=True, type=int, help="Poses to plan.")
+@click.option("--taken", type=click.Path(exists=True, dir_okay=False), help="CSV of the poses already recorded.")
+@click.option("--stop-std-mm", type=float, help="Stop once the predicted RMS translation error of X is below this.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random draw.")
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="CSV to write (the JSON goes beside it).")
+@click.option("--camera-noise", default="pnp", show_default=True, help="pnp, or a camera level c0..c5.")
+@click.option("--pixel-std", type=float, default=0.5, show_default=True, help="Pixel noise [px] of --camera-noise pnp.")
+@click.option("--robot-noise", default="r1", show_default=True, help="Robot level r0..r4.")
+@click.option("--criterion", type=click.Choice(["trace", "max_eig"]), default="trace", show_default=True)
+@click.option("--guess-tolerance", metavar="MM,DEG", help="Keep the target in view if the guesses are this far off.")
+@click.option("--figure", "figure_out", type=click.Path(dir_okay=False), help="Also draw the plan (PNG).")
+def plan_poses_cmd(robot, setup, camera, target, x_guess, y_guess, n, taken, stop_std_mm, seed, out, camera_noise,
+                   pixel_std, robot_noise, criterion, guess_tolerance, figure_out):  # fmt: skip
+    """Plan the poses to record: reachable, target in view, minimising the predicted error of X."""
+    from kinhec.planner import PlanLimits, noise_model, plan_poses
+    from kinhec.planner.plan import parse_tolerance
+
+    noise = noise_model(camera_noise, robot_noise, pixel_std=pixel_std)
+    tol_mm, tol_deg = parse_tolerance(guess_tolerance) if guess_tolerance else (0.0, 0.0)
+    limits = PlanLimits(guess_tolerance_mm=tol_mm, guess_tolerance_deg=tol_deg)
+    plan = plan_poses(robot, setup, camera, target, x_guess, y_guess, n, taken=taken, stop_std_mm=stop_std_mm,
+                      seed=seed, noise=noise, criterion=criterion, limits=limits)  # fmt: skip
+    for w in plan.details["warnings"]:
+        click.echo(f"warning: {w}")
+    d = plan.to_dict()
+    fmt = lambda v: "undetermined" if v is None else f"{v:.3f} mm"  # noqa: E731
+    click.echo(f"{len(plan)} poses planned ({d['stopped_by']}), path {d['path_time_s']:.1f} s at full joint speed")
+    if d["n_taken"]:
+        click.echo(f"taken poses: {d['n_taken_counted']} of {d['n_taken']} counted, predicted sigma {fmt(d['sigma_taken_mm'])}")
+    for k, (s, r) in enumerate(zip(d["sigma_mm"], d["random_sigma_mm"]), start=1):
+        click.echo(f"  pose {k:3d}: predicted sigma of X translation {fmt(s):>14s}   (random poses {fmt(r)})")
+    csv_path, json_path = plan.write(out)
+    click.echo(f"written: {csv_path}")
+    click.echo(f"written: {json_path}")
+    if figure_out:
+        click.echo(f"written: {plan.figure(figure_out)}")
+
+
+# --------------------------------------------------------------------------- #
 # suite: the regression suite of frozen observations (docs/regression.md)
 # --------------------------------------------------------------------------- #
 _SUITE_ROOT = click.option("--root", "root", type=click.Path(file_okay=False), default="regression", show_default=True,
