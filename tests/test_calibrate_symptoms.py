@@ -21,6 +21,7 @@ from kinhec.calibrate import calibrate
 from kinhec.cli import main
 from kinhec.errors import InputError
 
+from test_calibrate_cli import _one_line_exit_2 as one_line_exit_2
 from test_calibrate_synthetic import EYE_POSE, exported
 
 DATA = Path(__file__).resolve().parent / "data" / "realdata"
@@ -33,15 +34,6 @@ TABB = DATA / "tabb_ds1"
 
 def run(*args):
     return CliRunner().invoke(main, ["calibrate", *map(str, args)])
-
-
-def one_line_exit_2(r, *fragments):
-    assert r.exit_code == 2, r.output
-    err = r.stderr.strip()
-    assert "\n" not in err and "Traceback" not in r.output + r.stderr, err
-    for f in fragments:
-        assert f in err, (f, err)
-    return err
 
 
 def eth_files(folder):
@@ -268,3 +260,23 @@ def test_notes_are_printed_on_screen(tmp_path):
     r = run("--hand", hand, "--eye", eye)
     assert r.exit_code == 0, r.output
     assert "note: conventions:" in r.output and "note: initial estimate from" in r.output
+
+
+def test_the_start_is_the_candidate_most_pairs_agree_with():
+    """The issue: calibrate started from Daniilidis, the candidate with the smallest median residuals -- a median
+    that a candidate fitting part of the pairs well wins.  The start is now the candidate (the solvers' consensus
+    among them) that the most pairs agree with: on five analogues it is closer to the truth on average, in
+    rotation and in translation."""
+    from kinhec.calibrate import solve as sv
+
+    err_new, err_old = [], []
+    for seed in range(5):
+        A, C, X, Y = static_run_analogue(seed=seed)
+        B = se3.invert_transform(C)
+        cands = sv.initial_candidates(A, B)
+        assert "consensus" in [c[0] for c in cands]
+        med = np.array([sv._score(A, B, Xc, Yc, s) for _, Xc, Yc, s in cands])
+        by_median = cands[int(np.argmin((med / med.min(axis=0)).sum(axis=1)))]
+        err_new.append(se3.pose_error(cands[0][1], X))
+        err_old.append(se3.pose_error(by_median[1], X))
+    assert np.all(np.mean(err_new, axis=0) < np.mean(err_old, axis=0)), (err_new, err_old)

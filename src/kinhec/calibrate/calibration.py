@@ -49,18 +49,21 @@ def _names(setup: str):
     return "T_ee_cam", "T_base_target"
 
 
-def _units_pair(units) -> tuple[str | None, str | None]:
-    if units is None:
+def _option_pair(value, valid, name: str, example: str) -> tuple[str | None, str | None]:
+    """An option given once or per file (``"mm"`` or ``"mm,m"``) as ``(hand, eye)``, each checked against ``valid``."""
+    if value is None:
         return None, None
-    parts = [u.strip() for u in str(units).split(",")]
+    parts = [u.strip() for u in str(value).split(",")]
     for u in parts:
-        if u not in UNITS:
-            raise UnknownNameError("unit", u, UNITS)
-    if len(parts) == 1:
-        return parts[0], parts[0]
-    if len(parts) == 2:
-        return parts[0], parts[1]
-    raise InputError(f"units: expected m, mm or HAND,EYE (e.g. mm,m), got {units!r}")
+        if u not in valid:
+            raise UnknownNameError(name, u, valid)
+    if len(parts) in (1, 2):
+        return parts[0], parts[-1]
+    raise InputError(f"{name}: expected one of {', '.join(valid)} or HAND,EYE (e.g. {example}), got {value!r}")
+
+
+def _units_pair(units) -> tuple[str | None, str | None]:
+    return _option_pair(units, UNITS, "unit", "mm,m")
 
 
 def _hand_metric(s: PoseStream, hand_pose, units) -> np.ndarray:
@@ -225,15 +228,7 @@ def _compose_std(X1, C1, X2, C2):
 
 
 def _quat_pair(order) -> tuple[str | None, str | None]:
-    if order is None:
-        return None, None
-    parts = [u.strip() for u in str(order).split(",")]
-    for q in parts:
-        if q not in QUAT_ORDERS:
-            raise UnknownNameError("quaternion order", q, QUAT_ORDERS)
-    if len(parts) in (1, 2):
-        return parts[0], parts[-1]
-    raise InputError(f"quat_order: expected xyzw, wxyz or HAND,EYE (e.g. wxyz,xyzw), got {order!r}")
+    return _option_pair(order, QUAT_ORDERS, "quaternion order", "wxyz,xyzw")
 
 
 def _solve_reading(dec, *, setup, offset, scale, solver, force, max_offset_s) -> CalibrationResult:

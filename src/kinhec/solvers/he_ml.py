@@ -268,11 +268,13 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
     cov = covariance.final_covariance(fit, known)
     collapsed = collapse.minority_collapse(A, fit.inl) if robust else None
     if collapsed is not None:  # a minority of pairs that determine nothing: refused, every pair fitted instead
+        levels = vc.noise_from_theta(fit.theta)
+        collapsed["noise"] = levels
         warnings.warn(
             f"he_ml: the robust fit kept {collapsed['n_inliers']} of {collapsed['n']} pairs, whose flange poses "
-            f"rotate by {collapsed['rot_range_deg']:.2g} deg between them (they determine no X; their noise levels "
-            "fall to about zero); refused: every pair fitted by plain maximum likelihood",
-            collapse.RobustCollapseWarning, stacklevel=2)
+            f"rotate by {collapsed['rot_range_deg']:.2g} deg between them: they determine no X (its noise levels on "
+            f"them, at most {max(levels.values()):.2g} rad or m); refused: every pair fitted by plain maximum "
+            "likelihood", collapse.RobustCollapseWarning, stacklevel=2)
         out = he_ml(A, B, configuration=fit.configuration, noise=noise, scale=scale, scale_drift=scale_drift,
                     drift=drift, robust=False, seed=seed, max_rounds=max_rounds, pixels=pixels)
         out.info["robust_collapse"] = collapsed
