@@ -14,7 +14,6 @@ the observability (:mod:`~kinhec.calibrate.observability`).
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import numpy as np

@@ -200,7 +200,7 @@ def frames_in(text: str) -> tuple[tuple[str | None, str | None], str] | None:
             groups.append((k, i))
         i -= 1
     if len(groups) >= 2:
-        (child, ci), (parent, pi) = groups[0], groups[1]
+        (child, _), (parent, pi) = groups[0], groups[1]
         if not {parent, child} <= {"base", "world"}:
             return (parent, child), "_".join(toks[pi:end])
     return None

@@ -405,6 +405,12 @@ def _why(a: _Scored, b: _Scored, hand: PoseStream, eye: PoseStream) -> str:
     return "; ".join(parts)
 
 
+def _num(v, digits: int):
+    """A plain float rounded for the JSON report (None when not finite)."""
+    v = float(v)
+    return round(v, digits) if np.isfinite(v) else None
+
+
 def _len(m: float) -> str:
     return f"{1000 * m:.0f} mm" if m < 1 else f"{m:.3g} m"
 
@@ -549,115 +555,157 @@ def check(hand: PoseStream, eye: PoseStream, *, setup: str | None = None, hand_p
     values = [(False,) if rig else (False, True), HAND_POSES, EYE_POSES, ("eye_in_hand",) if rig else SETUPS_CHECKED,
               tuple(UNIT_M), (stated.units[1],) if scale else tuple(UNIT_M)]
     scored = _score_all(hand, eye, datas, claims, scale=scale, rig_reference=rig_reference, values=values)
-    aligns = {(d.quat, d.variant): d.alignment for d in datas}
-    files = f"{hand.span()} and {eye.span()}"
-    notes, warns = [], []
-    kept = [x for x in scored if _consistent(x.reading, opts)]
+    ctx = _Words(hand, eye, {(d.quat, d.variant): d.alignment for d in datas}, rig)
+    kept = sorted((x for x in scored if _consistent(x.reading, opts)), key=lambda x: -x.total)
+    warns = _against_options(ctx, scored, kept, force)
+    best, rivals, margin, more = _settle(ctx, kept, stated, force)
+    notes = _notes(ctx, scored, best, rivals, margin, stated, kept, quat_free)
+    d = best.data
+    if d.reused:
+        d.coarse = None  # estimated with other quaternions: calibrate estimates it again
+    report = {"checked": True, "reading": ctx.options(best.reading), "margin": _num(margin, 3),
+              "ranking": _ranking(ctx, scored), "n_readings": len(scored)}
+    dec = _apply(best.reading, hand, eye, d.alignment, d.coarse, best.info["scale"], best.info["scale_std"], notes,
+                 warns + more, report, stamped, offset, max_offset_s)
+    dec.stated = stated
+    report["cost_s"] = round(time.process_time() - t0, 4)
+    return dec
+
+
+@dataclass
+class _Words:
+    """What the messages need: the files, their row alignments, whether a rig camera is checked."""
+
+    hand: PoseStream
+    eye: PoseStream
+    aligns: dict
+    rig: bool
+
+    @property
+    def files(self) -> str:
+        return f"{self.hand.span()} and {self.eye.span()}"
+
+    def options(self, r: Reading) -> list[str]:
+        return _options_of(r, self.hand, self.eye, self.aligns, self.rig)
+
+    def changes(self, r: Reading, ref: Reading) -> list[str]:
+        return _changes(r, ref, self.hand, self.eye, self.aligns, self.rig)
+
+    def why(self, a: _Scored, b: _Scored) -> str:
+        return _why(a, b, self.hand, self.eye)
+
+
+def _fits_text(x: _Scored) -> str:
+    return (f"X {_len(x.info['x_m'])} from the flange, Y {_len(x.info['y_m'])}, fit {x.info['rot_deg']:.2g} deg / "
+            f"{x.info['trans_mm']:.3g} mm")
+
+
+def _against_options(ctx: _Words, scored: list, kept: list, force: bool) -> list[str]:
+    """Raise (or, with ``force``, warn) when a reading against the options beats every reading that keeps them."""
     best_free = max(scored, key=lambda x: x.free)
     # of the readings that give its numbers, the one that keeps most options (eye-to-hand with T_cam_marker
     # and eye-in-hand with T_target_cam are the same numbers)
     best_free = max((x for x in scored if _same_numbers(x, best_free) and x.free >= best_free.free - 1e-9),
                     key=lambda x: x.total)
-    best_kept = max(kept, key=lambda x: x.total)
+    best_kept = kept[0]
     given = list(dict.fromkeys(c.why for c, _ in best_free.against if c.source == "option"))
-    if best_free.free - best_kept.free >= cv.DECISIVE and given:
-        by = f"by {best_free.free - best_kept.free:.1f} log units"
-        fits = (f"(X {_len(best_free.info['x_m'])} from the flange, Y {_len(best_free.info['y_m'])}, fit "
-                f"{best_free.info['rot_deg']:.2g} deg / {best_free.info['trans_mm']:.3g} mm)")
-        if best_free.reading.swap:
-            msg = (f"{files}: {hand.path} given as --hand and {eye.path} as --eye look exchanged ({by}): "
-                   f"{_why(best_free, best_kept, hand, eye)}; they fit with --hand {eye.path} --eye {hand.path}"
-                   + "".join(f" {o}" for o in _changes(best_free.reading, best_kept.reading, hand, eye, aligns, rig)
-                             if not o.startswith("--hand and")) + f" {fits}")
-        else:
-            opts_given = [g for g in given if g.startswith("--")]
-            keep = _changes(best_kept.reading, best_free.reading, hand, eye, aligns, rig)
-            keep = [o for o in keep if o not in opts_given]
-            msg = (f"{files}: {' and '.join(opts_given)} {'does' if len(opts_given) == 1 else 'do'} not fit these "
-                   f"files ({by}): with {'it' if len(opts_given) == 1 else 'them'}"
-                   + (f" the files read as {', '.join(keep)}" if keep else "") + ": "
-                   + _why(best_kept, best_free, hand, eye) + "; they fit with "
-                   + ", ".join(_changes(best_free.reading, best_kept.reading, hand, eye, aligns, rig)) + f" {fits}")
-        if not force:
-            raise InputError(msg)
-        warns.append(msg + "; kept as given (--force)")
-    # the best reading that keeps the options, against the best one that gives other numbers
-    kept.sort(key=lambda x: -x.total)
+    if best_free.free - best_kept.free < cv.DECISIVE or not given:
+        return []
+    by = f"by {best_free.free - best_kept.free:.1f} log units"
+    fits = f"({_fits_text(best_free)})"
+    if best_free.reading.swap:
+        msg = (f"{ctx.files}: {ctx.hand.path} given as --hand and {ctx.eye.path} as --eye look exchanged ({by}): "
+               f"{ctx.why(best_free, best_kept)}; they fit with --hand {ctx.eye.path} --eye {ctx.hand.path}"
+               + "".join(f" {o}" for o in ctx.changes(best_free.reading, best_kept.reading)
+                         if not o.startswith("--hand and")) + f" {fits}")
+    else:
+        keep = [o for o in ctx.changes(best_kept.reading, best_free.reading) if o not in given]
+        msg = (f"{ctx.files}: {' and '.join(given)} {'does' if len(given) == 1 else 'do'} not fit these files ({by}): "
+               f"with {'it' if len(given) == 1 else 'them'}" + (f" the files read as {', '.join(keep)}" if keep else "")
+               + f": {ctx.why(best_kept, best_free)}; they fit with "
+               + ", ".join(ctx.changes(best_free.reading, best_kept.reading)) + f" {fits}")
+    if not force:
+        raise InputError(msg)
+    return [msg + "; kept as given (--force)"]
+
+
+def _settle(ctx: _Words, kept: list, stated: Reading, force: bool):
+    """The best reading that keeps the options, if it beats every reading with other numbers decisively.
+
+    Returns ``(best, rivals, margin, warnings)``; raises naming the readings within the margin otherwise (with
+    ``force``: the stated reading among them, or the best, and a warning).
+    """
     best = kept[0]
     rivals = [x for x in kept if not _same_numbers(x, best)]
-    # of readings with the same numbers, report the explanation the evidence favours
     margin = best.total - rivals[0].total if rivals else float("inf")
-    stated_s = next((x for x in kept if x.reading == stated or (x.reading.outcome == stated.outcome)), None)
-    if margin < cv.DECISIVE:
-        close = [best] + [x for x in rivals if best.total - x.total < cv.DECISIVE]
-        # one entry per distinct outcome
-        distinct = []
-        for x in close:
-            if not any(_same_numbers(x, y) for y in distinct):
-                distinct.append(x)
-        items = []
-        opts_of = [_options_of(x.reading, hand, eye, aligns, rig) for x in distinct[:4]]
-        shared = set.intersection(*map(set, opts_of))
-        for k, x in enumerate(distinct[:4]):
-            ch = [o for o in opts_of[k] if o not in shared]
-            items.append(f"({k + 1}) {', '.join(ch)}: X {_len(x.info['x_m'])} from the flange, Y "
-                         f"{_len(x.info['y_m'])} (fit {x.info['rot_deg']:.2g} deg / {x.info['trans_mm']:.3g} mm)")
-        msg = (f"{files}: {len(distinct)} readings fit about equally (within {cv.DECISIVE:.1f} log units) and give "
-               f"different X: {'; '.join(items)}; what tells (1) from (2): {_why(distinct[0], distinct[1], hand, eye)}; "
-               "state the one that matches your files with the options above")
-        if not force:
-            raise InputError(msg)
-        warns.append(msg + " (--force: ")
-        if stated_s is not None and any(_same_numbers(stated_s, x) for x in distinct):
-            best = stated_s
-        warns[-1] += f"kept {', '.join(_changes(best.reading, stated, hand, eye, aligns, rig)) or 'the stated reading'})"
-    # notes: what was read otherwise than the input states, and why
-    plain = Reading(quat=tuple("xyzw" if f else s_.quat_order for f, s_ in zip(quat_free, (hand, eye))))
+    if margin >= cv.DECISIVE:
+        return best, rivals, margin, []
+    distinct = []  # one entry per distinct outcome within the margin
+    for x in [best] + [x for x in rivals if best.total - x.total < cv.DECISIVE]:
+        if not any(_same_numbers(x, y) for y in distinct):
+            distinct.append(x)
+    opts_of = [ctx.options(x.reading) for x in distinct[:4]]
+    shared = set.intersection(*map(set, opts_of))
+    items = [f"({k + 1}) {', '.join(o for o in opts_of[k] if o not in shared)}: {_fits_text(x)}"
+             for k, x in enumerate(distinct[:4])]
+    msg = (f"{ctx.files}: {len(distinct)} readings fit about equally (within {cv.DECISIVE:.1f} log units) and give "
+           f"different X: {'; '.join(items)}; what tells (1) from (2): {ctx.why(distinct[0], distinct[1])}; "
+           "state the one that matches your files with the options above")
+    if not force:
+        raise InputError(msg)
+    stated_s = _stated_scored(kept, stated)
+    if stated_s is not None and any(_same_numbers(stated_s, x) for x in distinct):
+        best = stated_s
+    kept_text = ", ".join(ctx.changes(best.reading, stated)) or "the stated reading"
+    return best, rivals, margin, [f"{msg} (--force: kept {kept_text})"]
+
+
+def _stated_scored(kept: list, stated: Reading):
+    return next((x for x in kept if x.reading == stated or x.reading.outcome == stated.outcome), None)
+
+
+def _notes(ctx: _Words, scored, best, rivals, margin, stated, kept, quat_free) -> list[str]:
+    """What was read otherwise than the input states and why; a swap nothing tells; the ranking in one line."""
+    notes = []
+    stated_s = _stated_scored(kept, stated)
     if stated_s is None or not _same_numbers(best, stated_s):
-        ch = _changes(best.reading, stated, hand, eye, aligns, rig)
-        why = _why(best, stated_s, hand, eye) if stated_s is not None else "the files hold different numbers of poses"
-        notes.append(f"conventions: corrected to {', '.join(ch)}: {why}")
-    elif best.reading != stated and _changes(best.reading, stated, hand, eye, aligns, rig):
-        notes.append(f"conventions: read with {', '.join(_changes(best.reading, stated, hand, eye, aligns, rig))} "
-                     f"(the same numbers as {', '.join(_changes(stated, best.reading, hand, eye, aligns, rig))}; "
-                     "the files say so)")
+        why = ctx.why(best, stated_s) if stated_s is not None else "the files hold different numbers of poses"
+        notes.append(f"conventions: corrected to {', '.join(ctx.changes(best.reading, stated))}: {why}")
+    elif best.reading != stated and ctx.changes(best.reading, stated):
+        notes.append(f"conventions: read with {', '.join(ctx.changes(best.reading, stated))} (the same numbers as "
+                     f"{', '.join(ctx.changes(stated, best.reading))}; the files say so)")
     swapped = [x for x in scored if x.reading.swap != best.reading.swap and not _same_numbers(x, best)]
     if swapped:
         sw = max(swapped, key=lambda x: x.total)
-        only_role = {id(c) for c, f in sw.against} - {id(c) for c, f in best.against}
+        only_sw = {id(c) for c, _ in sw.against} - {id(c) for c, _ in best.against}
         data_equal = all(abs(sw.terms[k] - best.terms[k]) < 0.5 for k in
                          ("congruence", "fit", "scale", "magnitude", "x_prior", "rates"))
-        if data_equal and all(c.attribute == "role" and f is None for c, f in sw.against if id(c) in only_role):
+        if data_equal and all(c.attribute == "role" and f is None for c, f in sw.against if id(c) in only_sw):
             notes.append("conventions: the poses fit as well with --hand and --eye exchanged (X inverted); nothing in "
                          "the files (format, names, comments, rates) tells which is which: the roles as given decide")
-    used = _changes(best.reading, plain, hand, eye, aligns, rig)
-    runner = (f"by {margin:.1f} log units over {', '.join(_changes(rivals[0].reading, best.reading, hand, eye, aligns, rig))}"
-              if rivals else "(no other reading gives different numbers)")
-    notes.append(f"conventions: {len(scored)} readings scored; {', '.join(used) or 'the default reading'} first {runner}")
-    ranking = []
-    seen = []
+    plain = Reading(quat=tuple("xyzw" if f else s.quat_order for f, s in zip(quat_free, (ctx.hand, ctx.eye))))
+    runner = (f"by {margin:.1f} log units over {', '.join(ctx.changes(rivals[0].reading, best.reading))}" if rivals
+              else "(no other reading gives different numbers)")
+    used = ", ".join(ctx.changes(best.reading, plain)) or "the default reading"
+    notes.append(f"conventions: {len(scored)} readings scored; {used} first {runner}")
+    return notes
+
+
+def _ranking(ctx: _Words, scored: list, top: int = 8) -> list[dict]:
+    """The best readings that give distinct numbers, with their scores and terms (the JSON report)."""
+    out, seen = [], []
     for x in sorted(scored, key=lambda x: -x.total):
         if any(_same_numbers(x, y) for y in seen):
             continue
         seen.append(x)
-        ranking.append({"reading": _options_of(x.reading, hand, eye, aligns, rig), "score": round(x.total, 3),
-                        "terms": {k: round(v, 3) for k, v in x.terms.items()}, "X_t_m": round(x.info["x_m"], 4),
-                        "Y_t_m": round(x.info["y_m"], 4), "fit_deg_mm": [round(x.info["rot_deg"], 4),
-                                                                        round(x.info["trans_mm"], 4)],
-                        "scale": x.info["scale"]})
-        if len(ranking) >= 8:
+        out.append({"reading": ctx.options(x.reading), "score": _num(x.total, 3),
+                    "terms": {k: _num(v, 3) for k, v in x.terms.items()}, "X_t_m": _num(x.info["x_m"], 4),
+                    "Y_t_m": _num(x.info["y_m"], 4),
+                    "fit_deg_mm": [_num(x.info["rot_deg"], 4), _num(x.info["trans_mm"], 4)],
+                    "scale": _num(x.info["scale"], 6)})
+        if len(out) >= top:
             break
-    d = best.data
-    if d.reused:
-        d.coarse = None  # estimated with other quaternions: calibrate estimates it again
-    report = {"checked": True, "reading": _options_of(best.reading, hand, eye, aligns, rig),
-              "margin": None if not np.isfinite(margin) else round(margin, 3), "ranking": ranking,
-              "n_readings": len(scored)}
-    dec = _apply(best.reading, hand, eye, d.alignment, d.coarse, best.info["scale"], best.info["scale_std"], notes,
-                 warns, report, stamped, offset, max_offset_s)
-    dec.stated = stated
-    report["cost_s"] = round(time.process_time() - t0, 4)
-    return dec
+    return out
 
 
 def _degenerate(R: np.ndarray) -> bool:

@@ -233,7 +233,6 @@ def order_alignments(R_hand: np.ndarray, R_eye: np.ndarray, max_shift: int = MAX
     thS = angle_matrix(RS, RS[ref])  # (ns, nref)
     th = {(a, b): angle_matrix(RL[np.arange(ns) + a * dd], RL[ref + b * dd]) for a in (0, 1) for b in (0, 1)}
     cuts = np.arange(ns + 1)
-    b_of = ref[None, :] >= cuts[:, None]  # (ncut, nref): the reference row is after the cut
 
     def totals(sigma):
         # a row's cost depends on which side of the cut it and each reference row lie: with the references
