@@ -280,3 +280,25 @@ def test_the_start_is_the_candidate_most_pairs_agree_with():
         err_new.append(se3.pose_error(cands[0][1], X))
         err_old.append(se3.pose_error(by_median[1], X))
     assert np.all(np.mean(err_new, axis=0) < np.mean(err_old, axis=0)), (err_new, err_old)
+
+
+def test_runs_test_and_the_judgement_of_outlier_labels():
+    from kinhec.calibrate.outliers import judge, runs_z
+
+    block = np.r_[np.zeros(60, bool), np.ones(40, bool)]
+    assert runs_z(block) < -9  # two runs where about 49 are expected
+    alternating = np.arange(100) % 2 == 0
+    assert runs_z(alternating) > 9
+    rng = np.random.default_rng(0)
+    assert abs(runs_z(rng.random(100) < 0.2)) < 3  # scattered at random
+    A, C, X, Y = static_run_analogue(n_static=1)
+    inl = np.ones(len(A), bool)
+    assert judge(inl, A) is None
+    inl[rng.choice(len(A), 8, replace=False)] = False  # scattered gross errors: supported
+    assert judge(inl, A) is None
+    inl = np.ones(len(A), bool)
+    inl[20:35] = False  # a quarter of the rows in one run
+    assert "runs of consecutive pairs" in judge(inl, A)
+    inl = np.zeros(len(A), bool)
+    inl[:25] = True
+    assert "minority" in judge(inl, A)
