@@ -222,8 +222,9 @@ def test_frames_in_names_and_comments(text, kinds):
 
 
 def test_priors_pin_their_figures():
-    assert cv.x_log_prior(0.05) == 0 and cv.x_log_prior(0.3) == 0
+    assert cv.x_log_prior(0.005) == 0 and cv.x_log_prior(0.08) == 0 and -1.1 < cv.x_log_prior(0.33) < -0.9
     assert cv.x_log_prior(0.656) < -cv.DECISIVE and cv.x_log_prior(2.2) < -100  # the X = Y readings
+    assert cv.x_log_prior(0.00002) < -cv.DECISIVE  # 20 um: metres read as millimetres
     assert cv.magnitude_log_prior(0.7) == 0 and cv.magnitude_log_prior(700.0) < -cv.DECISIVE
     assert cv.magnitude_log_prior(0.0007) < -cv.DECISIVE  # metres read as millimetres
     assert cv.scale_log_prior(1.0) == 0 and cv.scale_log_prior(1000.0) == -60.0

@@ -252,7 +252,7 @@ def _reading_inputs(dec) -> dict:
 def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = None, hand_pose: str | None = None,
               eye_pose: str | None = None, units: str | None = None, offset="auto", scale: bool = False,
               solver: str | None = None, force: bool = False, dataset=None, sequence: str | None = None,
-              max_offset_s: float = MAX_OFFSET_S, corners=None, intrinsics=None,
+              max_offset_s: float = MAX_OFFSET_S, corners=None, intrinsics=None, bag=None,
               quat_order: str | None = None) -> CalibrationResult:
     """Calibrate ``X`` (and ``Y``) from a hand pose file and one or more eye pose files, or from corners.
 
@@ -302,6 +302,11 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
     intrinsics : str or array_like, optional
         With ``corners``: known ``fx, fy, cx, cy[, k1, k2, p1, p2[, k3]]`` [px]
         (default: estimated from the views).
+    bag : str or Path, optional
+        A ROS 1 ``.bag``, ROS 2 ``.db3`` / ``.mcap`` or ROS 2 bag folder; ``hand``
+        and ``eye`` then name its streams: a tf frame pair ``BASE:EE`` /
+        ``CAMERA:TARGET`` or a pose topic (:mod:`kinhec.calibrate.bags`).  The
+        result's ``inputs["frames"]`` names ``X`` and ``Y`` after the bag's frames.
 
     Returns
     -------
@@ -360,6 +365,12 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         hand_pose, eye_pose, units_hand, units_eye = "base_T_ee", "cam_T_target", "m", "m"
         fmt = "kinhec"
     else:
+        if bag is not None:
+            from kinhec.calibrate.bags import read_bag
+
+            if fmt is not None:
+                raise InputError(f"format: a bag's streams carry their own format, got --format {fmt} with a bag")
+            hand, eye = read_bag(bag, hand, eye)
         eye_specs = [eye] if isinstance(eye, (str, Path)) else list(eye)
         if not eye_specs:
             raise InputError("eye: expected at least one eye pose file (--eye), got none")
@@ -390,6 +401,11 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         res = _solve_reading(dec, setup=dec.reading.setup, offset=offset, scale=scale, solver=solver, force=force,
                              max_offset_s=max_offset_s)
         res.inputs = dict(inputs, hand=dec.hand.path, eye=[dec.eye.path], **_reading_inputs(dec))
+        if bag is not None:
+            from kinhec.calibrate.bags import frame_names
+
+            r = dec.reading
+            res.inputs["frames"] = frame_names(r.setup, dec.hand, dec.eye, r.hand_pose, r.eye_pose)
         return res
     per = {}
     decs = {}
@@ -401,6 +417,11 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         r.inputs = dict(inputs, eye=[e.path], **_reading_inputs(dec))
         per[e.name] = r
     inputs.update(_reading_inputs(next(iter(decs.values()))))
+    if bag is not None:
+        from kinhec.calibrate.bags import frame_names
+
+        inputs["camera_frames"] = {e.name: frame_names("rig", d.hand, d.eye, d.reading.hand_pose, d.reading.eye_pose)
+                                   for e, d in zip(eyes, decs.values())}
     if reference_camera:
         for k, r in per.items():
             r.X_name = f"T_{hand_s.name}_{k}"

@@ -41,9 +41,11 @@ frame that may be the robot's base or the target's: mocap, map, odometry).
 
 Priors
 ------
-:func:`x_log_prior`: a camera (or a marker) on a flange sits millimetres
-(:data:`X_MIN_M`) to about :data:`X_TYPICAL_M` from it; beyond, the prior falls
-by a Gaussian of :data:`X_FALL_M`.  ``Y`` (base to target or base to camera) gets no prior:
+:func:`x_log_prior`: a camera (or a marker) on a flange sits a few millimetres
+(:data:`X_MIN_M`) to a few centimetres (:data:`X_TYPICAL_M`) from it, the
+prior flat there; farther it falls as a log-normal (:data:`X_LOG_STD`), and
+beyond about the longest mounts (:data:`X_TAIL_M`) by a Gaussian of
+:data:`X_FALL_M` as well.  ``Y`` (base to target or base to camera) gets no prior:
 mocap and SLAM worlds put it anywhere, even at the identity.
 :func:`magnitude_log_prior`: median positions of a stream in
 [:data:`MIN_PLAUSIBLE_M`, :data:`MAX_PLAUSIBLE_M`].
@@ -63,7 +65,8 @@ import numpy as np
 
 __all__ = ["Claim", "WEIGHTS", "DECISIVE", "file_claims", "frames_in", "frames_of", "frames_agree",
            "x_log_prior", "magnitude_log_prior", "scale_log_prior", "rate_log_likelihood", "median_norm",
-           "MAX_PLAUSIBLE_M", "MIN_PLAUSIBLE_M", "X_TYPICAL_M", "X_FALL_M", "X_MIN_M", "SCALE_LOG_STD"]
+           "MAX_PLAUSIBLE_M", "MIN_PLAUSIBLE_M", "X_TYPICAL_M", "X_LOG_STD", "X_TAIL_M", "X_FALL_M", "X_MIN_M",
+           "SCALE_LOG_STD"]
 
 #: Weight [log units] a reading loses for contradicting a claim of each source.
 WEIGHTS = {"option": 10.0, "format": 8.0, "comment": 6.0, "name": 3.0, "convention": 3.0, "default": 0.4}
@@ -74,9 +77,13 @@ DECISIVE = float(np.log(100.0))
 MAX_PLAUSIBLE_M = 30.0
 #: Median position magnitude [m] below which a stream is implausible (metres read as millimetres).
 MIN_PLAUSIBLE_M = 0.03
-#: Distance of a camera (or marker) from the flange [m] up to which the prior is flat.
-X_TYPICAL_M = 0.3
-#: Fall-off of that prior beyond it [m] (Gaussian standard deviation).
+#: Distance of a camera (or marker) from the flange [m] up to which the prior is flat ...
+X_TYPICAL_M = 0.08
+#: ... beyond which it falls as a log-normal of this standard deviation (of ln distance) ...
+X_LOG_STD = 1.0
+#: ... and, beyond this distance [m] (about the longest camera mounts) ...
+X_TAIL_M = 0.3
+#: ... by a Gaussian of this standard deviation [m] as well.
 X_FALL_M = 0.1
 #: Below this distance [m] the prior falls too (by half a decade per standard deviation): a camera's
 #: optical centre does not sit at the flange's origin.
@@ -206,6 +213,14 @@ def frames_in(text: str) -> tuple[tuple[str | None, str | None], str] | None:
     return None
 
 
+def _frame_kind(frame: str | None) -> str | None:
+    """Kind of a frame name (``camera_optical`` -> cam, ``base_link`` -> base), None when its words name none or several."""
+    if not frame:
+        return None
+    kinds = {_kind(w.lower()) for w in _tokens(frame)} - {None}
+    return kinds.pop() if len(kinds) == 1 else None
+
+
 def frames_of(role: str, direction: str) -> tuple[str, str]:
     """Frame kinds ``(parent, child)`` of a file read in ``role`` (``"hand"``/``"eye"``) with ``direction``."""
     return {"base_T_ee": ("base", "ee"), "ee_T_base": ("ee", "base"), "cam_T_target": ("cam", "target"),
@@ -246,10 +261,16 @@ def file_claims(stream) -> list[Claim]:
     out: list[Claim] = []
     name = Path(stream.path).name
     fmt = f"the {stream.fmt} format"
+    frames = getattr(stream, "frames", None)
     if stream.direction is not None:
         role = "hand" if stream.direction in ("base_T_ee", "ee_T_base") else "eye"
-        out.append(Claim("frames", frames_of(role, stream.direction), "format",
-                         f"{name} holds {stream.direction} ({fmt})"))
+        # a bag's frame pair states the direction only as far as the user named its frames in order
+        out.append(Claim("frames", frames_of(role, stream.direction), "name" if frames else "format",
+                         f"{name} holds {stream.direction} ({'the frame pair as given' if frames else fmt})"))
+    if frames:  # a bag: the tf tree (or the message header) names the frames of T_parent_child
+        kinds = tuple(_frame_kind(f) for f in frames)
+        if any(kinds):
+            out.append(Claim("frames", kinds, "comment", f"{name}: its frames {' -> '.join(f or '?' for f in frames)}"))
     if stream.units is not None:
         out.append(Claim("units", stream.units, "format", f"{name} is in {stream.units} ({fmt})"))
     if stream.fmt == "rig":  # cameras on a moving body
@@ -281,11 +302,13 @@ def file_claims(stream) -> list[Claim]:
 # priors
 # --------------------------------------------------------------------------- #
 def x_log_prior(norm_m) -> np.ndarray:
-    """Log-prior of a flange-to-camera (or flange-to-marker) distance [m]: flat from X_MIN_M to X_TYPICAL_M."""
-    x = np.asarray(norm_m, dtype=float)
-    d = np.maximum(x - X_TYPICAL_M, 0.0)
-    lo = np.maximum(np.log10(X_MIN_M / np.maximum(x, 1e-300)), 0.0)
-    return -0.5 * (d / X_FALL_M) ** 2 - 0.5 * (lo / 0.5) ** 2
+    """Log-prior of a flange-to-camera (or flange-to-marker) distance [m]: flat from X_MIN_M to X_TYPICAL_M, then
+    log-normal, with a Gaussian tail beyond X_TAIL_M (0 at 8 cm, -1.0 at 0.33 m, -9.9 at 0.69 m, -186 at 2.2 m)."""
+    x = np.maximum(np.asarray(norm_m, dtype=float), 1e-300)
+    far = np.maximum(np.log(x / X_TYPICAL_M), 0.0) / X_LOG_STD
+    tail = np.maximum(x - X_TAIL_M, 0.0) / X_FALL_M
+    near = np.maximum(np.log10(X_MIN_M / x), 0.0) / 0.5
+    return -0.5 * (far ** 2 + tail ** 2 + near ** 2)
 
 
 def magnitude_log_prior(median_m) -> np.ndarray:

@@ -386,7 +386,7 @@ def _why(a: _Scored, b: _Scored, hand: PoseStream, eye: PoseStream) -> str:
                      " in these units (metres of a robot or a room, not kilometres or fractions of a millimetre)")
     if abs(d["x_prior"]) >= 1:
         parts.append(f"X puts the camera {_len(ia['x_m'])} from the flange ({_len(ib['x_m'])} the other way; "
-                     f"a flange camera sits within about {cv.X_TYPICAL_M:g} m)")
+                     f"a flange camera sits within about {cv.X_TAIL_M:g} m, most within {cv.X_TYPICAL_M:g} m)")
     if abs(d["rates"]) >= 1:
         parts.append(f"{hand.path} runs at {hand.rate_hz:.3g} Hz and {eye.path} at {eye.rate_hz:.3g} Hz "
                      "(robots and motion capture report faster than cameras)")
@@ -505,7 +505,8 @@ def check(hand: PoseStream, eye: PoseStream, *, setup: str | None = None, hand_p
     force : bool
         Report a contradicted option or an ambiguity as a warning instead of raising.
     rig, rig_reference : bool
-        One camera of a rig (setup fixed); the hand is itself a camera (no prior on ``X``).
+        One camera of a rig (setup fixed, no prior on ``X``: cameras sit anywhere on a rig's body); the hand is
+        itself a camera.
 
     Returns
     -------
@@ -554,7 +555,9 @@ def check(hand: PoseStream, eye: PoseStream, *, setup: str | None = None, hand_p
                       offset, max_offset_s)
     values = [(False,) if rig else (False, True), HAND_POSES, EYE_POSES, ("eye_in_hand",) if rig else SETUPS_CHECKED,
               tuple(UNIT_M), (stated.units[1],) if scale else tuple(UNIT_M)]
-    scored = _score_all(hand, eye, datas, claims, scale=scale, rig_reference=rig_reference, values=values)
+    # the prior on X is a flange's: cameras on a rig's body (or a rig folder's) sit anywhere on it
+    no_x_prior = rig or rig_reference or "rig" in (hand.fmt, eye.fmt)
+    scored = _score_all(hand, eye, datas, claims, scale=scale, rig_reference=no_x_prior, values=values)
     ctx = _Words(hand, eye, {(d.quat, d.variant): d.alignment for d in datas}, rig)
     kept = sorted((x for x in scored if _consistent(x.reading, opts)), key=lambda x: -x.total)
     warns = _against_options(ctx, scored, kept, force)
