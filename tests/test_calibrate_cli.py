@@ -85,18 +85,40 @@ def _one_line_exit_2(r, *fragments):
     return err
 
 
-def test_inverted_hand_poses(good, tmp_path):
+def _x_of(r, tmp_path):
+    """X printed by a successful run (its JSON is written next to the test's files)."""
+    assert r.exit_code == 0, r.output
+    return np.array(json.loads((tmp_path / "r.json").read_text())["X"])
+
+
+def test_inverted_hand_poses_are_corrected_with_a_note(good, tmp_path):
     hand, eye, (t, A, C) = good
     bad = write_tum(tmp_path / "inv.tum", t, se3.invert_transform(A))
-    err = _one_line_exit_2(run("--hand", bad, "--eye", eye), "inv.tum, lines 2-41", "inverted", "--hand-pose")
-    assert "look inverted" in err
+    r = run("--hand", bad, "--eye", eye, "--json", tmp_path / "r.json")
+    rot, tr = se3.pose_error(_x_of(r, tmp_path), X_TRUE)
+    assert rot < 0.5 and tr < 5
+    assert "note: conventions: corrected to --hand-pose ee_T_base" in r.output
+    # stated on the command line, the wrong direction is refused, not overruled
+    err = _one_line_exit_2(run("--hand", bad, "--eye", eye, "--hand-pose", "base_T_ee"), "inv.tum, lines 2-41",
+                           "--hand-pose base_T_ee", "--hand-pose ee_T_base")
+    assert "does not fit" in err
     assert run("--hand", bad, "--eye", eye, "--hand-pose", "ee_T_base").exit_code == 0
 
 
-def test_inverted_eye_poses(good, tmp_path):
+def test_inverted_eye_poses_are_corrected_with_a_note(good, tmp_path):
     hand, eye, (t, A, C) = good
     bad = write_tum(tmp_path / "inv_eye.tum", t, se3.invert_transform(C))
-    _one_line_exit_2(run("--hand", hand, "--eye", bad), "inv_eye.tum, lines 2-41", "inverted", "--eye-pose")
+    r = run("--hand", hand, "--eye", bad, "--json", tmp_path / "r.json")
+    rot, tr = se3.pose_error(_x_of(r, tmp_path), X_TRUE)
+    assert rot < 0.5 and tr < 5
+    assert "corrected to --eye-pose target_T_cam" in r.output and "T_ee_cam (X)" in r.output
+    # --eye-pose stated: the unstated setup is what gives way (the same numbers, named for eye-to-hand)
+    r = run("--hand", hand, "--eye", bad, "--eye-pose", "cam_T_target", "--json", tmp_path / "r.json")
+    assert np.allclose(_x_of(r, tmp_path), json.loads((tmp_path / "r.json").read_text())["X"])
+    assert "corrected to --setup eye_to_hand" in r.output and "T_ee_marker (X)" in r.output
+    # both stated: refused, naming the two options
+    _one_line_exit_2(run("--hand", hand, "--eye", bad, "--eye-pose", "cam_T_target", "--setup", "eye_in_hand"),
+                     "inv_eye.tum, lines 2-41", "--eye-pose cam_T_target does not fit", "--eye-pose target_T_cam")
 
 
 def test_millimetres(good, tmp_path):
@@ -105,12 +127,17 @@ def test_millimetres(good, tmp_path):
     A_mm[:, :3, 3] *= 1000
     C_mm = C.copy()
     C_mm[:, :3, 3] *= 1000
-    h_mm = write_tum(tmp_path / "hand_mm.tum", t, A_mm)
-    e_mm = write_tum(tmp_path / "eye_mm.tum", t, C_mm)
-    _one_line_exit_2(run("--hand", h_mm, "--eye", eye), "hand_mm.tum, lines 2-41", "millimetres")
-    _one_line_exit_2(run("--hand", hand, "--eye", e_mm), "eye_mm.tum", "millimetres")
-    ok = run("--hand", h_mm, "--eye", e_mm, "--units", "mm")
-    assert ok.exit_code == 0, ok.output
+    h_mm = write_tum(tmp_path / "hand_1.tum", t, A_mm)
+    e_mm = write_tum(tmp_path / "eye_1.tum", t, C_mm)
+    for h, e, units in ((h_mm, eye, "--units mm,m"), (hand, e_mm, "--units m,mm"), (h_mm, e_mm, "--units mm")):
+        r = run("--hand", h, "--eye", e, "--json", tmp_path / "r.json")
+        rot, tr = se3.pose_error(_x_of(r, tmp_path), X_TRUE)
+        assert rot < 0.5 and tr < 5
+        assert f"corrected to {units}" in r.output, r.output
+    # a unit stated on the command line that the files contradict stops the run, naming it
+    _one_line_exit_2(run("--hand", h_mm, "--eye", eye, "--units", "m"), "hand_1.tum, lines 2-41", "--units m",
+                     "--units mm,m")
+    assert run("--hand", h_mm, "--eye", e_mm, "--units", "mm").exit_code == 0
     assert run("--hand", h_mm, "--eye", eye, "--units", "mm,m").exit_code == 0
 
 

@@ -617,6 +617,8 @@ def _input_error(ctx, command: str, exc: Exception) -> None:
 @click.option("--eye-pose", type=click.Choice(["cam_T_target", "target_T_cam"]), default=None,
               help="Direction of the eye poses (default: the format's, else cam_T_target).")
 @click.option("--units", default=None, metavar="m|mm|HAND,EYE", help="Translation units of the files (default m).")
+@click.option("--quat-order", default=None, metavar="xyzw|wxyz|HAND,EYE",
+              help="Quaternion column order of TUM/ETH files (default xyzw, scalar last).")
 @click.option("--offset", default="auto", show_default=True, metavar="auto|none|SECONDS",
               help="Clock offset (eye stamp = hand time + offset): estimated, zero or given.")
 @click.option("--scale", is_flag=True, help="Estimate the scale of the eye translations (monocular VO / SLAM).")
@@ -646,8 +648,8 @@ def _input_error(ctx, command: str, exc: Exception) -> None:
               help="--setup rig: the cameras' poses are in one world (solved jointly), each in its own, or decided.")
 @click.pass_context
 def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corners, intrinsics, fmt, hand_pose,
-              eye_pose, units, offset, scale, solver, json_out, yaml_out, figure_out, report_out, dataset, sequence,
-              force, bag, hand_tf, eye_tf, hand_topic, eye_topic, launch_out, rig_world):
+              eye_pose, units, quat_order, offset, scale, solver, json_out, yaml_out, figure_out, report_out, dataset,
+              sequence, force, bag, hand_tf, eye_tf, hand_topic, eye_topic, launch_out, rig_world):
     """Calibrate your own recordings: X (and Y), clock offset, scale, their uncertainty and a verdict.
 
     Exit status 0 on success, 2 on bad input or when the motion does not determine X (unless --force).
@@ -665,7 +667,8 @@ def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corn
                   eye_pose=eye_pose, units=units, offset=offset, scale=scale, solver=solver, force=force,
                   dataset=dataset, sequence=sequence, corners=corners, intrinsics=intrinsics, bag=bag, images=images,
                   target=target, pairing=pairing, save_corners=save_corners,
-                  progress=_detection_progress() if images else None, rig_world=rig_world)  # fmt: skip
+                  progress=_detection_progress() if images else None, rig_world=rig_world,
+                  quat_order=quat_order)  # fmt: skip
     except (KinhecError, OSError) as exc:
         _input_error(ctx, "calibrate", exc)
     from kinhec.calibrate.output import ros2_launch, ros_static_transform, ros_transforms, urdf_origin
@@ -707,6 +710,8 @@ def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corn
             click.echo(f"{e['label']}: {e['note']}")
         click.echo(ros_static_transform(e["T"], e["parent"], e["child"]))
         click.echo(urdf_origin(e["T"]))
+    for n in res.notes:
+        click.echo(f"note: {n}")
     for w in res.warnings:
         click.echo(f"warning: {w}")
     click.echo(res.verdict)

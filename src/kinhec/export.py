@@ -12,7 +12,9 @@
     metres, quaternion scalar *last*), read by evo and most SLAM tools.  Each
     file is the pose of the *moving* body in the *fixed* frame
     (``T_fixed_moving``, what evo plots as a trajectory), named after the
-    two frames:
+    two frames, which a second comment line states too (with the setup of
+    the camera files), so that ``kinhec calibrate`` reads the files back
+    without direction options:
 
     * ``<id>_base_ee_gt.tum``, ``<id>_base_ee_meas.tum``: flange pose
       ``T_base_ee`` on the robot clock (robot stream);
@@ -69,7 +71,8 @@ def _expanded_frame(table: pa.Table):
     return df
 
 
-def _write_tum(path: Path, t: np.ndarray, table: pa.Table, prefix: str, invert: bool = False) -> Path:
+def _write_tum(path: Path, t: np.ndarray, table: pa.Table, prefix: str, invert: bool = False,
+               frames: str = "") -> Path:
     cols = pose_columns(prefix)  # px py pz qw qx qy qz
     P = np.column_stack([table.column(c).to_numpy() for c in cols[:3]]) if table.num_rows else np.zeros((0, 3))
     Q = np.column_stack([table.column(c).to_numpy() for c in cols[3:]]) if table.num_rows else np.zeros((0, 4))
@@ -85,6 +88,8 @@ def _write_tum(path: Path, t: np.ndarray, table: pa.Table, prefix: str, invert: 
     lines = [" ".join(map(repr, row)) for row in data.tolist()]
     with open(path, "w", encoding="utf-8", newline="\n") as fh:
         fh.write(_TUM_HEADER + "\n")
+        if frames:
+            fh.write(f"# kinhec export: {frames}\n")
         if lines:
             fh.write("\n".join(lines) + "\n")
     return path
@@ -132,13 +137,17 @@ def export_sequence(root, sequence_id: str, fmt: str, out_dir) -> list[Path]:
         t_camera = st.camera.column("t").to_numpy()
         eye_in_hand = st.index_row.get("configuration") != "eye_to_hand"
         cam = "target_cam" if eye_in_hand else "cam_marker"  # the moving body in the fixed frame
-        for name, t, table, prefix, invert in (
-            ("base_ee_gt", t_robot, st.robot, "base_ee_gt", False),
-            ("base_ee_meas", t_robot, st.robot, "base_ee_meas", False),
-            (f"{cam}_gt", t_camera, st.camera, "cam_target_gt", eye_in_hand),
-            (f"{cam}_meas", t_camera, st.camera, "cam_target_meas", eye_in_hand),
+        robot_frames = "T_base_ee (the flange in the robot base), robot clock"
+        cam_frames = (f"T_{cam} ("
+                      + ("the camera in the target frame), eye_in_hand" if eye_in_hand else
+                         "the marker on the flange in the camera frame), eye_to_hand") + ", camera clock")
+        for name, t, table, prefix, invert, frames in (
+            ("base_ee_gt", t_robot, st.robot, "base_ee_gt", False, robot_frames),
+            ("base_ee_meas", t_robot, st.robot, "base_ee_meas", False, robot_frames),
+            (f"{cam}_gt", t_camera, st.camera, "cam_target_gt", eye_in_hand, cam_frames),
+            (f"{cam}_meas", t_camera, st.camera, "cam_target_meas", eye_in_hand, cam_frames),
         ):
-            written.append(_write_tum(out / f"{sequence_id}_{name}.tum", t, table, prefix, invert))
+            written.append(_write_tum(out / f"{sequence_id}_{name}.tum", t, table, prefix, invert, frames))
     info = {k: v for k, v in st.index_row.items() if k not in ("config_json", "extra_json")}
     for key, col in (("config", "config_json"), ("extra", "extra_json")):
         text = st.index_row.get(col)

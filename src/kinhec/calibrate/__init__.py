@@ -9,8 +9,12 @@ with standard deviations, per-pair residuals and an observability verdict.
 Modules, by role: :mod:`readers` (every pose-file format), :mod:`bags` (ROS 1
 and ROS 2 bags through rosbags: tf frame pairs via :mod:`tftree` and
 :mod:`tf_messages`, pose topics; :mod:`bag_writer` writes them), :mod:`pairing`
-(time pairing, interpolation), :mod:`conventions` (direction and unit
-checks), :mod:`solve` (initialisation, outliers, refinement, covariance),
+(time pairing, interpolation, row alignments), :mod:`firewall` (every
+reading of the input scored before solving: directions, setup, units,
+quaternion order, which file is the hand, rows without a partner), with
+:mod:`readings` (what the poses say) and :mod:`conventions` (what the files
+say, physical priors), :mod:`solve` (initialisation, refinement, covariance),
+:mod:`outliers` (whether the fit supports its outlier labels),
 :mod:`observability`, :mod:`result` (the result and its JSON),
 :mod:`output` (OpenCV YAML, ROS, URDF, ROS 2 launch file), :mod:`figure` (matplotlib, lazy),
 :mod:`corners` (the camera from detected corners, ``X`` and ``Y`` from their

@@ -2,9 +2,10 @@
 
 Steps: read the streams (:mod:`~kinhec.calibrate.readers`), convert them to
 metres and to the solver form (``A = T_base_ee``; ``B = T_target_cam``
-eye-in-hand and for every camera of a rig, ``B = T_cam_marker`` eye-to-hand),
-check units and directions against the alternatives
-(:mod:`~kinhec.calibrate.conventions`), pair them (by order or by time with
+eye-in-hand and for every camera of a rig, ``B = T_cam_marker`` eye-to-hand)
+in the reading the convention firewall settles on (directions, units,
+quaternion order, which file is which, row alignment:
+:mod:`~kinhec.calibrate.firewall`), pair them (by order or by time with
 the coarse clock offset of :func:`kinhec.solvers.estimate_time_offset`,
 :mod:`~kinhec.calibrate.pairing`), initialise from the registry's solvers and
 refine with outlier rejection (:mod:`~kinhec.calibrate.solve`), then judge
@@ -13,17 +14,17 @@ the observability (:mod:`~kinhec.calibrate.observability`).
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import numpy as np
 
 from kinhec import se3
-from kinhec.calibrate import conventions as conv
+from kinhec.calibrate import firewall as fw
 from kinhec.calibrate import pairing as pr
 from kinhec.calibrate import solve as sv
 from kinhec.calibrate.observability import observability
-from kinhec.calibrate.readers import PoseStream, read_stream, read_streams, to_metres
+from kinhec.calibrate.outliers import judge as judge_outliers
+from kinhec.calibrate.readers import QUAT_ORDERS, PoseStream, read_stream, read_streams, to_metres
 from kinhec.calibrate.result import CalibrationResult, RigResult
 from kinhec.errors import DegenerateMotionError, InputError, UnknownNameError
 
@@ -35,8 +36,10 @@ EYE_POSES = ("cam_T_target", "target_T_cam")
 UNITS = ("m", "mm")
 #: Largest clock offset searched by ``offset="auto"`` [s].
 MAX_OFFSET_S = 0.5
-#: Below this angular-speed correlation the coarse offset is reported as unreliable.
-MIN_PEAK_CORR = 0.5
+#: Below this angular-speed correlation the coarse offset comes from a scan of the pose fit.
+MIN_PEAK_CORR = pr.MIN_PEAK_CORR
+#: Eye translations this many times the hand's (or fewer) without ``scale``: a monocular stream.
+SCALE_RANGE = (0.7, 1.4)
 
 
 def _names(setup: str):
@@ -45,18 +48,21 @@ def _names(setup: str):
     return "T_ee_cam", "T_base_target"
 
 
-def _units_pair(units) -> tuple[str | None, str | None]:
-    if units is None:
+def _option_pair(value, valid, name: str, example: str) -> tuple[str | None, str | None]:
+    """An option given once or per file (``"mm"`` or ``"mm,m"``) as ``(hand, eye)``, each checked against ``valid``."""
+    if value is None:
         return None, None
-    parts = [u.strip() for u in str(units).split(",")]
+    parts = [u.strip() for u in str(value).split(",")]
     for u in parts:
-        if u not in UNITS:
-            raise UnknownNameError("unit", u, UNITS)
-    if len(parts) == 1:
-        return parts[0], parts[0]
-    if len(parts) == 2:
-        return parts[0], parts[1]
-    raise InputError(f"units: expected m, mm or HAND,EYE (e.g. mm,m), got {units!r}")
+        if u not in valid:
+            raise UnknownNameError(name, u, valid)
+    if len(parts) in (1, 2):
+        return parts[0], parts[-1]
+    raise InputError(f"{name}: expected one of {', '.join(valid)} or HAND,EYE (e.g. {example}), got {value!r}")
+
+
+def _units_pair(units) -> tuple[str | None, str | None]:
+    return _option_pair(units, UNITS, "unit", "mm,m")
 
 
 def _hand_metric(s: PoseStream, hand_pose, units) -> np.ndarray:
@@ -78,59 +84,15 @@ def _eye_solver_form(s: PoseStream, eye_pose, units, setup: str) -> np.ndarray:
     return cam_T_target if setup == "eye_to_hand" else se3.invert_transform(cam_T_target, check=False)
 
 
-def _check_units(hand: PoseStream, A, eye: PoseStream, B, force: bool, warn: list) -> None:
-    for s, T, opt in ((hand, A, "hand"), (eye, B, "eye")):
-        m = conv.median_norm(T)
-        if m > conv.MAX_PLAUSIBLE_M:
-            msg = (f"{s.span()}: expected positions in metres, got a median of {m:.4g} m: the {opt} poses look "
-                   "like millimetres; pass --units mm")
-            if not force:
-                raise InputError(msg)
-            warn.append(msg)
-
-
-def _check_fit(hand, eye, A, B, setup: str, scale: bool, force: bool, warn: list) -> None:
-    fits = conv.check_directions(A, B)
-    rot = {k: v[0] for k, v in fits.items()}
-    tr = {k: v[1] for k, v in fits.items()}
-    mr, mt = max(min(rot.values()), 1e-9), max(min(tr.values()), 1e-12)
-    q = {k: rot[k] / mr + tr[k] / mt for k in fits}
-    alts = [k for k in ("hand_inverted", "eye_inverted") if q[k] < q["as_read"] / 2]
-    if np.isfinite(q["as_read"]) and q["as_read"] > 3 and alts and (rot["as_read"] > 0.2 or tr["as_read"] > 0.002):
-        best = min(alts, key=lambda k: q[k])
-        both = len(alts) == 2
-        fit = f"{rot[best]:.3g} deg / {1000 * tr[best]:.3g} mm"
-        given = f"{rot['as_read']:.3g} deg / {1000 * tr['as_read']:.3g} mm"
-        if both:
-            msg = (f"{hand.span()} or {eye.span()}: the hand or the eye poses look inverted: the motion fits X to "
-                   f"{fit} with either inverted but only to {given} as read; pass --hand-pose ee_T_base (the usual "
-                   "case) or --eye-pose target_T_cam")
-        elif best == "hand_inverted":
-            msg = (f"{hand.span()}: the hand poses look inverted: the motion fits X to {fit} with them inverted but "
-                   f"only to {given} as read; pass --hand-pose ee_T_base (or base_T_ee if you gave ee_T_base)")
-        else:
-            msg = (f"{eye.span()}: the eye poses look inverted: the motion fits X to {fit} with them inverted but "
-                   f"only to {given} as read; pass --eye-pose target_T_cam (or cam_T_target), or check --setup")
-        if not force:
-            raise InputError(msg)
-        warn.append(msg)
-    s = conv.translation_scale(A, B)
-    if np.isfinite(s) and not scale:
-        if 300 < s < 3000:
-            msg = (f"{eye.span()}: the eye translations are {s:.4g} times the hand's: millimetres mixed with "
-                   "metres; pass --units m,mm (hand, eye) or convert the file")
-        elif 1 / 3000 < s < 1 / 300:
-            msg = (f"{hand.span()}: the hand translations are {1 / s:.4g} times the eye's: millimetres mixed with "
-                   "metres; pass --units mm,m (hand, eye) or convert the file")
-        elif s > 0 and not (0.7 < s < 1.4):
-            warn.append(f"{eye.path}: the eye translations are {s:.3g} times the metric ones: a monocular "
-                        "(up-to-scale) stream needs --scale")
-            return
-        else:
-            return
-        if not force:
-            raise InputError(msg)
-        warn.append(msg)
+def _check_scale(eye: PoseStream, decision, scale: bool, warn: list) -> None:
+    """Warn when the eye translations are not metric (a monocular stream) and no scale is estimated."""
+    r, r_std = decision.scale, decision.scale_std
+    if scale or not np.isfinite(r) or r <= 0:
+        return
+    lo, hi = SCALE_RANGE
+    if not (lo < r < hi) and (not np.isfinite(r_std) or abs(np.log(r)) > 3 * r_std / r):
+        warn.append(f"{eye.path}: the eye translations are {r:.3g} times the metric ones: a monocular "
+                    "(up-to-scale) stream needs --scale")
 
 
 def _offset_curve(pairing, sol: sv.Solution, period: float) -> dict:
@@ -146,10 +108,12 @@ def _offset_curve(pairing, sol: sv.Solution, period: float) -> dict:
 
 
 def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, offset, scale, solver, force,
-         max_offset_s) -> CalibrationResult:
+         max_offset_s, decision=None) -> CalibrationResult:
     warn, notes = [], list(hand.notes) + list(eye.notes)
+    if decision is not None:
+        notes += decision.notes
+        warn += decision.warnings
     B = _eye_solver_form(eye, eye_pose, units_eye, setup)
-    _check_units(hand, A, eye, B, force, warn)
     sv.check_enough_pairs(min(len(hand), len(eye)), f"{hand.span()} and {eye.span()}")
     stamped = hand.t is not None and eye.t is not None
     peak = None
@@ -157,34 +121,14 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
     estimate_offset = False
     curve_period = None
     if stamped:
-        if offset in (None, "none"):
-            off0 = 0.0
-        elif offset == "auto":
-            pr.check_overlap(hand, eye, max_offset_s)
-            from kinhec.solvers.time_offset import estimate_time_offset
-
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    est = estimate_time_offset(hand.t, A, eye.t, B, max_offset_s=max_offset_s)
-                off0, peak = est.offset_s, est.peak_corr
-                if est.at_boundary:
-                    warn.append(f"the clock offset lies at the edge of the searched +-{max_offset_s:g} s")
-            except InputError:
-                off0, peak = 0.0, 0.0
-            if peak is not None and peak < MIN_PEAK_CORR:
-                pe = float(np.median(np.diff(eye.t)))
-                grid = np.arange(-max_offset_s, max_offset_s + 1e-12, max(pe / 2, 1e-3))
-                eye_dir = eye_pose or eye.direction or "cam_T_target"
-                cost = sv.scan_offset(hand.t, A, eye.t, B, grid,
-                                      inverse_domain=(setup != "eye_to_hand") == (eye_dir == "cam_T_target"))
-                if np.isfinite(cost).any():
-                    off0 = float(grid[int(np.argmin(cost))])
-                notes.append(f"the angular speeds correlate weakly (peak {peak:.2f}): the coarse clock offset "
-                             f"({off0:.4g} s) comes from a scan of the pose fit")
-            estimate_offset = True
-        else:
-            off0 = float(offset)
+        eye_dir = eye_pose or eye.direction or "cam_T_target"
+        co = decision.coarse if decision is not None and decision.coarse is not None else None
+        if co is None:
+            co = pr.coarse_offset(hand, A, eye, B, offset, max_offset_s,
+                                  inverse_domain=(setup != "eye_to_hand") == (eye_dir == "cam_T_target"))
+        off0, peak, estimate_offset = co.offset_s, co.peak, co.estimated
+        warn += co.warnings
+        notes += co.notes
         pr.check_overlap(hand, eye, max(abs(off0), 1e-9) + 1e-9 if offset != "auto" else max_offset_s)
         ph = float(np.median(np.diff(hand.t)))
         pe = float(np.median(np.diff(eye.t)))
@@ -195,13 +139,14 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
     else:
         if offset not in (None, "none", "auto"):
             raise InputError(f"{hand.path} / {eye.path}: a clock offset needs time stamps in both files")
-        pairing = pr.pair_by_order(hand, A, eye, B)
+        pairing = pr.pair_by_order(hand, A, eye, B, decision.alignment if decision is not None else None)
     eye_dir = eye_pose or eye.direction or "cam_T_target"
     eih = (setup != "eye_to_hand") == (eye_dir == "cam_T_target")  # residuals in the file's own domain
     n = len(pairing)
     sv.check_enough_pairs(n, f"{hand.span()} and {eye.span()}")
     Ap, Bp = pairing.at(off0)
-    _check_fit(hand, eye, Ap, Bp, setup, scale, force, warn)
+    if decision is not None:
+        _check_scale(eye, decision, scale, warn)
     try:
         cands = sv.initial_candidates(Ap, Bp, solver=solver, estimate_scale=scale, inverse_domain=eih)
     except DegenerateMotionError as exc:
@@ -210,9 +155,17 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
     eih = sv.choose_domain(Ap, Bp, X0, Y0, s0)
     notes.append(f"residuals compared as {'T_cam_target' if eih != (setup == 'eye_to_hand') else 'T_target_cam'} "
                  "(the noise model that fits best)")
-    notes.append(f"initial estimate from {name} (of {len(cands)} solvers that returned)")
+    notes.append(f"initial estimate from {name} (of {len(cands)} candidates: the one most pairs agree with)")
     sol = sv.refine(pairing, X0, Y0, offset0=off0, scale0=s0, estimate_offset=estimate_offset,
                     estimate_scale=scale, init_solver=name, inverse_domain=eih)
+    why = judge_outliers(sol.inliers, pairing.at(sol.offset)[0])
+    if why is not None:  # not outliers the fit supports: every pair kept
+        n_out0 = int((~sol.inliers).sum())
+        warn.append(f"the chi-square gate labelled {n_out0} of {n} pairs ({100 * n_out0 / n:.0f} %) outliers, more "
+                    f"than the fit supports: {why}; all pairs kept (their residuals are not independent Gaussian "
+                    "noise, and X carries that error)")
+        sol = sv.refine(pairing, X0, Y0, offset0=off0, scale0=s0, estimate_offset=estimate_offset,
+                        estimate_scale=scale, init_solver=name, inverse_domain=eih, reject=False)
     std = np.sqrt(np.maximum(np.diag(sol.cov), 0.0))
     X_std, Y_std = std[0:6], std[6:12]
     k = 12
@@ -274,11 +227,35 @@ def _compose_std(X1, C1, X2, C2):
     return Z, np.sqrt(np.maximum(np.diag(J @ C @ J.T), 0.0))
 
 
+def _quat_pair(order) -> tuple[str | None, str | None]:
+    return _option_pair(order, QUAT_ORDERS, "quaternion order", "wxyz,xyzw")
+
+
+def _solve_reading(dec, *, setup, offset, scale, solver, force, max_offset_s) -> CalibrationResult:
+    """Solve in the reading the firewall settled on (its streams, directions, units, alignment, coarse offset)."""
+    r = dec.reading
+    u_hand, u_eye = (r.units[1], r.units[0]) if r.swap else r.units
+    A = _hand_metric(dec.hand, r.hand_pose, u_hand)
+    return _one(dec.hand, A, dec.eye, r.eye_pose, u_eye, setup, offset=offset, scale=scale, solver=solver, force=force,
+                max_offset_s=max_offset_s, decision=dec)
+
+
+def _reading_inputs(dec) -> dict:
+    r = dec.reading
+    u = (r.units[1], r.units[0]) if r.swap else r.units
+    out = {"hand_pose": r.hand_pose, "eye_pose": r.eye_pose, "units": u[0] if u[0] == u[1] else f"{u[0]},{u[1]}",
+           "conventions": dec.report}
+    if any(q is not None for q in r.quat):
+        out["quat_order"] = ",".join(q or "-" for q in r.quat)
+    return out
+
+
 def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = None, hand_pose: str | None = None,
               eye_pose: str | None = None, units: str | None = None, offset="auto", scale: bool = False,
               solver: str | None = None, force: bool = False, dataset=None, sequence: str | None = None,
               max_offset_s: float = MAX_OFFSET_S, corners=None, intrinsics=None, bag=None, images=None, target=None,
-              pairing: str = "auto", save_corners=None, progress=None, rig_world: str = "auto") -> CalibrationResult:
+              pairing: str = "auto", save_corners=None, progress=None, rig_world: str = "auto",
+              quat_order: str | None = None) -> CalibrationResult:
     """Calibrate ``X`` (and ``Y``) from a hand pose file and one or more eye pose files, or from corners or images.
 
     Parameters
@@ -304,6 +281,8 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         Direction of the eye poses (default: the format's, else ``cam_T_target``).
     units : {"m", "mm", "HAND,EYE"}, optional
         Units of the translations in the files (default: the format's, else metres).
+    quat_order : {"xyzw", "wxyz", "HAND,EYE"}, optional
+        Order of the quaternion columns of TUM / ETH files (default: scalar last, ``xyzw``).
     offset : "auto", "none" or float
         Clock offset [s] (eye stamp = hand time + offset): estimated with its
         standard deviation, zero, or given.
@@ -312,7 +291,8 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
     solver : str, optional
         Registry solver for the initial estimate (default: the best of all).
     force : bool
-        Report direction and unit problems as warnings instead of raising.
+        Report a contradicted option or an undecided reading of the files (see
+        :mod:`kinhec.calibrate.firewall`) as a warning instead of raising.
     dataset, sequence : optional
         Read a kinhec sequence (measured streams) instead of files.
     max_offset_s : float
@@ -350,9 +330,15 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
     Raises
     ------
     InputError
-        Bad files (naming the file and line), inverted poses or mixed units
-        (unless ``force``), fewer than 3 pairs, streams that do not overlap,
-        motion that determines no ``X`` at all.
+        Bad files (naming the file and line), options that the files contradict
+        or files that several readings fit equally (unless ``force``), fewer than
+        3 pairs, streams that do not overlap, motion that determines no ``X`` at all.
+
+    Notes
+    -----
+    Before solving, every reading of the files is scored (directions, setup,
+    units, quaternion order, which file is the hand, row alignment); a
+    decisive correction is applied and noted (:mod:`kinhec.calibrate.firewall`).
     """
     if images is not None or target is not None:
         given = [n for n, v in (("eye", eye), ("dataset", dataset), ("corners", corners), ("bag", bag))
@@ -368,6 +354,14 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         given = [n for n, v in (("hand", hand), ("eye", eye), ("dataset", dataset)) if v not in (None, (), [])]
         if given:
             raise InputError(f"corners: the observation file holds both sides; expected no {', '.join(given)} with it")
+        moot = [f"{n} {v!r}" if v is not True else n for n, v in (
+            ("scale", scale or None), ("solver", solver), ("units", units), ("offset", None if offset == "auto" else offset),
+            ("format", fmt), ("hand_pose", hand_pose), ("eye_pose", eye_pose), ("quat_order", quat_order),
+            ("sequence", sequence)) if v is not None]
+        if moot:
+            raise InputError(f"corners: these options do not apply to a corner file (its views are paired by order, "
+                             f"in metres, with no clock offset or scale, solved by he_ml on the pixels), got "
+                             f"{', '.join(moot)}")
         if setup == "rig":
             raise InputError("setup: a corner file is one camera (eye_in_hand or eye_to_hand), got rig")
         from kinhec.calibrate.corners import calibrate_corners
@@ -375,6 +369,7 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         return calibrate_corners(corners, intrinsics=intrinsics, setup=setup)
     if intrinsics is not None:
         raise InputError("intrinsics: only used with corners (--corners), got intrinsics without them")
+    setup_given = setup
     setup = "eye_in_hand" if setup is None else setup
     if setup not in SETUPS:
         raise UnknownNameError("setup", setup, SETUPS)
@@ -384,11 +379,13 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         except ValueError:
             raise InputError(f"offset: expected auto, none or a number of seconds, got {offset!r}") from None
     units_hand, units_eye = _units_pair(units)
+    quat_hand, quat_eye = _quat_pair(quat_order)
     if dataset is not None:
         from kinhec.calibrate.readers import read_kinhec
 
         hand_s, eye_list, setup_ds = read_kinhec(dataset, sequence)
         setup = setup_ds if setup != "rig" else setup
+        setup_given = setup
         eyes = [eye_list]
         hand_pose, eye_pose, units_hand, units_eye = "base_T_ee", "cam_T_target", "m", "m"
         fmt = "kinhec"
@@ -420,30 +417,36 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
     reference_camera = hand is None and dataset is None and setup == "rig"
     if setup == "rig" and len(eyes) < (1 if reference_camera else 2):
         raise InputError(f"eye: expected two or more eye streams for a rig, got {len(eyes)}")
-    A = _hand_metric(hand_s, hand_pose, units_hand)
-    inputs = {"hand": hand_s.path, "eye": [e.path for e in eyes], "format": fmt or hand_s.fmt,
-              "hand_pose": hand_pose or hand_s.direction or "base_T_ee",
-              "eye_pose": eye_pose or eyes[0].direction or "cam_T_target",
-              "units": units or (hand_s.units or "m")}  # fmt: skip
+    check = dict(hand_pose=hand_pose, eye_pose=eye_pose, scale=scale, offset=offset, max_offset_s=max_offset_s,
+                 force=force, units=(units_hand, units_eye) if units is not None else None,
+                 quat=(quat_hand, quat_eye) if quat_order is not None else None)
+    inputs = {"hand": hand_s.path, "eye": [e.path for e in eyes], "format": fmt or hand_s.fmt}
     if setup != "rig":
-        res = _one(hand_s, A, eyes[0], eye_pose, units_eye, setup, offset=offset, scale=scale, solver=solver,
-                   force=force, max_offset_s=max_offset_s)
-        res.inputs = inputs
+        dec = fw.check(hand_s, eyes[0], setup=setup_given, **check)
+        res = _solve_reading(dec, setup=dec.reading.setup, offset=offset, scale=scale, solver=solver, force=force,
+                             max_offset_s=max_offset_s)
+        res.inputs = dict(inputs, hand=dec.hand.path, eye=[dec.eye.path], **_reading_inputs(dec))
         if bag is not None:
             from kinhec.calibrate.bags import frame_names
 
-            res.inputs["frames"] = frame_names(setup, hand_s, eyes[0], hand_pose, eye_pose)
+            r = dec.reading
+            res.inputs["frames"] = frame_names(r.setup, dec.hand, dec.eye, r.hand_pose, r.eye_pose)
         return res
     per = {}
+    decs = {}
     for e in eyes:
-        r = _one(hand_s, A, e, eye_pose, units_eye, "eye_in_hand", offset=offset, scale=scale, solver=solver,
-                 force=force, max_offset_s=max_offset_s)
-        r.inputs = dict(inputs, eye=[e.path])
+        dec = fw.check(hand_s, e, rig=True, rig_reference=reference_camera, **check)
+        decs[e.name] = dec
+        r = _solve_reading(dec, setup="eye_in_hand", offset=offset, scale=scale, solver=solver, force=force,
+                           max_offset_s=max_offset_s)
+        r.inputs = dict(inputs, eye=[e.path], **_reading_inputs(dec))
         per[e.name] = r
+    inputs.update(_reading_inputs(next(iter(decs.values()))))
     if bag is not None:
         from kinhec.calibrate.bags import frame_names
 
-        inputs["camera_frames"] = {e.name: frame_names("rig", hand_s, e, hand_pose, eye_pose) for e in eyes}
+        inputs["camera_frames"] = {e.name: frame_names("rig", d.hand, d.eye, d.reading.hand_pose, d.reading.eye_pose)
+                                   for e, d in zip(eyes, decs.values())}
     if reference_camera:
         for k, r in per.items():
             r.X_name = f"T_{hand_s.name}_{k}"

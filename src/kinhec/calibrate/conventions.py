@@ -1,102 +1,339 @@
-"""Sanity checks of pose direction and units: compare the fits of the alternatives.
+"""What a pose file says about its own conventions, and what is physically plausible.
 
-A wrong direction (``T_base_ee`` read where the file holds ``T_ee_base``, or
-``T_cam_target`` for ``T_target_cam``) turns the relative motions into
-motions expressed in the wrong frame, which no constant ``X`` reconciles.
-:func:`check_directions` fits the rotation of ``X`` (Park-Martin) on motions
-between a subsample of pairs three ways -- as read, hand inverted, eye inverted
--- and reports the alternative the data support when it fits far better.
-(Inverting *both* streams swaps ``X`` and ``Y`` and fits equally well; it
-cannot be told from the motion alone.)
+The convention firewall (:mod:`kinhec.calibrate.firewall`) weighs every
+reading of the input by the data (:mod:`kinhec.calibrate.readings`) and by
+the evidence collected here, in log-likelihood units (natural logarithm; a
+difference of :data:`DECISIVE` = ln 100 is decisive).
 
-Units: robot and motion-capture positions beyond :data:`MAX_PLAUSIBLE_M`
-are taken as millimetres read as metres; a mix shows in the ratio of the eye
-translations to the hand's, fitted jointly with the translation of ``X``
-(:func:`translation_scale`): about 1000 or 1/1000.
+Claims
+------
+A :class:`Claim` is one statement about one file or about the setup, with the
+source it comes from and that source's weight (:data:`WEIGHTS`): a reading
+that contradicts it loses the weight.
+
+``option``
+    Given on the command line (``--hand-pose``, ``--units``, ...).  Never
+    overruled: a reading against it is refused, not applied.
+``format``
+    Fixed by the file format (Tabb's ``robot_cali.txt`` holds ``T_ee_base`` in
+    millimetres, a rig folder camera-to-world poses, a kinhec dataset its own).
+``comment``
+    A comment line of the file names its frames (``# T_target_cam``,
+    ``# pose of cam in target``), the setup (``eye_to_hand``), or the units.
+``name``
+    The file name names the frames: explicitly (``T_base_ee``, ``cam_T_target``,
+    ``gripper2base``, ``cam_in_base``) or as two adjacent frame words read as
+    ``parent_child`` (``…_target_ir``, ``…_base_ee_meas``), the ROS and ETH
+    habit and kinhec's own export; or, without frames, its role
+    (``robot_poses.txt``, ``camera.tum``).
+``convention``
+    The usual case where nothing is said: robot poses are ``T_base_ee``,
+    TUM quaternions are scalar last, files are paired row by row (about 95 %
+    of files: ln 19 ~ 3); translations in metres, eye-in-hand when no
+    ``--setup`` is given (about 80 %: 1.4).
+``default``
+    A weak tie-breaker: camera poses ``T_cam_target`` (PnP) rather than
+    ``T_target_cam`` (SLAM, motion capture).
+
+Frames are compared by kind: ``base`` (robot base), ``ee`` (flange, tool,
+mocap body), ``cam``, ``target`` (board, tag, marker) and ``world`` (a fixed
+frame that may be the robot's base or the target's: mocap, map, odometry).
+
+Priors
+------
+:func:`x_log_prior`: a camera (or a marker) on a flange sits a few millimetres
+(:data:`X_MIN_M`) to a few centimetres (:data:`X_TYPICAL_M`) from it, the
+prior flat there; farther it falls as a log-normal (:data:`X_LOG_STD`), and
+beyond about the longest mounts (:data:`X_TAIL_M`) by a Gaussian of
+:data:`X_FALL_M` as well.  ``Y`` (base to target or base to camera) gets no prior:
+mocap and SLAM worlds put it anywhere, even at the identity.
+:func:`magnitude_log_prior`: median positions of a stream in
+[:data:`MIN_PLAUSIBLE_M`, :data:`MAX_PLAUSIBLE_M`].
+:func:`scale_log_prior`: the eye translations are about as long as the hand's
+(``ln s`` with a standard deviation :data:`SCALE_LOG_STD`) unless a
+monocular scale is estimated.
+:func:`rate_log_likelihood`: robots and motion capture report at tens to
+thousands of Hz, cameras at a few to about a hundred.
 """
 
 from __future__ import annotations
 
-import warnings
+import re
+from dataclasses import dataclass
 
 import numpy as np
 
-from kinhec import se3
-from kinhec.calibrate.solve import INIT_PAIRS, motions_between
-from kinhec.errors import KinhecError
-from kinhec.solvers.axxb_park_martin import _park_martin
+__all__ = ["Claim", "WEIGHTS", "DECISIVE", "file_claims", "frames_in", "frames_of", "frames_agree",
+           "x_log_prior", "magnitude_log_prior", "scale_log_prior", "rate_log_likelihood", "median_norm",
+           "MAX_PLAUSIBLE_M", "MIN_PLAUSIBLE_M", "X_TYPICAL_M", "X_LOG_STD", "X_TAIL_M", "X_FALL_M", "X_MIN_M",
+           "SCALE_LOG_STD"]
 
-__all__ = ["check_directions", "translation_scale", "median_norm", "MAX_PLAUSIBLE_M"]
+#: Weight [log units] a reading loses for contradicting a claim of each source.
+WEIGHTS = {"option": 10.0, "format": 8.0, "comment": 6.0, "name": 3.0, "convention": 3.0, "default": 0.4}
+#: A margin of ln(100): one reading is 100 times as likely as the next.
+DECISIVE = float(np.log(100.0))
 
-#: Median position magnitude [m] beyond which a stream is taken to be in millimetres.
-MAX_PLAUSIBLE_M = 20.0
+#: Median position magnitude [m] above which a stream is implausible (millimetres read as metres).
+MAX_PLAUSIBLE_M = 30.0
+#: Median position magnitude [m] below which a stream is implausible (metres read as millimetres).
+MIN_PLAUSIBLE_M = 0.03
+#: Distance of a camera (or marker) from the flange [m] up to which the prior is flat ...
+X_TYPICAL_M = 0.08
+#: ... beyond which it falls as a log-normal of this standard deviation (of ln distance) ...
+X_LOG_STD = 1.0
+#: ... and, beyond this distance [m] (about the longest camera mounts) ...
+X_TAIL_M = 0.3
+#: ... by a Gaussian of this standard deviation [m] as well.
+X_FALL_M = 0.1
+#: Below this distance [m] the prior falls too (by half a decade per standard deviation): a camera's
+#: optical centre does not sit at the flange's origin.
+X_MIN_M = 0.002
+#: Standard deviation of ln(eye / hand translation scale) for a metric eye stream.
+SCALE_LOG_STD = 0.25
+#: ln(rate / Hz): centre and spread of robot/mocap rates and of camera rates.
+_RATE_HAND = (np.log(200.0), 1.2)
+_RATE_EYE = (np.log(30.0), 0.7)
 
 
-def _fit(A, B) -> tuple[float, float]:
-    """Median rotation [deg] and translation [m] disagreement of ``A X = X B`` after a Park-Martin fit."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            X = _park_martin(A, B, check_axes=False)
-    except (KinhecError, np.linalg.LinAlgError, ValueError):
-        return float("inf"), float("inf")
-    R, t = X[:3, :3], X[:3, 3]
-    E = np.swapaxes(A[:, :3, :3] @ R, 1, 2) @ (R @ B[:, :3, :3])
-    et = A[:, :3, :3] @ t + A[:, :3, 3] - B[:, :3, 3] @ R.T - t
-    return (float(np.degrees(np.median(se3.rotation_angle(E, check=False)))),
-            float(np.median(np.linalg.norm(et, axis=1))))
+@dataclass(frozen=True)
+class Claim:
+    """One statement about a file (or the setup).
 
-
-def check_directions(A_abs, B_abs) -> dict:
-    """Rotation fit [deg] as read and with either stream inverted.
-
-    Parameters
+    Attributes
     ----------
-    A_abs, B_abs : ndarray, shape (N, 4, 4)
-        Paired hand and eye poses in solver form.
-
-    Returns
-    -------
-    dict
-        ``{"as_read": (deg, m), "hand_inverted": (deg, m), "eye_inverted": (deg, m)}``: median
-        rotation and translation disagreement of each.
+    attribute : str
+        ``"frames"`` (value ``(parent_kind, child_kind)``, either may be None),
+        ``"role"`` (``"hand"`` or ``"eye"``), ``"setup"``, ``"units"`` or ``"quat_order"``.
+    value : object
+    source : str
+        A key of :data:`WEIGHTS`.
+    why : str
+        Where it comes from, for messages (``"its name …_target_ir"``).
     """
-    n = A_abs.shape[0]
-    idx = np.unique(np.linspace(0, n - 1, min(n, INIT_PAIRS)).round().astype(int))
-    Ai = se3.invert_transform(A_abs[idx], check=False)
-    Bi = se3.invert_transform(B_abs[idx], check=False)
-    out = {}
-    sub = np.arange(len(idx))
-    for key, A, B in (("as_read", A_abs[idx], B_abs[idx]), ("hand_inverted", Ai, B_abs[idx]),
-                      ("eye_inverted", A_abs[idx], Bi)):
-        Am, Bm = motions_between(A, B, sub)
-        out[key] = _fit(Am, Bm)
+
+    attribute: str
+    value: object
+    source: str
+    why: str
+    w: float | None = None  # a weight of its own (else the source's)
+
+    @property
+    def weight(self) -> float:
+        return WEIGHTS[self.source] if self.w is None else self.w
+
+
+# --------------------------------------------------------------------------- #
+# frame words
+# --------------------------------------------------------------------------- #
+_KIND_WORDS = {
+    "base": ("base", "robotbase", "base_link", "baselink", "robot"),
+    "world": ("world", "w", "map", "odom", "vicon", "mocap", "optitrack", "origin", "global", "fixed"),
+    "ee": ("ee", "eef", "tcp", "flange", "tool", "tool0", "gripper", "hand", "effector", "endeffector", "wrist",
+           "body", "rigidbody"),
+    "cam": ("cam", "camera", "ir", "rgb", "color", "colour", "depth", "optical", "eye", "sensor"),
+    "target": ("target", "board", "chessboard", "checkerboard", "charuco", "aprilgrid", "apriltag", "tag", "marker",
+               "pattern", "calib", "grid", "object"),
+}
+_WORD_KIND = {w: k for k, ws in _KIND_WORDS.items() for w in ws}
+_CAM_NUMBERED = re.compile(r"^(cam|camera)\d+$")
+#: Kinds that a file of each role relates.
+ROLE_KINDS = {"hand": ("base", "ee"), "eye": ("cam", "target")}
+
+
+def _kind(word: str) -> str | None:
+    w = word.lower()
+    if w in _WORD_KIND:
+        return _WORD_KIND[w]
+    if _CAM_NUMBERED.match(w):
+        return "cam"
+    return None
+
+
+_QUALIFIERS = frozenset(("meas", "measured", "gt", "groundtruth", "truth", "raw", "image", "img", "images", "poses",
+                         "pose", "traj", "trajectory", "data", "est", "estimated", "filtered", "log", "stamped",
+                         "sync", "synced", "final", "out", "tf", "transform", "transforms"))
+
+
+def _tokens(text: str) -> list[str]:
+    """Words of a name or comment; ROS's ``base_link`` stays one word."""
+    out: list[str] = []
+    for w in re.split(r"[^A-Za-z0-9]+|_", text):
+        if not w:
+            continue
+        if w.lower() == "link" and out and out[-1].lower() == "base":
+            out[-1] += "_link"
+            continue
+        out.append(w)
     return out
 
 
-def translation_scale(A_abs, B_abs) -> float:
-    """Ratio ``s`` of eye to hand translations, fitted with ``t_X`` on motions: ``(R_A - I) t_X - s R_X t_B = -t_A``.
+def frames_in(text: str) -> tuple[tuple[str | None, str | None], str] | None:
+    """Frame kinds ``(parent, child)`` a name or comment states, with the words that state them.
 
-    Returns NaN when the fit is not determined.
+    Explicit forms first (the last one found): ``T_a_b`` and ``a_T_b`` (pose of
+    ``b`` in ``a``), ``a2b`` (OpenCV's ``gripper2base`` = ``T_base_gripper``),
+    ``a_in_b`` (``T_b_a``).  Otherwise the frame words the text ends with
+    (after qualifiers such as ``meas``, ``gt``, ``raw``, ``image``), read as
+    ``parent_child`` -- the ROS and ETH habit and kinhec's export (``…_target_ir``,
+    ``…_base_ee_meas``).  None when the text names no frames.
     """
-    n = A_abs.shape[0]
-    idx = np.unique(np.linspace(0, n - 1, min(n, INIT_PAIRS)).round().astype(int))
-    Am, Bm = motions_between(A_abs, B_abs, idx)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            R = _park_martin(Am, Bm, check_axes=False)[:3, :3]
-    except (KinhecError, np.linalg.LinAlgError, ValueError):
-        return float("nan")
-    M = np.concatenate([Am[:, :3, :3] - np.eye(3), -(Bm[:, :3, 3] @ R.T)[:, :, None]], axis=2).reshape(-1, 4)
-    b = -Am[:, :3, 3].reshape(-1)
-    sol, *_ = np.linalg.lstsq(M, b, rcond=None)
-    if np.linalg.matrix_rank(M) < 4:
-        return float("nan")
-    return float(1.0 / sol[3]) if sol[3] != 0 else float("nan")
+    for pat in _SETUP_WORDS.values():  # "eye_in_hand" names a setup, not a pose of an eye in a hand
+        text = pat.sub(" ", text)
+    toks = _tokens(text)
+    low = [t.lower() for t in toks]
+    found = {}  # priority -> the last match of that form
+    for i, w in enumerate(low):
+        if w == "t" and i + 2 < len(low) and _kind(low[i + 1]) and _kind(low[i + 2]):
+            found[3] = ((_kind(low[i + 1]), _kind(low[i + 2])), f"T_{toks[i + 1]}_{toks[i + 2]}")
+        if w == "t" and 0 < i < len(low) - 1 and _kind(low[i - 1]) and _kind(low[i + 1]):
+            found[3] = ((_kind(low[i - 1]), _kind(low[i + 1])), f"{toks[i - 1]}_T_{toks[i + 1]}")
+        m = re.fullmatch(r"([a-z]+\d*)2([a-z]+\d*)", w)
+        if m and _kind(m.group(1)) and _kind(m.group(2)):
+            found[2] = ((_kind(m.group(2)), _kind(m.group(1))), toks[i])
+        if w == "in" and 0 < i < len(low) - 1 and _kind(low[i - 1]) and _kind(low[i + 1]):
+            found[1] = ((_kind(low[i + 1]), _kind(low[i - 1])), f"{toks[i - 1]} in {toks[i + 1]}")
+    if found:
+        return found[max(found)]
+    end = len(low)
+    while end > 0 and (low[end - 1] in _QUALIFIERS or low[end - 1].isdigit()):
+        end -= 1
+    groups: list[tuple[str, int]] = []  # (kind, first token) of the trailing run of frame words
+    i = end - 1
+    while i >= 0 and _kind(low[i]):
+        k = _kind(low[i])
+        if groups and groups[-1][0] == k:
+            groups[-1] = (k, i)
+        else:
+            groups.append((k, i))
+        i -= 1
+    if len(groups) >= 2:
+        (child, _), (parent, pi) = groups[0], groups[1]
+        if not {parent, child} <= {"base", "world"}:
+            return (parent, child), "_".join(toks[pi:end])
+    return None
+
+
+def _frame_kind(frame: str | None) -> str | None:
+    """Kind of a frame name (``camera_optical`` -> cam, ``base_link`` -> base), None when its words name none or several."""
+    if not frame:
+        return None
+    kinds = {_kind(w.lower()) for w in _tokens(frame)} - {None}
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def frames_of(role: str, direction: str) -> tuple[str, str]:
+    """Frame kinds ``(parent, child)`` of a file read in ``role`` (``"hand"``/``"eye"``) with ``direction``."""
+    return {"base_T_ee": ("base", "ee"), "ee_T_base": ("ee", "base"), "cam_T_target": ("cam", "target"),
+            "target_T_cam": ("target", "cam")}[direction] if role in ROLE_KINDS else ("", "")
+
+
+def frames_agree(claimed: tuple, implied: tuple) -> bool:
+    """Whether claimed frame kinds (either may be None) fit the kinds a reading implies (``world`` fits base and target)."""
+    for c, i in zip(claimed, implied):
+        if c is None:
+            continue
+        if c != i and not (c == "world" and i in ("base", "target")):
+            return False
+    return True
+
+
+#: Words that name a file's role on their own (``robot_poses.txt``, ``camera.tum``).
+_ROLE_WORDS = {"hand": ("robot", "hand", "arm", "gripper", "tcp", "flange", "ee", "eef", "tool", "vicon", "mocap",
+                        "optitrack", "joint", "joints", "kinematics", "fk"),
+               "eye": ("cam", "camera", "eye", "image", "images", "img", "board", "target", "marker", "tag",
+                       "apriltag", "chessboard", "checkerboard", "charuco", "pnp", "detection", "detections", "vo",
+                       "slam", "odometry", "rgb", "ir", "depth")}
+
+_SETUP_WORDS = {"eye_in_hand": re.compile(r"eye[\s_\-]*in[\s_\-]*hand", re.IGNORECASE),
+                "eye_to_hand": re.compile(r"eye[\s_\-]*to[\s_\-]*hand", re.IGNORECASE)}
+_MM = re.compile(r"(?<![a-z])(mm|millimet(er|re)s?)(?![a-z])", re.IGNORECASE)
+_M = re.compile(r"(\[m\]|(?<![a-z])met(er|re)s(?![a-z]))", re.IGNORECASE)
+
+
+def _frames_text(kinds) -> str:
+    return "T_" + "_".join(k or "?" for k in kinds)
+
+
+def file_claims(stream) -> list[Claim]:
+    """Every claim a :class:`~kinhec.calibrate.readers.PoseStream` makes about itself (format, comments, name)."""
+    from pathlib import Path
+
+    out: list[Claim] = []
+    name = Path(stream.path).name
+    fmt = f"the {stream.fmt} format"
+    frames = getattr(stream, "frames", None)
+    if stream.direction is not None:
+        role = "hand" if stream.direction in ("base_T_ee", "ee_T_base") else "eye"
+        # a bag's frame pair states the direction only as far as the user named its frames in order
+        out.append(Claim("frames", frames_of(role, stream.direction), "name" if frames else "format",
+                         f"{name} holds {stream.direction} ({'the frame pair as given' if frames else fmt})"))
+    if frames:  # a bag: the tf tree (or the message header) names the frames of T_parent_child
+        kinds = tuple(_frame_kind(f) for f in frames)
+        if any(kinds):
+            out.append(Claim("frames", kinds, "comment", f"{name}: its frames {' -> '.join(f or '?' for f in frames)}"))
+    if stream.units is not None:
+        out.append(Claim("units", stream.units, "format", f"{name} is in {stream.units} ({fmt})"))
+    if stream.fmt == "rig":  # cameras on a moving body
+        out.append(Claim("setup", "eye_in_hand", "format", f"{name} is a camera of a rig folder (eye-in-hand)"))
+    stem = Path(stream.path).stem if stream.fmt != "rig" else stream.name
+    texts = [(c, "comment", f"{name}: its comment '{c[:60]}'") for c in stream.comments]
+    texts.append((stem, "name", f"the name {stem}"))
+    for text, source, where in texts:
+        fr = frames_in(text) if stream.direction is None else None
+        if fr is not None:
+            out.append(Claim("frames", fr[0], source, f"{where} says {_frames_text(fr[0])} ({fr[1]})"))
+        elif source == "name" and stream.direction is None:
+            low = {w.lower() for w in _tokens(text)}
+            roles = [r for r, words in _ROLE_WORDS.items() if low & set(words)]
+            if len(roles) == 1:  # one role named, no frames: the role alone
+                out.append(Claim("role", roles[0], "name", f"{where} names a {roles[0]} file"))
+        for setup, pat in _SETUP_WORDS.items():
+            if pat.search(text):
+                out.append(Claim("setup", setup, source, f"{where} says {setup}"))
+        if stream.units is None:
+            if _MM.search(text):
+                out.append(Claim("units", "mm", source, f"{where} says mm"))
+            elif source == "comment" and _M.search(text):
+                out.append(Claim("units", "m", source, f"{where} says m"))
+    return out
+
+
+# --------------------------------------------------------------------------- #
+# priors
+# --------------------------------------------------------------------------- #
+def x_log_prior(norm_m) -> np.ndarray:
+    """Log-prior of a flange-to-camera (or flange-to-marker) distance [m]: flat from X_MIN_M to X_TYPICAL_M, then
+    log-normal, with a Gaussian tail beyond X_TAIL_M (0 at 8 cm, -1.0 at 0.33 m, -9.9 at 0.69 m, -186 at 2.2 m)."""
+    x = np.maximum(np.asarray(norm_m, dtype=float), 1e-300)
+    far = np.maximum(np.log(x / X_TYPICAL_M), 0.0) / X_LOG_STD
+    tail = np.maximum(x - X_TAIL_M, 0.0) / X_FALL_M
+    near = np.maximum(np.log10(X_MIN_M / x), 0.0) / 0.5
+    return -0.5 * (far ** 2 + tail ** 2 + near ** 2)
+
+
+def magnitude_log_prior(median_m) -> np.ndarray:
+    """Log-prior of a stream's median position magnitude [m] (millimetres read as metres and the reverse)."""
+    m = np.maximum(np.asarray(median_m, dtype=float), 1e-300)
+    hi = np.maximum(np.log10(m / MAX_PLAUSIBLE_M), 0.0)
+    lo = np.maximum(np.log10(MIN_PLAUSIBLE_M / m), 0.0)
+    return -0.5 * ((hi + lo) / 0.3) ** 2
+
+
+def scale_log_prior(s) -> np.ndarray:
+    """Log-prior of the ratio of eye to hand translations of a metric eye stream (capped at -60)."""
+    s = np.asarray(s, dtype=float)
+    v = -0.5 * (np.log(np.where(s > 0, s, 1e-300)) / SCALE_LOG_STD) ** 2
+    return np.where(np.isfinite(v) & (s > 0), np.maximum(v, -60.0), -60.0)
+
+
+def rate_log_likelihood(rate_hz: float | None, role: str) -> float:
+    """Log-likelihood (up to a constant shared by the roles) of a stream's rate for a hand or an eye stream."""
+    if rate_hz is None or not np.isfinite(rate_hz) or rate_hz <= 0:
+        return 0.0
+    mu, sd = _RATE_HAND if role == "hand" else _RATE_EYE
+    return float(-0.5 * ((np.log(rate_hz) - mu) / sd) ** 2 - np.log(sd))
 
 
 def median_norm(T) -> float:
     """Median translation magnitude of poses (N, 4, 4) [their units]."""
     return float(np.median(np.linalg.norm(T[:, :3, 3], axis=1)))
-

@@ -53,6 +53,25 @@ def parse_intrinsics(text) -> np.ndarray:
     return np.array(vals + [0.0] * (9 - len(vals)))
 
 
+def chain_rms_note(obs, camera, A, res) -> str:
+    """The reprojection RMS through the whole chain with the robot poses as measured, beside the refined one.
+
+    With the robot poses as measured, every view's target pose is
+    ``inv(A_i X) Y`` (eye-in-hand; ``inv(Y) A_i X`` eye-to-hand) and the RMS is
+    taken over every corner of every view: OpenCV's definition, comparable with
+    its figures.  The pixel stage refines each view's robot pose; its RMS (on the
+    inliers) is the other figure.
+    """
+    from kinhec.intrinsics import camera_calibration, pack_views
+    from kinhec.solvers.reprojection import chain_poses
+
+    views = pack_views(obs.points_3d, obs.points_2d)
+    measured = camera_calibration(views, camera.intrinsics, chain_poses(A, res.X, res.Y, obs.mode)).rms_px
+    refined = res.info.get("pixel_rms", float("nan"))
+    return (f"reprojection RMS through the chain: {measured:.3f} px with the robot poses as measured (every corner "
+            f"of all {obs.n_views} views, as OpenCV reports it), {refined:.3f} px with each view's robot pose refined")
+
+
 def solve_corners(obs, camera):
     """:func:`kinhec.solvers.he_ml.he_ml` on an observation set's corners, the camera (intrinsics, view poses) given.
 
@@ -129,6 +148,7 @@ def calibrate_corners(path, *, intrinsics=None, setup: str | None = None, where:
         f"{res.info['pixel_std']:.3f} px, robot errors {1e3 * res.noise['robot_rot_std_rad']:.3g} mrad / "
         f"{1e3 * res.noise['robot_trans_std_m']:.3g} mm (estimated); RMS {res.info['pixel_rms']:.3f} px",
         "views paired by order (one robot pose per view)",
+        chain_rms_note(obs, cam, A, res),
     ]
     r = pm.residuals(cam.T_cam_target, pm.predicted_camera_poses(A, res.X, res.Y, obs.mode))
     residuals = {

@@ -9,7 +9,13 @@ see :func:`kinhec.se3.interpolate_poses`).  A sample whose interpolation
 interval is longer than ``GAP_FACTOR`` times the denser stream's median period
 (a gap) is left out, as is one outside the other stream.  The set of pairs is
 fixed once for the offsets the refinement may visit (:class:`TimePairing`), so
-that the clock offset can be refined jointly with ``X`` and ``Y``.
+that the clock offset can be refined jointly with ``X`` and ``Y``; the offset
+it starts from comes from :func:`coarse_offset`.
+
+By order, pose ``k`` of one file goes with pose ``k`` of the other, or with the
+rows an :class:`Alignment` names (a shift, or rows of one file that have no
+partner, as when a failed detection drops an image: see
+:mod:`kinhec.calibrate.readings`).
 """
 
 from __future__ import annotations
@@ -22,10 +28,13 @@ from kinhec import se3
 from kinhec.calibrate.readers import PoseStream
 from kinhec.errors import InputError
 
-__all__ = ["GAP_FACTOR", "TimePairing", "OrderPairing", "check_overlap"]
+__all__ = ["GAP_FACTOR", "MIN_PEAK_CORR", "TimePairing", "OrderPairing", "Alignment", "CoarseOffset", "check_overlap",
+           "pair_by_order", "coarse_offset"]
 
 #: An interpolation interval longer than this many median periods of the denser stream is a gap.
 GAP_FACTOR = 3.0
+#: Below this angular-speed correlation the coarse offset comes from a scan of the pose fit.
+MIN_PEAK_CORR = 0.5
 
 
 class _Interpolator:
@@ -88,8 +97,52 @@ class OrderPairing:
         return int(self.A.shape[0])
 
 
-def pair_by_order(hand: PoseStream, A: np.ndarray, eye: PoseStream, B: np.ndarray) -> OrderPairing:
-    """Pair pose k with pose k; the two files must hold the same number of poses."""
+@dataclass(frozen=True)
+class Alignment:
+    """Which rows of two unstamped files go together.
+
+    Attributes
+    ----------
+    hand_index, eye_index : ndarray of int, shape (M,)
+        Row ``hand_index[k]`` of the hand file pairs with row ``eye_index[k]`` of the eye file.
+    shift : int
+        Eye row minus hand row after the change (or everywhere for a plain shift).
+    cut : int or None
+        Pair index from which the rows are shifted (rows of one file left without a
+        partner there); None for a shift of the whole file (or none at all).
+    """
+
+    hand_index: np.ndarray
+    eye_index: np.ndarray
+    shift: int = 0
+    cut: int | None = None
+
+    @property
+    def is_identity(self) -> bool:
+        return self.shift == 0
+
+    def describe(self, hand: PoseStream, eye: PoseStream) -> str:
+        """One phrase: which rows pair, with their line numbers."""
+        if self.shift == 0:
+            return "row k of the hand file with row k of the eye file"
+        longer, idx_l = (hand, self.hand_index) if self.shift < 0 else (eye, self.eye_index)
+        d = abs(self.shift)
+        if self.cut is None:
+            return (f"rows shifted by {d}: hand row k with eye row k{self.shift:+d} ({longer.path}: lines of "
+                    f"{d} pose(s) at one end without a partner)")
+        k = int(idx_l[self.cut]) if self.cut < len(idx_l) else len(longer)
+        lost = longer.lines[k - d:k] if self.cut > 0 else longer.lines[:d]
+        return (f"{longer.path}, line(s) {', '.join(str(int(v)) for v in lost)}: pose(s) without a partner in the "
+                f"other file (a dropped image or a missed detection); the rows before pair one to one, those after "
+                f"shifted by {d}")
+
+
+def pair_by_order(hand: PoseStream, A: np.ndarray, eye: PoseStream, B: np.ndarray,
+                  alignment: Alignment | None = None) -> OrderPairing:
+    """Pair pose k with pose k (or the rows of ``alignment``); without one the files must hold as many poses."""
+    if alignment is not None:
+        h, e = alignment.hand_index, alignment.eye_index
+        return OrderPairing(A[h], B[e], hand.lines[h], eye.lines[e])
     if A.shape[0] != B.shape[0]:
         raise InputError(
             f"{hand.path} and {eye.path}: expected the same number of poses to pair by order (no time "
@@ -97,6 +150,59 @@ def pair_by_order(hand: PoseStream, A: np.ndarray, eye: PoseStream, B: np.ndarra
             f"(last at line {int(eye.lines[-1])})"
         )
     return OrderPairing(A, B, hand.lines, eye.lines)
+
+
+@dataclass
+class CoarseOffset:
+    """Clock offset the pairing starts from: ``offset_s`` (eye stamp = hand time + offset), how it was found."""
+
+    offset_s: float
+    peak: float | None = None  # angular-speed correlation at the estimate (``offset="auto"``)
+    estimated: bool = False  # the refinement estimates the offset further
+    notes: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)
+
+
+def coarse_offset(hand: PoseStream, A, eye: PoseStream, B, offset, max_offset_s: float, *,
+                  inverse_domain: bool = True) -> CoarseOffset:
+    """The offset to pair stamped streams at: zero (``"none"``), given (a number) or estimated (``"auto"``).
+
+    ``"auto"``: the angular-speed cross-correlation of
+    :func:`kinhec.solvers.estimate_time_offset` (which does not depend on the
+    direction of either stream); when the speeds correlate weakly (below
+    :data:`MIN_PEAK_CORR`), a scan of the pose fit over ``+-max_offset_s``
+    (:func:`kinhec.calibrate.solve.scan_offset`), which does.
+    """
+    if offset in (None, "none"):
+        return CoarseOffset(0.0)
+    if offset != "auto":
+        return CoarseOffset(float(offset))
+    check_overlap(hand, eye, max_offset_s)
+    import warnings as _w
+
+    from kinhec.solvers.time_offset import estimate_time_offset
+
+    out = CoarseOffset(0.0, estimated=True)
+    try:
+        with _w.catch_warnings():
+            _w.simplefilter("ignore")
+            est = estimate_time_offset(hand.t, A, eye.t, B, max_offset_s=max_offset_s)
+        out.offset_s, out.peak = est.offset_s, est.peak_corr
+        if est.at_boundary:
+            out.warnings.append(f"the clock offset lies at the edge of the searched +-{max_offset_s:g} s")
+    except InputError:
+        out.offset_s, out.peak = 0.0, 0.0
+    if out.peak is not None and out.peak < MIN_PEAK_CORR:
+        from kinhec.calibrate.solve import scan_offset
+
+        pe = float(np.median(np.diff(eye.t)))
+        grid = np.arange(-max_offset_s, max_offset_s + 1e-12, max(pe / 2, 1e-3))
+        cost = scan_offset(hand.t, A, eye.t, B, grid, inverse_domain=inverse_domain)
+        if np.isfinite(cost).any():
+            out.offset_s = float(grid[int(np.argmin(cost))])
+        out.notes.append(f"the angular speeds correlate weakly (peak {out.peak:.2f}): the coarse clock offset "
+                         f"({out.offset_s:.4g} s) comes from a scan of the pose fit")
+    return out
 
 
 class TimePairing:
@@ -176,3 +282,24 @@ class TimePairing:
         """Paired ``(A, B)`` of shape ``(N, 4, 4)`` at clock offset ``offset`` [s]."""
         dense = self._dense(self._t_sparse + self._shift * offset)
         return (dense, self._fixed) if self.interp_hand else (self._fixed, dense)
+
+
+def sample_pairs(hand: PoseStream, H: np.ndarray, eye: PoseStream, E: np.ndarray, offset_s: float, n: int):
+    """Up to ``n`` pairs evenly spread over the overlap of two stamped streams at ``offset_s``.
+
+    The sparser stream's samples (outside gaps of the other) are kept, the
+    denser one is interpolated there.  Returns ``(H_pairs, E_pairs)`` of shape
+    ``(m, 4, 4)`` (``m`` may be 0).
+    """
+    span_h = max(hand.t[-1] - hand.t[0], 1e-12)
+    span_e = max(eye.t[-1] - eye.t[0], 1e-12)
+    if hand.t.size / span_h >= eye.t.size / span_e:
+        dense, fixed, tq, sign = _Interpolator(hand.t, H), E, eye.t - offset_s, 1
+    else:
+        dense, fixed, tq, sign = _Interpolator(eye.t, E), H, hand.t + offset_s, -1
+    ok = np.flatnonzero(dense.valid(tq))
+    if ok.size == 0:
+        return np.zeros((0, 4, 4)), np.zeros((0, 4, 4))
+    pick = ok[np.unique(np.linspace(0, ok.size - 1, min(n, ok.size)).round().astype(int))]
+    other = dense(tq[pick])
+    return (other, fixed[pick]) if sign > 0 else (fixed[pick], other)

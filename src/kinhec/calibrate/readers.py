@@ -10,11 +10,17 @@ Formats (``--format``)
 ----------------------
 ``tum``
     ``timestamp tx ty tz qx qy qz qw`` per line, whitespace separated, ``#``
-    comments (quaternion scalar last).  Also the per-camera files of a
-    motion-capture rig folder (``gt_poses/camNN_poses.txt``).
+    comments (quaternion scalar last).  A comment line naming the eight
+    columns (``# timestamp tx ty tz qw qx qy qz``) sets their order.  Also the
+    per-camera files of a motion-capture rig folder (``gt_poses/camNN_poses.txt``).
 ``eth``
     The same eight columns separated by commas, no header (ETH-ASL
     ``hand_eye_calibration`` CSV).
+
+Every stream keeps its file's comment lines (:attr:`PoseStream.comments`) and,
+for the formats whose quaternion columns are known only by position (``tum``,
+``eth``, rig files), the raw quaternion columns, so that
+:func:`with_quaternion_order` can read them in the other order.
 ``csv``
     Comma-separated with a header naming the columns: a time column
     (``t``, ``time``, ``timestamp``, ``stamp``; optional), the position
@@ -50,8 +56,8 @@ import numpy as np
 from kinhec import se3
 from kinhec.errors import InputError, UnknownNameError
 
-__all__ = ["FORMATS", "PoseStream", "read_stream", "read_streams", "read_kinhec", "detect_format", "to_metres",
-           "rig_cameras"]
+__all__ = ["FORMATS", "QUAT_ORDERS", "PoseStream", "read_stream", "read_streams", "read_kinhec", "detect_format",
+           "to_metres", "rig_cameras", "with_quaternion_order"]
 
 #: Formats understood by :func:`read_stream` (``kinhec`` sequences are read by :mod:`kinhec.calibrate.sources`).
 FORMATS = ("tum", "eth", "csv", "rwhe", "tabb", "observations", "rig")
@@ -61,6 +67,8 @@ FORMATS = ("tum", "eth", "csv", "rwhe", "tabb", "observations", "rig")
 ROTATION_TOL = 1e-3
 #: Largest accepted deviation of a stored quaternion norm from 1 (it is normalised).
 QUATERNION_TOL = 1e-2
+#: Orders of the four quaternion columns: scalar last (TUM, ROS) or scalar first.
+QUAT_ORDERS = ("xyzw", "wxyz")
 
 
 @dataclass
@@ -88,6 +96,17 @@ class PoseStream:
         Units fixed by the format (``"mm"``), None when the user says.
     notes : list of str
         What the reader fixed (e.g. repeated stamps dropped).
+    comments : list of str
+        The file's comment lines (text after ``#``), for what they say about
+        frames, units and columns.
+    quat_raw : ndarray, shape (N, 4) or None
+        The four quaternion columns as stored, for formats that know them only
+        by position (``tum``, ``eth``, rig files); None otherwise.
+    quat_order : str or None
+        Order ``quat_raw`` was read in (``"xyzw"`` or ``"wxyz"``).
+    quat_order_source : str or None
+        ``"header"`` when a comment line named the columns, else None (the
+        format's order).
     frames : tuple of (str, str or None), optional
         ``(parent, child)`` frame names of the stored poses ``T_parent_child``
         when the source names them (ROS bags); None for plain files.
@@ -111,12 +130,24 @@ class PoseStream:
     direction: str | None = None
     units: str | None = None
     notes: list = field(default_factory=list)
+    comments: list = field(default_factory=list)
+    quat_raw: np.ndarray | None = field(default=None, repr=False)
+    quat_order: str | None = None
+    quat_order_source: str | None = None
     frames: tuple | None = None
     item: str = "line"
     mounts: dict | None = None
 
     def __len__(self) -> int:
         return int(self.T.shape[0])
+
+    @property
+    def rate_hz(self) -> float | None:
+        """Median sample rate [Hz] of a stamped stream (None without stamps or with fewer than 2)."""
+        if self.t is None or self.t.size < 2:
+            return None
+        dt = float(np.median(np.diff(self.t)))
+        return 1.0 / dt if dt > 0 else None
 
     def where(self, i: int | None = None) -> str:
         """``"PATH, line K"`` of pose ``i`` (or ``"PATH"``)."""
@@ -142,15 +173,22 @@ def _fail(path, line, msg: str) -> InputError:
 _SPLIT = re.compile(r"[,\s]+")
 
 
-def _rows(path: Path, *, comma: bool | None = None):
-    """Non-blank, non-comment lines as (line number, list of fields)."""
+#: Comment lines kept per file (what a file says about itself sits at its top).
+MAX_COMMENTS = 20
+
+
+def _rows(path: Path, *, comma: bool | None = None, comments: list | None = None):
+    """Non-blank, non-comment lines as (line number, list of fields); comment texts appended to ``comments``."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except IsADirectoryError:
         raise _fail(path, None, "expected a pose file, got a folder") from None
     out = []
     for k, raw in enumerate(text.splitlines(), start=1):
-        s = raw.split("#", 1)[0].strip()
+        s, hash_, note = raw.partition("#")
+        s = s.strip()
+        if hash_ and comments is not None and len(comments) < MAX_COMMENTS and note.strip():
+            comments.append(note.strip())
         if not s:
             continue
         parts = [p for p in (s.split(",") if comma else _SPLIT.split(s)) if p.strip() != ""]
@@ -197,14 +235,16 @@ def _check_finite(path, data: np.ndarray, lines: np.ndarray) -> None:
         raise _fail(path, int(lines[i]), f"expected finite numbers, got {data[i].tolist()}")
 
 
-def _poses_from_pq(path, p: np.ndarray, q_xyzw: np.ndarray, lines: np.ndarray) -> np.ndarray:
+def _poses_from_pq(path, p: np.ndarray, q_xyzw: np.ndarray, lines: np.ndarray, order: str = "xyzw") -> np.ndarray:
+    """Poses from positions and quaternion columns stored in ``order`` (``"xyzw"`` or ``"wxyz"``)."""
     n = np.linalg.norm(q_xyzw, axis=1)
     bad = np.abs(n - 1.0) > QUATERNION_TOL
     if bad.any():
         i = int(np.argmax(bad))
-        raise _fail(path, int(lines[i]), f"expected a unit quaternion (qx qy qz qw), got norm {n[i]:.6g}")
-    q_wxyz = np.column_stack([q_xyzw[:, 3], q_xyzw[:, :3]]) / n[:, None]
-    return se3.transform_from_pq(p, q_wxyz, normalize=True)
+        cols = "qx qy qz qw" if order == "xyzw" else "qw qx qy qz"
+        raise _fail(path, int(lines[i]), f"expected a unit quaternion ({cols}), got norm {n[i]:.6g}")
+    q_wxyz = q_xyzw if order == "wxyz" else np.column_stack([q_xyzw[:, 3], q_xyzw[:, :3]])
+    return se3.transform_from_pq(p, q_wxyz / n[:, None], normalize=True)
 
 
 def _poses_from_matrices(path, M: np.ndarray, lines: np.ndarray) -> np.ndarray:
@@ -248,21 +288,73 @@ def _clean_stamps(path, t: np.ndarray, lines: np.ndarray, notes: list) -> np.nda
     return np.flatnonzero(keep)
 
 
-def _stamped(path, fmt, t, T, lines, name, **kw) -> PoseStream:
+def _stamped(path, fmt, t, T, lines, name, quat_raw=None, **kw) -> PoseStream:
     notes: list = []
     keep = _clean_stamps(path, t, lines, notes)
-    return PoseStream(T[keep], t[keep], lines[keep], str(path), name, fmt, notes=notes, **kw)
+    return PoseStream(T[keep], t[keep], lines[keep], str(path), name, fmt, notes=notes,
+                      quat_raw=None if quat_raw is None else quat_raw[keep], **kw)
 
 
 # --------------------------------------------------------------------------- #
 # the formats
 # --------------------------------------------------------------------------- #
+def _header_columns(comments: list) -> list[int] | None:
+    """Column indices of ``t x y z qx qy qz qw`` from a comment line naming the eight columns, else None."""
+    for c in comments:
+        names = [w.strip().lower() for w in _SPLIT.split(c) if w.strip()]
+        if len(names) != 8:
+            continue
+        idx = {}
+        for k, words in _CSV_NAMES.items():
+            hit = [i for i, h in enumerate(names) if h in words]
+            if len(hit) == 1:
+                idx[k] = hit[0]
+        if len(idx) == 8 and len(set(idx.values())) == 8:
+            return [idx[k] for k in ("t", "x", "y", "z", "qx", "qy", "qz", "qw")]
+    return None
+
+
 def _read_tum(path: Path, name: str, *, comma: bool = False, fmt: str = "tum") -> PoseStream:
-    rows = _rows(path, comma=comma)
-    data, lines = _numbers(path, rows, 8, "t tx ty tz qx qy qz qw")
+    comments: list = []
+    rows = _rows(path, comma=comma, comments=comments)
+    cols = _header_columns(comments)
+    what = "t tx ty tz qx qy qz qw"
+    if cols is not None:
+        what = " ".join(("t", "tx", "ty", "tz", "qx", "qy", "qz", "qw")[cols.index(i)] for i in range(8))
+    data, lines = _numbers(path, rows, 8, what)
     _check_finite(path, data, lines)
+    order, source = "xyzw", None
+    if cols is not None:
+        order = "wxyz" if cols[7] < cols[4] else "xyzw"  # the order the header states
+        data = data[:, cols]  # t x y z qx qy qz qw
+        source = "header"
     T = _poses_from_pq(path, data[:, 1:4], data[:, 4:8], lines)
-    return _stamped(path, fmt, data[:, 0], T, lines, name)
+    # columns known only by position: kept, so that the other order can be tried
+    raw = data[:, 4:8] if cols is None else None
+    return _stamped(path, fmt, data[:, 0], T, lines, name, quat_raw=raw, comments=comments, quat_order=order,
+                    quat_order_source=source)
+
+
+def with_quaternion_order(stream: PoseStream, order: str) -> PoseStream:
+    """The stream with its stored quaternion columns read in ``order`` (``"xyzw"`` or ``"wxyz"``).
+
+    Raises
+    ------
+    InputError
+        The stream's format names its quaternion columns (only ``tum``, ``eth``
+        and rig files store them by position), or an unknown order.
+    """
+    if order not in QUAT_ORDERS:
+        raise UnknownNameError("quaternion order", order, QUAT_ORDERS)
+    if order == stream.quat_order:
+        return stream
+    if stream.quat_raw is None:
+        raise InputError(f"{stream.path}: the {stream.fmt} format fixes its quaternion columns; "
+                         f"expected no quaternion order, got {order}")
+    T = _poses_from_pq(stream.path, stream.T[:, :3, 3], stream.quat_raw, stream.lines, order)
+    out = PoseStream(**{f: getattr(stream, f) for f in stream.__dataclass_fields__})
+    out.T, out.quat_order = T, order
+    return out
 
 
 _CSV_NAMES = {
@@ -311,15 +403,17 @@ def _read_csv(path: Path, name: str) -> PoseStream:
 
 
 def _read_rwhe(path: Path, name: str) -> PoseStream:
-    rows = _rows(path)
+    comments: list = []
+    rows = _rows(path, comments=comments)
     data, lines = _numbers(path, rows, 16, "a row-major 4x4 matrix")
     _check_finite(path, data, lines)
     T = _poses_from_matrices(path, data.reshape(-1, 4, 4), lines)
-    return PoseStream(T, None, lines, str(path), name, "rwhe")
+    return PoseStream(T, None, lines, str(path), name, "rwhe", comments=comments)
 
 
 def _read_tabb(path: Path, name: str) -> PoseStream:
-    rows = _rows(path)
+    comments: list = []
+    rows = _rows(path, comments=comments)
     k0, first = rows[0]
     if len(first) != 1 or not _is_float(first[0]):
         raise _fail(path, k0, f"expected a count line (Tabb format), got {' '.join(first)!r}")
@@ -346,7 +440,7 @@ def _read_tabb(path: Path, name: str) -> PoseStream:
     if M.shape[0] != count:
         raise _fail(path, k0, f"expected {count} poses as the count line says, got {M.shape[0]}")
     T = _poses_from_matrices(path, M, lines)
-    return PoseStream(T, None, lines, str(path), name, "tabb", direction=direction, units="mm")
+    return PoseStream(T, None, lines, str(path), name, "tabb", direction=direction, units="mm", comments=comments)
 
 
 def _read_observations(path: Path, name: str) -> PoseStream:

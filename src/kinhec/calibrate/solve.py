@@ -19,8 +19,12 @@ Procedure.
 1. Initial ``X`` (and ``Y``, ``s``) from every registry solver on a subsample of
    pairs (``A X = X B`` solvers on the motions between every two of them, RANSAC
    included; ``A X = Y B`` solvers on the poses); ``Y`` from ``X`` by a robust
-   average of ``A_i X inv(B_i)``.  The candidate with the smallest median
-   residuals on all pairs wins.
+   average of ``A_i X inv(B_i)``; and their consensus (the chordal mean of the
+   candidates' rotations and the median of their translations).  The candidate
+   that the most pairs agree with wins: the sum over *all* pairs of a truncated
+   quadratic of the residuals in units of a common noise scale
+   (:func:`consensus_order`) -- not a median, which a candidate fitting half of
+   the pairs well and the rest badly would win.
 2. Noise model: the 6x6 covariance ``S`` of the residuals, first from their
    median absolute deviations, then from the inliers' sample covariance.
 3. Gauss-Newton with Levenberg-Marquardt damping on the whitened residuals
@@ -50,7 +54,8 @@ from kinhec.errors import DegenerateMotionError, InputError, KinhecError
 from kinhec.solvers import _common as c
 from kinhec.solvers import registry
 
-__all__ = ["Solution", "initial_candidates", "refine", "scan_offset", "choose_domain", "CHI2_6_9999", "motions_between", "robust_y"]
+__all__ = ["Solution", "initial_candidates", "consensus_order", "refine", "scan_offset", "choose_domain", "CHI2_6_9999",
+           "motions_between", "robust_y"]
 
 #: 99.99 % quantile of the chi-square distribution with 6 degrees of freedom (outlier gate).
 CHI2_6_9999 = 27.856
@@ -228,11 +233,36 @@ def initial_candidates(A, B, *, solver: str | None = None, estimate_scale: bool 
         if any(isinstance(e, DegenerateMotionError) for e in errors):
             raise next(e for e in errors if isinstance(e, DegenerateMotionError))
         raise DegenerateMotionError(f"no solver could determine X ({errors[0] if errors else 'no candidates'})")
-    scores = np.array([_score(A, B, X, Y, s, inverse_domain) for _, X, Y, s in out])
-    mins = np.maximum(scores.min(axis=0), 1e-15)
-    total = (scores / mins).sum(axis=1)
-    order = np.argsort(total, kind="stable")
+    if len(out) >= 3 and solver is None:
+        out.append(("consensus", _pose_median([x[1] for x in out]), _pose_median([x[2] for x in out]), s0))
+    order = consensus_order(A, B, out, inverse_domain)
     return [out[k] for k in order]
+
+
+#: Pairs farther than this (in units of the common noise scale, per pair) count as disagreeing.
+CONSENSUS_CUT = 3.0
+
+
+def _pose_median(Ts) -> np.ndarray:
+    """Chordal mean rotation and coordinate-wise median translation of poses (a robust middle of candidates)."""
+    T = np.asarray(Ts)
+    return c.transform(c.project_to_so3(T[:, :3, :3].sum(axis=0)), np.median(T[:, :3, 3], axis=0))
+
+
+def consensus_order(A, B, cands, inverse_domain=True) -> np.ndarray:
+    """Order of candidates ``(name, X, Y, scale)`` by how many pairs agree with them, best first.
+
+    Residual norms of every pair (rotation [rad], translation [m]) are scaled by
+    the median over the candidates of their median residuals; a pair adds
+    ``min(e_rot^2 + e_trans^2, CONSENSUS_CUT^2)``: a candidate that fits most pairs
+    moderately beats one that fits half of them exactly and the rest not at all.
+    """
+    R = np.array([[np.linalg.norm(r[:, :3], axis=1), np.linalg.norm(r[:, 3:], axis=1)]
+                  for r in (residuals(A, B, X, Y, s, inverse_domain) for _, X, Y, s in cands)])  # (K, 2, N)
+    scale = np.maximum(np.median(np.median(R, axis=2), axis=0), [1e-9, 1e-12])
+    e2 = ((R / scale[None, :, None]) ** 2).sum(axis=1)
+    loss = np.minimum(e2, CONSENSUS_CUT ** 2).sum(axis=1)
+    return np.argsort(loss, kind="stable")
 
 
 def choose_domain(A, B, X, Y, scale=None) -> bool:

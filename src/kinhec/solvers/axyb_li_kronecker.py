@@ -27,15 +27,36 @@ solution.
 Unlike Shah's two-stage method (:mod:`kinhec.solvers.axyb_shah`), the rotation
 estimate here also draws on the translation equations, so the two methods
 agree on exact data and differ on noisy data.
+
+Check of the translation.  The unconstrained ``vec(R_Y)`` absorbs part of the
+translation equations (through ``t_B``); once the rotations are projected onto
+SO(3), the translations of the same solution need not fit the translation
+equations any more, and on noisy pairs with a narrow rotation range they can be
+metres off.  The residual sum of squares of the translation equations with
+Li's ``t_X, t_Y`` is compared with its minimum over the translations for the
+same projected rotations (``RSS_0``): ``F = ((RSS - RSS_0) / 6) / (RSS_0 /
+(3N - 6))``.  Above the 99.9 % quantile of ``F(6, 3N - 6)`` the translation is
+one that its own residuals reject -- when it also moves ``t_X`` by more than the
+RMS residual of one equation -- and :class:`InconsistentTranslationWarning`
+says so (the result is returned unchanged: it is Li's).
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
 from kinhec.solvers import _common as c
 
-__all__ = ["li_kronecker"]
+__all__ = ["li_kronecker", "InconsistentTranslationWarning", "translation_f_statistic"]
+
+#: Tail probability below which the translation counts as rejected by its own residuals.
+F_ALPHA = 1e-3
+
+
+class InconsistentTranslationWarning(c.DegenerateMotionWarning):
+    """Li's translation fits the translation equations far worse than the best translation for its rotations."""
 
 CITATION = (
     'A. Li, L. Wang and D. Wu, "Simultaneous robot-world and hand-eye calibration using '
@@ -59,7 +80,65 @@ def _li_kronecker(A: np.ndarray, B: np.ndarray):
     z = c.lstsq(M.reshape(-1, 24), rhs.reshape(-1))
     R_X = c.normalize_rotation(z[:9].reshape(3, 3), "li_kronecker", "vec(R_X)")
     R_Y = c.normalize_rotation(z[9:18].reshape(3, 3), "li_kronecker", "vec(R_Y)")
-    return c.transform(R_X, z[18:21]), c.transform(R_Y, z[21:24])
+    X, Y = c.transform(R_X, z[18:21]), c.transform(R_Y, z[21:24])
+    F, p, t_best = translation_f_statistic(A, B, X, Y)
+    shift = float(np.linalg.norm(t_best[:3] - X[:3, 3]))
+    # significant, and larger than the residual of one translation equation (not a last-digit difference)
+    rms = np.sqrt(max(_rss(A, B, Y, t_best) / max(3 * n - 6, 1), 0.0))
+    if p < F_ALPHA and shift > max(rms, 1e-9):
+        warnings.warn(
+            f"li_kronecker: the translation is rejected by its own residuals (F = {F:.3g} with (6, {3 * n - 6}) "
+            f"degrees of freedom, p = {p:.2g}): the best translations for its rotations move t_X by "
+            f"{1000 * shift:.3g} mm; its rotations absorbed part of the translation equations",
+            InconsistentTranslationWarning, stacklevel=3)
+    return X, Y
+
+
+def _translation_system(A, B, Y):
+    """``C (t_X, t_Y) = d``: the translation equations ``R_A t_X - t_Y = R_Y t_B - t_A``, stacked (3N x 6)."""
+    n = A.shape[0]
+    C = np.zeros((n, 3, 6))
+    C[:, :, :3] = A[:, :3, :3]
+    C[:, :, 3:] = -np.eye(3)
+    return C.reshape(-1, 6), (B[:, :3, 3] @ Y[:3, :3].T - A[:, :3, 3]).reshape(-1)
+
+
+def _rss(A, B, Y, t) -> float:
+    C, d = _translation_system(A, B, Y)
+    return float(np.sum((C @ t - d) ** 2))
+
+
+def translation_f_statistic(A: np.ndarray, B: np.ndarray, X: np.ndarray, Y: np.ndarray):
+    """F statistic of the translations of ``(X, Y)`` against the best ones for the same rotations.
+
+    Parameters
+    ----------
+    A, B : ndarray, shape (N, 4, 4)
+        Pose pairs of ``A_i X = Y B_i`` [m].
+    X, Y : ndarray, shape (4, 4)
+
+    Returns
+    -------
+    F : float
+        ``((RSS - RSS_0) / 6) / (RSS_0 / (3N - 6))`` over the translation equations
+        ``R_A t_X - t_Y = R_Y t_B - t_A``.
+    p : float
+        Its upper tail probability under ``F(6, 3N - 6)`` (1 when undefined).
+    t_best : ndarray, shape (6,)
+        The least-squares ``(t_X, t_Y)`` for the rotations of ``X`` and ``Y`` [m].
+    """
+    n = A.shape[0]
+    C, d = _translation_system(A, B, Y)
+    t_best = c.lstsq(C, d)
+    rss0 = float(np.sum((C @ t_best - d) ** 2))
+    rss = float(np.sum((C @ np.concatenate([X[:3, 3], Y[:3, 3]]) - d) ** 2))
+    dof = 3 * n - 6
+    if dof <= 0 or rss0 <= 0:
+        return 0.0, 1.0, t_best
+    F = max(rss - rss0, 0.0) / 6.0 / (rss0 / dof)
+    from scipy.stats import f as f_dist  # here: listing the solvers does not import scipy.stats
+
+    return F, float(f_dist.sf(F, 6, dof)), t_best
 
 
 def li_kronecker(A_abs, B_abs):

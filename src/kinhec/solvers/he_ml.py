@@ -79,6 +79,9 @@ with the loss of ``P`` degrees of freedom to the fitted parameters corrected at 
 6. **Covariance** (:mod:`~kinhec.solvers.he_ml_stages.covariance`).  The inverse of the whitened normal
    matrix at the solution (with drift: the ``X`` and ``log s`` block from the motion fit, the ``Y``
    block from the pair model, no cross terms).
+   A robust fit whose inliers are a minority that determines no ``X`` (a run of rows where nothing moved,
+   fitted exactly while every informative pair is set aside) is refused: every pair is fitted by plain
+   maximum likelihood instead, with a warning (:mod:`~kinhec.solvers.he_ml_stages.collapse`).
 7. **Pixels** (``pixels=``, the target's pixels behind the poses with known
    intrinsics): ``X`` and ``Y`` from the pixels of the inliers, each view's
    robot error a nuisance under the flange-twist prior, the pixel and robot
@@ -89,13 +92,14 @@ with the loss of ``P`` degrees of freedom to the fitted parameters corrected at 
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from kinhec.solvers import _common as c
 from kinhec.solvers import pair_model as pm
-from kinhec.solvers.he_ml_stages import camera_drift, covariance, hypotheses, inputs, reweighting
+from kinhec.solvers.he_ml_stages import camera_drift, collapse, covariance, hypotheses, inputs, reweighting
 from kinhec.solvers.he_ml_stages import configuration as conf_stage
 from kinhec.solvers.he_ml_stages import variance_components as vc
 from kinhec.solvers.he_ml_stages.camera_drift import DRIFT_LAG1
@@ -263,6 +267,19 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
     camera_drift.fit_on_motions(fit, drift)
     # 6. the covariance with the final weights; variance components corrected for the fitted parameters
     cov = covariance.final_covariance(fit, known)
+    collapsed = collapse.minority_collapse(A, fit.inl) if robust else None
+    if collapsed is not None:  # a minority of pairs that determine nothing: refused, every pair fitted instead
+        levels = vc.noise_from_theta(fit.theta)
+        collapsed["noise"] = levels
+        warnings.warn(
+            f"he_ml: the robust fit kept {collapsed['n_inliers']} of {collapsed['n']} pairs, whose flange poses "
+            f"rotate by {collapsed['rot_range_deg']:.2g} deg between them: they determine no X (its noise levels on "
+            f"them, at most {max(levels.values()):.2g} rad or m); refused: every pair fitted by plain maximum "
+            "likelihood", collapse.RobustCollapseWarning, stacklevel=2)
+        out = he_ml(A, B, configuration=fit.configuration, noise=noise, scale=scale, scale_drift=scale_drift,
+                    drift=drift, robust=False, seed=seed, max_rounds=max_rounds, pixels=pixels)
+        out.info["robust_collapse"] = collapsed
+        return out
     fit.info.update(vc.shape_info(fit.sizes, fit.shapes, fit.theta))
     noise_out = vc.noise_from_theta(fit.theta)
     X, Y = fit.X, fit.Y

@@ -20,6 +20,7 @@ file, in the order ``he_ml`` runs them:
 * :mod:`.camera_drift` -- a camera error that is a random walk: ``X`` from the
   motions (step 5);
 * :mod:`.covariance` -- the covariance of the estimate (step 6);
+* :mod:`.collapse` -- the check of the final state: a minority of inliers that determines no ``X`` is refused;
 * :mod:`.pixels` -- the last stage on the target's pixels (step 7).
 
 :class:`~.state.FitState` carries the fit from stage to stage.  Nothing is
