@@ -20,7 +20,9 @@ import numpy as np
 
 from kinhec import se3
 from kinhec.calibrate import conventions as conv
+from kinhec.calibrate import eye_bias as eb
 from kinhec.calibrate import pairing as pr
+from kinhec.calibrate import scale as sc
 from kinhec.calibrate import solve as sv
 from kinhec.calibrate.observability import observability
 from kinhec.calibrate.readers import PoseStream, read_stream, read_streams, to_metres
@@ -146,7 +148,7 @@ def _offset_curve(pairing, sol: sv.Solution, period: float) -> dict:
 
 
 def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, offset, scale, solver, force,
-         max_offset_s) -> CalibrationResult:
+         max_offset_s, eye_bias_prior=None) -> CalibrationResult:
     warn, notes = [], list(hand.notes) + list(eye.notes)
     B = _eye_solver_form(eye, eye_pose, units_eye, setup)
     _check_units(hand, A, eye, B, force, warn)
@@ -211,8 +213,12 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
     notes.append(f"residuals compared as {'T_cam_target' if eih != (setup == 'eye_to_hand') else 'T_target_cam'} "
                  "(the noise model that fits best)")
     notes.append(f"initial estimate from {name} (of {len(cands)} solvers that returned)")
-    sol = sv.refine(pairing, X0, Y0, offset0=off0, scale0=s0, estimate_offset=estimate_offset,
-                    estimate_scale=scale, init_solver=name, inverse_domain=eih)
+    # the scale of the eye translations is always estimated: freely for a monocular stream, under the prior of
+    # a metric one (kinhec.calibrate.scale)
+    sol = sv.refine(pairing, X0, Y0, offset0=off0, scale0=s0 if scale else 1.0, estimate_offset=estimate_offset,
+                    estimate_scale=True, scale_prior_std=None if scale else sc.PRIOR_STD, init_solver=name,
+                    inverse_domain=eih, eye_bias_prior=None if scale else eye_bias_prior,
+                    eye_in_hand=setup != "eye_to_hand")  # fmt: skip
     std = np.sqrt(np.maximum(np.diag(sol.cov), 0.0))
     X_std, Y_std = std[0:6], std[6:12]
     k = 12
@@ -220,19 +226,26 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
     if estimate_offset:
         off_std = float(std[k])
         k += 1
-    scale_std = float(sol.scale * std[k]) if scale else None
+    scale_std = float(sol.scale * std[k])
     A_final, _ = pairing.at(sol.offset)
-    obs, obs_warn = observability(A_final[sol.inliers], sol.cov[:12, :12], X_std)
+    tau = None if sol.inflation_detail is None else float(sol.inflation_detail.residual_tau.max())
+    obs, obs_warn = observability(A_final[sol.inliers], sol.cov[:12, :12], X_std, tau)
     obs["n_inliers"] = int(sol.inliers.sum())
-    obs["residual_std_rad_m"] = [float(v) for v in np.sqrt(np.diag(sol.noise_cov))]
-    obs["covariance_inflation"] = float(sol.inflation)
+    obs.update(sv.noise_report(sol))
+    scale_rep, scale_warn, scale_notes = sc.describe(sol.scale, scale_std, sol.scale_data_std,
+                                                     prior_std=None if scale else sc.PRIOR_STD, where=str(eye.path))
+    obs["scale"] = scale_rep
+    if sol.eye_bias_cov is not None:
+        obs["eye_bias"] = eb.describe(eye_bias_prior, sol.eye_bias_cov[:6, :6])
+        notes.append(eb.note(eye_bias_prior))
     warn[:0] = obs_warn  # the verdict quotes the first warning: observability first
+    warn += scale_warn
+    notes += scale_notes
     n_out = int((~sol.inliers).sum())
     if n_out > 0.2 * n:
         warn.append(f"{n_out} of {n} pairs ({100 * n_out / n:.0f} %) are outliers")
     if sol.inflation > 1.0:
-        notes.append(f"residuals of consecutive pairs correlate: standard deviations inflated by "
-                     f"{np.sqrt(sol.inflation):.2g}")
+        notes.append(sv.inflation_note(sol))
     r = sol.residuals
     residuals = {
         "t_s": np.asarray(pairing.t, dtype=float),
@@ -246,11 +259,25 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
     return CalibrationResult(
         setup=setup, inputs={}, X=sol.X, Y=sol.Y, X_name=X_name, Y_name=Y_name, X_std=X_std, Y_std=Y_std,
         time_offset_s=sol.offset if stamped else None, time_offset_std_s=off_std,
-        time_offset_peak_corr=peak, scale=sol.scale if scale else None, scale_std=scale_std, n_pairs=n,
+        time_offset_peak_corr=peak, scale=sol.scale, scale_std=scale_std, n_pairs=n,
         outliers=np.flatnonzero(~sol.inliers).tolist(), observability=obs, warnings=warn, notes=notes,
         residuals=residuals, offset_curve=curve, init_solver=name, cov=sol.cov,
         where=f"{hand.span()} and {eye.span()}",
     )  # fmt: skip
+
+
+def _intrinsics_std(value) -> tuple[float, float] | None:
+    """``intrinsics_std`` as ``(focal_rel, principal_point_over_f)``, checked; None when not given."""
+    if value is None:
+        return None
+    try:
+        vals = [float(v) for v in (value.split(",") if isinstance(value, str) else value)]
+    except (TypeError, ValueError):
+        vals = []
+    if len(vals) != 2 or not all(np.isfinite(v) and v >= 0 for v in vals):
+        raise InputError(f"intrinsics_std: expected two numbers >= 0 (focal length fraction, principal point over "
+                         f"focal length), e.g. 0.003,0.001, got {value!r}")  # fmt: skip
+    return vals[0], vals[1]
 
 
 def _compose_std(X1, C1, X2, C2):
@@ -276,7 +303,8 @@ def _compose_std(X1, C1, X2, C2):
 def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = None, hand_pose: str | None = None,
               eye_pose: str | None = None, units: str | None = None, offset="auto", scale: bool = False,
               solver: str | None = None, force: bool = False, dataset=None, sequence: str | None = None,
-              max_offset_s: float = MAX_OFFSET_S, corners=None, intrinsics=None) -> CalibrationResult:
+              max_offset_s: float = MAX_OFFSET_S, corners=None, intrinsics=None,
+              intrinsics_std=None) -> CalibrationResult:
     """Calibrate ``X`` (and ``Y``) from a hand pose file and one or more eye pose files, or from corners.
 
     Parameters
@@ -322,6 +350,15 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
     intrinsics : str or array_like, optional
         With ``corners``: known ``fx, fy, cx, cy[, k1, k2, p1, p2[, k3]]`` [px]
         (default: estimated from the views).
+    intrinsics_std : (float, float) or str, optional
+        How well the intrinsics are known: the focal length's relative and the
+        principal point's standard deviation over the focal length (``"0.003,0.001"``:
+        0.3 %, 1 px at 1000 px).  Pose files: the intrinsics the eye poses were
+        computed with, whose systematic error is marginalised
+        (:mod:`kinhec.calibrate.eye_bias`; default 0.3 % and 1e-3); with
+        ``corners``: the prior of given ``intrinsics`` (default
+        :data:`kinhec.calibrate.bundle.INTRINSICS_PRIOR`).  ``0,0`` counts no
+        such error.
 
     Returns
     -------
@@ -342,7 +379,8 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
             raise InputError("setup: a corner file is one camera (eye_in_hand or eye_to_hand), got rig")
         from kinhec.calibrate.corners import calibrate_corners
 
-        return calibrate_corners(corners, intrinsics=intrinsics, setup=setup)
+        return calibrate_corners(corners, intrinsics=intrinsics, setup=setup,
+                                 intrinsics_prior=_intrinsics_std(intrinsics_std))
     if intrinsics is not None:
         raise InputError("intrinsics: only used with corners (--corners), got intrinsics without them")
     setup = "eye_in_hand" if setup is None else setup
@@ -354,6 +392,10 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         except ValueError:
             raise InputError(f"offset: expected auto, none or a number of seconds, got {offset!r}") from None
     units_hand, units_eye = _units_pair(units)
+    k_std = _intrinsics_std(intrinsics_std)
+    eye_bias_prior = eb.prior_std() if k_std is None else eb.prior_std(k_std[1], k_std[0])
+    if not np.any(eye_bias_prior > 0):
+        eye_bias_prior = None
     if dataset is not None:
         from kinhec.calibrate.readers import read_kinhec
 
@@ -391,7 +433,7 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
               "units": units or (hand_s.units or "m")}  # fmt: skip
     if setup != "rig":
         res = _one(hand_s, A, eyes[0], eye_pose, units_eye, setup, offset=offset, scale=scale, solver=solver,
-                   force=force, max_offset_s=max_offset_s)
+                   force=force, max_offset_s=max_offset_s, eye_bias_prior=eye_bias_prior)
         res.inputs = inputs
         return res
     per = {}
