@@ -310,7 +310,7 @@ def test_constant_monocular_scale_keeps_one_scale():
 def test_hypothesis_distances_match_the_predicted_poses(configuration):
     """Both ways of computing the start's pair distances (many hypotheses: Kronecker form over the pairs; few:
     the products themselves) equal the rotation angle plus translation distance of C to its prediction."""
-    from kinhec.solvers import he_ml as mod
+    from kinhec.solvers.he_ml_stages.hypotheses import pair_distances
 
     rng = np.random.default_rng(21)
     n, h = 40, 12
@@ -318,8 +318,8 @@ def test_hypothesis_distances_match_the_predicted_poses(configuration):
     C = [se3.se3_exp(rng.normal(size=(n, 6)) * 0.5) for _ in range(2)]
     RX, RY = se3.so3_exp(rng.normal(size=(h, 3))), se3.so3_exp(rng.normal(size=(h, 3)))
     tX, tY, s = rng.normal(size=(h, 3)) * 0.2, rng.normal(size=(h, 3)), 1.0 + 0.1 * rng.random(h)
-    many = mod._pair_distances(A, C, RX, tX, RY, tY, s, configuration)  # 4 h >= n: Kronecker form
-    few = np.concatenate([mod._pair_distances(A, C, RX[i : i + 1], tX[i : i + 1], RY[i : i + 1], tY[i : i + 1],
+    many = pair_distances(A, C, RX, tX, RY, tY, s, configuration)  # 4 h >= n: Kronecker form
+    few = np.concatenate([pair_distances(A, C, RX[i : i + 1], tX[i : i + 1], RY[i : i + 1], tY[i : i + 1],
                                               s[i : i + 1], configuration) for i in range(h)])  # fmt: skip
     ref = np.full((h, n), np.inf)
     for i in range(h):
@@ -337,26 +337,51 @@ def test_variance_components_are_maximum_likelihood():
     """Fisher scoring of the variance components on 200 pairs drawn from known components: a higher likelihood
     than the generating components (it is the maximum), the same maximum from a start far off, the camera
     rotation level within 25 %."""
-    from kinhec.solvers import he_ml as mod
+    from kinhec.solvers.he_ml_stages import variance_components as vc
 
     rng = np.random.default_rng(22)
     ch = make_chain(rng, 200, configuration="eye_in_hand")
     C = pm.camera_poses(ch.B_abs_gt, "eye_in_hand")
     _, G = pm.pair_jacobians(C, ch.X, "eye_in_hand")
-    Q = mod._components(C, G)
+    Q = vc.components(C, G)
     theta_true = np.array([C3[0] ** 2, C3[1] ** 2, C3[3] ** 2, R2[0] ** 2, R2[1] ** 2])
-    L = np.linalg.cholesky(mod._sigma(theta_true, Q))
+    L = np.linalg.cholesky(vc.sigma(theta_true, Q))
     r = (L @ rng.standard_normal((200, 6, 1)))[:, :, 0]
 
     def loglik(t):
-        Linv, _, logdet = mod._whitener(mod._sigma(t, Q))
+        Linv, _, logdet = vc.whitener(vc.sigma(t, Q))
         z = (Linv @ r[:, :, None])[:, :, 0]
         return -0.5 * float(np.sum(z * z) + np.sum(logdet))
 
-    est = mod._estimate_components(r, Q, np.ones(200), np.array([1e-4, 1e-4, 1e-4, 1e-6, 1e-6]), n_iter=50)
-    far = mod._estimate_components(r, Q, np.ones(200), np.array([1e-8, 1e-2, 1e-8, 1e-2, 1e-8]), n_iter=50)
+    est = vc.estimate_components(r, Q, np.ones(200), np.array([1e-4, 1e-4, 1e-4, 1e-6, 1e-6]), n_iter=50)
+    far = vc.estimate_components(r, Q, np.ones(200), np.array([1e-8, 1e-2, 1e-8, 1e-2, 1e-8]), n_iter=50)
     assert loglik(est) > loglik(theta_true)
     assert abs(loglik(far) - loglik(est)) < 0.5  # the same maximum (its flat directions aside)
     # the camera rotation level; the translation levels are identified only in their camera-frame totals
     # (robot translation noise is isotropic there), so the split between them is not checked
     np.testing.assert_allclose(np.sqrt(est[0]), np.sqrt(theta_true[0]), rtol=0.25)
+
+
+def test_public_names_and_the_package_attribute():
+    """``kinhec.solvers.he_ml`` is the function (as every solver name there), whatever is imported first; the
+    module's public names stay importable by its path; the stages live in ``kinhec.solvers.he_ml_stages``."""
+    import importlib
+    import subprocess
+    import sys
+
+    import kinhec.solvers as solvers
+    from kinhec.solvers import he_ml as fn
+    from kinhec.solvers.he_ml import CHI2_GATE, CITATION, N_HYPOTHESES, SCALE_DRIFT_LAG1, HeMlResult
+
+    module = importlib.import_module("kinhec.solvers.he_ml")
+    assert fn is he_ml is solvers.he_ml is module.he_ml and callable(fn) and "he_ml" in solvers.__all__
+    assert module.HeMlResult is HeMlResult is solvers.HeMlResult and module.__all__ == [
+        "CITATION", "NOISE_KEYS", "HeMlResult", "he_ml", "CHI2_GATE", "N_HYPOTHESES", "DRIFT_LAG1", "SCALE_DRIFT_LAG1"]
+    assert CHI2_GATE > 0 and N_HYPOTHESES > 0 and 0 < SCALE_DRIFT_LAG1 < DRIFT_LAG1 < 1 and "Förstner" in CITATION
+    # a fresh interpreter importing a stage first, then the module by its path: the attribute is still the function
+    code = ("import kinhec.solvers.he_ml_stages.scale_drift, kinhec.solvers.he_ml, kinhec.solvers as s, types; "
+            "from kinhec.solvers import he_ml; "
+            "assert isinstance(he_ml, types.FunctionType) and s.he_ml is he_ml, he_ml; "
+            "from kinhec.solvers.he_ml import HeMlResult, NOISE_KEYS; print('ok')")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr

@@ -1,4 +1,4 @@
-"""``he_ml`` on the target's pixels (:mod:`kinhec.solvers.he_ml_pixels`): Jacobians, accuracy, consistency, input checks."""
+"""``he_ml`` on the target's pixels (:mod:`kinhec.solvers.he_ml_stages.pixels`): Jacobians, accuracy, consistency, input checks."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from kinhec import se3
 from kinhec.errors import InputError
 from kinhec.intrinsics import pack_views
 from kinhec.observations import recipe_pixels
-from kinhec.solvers import he_ml_pixels as hp
+from kinhec.solvers.he_ml_stages import pixels as hp
 from kinhec.solvers import pair_model as pm
 from kinhec.solvers.he_ml import he_ml
 from kinhec.solvers.reprojection import PixelViews

@@ -227,7 +227,8 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
         off_std = float(std[k])
         k += 1
     scale_std = float(sol.scale * std[k])
-    A_final, _ = pairing.at(sol.offset)
+    A_and_B = pairing.at(sol.offset)
+    A_final = A_and_B[0]
     tau = None if sol.inflation_detail is None else float(sol.inflation_detail.residual_tau.max())
     obs, obs_warn = observability(A_final[sol.inliers], sol.cov[:12, :12], X_std, tau)
     obs["n_inliers"] = int(sol.inliers.sum())
@@ -261,7 +262,7 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
         time_offset_s=sol.offset if stamped else None, time_offset_std_s=off_std,
         time_offset_peak_corr=peak, scale=sol.scale, scale_std=scale_std, n_pairs=n,
         outliers=np.flatnonzero(~sol.inliers).tolist(), observability=obs, warnings=warn, notes=notes,
-        residuals=residuals, offset_curve=curve, init_solver=name, cov=sol.cov,
+        residuals=residuals, offset_curve=curve, init_solver=name, cov=sol.cov, pairs=A_and_B,
         where=f"{hand.span()} and {eye.span()}",
     )  # fmt: skip
 
@@ -303,9 +304,10 @@ def _compose_std(X1, C1, X2, C2):
 def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = None, hand_pose: str | None = None,
               eye_pose: str | None = None, units: str | None = None, offset="auto", scale: bool = False,
               solver: str | None = None, force: bool = False, dataset=None, sequence: str | None = None,
-              max_offset_s: float = MAX_OFFSET_S, corners=None, intrinsics=None,
+              max_offset_s: float = MAX_OFFSET_S, corners=None, intrinsics=None, bag=None, images=None, target=None,
+              pairing: str = "auto", save_corners=None, progress=None, rig_world: str = "auto",
               intrinsics_std=None) -> CalibrationResult:
-    """Calibrate ``X`` (and ``Y``) from a hand pose file and one or more eye pose files, or from corners.
+    """Calibrate ``X`` (and ``Y``) from a hand pose file and one or more eye pose files, or from corners or images.
 
     Parameters
     ----------
@@ -319,7 +321,8 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         ``FOLDER:camNN`` one of them.
     setup : {"eye_in_hand", "eye_to_hand", "rig"}, optional
         ``rig``: two or more eye streams on one rigid body, each solved as
-        eye-in-hand, plus every camera->camera transform.  Default
+        eye-in-hand, then all cameras jointly when they share one world
+        (``rig_world``), plus every camera->camera transform.  Default
         ``eye_in_hand`` (with ``corners``: the file's).
     fmt : str, optional
         File format (see :data:`kinhec.calibrate.readers.FORMATS`); guessed when omitted.
@@ -348,8 +351,25 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         the corners and ``X``, ``Y`` from their pixels with the robot's pose
         errors marginalised (:mod:`kinhec.calibrate.corners`).
     intrinsics : str or array_like, optional
-        With ``corners``: known ``fx, fy, cx, cy[, k1, k2, p1, p2[, k3]]`` [px]
+        With ``corners`` or ``images``: known ``fx, fy, cx, cy[, k1, k2, p1, p2[, k3]]`` [px]
         (default: estimated from the views).
+    images, target, pairing, save_corners : optional
+        A folder of images with the ``hand`` file and the target's spec, in
+        place of ``eye``: the target is detected in every image, the images
+        are paired with the hand poses (``pairing``: ``"auto"``, ``"order"``,
+        ``"stamp"`` or a CSV map), and the corners are calibrated as with
+        ``corners`` (:mod:`kinhec.calibrate.images`); ``save_corners`` writes
+        them as an observation file; ``progress(done, total, detection)`` is
+        called after each image.
+    bag : str or Path, optional
+        A ROS 1 ``.bag``, ROS 2 ``.db3`` / ``.mcap`` or ROS 2 bag folder; ``hand``
+        and ``eye`` then name its streams: a tf frame pair ``BASE:EE`` /
+        ``CAMERA:TARGET`` or a pose topic (:mod:`kinhec.calibrate.bags`).  The
+        result's ``inputs["frames"]`` names ``X`` and ``Y`` after the bag's frames.
+    rig_world : {"auto", "shared", "per_camera"}
+        ``rig``: the cameras' poses are in one world (one ``Y``, the cameras
+        solved jointly by :func:`kinhec.calibrate.calibrate_multi`), each in
+        its own, or decided from the per-camera ``Y`` (``auto``).
     intrinsics_std : (float, float) or str, optional
         How well the intrinsics are known: the focal length's relative and the
         principal point's standard deviation over the focal length (``"0.003,0.001"``:
@@ -371,6 +391,16 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         (unless ``force``), fewer than 3 pairs, streams that do not overlap,
         motion that determines no ``X`` at all.
     """
+    if images is not None or target is not None:
+        given = [n for n, v in (("eye", eye), ("dataset", dataset), ("corners", corners), ("bag", bag))
+                 if v not in (None, (), [])]
+        if images is None or given:
+            raise InputError(f"images: expected --images DIR with --hand FILE and --target SPEC, got "
+                             f"{'no images' if images is None else ', '.join(given)}")
+        from kinhec.calibrate.images import calibrate_images
+
+        return calibrate_images(images, hand, target, setup=setup, fmt=fmt, hand_pose=hand_pose, units=units,
+                                pairing=pairing, intrinsics=intrinsics, save_corners=save_corners, progress=progress)
     if corners is not None:
         given = [n for n, v in (("hand", hand), ("eye", eye), ("dataset", dataset)) if v not in (None, (), [])]
         if given:
@@ -405,6 +435,12 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         hand_pose, eye_pose, units_hand, units_eye = "base_T_ee", "cam_T_target", "m", "m"
         fmt = "kinhec"
     else:
+        if bag is not None:
+            from kinhec.calibrate.bags import read_bag
+
+            if fmt is not None:
+                raise InputError(f"format: a bag's streams carry their own format, got --format {fmt} with a bag")
+            hand, eye = read_bag(bag, hand, eye)
         eye_specs = [eye] if isinstance(eye, (str, Path)) else list(eye)
         if not eye_specs:
             raise InputError("eye: expected at least one eye pose file (--eye), got none")
@@ -435,6 +471,10 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         res = _one(hand_s, A, eyes[0], eye_pose, units_eye, setup, offset=offset, scale=scale, solver=solver,
                    force=force, max_offset_s=max_offset_s, eye_bias_prior=eye_bias_prior)
         res.inputs = inputs
+        if bag is not None:
+            from kinhec.calibrate.bags import frame_names
+
+            res.inputs["frames"] = frame_names(setup, hand_s, eyes[0], hand_pose, eye_pose)
         return res
     per = {}
     for e in eyes:
@@ -442,6 +482,10 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
                  force=force, max_offset_s=max_offset_s)
         r.inputs = dict(inputs, eye=[e.path])
         per[e.name] = r
+    if bag is not None:
+        from kinhec.calibrate.bags import frame_names
+
+        inputs["camera_frames"] = {e.name: frame_names("rig", hand_s, e, hand_pose, eye_pose) for e in eyes}
     if reference_camera:
         for k, r in per.items():
             r.X_name = f"T_{hand_s.name}_{k}"
@@ -453,13 +497,18 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
     if reference_camera:  # the reference camera itself: identity, exactly
         names = [hand_s.name] + names
         X_all[hand_s.name], C_all[hand_s.name], S_all[hand_s.name] = np.eye(4), np.zeros((6, 6)), np.zeros(6)
+    from kinhec.calibrate.multi import joint_rig  # one body, K cameras: solved jointly when in one world
+
+    joint = joint_rig(per, reference=hand_s.name if reference_camera else None, world=rig_world, scale=scale)
     cam_T_cam, cam_std = {}, {}
-    for i, a in enumerate(names):
+    if joint is not None:
+        X_all, S_all, cam_T_cam, cam_std = joint.X, joint.X_std, joint.cam_T_cam, joint.cam_T_cam_std
+    for i, a in enumerate(names if joint is None else []):
         for b in names[i + 1:]:
             Z, s = _compose_std(X_all[a], C_all[a], X_all[b], C_all[b])
             cam_T_cam[f"{a}_T_{b}"] = Z
             cam_std[f"{a}_T_{b}"] = s
-    rig = RigResult(names, X_all, S_all, cam_T_cam, cam_std, per)
+    rig = RigResult(names, X_all, S_all, cam_T_cam, cam_std, per, joint=None if joint is None else joint.info)
     first = per[next(iter(per))]
     first.setup = "rig"
     first.inputs = inputs

@@ -30,6 +30,10 @@ from kinhec.solvers.axxb_daniilidis import daniilidis
 from kinhec.solvers.axxb_horaud_dornaika import horaud_dornaika
 from kinhec.solvers.axyb_li_kronecker import li_kronecker
 from kinhec.solvers.axxb_park_martin import park_martin
+# the function, like every solver name here: importing the module kinhec.solvers.he_ml binds that attribute to the
+# module, and this import (which runs first, with the package) binds it to the function; the module's names stay
+# importable by its path (from kinhec.solvers.he_ml import HeMlResult)
+from kinhec.solvers.he_ml import HeMlResult, he_ml
 from kinhec.solvers.ransac import RansacResult, ransac_axxb
 from kinhec.solvers.refine import refine_lm, refine_lm_axyb
 from kinhec.solvers.registry import (
@@ -62,6 +66,8 @@ __all__ = [
     "RansacResult",
     "shah",
     "li_kronecker",
+    "he_ml",
+    "HeMlResult",
     "refine_lm_axyb",
     "estimate_time_offset",
     "TimeOffsetEstimate",

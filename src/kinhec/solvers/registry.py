@@ -49,11 +49,13 @@ from kinhec.solvers import axxb_daniilidis as _daniilidis_mod
 from kinhec.solvers import axxb_horaud_dornaika as _horaud_mod
 from kinhec.solvers import axyb_li_kronecker as _li_mod
 from kinhec.solvers import axxb_park_martin as _park_mod
-from kinhec.solvers import he_ml as _he_ml_mod
 from kinhec.solvers import ransac as _ransac_mod
 from kinhec.solvers import refine as _refine_mod
 from kinhec.solvers import axyb_shah as _shah_mod
 from kinhec.solvers import axxb_tsai_lenz as _tsai_mod
+# the module by its path: the package attribute kinhec.solvers.he_ml is the function
+from kinhec.solvers.he_ml import CITATION as _HE_ML_CITATION
+from kinhec.solvers.he_ml import he_ml as _he_ml
 
 __all__ = [
     "SolverResult",
@@ -205,12 +207,12 @@ def _run_shah_lm(A, B):
 
 
 def _run_he_ml(A, B):
-    res = _he_ml_mod.he_ml(A, B)
+    res = _he_ml(A, B)
     return SolverResult(X=res.X, Y=res.Y, scale=res.scale, n_inliers=res.n_inliers)
 
 
 def _run_he_ml_pixels(A, B, views):
-    res = _he_ml_mod.he_ml(A, B, pixels=views)
+    res = _he_ml(A, B, pixels=views)
     return SolverResult(X=res.X, Y=res.Y, scale=res.scale, n_inliers=res.n_inliers)
 
 
@@ -244,7 +246,7 @@ SOLVERS: dict[str, SolverSpec] = {
         SolverSpec("shah+lm", "axyb", _run_shah_lm, "X, Y",
                    _shah_mod.CITATION + " Refinement: " + _LM_CITE,
                    "shah, then unweighted Levenberg-Marquardt on the SE(3) logarithm of inv(Y B) A X (refine_lm_axyb)"),
-        SolverSpec("he_ml", "axyb", _run_he_ml, "X, Y, scale, n_inliers", _he_ml_mod.CITATION,
+        SolverSpec("he_ml", "axyb", _run_he_ml, "X, Y, scale, n_inliers", _HE_ML_CITATION,
                    "maximum likelihood under the anisotropic noise model: robust minimal-set start, variance "
                    "components, chi-square gate, planar-flip repair, Student-t weights, monocular scale; on the "
                    "target's pixels with the robot errors marginalised where they are given",

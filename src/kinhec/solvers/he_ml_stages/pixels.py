@@ -1,4 +1,4 @@
-"""Maximum likelihood of ``X`` and ``Y`` on the target's pixels, the robot's pose errors marginalised.
+"""Stage 7 of ``he_ml``: maximum likelihood of ``X`` and ``Y`` on the target's pixels, robot errors marginalised.
 
 The stage of :func:`kinhec.solvers.he_ml.he_ml` for camera poses that came from
 PnP of a known target (``pixels=``): instead of the PnP poses it fits the

@@ -1,0 +1,105 @@
+"""The pose model's glue for ``he_ml``: predicted camera poses, residuals with a monocular scale, SE(3) steps.
+
+The measurement model itself (camera poses of a configuration, the pair
+Jacobians, the scale direction) is :mod:`kinhec.solvers.pair_model`; this
+module holds what every stage of ``he_ml`` shares on top of it.  ``C_i =
+T_cam_target`` is the camera pose of pair ``i`` (eye-in-hand ``inv(B_i)``,
+eye-to-hand ``B_i``); residuals are right twists ``(omega, v)`` [rad, m] of
+``C_i`` against its prediction.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from kinhec import se3
+from kinhec.solvers import pair_model as pm
+
+#: Fewest pairs for the robust stages (minimal sets, gate, flips, Student-t, drift); fewer pairs: plain ML.
+ROBUST_MIN_PAIRS = 8
+
+
+def mv(M: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Batched matrix-vector product ``M_n v_n``: (n, a, b) and (n, b) -> (n, a)."""
+    return (M @ v[:, :, None])[:, :, 0]
+
+
+def quad(r: np.ndarray, S: np.ndarray) -> np.ndarray:
+    """Batched quadratic forms ``r_n^T S_n r_n``: (n, k) and (n, k, k) -> (n,)."""
+    return (mv(S, r) * r).sum(axis=1)
+
+
+def project_so3(M: np.ndarray) -> np.ndarray:
+    """Nearest rotations (..., 3, 3) to matrices ``M`` (..., 3, 3) in the Frobenius norm (SVD, determinant +1)."""
+    U, _, Vt = np.linalg.svd(M)
+    d = np.sign(np.linalg.det(U @ Vt))
+    U = U.copy()
+    U[..., :, 2] *= d[..., None]
+    return U @ Vt
+
+
+def exp6(xi: np.ndarray) -> np.ndarray:
+    """SE(3) exponential (4, 4) of one twist ``(omega, v)`` (6,) [rad, m].
+
+    The :func:`kinhec.se3.se3_exp` formula, in scalars: a 4 x 4 product costs more than the arithmetic.
+    """
+    wx, wy, wz, vx, vy, vz = (float(v) for v in xi)
+    th2 = wx * wx + wy * wy + wz * wz
+    th = math.sqrt(th2)
+    if th < 1e-6:
+        a, b, cc = 1.0 - th2 / 6.0, 0.5 - th2 / 24.0, 1.0 / 6.0 - th2 / 120.0
+    else:
+        a, b, cc = math.sin(th) / th, (1.0 - math.cos(th)) / th2, (th - math.sin(th)) / (th2 * th)
+    # R = I + a K + b K^2 and t = v + b K v + cc K^2 v, with K = hat(w) and K^2 = w w^T - th2 I
+    xy, xz, yz = wx * wy, wx * wz, wy * wz
+    kx, ky, kz = wy * vz - wz * vy, wz * vx - wx * vz, wx * vy - wy * vx
+    wv = wx * vx + wy * vy + wz * vz
+    return np.array([
+        [1.0 + b * (wx * wx - th2), -a * wz + b * xy, a * wy + b * xz, vx + b * kx + cc * (wx * wv - th2 * vx)],
+        [a * wz + b * xy, 1.0 + b * (wy * wy - th2), -a * wx + b * yz, vy + b * ky + cc * (wy * wv - th2 * vy)],
+        [-a * wy + b * xz, a * wx + b * yz, 1.0 + b * (wz * wz - th2), vz + b * kz + cc * (wz * wv - th2 * vz)],
+        [0.0, 0.0, 0.0, 1.0],
+    ])  # fmt: skip
+
+
+def apply_step(X0: np.ndarray, Y0: np.ndarray, ls0: float, p: np.ndarray, with_scale: bool):
+    """``X0 exp(p[:6])``, ``Y0 exp(p[6:12])`` and ``log s0 + p[12]`` (when ``with_scale``): right perturbations."""
+    X = X0 @ exp6(p[:6])
+    Y = Y0 @ exp6(p[6:12])
+    ls = ls0 + (p[12] if with_scale else 0.0)
+    return X, Y, ls
+
+
+def predict(A: np.ndarray, X: np.ndarray, Y: np.ndarray, configuration: str) -> np.ndarray:
+    """Predicted camera poses ``C_i`` (n, 4, 4) of flange poses ``A`` (n, 4, 4).
+
+    :func:`kinhec.solvers.pair_model.predicted_camera_poses`: ``inv(A_i X) Y`` eye-in-hand, ``inv(Y) A_i X``
+    eye-to-hand.
+    """
+    return pm.predicted_camera_poses(A, X, Y, configuration)
+
+
+def residuals(Cm: np.ndarray, Cp: np.ndarray, log_s: float, log_s0: float | None = None,
+              q: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+    """Camera errors (n, 6) of ``Cm`` against the prediction ``Cp`` with scaled translation ``s t``, translations
+    divided by ``s0``.
+
+    The measured translation is ``s (t + e)``: comparing it with ``s t`` and dividing by the (fixed)
+    current scale ``s0`` keeps the noise metric without the bias towards large ``s`` that dividing the
+    measurement by the unknown ``s`` would bring.  ``q`` (n,): a log-scale offset per pair (a drifting
+    scale, ``log s + q_i``).
+    """
+    return residuals_from_inverse(Cm, se3.invert_transform(Cp, check=False), log_s, log_s0, q)
+
+
+def residuals_from_inverse(Cm: np.ndarray, Cp_inv: np.ndarray, log_s: float, log_s0: float | None = None,
+                           q: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+    """:func:`residuals` from the inverses of the predicted poses (scaling the prediction's translation by ``s``
+    scales that of its inverse alike)."""
+    E = Cp_inv.copy()
+    E[:, :3, 3] *= math.exp(log_s) if q is None else np.exp(log_s + q)[:, None]
+    r = pm.fast_se3_log(E @ Cm)
+    r[:, 3:] *= math.exp(-(log_s if log_s0 is None else log_s0))
+    return r

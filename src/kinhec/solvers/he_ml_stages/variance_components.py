@@ -1,0 +1,268 @@
+"""The per-pair covariance of ``he_ml`` as a sum of variance components, and their estimation.
+
+The covariance of the camera error ``rho_i`` of pair ``i`` (a right twist of
+``C_i = T_cam_target``) is
+
+    Sigma_i = th_1 Q_rot + th_2 R_i^T diag(1, 1, 0) R_i + th_3 R_i^T e_z e_z^T R_i
+              + th_4 G_i diag(I, 0) G_i^T + th_5 G_i diag(0, I) G_i^T [+ PnP shapes] [+ th_m g_i g_i^T]
+
+(camera rotation, lateral and depth translation, robot rotation and
+translation variances [rad^2, m^2]; the PnP shapes of generic planar targets
+with the reference in view, :func:`target_shapes`; the robot error along the
+local motion, :func:`motion_directions`).  The components are estimated from
+the residuals by Fisher scoring of the Gaussian likelihood
+(:func:`estimate_components`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from kinhec import se3
+from kinhec.solvers import pair_model as pm
+from kinhec.solvers.he_ml_stages.configuration import frustum_fraction
+from kinhec.solvers.he_ml_stages.model import ROBUST_MIN_PAIRS, mv
+
+#: Noise levels accepted by ``noise=`` (the index column names of :mod:`kinhec.schema`).
+NOISE_KEYS = ("camera_rot_std_rad", "camera_trans_std_m", "camera_trans_std_z_m", "robot_rot_std_rad",
+              "robot_trans_std_m")  # fmt: skip
+#: Added to the diagonal of every covariance.
+_FLOOR = 1e-16
+#: Smallest variance component [rad^2 or m^2]: exact data keep an invertible covariance.
+VAR_FLOOR = 1e-24
+#: Half-widths of the generic PnP targets, as fractions of the median target distance (see :func:`target_shapes`).
+_TARGET_SIZES = (0.05, 0.2)
+#: Residual degrees of freedom per variance component below which the PnP shapes are left out: with few
+#: pairs, two more components make the estimated weights noisier than the better shape makes them right.
+_SHAPE_REDUNDANCY = 5
+#: The 3 x 3 grid of a generic target of half-width 1.
+_GRID = np.stack(np.meshgrid(np.linspace(-1.0, 1.0, 3), np.linspace(-1.0, 1.0, 3)), axis=-1).reshape(-1, 2)
+#: Share of the total variance below which the motion-direction component is left out.
+_MOTION_SHARE = 0.05
+#: The rounds stop when no variance component's share of the total moves by more than this.
+SETTLE_SHARE = 0.02
+
+
+def motion_directions(A: np.ndarray) -> np.ndarray:
+    """Flange body twist (n, 6) between the neighbours of every pair (half of it; one-sided at the ends).
+
+    With pairs in time order this is the local direction of motion: a time-stamp error moves the flange
+    along it, so a variance component along ``G u`` takes up pairing errors of asynchronous streams.
+    """
+    n = A.shape[0]
+    lo = np.clip(np.arange(n) - 1, 0, n - 1)
+    hi = np.clip(np.arange(n) + 1, 0, n - 1)
+    span = np.maximum(hi - lo, 1)[:, None]
+    return pm.fast_se3_log(se3.invert_transform(A[lo], check=False) @ A[hi]) / span
+
+
+def target_shapes(Cp: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Covariance shapes (len(sizes), n, 6, 6) of ``rho`` for PnP of a generic planar target seen from ``Cp``.
+
+    The target is a square grid of 3 x 3 points of half-width ``a`` (one shape per size) centred on the
+    target origin in the plane ``z = 0``, seen by a pinhole of unit focal length with unit pixel noise:
+    the shape is ``Ad(inv C) H^-1 Ad(inv C)^T`` with ``H`` the summed normal matrix of the points'
+    projections (:func:`kinhec.solvers.pair_model.pnp_unit_covariance`).  It carries what a detector and PnP
+    do to a pose and a constant noise cannot: in-plane rotation far better known than tilt, tilt known
+    from the foreshortening of oblique views, depth growing as ``z^2``, lateral position and in-plane
+    rotation as ``z``, and the correlation of rotation and translation.  Each shape is scaled to a mean
+    trace of 1; its variance component is the squared pixel noise over the squared focal length.
+    """
+    n, m = Cp.shape[0], sizes.size
+    R, t = Cp[:, :3, :3], Cp[:, :3, 3]
+    zmin = 1e-3 * max(float(np.median(np.abs(t[:, 2]))), 1e-9)
+    P = (sizes[:, None, None] * _GRID[None]).reshape(1, -1, 2)  # every size's points, (1, m * 9, 2)
+    Pc = P @ np.swapaxes(R[:, :, :2], 1, 2) + t[:, None]  # camera frame, (n, m * 9, 3)
+    iz = (1.0 / np.maximum(Pc[..., 2], zmin)).reshape(n, m, -1)  # per size: (n, m, 9)
+    x, y = Pc[..., 0].reshape(n, m, -1) * iz, Pc[..., 1].reshape(n, m, -1) * iz
+    S = pm.pnp_unit_covariance(Cp, x, y, iz).transpose(1, 0, 2, 3)  # (m, n, 6, 6)
+    tr = traces(S).mean(axis=1)
+    return S / np.maximum(tr, 1e-300)[:, None, None, None]
+
+
+def components(Cp: np.ndarray, G: np.ndarray, U: np.ndarray | None = None,
+               shapes: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+    """Basis matrices (5 + m [+ 1], n, 6, 6) of the per-pair covariance in the right twist of ``C``.
+
+    After the five constant components come the ``m`` PnP shapes (``shapes``, from
+    :func:`target_shapes`); the last (with ``U``, the motion directions) is the robot error along the
+    local motion.
+    """
+    n = Cp.shape[0]
+    R = Cp[:, :3, :3]
+    m = 0 if shapes is None else shapes.shape[0]
+    Q = np.zeros((5 + m + (U is not None), n, 6, 6))
+    Q[0, :, :3, :3] = np.eye(3)
+    Q[2, :, 3:, 3:] = np.einsum("ni,nk->nik", R[:, 2], R[:, 2])
+    Q[1, :, 3:, 3:] = np.eye(3) - Q[2, :, 3:, 3:]  # R^T diag(1, 1, 0) R = I - R^T e_z e_z^T R
+    Q[3] = G[:, :, :3] @ np.swapaxes(G[:, :, :3], 1, 2)
+    Q[4] = G[:, :, 3:] @ np.swapaxes(G[:, :, 3:], 1, 2)
+    if m:
+        Q[5 : 5 + m] = shapes
+    if U is not None:
+        g = mv(G, U)
+        Q[-1] = g[:, :, None] * g[:, None, :]
+    return Q
+
+
+def traces(Q: np.ndarray) -> np.ndarray:
+    """Traces ``(k, n)`` of stacked matrices ``(k, n, 6, 6)`` (``np.trace`` over the last axes is much slower)."""
+    return np.einsum("knii->kn", Q)
+
+
+def theta_from_noise(noise: dict) -> np.ndarray:
+    """The five constant variance components (5,) of noise levels keyed by :data:`NOISE_KEYS`."""
+    return np.array([noise["camera_rot_std_rad"], noise["camera_trans_std_m"], noise["camera_trans_std_z_m"],
+                     noise["robot_rot_std_rad"], noise["robot_trans_std_m"]], dtype=np.float64) ** 2  # fmt: skip
+
+
+def noise_from_theta(theta: np.ndarray) -> dict:
+    """Noise levels (standard deviations keyed by :data:`NOISE_KEYS`) of the first five variance components."""
+    return {k: float(math.sqrt(max(v, 0.0))) for k, v in zip(NOISE_KEYS, theta)}
+
+
+def sigma(theta: np.ndarray, Q: np.ndarray) -> np.ndarray:
+    """Per-pair covariances (n, 6, 6) ``sum_k theta_k Q_k`` (plus a tiny diagonal floor)."""
+    k, n = Q.shape[:2]
+    return (theta @ Q.reshape(k, -1)).reshape(n, 6, 6) + _FLOOR * np.eye(6)
+
+
+def pairs(Q: np.ndarray, idx: np.ndarray, n: int) -> np.ndarray:
+    """The components ``Q[:, idx]`` of the pairs ``idx`` of ``n``, contiguous (``Q`` itself when all are kept)."""
+    return Q if idx.size == n else Q.take(idx, axis=1)
+
+
+def whitener(S: np.ndarray):
+    """``(L^-1, S^-1, log det S)`` of covariances ``S`` (n, 6, 6) from their Cholesky factors ``S = L L^T``.
+
+    ``L^-1`` whitens a residual; one triangular inverse gives all three.
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        A covariance is not positive definite.
+    """
+    Linv = pm.inverse_cholesky(S)
+    logdet = -2.0 * np.log(np.diagonal(Linv, axis1=-2, axis2=-1)).sum(axis=-1)
+    return Linv, np.swapaxes(Linv, -1, -2) @ Linv, logdet
+
+
+def estimate_components(r, Q, w, theta0, n_iter: int = 8, extra=None) -> np.ndarray:
+    """Fisher-scoring (MINQUE iteration) of the variance components on residuals ``r`` (n, 6), weights ``w``.
+
+    With ``Sigma = sum_k th_k Q_k`` and ``W = Sigma^-1``, one step solves ``F th = q`` with
+    ``F_kl = 1/2 sum_i tr(W Q_k W Q_l)`` and ``q_k = 1/2 sum_i w_i r_i^T W Q_k W r_i``; components that
+    would turn negative are fixed at 0.  ``extra`` (n, 6, 6), when given, is added to every ``r_i r_i^T``:
+    the posterior covariance of the part of the residual that fitted nuisance parameters took up (the
+    E-step of EM), so that they do not take the noise with them.
+    """
+    # (a selection Q[:, inliers] is laid out with the pairs first, and every reshape below would copy it:
+    # callers select with pairs(), which is contiguous)
+    Q = np.ascontiguousarray(Q)
+    k, n = Q.shape[:2]
+    Qf = Q.reshape(k, -1)
+    trQ = traces(Q).mean(axis=1)
+    theta = np.maximum(theta0, 1e-14)
+    active = np.ones(k, dtype=bool)
+    for _ in range(n_iter):
+        W = whitener(sigma(theta, Q))[1]
+        WQ = W[None] @ Q  # (k, n, 6, 6)
+        Wr = (W @ r[:, :, None])[:, :, 0]
+        M = (w[:, None] * Wr)[:, :, None] * Wr[:, None, :]
+        if extra is not None:
+            M = M + w[:, None, None] * (W @ extra @ W)
+        q = 0.5 * (Qf @ M.ravel())
+        F = 0.5 * (WQ.reshape(k, -1) @ np.swapaxes(WQ, -1, -2).reshape(k, -1).T)
+        # the step on the active components; one that would turn negative is fixed at 0 and the step taken
+        # again without it (the same F and q: an active-set solve of the linearised problem, so that a
+        # vanished component does not drag the others off for the next iterations to bring back)
+        while True:
+            new = np.zeros_like(theta)
+            new[active] = np.linalg.lstsq(F[np.ix_(active, active)], q[active], rcond=1e-12)[0]
+            neg = new <= 0
+            if not (neg & active).any():
+                break
+            active &= ~neg
+            if not active.any():
+                break
+        if not active.any():
+            break
+        # change measured in shares of the total variance (a vanishing component need not converge relatively)
+        change = float(np.max(np.abs(new - theta) * trQ)) / max(float(np.sum(np.maximum(new, 0.0) * trQ)), 1e-300)
+        theta = np.maximum(new, 0.0)
+        if change < 1e-2:
+            break
+    # components that vanished keep a floor relative to the largest so that Sigma stays invertible
+    return np.maximum(theta, 1e-8 * theta.max() if theta.max() > 0 else 1e-14)
+
+
+def shares(theta: np.ndarray, Q: np.ndarray, inl: np.ndarray) -> np.ndarray:
+    """Every component's share of the total variance over the inliers ``inl`` (the rounds settle when they do)."""
+    trQ = traces(Q)[:, inl].mean(axis=1)
+    return theta * trQ / max(float(np.sum(theta * trQ)), 1e-300)
+
+
+def prepare(fit, known: dict | None) -> None:
+    """The components the data support, set on ``fit`` (a :class:`~.state.FitState`) before the first round.
+
+    The motion-direction component needs pairs in time order and enough of them; with the reference in
+    view, PnP shapes of generic targets join the camera components (sizes in metres) when the pairs leave
+    enough redundancy to tell them from the constant ones.  Known noise levels (``known``) fix the constant
+    components (the motion-direction one at 0).
+    """
+    n = fit.n
+    fit.U = motion_directions(fit.A) if n >= ROBUST_MIN_PAIRS else None
+    fit.sizes = None
+    n_comp = 5 + len(_TARGET_SIZES) + (fit.U is not None)
+    Cm = fit.Cm
+    if known is None and 6 * n - 12 >= _SHAPE_REDUNDANCY * n_comp and frustum_fraction(Cm) >= 0.5:
+        fit.sizes = np.asarray(_TARGET_SIZES) * float(np.median(Cm[Cm[:, 2, 3] > 0, 2, 3]))
+    fit.shapes = None
+    fit.theta = None if known is None else theta_from_noise(known)
+    if fit.theta is not None and fit.U is not None:
+        fit.theta = np.append(fit.theta, 0.0)
+
+
+def update(fit, r: np.ndarray, Q: np.ndarray) -> np.ndarray:
+    """The components of a round from its residuals ``r`` (n, 6) and basis ``Q``; returns the basis to use.
+
+    At the first round the camera rotation and translation components start from the residual spreads (the
+    robot's small); then Fisher scoring on the inliers when they leave enough redundancy.  The
+    motion-direction component leaves when its share of the total variance is below 5 % (the data show no
+    error along the motion), and ``Q`` loses its last matrix with it.
+    """
+    inl, n = fit.inl, fit.n
+    idx = np.flatnonzero(inl)
+    theta = fit.theta
+    if theta is None:
+        # start: camera rotation and translation from the residual spreads, robot small
+        rr = max(float(np.mean(r[inl, :3] ** 2)), VAR_FLOOR)
+        rt = max(float(np.mean(r[inl, 3:] ** 2)), VAR_FLOOR)
+        # (the PnP shapes, of unit mean trace, start with the camera's total variance between them)
+        m = 0 if fit.shapes is None else fit.shapes.shape[0]
+        theta = np.array([rr, rt, rt, 0.1 * rr, 0.1 * rt] + [3.0 * (rr + rt) / max(m, 1)] * m
+                         + ([] if fit.U is None else [0.01]))  # fmt: skip
+    if 6 * int(inl.sum()) - 12 >= 2 * theta.size:
+        # enough redundancy to estimate the components (else the start from the residual spreads stays)
+        try:
+            theta = np.maximum(estimate_components(r[inl], pairs(Q, idx, n), fit.w[inl], theta), VAR_FLOOR)
+        except np.linalg.LinAlgError:
+            pass
+    if fit.U is not None:
+        trQ = traces(Q)[:, inl].mean(axis=1)
+        if theta[-1] * trQ[-1] < _MOTION_SHARE * float(np.sum(theta * trQ)):
+            # the data show no error along the motion: leave the component out (no weight noise)
+            fit.U, theta, Q = None, theta[:-1], Q[:-1]
+    fit.theta = theta
+    return Q
+
+
+def shape_info(sizes, shapes, theta) -> dict:
+    """``info`` of the result: half-widths [m] of the PnP shapes and their variances ((pixel std / focal length)^2)."""
+    if shapes is None:
+        return {}
+    m = shapes.shape[0]
+    return {"pnp_target_half_widths_m": [float(a) for a in sizes],
+            "pnp_shape_variances": [float(v) for v in theta[5 : 5 + m]]}  # fmt: skip
