@@ -680,8 +680,8 @@ def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corn
     if res.time_offset_s is not None:
         std = f" +- {1000 * res.time_offset_std_s:.2f}" if res.time_offset_std_s is not None else " (fixed)"
         click.echo(f"time offset: {1000 * res.time_offset_s:.2f}{std} ms (eye stamp = hand time + offset)")
-    if res.scale is not None:
-        click.echo(f"scale: {res.scale:.6f} +- {res.scale_std:.6f}")
+    for line in res.sigma_lines():  # every other estimated quantity with its standard deviation
+        click.echo(line)
     click.echo(f"pairs: {res.n_pairs}, outliers: {len(res.outliers)}; initial solver {res.init_solver}")
     if "images" in res.inputs:
         from kinhec.calibrate.images import images_summary

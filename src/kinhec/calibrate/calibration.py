@@ -230,7 +230,7 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
     A_and_B = pairing.at(sol.offset)
     A_final = A_and_B[0]
     tau = None if sol.inflation_detail is None else float(sol.inflation_detail.residual_tau.max())
-    obs, obs_warn = observability(A_final[sol.inliers], sol.cov[:12, :12], X_std, tau)
+    obs, obs_warn = observability(A_final[sol.inliers], sol.cov[:12, :12], X_std, tau, drift_refused=bool(scale))
     obs["n_inliers"] = int(sol.inliers.sum())
     obs.update(sv.noise_report(sol))
     scale_rep, scale_warn, scale_notes = sc.describe(sol.scale, scale_std, sol.scale_data_std,

@@ -169,6 +169,11 @@ def calibrate_corners(path, *, intrinsics=None, setup: str | None = None, where:
     report["n_inliers"] = int(inl.sum())
     report["pixel_std_px"] = fit.pixel_std
     report["robot_std_rad_m"] = [fit.robot_rot_std_rad, fit.robot_trans_std_m]
+    # standard deviations of the noise levels: a variance from d degrees of freedom has a relative std sqrt(2 / d)
+    n_px = sum(len(obs.points_2d[i]) for i in np.flatnonzero(inl))
+    report["pixel_std_std_px"] = fit.pixel_std / np.sqrt(2.0 * max(2 * n_px - fit.cov.shape[0], 1))
+    report["robot_std_std_rad_m"] = [v / np.sqrt(2.0 * 3 * max(int(inl.sum()), 1))
+                                     for v in (fit.robot_rot_std_rad, fit.robot_trans_std_m)]  # fmt: skip
     names = fit.intrinsic_names
     k_std = np.sqrt(np.maximum(np.diag(fit.cov)[12 : 12 + len(names)], 0.0))
     report["intrinsics_std"] = {n: float(v) for n, v in zip(names, k_std)}

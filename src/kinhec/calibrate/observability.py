@@ -19,16 +19,18 @@
     ``lambda2`` at least :data:`MIN_LAMBDA2`, a rotation range of at least
     :data:`MIN_ROT_RANGE_DEG`, standard deviations of ``X`` below
     :data:`MAX_X_STD_DEG` / :data:`MAX_X_STD_M`, and residuals that do not
-    drift: not (at least :data:`MIN_DRIFT_PAIRS` pairs, an autocorrelation
-    time above :data:`MIN_DRIFT_TIME` pairs and fewer than
-    :data:`MIN_EFFECTIVE_PAIRS` effective pairs).  Errors
-    that drift over a large part of the recording (visual odometry, a
-    slipping mocap body) are partly absorbed by ``X`` and ``Y`` and do not
-    show in the residuals; the inflation for correlated residuals then falls
-    short of the true error (on kinhec's generated visual-odometry sequences
-    with fewer than 7 effective pairs by factors of 3 to 40 in variance,
-    while those with 10 or more stayed within a factor 2.5), and an answer
-    whose error bars do not hold is refused.
+    drift for a monocular (visual-odometry) stream: not (at least
+    :data:`MIN_DRIFT_PAIRS` pairs, an autocorrelation time above
+    :data:`MIN_DRIFT_TIME` pairs and fewer than :data:`MIN_EFFECTIVE_PAIRS`
+    effective pairs; ``drift`` in the report).  The random walk of
+    odometry is partly absorbed by ``X`` and ``Y`` and does not show in the
+    residuals; the inflation for correlated residuals then falls short of
+    the true error (on kinhec's generated visual-odometry sequences with
+    fewer than 7 effective pairs by factors of 3 to 40 in variance, while
+    those with 10 or more stayed within a factor 2.5), and an answer whose
+    error bars do not hold is refused.  Metric streams whose residuals
+    correlate as long (the pose-dependent errors of a robot or of PnP along a
+    path) keep their inflated error bars, flagged ``drift``.
 """
 
 from __future__ import annotations
@@ -61,11 +63,12 @@ _SUB = 200
 
 
 def observability(A: np.ndarray, cov: np.ndarray, X_std: np.ndarray, autocorrelation_time: float | None = None,
-                  n_pairs: int | None = None) -> tuple[dict, list[str]]:  # fmt: skip
+                  n_pairs: int | None = None, drift_refused: bool = True) -> tuple[dict, list[str]]:  # fmt: skip
     """Observability report of the hand poses ``A`` (N, 4, 4) and the covariance of the unknowns.
 
     ``autocorrelation_time``: the longest of the residual components [pairs], when known; ``n_pairs``: the pairs
-    it comes from (default ``len(A)``).
+    it comes from (default ``len(A)``); ``drift_refused``: residuals that drift make ``X`` undetermined (an
+    integrating sensor: visual odometry), else they are reported in ``drift`` only.
 
     Returns
     -------
@@ -112,7 +115,9 @@ def observability(A: np.ndarray, cov: np.ndarray, X_std: np.ndarray, autocorrela
         )
     n = len(A) if n_pairs is None else int(n_pairs)
     eff = None if autocorrelation_time is None else n / max(autocorrelation_time, 1.0)
-    if eff is not None and n >= MIN_DRIFT_PAIRS and autocorrelation_time > MIN_DRIFT_TIME and eff < MIN_EFFECTIVE_PAIRS:
+    drift = bool(eff is not None and n >= MIN_DRIFT_PAIRS and autocorrelation_time > MIN_DRIFT_TIME
+                 and eff < MIN_EFFECTIVE_PAIRS)  # fmt: skip
+    if drift and drift_refused:
         warn.append(
             f"the residuals drift: they stay correlated over {autocorrelation_time:.3g} pairs, {eff:.2g} independent "
             f"stretches in {n} pairs (at least {MIN_EFFECTIVE_PAIRS:g} needed), as the drift of visual odometry does; "
@@ -128,6 +133,7 @@ def observability(A: np.ndarray, cov: np.ndarray, X_std: np.ndarray, autocorrela
         "X_std_max_mm": 1000 * std_m,
         "autocorrelation_time": None if autocorrelation_time is None else float(autocorrelation_time),
         "effective_pairs": eff,
+        "drift": drift,
         "limits": {"lambda2": MIN_LAMBDA2, "rot_range_deg": MIN_ROT_RANGE_DEG, "X_std_deg": MAX_X_STD_DEG,
                    "X_std_mm": 1000 * MAX_X_STD_M, "effective_pairs": MIN_EFFECTIVE_PAIRS},
     }

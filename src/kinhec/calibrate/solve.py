@@ -549,9 +549,11 @@ def refine(pairing, X0, Y0, *, offset0=None, scale0=None, estimate_offset=False,
         S = S_new
         stable = change < NOISE_TOL
         if reject:
-            W = np.linalg.cholesky(np.linalg.inv(S)).T
-            Gw = np.einsum("ij,njp->nip", W, prob.jac(st, all_mask))
-            new = unc.gate(r @ W.T, Gw, inl, dof)
+            # the gate's distances use the full sample covariance, whose distribution (Hotelling's) it knows,
+            # whatever structure the fit's noise model has
+            Wg = np.linalg.cholesky(np.linalg.inv(_floor((r[inl].T @ r[inl]) / dof))).T
+            Gw = np.einsum("ij,njp->nip", Wg, prob.jac(st, all_mask))
+            new = unc.gate(r @ Wg.T, Gw, inl, dof)
             if new.sum() < max(3, prob.P // 6 + 2):
                 new = inl
             stable = stable and np.array_equal(new, inl)
