@@ -30,8 +30,10 @@ Procedure.
    included; ``A X = Y B`` solvers on the poses); ``Y`` from ``X`` by a robust
    average of ``A_i X inv(B_i)``.  The candidate with the smallest median
    residuals on all pairs wins.
-2. Noise model: the 6x6 covariance ``S`` of the residuals, first from their
-   median absolute deviations, then from the inliers' sample covariance.
+2. Noise model: the covariance ``S`` of the residuals, first from their
+   median absolute deviations, then from the inliers' residuals: the full 6x6
+   from :data:`FULL_NOISE_DOF` degrees of freedom on, its diagonal below, one
+   variance per block of three below :data:`DIAG_NOISE_DOF` (:func:`_noise_model`).
 3. Gauss-Newton with Levenberg-Marquardt damping on the whitened residuals
    ``S^{-1/2} r_i`` of the inliers (analytic Jacobian; numeric in ``delta``,
    re-interpolating the hand stream), plus the scale's prior.  Outliers: the
