@@ -197,7 +197,7 @@ def variant_of(seed: int, index: int, recipe: dict) -> str:
     return VARIANTS[int(np.random.default_rng([seed, index, 2]).integers(len(VARIANTS)))]
 
 
-def run(path: str, items, seed: int, log) -> list[dict]:
+def run(path: str, items, seed: int, log, intrinsics_std=None) -> list[dict]:
     from kinhec.calibrate import calibrate
 
     rows = []
@@ -211,6 +211,8 @@ def run(path: str, items, seed: int, log) -> list[dict]:
             try:
                 if path == "pose":
                     files, kw, X_true, info = pose_recording(recipe, folder, seed, index, variant)
+                    if intrinsics_std is not None:
+                        kw["intrinsics_std"] = intrinsics_std
                     call = lambda: calibrate(*files, **kw)  # noqa: E731
                 else:
                     made = corners_recording(recipe, folder, seed, index, variant)
@@ -295,6 +297,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--paths", default="pose,corners")
     ap.add_argument("--json", type=Path, help="write every row here")
+    ap.add_argument("--intrinsics-std", default=None, metavar="FOCAL,PP",
+                    help="pose path: the intrinsics uncertainty kinhec assumes (default its own; 0,0 assumes exact)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every recording")
     args = ap.parse_args(argv)
     rows = []
@@ -308,7 +312,7 @@ def main(argv=None) -> int:
 
     for path in args.paths.split(","):
         items = items_for(path, args.per_track, args.corners, args.seed)
-        rows += run(path, items, args.seed, log)
+        rows += run(path, items, args.seed, log, args.intrinsics_std if path == "pose" else None)
     summ = summary(rows)
     print_table(summ)
     cpu = sum(r["cpu_s"] for r in rows)
