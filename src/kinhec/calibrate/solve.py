@@ -624,8 +624,9 @@ def _noise_model(R: np.ndarray, dof: float) -> tuple[np.ndarray, float, str]:
     """Noise covariance of the residuals ``R`` (m, 6) from ``dof`` degrees of freedom, and its small-sample factor.
 
     The full 6x6 covariance needs many pairs: from :data:`FULL_NOISE_DOF` on it is the sample covariance (factor
-    ``dof / (dof - 7)``, the bias of its inverse); below, its diagonal (each variance unbiased, its inverse
-    biased by ``dof / (dof - 2)``); below :data:`DIAG_NOISE_DOF`, one variance per block of three
+    ``dof / (dof - 7)``, the bias of its inverse); below, its diagonal (each variance shrunk toward its block's
+    mean by :data:`DIAG_NOISE_DOF` pseudo-degrees of freedom, its inverse biased by about ``dof / (dof - 2)``);
+    below :data:`DIAG_NOISE_DOF`, one variance per block of three
     (``3 dof`` degrees of freedom each).  Returns ``(S, factor, kind)``.
     """
     S = (R.T @ R) / dof
@@ -633,6 +634,11 @@ def _noise_model(R: np.ndarray, dof: float) -> tuple[np.ndarray, float, str]:
         return _floor(S), dof / (dof - 7.0), "full"
     d = np.diag(S).copy()
     if dof >= DIAG_NOISE_DOF:
+        # each variance shrunk toward its block's mean by DIAG_NOISE_DOF pseudo-degrees of freedom: with few pairs
+        # the unknowns can absorb one component almost entirely, and its variance, near zero, would claim a
+        # precision the data do not have
+        m = np.repeat([d[:3].mean(), d[3:].mean()], 3)
+        d = (dof * d + DIAG_NOISE_DOF * m) / (dof + DIAG_NOISE_DOF)
         return _floor(np.diag(d)), dof / (dof - 2.0), "diagonal"
     d[:3], d[3:] = d[:3].mean(), d[3:].mean()
     nb = 3.0 * dof
