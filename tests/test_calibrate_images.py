@@ -82,7 +82,10 @@ def test_calibrate_from_images_lands_on_the_truth_like_the_exact_corners(rendere
     rot_e, tr_e = _x_error(exact.X, truth)
     std = np.array(d["X_std"])
     assert np.radians(rot) < 4 * np.linalg.norm(std[:3]) and tr / 1e3 < 4 * np.linalg.norm(std[3:]), (rot, tr, std)
-    assert rot < max(3 * rot_e, 0.02) and tr < max(3 * tr_e, 0.3), (rot, tr, rot_e, tr_e)
+    # as good as the exact corners, up to the board scale kinhec now estimates from 8 views (+-0.1 %: a few tenths
+    # of a millimetre at this distance, within the result's own standard deviation)
+    tr_scale = 2e3 * np.linalg.norm(std[3:])
+    assert rot < max(3 * rot_e, 0.02) and tr < max(3 * tr_e, 0.3) + tr_scale, (rot, tr, rot_e, tr_e, tr_scale)
     obs = read_observations(corners)  # the saved detection calibrates to the same X through --corners
     assert obs.n_views == 8 and json.loads(corners.read_text())["input"]["views"][3]["meta"]["image"] == "0003.png"
     assert se3.pose_error(calibrate(corners=corners, intrinsics=k).X, np.array(d["X"]))[1] < 1e-6
@@ -196,11 +199,13 @@ def test_kuka_1_every_image_detected_on_the_frozen_corners(kuka_1, kuka_1_folder
 
 
 def test_kuka_1_x_from_the_images_is_x_from_the_frozen_corners(kuka_1):
-    """Within 0.02 deg / 0.2 mm of ``--corners regression/observations/kuka_1.json`` (its blessed suite result)."""
+    """Within 0.02 deg / 0.2 mm of ``--corners regression/observations/kuka_1.json``.
+
+    ``--corners`` refines the intrinsics and the board scale beyond the suite's blessed ``he_ml`` result (whose
+    board is held at its stated size: 0.9 mm away along the optical axis, as the estimated scale 0.9988 says), so
+    the images are compared with the same command on the frozen corners."""
     res, _ = kuka_1
-    ref = json.loads((ROOT / "regression" / "results" / "kuka_1_he_ml" / "kinhec.json").read_text())["poses"]["X"]
-    q = ref["rotation"]
-    X_ref = se3.transform_from_pq(np.array(ref["translation"]), np.array([q[3], q[0], q[1], q[2]]))
+    X_ref = calibrate(corners=ROOT / "regression" / "observations" / "kuka_1.json").X
     rot, tr = se3.pose_error(res.X, X_ref)
     assert rot < 0.02 and tr < 0.2, (rot, tr)
 

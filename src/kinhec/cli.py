@@ -610,6 +610,10 @@ def _input_error(ctx, command: str, exc: Exception) -> None:
               help="With --images: write the detected corners as an observation JSON (the input of --corners).")
 @click.option("--intrinsics", default=None, metavar="fx,fy,cx,cy[,k1,k2,p1,p2[,k3]]",
               help="With --corners or --images: known intrinsics [px] (default: estimated from the views).")
+@click.option("--intrinsics-std", default=None, metavar="FOCAL,PP",
+              help="How well the intrinsics are known: focal length as a fraction, principal point over the focal "
+                   "length (default 0.003,0.001 for the intrinsics behind pose files; 0.01,0.01 for given "
+                   "--intrinsics); 0,0 counts no such error.")
 @click.option("--format", "fmt", type=click.Choice(["tum", "eth", "csv", "rwhe", "tabb", "kinhec", "observations", "rig"]),
               default=None, help="File format (default: guessed from the file).")
 @click.option("--hand-pose", type=click.Choice(["base_T_ee", "ee_T_base"]), default=None,
@@ -647,9 +651,9 @@ def _input_error(ctx, command: str, exc: Exception) -> None:
 @click.option("--rig-world", type=click.Choice(["auto", "shared", "per_camera"]), default="auto", show_default=True,
               help="--setup rig: the cameras' poses are in one world (solved jointly), each in its own, or decided.")
 @click.pass_context
-def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corners, intrinsics, fmt, hand_pose,
-              eye_pose, units, quat_order, offset, scale, solver, json_out, yaml_out, figure_out, report_out, dataset,
-              sequence, force, bag, hand_tf, eye_tf, hand_topic, eye_topic, launch_out, rig_world):
+def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corners, intrinsics, intrinsics_std, fmt,
+              hand_pose, eye_pose, units, quat_order, offset, scale, solver, json_out, yaml_out, figure_out, report_out,
+              dataset, sequence, force, bag, hand_tf, eye_tf, hand_topic, eye_topic, launch_out, rig_world):
     """Calibrate your own recordings: X (and Y), clock offset, scale, their uncertainty and a verdict.
 
     Exit status 0 on success, 2 on bad input or when the motion does not determine X (unless --force).
@@ -668,7 +672,7 @@ def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corn
                   dataset=dataset, sequence=sequence, corners=corners, intrinsics=intrinsics, bag=bag, images=images,
                   target=target, pairing=pairing, save_corners=save_corners,
                   progress=_detection_progress() if images else None, rig_world=rig_world,
-                  quat_order=quat_order)  # fmt: skip
+                  quat_order=quat_order, intrinsics_std=intrinsics_std)  # fmt: skip
     except (KinhecError, OSError) as exc:
         _input_error(ctx, "calibrate", exc)
     from kinhec.calibrate.output import ros2_launch, ros_static_transform, ros_transforms, urdf_origin
@@ -685,8 +689,8 @@ def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corn
     if res.time_offset_s is not None:
         std = f" +- {1000 * res.time_offset_std_s:.2f}" if res.time_offset_std_s is not None else " (fixed)"
         click.echo(f"time offset: {1000 * res.time_offset_s:.2f}{std} ms (eye stamp = hand time + offset)")
-    if res.scale is not None:
-        click.echo(f"scale: {res.scale:.6f} +- {res.scale_std:.6f}")
+    for line in res.sigma_lines():  # every other estimated quantity with its standard deviation
+        click.echo(line)
     click.echo(f"pairs: {res.n_pairs}, outliers: {len(res.outliers)}; initial solver {res.init_solver}")
     if "images" in res.inputs:
         from kinhec.calibrate.images import images_summary

@@ -19,8 +19,10 @@ from pathlib import Path
 import numpy as np
 
 from kinhec import se3
+from kinhec.calibrate import eye_bias as eb
 from kinhec.calibrate import firewall as fw
 from kinhec.calibrate import pairing as pr
+from kinhec.calibrate import scale as sc
 from kinhec.calibrate import solve as sv
 from kinhec.calibrate.observability import observability
 from kinhec.calibrate.outliers import judge as judge_outliers
@@ -108,7 +110,7 @@ def _offset_curve(pairing, sol: sv.Solution, period: float) -> dict:
 
 
 def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, offset, scale, solver, force,
-         max_offset_s, decision=None) -> CalibrationResult:
+         max_offset_s, decision=None, eye_bias_prior=None) -> CalibrationResult:
     warn, notes = [], list(hand.notes) + list(eye.notes)
     if decision is not None:
         notes += decision.notes
@@ -156,16 +158,19 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
     notes.append(f"residuals compared as {'T_cam_target' if eih != (setup == 'eye_to_hand') else 'T_target_cam'} "
                  "(the noise model that fits best)")
     notes.append(f"initial estimate from {name} (of {len(cands)} candidates: the one most pairs agree with)")
-    sol = sv.refine(pairing, X0, Y0, offset0=off0, scale0=s0, estimate_offset=estimate_offset,
-                    estimate_scale=scale, init_solver=name, inverse_domain=eih)
+    # the scale of the eye translations is always estimated: freely when asked for (--scale), under the prior of
+    # a metric stream otherwise (kinhec.calibrate.scale)
+    fit = dict(offset0=off0, scale0=s0 if scale else 1.0, estimate_offset=estimate_offset, estimate_scale=True,
+               scale_prior_std=None if scale else sc.PRIOR_STD, init_solver=name, inverse_domain=eih,
+               eye_bias_prior=None if scale else eye_bias_prior, eye_in_hand=setup != "eye_to_hand")
+    sol = sv.refine(pairing, X0, Y0, **fit)
     why = judge_outliers(sol.inliers, pairing.at(sol.offset)[0])
     if why is not None:  # not outliers the fit supports: every pair kept
         n_out0 = int((~sol.inliers).sum())
         warn.append(f"the chi-square gate labelled {n_out0} of {n} pairs ({100 * n_out0 / n:.0f} %) outliers, more "
                     f"than the fit supports: {why}; all pairs kept (their residuals are not independent Gaussian "
                     "noise, and X carries that error)")
-        sol = sv.refine(pairing, X0, Y0, offset0=off0, scale0=s0, estimate_offset=estimate_offset,
-                        estimate_scale=scale, init_solver=name, inverse_domain=eih, reject=False)
+        sol = sv.refine(pairing, X0, Y0, reject=False, **fit)
     std = np.sqrt(np.maximum(np.diag(sol.cov), 0.0))
     X_std, Y_std = std[0:6], std[6:12]
     k = 12
@@ -173,20 +178,27 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
     if estimate_offset:
         off_std = float(std[k])
         k += 1
-    scale_std = float(sol.scale * std[k]) if scale else None
+    scale_std = float(sol.scale * std[k])
     A_and_B = pairing.at(sol.offset)
     A_final = A_and_B[0]
-    obs, obs_warn = observability(A_final[sol.inliers], sol.cov[:12, :12], X_std)
+    tau = None if sol.inflation_detail is None else float(sol.inflation_detail.residual_tau.max())
+    obs, obs_warn = observability(A_final[sol.inliers], sol.cov[:12, :12], X_std, tau, drift_refused=bool(scale))
     obs["n_inliers"] = int(sol.inliers.sum())
-    obs["residual_std_rad_m"] = [float(v) for v in np.sqrt(np.diag(sol.noise_cov))]
-    obs["covariance_inflation"] = float(sol.inflation)
+    obs.update(sv.noise_report(sol))
+    scale_rep, scale_warn, scale_notes = sc.describe(sol.scale, scale_std, sol.scale_data_std,
+                                                     prior_std=None if scale else sc.PRIOR_STD, where=str(eye.path))
+    obs["scale"] = scale_rep
+    if sol.eye_bias_cov is not None:
+        obs["eye_bias"] = eb.describe(eye_bias_prior, sol.eye_bias_cov[:6, :6])
+        notes.append(eb.note(eye_bias_prior))
     warn[:0] = obs_warn  # the verdict quotes the first warning: observability first
+    warn += scale_warn
+    notes += scale_notes
     n_out = int((~sol.inliers).sum())
     if n_out > 0.2 * n:
         warn.append(f"{n_out} of {n} pairs ({100 * n_out / n:.0f} %) are outliers")
     if sol.inflation > 1.0:
-        notes.append(f"residuals of consecutive pairs correlate: standard deviations inflated by "
-                     f"{np.sqrt(sol.inflation):.2g}")
+        notes.append(sv.inflation_note(sol))
     r = sol.residuals
     residuals = {
         "t_s": np.asarray(pairing.t, dtype=float),
@@ -200,11 +212,25 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
     return CalibrationResult(
         setup=setup, inputs={}, X=sol.X, Y=sol.Y, X_name=X_name, Y_name=Y_name, X_std=X_std, Y_std=Y_std,
         time_offset_s=sol.offset if stamped else None, time_offset_std_s=off_std,
-        time_offset_peak_corr=peak, scale=sol.scale if scale else None, scale_std=scale_std, n_pairs=n,
+        time_offset_peak_corr=peak, scale=sol.scale, scale_std=scale_std, n_pairs=n,
         outliers=np.flatnonzero(~sol.inliers).tolist(), observability=obs, warnings=warn, notes=notes,
         residuals=residuals, offset_curve=curve, init_solver=name, cov=sol.cov, pairs=A_and_B,
         where=f"{hand.span()} and {eye.span()}",
     )  # fmt: skip
+
+
+def _intrinsics_std(value) -> tuple[float, float] | None:
+    """``intrinsics_std`` as ``(focal_rel, principal_point_over_f)``, checked; None when not given."""
+    if value is None:
+        return None
+    try:
+        vals = [float(v) for v in (value.split(",") if isinstance(value, str) else value)]
+    except (TypeError, ValueError):
+        vals = []
+    if len(vals) != 2 or not all(np.isfinite(v) and v >= 0 for v in vals):
+        raise InputError(f"intrinsics_std: expected two numbers >= 0 (focal length fraction, principal point over "
+                         f"focal length), e.g. 0.003,0.001, got {value!r}")  # fmt: skip
+    return vals[0], vals[1]
 
 
 def _compose_std(X1, C1, X2, C2):
@@ -231,13 +257,13 @@ def _quat_pair(order) -> tuple[str | None, str | None]:
     return _option_pair(order, QUAT_ORDERS, "quaternion order", "wxyz,xyzw")
 
 
-def _solve_reading(dec, *, setup, offset, scale, solver, force, max_offset_s) -> CalibrationResult:
+def _solve_reading(dec, *, setup, offset, scale, solver, force, max_offset_s, eye_bias_prior=None) -> CalibrationResult:
     """Solve in the reading the firewall settled on (its streams, directions, units, alignment, coarse offset)."""
     r = dec.reading
     u_hand, u_eye = (r.units[1], r.units[0]) if r.swap else r.units
     A = _hand_metric(dec.hand, r.hand_pose, u_hand)
     return _one(dec.hand, A, dec.eye, r.eye_pose, u_eye, setup, offset=offset, scale=scale, solver=solver, force=force,
-                max_offset_s=max_offset_s, decision=dec)
+                max_offset_s=max_offset_s, decision=dec, eye_bias_prior=eye_bias_prior)
 
 
 def _reading_inputs(dec) -> dict:
@@ -255,7 +281,7 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
               solver: str | None = None, force: bool = False, dataset=None, sequence: str | None = None,
               max_offset_s: float = MAX_OFFSET_S, corners=None, intrinsics=None, bag=None, images=None, target=None,
               pairing: str = "auto", save_corners=None, progress=None, rig_world: str = "auto",
-              quat_order: str | None = None) -> CalibrationResult:
+              quat_order: str | None = None, intrinsics_std=None) -> CalibrationResult:
     """Calibrate ``X`` (and ``Y``) from a hand pose file and one or more eye pose files, or from corners or images.
 
     Parameters
@@ -322,6 +348,15 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         ``rig``: the cameras' poses are in one world (one ``Y``, the cameras
         solved jointly by :func:`kinhec.calibrate.calibrate_multi`), each in
         its own, or decided from the per-camera ``Y`` (``auto``).
+    intrinsics_std : (float, float) or str, optional
+        How well the intrinsics are known: the focal length's relative and the
+        principal point's standard deviation over the focal length (``"0.003,0.001"``:
+        0.3 %, 1 px at 1000 px).  Pose files: the intrinsics the eye poses were
+        computed with, whose systematic error is marginalised
+        (:mod:`kinhec.calibrate.eye_bias`; default 0.3 % and 1e-3); with
+        ``corners``: the prior of given ``intrinsics`` (default
+        :data:`kinhec.calibrate.bundle.INTRINSICS_PRIOR`).  ``0,0`` counts no
+        such error.
 
     Returns
     -------
@@ -366,7 +401,8 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
             raise InputError("setup: a corner file is one camera (eye_in_hand or eye_to_hand), got rig")
         from kinhec.calibrate.corners import calibrate_corners
 
-        return calibrate_corners(corners, intrinsics=intrinsics, setup=setup)
+        return calibrate_corners(corners, intrinsics=intrinsics, setup=setup,
+                                 intrinsics_prior=_intrinsics_std(intrinsics_std))
     if intrinsics is not None:
         raise InputError("intrinsics: only used with corners (--corners), got intrinsics without them")
     setup_given = setup
@@ -380,6 +416,10 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
             raise InputError(f"offset: expected auto, none or a number of seconds, got {offset!r}") from None
     units_hand, units_eye = _units_pair(units)
     quat_hand, quat_eye = _quat_pair(quat_order)
+    k_std = _intrinsics_std(intrinsics_std)
+    eye_bias_prior = eb.prior_std() if k_std is None else eb.prior_std(k_std[1], k_std[0])
+    if not np.any(eye_bias_prior > 0):
+        eye_bias_prior = None
     if dataset is not None:
         from kinhec.calibrate.readers import read_kinhec
 
@@ -424,7 +464,7 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
     if setup != "rig":
         dec = fw.check(hand_s, eyes[0], setup=setup_given, **check)
         res = _solve_reading(dec, setup=dec.reading.setup, offset=offset, scale=scale, solver=solver, force=force,
-                             max_offset_s=max_offset_s)
+                             max_offset_s=max_offset_s, eye_bias_prior=eye_bias_prior)
         res.inputs = dict(inputs, hand=dec.hand.path, eye=[dec.eye.path], **_reading_inputs(dec))
         if bag is not None:
             from kinhec.calibrate.bags import frame_names

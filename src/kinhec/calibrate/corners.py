@@ -15,13 +15,21 @@ not a pose file but the corners themselves:
    flange-twist prior, the pixel noise and the robot's error level by EM.
    A robot whose reported poses are off by a fraction of a millimetre, as
    real arms are, then biases ``X`` no more than the data allow.
+3. **Intrinsics and board scale.** :func:`kinhec.calibrate.bundle.refine_bundle`
+   refines ``X``, ``Y``, the intrinsics (given ones under a loose prior) and
+   the board's true size over its stated one (under the prior of
+   :mod:`kinhec.calibrate.scale`) jointly on the pixels, the robot errors
+   still marginalised.  The covariance marginalises the intrinsics and the
+   scale: neither is held fixed.
 
 The result is a :class:`~kinhec.calibrate.result.CalibrationResult` like
-that of pose files: standard deviations with the robot errors marginalised,
-per-view residuals of the pose pairs, outliers (views that the pose stage's
-chi-square gate rejects are left out of the pixel stage), observability and
-the verdict.  The views are paired by order (one robot pose per view), and
-there is no clock offset or scale.
+that of pose files: standard deviations with the robot errors, the
+intrinsics and the board scale marginalised, per-view residuals of the pose
+pairs, outliers (views that the pose stage's chi-square gate rejects are
+left out of the pixel stages), observability and the verdict.  The views are
+paired by order (one robot pose per view); there is no clock offset.  The
+``scale`` reported is that of the eye translations (``1 / b``, as on the pose
+path: a board 0.5 % larger than stated gives eye translations 0.5 % short).
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kinhec.calibrate import scale as sc
 from kinhec.calibrate.calibration import _names
 from kinhec.calibrate.observability import observability
 from kinhec.calibrate.result import CalibrationResult
@@ -87,7 +96,44 @@ def solve_corners(obs, camera):
     return he_ml(obs.T_base_ee, pm.camera_poses(camera.T_cam_target, obs.mode), pixels=pixels)
 
 
-def calibrate_corners(path, *, intrinsics=None, setup: str | None = None, where: str | None = None) -> CalibrationResult:
+def _bundle(obs, cam, res, inl, given, prior):
+    """:func:`kinhec.calibrate.bundle.refine_bundle` on the inlying views from ``he_ml``'s pixel solution."""
+    from kinhec.calibrate.bundle import DISTORTION_PRIOR, INTRINSICS_PRIOR, refine_bundle
+    from kinhec.intrinsics import pack_views
+
+    sel = np.flatnonzero(inl)
+    views = pack_views([obs.points_3d[i] for i in sel], [obs.points_2d[i] for i in sel])
+    kv = cam.intrinsics
+    notes = []
+    if given is None:
+        # every intrinsic the views gave: focal lengths and principal point free, the distortion under a wide prior
+        free = tuple(range(9))
+        prior_std = np.concatenate([[np.inf] * 4, DISTORTION_PRIOR])
+        prior_mean = np.concatenate([kv[:4], np.zeros(5)])
+    else:
+        f_rel, c_rel = (INTRINSICS_PRIOR["focal_rel"], INTRINSICS_PRIOR["principal_point_rel_f"]) if prior is None \
+            else (float(prior[0]), float(prior[1]))
+        if f_rel > 0 and c_rel > 0:
+            free = (0, 1, 2, 3)
+            prior_std = np.array([f_rel * kv[0], f_rel * kv[1], c_rel * kv[0], c_rel * kv[1]])
+            prior_mean = kv[:4]
+            notes.append(f"the given intrinsics are refined on the corners within {100 * f_rel:.2g} % (focal lengths) "
+                         f"and {c_rel * kv[0]:.3g} px (principal point), their uncertainty marginalised; the given "
+                         "distortion is held")  # fmt: skip
+        else:
+            free, prior_std, prior_mean = (), None, None
+            notes.append("the given intrinsics are held fixed: their uncertainty is not counted")
+    twists = res.info.get("pixel_robot_twists")
+    fit = refine_bundle(views, obs.T_base_ee[sel], res.X, res.Y, kv, obs.mode, pixel_std=float(res.info["pixel_std"]),
+                        robot_std=(res.noise["robot_rot_std_rad"], res.noise["robot_trans_std_m"]),
+                        twists0=None if twists is None else np.asarray(twists)[sel], free_intrinsics=free,
+                        intrinsics_prior_std=prior_std, intrinsics_prior_mean=prior_mean,
+                        board_prior_std=sc.PRIOR_STD)  # fmt: skip
+    return fit, notes
+
+
+def calibrate_corners(path, *, intrinsics=None, setup: str | None = None, where: str | None = None,
+                      intrinsics_prior=None) -> CalibrationResult:  # fmt: skip
     """``X`` and ``Y`` from an observation file of corners and robot poses (see the module docstring).
 
     Parameters
@@ -99,6 +145,10 @@ def calibrate_corners(path, *, intrinsics=None, setup: str | None = None, where:
         Known ``fx, fy, cx, cy[, k1, k2, p1, p2[, k3]]`` [px]; estimated from the views when omitted.
     setup : {"eye_in_hand", "eye_to_hand"}, optional
         Must agree with the file's ``problem`` mode when given.
+    intrinsics_prior : (float, float), optional
+        With ``intrinsics``: their uncertainty, the focal lengths' as a fraction and the principal point's
+        as a fraction of the focal length (default :data:`kinhec.calibrate.bundle.INTRINSICS_PRIOR`);
+        ``(0, 0)`` holds them fixed.
 
     Raises
     ------
@@ -128,29 +178,50 @@ def calibrate_corners(path, *, intrinsics=None, setup: str | None = None, where:
         raise InputError(f"{where}: the corners do not determine the camera: {exc}") from None
     A = obs.T_base_ee
     res = solve_corners(obs, cam)
-    cov = res.cov[:12, :12]
+    inl = res.inliers
+    fit, bundle_notes = _bundle(obs, cam, res, inl, k, intrinsics_prior)
+    X, Y = fit.X, fit.Y
+    cov = fit.cov[:12, :12]
     std = np.sqrt(np.maximum(np.diag(cov), 0.0))
     X_std, Y_std = std[:6], std[6:12]
-    inl = res.inliers
     report, warn = observability(A[inl], cov, X_std)
     report["n_inliers"] = int(inl.sum())
-    report["pixel_std_px"] = float(res.info["pixel_std"])
-    report["robot_std_rad_m"] = [res.noise["robot_rot_std_rad"], res.noise["robot_trans_std_m"]]
+    report["pixel_std_px"] = fit.pixel_std
+    report["robot_std_rad_m"] = [fit.robot_rot_std_rad, fit.robot_trans_std_m]
+    # standard deviations of the noise levels: a variance from d degrees of freedom has a relative std sqrt(2 / d)
+    n_px = sum(len(obs.points_2d[i]) for i in np.flatnonzero(inl))
+    report["pixel_std_std_px"] = fit.pixel_std / np.sqrt(2.0 * max(2 * n_px - fit.cov.shape[0], 1))
+    report["robot_std_std_rad_m"] = [v / np.sqrt(2.0 * 3 * max(int(inl.sum()), 1))
+                                     for v in (fit.robot_rot_std_rad, fit.robot_trans_std_m)]  # fmt: skip
+    names = fit.intrinsic_names
+    k_std = np.sqrt(np.maximum(np.diag(fit.cov)[12 : 12 + len(names)], 0.0))
+    report["intrinsics_std"] = {n: float(v) for n, v in zip(names, k_std)}
+    lb_std = float(np.sqrt(max(fit.cov[-1, -1], 0.0)))
+    scale, scale_std = 1.0 / fit.board_scale, lb_std / fit.board_scale
+    scale_rep, scale_warn, scale_notes = sc.describe(scale, scale_std, fit.board_scale_data_std,
+                                                     prior_std=sc.PRIOR_STD, where=str(path))
+    report["scale"] = scale_rep
+    warn += scale_warn
     n = obs.n_views
     n_out = int((~inl).sum())
     if n_out > 0.2 * n:
         warn.append(f"{n_out} of {n} views ({100 * n_out / n:.0f} %) are outliers")
     source = "given" if k is not None else "estimated from the views"
+    ki = fit.intrinsics
     notes = [
         f"intrinsics {source}: fx {cam.intrinsics[0]:.2f}, fy {cam.intrinsics[1]:.2f}, cx {cam.intrinsics[2]:.2f}, "
         f"cy {cam.intrinsics[3]:.2f} px; camera fit RMS {cam.rms_px:.3f} px with free view poses",
         f"X and Y from the corners with the robot's pose errors marginalised: pixel noise "
-        f"{res.info['pixel_std']:.3f} px, robot errors {1e3 * res.noise['robot_rot_std_rad']:.3g} mrad / "
-        f"{1e3 * res.noise['robot_trans_std_m']:.3g} mm (estimated); RMS {res.info['pixel_rms']:.3f} px",
+        f"{fit.pixel_std:.3f} px, robot errors {1e3 * fit.robot_rot_std_rad:.3g} mrad / "
+        f"{1e3 * fit.robot_trans_std_m:.3g} mm (estimated); RMS {fit.rms_px:.3f} px",
+        *bundle_notes,
+        f"intrinsics refined with X and Y: fx {ki[0]:.2f}, fy {ki[1]:.2f}, cx {ki[2]:.2f}, cy {ki[3]:.2f} px"
+        + "".join(f", {n} +- {v:.3g}" for n, v in zip(names[:4], k_std[:4])),
+        *scale_notes,
         "views paired by order (one robot pose per view)",
         chain_rms_note(obs, cam, A, res),
     ]
-    r = pm.residuals(cam.T_cam_target, pm.predicted_camera_poses(A, res.X, res.Y, obs.mode))
+    r = pm.residuals(cam.T_cam_target, pm.predicted_camera_poses(A, X, Y, obs.mode))
     residuals = {
         "t_s": np.arange(n, dtype=float),
         "rot_deg": np.degrees(np.linalg.norm(r[:, :3], axis=1)),
@@ -160,10 +231,10 @@ def calibrate_corners(path, *, intrinsics=None, setup: str | None = None, where:
     X_name, Y_name = _names(obs.mode)
     inputs = {"corners": str(path), "format": "observations", "intrinsics": [float(v) for v in cam.intrinsics],
               "intrinsics_source": "given" if k is not None else "estimated", "hand_pose": "base_T_ee",
-              "eye_pose": "cam_T_target", "units": "m"}  # fmt: skip
+              "eye_pose": "cam_T_target", "units": "m", "intrinsics_refined": [float(v) for v in fit.intrinsics]}  # fmt: skip
     return CalibrationResult(
-        setup=obs.mode, inputs=inputs, X=res.X, Y=res.Y, X_name=X_name, Y_name=Y_name, X_std=X_std, Y_std=Y_std, time_offset_s=None,
-        time_offset_std_s=None, time_offset_peak_corr=None, scale=None, scale_std=None, n_pairs=n,
+        setup=obs.mode, inputs=inputs, X=X, Y=Y, X_name=X_name, Y_name=Y_name, X_std=X_std, Y_std=Y_std, time_offset_s=None,
+        time_offset_std_s=None, time_offset_peak_corr=None, scale=scale, scale_std=scale_std, n_pairs=n,
         outliers=np.flatnonzero(~inl).tolist(), observability=report, warnings=warn, notes=notes,
         residuals=residuals, offset_curve=None, init_solver="he_ml (corners)", cov=cov, where=where,
     )  # fmt: skip

@@ -98,7 +98,8 @@ class CalibrationResult:
     time_offset_peak_corr : float or None
         Angular-speed correlation at the coarse offset (a confidence in [0, 1]).
     scale, scale_std : float or None
-        Monocular scale of the eye translations (eye = scale x metric).
+        Scale of the eye translations (eye = scale x metric): a monocular stream's, or the
+        metric stream's board size and focal length (:mod:`kinhec.calibrate.scale`).
     n_pairs : int
     outliers : list of int
         Indices of the pairs labelled outliers.
@@ -159,6 +160,69 @@ class CalibrationResult:
         return (f"X determined to {rot:.2g} deg / {tr:.2g} mm (1 sigma) from {self.n_pairs} pairs "
                 f"({n_out} outlier{'s' if n_out != 1 else ''}){extra}.")
 
+    @property
+    def sigma(self) -> dict:
+        """Every estimated quantity with its standard deviation (JSON-ready; ``None`` where not estimated).
+
+        ``X``, ``Y``: rotation [deg] (right perturbation) and translation [mm] per axis; ``time_offset_ms``;
+        ``scale`` (of the eye translations); ``intrinsics`` (``--corners``: value and std per parameter [px]);
+        ``noise``: every estimated noise level with its std (pose files: the residual std per component,
+        rotation [deg] then translation [mm]; corners: pixel [px] and robot [mrad, mm]).
+        """
+        o = self.observability
+        out = {
+            "X": {"rot_deg": [float(v) for v in np.degrees(self.X_std[:3])],
+                  "trans_mm": [float(v) for v in 1000 * self.X_std[3:]]},
+            "Y": None if self.Y_std is None else {"rot_deg": [float(v) for v in np.degrees(self.Y_std[:3])],
+                                                  "trans_mm": [float(v) for v in 1000 * self.Y_std[3:]]},
+            "time_offset_ms": None if self.time_offset_std_s is None else
+            {"value": 1000 * float(self.time_offset_s), "std": 1000 * float(self.time_offset_std_s)},
+            "scale": None if self.scale_std is None else
+            {"value": float(self.scale), "std": float(self.scale_std), **(o.get("scale") or {})},
+            "intrinsics": None,
+            "noise": None,
+        }  # fmt: skip
+        if o.get("intrinsics_std"):
+            values = dict(zip(("fx", "fy", "cx", "cy", "k1", "k2", "p1", "p2", "k3"),
+                              self.inputs.get("intrinsics_refined") or self.inputs.get("intrinsics") or []))
+            out["intrinsics"] = {k: {"value": _num(values.get(k)), "std": float(v)} for k, v in o["intrinsics_std"].items()}
+        if "residual_std_rad_m" in o:
+            sd, ss = np.asarray(o["residual_std_rad_m"]), np.asarray(o.get("residual_std_std") or [np.nan] * 6)
+            unit = np.array([180 / np.pi] * 3 + [1000.0] * 3)
+            out["noise"] = {"residual_deg_mm": [float(v) for v in sd * unit], "std": [_num(v) for v in ss * unit]}
+        elif "pixel_std_px" in o:
+            rs = o.get("robot_std_rad_m") or [np.nan, np.nan]
+            rss = o.get("robot_std_std_rad_m") or [None, None]
+            out["noise"] = {"pixel_px": {"value": _num(o["pixel_std_px"]), "std": _num(o.get("pixel_std_std_px"))},
+                            "robot_rot_mrad": {"value": _num(1000 * rs[0]), "std": _num(None if rss[0] is None else 1000 * rss[0])},
+                            "robot_trans_mm": {"value": _num(1000 * rs[1]), "std": _num(None if rss[1] is None else 1000 * rss[1])}}  # fmt: skip
+        return out
+
+    def sigma_lines(self) -> list[str]:
+        """The standard deviations of :attr:`sigma` beyond ``X``'s, one line each, for the screen."""
+        sg = self.sigma
+        f3 = lambda v: " ".join(f"{x:.3g}" for x in v)  # noqa: E731
+        lines = []
+        if sg["Y"] is not None:
+            lines.append(f"  std of Y: rot_deg {f3(sg['Y']['rot_deg'])}  trans_mm {f3(sg['Y']['trans_mm'])}")
+        if sg["scale"] is not None:
+            s = sg["scale"]
+            how = {"monocular": "monocular, free", "metric": "from the robot's translations" if s.get("determined")
+                   else "the robot's translations do not determine it: its prior counted"}.get(s.get("mode"), "")  # fmt: skip
+            lines.append(f"scale of the eye translations: {s['value']:.5f} +- {s['std']:.5f}" + (f" ({how})" if how else ""))
+        if sg["intrinsics"]:
+            lines.append("intrinsics: " + ", ".join(f"{k} {v['value']:.6g} +- {v['std']:.2g}" for k, v in sg["intrinsics"].items()
+                                                     if v["value"] is not None))  # fmt: skip
+        nz = sg["noise"]
+        if nz and "residual_deg_mm" in nz:
+            lines.append("noise (residual std, rot_deg x3, trans_mm x3): "
+                         + " ".join(f"{v:.3g}+-{e:.1g}" if e is not None else f"{v:.3g}"
+                                    for v, e in zip(nz["residual_deg_mm"], nz["std"])))  # fmt: skip
+        elif nz:
+            lines.append("noise: " + ", ".join(f"{k} {v['value']:.3g}" + (f" +- {v['std']:.2g}" if v["std"] is not None else "")
+                                               for k, v in nz.items() if v["value"] is not None))  # fmt: skip
+        return lines
+
     def to_dict(self) -> dict:
         """The JSON-ready dictionary of the calibration-result contract."""
         d = {
@@ -191,6 +255,7 @@ class CalibrationResult:
             "offset_curve": None if self.offset_curve is None else
             {k: [float(x) for x in v] for k, v in self.offset_curve.items()},
             "rig": None if self.rig is None else self.rig.to_dict(),
+            "sigma": self.sigma,
         }
         return d
 

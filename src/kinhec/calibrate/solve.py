@@ -14,6 +14,15 @@ for ``Y``), ``delta`` and ``log s``; the standard deviations reported are those
 of ``(phi, d)`` -- rotation [rad] in the frame of the estimated transform,
 then translation [m] in its parent frame.
 
+The scale ``s`` has two uses.  A monocular stream (``--scale``) has an unknown
+scale, estimated freely.  A metric stream (a board seen by PnP, a mocap body)
+has a scale near 1 that is still uncertain: a printed board is rarely exactly
+its stated size, and a focal length that is off stretches every PnP depth.
+It is estimated too, under the Gaussian prior ``log s ~ N(0, sigma_prior^2)``
+(:mod:`kinhec.calibrate.scale`): where the robot's translations determine it
+the data decide; where they do not, its prior uncertainty is carried into the
+covariance of ``X`` and ``Y`` instead of being assumed away.
+
 Procedure.
 
 1. Initial ``X`` (and ``Y``, ``s``) from every registry solver on a subsample of
@@ -25,18 +34,26 @@ Procedure.
    quadratic of the residuals in units of a common noise scale
    (:func:`consensus_order`) -- not a median, which a candidate fitting half of
    the pairs well and the rest badly would win.
-2. Noise model: the 6x6 covariance ``S`` of the residuals, first from their
-   median absolute deviations, then from the inliers' sample covariance.
+2. Noise model: the covariance ``S`` of the residuals, first from their
+   median absolute deviations, then from the inliers' residuals: the full 6x6
+   from :data:`FULL_NOISE_DOF` degrees of freedom on, its diagonal below, one
+   variance per block of three below :data:`DIAG_NOISE_DOF` (:func:`_noise_model`).
 3. Gauss-Newton with Levenberg-Marquardt damping on the whitened residuals
-   ``S^{-1/2} r_i`` of the inliers (finite-difference Jacobian, re-interpolating
-   the hand stream for ``delta``).  Outliers: pairs whose Mahalanobis distance
-   exceeds the 99.99 % quantile of chi-square with 6 degrees of freedom; the
-   rejection and the refinement alternate until the labels stop changing.
-4. Covariance ``(J^T J)^{-1}`` at the solution, times ``dof / (dof - 7)``
-   (the noise covariance is estimated from the same ``dof`` residuals, which
-   biases its inverse by that factor), and inflated by ``(1 + rho) / (1 - rho)``
-   when the residuals of consecutive pairs are correlated (lag-one
-   autocorrelation ``rho``, continuous streams).
+   ``S^{-1/2} r_i`` of the inliers (analytic Jacobian; numeric in ``delta``,
+   re-interpolating the hand stream), plus the scale's prior.  Outliers: the
+   first round gates the Mahalanobis distance under the robust diagonal
+   covariance at the 99.99 % chi-square quantile; later rounds compare every
+   pair's studentised distance under the estimated covariance with its
+   Hotelling distribution (:func:`kinhec.calibrate.uncertainty.gate`), so that
+   a covariance estimated from a few dozen pairs does not reject good pairs
+   and collapse onto a minority.  Rejection and refinement alternate until the
+   labels and the noise model settle.
+4. Covariance ``(J^T S^-1 J + prior)^{-1}`` at the solution, times
+   ``dof / (dof - 7)`` (the noise covariance is estimated from the same
+   ``dof`` residuals, which biases its inverse by that factor), times the
+   long-run factor of the residual sequence in pair order
+   (:func:`kinhec.calibrate.uncertainty.long_run_inflation`; the same rule for
+   stamped and unstamped pairs).
 
 The residual domain (the pose as the eye file states it, or its inverse) is
 the one whose noise model fits best (:func:`choose_domain`).
@@ -50,12 +67,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from kinhec import se3
+from kinhec.calibrate import eye_bias as eb
+from kinhec.calibrate import uncertainty as unc
 from kinhec.errors import DegenerateMotionError, InputError, KinhecError
 from kinhec.solvers import _common as c
 from kinhec.solvers import registry
 
-__all__ = ["Solution", "initial_candidates", "consensus_order", "refine", "scan_offset", "choose_domain", "CHI2_6_9999",
-           "motions_between", "robust_y"]
+__all__ = ["Solution", "initial_candidates", "consensus_order", "refine", "noise_report", "scan_offset", "choose_domain",
+           "CHI2_6_9999", "motions_between", "robust_y"]
 
 #: 99.99 % quantile of the chi-square distribution with 6 degrees of freedom (outlier gate).
 CHI2_6_9999 = 27.856
@@ -79,9 +98,14 @@ class Solution:
     residuals: np.ndarray  # (N, 6) at the solution, all pairs
     inliers: np.ndarray  # (N,) bool
     noise_cov: np.ndarray  # (6, 6) residual covariance of the inliers
-    inflation: float  # covariance factor for correlated residuals
+    inflation: float  # largest variance factor of X for correlated residuals (inflation_detail has them all)
     init_solver: str
     iterations: int
+    noise_dof: float = 0.0  # degrees of freedom of noise_cov
+    scale_data_std: float | None = None  # std of log s from the data alone (inf: not determined by them)
+    inflation_detail: unc.Inflation | None = None
+    eye_bias_cov: np.ndarray | None = None  # (P, P) the part of cov due to the eye-pose systematic (considered)
+    noise_model: str = "full"  # structure of noise_cov: "full", "diagonal" or "block" (by the degrees of freedom)
 
 
 # --------------------------------------------------------------------------- #
@@ -96,13 +120,14 @@ def residuals(A, B, X, Y, scale=None, inverse_domain: bool = True) -> np.ndarray
     ``B_i``.  ``r = (log(R_pred R_meas^T) [rad], t_pred - t_meas [m])``: the
     rotation and translation errors of the pose as it was measured (a PnP pose's
     depth and lateral errors, or a mocap position's, stay apart and are not
-    mixed through a lever arm).  The measured translation is divided by
-    ``scale`` when given.
+    mixed through a lever arm).  With ``scale``, the predicted translation is
+    multiplied by it (eye = scale x metric): the residual stays in the units of
+    the measurement, whose noise does not depend on the scale (dividing the
+    measurement instead would let a larger scale shrink the noise and bias
+    the scale upwards).
     """
     RA, tA = A[:, :3, :3], A[:, :3, 3]
     RB, tB = B[:, :3, :3], B[:, :3, 3]
-    if scale is not None:
-        tB = tB / scale
     RX, tX, RY, tY = X[:3, :3], X[:3, 3], Y[:3, :3], Y[:3, 3]
     RAX = RA @ RX
     tAX = RA @ tX + tA
@@ -118,6 +143,8 @@ def residuals(A, B, X, Y, scale=None, inverse_domain: bool = True) -> np.ndarray
         R_meas_t = np.swapaxes(RB, 1, 2)
         t_meas = tB
     rot = _log_small(R_pred @ R_meas_t)
+    if scale is not None:
+        t_pred = scale * t_pred
     return np.concatenate([rot, t_pred - t_meas], axis=1)
 
 
@@ -349,13 +376,43 @@ def _floor(S: np.ndarray) -> np.ndarray:
 
 
 class _Problem:
-    def __init__(self, pairing, estimate_offset: bool, estimate_scale: bool, inverse_domain: bool):
+    """The unknowns ``st = (X, Y, offset, scale)`` and their parameter vector ``phi_X, d_X, phi_Y, d_Y[, delta][,
+    log s]``."""
+
+    def __init__(self, pairing, estimate_offset: bool, estimate_scale: bool, inverse_domain: bool,
+                 scale_prior_std: float | None = None):  # fmt: skip
         self.pairing = pairing
         self.eih = inverse_domain
         self.eo = estimate_offset
         self.es = estimate_scale
-        self.P = 12 + int(estimate_offset) + int(estimate_scale)
+        self.k_scale = 12 + int(estimate_offset)
+        self.P = self.k_scale + int(estimate_scale)
+        self.scale_prior_std = scale_prior_std if estimate_scale else None
         self._cache = (None, None)
+
+    def prior(self, st):
+        """Whitened prior residuals ``(k,)`` and their Jacobian ``(k, P)``: ``log s / sigma`` for a metric scale."""
+        if self.scale_prior_std is None:
+            return np.zeros(0), np.zeros((0, self.P))
+        row = np.zeros((1, self.P))
+        row[0, self.k_scale] = 1.0 / self.scale_prior_std
+        return np.array([np.log(st[3]) / self.scale_prior_std]), row
+
+    def bias_jac(self, st, mask, eye_in_hand: bool) -> np.ndarray:
+        """Jacobian ``(n, 6, 5)`` of the residuals in the eye-pose systematic of :mod:`kinhec.calibrate.eye_bias` at
+        zero (central differences); ``eye_in_hand`` gives the camera frame of ``B``."""
+        X, Y, off, s = st
+        A, B = self.poses(off)
+        A, B = A[mask], B[mask]
+        J = np.zeros((A.shape[0], 6, eb.N_PARAMS))
+        h = 1e-6
+        for j in range(eb.N_PARAMS):
+            e = np.zeros(eb.N_PARAMS)
+            e[j] = h
+            rp = residuals(A, eb.correct(B, e, eye_in_hand), X, Y, s, self.eih)
+            rm = residuals(A, eb.correct(B, -e, eye_in_hand), X, Y, s, self.eih)
+            J[:, :, j] = (rp - rm) / (2 * h)
+        return J
 
     def poses(self, offset):
         key = None if offset is None else float(offset)
@@ -367,12 +424,10 @@ class _Problem:
         X, Y, off, s = st
         X = _retract(X, p[0:6])
         Y = _retract(Y, p[6:12])
-        k = 12
         if self.eo:
-            off = off + p[k]
-            k += 1
+            off = off + p[12]
         if self.es:
-            s = s * float(np.exp(p[k]))
+            s = s * float(np.exp(p[self.k_scale]))
         return X, Y, off, s
 
     def res(self, st, mask):
@@ -389,9 +444,7 @@ class _Problem:
         A, B = self.poses(off)
         A, B = A[mask], B[mask]
         n = A.shape[0]
-        RA, tA, RB, tB = A[:, :3, :3], A[:, :3, 3], B[:, :3, :3], B[:, :3, 3]
-        if s is not None:
-            tB = tB / s
+        RA, tA, RB = A[:, :3, :3], A[:, :3, 3], B[:, :3, :3]
         RX, tX, RY, tY = X[:3, :3], X[:3, 3], Y[:3, :3], Y[:3, 3]
         J = np.zeros((n, 6, self.P))
         I3 = np.eye(3)
@@ -399,7 +452,6 @@ class _Problem:
             RAX = RA @ RX
             RAXt = np.swapaxes(RAX, 1, 2)
             t_pred = np.einsum("nij,nj->ni", RAXt, tY - (RA @ tX + tA))
-            t_meas = -np.einsum("nji,nj->ni", RB, tB)
             J[:, :3, 0:3] = -I3
             J[:, :3, 6:9] = np.swapaxes(RB, 1, 2)  # R_meas = R_B^T
             J[:, 3:, 0:3] = se3.hat(t_pred)
@@ -407,22 +459,21 @@ class _Problem:
             J[:, 3:, 9:12] = RAXt
         else:
             t_pred = (RA @ tX + tA - tY) @ RY
-            t_meas = tB
             J[:, :3, 0:3] = RB  # R_meas = R_B
             J[:, :3, 6:9] = -I3
             J[:, 3:, 3:6] = RY.T @ RA
             J[:, 3:, 6:9] = se3.hat(t_pred)
             J[:, 3:, 9:12] = -RY.T
-        k = 12
+        if s is not None:  # the predicted translation is scaled (eye units)
+            J[:, 3:, :12] *= s
         if self.eo:
             h = 1e-4
             rp = self.res((X, Y, off + h, s), mask)
             rm = self.res((X, Y, off - h, s), mask)
-            J[:, :, k] = (rp - rm) / (2 * h)
+            J[:, :, 12] = (rp - rm) / (2 * h)
             self.poses(off)
-            k += 1
         if self.es:
-            J[:, 3:, k] = t_meas
+            J[:, 3:, self.k_scale] = s * t_pred
         return J
 
 
@@ -430,7 +481,8 @@ def _lm(prob: _Problem, st, mask, W, max_iter=30):
     """Levenberg-Marquardt on whitened residuals ``r @ W.T`` of the pairs in ``mask``."""
     def cost_of(s):
         z = prob.res(s, mask) @ W.T
-        return float((z * z).sum()), z
+        zp, _ = prob.prior(s)
+        return float((z * z).sum() + (zp * zp).sum()), z
 
     cost, z = cost_of(st)
     lam = 1e-3
@@ -438,8 +490,9 @@ def _lm(prob: _Problem, st, mask, W, max_iter=30):
     for it in range(1, max_iter + 1):
         J = prob.jac(st, mask)
         Jw = np.einsum("ij,njp->nip", W, J).reshape(-1, prob.P)
-        g = Jw.T @ z.reshape(-1)
-        H = Jw.T @ Jw
+        zp, Jp = prob.prior(st)
+        g = Jw.T @ z.reshape(-1) + Jp.T @ zp
+        H = Jw.T @ Jw + Jp.T @ Jp
         improved = False
         for _ in range(10):
             Hd = H + lam * np.diag(np.maximum(np.diag(H), 1e-12))
@@ -464,47 +517,42 @@ def _lm(prob: _Problem, st, mask, W, max_iter=30):
     return st, it
 
 
-def _autocorr_inflation(z: np.ndarray) -> float:
-    """``(1 + rho) / (1 - rho)`` for a significant positive lag-one autocorrelation of the whitened residuals."""
-    n = z.shape[0]
-    if n < 10:
-        return 1.0
-    zc = z - z.mean(axis=0)
-    num = (zc[1:] * zc[:-1]).sum()
-    den = (zc * zc).sum()
-    rho = float(num / den) if den > 0 else 0.0
-    if rho < 3.0 / np.sqrt(6 * n):
-        return 1.0
-    rho = min(rho, 0.98)
-    return (1 + rho) / (1 - rho)
-
-
 def refine(pairing, X0, Y0, *, offset0=None, scale0=None, estimate_offset=False, estimate_scale=False,
-           max_rounds: int = 12, reject: bool = True, init_solver: str = "", inverse_domain: bool = True) -> Solution:
+           scale_prior_std: float | None = None, eye_bias_prior=None, eye_in_hand: bool = True, max_rounds: int = 12,
+           reject: bool = True, init_solver: str = "", inverse_domain: bool = True) -> Solution:  # fmt: skip
     """Alternate outlier rejection and Levenberg-Marquardt refinement; return the estimate and its covariance.
 
     Parameters
     ----------
     pairing : TimePairing or OrderPairing
-        Gives the paired poses ``(A, B)`` for an offset (``pairing.at(offset)``).
+        Gives the paired poses ``(A, B)`` for an offset (``pairing.at(offset)``), in time (or row) order.
     X0, Y0 : ndarray, shape (4, 4)
         Initial ``X`` and ``Y`` [m].
     offset0 : float, optional
         Initial (or fixed) clock offset [s]; eye stamp = hand time + offset.
     scale0 : float, optional
-        Initial monocular scale of the eye translations (eye = scale x metric).
+        Initial scale of the eye translations (eye = scale x metric).
     estimate_offset, estimate_scale : bool
         Refine the offset / the scale jointly.
+    scale_prior_std : float, optional
+        Standard deviation of the Gaussian prior on ``log s`` (a metric stream whose scale is near 1);
+        None: no prior (a monocular stream).
+    eye_bias_prior : ndarray, shape (5,), optional
+        Standard deviations of the camera-pose systematic error of :mod:`kinhec.calibrate.eye_bias`: not
+        estimated, its effect on the estimate is added to the covariance (a *consider* covariance).
+    eye_in_hand : bool
+        The camera-frame convention of the eye poses for that error: ``B = T_target_cam`` (eye-in-hand),
+        else ``T_cam_marker``.
     max_rounds : int
         Rejection-refinement rounds.
     reject : bool
-        Label outliers (chi-square gate) and leave them out of the fit.
+        Label outliers (studentised gate) and leave them out of the fit.
 
     Returns
     -------
     Solution
     """
-    prob = _Problem(pairing, estimate_offset, estimate_scale, inverse_domain)
+    prob = _Problem(pairing, estimate_offset, estimate_scale, inverse_domain, scale_prior_std)
     off = offset0 if offset0 is not None else (0.0 if pairing.has_time else None)
     s = scale0 if estimate_scale else None
     if estimate_scale and s is None:
@@ -515,48 +563,149 @@ def refine(pairing, X0, Y0, *, offset0=None, scale0=None, estimate_offset=False,
     r = prob.res(st, all_mask)
     S = _floor(_robust_cov(r))
     inl = all_mask.copy()
+    if reject:  # first labels: the robust diagonal covariance and the chi-square gate
+        d2 = np.einsum("ni,ij,nj->n", r, np.linalg.inv(S), r)
+        inl = d2 < CHI2_6_9999
+        if inl.sum() < max(3, prob.P // 6 + 2):
+            inl = d2 <= np.quantile(d2, 0.5)
     its = 0
     for _ in range(max_rounds):
-        if reject:
-            d2 = np.einsum("ni,ij,nj->n", r, np.linalg.inv(S), r)
-            new = d2 < CHI2_6_9999
-            if new.sum() < max(3, prob.P // 6 + 2):
-                new = d2 <= np.quantile(d2, 0.5)
-            inl = new
         W = np.linalg.cholesky(np.linalg.inv(S)).T  # W^T W = S^-1
         st, k = _lm(prob, st, inl, W)
         its += k
         r = prob.res(st, all_mask)
-        m = int(inl.sum())
-        dof = max(m - prob.P / 6.0, 1.0)
-        S_new = _floor((r[inl].T @ r[inl]) / dof)
-        if reject:
-            d2 = np.einsum("ni,ij,nj->n", r, np.linalg.inv(S_new), r)
-            stable = np.array_equal(d2 < CHI2_6_9999, inl)
-        else:
-            stable = True
+        dof = _dof(prob, st, inl, W)
+        S_new, _, _ = _noise_model(r[inl], dof)
         # the noise model and the fit are solved alternately until both settle
         change = np.abs(np.sqrt(np.diag(S_new)) / np.sqrt(np.diag(S)) - 1.0).max()
-        stable = stable and change < NOISE_TOL
         S = S_new
+        stable = change < NOISE_TOL
+        if reject:
+            # the gate's distances use the full sample covariance, whose distribution (Hotelling's) it knows,
+            # whatever structure the fit's noise model has
+            Wg = np.linalg.cholesky(np.linalg.inv(_floor((r[inl].T @ r[inl]) / dof))).T
+            Gw = np.einsum("ij,njp->nip", Wg, prob.jac(st, all_mask))
+            new = unc.gate(r @ Wg.T, Gw, inl, dof)
+            if new.sum() < max(3, prob.P // 6 + 2):
+                new = inl
+            stable = stable and np.array_equal(new, inl)
+            inl = new
         if stable:
             break
     W = np.linalg.cholesky(np.linalg.inv(S)).T
-    J = prob.jac(st, inl)
-    Jw = np.einsum("ij,njp->nip", W, J).reshape(-1, prob.P)
-    H = Jw.T @ Jw
+    Gw = np.einsum("ij,njp->nip", W, prob.jac(st, inl))
+    Jw = Gw.reshape(-1, prob.P)
+    _, Jp = prob.prior(st)
+    H_data = Jw.T @ Jw
+    H = H_data + Jp.T @ Jp
     try:
         cov = np.linalg.inv(H)
     except np.linalg.LinAlgError:
         cov = np.linalg.pinv(H)
+    # information on log s from the pairs alone (the other unknowns marginalised)
+    scale_data_std = None
+    if estimate_scale:
+        k = prob.k_scale
+        try:
+            v = float(np.linalg.inv(H_data)[k, k])
+        except np.linalg.LinAlgError:
+            v = -1.0
+        scale_data_std = float(np.sqrt(v)) if 0 < v < 1e12 else float("inf")
     z = r[inl] @ W.T
-    infl = _autocorr_inflation(z) if pairing.has_time else 1.0
-    # the 6x6 noise covariance is estimated from the same residuals: E[inv(S_hat)] = inv(S) dof / (dof - 7)
-    dof = int(inl.sum()) - prob.P / 6.0
-    small_sample = dof / (dof - 7.0) if dof > 14 else 2.0
-    cov = cov * infl * small_sample
+    infl = unc.long_run_inflation(Gw, z, Jp.T @ Jp)
+    # the noise covariance is estimated from the same residuals: E[inv(S_hat)] = inv(S) times the factor
+    dof = _dof(prob, st, inl, W)
+    _, small_sample, kind = _noise_model(r[inl], dof)
+    cov_fit = cov
+    cov = infl.apply(cov) * small_sample
+    bias_cov = None
+    if eye_bias_prior is not None:
+        # the estimate moves by -H^-1 J^T W J_b theta for a systematic error theta it does not estimate
+        Jb = np.einsum("ij,njp->nip", W, prob.bias_jac(st, inl, eye_in_hand)).reshape(-1, eb.N_PARAMS)
+        Sens = -cov_fit @ (Jw.T @ Jb)
+        bias_cov = Sens @ np.diag(np.asarray(eye_bias_prior, dtype=np.float64) ** 2) @ Sens.T
+        cov = cov + bias_cov
     X, Y, off, s = st
-    return Solution(X, Y, off, s, cov, r, inl, S, infl, init_solver, its)
+    return Solution(X, Y, off, s, cov, r, inl, S, float(infl.factors[:6].max()), init_solver, its, noise_dof=float(dof),
+                    scale_data_std=scale_data_std, inflation_detail=infl, eye_bias_cov=bias_cov,
+                    noise_model=kind)  # fmt: skip
+
+
+#: Degrees of freedom (pairs) from which the full 6x6 noise covariance is estimated; below, its diagonal ...
+FULL_NOISE_DOF = 20.0
+#: ... and below this, one variance for the rotation and one for the translation components.
+DIAG_NOISE_DOF = 4.0
+
+
+def _dof(prob: _Problem, st, inl, W) -> float:
+    """Degrees of freedom of the noise covariance, in pairs: inliers minus the effectively estimated parameters
+    over 6 (a parameter its prior holds counts for what the data add, ``trace(H_data (H_data + H_prior)^-1)``)."""
+    Gw = np.einsum("ij,njp->nip", W, prob.jac(st, inl)).reshape(-1, prob.P)
+    _, Jp = prob.prior(st)
+    Hd = Gw.T @ Gw
+    try:
+        p_eff = float(np.trace(np.linalg.solve(Hd + Jp.T @ Jp, Hd)))
+    except np.linalg.LinAlgError:
+        p_eff = float(prob.P)
+    return max(float(inl.sum()) - p_eff / 6.0, 1.0)
+
+
+def _noise_model(R: np.ndarray, dof: float) -> tuple[np.ndarray, float, str]:
+    """Noise covariance of the residuals ``R`` (m, 6) from ``dof`` degrees of freedom, and its small-sample factor.
+
+    The full 6x6 covariance needs many pairs: from :data:`FULL_NOISE_DOF` on it is the sample covariance (factor
+    ``dof / (dof - 7)``, the bias of its inverse); below, its diagonal (each variance shrunk toward its block's
+    mean by :data:`DIAG_NOISE_DOF` pseudo-degrees of freedom, its inverse biased by about ``dof / (dof - 2)``);
+    below :data:`DIAG_NOISE_DOF`, one variance per block of three
+    (``3 dof`` degrees of freedom each).  Returns ``(S, factor, kind)``.
+    """
+    S = (R.T @ R) / dof
+    if dof >= FULL_NOISE_DOF:
+        return _floor(S), dof / (dof - 7.0), "full"
+    d = np.diag(S).copy()
+    if dof >= DIAG_NOISE_DOF:
+        # each variance shrunk toward its block's mean by DIAG_NOISE_DOF pseudo-degrees of freedom: with few pairs
+        # the unknowns can absorb one component almost entirely, and its variance, near zero, would claim a
+        # precision the data do not have
+        m = np.repeat([d[:3].mean(), d[3:].mean()], 3)
+        d = (dof * d + DIAG_NOISE_DOF * m) / (dof + DIAG_NOISE_DOF)
+        return _floor(np.diag(d)), dof / (dof - 2.0), "diagonal"
+    d[:3], d[3:] = d[:3].mean(), d[3:].mean()
+    nb = 3.0 * dof
+    return _floor(np.diag(d)), nb / (nb - 2.0) if nb > 3.0 else 3.0, "block"
+
+
+def noise_report(sol: Solution) -> dict:
+    """The noise levels of a :class:`Solution` with their standard deviations, and the inflation applied.
+
+    ``residual_std_rad_m``: the standard deviation of each residual component
+    (rotation [rad] x3, translation [m] x3); ``residual_std_std``: its
+    standard deviation, ``sigma / sqrt(2 dof)`` (a variance estimated from
+    ``dof`` residuals, Gaussian).
+    """
+    sd = np.sqrt(np.diag(sol.noise_cov))
+    dof = max(sol.noise_dof, 1.0)
+    inf = sol.inflation_detail
+    return {
+        "residual_std_rad_m": [float(v) for v in sd],
+        "residual_std_std": [float(v / np.sqrt(2.0 * dof)) for v in sd],
+        "noise_dof": float(sol.noise_dof),
+        "noise_model": sol.noise_model,
+        "covariance_inflation": float(sol.inflation),
+        "covariance_inflation_X": None if inf is None else [float(v) for v in inf.factors[:6]],
+        "covariance_inflation_Y": None if inf is None else [float(v) for v in inf.factors[6:12]],
+        "autocorrelation_time_X": None if inf is None else [float(v) for v in inf.tau[:6]],
+        "residual_lag1_corr": None if inf is None else float(inf.rho),
+    }
+
+
+def inflation_note(sol: Solution) -> str:
+    """One line for the notes: how far the residual sequence inflated the standard deviations of ``X``."""
+    inf = sol.inflation_detail
+    tau = float(inf.tau[:6].max()) if inf is not None else 1.0
+    why = (f"residuals correlate from pair to pair (lag-one correlation {inf.rho:.2f}, autocorrelation time up to "
+           f"{tau:.3g} pairs)" if tau > 1.5 else "some pairs scatter more than the pooled noise model says")
+    return f"{why}: standard deviations of X inflated by up to {np.sqrt(sol.inflation):.2g}"
 
 
 def check_enough_pairs(n: int, where: str) -> None:
