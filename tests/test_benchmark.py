@@ -204,14 +204,16 @@ def test_solver_specific_columns(smoke, smoke_run):
     assert (df.runtime_ms > 0).all()
     # the smoke sequences are all solvable, except that RANSAC finds no consensus where no X fits: a monocular
     # sequence whose camera translations are 10x too long, or single-axis motion (cone 0 deg); recorded, not hidden
-    # and andreff_scale, whose scale is undetermined (negative) on single-plane joint subsets: recorded too
     failed = df[~df.ok]
-    assert set(failed.solver) <= {"ransac_park_martin", "andreff_scale"}, failed[["sequence_id", "solver", "error"]]
+    assert set(failed.solver) <= {"ransac_park_martin"}, failed[["sequence_id", "solver", "error"]]
     ransac_failed = failed[failed.solver == "ransac_park_martin"]
     assert ransac_failed.error.str.contains("consensus").all()
     rows = man.loc[ransac_failed.sequence_id]
     assert ((rows.scale != 1.0) | (rows.axis_scatter_lambda2 < 1e-6)).all()
-    assert failed.loc[failed.solver == "andreff_scale", "error"].str.contains("scale").all()
+    # andreff_scale returns its estimate where the scale comes out negative (undetermined), as published: warned
+    # (the error column keeps the first warning: the negative scale, or the near-parallel axes that cause it)
+    negative = df[(df.solver == "andreff_scale") & ok & (df.scale_est < 0)]
+    assert negative.error.str.startswith("DegenerateMotionWarning: andreff_scale:").all()
 
 
 # --------------------------------------------------------------------------- #
