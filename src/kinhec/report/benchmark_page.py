@@ -35,12 +35,13 @@ _BODY = """
 <main>
 <section class="view" id="view-leaderboard">
   <h2>Leaderboard per track</h2>
-  <div class="controls"><label for="lb-track">track</label> <select id="lb-track"></select></div>
+  <div class="controls"><label for="lb-track">track</label> <select id="lb-track"></select>
+    <span class="note" id="lb-mode"></span></div>
   <p class="note">Medians over the sequences for which a solver returned an estimate (<i>succ.</i> is that share).
   <b>oracle</b> pairs the two streams with the true clock offset, <b>estimated</b> with the offset estimated from the
   angular speeds (asynchronous sequences only). Click a column to sort; the best value of each error column is in bold.
   {crlb_note}</p>
-  <div class="scroll"><table class="data" id="leaderboard"></table></div>
+  <div class="scroll wide"><table class="data compact" id="leaderboard"></table></div>
   {no_results}
 </section>
 <section class="view" id="view-curves">
@@ -183,9 +184,10 @@ def build_benchmark_report(
                 f"page written by kinhec {__version__}")  # fmt: skip
     crlb_note = ""
     if board["crlb"]:
-        crlb_note = ("Cramér-Rao columns (" + ", ".join(board["crlb"]) + "): the expected error of an efficient "
-                     "estimator on the same pairs (CRLB) and each run's error divided by it (efficiency; 1 is the "
-                     "best an unbiased estimator can do), medians as above.")  # fmt: skip
+        crlb_note = ("Efficiency columns: each run's error divided by the Cramér-Rao bound of its sequence (the "
+                     "expected error of an efficient estimator on the same pairs; 1 is the best an unbiased "
+                     "estimator can do), medians as above. The bound depends on the sequence, not on the solver: "
+                     "its median over the track's sequences is given above the table.")  # fmt: skip
     body = _BODY.format(
         title=html.escape(f"kinhec benchmark report: {name}"),
         subtitle=html.escape(subtitle),
