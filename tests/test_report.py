@@ -266,6 +266,18 @@ def test_validation_status_comes_from_the_validation_report(smoke_benchmarked, t
     shutil.copytree(smoke_benchmarked, root)
     d = _page_data(build_benchmark_report(root, validate=True))  # the validator run now
     assert {r["status"] for r in d["sequences"]} == {"passed"}
+    assert "validation: not run" in build_benchmark_report(root).read_text()
+    # kinhec validate DIR (no --report) records its outcome where kinhec report DIR reads it
+    res = CliRunner().invoke(main, ["validate", str(root), "-q"])
+    assert res.exit_code == 0, res.output
+    page = build_benchmark_report(root)
+    assert "validation: passed;" in page.read_text() and {r["status"] for r in _page_data(page)["sequences"]} == {"passed"}
+    # a record of another index is out of date, and the page says so instead of "passed"
+    man = pd.read_parquet(root / "sequences.parquet")
+    man.iloc[::-1].to_parquet(root / "sequences.parquet")
+    text = build_benchmark_report(root).read_text()
+    assert "validation: out of date (the index changed since kinhec validate ran)" in text
+    man.to_parquet(root / "sequences.parquet")
     rep = validate_dataset(root)
     rep.write_json(root / rdata.VALIDATION_FILE)
     d = _page_data(build_benchmark_report(root))  # the report found next to the data
@@ -301,7 +313,7 @@ def test_report_command(smoke_benchmarked, tmp_path):
     assert res.exit_code == 0, res.output
     assert out.is_file() and str(out) in res.output
     res = runner.invoke(main, ["report", str(tmp_path)])
-    assert res.exit_code == 1 and len(res.output.strip().splitlines()) == 1 and "sequences.parquet" in res.output
+    assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1 and "sequences.parquet" in res.output
 
 
 # --------------------------------------------------------------------------- #

@@ -15,6 +15,7 @@ from kinhec.report import data as rdata
 from kinhec.report.figures import composition_figures, curve_figure, solver_colors
 from kinhec.report.page import render_page, write_page
 from kinhec.report.sequences import MAX_POINTS, sequence_payloads
+from kinhec.validation_record import read_record
 
 __all__ = ["REPORT_FILE", "build_benchmark_report"]
 
@@ -97,6 +98,16 @@ def _dataset_name(root: Path) -> tuple[str, str]:
     return name, (f"tier {tier}" if tier else "")
 
 
+def _validation_text(val: dict | None, stale: bool) -> str:
+    """The subtitle's word on the validation: passed / FAILED (and on what), out of date, or not run."""
+    if val is None:
+        return "out of date (the index changed since kinhec validate ran)" if stale else "not run"
+    what = "passed" if val["ok"] else "FAILED"
+    if val.get("sample") not in (None, "all"):
+        what += f" on {val.get('checked')} sequences ({val['sample']})"
+    return what
+
+
 def build_benchmark_report(
     root,
     out=None,
@@ -116,7 +127,8 @@ def build_benchmark_report(
         HTML file to write; default ``root / "report.html"``.
     validation : str or Path, optional
         A validation report (``kinhec validate DIR --report FILE``) giving the per-sequence status;
-        default ``root / "validation.json"`` when it exists.
+        default ``root / "validation.json"`` when it exists, else what the last ``kinhec validate DIR``
+        recorded (:mod:`kinhec.validation_record`) when the index is still the one it checked.
     validate : bool
         Run the validator now (:func:`kinhec.validate.validate_dataset`, slower) instead of reading a
         report.
@@ -150,6 +162,7 @@ def build_benchmark_report(
         raise InputError(f"out: the folder {out.parent} does not exist")
 
     results = rdata.read_results(root)
+    stale = False
     if validate:
         from kinhec.validate import validate_dataset
 
@@ -158,8 +171,10 @@ def build_benchmark_report(
         val = rdata.read_validation(validation)
     elif (root / rdata.VALIDATION_FILE).is_file():
         val = rdata.read_validation(root / rdata.VALIDATION_FILE)
-    else:
-        val = None
+    else:  # what the last kinhec validate of this folder recorded, if the index is still the one it checked
+        record, state = read_record(root)
+        val = rdata.validation_from_dict(record) if state == "current" else None
+        stale = state == "stale"
     say(f"read the index ({len(manifest)} sequences) and "
         + (f"{len(results)} result rows" if results is not None else "no results") + f" ({time.perf_counter() - t0:.1f} s)")
 
@@ -180,7 +195,7 @@ def build_benchmark_report(
     n_res = 0 if results is None else len(results)
     subtitle = (f"{len(manifest):,} sequences{', ' + tier if tier else ''}; {n_res:,} result rows"
                 f"{', ' + str(len(solvers)) + ' solvers' if solvers else ''}; "
-                f"validation: {'not run' if val is None else ('passed' if val['ok'] else 'FAILED')}; "
+                f"validation: {_validation_text(val, stale)}; "
                 f"page written by kinhec {__version__}")  # fmt: skip
     crlb_note = ""
     if board["crlb"]:
@@ -207,7 +222,8 @@ def build_benchmark_report(
         "composition": composition_figures(rdata.composition(manifest)),
         "sequences": rows,
         "scenes": scenes,
-        "validation_hint": f"kinhec validate {root} --report {root / rdata.VALIDATION_FILE} records it for this page",
+        "validation_hint": (f"the index changed since the last validation: run kinhec validate {root} again" if stale
+                            else f"kinhec validate {root} records it for this page"),
     }
     page = render_page(f"kinhec report: {name}", body, data, "benchmark.js")
     path = write_page(page, out)

@@ -28,6 +28,7 @@ __all__ = [
     "COMPOSITION_COLUMNS",
     "read_results",
     "read_validation",
+    "validation_from_dict",
     "validation_from_report",
     "solver_order",
     "leaderboard",
@@ -130,6 +131,11 @@ def read_validation(path) -> dict:
         raise DatasetFormatError(f"{path}: cannot read the validation report ({exc})") from None
     if not isinstance(rep, dict) or not isinstance(rep.get("findings"), list) or "ok" not in rep:
         raise DatasetFormatError(f"{path}: expected a kinhec validation report (keys 'ok', 'findings'), got another JSON")
+    return validation_from_dict(rep)
+
+
+def validation_from_dict(rep: dict) -> dict:
+    """What :func:`read_validation` returns, from the report's dict (``ValidationReport.to_dict()``)."""
     per: dict[str, list] = {}
     folder = []
     for f in rep["findings"]:
