@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from kinhec.errors import InputError
+from kinhec.errors import FolderInUseError
 
 __all__ = ["STATE_DIR", "LOCK_NAME", "FolderLock", "writer_lock", "lock_holder", "live_lock_holder", "pid_alive"]
 
@@ -54,7 +54,7 @@ class FolderLock:
                     continue
                 cmd = f" running '{other['command']}'" if other.get("command") else ""
                 since = f" since {other['started']}" if other.get("started") else ""
-                raise InputError(
+                raise FolderInUseError(
                     f"{self.folder}: expected a folder no other kinhec process is writing, got a lock held by pid "
                     f"{other.get('pid')} on {other.get('host')}{cmd}{since} ({self.path}); wait for it to finish, "
                     "or, if that process is gone, delete the lock file"

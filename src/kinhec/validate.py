@@ -131,7 +131,7 @@ import pyarrow.parquet as pq
 
 from kinhec import __version__, jsonutil, se3
 from kinhec import io as kio
-from kinhec.errors import DatasetFormatError, InputError, KinhecError
+from kinhec.errors import DatasetFormatError, FolderInUseError, InputError, KinhecError
 from kinhec.locking import LOCK_NAME, STATE_DIR, live_lock_holder
 from kinhec.robots import RobotModel, get_robot
 from kinhec.schema import (
@@ -1388,7 +1388,7 @@ def validate_dataset(root, *, max_sequences: int | None = None,
     busy = live_lock_holder(root / _WRITER_LOCK)
     if busy is not None:  # a folder being written is incomplete by design: say so instead of listing errors
         what = busy.get("command") or "kinhec"
-        raise InputError(
+        raise FolderInUseError(
             f"{root}: in use: {what} (pid {busy.get('pid')} on {busy.get('host')}) is writing it; validate "
             f"it when that run has finished (a lock left by a crash: delete {root / _WRITER_LOCK})"
         )
