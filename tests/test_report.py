@@ -367,6 +367,34 @@ def test_page_of_the_published_copy(tmp_path):
         assert got[s] == pytest.approx(v, rel=1e-3)
 
 
+def test_calibration_page_says_pairs_without_stamps_and_explains_observability(smoke_benchmarked, tmp_path):
+    from kinhec.report.calibration import _time_axis
+    from kinhec.report.observability import observability_rows, verdict_explanation
+
+    seq = kinhec.load_sequence(smoke_benchmarked, "outliers-000002")
+    r = calibration_result(seq, np.random.default_rng(2), estimate_offset=False)
+    n = len(r["residuals"]["t_s"])
+    x, title, kind = _time_axis(r)  # stamped: seconds from the first pair, never epoch seconds
+    assert kind == "t" and x[0] == 0.0 and title == "time since the first pair [s]"
+    r["residuals"] = {**r["residuals"], "t_s": [float(i) for i in range(n)]}  # paired by order (RWHE, Tabb)
+    x, title, kind = _time_axis(r)
+    assert kind == "pair" and x == list(range(n)) and "no time stamps" in title
+    text = write_calibration_report(r, tmp_path / "c.html").read_text()
+    assert "The files have no time stamps: the pairs are in recording order." in text
+    # a determined X with a large condition number: the page says the condition is informational
+    obs = {"lambda2": 0.21, "rot_range_deg": 32.6, "trans_range_m": 1.44, "condition": 4228.8, "determined": True,
+           "X_std_max_deg": 0.036, "X_std_max_mm": 3.6,
+           "limits": {"lambda2": 1e-4, "rot_range_deg": 2.0, "X_std_deg": 2.0, "X_std_mm": 20.0}}  # fmt: skip
+    rows = {q["key"]: q for q in observability_rows(obs)}
+    assert rows["condition"]["status"] == "short" and "not part of the verdict" in rows["condition"]["status_text"]
+    assert rows["rot_range_deg"]["status"] == "meets" and rows["X_std_max_mm"]["limit"] == 20.0
+    why = verdict_explanation(obs)
+    assert why.startswith("Determined: every limit holds") and "4.23e+03" in why and "informational" in why
+    bad = {**obs, "rot_range_deg": 1.0, "determined": False}
+    assert verdict_explanation(bad).startswith("Not determined: rotation range 1 deg (limit ≥ 2 deg)")
+    assert {q["key"]: q["status"] for q in observability_rows(bad)}["rot_range_deg"] == "fails"
+
+
 def test_calibration_page_of_a_minimal_result_and_a_rig(smoke_benchmarked, tmp_path):
     seq = kinhec.load_sequence(smoke_benchmarked, "outliers-000002")
     r = calibration_result(seq, np.random.default_rng(2), estimate_offset=False)

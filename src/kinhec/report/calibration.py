@@ -119,15 +119,15 @@ def _table(rows, cls: str = "data kv") -> str:
 
 
 def _time_axis(result: dict) -> tuple[list[float], str, str]:
-    """x values, axis title and hover label of the residual figure.
+    """x values, axis title and kind (``"t"`` or ``"pair"``) of the residual figure.
 
-    A recording with time stamps (a clock offset was estimated or fixed: ``time_offset_s`` is not None) is
-    drawn against the seconds since its first pair; one without (RWHE, Tabb, corner files: pairs by order)
-    against the pair index.
+    A recording with time stamps is drawn against the seconds since its first pair.  One without (RWHE,
+    Tabb, corner files: paired by order) has no clock offset (``time_offset_s`` None) and ``t_s`` is the
+    pair index 0, 1, 2, ...: it is drawn against the pair index, and the axis says so.
     """
     t = [_num(v) for v in result["residuals"]["t_s"]]
-    if result.get("time_offset_s") is None or not t:
-        return [float(i) for i in range(len(t))], "pair (recording order; the files have no time stamps)", "pair"
+    if result.get("time_offset_s") is None and t == [float(i) for i in range(len(t))]:
+        return t, "pair (recording order; the files have no time stamps)", "pair"
     t0 = next((v for v in t if math.isfinite(v)), 0.0)
     return [v - t0 for v in t], "time since the first pair [s]", "t"
 
@@ -330,7 +330,7 @@ def write_calibration_report(result: dict, out) -> Path:
                 + (f"; hand {inputs.get('hand')}" if inputs.get("hand") else "")
                 + f"; page written by kinhec {__version__} (result from kinhec {r.get('kinhec_version', '?')})")  # fmt: skip
     res_t = r["residuals"]["t_s"]
-    stamped = r.get("time_offset_s") is not None
+    stamped = _time_axis(r)[2] == "t"
     residual_note = (f"One point per pair ({len(res_t)}): the rotation and translation residual of "
                      f"A_i X = Y B_i (or of A X = X B for the motions) at the estimate; "
                      f"{n_out} pair{'s' if n_out != 1 else ''} flagged as outliers (red crosses). "
