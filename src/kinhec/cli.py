@@ -449,11 +449,14 @@ class _simple_progress:
 @click.argument("data", type=click.Path(exists=True, file_okay=False))
 @click.option("--hf-repo", default=None, metavar="USER/NAME",
               help="Hugging Face dataset repository: absolute figure URLs and download commands name it.")
-def card(data, hf_repo):
+@click.option("--source", default=None, metavar="URL|PATH",
+              help="Where users pip-install kinhec from (a git URL or a path), for the card's install lines "
+                   "(default: a clone of kinhec's source in ./kinhec).")
+def card(data, hf_repo, source):
     """Write the dataset card README.md (with LICENSE and CITATION.cff) from the index."""
     from kinhec.card import write_card
 
-    path = write_card(data, hf_repo=hf_repo)
+    path = write_card(data, hf_repo=hf_repo, source=source)
     click.echo(f"card written to {path}")
 
 

@@ -20,7 +20,7 @@ from kinhec.schema import TRACKS
 from kinhec.tiers import TIER_NAMES, load_tier
 
 __all__ = ["SIZE_CATEGORIES", "CardInputs", "read_folder", "size_category", "front_matter", "check_hf_repo",
-           "check_source"]  # fmt: skip
+           "check_source", "install_command", "install_note"]  # fmt: skip
 
 #: Hugging Face Hub size categories (by number of rows of the main table): (upper bound, label).
 SIZE_CATEGORIES = (
@@ -184,3 +184,24 @@ def front_matter(n_sequences: int, configs: list[dict]) -> str:
         "configs": configs,
     }
     return "---\n" + yaml.safe_dump(meta, sort_keys=False, default_flow_style=False) + "---\n"
+
+
+def install_command(c: CardInputs, extra: str = "") -> str:
+    """The ``pip install`` line of kinhec itself (never ``pip install kinhec``: that name on the package index is
+    another toolkit): ``c.source`` when given, else a clone of kinhec's source in ``./kinhec``."""
+    what = f'"{c.source}"' if c.source else "./kinhec"
+    line = f"pip install {what}" + (f" {extra}" if extra else "")
+    return line if c.source else f"{line}    # a clone of kinhec's source (see the note above)"
+
+
+def install_note(c: CardInputs) -> str:
+    """One paragraph: which kinhec wrote the copy, how its versions are numbered, and why not ``pip install kinhec``."""
+    versions = ", ".join(c.versions)
+    where = (f"from `{c.source}`" if c.source else
+             "from its source: clone the kinhec repository into `./kinhec` (or give pip its git URL)")
+    return (f"The copy was written by kinhec {versions}, the toolkit whose commands and Python API this card uses; "
+            f"install it {where}. kinhec numbers its versions 0.x (this copy: {versions}, also in "
+            "`generation_info.json` and in the index column `generator_version`). The name `kinhec` on the Python "
+            "Package Index belongs to a different program, the published KinHEC toolkit (versions 1.x, another "
+            "API), so `pip install kinhec` does not install this one; that toolkit reads these files too, as the "
+            "two write the same format.")

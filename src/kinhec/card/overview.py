@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kinhec.card import markdown as md
-from kinhec.card.folder import CardInputs, front_matter
+from kinhec.card.folder import CardInputs, front_matter, install_command, install_note
 from kinhec.io import INDEX_FILE
 
 __all__ = ["overview_section"]
@@ -60,11 +60,11 @@ def overview_section(c: CardInputs) -> list[str]:
             incomplete.append(f"`{t}` holds {md.n(have)} of {md.n(p)} planned sequences")
     if incomplete:
         L += ["", "This copy is not complete: " + "; ".join(incomplete) + "."]
-    L += ["", "## Quick start", "", "```"]
+    L += ["", "## Quick start", "", install_note(c), "", "```"]
     if hf_repo:
         first_track = tracks[0] if tracks else "noise"
         L += [
-            "pip install kinhec huggingface_hub",
+            install_command(c, "huggingface_hub"),
             f"hf download {hf_repo} --repo-type dataset --local-dir {local}",
             "# or only what a study needs, e.g. the index and one track:",
             f'hf download {hf_repo} --repo-type dataset --local-dir {local} --include "{INDEX_FILE}" '
@@ -72,7 +72,7 @@ def overview_section(c: CardInputs) -> list[str]:
             '"cameras_targets.json"',
         ]
     else:
-        L += ["pip install kinhec"]
+        L += [install_command(c)]
     first = man["sequence_id"].iloc[0] if n_seq else "noise-000000"
     L += [
         "```",
@@ -86,7 +86,7 @@ def overview_section(c: CardInputs) -> list[str]:
             ("A, B = seq.axxb_motions()", "relative motions between keyframes"),
             ("X = solvers.park_martin(A, B)", "solve A X = X B"),
             ("print(se3.pose_error(X, seq.X))", "(rotation error [deg], translation error [mm])"),
-            ("A_abs, B_abs = seq.axyb_poses()", "absolute pose pairs"),
+            ("A_abs, B_abs = seq.axyb_keyframe_poses()", "absolute pose pairs at the same keyframes"),
             ("X, Y = solvers.shah(A_abs, B_abs)", "solve A X = Y B"),
         ]),  # fmt: skip
         "```",

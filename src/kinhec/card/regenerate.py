@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kinhec import __version__
-from kinhec.card.folder import CardInputs, is_shipped_tier
+from kinhec.card.folder import CardInputs, install_command, is_shipped_tier
 
 __all__ = ["regenerate_section"]
 
@@ -23,7 +23,7 @@ def regenerate_section(c: CardInputs) -> list[str]:
         "workers nor on the order of execution.",
         "",
         "```",
-        "pip install kinhec",
+        install_command(c),
         f"kinhec plan --tier {tier_arg}",
         f"kinhec generate --tier {tier_arg} --out {folder}    # resumable: complete shards are skipped",
         f"kinhec validate {folder}",
