@@ -628,9 +628,20 @@ def visualize(data, out, sequences, workers, quiet):
 @click.option("--dataset", default=None, type=click.Path(file_okay=False), help="kinhec dataset folder (with --sequence).")
 @click.option("--sequence", default=None, help="Sequence id of --dataset.")
 @click.option("--force", is_flag=True, help="Accept suspicious directions/units and an undetermined X (exit 0).")
+@click.option("--bag", default=None, metavar="FILE",
+              help="ROS 1 .bag, ROS 2 .db3/.mcap or bag folder; streams named by --hand-tf/--hand-topic, --eye-tf/--eye-topic.")
+@click.option("--hand-tf", default=None, metavar="BASE:EE", help="Hand as a tf frame pair of --bag (e.g. base_link:tool0).")
+@click.option("--eye-tf", multiple=True, metavar="CAMERA:TARGET",
+              help="Eye as a tf frame pair of --bag (e.g. camera_optical:target; repeatable for a rig).")
+@click.option("--hand-topic", default=None, metavar="TOPIC",
+              help="Hand as a topic of --bag (PoseStamped, PoseWithCovarianceStamped, TransformStamped, Odometry).")
+@click.option("--eye-topic", multiple=True, metavar="TOPIC", help="Eye as a pose topic of --bag (repeatable for a rig).")
+@click.option("--launch", "launch_out", default=None, type=click.Path(dir_okay=False), metavar="OUT",
+              help="Write a ROS 2 launch file (Python) publishing the result as static transforms.")
 @click.pass_context
 def calibrate(ctx, hand, eye, setup, corners, intrinsics, fmt, hand_pose, eye_pose, units, offset, scale, solver,
-              json_out, yaml_out, figure_out, report_out, dataset, sequence, force):
+              json_out, yaml_out, figure_out, report_out, dataset, sequence, force, bag, hand_tf, eye_tf, hand_topic,
+              eye_topic, launch_out):
     """Calibrate your own recordings: X (and Y), clock offset, scale, their uncertainty and a verdict.
 
     Exit status 0 on success, 2 on bad input or when the motion does not determine X (unless --force).
@@ -640,9 +651,13 @@ def calibrate(ctx, hand, eye, setup, corners, intrinsics, fmt, hand_pose, eye_po
     if fmt == "kinhec" and dataset is None and hand is not None:  # --format kinhec --hand DATASET --eye SEQUENCE
         dataset, sequence, hand, eye = hand, (eye[0] if eye else sequence), None, ()
     try:
+        if bag is not None or hand_tf or eye_tf or hand_topic or eye_topic:
+            from kinhec.calibrate.bags import cli_streams
+
+            hand, eye = cli_streams(bag, hand, eye, hand_tf, eye_tf, hand_topic, eye_topic)
         res = run(hand, eye, setup=setup, fmt=None if fmt == "kinhec" else fmt, hand_pose=hand_pose,
                   eye_pose=eye_pose, units=units, offset=offset, scale=scale, solver=solver, force=force,
-                  dataset=dataset, sequence=sequence, corners=corners, intrinsics=intrinsics)  # fmt: skip
+                  dataset=dataset, sequence=sequence, corners=corners, intrinsics=intrinsics, bag=bag)  # fmt: skip
     except (KinhecError, OSError) as exc:
         if ctx.obj and ctx.obj.get("debug"):
             raise
@@ -650,7 +665,7 @@ def calibrate(ctx, hand, eye, setup, corners, intrinsics, fmt, hand_pose, eye_po
         msg = str(exc.strerror or exc) if isinstance(exc, OSError) else str(exc)
         click.echo(f"kinhec calibrate: error: {where}{' '.join(msg.split())}", err=True)
         ctx.exit(2)
-    from kinhec.calibrate.output import ros_static_transform, urdf_origin
+    from kinhec.calibrate.output import ros2_launch, ros_static_transform, ros_transforms, urdf_origin
 
     np_fmt = lambda v: " ".join(f"{x: .6f}" for x in v)  # noqa: E731
     click.echo(f"{res.X_name} (X):")
@@ -672,8 +687,14 @@ def calibrate(ctx, hand, eye, setup, corners, intrinsics, fmt, hand_pose, eye_po
             s = res.rig.cam_T_cam_std[k]
             click.echo(f"{k}: t_m {np_fmt(T[:3, 3])}  std rot_deg {np_fmt(180 / 3.141592653589793 * s[:3])} "
                        f"trans_mm {np_fmt(1000 * s[3:])}")
-    click.echo(ros_static_transform(res.X, *res.X_name.split("_", 2)[1:]))
-    click.echo(urdf_origin(res.X))
+    if res.inputs.get("frames"):
+        fr = res.inputs["frames"]
+        click.echo(f"frames of the recording: X {' -> '.join(fr['X'])}, Y {' -> '.join(fr['Y'])}")
+    for e in (e for e in ros_transforms(res) if e["publish"]):  # the sensor's mount, in the recording's frames
+        if e["note"]:
+            click.echo(f"{e['label']}: {e['note']}")
+        click.echo(ros_static_transform(e["T"], e["parent"], e["child"]))
+        click.echo(urdf_origin(e["T"]))
     for w in res.warnings:
         click.echo(f"warning: {w}")
     click.echo(res.verdict)
@@ -684,6 +705,9 @@ def calibrate(ctx, hand, eye, setup, corners, intrinsics, fmt, hand_pose, eye_po
         click.echo(f"written: {yaml_out}")
     if figure_out:
         click.echo(f"written: {res.figure(figure_out)}")
+    if launch_out:
+        Path(launch_out).write_text(ros2_launch(res), encoding="utf-8")
+        click.echo(f"written: {launch_out}")
     if report_out:
         from kinhec.report import write_calibration_report
 

@@ -6,11 +6,13 @@ robustly over the registry's solvers, refines ``X``, ``Y``, the offset and the
 scale jointly with outlier rejection, and returns a :class:`CalibrationResult`
 with standard deviations, per-pair residuals and an observability verdict.
 
-Modules, by role: :mod:`readers` (every pose-file format), :mod:`pairing`
+Modules, by role: :mod:`readers` (every pose-file format), :mod:`bags` (ROS 1
+and ROS 2 bags through rosbags: tf frame pairs via :mod:`tftree` and
+:mod:`tf_messages`, pose topics; :mod:`bag_writer` writes them), :mod:`pairing`
 (time pairing, interpolation), :mod:`conventions` (direction and unit
 checks), :mod:`solve` (initialisation, outliers, refinement, covariance),
 :mod:`observability`, :mod:`result` (the result and its JSON),
-:mod:`output` (OpenCV YAML, ROS, URDF), :mod:`figure` (matplotlib, lazy),
+:mod:`output` (OpenCV YAML, ROS, URDF, ROS 2 launch file), :mod:`figure` (matplotlib, lazy),
 :mod:`corners` (the camera from detected corners, ``X`` and ``Y`` from their
 pixels: ``calibrate(corners=FILE)``).
 """

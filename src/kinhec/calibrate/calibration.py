@@ -276,7 +276,7 @@ def _compose_std(X1, C1, X2, C2):
 def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = None, hand_pose: str | None = None,
               eye_pose: str | None = None, units: str | None = None, offset="auto", scale: bool = False,
               solver: str | None = None, force: bool = False, dataset=None, sequence: str | None = None,
-              max_offset_s: float = MAX_OFFSET_S, corners=None, intrinsics=None) -> CalibrationResult:
+              max_offset_s: float = MAX_OFFSET_S, corners=None, intrinsics=None, bag=None) -> CalibrationResult:
     """Calibrate ``X`` (and ``Y``) from a hand pose file and one or more eye pose files, or from corners.
 
     Parameters
@@ -322,6 +322,11 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
     intrinsics : str or array_like, optional
         With ``corners``: known ``fx, fy, cx, cy[, k1, k2, p1, p2[, k3]]`` [px]
         (default: estimated from the views).
+    bag : str or Path, optional
+        A ROS 1 ``.bag``, ROS 2 ``.db3`` / ``.mcap`` or ROS 2 bag folder; ``hand``
+        and ``eye`` then name its streams: a tf frame pair ``BASE:EE`` /
+        ``CAMERA:TARGET`` or a pose topic (:mod:`kinhec.calibrate.bags`).  The
+        result's ``inputs["frames"]`` names ``X`` and ``Y`` after the bag's frames.
 
     Returns
     -------
@@ -363,6 +368,12 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         hand_pose, eye_pose, units_hand, units_eye = "base_T_ee", "cam_T_target", "m", "m"
         fmt = "kinhec"
     else:
+        if bag is not None:
+            from kinhec.calibrate.bags import read_bag
+
+            if fmt is not None:
+                raise InputError(f"format: a bag's streams carry their own format, got --format {fmt} with a bag")
+            hand, eye = read_bag(bag, hand, eye)
         eye_specs = [eye] if isinstance(eye, (str, Path)) else list(eye)
         if not eye_specs:
             raise InputError("eye: expected at least one eye pose file (--eye), got none")
@@ -393,6 +404,10 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         res = _one(hand_s, A, eyes[0], eye_pose, units_eye, setup, offset=offset, scale=scale, solver=solver,
                    force=force, max_offset_s=max_offset_s)
         res.inputs = inputs
+        if bag is not None:
+            from kinhec.calibrate.bags import frame_names
+
+            res.inputs["frames"] = frame_names(setup, hand_s, eyes[0], hand_pose, eye_pose)
         return res
     per = {}
     for e in eyes:
@@ -400,6 +415,10 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
                  force=force, max_offset_s=max_offset_s)
         r.inputs = dict(inputs, eye=[e.path])
         per[e.name] = r
+    if bag is not None:
+        from kinhec.calibrate.bags import frame_names
+
+        inputs["camera_frames"] = {e.name: frame_names("rig", hand_s, e, hand_pose, eye_pose) for e in eyes}
     if reference_camera:
         for k, r in per.items():
             r.X_name = f"T_{hand_s.name}_{k}"

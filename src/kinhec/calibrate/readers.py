@@ -88,6 +88,18 @@ class PoseStream:
         Units fixed by the format (``"mm"``), None when the user says.
     notes : list of str
         What the reader fixed (e.g. repeated stamps dropped).
+    frames : tuple of (str, str or None), optional
+        ``(parent, child)`` frame names of the stored poses ``T_parent_child``
+        when the source names them (ROS bags); None for plain files.
+    item : str
+        What ``lines`` counts, for messages: ``"line"`` (files), ``"message"``
+        or ``"sample"`` (bags).
+    mounts : dict, optional
+        Per frame of the stream that hangs below a static subtree in the
+        recording: ``{"frame": root, "T_frame_sensor": 4x4 list}``, the root of
+        that subtree and the frame's pose in it (a camera driver's
+        ``camera_link`` above ``camera_optical``); outputs publish the
+        calibrated pose of the root, so that no frame gets a second parent.
     """
 
     T: np.ndarray
@@ -99,6 +111,9 @@ class PoseStream:
     direction: str | None = None
     units: str | None = None
     notes: list = field(default_factory=list)
+    frames: tuple | None = None
+    item: str = "line"
+    mounts: dict | None = None
 
     def __len__(self) -> int:
         return int(self.T.shape[0])
@@ -107,13 +122,13 @@ class PoseStream:
         """``"PATH, line K"`` of pose ``i`` (or ``"PATH"``)."""
         if i is None or len(self.lines) == 0:
             return self.path
-        return f"{self.path}, line {int(self.lines[i])}"
+        return f"{self.path}, {self.item} {int(self.lines[i])}"
 
     def span(self) -> str:
         """``"PATH, lines A-B"``."""
         if len(self.lines) == 0:
             return self.path
-        return f"{self.path}, lines {int(self.lines[0])}-{int(self.lines[-1])}"
+        return f"{self.path}, {self.item}s {int(self.lines[0])}-{int(self.lines[-1])}"
 
 
 def _fail(path, line, msg: str) -> InputError:
@@ -427,8 +442,9 @@ def read_streams(spec, fmt: str | None = None) -> list[PoseStream]:
 
     Parameters
     ----------
-    spec : str or Path
-        A pose file, a rig folder (every camera) or ``FOLDER:camNN`` (one camera).
+    spec : str, Path or PoseStream
+        A pose file, a rig folder (every camera) or ``FOLDER:camNN`` (one camera);
+        a stream already read (e.g. from a ROS bag) is passed through.
     fmt : str, optional
         One of :data:`FORMATS`; guessed by :func:`detect_format` when omitted.
 
@@ -442,6 +458,8 @@ def read_streams(spec, fmt: str | None = None) -> list[PoseStream]:
         A missing file, an unknown format, or a bad row (the message names the
         file and the line).
     """
+    if isinstance(spec, PoseStream):
+        return [spec]
     spec = str(spec)
     fmt = detect_format(spec) if fmt is None else fmt
     path, cam = _split_rig(spec)
