@@ -256,6 +256,9 @@ def test_opening_a_sequence_renders_a_webgl_scene(watched, bench_page):
     page.click("nav button[data-view=sequences]")
     page.wait_for_selector("#sequences tbody tr")
     assert len(page.query_selector_all("#sequences tbody tr")) == 46
+    # at 1,400 px every column of the sequence table is in view (the level strings wrap)
+    assert page.evaluate("() => { const s = document.querySelector('#sequences').parentElement; "
+                         "return s.scrollWidth <= s.clientWidth + 1; }")  # fmt: skip
     page.select_option("#sq-track", "pnp")
     ids = _column(page, "#sequences", 0)
     assert ids and all(i.startswith("pnp-") for i in ids)

@@ -97,7 +97,7 @@
   /* ------------------------------------------------------------ sequences and drill-down */
   const SEQ_COLUMNS = [
     { key: "id", label: "sequence", text: true }, { key: "track", label: "track", text: true },
-    { key: "level", label: "level", text: true }, { key: "robot", label: "robot", text: true },
+    { key: "level", label: "level", text: true, wrap: true }, { key: "robot", label: "robot", text: true },
     { key: "configuration", label: "configuration", text: true }, { key: "family", label: "family", text: true },
     { key: "sync", label: "sync", text: true }, { key: "best", label: "best solver", text: true },
     { key: "best_rot", label: "best X rot [deg]" }, { key: "median_rot", label: "median X rot [deg]" },
@@ -260,7 +260,7 @@
     { key: "solver", label: "solver", text: true }, { key: "mode", label: "synchronisation", text: true },
     { key: "ok", label: "estimate", text: true }, { key: "xr", label: "X rot [deg]", best: true },
     { key: "xt", label: "X trans [mm]", best: true }, { key: "yr", label: "Y rot [deg]" }, { key: "yt", label: "Y trans [mm]" },
-    { key: "error", label: "message", text: true },
+    { key: "error", label: "message", text: true, wrap: true },
   ];
 
   function openSequence(row, tr) {

@@ -73,14 +73,14 @@ _BODY = """
   </div>
   <p class="note">Click a row to open the sequence: its scene, its two streams, every solver's result and its
   validation status. Streams are thinned to at most {max_points} samples for the page.</p>
-  <div class="scroll"><table class="data" id="sequences"></table></div>
+  <div class="scroll wide-rows"><table class="data compact" id="sequences"></table></div>
   <div class="drill" id="drill" hidden>
     <h3 id="drill-title"></h3>
     <p id="drill-status"></p>
     <ul class="warnings" id="drill-findings"></ul>
     <div class="drill-grid"><div id="seq-scene" class="plot"></div><div id="streams" class="plot"></div></div>
     <div id="seq-errors" class="plot"></div>
-    <div class="scroll"><table class="data" id="seq-results"></table></div>
+    <div class="scroll"><table class="data compact" id="seq-results"></table></div>
   </div>
 </section>
 </main>

@@ -172,7 +172,7 @@ SortableTable.prototype.render = function () {
     const row = el("tr", { "data-id": r[this.opts.idKey || this.columns[0].key] });
     for (const c of this.columns) {
       const v = r[c.key];
-      const cls = (c.text ? "text" : "") + (best[c.key] !== undefined && v === best[c.key] ? " best" : "");
+      const cls = (c.text ? "text" : "") + (c.wrap ? " wrap" : "") + (best[c.key] !== undefined && v === best[c.key] ? " best" : "");
       row.appendChild(el("td", { class: cls.trim(), text: c.text ? (v === null || v === undefined ? "\u2013" : String(v)) : fmt(v) }));
     }
     if (this.opts.onRow) {
