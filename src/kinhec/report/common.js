@@ -200,6 +200,8 @@ function setupTabs(draw) {
   show(buttons[0].dataset.view).then(() => {
     document.body.dataset.readyAt = String(Math.round(performance.now()));
     document.body.dataset.ready = "1";
+    /* a first view without figures (the leaderboard): unpack plotly.js now, while the reader reads it */
+    if (!window.Plotly) setTimeout(() => loadPlotly().catch(() => null), 250);
   });
   return show;
 }
