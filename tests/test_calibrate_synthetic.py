@@ -43,9 +43,9 @@ def right_error(T_est, T_true):
     return np.concatenate([se3.so3_log(T_est[:3, :3].T @ T_true[:3, :3]), T_true[:3, 3] - T_est[:3, 3]])
 
 
-def within_3_sigma(T_est, T_true, std):
+def within_3_sigma(T_est, T_true, std, k=3.0):
     z = np.abs(right_error(T_est, T_true)) / std
-    assert z.max() < 3.0, z
+    assert z.max() < k, z
     return z
 
 
@@ -129,7 +129,8 @@ def test_three_camera_rig(tmp_path):
     d = res.to_dict()
     assert set(d["rig"]["cam_T_cam"]) == {"cam01_T_cam02", "cam01_T_cam03", "cam02_T_cam03"}
     one = calibrate(tmp_path / "body.tum", f"{tmp_path}:cam02", offset="none")
-    assert np.allclose(one.X, res.rig.X["cam02"], atol=1e-9)
+    assert np.allclose(one.X, res.rig.per_camera["cam02"].X, atol=1e-9)  # the rig's own fit of that camera
+    assert res.rig.joint is not None and res.rig.joint["world"] == "shared"  # one world: solved jointly
 
 
 # --------------------------------------------------------------------------- #
@@ -178,6 +179,7 @@ def test_rig_without_a_body_stream_uses_the_first_camera(tmp_path):
     assert res.X_name == "T_cam01_cam02"
     for key, Z in res.rig.cam_T_cam.items():
         a, b = key.split("_T_")
-        within_3_sigma(Z, se3.invert_transform(X[a]) @ X[b], res.rig.cam_T_cam_std[key])
+        # 18 components: the largest of 18 |z| exceeds 3 in 5 % of draws of a consistent estimate, 3.5 in 0.8 %
+        within_3_sigma(Z, se3.invert_transform(X[a]) @ X[b], res.rig.cam_T_cam_std[key], k=3.5)
     with pytest.raises(Exception, match="hand"):
         calibrate(None, f"{tmp_path}:cam01")

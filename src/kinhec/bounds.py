@@ -61,6 +61,8 @@ __all__ = [
     "fisher_information",
     "median_errors",
     "student_t_information_factor",
+    "GraphBound",
+    "graph_bound",
 ]
 
 #: Samples of ``N(0, cov_X)`` behind the expected median errors.
@@ -407,3 +409,97 @@ def sequence_bound(seq, *, time_offset=None, keyframes=None, rng=None, n_samples
     b.modelled = modelled
     b.notes = notes
     return b
+
+
+# --------------------------------------------------------------------------- #
+# the joint problem of many X and Y (kinhec.solvers.multi_axyb)
+# --------------------------------------------------------------------------- #
+@dataclass
+class GraphBound:
+    """Cramér-Rao bound of the generalised problem ``A_k X_i(k) = Y_j(k) B_k``.
+
+    Attributes
+    ----------
+    cov : ndarray, shape (P, P)
+        Inverse Fisher information over ``(dx_1.., dy_1.., log s_1..)`` (right perturbations, rad and m).
+    x_ids, y_ids, scaled : list
+        Order of the unknowns.
+    median : dict of str -> (float, float)
+        ``"X:id"`` / ``"Y:id"``: expected median rotation [deg] and translation [mm] error of an efficient
+        unbiased estimator (``inf`` where the data leave a part undetermined).
+    n_pairs : int
+    """
+
+    cov: np.ndarray
+    x_ids: list
+    y_ids: list
+    scaled: list
+    median: dict
+    n_pairs: int
+
+    def cov_of(self, kind: str, key) -> np.ndarray:
+        """Covariance (6, 6) of ``X[key]`` (``kind="X"``) or ``Y[key]``."""
+        k = self.x_ids.index(key) if kind == "X" else len(self.x_ids) + self.y_ids.index(key)
+        return self.cov[6 * k : 6 * k + 6, 6 * k : 6 * k + 6]
+
+
+def graph_bound(A, C, X: dict, Y: dict, configuration: str, *, camera_noise, robot_noise=(0.0, 0.0),
+                student_t_dof=None, scale_groups=None, masks=None, n_samples: int = N_SAMPLES) -> GraphBound:  # fmt: skip
+    """Joint bound of many ``X`` and ``Y`` from the true poses of every edge.
+
+    Parameters
+    ----------
+    A, C : dict of (x_id, y_id) -> ndarray (N, 4, 4)
+        True hand poses and true camera measurements ``T_cam_target`` of every edge.
+    X, Y : dict of id -> ndarray (4, 4)
+        True unknowns.
+    configuration : {"eye_in_hand", "eye_to_hand"}
+    camera_noise : (rot_std_rad, xy_std_m, z_std_m)
+        Camera ``se3_gaussian`` levels (one for all cameras).
+    robot_noise : (rot_std_rad, trans_std_m)
+        Flange twist levels.
+    student_t_dof : float, optional
+        Student-t errors: the information of each pair is ``(nu + 6) / (nu + 8)`` times the Gaussian one.
+    scale_groups : list of camera ids, optional
+        Cameras whose ``log s`` is a nuisance parameter.
+    masks : dict of edge -> ndarray of bool, optional
+        The pairs in the bound (e.g. the inliers).
+
+    Returns
+    -------
+    GraphBound
+    """
+    from kinhec.solvers.multi_axyb import assemble_normal, graph_data
+
+    if configuration not in pm.CONFIGURATIONS:
+        raise InputError(f"configuration: expected one of {', '.join(pm.CONFIGURATIONS)}, got {configuration!r}")
+    sel = {e: (np.ones(C[e].shape[0], dtype=bool) if masks is None or e not in masks else np.asarray(masks[e]))
+           for e in C}  # fmt: skip
+    pairs = {e: (A[e][m], pm.camera_poses(C[e][m], configuration)) for e, m in sel.items() if m.any()}
+    d = graph_data(pairs, configuration, scale=list(scale_groups) if scale_groups else False)
+    Xs = np.stack([X[k] for k in d.x_ids])
+    J, G = pm.pair_jacobians(d.C, Xs[d.xi], configuration)
+    Jl = np.zeros((d.n, 6, 13))
+    Jl[:, :, :12] = J
+    Jl[:, :, 12] = pm.scale_jacobian(d.C)
+    f = 1.0 / student_t_information_factor(student_t_dof)
+    Sig = f * (pm.camera_covariance(d.C, *camera_noise) + pm.robot_covariance(G, *robot_noise))
+    Sig = Sig + 1e-18 * np.eye(6)
+    W = np.linalg.solve(np.linalg.cholesky(Sig), Jl)
+    F, _ = assemble_normal(W, None, d.offsets, d.columns(), d.n_params)
+    d_ = np.sqrt(np.clip(np.diag(F), 1e-300, None))
+    w, V = np.linalg.eigh(F / np.outer(d_, d_))
+    null = w < UNIDENTIFIED_TOL * max(float(w.max()), 1e-300)
+    cov = (V * np.where(null, 0.0, 1.0 / np.where(null, 1.0, w))) @ V.T / np.outer(d_, d_)
+    Vn = V[:, null]
+    median = {}
+    nx = len(d.x_ids)
+    for kind, ids in (("X", d.x_ids), ("Y", d.y_ids)):
+        for k, key in enumerate(ids):
+            b = 6 * (k if kind == "X" else nx + k)
+            rot, tr = median_errors(cov[b : b + 6, b : b + 6], None, n_samples)
+            for part, sl in ((0, slice(b, b + 3)), (1, slice(b + 3, b + 6))):
+                if Vn.size and float(np.max(np.sum(Vn[sl] ** 2, axis=0))) > 1e-3:
+                    rot, tr = (math.inf, tr) if part == 0 else (rot, math.inf)
+            median[f"{kind}:{key}"] = (rot, tr)
+    return GraphBound(cov, list(d.x_ids), list(d.y_ids), list(d.scaled), median, d.n)

@@ -475,6 +475,40 @@ def export(data, sequence_id, fmt, out):
 
 
 @main.command()
+@click.argument("data", type=click.Path(exists=True, file_okay=False))
+@click.option("--sequence", "sequence_id", required=True, metavar="ID", help="Sequence to render (synchronous, with a target).")
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="Output folder (resumed if present).")
+@click.option("--target", default=None, metavar="SPEC",
+              help="Printed target to draw (default: the one standing for the sequence's target preset).")
+@click.option("--blur", "blur_px", type=float, default=0.7, show_default=True, help="Defocus blur sigma [px].")
+@click.option("--noise", "noise_dn", type=float, default=2.0, show_default=True, help="Sensor noise at mid grey [grey levels].")
+@click.option("--lighting", type=float, default=0.3, show_default=True, help="Uneven lighting, relative amplitude.")
+@click.option("--motion-blur", "motion_blur_px", type=float, default=0.0, show_default=True, help="Motion blur length [px].")
+@click.option("--distortion", default=None, metavar="k1,k2,p1,p2[,k3]", help="Lens distortion to render (default none).")
+@click.option("--supersample", type=int, default=4, show_default=True, help="Samples per pixel along each axis.")
+@click.option("--seed", type=int, default=None, help="Seed of the degradations (default: the sequence's).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress.")
+def render(data, sequence_id, out, target, blur_px, noise_dn, lighting, motion_blur_px, distortion, supersample, seed,
+           quiet):
+    """Render a sequence's camera frames as images, with the hand file and the truth for kinhec calibrate --images."""
+    from kinhec.calibrate.corners import parse_intrinsics
+    from kinhec.io import load_sequence
+    from kinhec.vision.render import RenderSettings, render_sequence
+
+    dist = (0.0,) * 5 if distortion is None else tuple(parse_intrinsics(f"1,1,0,0,{distortion}")[4:])
+    settings = RenderSettings(blur_px=blur_px, noise_dn=noise_dn, lighting=lighting, motion_blur_px=motion_blur_px,
+                              supersample=supersample, distortion=dist)
+    show = None if quiet or not sys.stderr.isatty() else (
+        lambda i, n: click.echo(f"\rrendering {i}/{n}\x1b[K" + ("\n" if i == n else ""), nl=False, err=True))
+    r = render_sequence(load_sequence(data, sequence_id), out, target=target, settings=settings, seed=seed,
+                        progress=show)
+    click.echo(f"{len(r.images)} images in {r.out / 'images'} ({r.n_written} rendered now), target {r.target.spec}")
+    click.echo(f"hand poses: {r.hand}")
+    click.echo(f"truth: {r.truth}" + (f"; exact corners: {r.exact}" if r.exact else ""))
+    click.echo(f"calibrate with: {r.calibrate_command()}")
+
+
+@main.command()
 @click.option("--root", "root", type=click.Path(exists=True, file_okay=False), default=None,
               help="Project root (default: the kinhec checkout around the current folder, else the current folder).")
 @click.option("--dry-run", "-n", is_flag=True, help="List what would be removed; remove nothing.")
@@ -594,6 +628,29 @@ def visualize(data, out, sequences, workers, quiet):
     con.print(f"{len(paths)} figure(s) in {Path(paths[0]).parent if paths else out or Path(data) / 'figures'}")
 
 
+def _detection_progress():
+    """``progress(done, total, detection)`` that rewrites one line on a terminal's stderr (nothing otherwise)."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done, total, det):
+        end = "\n" if done == total else ""
+        click.echo(f"\rdetecting {done}/{total}: {det.image} {'ok' if det.ok else 'dropped'}\x1b[K{end}", nl=False,
+                   err=True)
+
+    return show
+
+
+def _input_error(ctx, command: str, exc: Exception) -> None:
+    """A calibration's bad input: one line on stderr, exit status 2 (``--debug``: the traceback)."""
+    if ctx.obj and ctx.obj.get("debug"):
+        raise exc
+    where = f"{exc.filename}: " if isinstance(exc, OSError) and exc.filename else ""
+    msg = str(exc.strerror or exc) if isinstance(exc, OSError) else str(exc)
+    click.echo(f"kinhec {command}: error: {where}{' '.join(msg.split())}", err=True)
+    ctx.exit(2)
+
+
 @main.command()
 @click.option("--hand", "hand", default=None, metavar="FILE",
               help="Hand poses: robot flange in the base, or a mocap body in the mocap world.")
@@ -604,8 +661,18 @@ def visualize(data, out, sequences, workers, quiet):
 @click.option("--corners", default=None, type=click.Path(dir_okay=False), metavar="FILE",
               help="Observation JSON of detected target corners with the robot pose of each view, instead of "
                    "--hand/--eye: the camera from the corners, X and Y from their pixels.")
+@click.option("--images", default=None, type=click.Path(file_okay=False), metavar="DIR",
+              help="Folder of images of the target, instead of --eye: detected, paired with --hand (needs --target).")
+@click.option("--target", default=None, metavar="SPEC",
+              help="With --images: chessboard:COLSxROWS:SQUARE_M, charuco:SXxSY:SQUARE_M:MARKER_M:DICT, "
+                   "aprilgrid:COLSxROWS:TAG_M:SPACING or a Kalibr target YAML.")
+@click.option("--pairing", default="auto", show_default=True, metavar="auto|order|stamp|MAP.csv",
+              help="With --images: pair the images (sorted by name) with the hand poses by order, by the stamps in "
+                   "their names, or by a CSV map (image, pose or t).")
+@click.option("--save-corners", default=None, type=click.Path(dir_okay=False), metavar="FILE",
+              help="With --images: write the detected corners as an observation JSON (the input of --corners).")
 @click.option("--intrinsics", default=None, metavar="fx,fy,cx,cy[,k1,k2,p1,p2[,k3]]",
-              help="With --corners: known intrinsics [px] (default: estimated from the views).")
+              help="With --corners or --images: known intrinsics [px] (default: estimated from the views).")
 @click.option("--format", "fmt", type=click.Choice(["tum", "eth", "csv", "rwhe", "tabb", "kinhec", "observations", "rig"]),
               default=None, help="File format (default: guessed from the file).")
 @click.option("--hand-pose", type=click.Choice(["base_T_ee", "ee_T_base"]), default=None,
@@ -638,10 +705,12 @@ def visualize(data, out, sequences, workers, quiet):
 @click.option("--eye-topic", multiple=True, metavar="TOPIC", help="Eye as a pose topic of --bag (repeatable for a rig).")
 @click.option("--launch", "launch_out", default=None, type=click.Path(dir_okay=False), metavar="OUT",
               help="Write a ROS 2 launch file (Python) publishing the result as static transforms.")
+@click.option("--rig-world", type=click.Choice(["auto", "shared", "per_camera"]), default="auto", show_default=True,
+              help="--setup rig: the cameras' poses are in one world (solved jointly), each in its own, or decided.")
 @click.pass_context
-def calibrate(ctx, hand, eye, setup, corners, intrinsics, fmt, hand_pose, eye_pose, units, offset, scale, solver,
-              json_out, yaml_out, figure_out, report_out, dataset, sequence, force, bag, hand_tf, eye_tf, hand_topic,
-              eye_topic, launch_out):
+def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corners, intrinsics, fmt, hand_pose,
+              eye_pose, units, offset, scale, solver, json_out, yaml_out, figure_out, report_out, dataset, sequence,
+              force, bag, hand_tf, eye_tf, hand_topic, eye_topic, launch_out, rig_world):
     """Calibrate your own recordings: X (and Y), clock offset, scale, their uncertainty and a verdict.
 
     Exit status 0 on success, 2 on bad input or when the motion does not determine X (unless --force).
@@ -657,14 +726,11 @@ def calibrate(ctx, hand, eye, setup, corners, intrinsics, fmt, hand_pose, eye_po
             hand, eye = cli_streams(bag, hand, eye, hand_tf, eye_tf, hand_topic, eye_topic)
         res = run(hand, eye, setup=setup, fmt=None if fmt == "kinhec" else fmt, hand_pose=hand_pose,
                   eye_pose=eye_pose, units=units, offset=offset, scale=scale, solver=solver, force=force,
-                  dataset=dataset, sequence=sequence, corners=corners, intrinsics=intrinsics, bag=bag)  # fmt: skip
+                  dataset=dataset, sequence=sequence, corners=corners, intrinsics=intrinsics, bag=bag, images=images,
+                  target=target, pairing=pairing, save_corners=save_corners,
+                  progress=_detection_progress() if images else None, rig_world=rig_world)  # fmt: skip
     except (KinhecError, OSError) as exc:
-        if ctx.obj and ctx.obj.get("debug"):
-            raise
-        where = f"{exc.filename}: " if isinstance(exc, OSError) and exc.filename else ""
-        msg = str(exc.strerror or exc) if isinstance(exc, OSError) else str(exc)
-        click.echo(f"kinhec calibrate: error: {where}{' '.join(msg.split())}", err=True)
-        ctx.exit(2)
+        _input_error(ctx, "calibrate", exc)
     from kinhec.calibrate.output import ros2_launch, ros_static_transform, ros_transforms, urdf_origin
 
     np_fmt = lambda v: " ".join(f"{x: .6f}" for x in v)  # noqa: E731
@@ -682,11 +748,20 @@ def calibrate(ctx, hand, eye, setup, corners, intrinsics, fmt, hand_pose, eye_po
     if res.scale is not None:
         click.echo(f"scale: {res.scale:.6f} +- {res.scale_std:.6f}")
     click.echo(f"pairs: {res.n_pairs}, outliers: {len(res.outliers)}; initial solver {res.init_solver}")
+    if "images" in res.inputs:
+        from kinhec.calibrate.images import images_summary
+
+        for line in images_summary(res):
+            click.echo(line)
     if res.rig is not None:
         for k, T in res.rig.cam_T_cam.items():
             s = res.rig.cam_T_cam_std[k]
             click.echo(f"{k}: t_m {np_fmt(T[:3, 3])}  std rot_deg {np_fmt(180 / 3.141592653589793 * s[:3])} "
                        f"trans_mm {np_fmt(1000 * s[3:])}")
+        if res.rig.joint is not None:
+            c = res.rig.joint["certificate"]
+            click.echo(f"rig solved jointly (one world, chi2 {res.rig.joint['world_chi2']:.3g}): rotations certified "
+                       f"{c['certified']}, duality gap {c['duality_gap']:.4g}")  # fmt: skip
     if res.inputs.get("frames"):
         fr = res.inputs["frames"]
         click.echo(f"frames of the recording: X {' -> '.join(fr['X'])}, Y {' -> '.join(fr['Y'])}")
@@ -720,6 +795,68 @@ def calibrate(ctx, hand, eye, setup, corners, intrinsics, fmt, hand_pose, eye_po
         why = res.warnings[0] if res.warnings else "see the warnings"
         click.echo(f"kinhec calibrate: error: {res.where}: X is not determined by this motion: {why}; "
                    "--force to accept it", err=True)
+        ctx.exit(2)
+
+
+@main.command("calibrate-multi")
+@click.argument("folder", type=click.Path(exists=True, file_okay=False))
+@click.option("--setup", type=click.Choice(["eye_to_hand", "eye_in_hand"]), default="eye_to_hand", show_default=True,
+              help="Fixed cameras watching tags on a robot, or cameras on one body watching fixed targets.")
+@click.option("--format", "fmt", type=click.Choice(["tum", "eth", "csv", "rwhe", "tabb"]), default=None,
+              help="File format (default: guessed from each file).")
+@click.option("--hand-pose", type=click.Choice(["base_T_ee", "ee_T_base"]), default=None,
+              help="Direction of the hand poses (default: the format's, else base_T_ee).")
+@click.option("--eye-pose", type=click.Choice(["cam_T_target", "target_T_cam"]), default=None,
+              help="Direction of the eye poses (default: the format's, else cam_T_target).")
+@click.option("--units", default=None, metavar="m|mm|HAND,EYE", help="Translation units of the files (default m).")
+@click.option("--scale", is_flag=True, help="Estimate a monocular scale per camera.")
+@click.option("--certify", type=click.Choice(["auto", "local", "sdp", "none"]), default="auto", show_default=True,
+              help="Certificate: SDP only when the closed form fails, never, always, or no certificate.")
+@click.option("--sdp-solver", type=click.Choice(["scs", "clarabel"]), default="scs", show_default=True)
+@click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False), metavar="OUT",
+              help="Write the result as JSON.")
+@click.option("--force", is_flag=True, help="Exit 0 even when an unknown is undetermined.")
+@click.pass_context
+def calibrate_multi(ctx, folder, setup, fmt, hand_pose, eye_pose, units, scale, certify, sdp_solver, json_out, force):
+    """Many cameras and targets jointly: FOLDER/<x_id>/<y_id>/{hand,eye}.<ext>, one folder per edge.
+
+    Solves A_k X_i = Y_j B_k over the graph of edges with the maximum-likelihood fit and a certificate of
+    globally optimal rotations (docs/multi.md).  Exit status 0 on success, 2 on bad input or an
+    undetermined unknown (unless --force).
+    """
+    from kinhec.calibrate.multi import calibrate_multi_dir
+
+    try:
+        res = calibrate_multi_dir(folder, setup=setup, fmt=fmt, hand_pose=hand_pose, eye_pose=eye_pose, units=units,
+                                  scale=scale, certify=None if certify == "none" else certify,
+                                  sdp_solver=sdp_solver)  # fmt: skip
+    except (KinhecError, OSError) as exc:
+        _input_error(ctx, "calibrate-multi", exc)
+    deg = 180 / 3.141592653589793
+    np_fmt = lambda v: " ".join(f"{x: .6f}" for x in v)  # noqa: E731
+    d = res.to_dict()
+    for kind in ("X", "Y"):
+        for k, v in d[kind].items():
+            s = v["std"]
+            click.echo(f"{kind} {k}: quat_xyzw {np_fmt(v['quat_xyzw'])}  t_m {np_fmt(v['t_m'])}")
+            click.echo(f"    std rot_deg {np_fmt([deg * x for x in s[:3]])}  trans_mm {np_fmt([1000 * x for x in s[3:]])}")
+    for k, T in res.cam_T_cam.items():
+        s = res.cam_T_cam_std[k]
+        click.echo(f"{k}: t_m {np_fmt(T[:3, 3])}  std rot_deg {np_fmt(deg * s[:3])} trans_mm {np_fmt(1000 * s[3:])}")
+    for k, v in res.scale.items():
+        click.echo(f"scale {k}: {v:.6f} +- {res.scale_std[k]:.6f}")
+    c = res.certificate
+    if c.get("method") != "none":
+        click.echo(f"certificate: certified {c['certified']}, duality gap {c['duality_gap']:.4g} (threshold "
+                   f"{c['threshold']:.4g}), relaxation tight {c['relaxation_tight']}, {c['method']}, "
+                   f"SDP {c['sdp_dim']}x{c['sdp_dim']}")  # fmt: skip
+    for w in res.warnings:
+        click.echo(f"warning: {w}")
+    click.echo(res.verdict)
+    if json_out:
+        click.echo(f"written: {res.write_json(json_out)}")
+    if not res.determined and not force:
+        click.echo(f"kinhec calibrate-multi: error: {folder}: {res.verdict} --force to accept it", err=True)
         ctx.exit(2)
 
 

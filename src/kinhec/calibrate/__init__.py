@@ -14,17 +14,22 @@ checks), :mod:`solve` (initialisation, outliers, refinement, covariance),
 :mod:`observability`, :mod:`result` (the result and its JSON),
 :mod:`output` (OpenCV YAML, ROS, URDF, ROS 2 launch file), :mod:`figure` (matplotlib, lazy),
 :mod:`corners` (the camera from detected corners, ``X`` and ``Y`` from their
-pixels: ``calibrate(corners=FILE)``).
+pixels: ``calibrate(corners=FILE)``), :mod:`multi` (many cameras and targets
+solved jointly with a certificate of global optimality: ``calibrate_multi``,
+and the joint solution of a rig).
 """
 
 from __future__ import annotations
 
 from kinhec.calibrate.calibration import EYE_POSES, HAND_POSES, SETUPS, UNITS, calibrate
+from kinhec.calibrate.multi import MultiCalibrationResult, calibrate_multi
 from kinhec.calibrate.readers import FORMATS, PoseStream, read_stream, read_streams
 from kinhec.calibrate.result import CalibrationResult, RigResult
 
 __all__ = [
     "calibrate",
+    "calibrate_multi",
+    "MultiCalibrationResult",
     "CalibrationResult",
     "RigResult",
     "PoseStream",

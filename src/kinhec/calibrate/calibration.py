@@ -221,7 +221,8 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
         off_std = float(std[k])
         k += 1
     scale_std = float(sol.scale * std[k]) if scale else None
-    A_final, _ = pairing.at(sol.offset)
+    A_and_B = pairing.at(sol.offset)
+    A_final = A_and_B[0]
     obs, obs_warn = observability(A_final[sol.inliers], sol.cov[:12, :12], X_std)
     obs["n_inliers"] = int(sol.inliers.sum())
     obs["residual_std_rad_m"] = [float(v) for v in np.sqrt(np.diag(sol.noise_cov))]
@@ -248,7 +249,7 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
         time_offset_s=sol.offset if stamped else None, time_offset_std_s=off_std,
         time_offset_peak_corr=peak, scale=sol.scale if scale else None, scale_std=scale_std, n_pairs=n,
         outliers=np.flatnonzero(~sol.inliers).tolist(), observability=obs, warnings=warn, notes=notes,
-        residuals=residuals, offset_curve=curve, init_solver=name, cov=sol.cov,
+        residuals=residuals, offset_curve=curve, init_solver=name, cov=sol.cov, pairs=A_and_B,
         where=f"{hand.span()} and {eye.span()}",
     )  # fmt: skip
 
@@ -276,8 +277,9 @@ def _compose_std(X1, C1, X2, C2):
 def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = None, hand_pose: str | None = None,
               eye_pose: str | None = None, units: str | None = None, offset="auto", scale: bool = False,
               solver: str | None = None, force: bool = False, dataset=None, sequence: str | None = None,
-              max_offset_s: float = MAX_OFFSET_S, corners=None, intrinsics=None, bag=None) -> CalibrationResult:
-    """Calibrate ``X`` (and ``Y``) from a hand pose file and one or more eye pose files, or from corners.
+              max_offset_s: float = MAX_OFFSET_S, corners=None, intrinsics=None, bag=None, images=None, target=None,
+              pairing: str = "auto", save_corners=None, progress=None, rig_world: str = "auto") -> CalibrationResult:
+    """Calibrate ``X`` (and ``Y``) from a hand pose file and one or more eye pose files, or from corners or images.
 
     Parameters
     ----------
@@ -291,7 +293,8 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         ``FOLDER:camNN`` one of them.
     setup : {"eye_in_hand", "eye_to_hand", "rig"}, optional
         ``rig``: two or more eye streams on one rigid body, each solved as
-        eye-in-hand, plus every camera->camera transform.  Default
+        eye-in-hand, then all cameras jointly when they share one world
+        (``rig_world``), plus every camera->camera transform.  Default
         ``eye_in_hand`` (with ``corners``: the file's).
     fmt : str, optional
         File format (see :data:`kinhec.calibrate.readers.FORMATS`); guessed when omitted.
@@ -320,13 +323,25 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         the corners and ``X``, ``Y`` from their pixels with the robot's pose
         errors marginalised (:mod:`kinhec.calibrate.corners`).
     intrinsics : str or array_like, optional
-        With ``corners``: known ``fx, fy, cx, cy[, k1, k2, p1, p2[, k3]]`` [px]
+        With ``corners`` or ``images``: known ``fx, fy, cx, cy[, k1, k2, p1, p2[, k3]]`` [px]
         (default: estimated from the views).
+    images, target, pairing, save_corners : optional
+        A folder of images with the ``hand`` file and the target's spec, in
+        place of ``eye``: the target is detected in every image, the images
+        are paired with the hand poses (``pairing``: ``"auto"``, ``"order"``,
+        ``"stamp"`` or a CSV map), and the corners are calibrated as with
+        ``corners`` (:mod:`kinhec.calibrate.images`); ``save_corners`` writes
+        them as an observation file; ``progress(done, total, detection)`` is
+        called after each image.
     bag : str or Path, optional
         A ROS 1 ``.bag``, ROS 2 ``.db3`` / ``.mcap`` or ROS 2 bag folder; ``hand``
         and ``eye`` then name its streams: a tf frame pair ``BASE:EE`` /
         ``CAMERA:TARGET`` or a pose topic (:mod:`kinhec.calibrate.bags`).  The
         result's ``inputs["frames"]`` names ``X`` and ``Y`` after the bag's frames.
+    rig_world : {"auto", "shared", "per_camera"}
+        ``rig``: the cameras' poses are in one world (one ``Y``, the cameras
+        solved jointly by :func:`kinhec.calibrate.calibrate_multi`), each in
+        its own, or decided from the per-camera ``Y`` (``auto``).
 
     Returns
     -------
@@ -339,6 +354,16 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         (unless ``force``), fewer than 3 pairs, streams that do not overlap,
         motion that determines no ``X`` at all.
     """
+    if images is not None or target is not None:
+        given = [n for n, v in (("eye", eye), ("dataset", dataset), ("corners", corners), ("bag", bag))
+                 if v not in (None, (), [])]
+        if images is None or given:
+            raise InputError(f"images: expected --images DIR with --hand FILE and --target SPEC, got "
+                             f"{'no images' if images is None else ', '.join(given)}")
+        from kinhec.calibrate.images import calibrate_images
+
+        return calibrate_images(images, hand, target, setup=setup, fmt=fmt, hand_pose=hand_pose, units=units,
+                                pairing=pairing, intrinsics=intrinsics, save_corners=save_corners, progress=progress)
     if corners is not None:
         given = [n for n, v in (("hand", hand), ("eye", eye), ("dataset", dataset)) if v not in (None, (), [])]
         if given:
@@ -430,13 +455,18 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
     if reference_camera:  # the reference camera itself: identity, exactly
         names = [hand_s.name] + names
         X_all[hand_s.name], C_all[hand_s.name], S_all[hand_s.name] = np.eye(4), np.zeros((6, 6)), np.zeros(6)
+    from kinhec.calibrate.multi import joint_rig  # one body, K cameras: solved jointly when in one world
+
+    joint = joint_rig(per, reference=hand_s.name if reference_camera else None, world=rig_world, scale=scale)
     cam_T_cam, cam_std = {}, {}
-    for i, a in enumerate(names):
+    if joint is not None:
+        X_all, S_all, cam_T_cam, cam_std = joint.X, joint.X_std, joint.cam_T_cam, joint.cam_T_cam_std
+    for i, a in enumerate(names if joint is None else []):
         for b in names[i + 1:]:
             Z, s = _compose_std(X_all[a], C_all[a], X_all[b], C_all[b])
             cam_T_cam[f"{a}_T_{b}"] = Z
             cam_std[f"{a}_T_{b}"] = s
-    rig = RigResult(names, X_all, S_all, cam_T_cam, cam_std, per)
+    rig = RigResult(names, X_all, S_all, cam_T_cam, cam_std, per, joint=None if joint is None else joint.info)
     first = per[next(iter(per))]
     first.setup = "rig"
     first.inputs = inputs

@@ -68,13 +68,14 @@ def solve_corners(obs, camera):
     return he_ml(obs.T_base_ee, pm.camera_poses(camera.T_cam_target, obs.mode), pixels=pixels)
 
 
-def calibrate_corners(path, *, intrinsics=None, setup: str | None = None) -> CalibrationResult:
+def calibrate_corners(path, *, intrinsics=None, setup: str | None = None, where: str | None = None) -> CalibrationResult:
     """``X`` and ``Y`` from an observation file of corners and robot poses (see the module docstring).
 
     Parameters
     ----------
-    path : str or Path
-        Observation JSON (:func:`kinhec.observations.read_observations`).
+    path : str, Path or ObservationSet
+        Observation JSON (:func:`kinhec.observations.read_observations`), or the observations themselves
+        (e.g. detected in images, :mod:`kinhec.calibrate.images`), named ``where`` in messages.
     intrinsics : str or array_like, optional
         Known ``fx, fy, cx, cy[, k1, k2, p1, p2[, k3]]`` [px]; estimated from the views when omitted.
     setup : {"eye_in_hand", "eye_to_hand"}, optional
@@ -87,11 +88,14 @@ def calibrate_corners(path, *, intrinsics=None, setup: str | None = None) -> Cal
         3 views, views whose corners do not determine a camera.
     """
     from kinhec.intrinsics import calibrate_camera, pack_views
-    from kinhec.observations import read_observations
+    from kinhec.observations import ObservationSet, read_observations
     from kinhec.solvers import pair_model as pm
 
-    path = Path(path)
-    obs = read_observations(path)
+    if isinstance(path, ObservationSet):
+        obs, path = path, Path(where or "observations")
+    else:
+        path = Path(path)
+        obs = read_observations(path)
     where = f"{path} ({obs.n_views} views)"
     if setup not in (None, obs.mode):
         raise InputError(f"setup: {path} holds {obs.mode} views, got --setup {setup}")

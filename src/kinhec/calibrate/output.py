@@ -44,7 +44,9 @@ def opencv_yaml(result) -> str:
 
     Holds ``X`` and ``Y`` under their names (e.g. ``T_ee_cam``), their standard
     deviations (rotation [rad], translation [m]), the clock offset [s] and scale,
-    and for a rig every camera->camera transform.
+    for a rig every camera->camera transform, and for a calibration from corners
+    or images the camera's ``camera_matrix`` and ``distortion_coefficients``
+    (``k1 k2 p1 p2 k3``, OpenCV's names and order).
     """
     lines = ["%YAML:1.0", "---"]
     lines += _cv_matrix(result.X_name, result.X)
@@ -57,6 +59,10 @@ def opencv_yaml(result) -> str:
     if result.scale is not None:
         lines.append(f"scale: {_g(result.scale)}")
     lines.append(f"n_pairs: {int(result.n_pairs)}")
+    k = result.inputs.get("intrinsics")
+    if k is not None and len(k) == 9:  # a calibration from corners or images: the camera too
+        lines += _cv_matrix("camera_matrix", [[k[0], 0.0, k[2]], [0.0, k[1], k[3]], [0.0, 0.0, 1.0]])
+        lines += _cv_matrix("distortion_coefficients", [k[4:9]])
     if result.rig is not None:
         for k, T in result.rig.cam_T_cam.items():
             lines += _cv_matrix(k, T)
@@ -137,7 +143,8 @@ def ros_transforms(result) -> list[dict]:
         for k, r in result.rig.per_camera.items():
             f = given.get(k) or _frames(r)
             parent, child = f["X"][0], (f["X"][1] if k in given else k)
-            out.append(_entry(r.X, parent, child, f"X of {k} ({r.X_name})", True, f.get("mount")))
+            X = result.rig.X.get(k, r.X)  # the rig's X: the joint fit's when the cameras were solved jointly
+            out.append(_entry(X, parent, child, f"X of {k} ({r.X_name})", True, f.get("mount")))
         first = {}
         for e in out:  # cameras joined by static transforms in the recording (a stereo driver) reach one frame
             k = (e["parent"], e["child"])

@@ -50,6 +50,10 @@ class RigResult:
     cam_T_cam_std : dict of str -> ndarray (6,)
         Rotation [rad] then translation [m] standard deviations.
     per_camera : dict of str -> CalibrationResult
+    joint : dict or None
+        When the cameras were solved jointly (one world): ``world``, ``world_chi2``, ``certificate``, the
+        shared ``Y`` and its ``Y_std`` (:func:`kinhec.calibrate.multi.joint_rig`); None when each camera was
+        solved on its own and the camera-to-camera transforms composed.
     """
 
     cameras: list
@@ -58,6 +62,7 @@ class RigResult:
     cam_T_cam: dict
     cam_T_cam_std: dict
     per_camera: dict
+    joint: dict | None = None  # the joint solution's world decision and certificate (kinhec.calibrate.multi)
 
     def to_dict(self) -> dict:
         return {
@@ -68,6 +73,7 @@ class RigResult:
             "cam_T_cam_std": {k: [float(x) for x in v] for k, v in self.cam_T_cam_std.items()},
             "time_offset_s": {k: _num(r.time_offset_s) for k, r in self.per_camera.items()},
             "n_pairs": {k: r.n_pairs for k, r in self.per_camera.items()},
+            "joint": self.joint,
         }
 
 
@@ -132,6 +138,7 @@ class CalibrationResult:
     init_solver: str
     rig: RigResult | None = None
     cov: np.ndarray | None = field(default=None, repr=False)
+    pairs: tuple | None = field(default=None, repr=False)  # (A, B) of the pairs at the final offset
     where: str = ""  # the input files and their line spans, for messages
 
     @property

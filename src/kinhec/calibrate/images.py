@@ -1,0 +1,222 @@
+"""Calibration from a folder of images and a hand pose file: ``kinhec calibrate --images DIR --hand FILE --target SPEC``.
+
+Steps:
+
+1. **Images and poses.** The images of the folder (sorted naturally) are
+   paired with the hand poses by order, by the stamps in their names or by
+   a CSV map (:mod:`kinhec.vision.pairing`), before any detection: an image
+   whose detection fails is dropped with its own pose and never shifts the
+   pairs after it.
+2. **Detection.** The target (:mod:`kinhec.vision.targets`) is found in every
+   paired image with sub-pixel corners and per-view checks
+   (:mod:`kinhec.vision.detect`); a rejected view is dropped with the reason.
+   Where the detector offers two sub-pixel positions per corner (a
+   chessboard: OpenCV's sector-based detector's and ``cornerSubPix``'s), the
+   folder is calibrated with each and the set whose views agree best with
+   the hand's poses is kept: the robot is the same for both, so the robot
+   error level that the calibration estimates differs only by what the
+   corners add per view (a corner error common to a view, e.g. the sector
+   detector's shift under uneven light, is taken up as that view's robot
+   error, which a plane fit of the view cannot see).
+3. **Calibration.** The accepted views form an observation set (written by
+   ``save_corners``, so that a detection can be frozen, e.g. into the
+   regression suite), which :func:`kinhec.calibrate.corners.calibrate_corners`
+   calibrates: intrinsics (estimated or given), ``X``, ``Y``, their standard
+   deviations with the robot's pose errors marginalised, outliers, verdict.
+
+The result's ``inputs["images"]`` lists the images used and those dropped,
+each with its reason; its residuals are indexed by the image's position in
+the folder.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from kinhec.calibrate.calibration import HAND_POSES, _hand_metric, _units_pair
+from kinhec.calibrate.readers import read_stream
+from kinhec.calibrate.result import CalibrationResult
+from kinhec.errors import InputError, UnknownNameError
+
+__all__ = ["calibrate_images", "write_corners"]
+
+#: More dropped images than this fraction of the paired ones gives a warning.
+DROPPED_WARN_FRACTION = 0.2
+
+
+def write_corners(path, obs, image_names) -> Path:
+    """Write an observation set as JSON with each view's image name in ``meta.image``; returns the path."""
+    from kinhec.observations import observations_to_json, write_document
+
+    doc = observations_to_json(obs)
+    for v, name in zip(doc["input"]["views"], image_names):
+        v["meta"]["image"] = str(name)
+    return write_document(path, doc)
+
+
+def calibrate_images(images, hand, target, *, setup: str | None = None, fmt: str | None = None,
+                     hand_pose: str | None = None, units: str | None = None, pairing: str = "auto", intrinsics=None,
+                     save_corners=None, progress: Callable | None = None) -> CalibrationResult:  # fmt: skip
+    """``X`` and ``Y`` from a folder of images of a target and the hand poses (see the module docstring).
+
+    Parameters
+    ----------
+    images : str or Path
+        Folder of the images (one camera).
+    hand : str or Path
+        Hand pose file (any format of :mod:`kinhec.calibrate.readers`).
+    target : str, Path or Target
+        ``chessboard:COLSxROWS:SQUARE_M``, ``charuco:SXxSY:SQUARE_M:MARKER_M:DICT``,
+        ``aprilgrid:COLSxROWS:TAG_M:SPACING`` or a Kalibr target YAML.
+    setup : {"eye_in_hand", "eye_to_hand"}, optional
+        Default ``eye_in_hand``.
+    fmt, hand_pose, units : optional
+        The hand file's format, direction and units (as for pose files).
+    pairing : {"auto", "order", "stamp"} or a CSV path
+        How images and hand poses are paired (:mod:`kinhec.vision.pairing`).
+    intrinsics : str or array_like, optional
+        Known ``fx, fy, cx, cy[, k1, k2, p1, p2[, k3]]`` [px]; estimated from the views when omitted.
+    save_corners : str or Path, optional
+        Write the accepted views as an observation file (the input of ``--corners``).
+    progress : callable, optional
+        ``progress(done, total, detection)`` after each image.
+
+    Raises
+    ------
+    InputError
+        No target, a bad spec, an unreadable image or hand file, counts that
+        cannot be paired, fewer than 3 accepted views (the message lists why
+        the others were dropped).
+    """
+    from kinhec.calibrate.corners import calibrate_corners
+    from kinhec.vision.detect import detect_images, observations_from_detections
+    from kinhec.vision.pairing import list_images, pair_images
+    from kinhec.vision.targets import parse_target
+
+    if hand is None:
+        raise InputError("hand: expected the hand pose file (--hand) that goes with the images, got none")
+    if target is None:
+        raise InputError("target: expected the target's spec with the images (--target chessboard:9x6:0.025, ...), "
+                         "got none")
+    setup = "eye_in_hand" if setup is None else setup
+    if setup not in ("eye_in_hand", "eye_to_hand"):
+        raise UnknownNameError("setup for images (one camera)", setup, ("eye_in_hand", "eye_to_hand"))
+    t = parse_target(target)
+    folder = Path(images)
+    files = list_images(folder)
+    hand_s = read_stream(hand, fmt if fmt not in ("rig", "kinhec") else None)
+    units_hand, _ = _units_pair(units)
+    A = _hand_metric(hand_s, hand_pose, units_hand)
+    pr = pair_images(files, hand_s, A, pairing)
+    paired = pr.paired
+    dets = detect_images([files[i] for i in paired], t, progress=progress)
+    ok = np.array([d.ok for d in dets], dtype=bool)
+    used = paired[ok]
+    dropped = dict(pr.missing)
+    dropped.update({int(i): d.reason for i, d in zip(paired, dets) if not d.ok})
+    dropped = dict(sorted(dropped.items()))
+    where = f"{folder} and {hand_s.path}"
+    if used.size < 3:
+        why = "; ".join(list(dropped.values())[:3])
+        raise InputError(f"{where}: expected at least 3 images with the target detected, got {used.size} of "
+                         f"{len(files)}{': ' + why if why else ''}")
+    accepted = [dets[k] for k in np.flatnonzero(ok)]
+    names = [files[i].name for i in used]
+    runs = {}
+    for method in _methods(accepted):  # every sub-pixel method that all accepted views have
+        obs = observations_from_detections([d.with_method(method) for d in accepted], pr.T_base_ee[used], t, mode=setup)
+        turned_note, turned = None, []
+        if getattr(t, "symmetric", False):
+            obs, turned_note, turned = _settle_half_turns(obs, t, setup, intrinsics, names)
+        res = calibrate_corners(obs, intrinsics=intrinsics, setup=setup, where=f"{folder}")
+        runs[method] = (obs, turned_note, turned, res)
+    method = min(runs, key=lambda m: _robot_level(runs[m][3]))
+    obs, turned_note, turned, res = runs[method]
+    if save_corners is not None:
+        write_corners(save_corners, obs, names)
+    if len(runs) > 1:
+        levels = ", ".join(f"{m}: {1e3 * runs[m][3].observability['robot_std_rad_m'][0]:.3g} mrad / "
+                           f"{1e3 * runs[m][3].observability['robot_std_rad_m'][1]:.3g} mm" for m in sorted(runs))
+        res.notes.insert(0, f"corners by {method}, whose views agree best with the hand's poses (the robot error level "
+                            f"each set of corners leaves: {levels})")
+    res.where = f"{where} ({used.size} views)"
+    res.inputs.update({
+        "corners": None if save_corners is None else str(save_corners),
+        "format": "images",
+        "hand": hand_s.path,
+        "hand_format": hand_s.fmt,
+        "hand_pose": hand_pose or hand_s.direction or HAND_POSES[0],
+        "units": units_hand or hand_s.units or "m",
+        "images": {
+            "folder": str(folder),
+            "target": t.spec,
+            "pairing": pr.mode,
+            "n_images": len(files),
+            "used": [{"image": files[i].name, "pose": pr.source[i]} for i in used],
+            "dropped": [{"image": files[i].name, "reason": r} for i, r in dropped.items()],
+            "outliers": [files[used[k]].name for k in res.outliers],
+            "renumbered": turned,
+        },
+    })  # fmt: skip
+    res.residuals["t_s"] = used.astype(float)  # the image's position in the folder
+    res.notes = [n for n in res.notes if not n.startswith("views paired by order")]  # said below, with the images
+    res.notes[:0] = pr.notes + [f"{used.size} of {len(files)} images used ({t.spec}); "
+                                f"{len(dropped)} dropped" + (f": {', '.join(files[i].name for i in dropped)}" if dropped else "")]
+    if len(dropped) > DROPPED_WARN_FRACTION * len(files):
+        res.warnings.append(f"{len(dropped)} of {len(files)} images dropped (see inputs.images.dropped)")
+    if turned_note is not None:
+        res.notes.insert(len(pr.notes) + 1, turned_note)
+    return res
+
+
+def _methods(detections) -> list[str]:
+    """The sub-pixel methods every detection has, the one it uses first."""
+    common = set.intersection(*({d.method} | {a[0] for a in d.alternatives} for d in detections))
+    return [detections[0].method] + sorted(common - {detections[0].method})
+
+
+def _robot_level(result: CalibrationResult) -> float:
+    """``log(rot std) + log(trans std)`` of the robot errors a calibration from corners estimated.
+
+    The robot is the same whichever corners are used, so its estimated error level differs only by what the
+    corners add per view (a shift or tilt of a whole view is taken up by that view's robot-error nuisance):
+    the smaller, the better the views agree with the hand.
+    """
+    rot, trans = result.observability["robot_std_rad_m"]
+    return float(np.log(max(rot, 1e-12)) + np.log(max(trans, 1e-12)))
+
+
+def _settle_half_turns(obs, board, setup: str, intrinsics, names) -> tuple:
+    """Renumber the views of a half-turn-symmetric chessboard to agree with the hand's motion (:mod:`kinhec.vision.symmetry`)."""
+    from dataclasses import replace
+
+    from kinhec.calibrate.corners import parse_intrinsics
+    from kinhec.intrinsics import calibrate_camera, pack_views
+    from kinhec.vision.symmetry import resolve_half_turns
+
+    k = None if intrinsics is None else parse_intrinsics(intrinsics)
+    try:
+        cam = calibrate_camera(pack_views(obs.points_3d, obs.points_2d), obs.image_size, intrinsics=k)
+    except Exception as exc:  # noqa: BLE001 - the camera calibration proper reports it with its context
+        return obs, (f"the {board.spec} board looks the same turned by half a turn; its views could not be checked "
+                     f"against the hand's motion ({exc}): corner 0 is the one nearest each image's top-left"), []
+    turn, mismatch = resolve_half_turns(cam.T_cam_target, obs.T_base_ee, board, setup)
+    p2 = [uv[::-1].copy() if f else uv for uv, f in zip(obs.points_2d, turn)]
+    which = ", ".join(n for n, f in zip(names, turn) if f) or "none"
+    note = (f"the {board.spec} board looks the same turned by half a turn: {int(turn.sum())} view(s) renumbered from "
+            f"the other end to agree with the hand's motion ({which}; relative-motion angles then agree to "
+            f"{mismatch:.2g} deg, median)")
+    return replace(obs, points_2d=p2), note, [n for n, f in zip(names, turn) if f]
+
+
+def images_summary(result: CalibrationResult) -> list[str]:
+    """Lines for the command line: the images used and dropped (with the reasons), the outliers by name."""
+    im = result.inputs["images"]
+    lines = [f"images: {len(im['used'])} of {im['n_images']} used ({im['target']}, paired by {im['pairing']})"]
+    lines += [f"  dropped {d['reason']}" for d in im["dropped"]]
+    if im.get("outliers"):
+        lines.append(f"  outliers: {', '.join(im['outliers'])}")
+    return lines

@@ -1,0 +1,149 @@
+"""Detect a target in images: one entry point for every kind, one :class:`~kinhec.vision.detection.Detection` per image.
+
+:func:`detect` takes one image (a grey array or a file), :func:`detect_images`
+a list of files with progress; :func:`observations_from_detections` turns the
+accepted views and their hand poses into a
+:class:`~kinhec.observations.ObservationSet`, the input of the corner-based
+calibration (:mod:`kinhec.calibrate.corners`).  The kinds and their checks:
+:mod:`kinhec.vision.chessboard`, :mod:`kinhec.vision.markers`,
+:mod:`kinhec.vision.checks`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from kinhec.errors import InputError
+from kinhec.observations import ObservationSet
+from kinhec.vision._cv import require_cv2
+from kinhec.vision.detection import Detection
+from kinhec.vision.targets import AprilGrid, Charuco, Chessboard, parse_target
+
+__all__ = ["IMAGE_SUFFIXES", "read_gray", "detect", "detect_images", "one_method", "observations_from_detections"]
+
+#: File suffixes read as images (case-insensitive).
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".pgm", ".ppm", ".pnm", ".webp")
+
+
+def read_gray(path) -> np.ndarray:
+    """An image file as an 8-bit grey array ``(H, W)``, read as ``cv2.imread(path, cv2.IMREAD_GRAYSCALE)`` reads it.
+
+    (OpenCV's own grey conversion, so that corners agree with what OpenCV finds in the same file; colour is
+    converted, 16-bit images are scaled to 8 bits.)
+    """
+    cv2 = require_cv2()
+    path = Path(path)
+    img = cv2.imread(str(path), cv2.IMREAD_GRAYSCALE)
+    if img is None:
+        what = "no such file" if not path.exists() else "a file OpenCV cannot read as an image"
+        raise InputError(f"{path}: expected an image, got {what}")
+    return img
+
+
+def detect(image, target, name: str | None = None) -> Detection:
+    """Detect ``target`` in one image.
+
+    Parameters
+    ----------
+    image : ndarray (H, W) uint8, str or Path
+        A grey image, or an image file.
+    target : Target or str
+        The target (or its spec, :func:`kinhec.vision.targets.parse_target`).
+    name : str, optional
+        The image's name in messages (default: the file name, else ``"image"``).
+
+    Returns
+    -------
+    Detection
+        Accepted (``ok``) with the corner ids and sub-pixel pixels, or rejected with the reason.
+    """
+    t = parse_target(target)
+    if isinstance(image, (str, Path)):
+        name = name or Path(image).name
+        image = read_gray(image)
+    gray = np.asarray(image)
+    if gray.ndim != 2 or gray.dtype != np.uint8:
+        raise InputError(f"{name or 'image'}: expected a grey uint8 image (H, W), got {gray.dtype} {gray.shape}")
+    name = name or "image"
+    if isinstance(t, Chessboard):
+        from kinhec.vision.chessboard import detect_chessboard
+
+        return detect_chessboard(gray, t, name)
+    if isinstance(t, Charuco):
+        from kinhec.vision.markers import detect_charuco
+
+        return detect_charuco(gray, t, name)
+    if isinstance(t, AprilGrid):
+        from kinhec.vision.markers import detect_aprilgrid
+
+        return detect_aprilgrid(gray, t, name)
+    raise InputError(f"target: expected a chessboard, charuco or aprilgrid target, got {type(t).__name__}")
+
+
+def detect_images(paths, target, *, progress: Callable[[int, int, Detection], None] | None = None) -> list[Detection]:
+    """Detect ``target`` in every image file of ``paths`` (in that order); ``progress(i, n, detection)`` after each."""
+    t = parse_target(target)
+    paths = [Path(p) for p in paths]
+    out = []
+    for i, p in enumerate(paths):
+        d = detect(p, t)
+        out.append(d)
+        if progress is not None:
+            progress(i + 1, len(paths), d)
+    return one_method(out)
+
+
+def one_method(detections: list[Detection]) -> list[Detection]:
+    """The detections with one sub-pixel method for all: the one with the smallest median plane-fit RMS.
+
+    Only methods that every accepted view has compete; the choice is added to each view's notes.
+    """
+    ok = [d for d in detections if d.ok]
+    if not ok or not any(d.alternatives for d in ok):
+        return detections
+    methods = set.intersection(*({d.method} | {a[0] for a in d.alternatives} for d in ok))
+    rms = {m: float(np.median([d.with_method(m).fit_rms_px for d in ok])) for m in methods}
+    best = min(sorted(rms), key=rms.get)
+    note = f"corners by {best} for every view (median plane-fit RMS " + ", ".join(
+        f"{m} {v:.3f} px" for m, v in sorted(rms.items(), key=lambda kv: kv[1])) + ")"
+    return [replace(d.with_method(best), notes=d.notes + (note,)) if d.ok else d for d in detections]
+
+
+def observations_from_detections(detections, T_base_ee, target, *, mode: str = "eye_in_hand",
+                                 camera_id: str = "cam0") -> ObservationSet:  # fmt: skip
+    """The accepted views and their hand poses as an :class:`~kinhec.observations.ObservationSet`.
+
+    Parameters
+    ----------
+    detections : sequence of Detection
+        One per image; rejected ones are skipped.
+    T_base_ee : array_like, shape (N, 4, 4)
+        The hand pose paired with each detection [m] (same length, same order).
+    target : Target or str
+    mode : {"eye_in_hand", "eye_to_hand"}
+
+    Raises
+    ------
+    InputError
+        Different lengths, images of different sizes, or no accepted view.
+    """
+    t = parse_target(target)
+    T = np.asarray(T_base_ee, dtype=np.float64)
+    if T.shape != (len(detections), 4, 4):
+        raise InputError(f"T_base_ee: expected one hand pose per detection ({len(detections)}, 4, 4), got {T.shape}")
+    used = [i for i, d in enumerate(detections) if d.ok]
+    if not used:
+        raise InputError("detections: expected at least one accepted view, got none")
+    sizes = {tuple(detections[i].image_size) for i in used}
+    if len(sizes) > 1:
+        first = detections[used[0]]
+        odd = next(detections[i] for i in used if tuple(detections[i].image_size) != tuple(first.image_size))
+        raise InputError(f"{odd.image}: expected every image of one camera to be {first.image_size[0]}x"
+                         f"{first.image_size[1]} like {first.image}, got {odd.image_size[0]}x{odd.image_size[1]}")
+    pts = t.points_m
+    return ObservationSet(camera_id, tuple(int(v) for v in sizes.pop()), mode,
+                          [pts[detections[i].ids] for i in used], [detections[i].uv_px for i in used], T[used])  # fmt: skip

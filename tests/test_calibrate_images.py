@@ -1,0 +1,223 @@
+"""``kinhec render`` and ``kinhec calibrate --images``: from pictures (rendered or real) to X, pairing that survives drops."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from kinhec import se3, tiers
+from kinhec.calibrate import calibrate
+from kinhec.calibrate.readers import read_stream
+from kinhec.cli import main
+from kinhec.errors import InputError
+from kinhec.observations import read_observations
+from kinhec.runner import generate_dataset
+from kinhec.vision.pairing import list_images, natural_key, pair_images
+
+cv2 = pytest.importorskip("cv2")
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = next((p / "shared" / "realdata" for p in ROOT.parents if (p / "shared" / "realdata").is_dir()),
+              ROOT.parent / "shared" / "realdata")  # fmt: skip
+KUKA_1 = SHARED / "rwhe_calib" / "kuka_1"
+
+
+def _intrinsics(truth: dict) -> str:
+    return ",".join(str(truth["intrinsics"][k]) for k in ("fx", "fy", "cx", "cy", "k1", "k2", "p1", "p2", "k3"))
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory):
+    """A generated eye-in-hand pnp sequence (8 stations, 640x480, 9x6 chessboard) rendered by ``kinhec render``."""
+    root = tmp_path_factory.mktemp("images")
+    cfg = yaml.safe_load(tiers.load_tier("smoke").yaml_text())
+    cfg["tracks"] = {"pnp": dict(cfg["tracks"]["pnp"], robots=["ur5e"], configurations=["eye_in_hand"],
+                                 cameras=["vga"], n_stations=8)}  # fmt: skip
+    (root / "tier.yaml").write_text(yaml.safe_dump(cfg))
+    assert generate_dataset(root / "tier.yaml", root / "data", workers=1, progress=False).ok
+    r = CliRunner().invoke(main, ["render", str(root / "data"), "--sequence", "pnp-000000", "--out", str(root / "r")])
+    assert r.exit_code == 0, r.output
+    truth = json.loads((root / "r" / "truth.json").read_text())
+    return root / "r", truth, r.output
+
+
+def _x_error(X, truth) -> tuple[float, float]:
+    return se3.pose_error(np.asarray(X), np.array(truth["X"]))
+
+
+def test_render_writes_images_hand_poses_truth_and_resumes(rendered):
+    out, truth, output = rendered
+    images = list_images(out / "images")
+    hand = read_stream(out / "hand_poses.txt")
+    assert len(images) == len(hand) == 8 and hand.fmt == "rwhe"
+    assert truth["target"] == "chessboard:9x6:0.025" and truth["X_name"] == "T_ee_cam" and truth["image_size"] == [640, 480]
+    assert cv2.imread(str(images[0]), cv2.IMREAD_UNCHANGED).shape == (480, 640)
+    assert f"kinhec calibrate --images {out / 'images'}" in output
+    again = CliRunner().invoke(main, ["render", str(out.parent / "data"), "--sequence", "pnp-000000", "--out", str(out)])
+    assert again.exit_code == 0 and "(0 rendered now)" in again.output  # resumed: nothing rendered twice
+    other = CliRunner().invoke(main, ["render", str(out.parent / "data"), "--sequence", "pnp-000000", "--out", str(out),
+                                      "--blur", "1.5"])  # fmt: skip
+    assert other.exit_code == 1 and "rendered with other settings" in other.output
+
+
+def test_calibrate_from_images_lands_on_the_truth_like_the_exact_corners(rendered, tmp_path):
+    out, truth, _ = rendered
+    k = _intrinsics(truth)
+    res_json, corners = tmp_path / "res.json", tmp_path / "corners.json"
+    r = CliRunner().invoke(main, ["calibrate", "--images", str(out / "images"), "--hand", str(out / "hand_poses.txt"),
+                                  "--target", truth["target"], "--intrinsics", k, "--json", str(res_json),
+                                  "--save-corners", str(corners)])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert "images: 8 of 8 used (chessboard:9x6:0.025, paired by order)" in r.output
+    d = json.loads(res_json.read_text())
+    assert [u["image"] for u in d["inputs"]["images"]["used"]] == [f"{i:04d}.png" for i in range(8)]
+    rot, tr = _x_error(d["X"], truth)
+    exact = calibrate(corners=out / "exact_corners.json", intrinsics=k)
+    rot_e, tr_e = _x_error(exact.X, truth)
+    std = np.array(d["X_std"])
+    assert np.radians(rot) < 4 * np.linalg.norm(std[:3]) and tr / 1e3 < 4 * np.linalg.norm(std[3:]), (rot, tr, std)
+    assert rot < max(3 * rot_e, 0.02) and tr < max(3 * tr_e, 0.3), (rot, tr, rot_e, tr_e)
+    obs = read_observations(corners)  # the saved detection calibrates to the same X through --corners
+    assert obs.n_views == 8 and json.loads(corners.read_text())["input"]["views"][3]["meta"]["image"] == "0003.png"
+    assert se3.pose_error(calibrate(corners=corners, intrinsics=k).X, np.array(d["X"]))[1] < 1e-6
+
+
+def test_a_view_dropped_in_the_middle_does_not_shift_the_pairing(rendered, tmp_path):
+    out, truth, _ = rendered
+    images = tmp_path / "images"
+    shutil.copytree(out / "images", images)
+    cv2.imwrite(str(images / "0003.png"), np.full((480, 640), 90, np.uint8))  # undetectable on purpose
+    k = _intrinsics(truth)
+    res = calibrate(out / "hand_poses.txt", images=images, target=truth["target"], intrinsics=k)
+    im = res.inputs["images"]
+    assert res.n_pairs == 7 and [d["image"] for d in im["dropped"]] == ["0003.png"]
+    assert im["dropped"][0]["reason"] == "0003.png: no 9x6 chessboard found"
+    assert {u["image"]: u["pose"] for u in im["used"]}["0004.png"] == "line 6"  # line 1 is the header comment
+    assert np.array_equal(res.residuals["t_s"], [0, 1, 2, 4, 5, 6, 7])
+    rot, tr = _x_error(res.X, truth)
+    assert rot < 0.05 and tr < 0.5, (rot, tr)
+    # the control: the same images with the poses after the dropped view shifted by one are far off
+    lines = (out / "hand_poses.txt").read_text().splitlines()
+    shifted = tmp_path / "shifted.txt"
+    shifted.write_text("\n".join(lines[:4] + lines[5:] + lines[8:9]) + "\n")  # image k >= 3 gets pose k + 1
+    bad = calibrate(shifted, images=images, target=truth["target"], intrinsics=k)
+    rot_bad, tr_bad = _x_error(bad.X, truth)
+    assert rot_bad > 20 * rot or tr_bad > 20 * tr, (rot_bad, tr_bad)
+
+
+def test_pairing_by_stamps_in_the_names_and_by_a_map(rendered, tmp_path):
+    out, truth, _ = rendered
+    files = list_images(out / "images")
+    hand = read_stream(out / "hand_poses.txt")
+    stamps = 1_700_000_000 + 2.5 * np.arange(len(files))
+    named = tmp_path / "stamped"
+    named.mkdir()
+    for f, s in zip(files, stamps):
+        shutil.copy(f, named / f"frame_{int(round(s * 1e9))}.png")  # nanoseconds
+    q = np.array([se3.quaternion_from_matrix(T[:3, :3]) for T in hand.T])
+    tum = tmp_path / "hand.tum"
+    tum.write_text("".join(f"{s:.3f} {T[0, 3]} {T[1, 3]} {T[2, 3]} {w[1]} {w[2]} {w[3]} {w[0]}\n"
+                           for s, T, w in zip(stamps + 0.01, hand.T, q)))  # fmt: skip
+    stream = read_stream(tum)
+    p = pair_images(list_images(named), stream, stream.T, "stamp")
+    assert p.mode == "stamp" and not p.missing and np.allclose(p.T_base_ee, hand.T, atol=1e-9)
+    assert "read as ns" in p.notes[0]
+    p_auto = pair_images(list_images(named)[:-1], stream, stream.T, "auto")  # 7 images, 8 poses: by stamp
+    assert p_auto.mode == "stamp" and np.allclose(p_auto.T_base_ee, hand.T[:7], atol=1e-9)
+    mapping = tmp_path / "map.csv"
+    mapping.write_text("image,pose\n0002.png,2\n0000.png,0\n0005.png,5\n")
+    m = pair_images(files, hand, hand.T, str(mapping))
+    assert sorted(m.missing) == [1, 3, 4, 6, 7] and np.allclose(m.T_base_ee[5], hand.T[5])
+    with pytest.raises(InputError, match="8 images and 7 poses"):
+        pair_images(files, hand, hand.T[:7], "order")
+    assert sorted(["img10.png", "img2.png", "img1.png"], key=natural_key) == ["img1.png", "img2.png", "img10.png"]
+
+
+def test_bad_image_input_is_named(rendered, tmp_path):
+    out, truth, _ = rendered
+    with pytest.raises(InputError, match="needs --target|expected the target's spec"):
+        calibrate(out / "hand_poses.txt", images=out / "images")
+    with pytest.raises(InputError, match="expected --images DIR"):
+        calibrate(out / "hand_poses.txt", "cam.txt", images=out / "images", target=truth["target"])
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(InputError, match="expected image files"):
+        calibrate(out / "hand_poses.txt", images=empty, target=truth["target"])
+    r = CliRunner().invoke(main, ["calibrate", "--images", str(out / "images"), "--hand", str(out / "hand_poses.txt"),
+                                  "--target", "charuco:5x4:0.04:0.03:DICT_4X4_50"])  # fmt: skip
+    assert r.exit_code == 2 and "expected at least 3 images with the target detected, got 0 of 8" in r.output
+
+
+def test_a_missing_opencv_is_one_line_naming_the_extra(rendered):
+    out, truth, _ = rendered
+    code = ("import sys; sys.modules['cv2'] = None\nfrom kinhec.cli import main\n"
+            f"sys.argv = ['kinhec', 'calibrate', '--images', {str(out / 'images')!r}, '--hand', "
+            f"{str(out / 'hand_poses.txt')!r}, '--target', 'chessboard:9x6:0.025']\nmain()")  # fmt: skip
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert 'pip install "kinhec[vision]"' in p.stderr
+
+
+# --------------------------------------------------------------------------- #
+# the real kuka_1 images (../shared/realdata)
+# --------------------------------------------------------------------------- #
+@pytest.fixture(scope="session")
+def kuka_1(tmp_path_factory):
+    if not (KUKA_1 / "images").is_dir():
+        pytest.skip(f"the kuka_1 images are not here ({KUKA_1 / 'images'}: ../shared/realdata is absent)")
+    corners = tmp_path_factory.mktemp("kuka_1") / "corners.json"
+    res = calibrate(KUKA_1 / "RobotPosesVec.txt", images=KUKA_1 / "images", target="chessboard:28x17:0.02",
+                    save_corners=corners)  # fmt: skip
+    return res, corners
+
+
+def test_kuka_1_every_image_detected_on_the_frozen_corners(kuka_1):
+    res, corners = kuka_1
+    assert res.n_pairs == 30 and not res.inputs["images"]["dropped"]
+    frozen = json.loads((KUKA_1 / "corners_opencv_detected.json").read_text())["views"]
+    mine = json.loads(corners.read_text())["input"]["views"]
+    assert [v["meta"]["image"] for v in mine] == [v["image"] for v in frozen]
+    d = np.concatenate([np.linalg.norm(np.array(a["obs"]["points_2d"]) - np.array(b["corners_px"]), axis=1)
+                        for a, b in zip(mine, frozen)])  # fmt: skip
+    assert np.median(d) < 0.05, np.median(d)
+    suite = read_observations(ROOT / "regression" / "observations" / "kuka_1.json")
+    d2 = np.concatenate([np.linalg.norm(a - np.array(b["obs"]["points_2d"]), axis=1) for a, b in zip(suite.points_2d, mine)])
+    assert np.median(d2) < 0.05, np.median(d2)
+
+
+def test_kuka_1_x_from_the_images_is_x_from_the_frozen_corners(kuka_1):
+    """Within 0.02 deg / 0.2 mm of ``--corners regression/observations/kuka_1.json`` (its blessed suite result)."""
+    res, _ = kuka_1
+    ref = json.loads((ROOT / "regression" / "results" / "kuka_1_he_ml" / "kinhec.json").read_text())["poses"]["X"]
+    q = ref["rotation"]
+    X_ref = se3.transform_from_pq(np.array(ref["translation"]), np.array([q[3], q[0], q[1], q[2]]))
+    rot, tr = se3.pose_error(res.X, X_ref)
+    assert rot < 0.02 and tr < 0.2, (rot, tr)
+
+
+def test_a_symmetric_chessboard_is_settled_by_the_hand_motion(rendered, tmp_path, monkeypatch):
+    """An 8x6 board looks the same turned round; this sequence's camera rolls far enough that the top-left numbering
+    flips some views, and the hand's motion must put them back (without it those views are outliers)."""
+    from kinhec.io import load_sequence
+    from kinhec.vision import symmetry
+    from kinhec.vision.render import render_sequence
+
+    out, truth, _ = rendered
+    r = render_sequence(load_sequence(out.parent / "data", "pnp-000000"), tmp_path / "r", target="chessboard:8x6:0.025")
+    res = calibrate(r.hand, images=r.out / "images", target=r.target, intrinsics=r.intrinsics)
+    note = next(n for n in res.notes if "turned by half a turn" in n)
+    turned = res.inputs["images"]["renumbered"]
+    assert turned and ", ".join(turned) in note and not res.outliers, note
+    rot, tr = se3.pose_error(res.X, r.X)
+    assert rot < 0.05 and tr < 0.5, (rot, tr, note)
+    monkeypatch.setattr(symmetry, "resolve_half_turns", lambda T, *a: (np.zeros(len(T), dtype=bool), 0.0))
+    bad = calibrate(r.hand, images=r.out / "images", target=r.target, intrinsics=r.intrinsics)
+    assert bad.inputs["images"]["outliers"] == turned  # the views numbered from the wrong end do not fit
