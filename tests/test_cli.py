@@ -210,11 +210,14 @@ def test_os_errors_are_one_line(runner, tiny):
 
 
 def test_calibrate_docs_name_every_option(runner):
-    """docs/calibrate.md's synopsis and text name every option of kinhec calibrate."""
+    """docs/calibrate.md, or a page it links (bags.md, images.md, ...), names every option of kinhec calibrate."""
     import re
     from pathlib import Path
 
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "calibrate.md").read_text()
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    doc = (docs / "calibrate.md").read_text()
+    doc += "".join((docs / name).read_text() for name in set(re.findall(r"\(([a-z_]+\.md)\)", doc))
+                   if (docs / name).is_file())  # fmt: skip
     help_text = runner.invoke(main, ["calibrate", "--help"]).output
     options = set(re.findall(r"^\s+(--[a-z][a-z-]*)", help_text, re.M)) - {"--help"}
     assert {"--report", "--figure", "--json"} <= options
