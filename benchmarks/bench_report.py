@@ -5,7 +5,8 @@ Uses the dataset folder given on the command line (it should hold
 (562 sequences) into a temporary folder.  Prints the wall time of
 :func:`kinhec.report.build_benchmark_report` (best and median of a few
 runs), the time of each step, the page size and how it splits between
-plotly.js, the per-sequence drill-down data and the rest.
+plotly.js (packed), the per-sequence drill-down data and the rest.  The time
+the page takes to open in a browser: ``benchmarks/bench_pages.py``.
 
 Run: ``python benchmarks/bench_report.py [DATA] [--repeats N] [--tier small] [--workers N]``.
 """
@@ -55,14 +56,15 @@ def main() -> None:
         data = json.loads(m.group(1).replace("<\\/", "</"))
         scenes = len(json.dumps(data["scenes"], separators=(",", ":")))
         sequences = len(json.dumps(data["sequences"], separators=(",", ":")))
-        plotly = len(re.search(r'<script type="text/javascript">(.*?)</script>', text, re.S).group(1))
+        plotly = len(re.search(r'<script type="application/octet-stream" id="kinhec-plotly"[^>]*>(.*?)</script>', text,
+                               re.S).group(1))  # packed (gzip + base64)
         size = out.stat().st_size
         n = len(data["sequences"])
         print(f"kinhec report {root}: {n} sequences, {len(data['solvers'])} solvers")
         print(f"  wall time: best {min(times):.2f} s, median {statistics.median(times):.2f} s over {len(times)} runs")
         for line in steps:
             print(f"    {line}")
-        print(f"  page: {size / 1e6:.2f} MB = plotly.js {plotly / 1e6:.2f} MB + drill-down data {scenes / 1e6:.2f} MB "
+        print(f"  page: {size / 1e6:.2f} MB = plotly.js packed {plotly / 1e6:.2f} MB + drill-down data {scenes / 1e6:.2f} MB "
               f"({scenes / max(n, 1) / 1e3:.1f} kB per sequence) + sequence table {sequences / 1e6:.2f} MB "
               f"+ rest {(size - plotly - scenes - sequences) / 1e6:.2f} MB")  # fmt: skip
 

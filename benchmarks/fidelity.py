@@ -15,6 +15,23 @@ script benchmarks a scratch copy of it with kinhec and fills the template's
 ``<!-- SAME_DATA -->`` marker with both toolkits' errors on the same sequences
 (:func:`kinhec.fidelity.same_data`).  The script prints the summary lines and
 the worst ratio.
+
+The small-tier section (template marker ``<!-- SMALL_TIER -->``) compares
+kinhec's small tier, benchmarked by kinhec (``docs/leaderboard_small.results.parquet``,
+written by ``docs/leaderboard_small.py``), with the small tier the published
+toolkit generated and benchmarked itself, whose medians are stored in
+``docs/fidelity_small.published.csv``; both are in the repository, so::
+
+    python benchmarks/fidelity.py --small-only
+
+rewrites that section of ``docs/fidelity.md`` without running anything, and the
+same-data section too (a kinhec benchmark of a scratch copy of the published
+smoke copy, about a minute) when that copy is found.  The
+CSV comes from the published toolkit (``pip install kinhec`` in a scratch
+environment, version 1.1.0: ``kinhec generate --tier small --out DIR`` and
+``kinhec benchmark DIR --sync oracle``) through::
+
+    python benchmarks/fidelity.py --store-published-small DIR/benchmarks/results.parquet
 """
 
 from __future__ import annotations
@@ -37,6 +54,23 @@ def _shared_copy() -> Path | None:
     """``shared/published/smoke`` beside the checkout or one of its parents (the developers' shared data)."""
     return next((p / "shared" / "published" / "smoke" for p in HERE.parents
                  if (p / "shared" / "published" / "smoke").is_dir()), None)  # fmt: skip
+DOCS = HERE.parent / "docs"
+#: kinhec's small tier benchmarked by kinhec, and the published toolkit's medians on its own small tier.
+SMALL_RESULTS = DOCS / "leaderboard_small.results.parquet"
+PUBLISHED_SMALL = DOCS / "fidelity_small.published.csv"
+
+
+def same_data_section(copy: Path) -> str:
+    """Both toolkits' errors on the published copy ``copy`` (kinhec benchmarks a scratch copy of it)."""
+    same = fidelity.same_data(_benchmark_copy(copy), pd.read_parquet(copy / "benchmarks" / "results.parquet"))
+    print(same.xs("all", level="track").round(3).to_string())
+    return fidelity.render_same_data(same)
+
+
+def small_tier_section(results=SMALL_RESULTS, published=PUBLISHED_SMALL) -> str:
+    """The small-tier comparison of the page, from the two stored files."""
+    table = fidelity.small_tier_table(pd.read_parquet(results), fidelity.read_medians(published))
+    return fidelity.render_small_tier(table)
 
 
 def _benchmark_copy(copy: Path) -> pd.DataFrame:
@@ -51,13 +85,36 @@ def _benchmark_copy(copy: Path) -> pd.DataFrame:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("results")
+    ap.add_argument("results", nargs="?", help="results.parquet of the tier compared with the card")
+    ap.add_argument("--small-only", action="store_true",
+                    help="only rewrite the small-tier section of --out (stored files) and its same-data section")
+    ap.add_argument("--store-published-small", metavar="RESULTS", default=None,
+                    help="store the medians of the published toolkit's small-tier results.parquet, then exit")
     ap.add_argument("--card", default=None)
     ap.add_argument("--template", default=str(HERE / "fidelity_template.md"))
     ap.add_argument("--out", default=str(HERE.parent / "docs" / "fidelity.md"))
     ap.add_argument("--title", default=None, help="what RESULTS covers (default: its tier and sequence count)")
     ap.add_argument("--published-copy", default=None, help="a published copy with its benchmarks/ (same-data table)")
     a = ap.parse_args(argv)
+    if a.store_published_small:
+        path = fidelity.write_medians(fidelity.results_medians(pd.read_parquet(a.store_published_small)), PUBLISHED_SMALL)
+        print(f"wrote {path}")
+        return 0
+    if a.small_only:
+        out = Path(a.out)
+        page = fidelity.replace_section(out.read_text(encoding="utf-8"), small_tier_section())
+        print(small_tier_section().splitlines()[0])
+        card_path = Path(a.card) if a.card else CARD
+        copy = Path(a.published_copy) if a.published_copy else _shared_copy()
+        if copy is not None and (copy / "benchmarks" / "results.parquet").is_file():
+            same = same_data_section(copy)
+            page = fidelity.replace_section(page, same, fidelity.SAME_BEGIN, fidelity.SAME_END)
+            print(f"same-data section from {copy}")
+        out.write_text(page, encoding="utf-8")
+        print(f"wrote {out}")
+        return 0
+    if a.results is None:
+        ap.error("RESULTS is required unless --small-only or --store-published-small")
     card_path = Path(a.card) if a.card else CARD
     if not card_path.is_file():
         print(f"fidelity: no published card at {card_path}; pass --card", file=sys.stderr)
@@ -76,9 +133,11 @@ def main(argv=None) -> int:
             where = copy / "benchmarks" / "results.parquet" if copy else "shared/published/smoke (no shared/ found)"
             print(f"fidelity: {where} not found; pass --published-copy", file=sys.stderr)
             return 1
-        same = fidelity.same_data(_benchmark_copy(copy), pd.read_parquet(copy / "benchmarks" / "results.parquet"))
-        text = text.replace("<!-- SAME_DATA -->", fidelity.render_same_data(same).rstrip("\n"))
-        print(same.xs("all", level="track").round(3).to_string())
+        section = f"{fidelity.SAME_BEGIN}\n{same_data_section(copy).rstrip()}\n{fidelity.SAME_END}"
+        text = text.replace("<!-- SAME_DATA -->", section)
+    if "<!-- SMALL_TIER -->" in text:
+        section = f"{fidelity.SMALL_BEGIN}\n{small_tier_section().rstrip()}\n{fidelity.SMALL_END}"
+        text = text.replace("<!-- SMALL_TIER -->", section)
     Path(a.out).write_text(text, encoding="utf-8")
     print("\n".join(body.splitlines()[:4]))
     print(fidelity.track_shifts(table).round(2).to_string())

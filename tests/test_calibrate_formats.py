@@ -99,3 +99,28 @@ def test_figure_is_drawn_and_matplotlib_stays_lazy(tmp_path):
     assert out.stat().st_size > 10_000
     code = "import sys, kinhec.calibrate; print('matplotlib' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+
+
+def test_figure_text_stays_on_the_page(tmp_path):
+    """The summary panel wraps long lines (a long warning, a wordy verdict) instead of running off the right edge."""
+    import dataclasses
+
+    from matplotlib.text import Text
+
+    from kinhec.calibrate.figure import build
+    from test_calibrate_cli import streams, write_tum
+
+    tt, A, C = streams(np.random.default_rng(4))
+    res = calibrate(write_tum(tmp_path / "h.tum", tt, A), write_tum(tmp_path / "e.tum", tt, C))
+    long = "the hand rotates about nearly one axis only, so the rotation of X about it is poorly determined; " * 3
+    res = dataclasses.replace(res, warnings=[long])
+    fig = build(res)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    assert any("warning: the hand rotates" in t.get_text() for t in texts)
+    page = fig.bbox
+    for t in texts:
+        box = t.get_window_extent(renderer)
+        assert box.x0 >= page.x0 - 1 and box.x1 <= page.x1 + 1, (t.get_text()[:60], box, page)
+        assert box.y0 >= page.y0 - 1 and box.y1 <= page.y1 + 1, (t.get_text()[:60], box, page)

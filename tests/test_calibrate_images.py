@@ -63,7 +63,7 @@ def test_render_writes_images_hand_poses_truth_and_resumes(rendered):
     assert again.exit_code == 0 and "(0 rendered now)" in again.output  # resumed: nothing rendered twice
     other = CliRunner().invoke(main, ["render", str(out.parent / "data"), "--sequence", "pnp-000000", "--out", str(out),
                                       "--blur", "1.5"])  # fmt: skip
-    assert other.exit_code == 1 and "rendered with other settings" in other.output
+    assert other.exit_code == 2 and "rendered with other settings" in other.output  # bad input: exit 2
 
 
 def test_calibrate_from_images_lands_on_the_truth_like_the_exact_corners(rendered, tmp_path):

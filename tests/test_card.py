@@ -209,3 +209,23 @@ def test_a_long_leaderboard_is_cut_at_a_section(tmp_path):
     text = card_text(root)
     assert "### Section 2" in text and "### Section 3" not in text  # 3 sections of 45 lines fit in 160
     assert "(shortened here)" in text
+
+
+def test_install_lines_install_this_kinhec_and_say_why_not_pip_install_kinhec(data, card, tmp_path, monkeypatch):
+    from kinhec import __version__
+
+    # `pip install kinhec` from the package index installs another toolkit: the card never tells a user to run it
+    assert not re.search(r"^pip install kinhec\b", card, re.M)
+    assert card.count("pip install ./kinhec") == 2  # quick start and regeneration: a clone of kinhec's source
+    note = card.split("## Quick start")[1].split("```")[0]
+    assert f"written by kinhec {__version__}" in note and "versions 0.x" in note
+    assert "`pip install kinhec` does not install this one" in note and "versions 1.x" in note
+    text = card_text(data, source="git+https://example.org/kinhec@v0.1.0")
+    assert text.count('pip install "git+https://example.org/kinhec@v0.1.0"') == 2 and "./kinhec" not in text
+    with pytest.raises(InputError, match="source: expected where to pip-install kinhec from"):
+        card_text(data, source=" ")
+    # the quick start's Python runs as written, with the README's keyframe pairs for A X = Y B
+    code = card.split("## Quick start")[1].split("```python\n")[1].split("```")[0]
+    assert "seq.axyb_keyframe_poses()" in code and "axyb_poses()" not in code
+    monkeypatch.chdir(data.parent)
+    exec(compile(code, "card quick start", "exec"), {"print": lambda *a: None})

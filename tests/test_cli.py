@@ -42,12 +42,44 @@ def test_plan_prints_counts(runner):
     assert "168" in res.output  # 144 + 24
 
 
-def test_known_error_is_one_line_and_exit_1(runner):
+def test_known_error_is_one_line_and_exit_2(runner):
     res = runner.invoke(main, ["plan", "--tier", "huge"])
-    assert res.exit_code == 1
+    assert res.exit_code == 2
     lines = [ln for ln in res.output.splitlines() if ln.strip()]
     assert len(lines) == 1
-    assert "unknown tier 'huge'" in lines[0] and "smoke" in lines[0]
+    assert lines[0].startswith("kinhec plan: error: unknown tier 'huge'") and "smoke" in lines[0]
+
+
+# every command that reads a dataset folder, given one that does not exist
+_MISSING_FOLDER = [["benchmark", "{x}"], ["visualize", "{x}"], ["report", "{x}"], ["card", "{x}"], ["index", "{x}"],
+                   ["export", "{x}", "noise-000000"], ["validate", "{x}"], ["clean", "--root", "{x}"]]  # fmt: skip
+
+
+@pytest.mark.parametrize("args", _MISSING_FOLDER, ids=lambda a: a[0])
+def test_a_missing_folder_is_one_line_and_exit_2_in_every_command(runner, tmp_path, args):
+    missing = str(tmp_path / "no_such_folder")
+    res = runner.invoke(main, [a.format(x=missing) for a in args])
+    lines = [ln for ln in res.output.splitlines() if ln.strip()]
+    assert res.exit_code == 2, res.output
+    assert len(lines) == 1 and lines[0].startswith(f"kinhec {args[0]}: error: ") and "no_such_folder" in lines[0], lines
+    assert "Usage:" not in res.output and "Traceback" not in res.output
+
+
+def test_usage_errors_and_known_problems_share_one_style(runner, tmp_path):
+    res = runner.invoke(main, ["benchmark", str(tmp_path), "--no-such-option"])
+    assert res.exit_code == 2 and res.output.strip().splitlines() == [
+        "kinhec benchmark: error: No such option '--no-such-option' (see kinhec benchmark --help)"], res.output
+    res = runner.invoke(main, ["no-such-command"])
+    assert res.exit_code == 2 and res.output.strip().startswith("kinhec: error: No such command 'no-such-command'")
+    # a dataset folder that is not one: bad input too
+    res = runner.invoke(main, ["benchmark", str(tmp_path)])
+    assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1, res.output
+
+
+def test_benchmark_help_counts_the_solvers_once(runner):
+    text = " ".join(runner.invoke(main, ["benchmark", "--help"]).output.split())
+    assert "kinhec's thirteen solvers, that is the twelve pose solvers on every sequence and reprojection on the " \
+           "sequences with pixels, and every plug-in" in text  # fmt: skip
 
 
 def test_debug_shows_the_exception(runner):
@@ -112,7 +144,7 @@ def test_generate_validate_index_card_export_on_a_tiny_dataset(runner, tiny, tmp
     assert res.exit_code == 0, res.output
     assert len(list((tmp_path / "tum").glob("*.tum"))) == 4
     res = runner.invoke(main, ["export", str(tiny), "pnp-999999"])
-    assert res.exit_code == 1 and "pnp-999999" in res.output
+    assert res.exit_code == 2 and "pnp-999999" in res.output
 
 
 def test_validate_reports_a_broken_folder_with_exit_1(runner, tiny, tmp_path):
@@ -126,8 +158,8 @@ def test_validate_reports_a_broken_folder_with_exit_1(runner, tiny, tmp_path):
     assert "robots.json" in res.output
     empty = tmp_path / "empty"
     empty.mkdir()
-    res = runner.invoke(main, ["validate", str(empty)])
-    assert res.exit_code == 1
+    res = runner.invoke(main, ["validate", str(empty)])  # a folder that is no dataset at all: bad input
+    assert res.exit_code == 2
     assert len([ln for ln in res.output.splitlines() if ln.strip()]) == 1
 
 
@@ -153,12 +185,12 @@ def test_benchmark_command_on_a_tiny_dataset(runner, tiny):
     board = (sub / "leaderboard.md").read_text()
     assert "\n| park_martin | " in board and "\n| shah | " in board and "tsai_lenz" not in board
     res = runner.invoke(main, ["benchmark", str(tiny), "--sync", "exact"])
-    assert res.exit_code == 1 and "oracle" in res.output and "estimated" in res.output
+    assert res.exit_code == 2 and "oracle" in res.output and "estimated" in res.output
 
 
 def test_index_refuses_a_folder_without_shards(runner, tmp_path):
     res = runner.invoke(main, ["index", str(tmp_path)])
-    assert res.exit_code == 1 and "robot/ and camera/" in res.output
+    assert res.exit_code == 2 and "robot/ and camera/" in res.output
     assert not (tmp_path / "sequences.parquet").exists()  # nothing written into a folder that is not a dataset
 
 
@@ -172,6 +204,22 @@ def test_multi_value_options_take_several_words_and_commas(runner):
 
 def test_os_errors_are_one_line(runner, tiny):
     res = runner.invoke(main, ["export", str(tiny), "pnp-000000", "--out", "/proc/kinhec-cannot-write"])
-    assert res.exit_code == 1
+    assert res.exit_code == 2
     lines = [ln for ln in res.output.splitlines() if ln.strip()]
     assert len(lines) == 1 and "/proc/kinhec-cannot-write" in lines[0]
+
+
+def test_calibrate_docs_name_every_option(runner):
+    """docs/calibrate.md, or a page it links (bags.md, images.md, ...), names every option of kinhec calibrate."""
+    import re
+    from pathlib import Path
+
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    doc = (docs / "calibrate.md").read_text()
+    doc += "".join((docs / name).read_text() for name in set(re.findall(r"\(([a-z_]+\.md)\)", doc))
+                   if (docs / name).is_file())  # fmt: skip
+    help_text = runner.invoke(main, ["calibrate", "--help"]).output
+    options = set(re.findall(r"^\s+(--[a-z][a-z-]*)", help_text, re.M)) - {"--help"}
+    assert {"--report", "--figure", "--json"} <= options
+    missing = sorted(o for o in options if not re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", doc))
+    assert not missing, f"docs/calibrate.md does not mention {missing}"

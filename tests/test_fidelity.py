@@ -259,3 +259,50 @@ def test_lookat_stations_follow_the_published_viewing_cap_and_tour(published_smo
     assert max(ours_tilt) <= LOOKAT_CAP_HALF_ANGLE_DEG + 0.5
     assert 0.7 < np.median(pub_ratio) < 0.9, pub_ratio
     assert abs(np.median(ours_ratio) - np.median(pub_ratio)) < 0.08, (np.median(ours_ratio), np.median(pub_ratio))
+
+
+def _fidelity_script():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fidelity_script", _REPO / "benchmarks" / "fidelity.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_small_tier_section_regenerates_from_the_stored_results_and_is_within_bounds():
+    """docs/fidelity.md's small-tier comparison: rebuilt from the two stored files, it is the page's section;
+    andreff_scale's medians are within 0.5-2x the published ones on every track but mixed, where every solver is
+    out of bounds (the track's composition and camera-noise draw, docs/fidelity.md), and so are the other
+    baselines on the four tracks where andreff_scale was 2.5-9x off."""
+    mod = _fidelity_script()
+    page = (_REPO / "docs" / "fidelity.md").read_text(encoding="utf-8")
+    section = page.split(fidelity.SMALL_BEGIN)[1].split(fidelity.SMALL_END)[0]
+    assert section.strip() == mod.small_tier_section().strip()
+    table = fidelity.small_tier_table(pd.read_parquet(mod.SMALL_RESULTS), fidelity.read_medians(mod.PUBLISHED_SMALL))
+    checked = table[table["checked"]]
+    assert len(checked) == 8 * 10  # every track x the published baselines but li_kronecker
+    inside = lambda r: (r >= fidelity.RATIO_LOW) & (r <= fidelity.RATIO_HIGH)  # noqa: E731
+    scale = checked.xs("andreff_scale", level="solver")
+    assert inside(scale.drop(index="mixed")[["ratio_rot", "ratio_trans"]]).all().all(), scale
+    four = checked[checked.index.get_level_values("track").isin(["motion", "temporal", "monocular"])]
+    assert inside(four[["ratio_rot", "ratio_trans"]]).all().all()
+    out = checked[checked.index.get_level_values("track") == "outliers"]
+    assert inside(out.drop(index=["daniilidis", "tsai_lenz"], level="solver")[["ratio_rot", "ratio_trans"]]).all().all()
+    # the documented gap: mixed, every solver's translation median beyond 2x (the clean share and the noise draw)
+    assert (checked.xs("mixed", level="track")["ratio_trans"].drop(index="ransac_park_martin") > 2.0).all()
+
+
+def test_medians_csv_round_trip_and_errors(tmp_path):
+    t = pd.DataFrame({"track": ["noise", "noise"], "solver": ["shah", "andreff_scale"], "eval_sync": "oracle",
+                      "ok": [True, True], "X_rot_err_deg": [0.1, 0.2], "X_trans_err_mm": [1.0, 3.0]})
+    med = fidelity.results_medians(t)
+    back = fidelity.read_medians(fidelity.write_medians(med, tmp_path / "m.csv"))
+    assert back.loc[("noise", "andreff_scale"), "trans"] == 3.0 and back.loc[("noise", "shah"), "n"] == 1
+    (tmp_path / "bad.csv").write_text("track,solver,rot\nnoise,shah,1\n")
+    with pytest.raises(InputError, match="missing"):
+        fidelity.read_medians(tmp_path / "bad.csv")
+    with pytest.raises(InputError, match="markers"):
+        fidelity.replace_section("no markers here", "x")
+    page = f"a\n{fidelity.SMALL_BEGIN}\nold\n{fidelity.SMALL_END}\nb"
+    assert fidelity.replace_section(page, "new") == f"a\n{fidelity.SMALL_BEGIN}\nnew\n{fidelity.SMALL_END}\nb"

@@ -109,3 +109,23 @@ def test_a_malformed_point_deep_in_a_view_is_named(tmp_path):
     path.write_text(json.dumps(doc))
     with pytest.raises(DatasetFormatError, match=r"views\[3\]\.obs\.points_2d: expected a list of \[x, y\]"):
         read_observations(path)
+
+
+def test_another_json_is_named_as_not_an_observation_file(tmp_path):
+    # RWHE-Calib's corner detections (corners_opencv_detected.json) have none of the observation keys
+    dump = {"dataset": "kuka_1", "pattern_size_cols_rows": [3, 2], "square_size_m": 0.02,
+            "object_points_m": [[0.0, 0.0, 0.0]] * 6, "views": [{"image_size_wh": [640, 480], "corners_px": [[1.0, 2.0]] * 6}]}
+    path = tmp_path / "corners_opencv_detected.json"
+    path.write_text(json.dumps(dump))
+    with pytest.raises(DatasetFormatError, match=r"corners_opencv_detected.json: not an observation JSON: expected the "
+                                                 r"keys version, cameras, problem, input .* got a JSON object with the "
+                                                 r"keys dataset, pattern_size_cols_rows") as info:
+        read_observations(path)
+    assert "kinhec suite freeze" in str(info.value) and "RobotPosesVec.txt" in str(info.value)
+    path.write_text("[1, 2, 3]")
+    with pytest.raises(DatasetFormatError, match="not an observation JSON: .* got a JSON list"):
+        read_observations(path)
+    # a file that is one but breaks the schema still gets the schema's message with its JSON path
+    path.write_text(json.dumps({"problem": "single_cam_handeye"}))
+    with pytest.raises(DatasetFormatError, match=r"\$: 'version' is a required property"):
+        read_observations(path)

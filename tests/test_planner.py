@@ -311,9 +311,9 @@ def test_cli_bad_input_is_one_line(tmp_path, change, msg):
             "--out": str(tmp_path / "p.csv")}  # fmt: skip
     args[change[0]] = change[1]
     r = CliRunner().invoke(main, ["plan-poses"] + [x for kv in args.items() if kv[1] is not None for x in kv])
-    assert r.exit_code == 1
+    assert r.exit_code == 2
     out = r.output.strip().splitlines()
-    assert len(out) == 1 and out[0].startswith("kinhec: error: ")
+    assert len(out) == 1 and out[0].startswith("kinhec plan-poses: error: ")
     import re
 
     assert re.search(msg, out[0])

@@ -93,7 +93,7 @@ def test_solver_module_through_the_cli(data, tmp_path):
     _check_rows(out, "toy_mod", 2)
     # without the module the name is unknown, and the message lists the baselines
     proc = _kinhec(["benchmark", data, "--solvers", "toy_mod", "--out", tmp_path / "b2", "-q"], _env(), tmp_path)
-    assert proc.returncode == 1 and "unknown solver 'toy_mod'" in proc.stderr and "park_martin" in proc.stderr
+    assert proc.returncode == 2 and "unknown solver 'toy_mod'" in proc.stderr and "park_martin" in proc.stderr
 
 
 def test_solver_module_as_a_file_and_repeated(data, tmp_path):
@@ -146,7 +146,7 @@ def test_broken_entry_point_is_one_line_naming_it(data, tmp_path):
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: broken\nVersion: 0.1\n")
     (dist / "entry_points.txt").write_text("[kinhec.solvers]\nbad = no_such_module_xyz\n")
     proc = _kinhec(["benchmark", data, "--out", tmp_path / "b", "-q"], _env(site), tmp_path)
-    assert proc.returncode == 1
+    assert proc.returncode == 2  # a broken plug-in is bad input: one line naming it
     assert "entry point bad = no_such_module_xyz" in proc.stderr and "broken" in proc.stderr
 
 

@@ -59,7 +59,7 @@ def test_cli_says_which_files_it_kept(tmp_path):
     root.mkdir()
     (root / "LICENSE").write_text(MY_LICENSE)
     r = CliRunner().invoke(main, ["generate", "--out", str(root), "--tracks", "noise", "--limit", "1", "--workers", "1", "-q"])
-    assert r.exit_code == 1 and "--force" in r.output
+    assert r.exit_code == 2 and "--force" in r.output
     r = CliRunner().invoke(main, ["generate", "--out", str(root), "--tracks", "noise", "--limit", "1", "--workers", "1",
                                   "-q", "--force"])  # fmt: skip
     assert r.exit_code == 0, r.output
@@ -119,7 +119,7 @@ def test_overwrite_removes_stale_outputs_and_mismatched_results_are_refused(tmp_
     with pytest.raises(InputError, match="got results of other data"):
         write_card(b)
     r = CliRunner().invoke(main, ["visualize", str(b), "-q"])
-    assert r.exit_code == 1 and "run `kinhec benchmark" in r.output
+    assert r.exit_code == 2 and "run `kinhec benchmark" in r.output
 
     # --overwrite with another seed deletes the shards and every output derived from them
     s = _gen(a, tier=_tier_with_seed(tmp_path, 7), overwrite=True)

@@ -250,28 +250,40 @@ def test_benchmark_runs_on_the_published_copy_with_the_published_rows_and_types(
     n_solvers = len(set(theirs["solver"].to_pylist())) + 1
     assert len(df) == 48 * n_solvers and df.groupby("solver").size().eq(48).all()  # 46 oracle + 2 estimated each
     mono = df[(df.solver == "andreff_scale") & df.sequence_id.str.startswith("monocular") & df.ok]
-    assert len(mono) == 4 and (mono.scale_err_rel < 0.2).all()  # true scale 2: recovered
+    # true scale 2: recovered within 26 % (the published form overestimates it under camera noise: 2.52, 2.16,
+    # 2.09, 2.08, the published values, checked row by row below)
+    assert len(mono) == 4 and (mono.scale_err_rel < 0.3).all() and (mono.scale_est > 2.0).all()
     assert (df.error.notna()).all() and df.loc[df.eval_sync == "oracle", "time_offset_err_ms"].isna().all()
     est = df[df.eval_sync == "estimated"]
     assert (est.time_offset_err_ms.abs() < 10.0).all()  # offset recovered within 10 ms
     # same data, same solver, same answer: on every oracle row, the solvers kinhec defines as the published
-    # toolkit does give the published errors (Andreff: rotation from the rotation rows alone; Shah; the two
-    # refinements: unweighted Levenberg-Marquardt on the SE(3) logarithm, stopped at scipy's default tolerances)
+    # toolkit does give the published errors (Andreff: rotation from the rotation rows alone; andreff_scale: then
+    # t_X and 1/s with the camera translations as regressor; Shah; the two refinements: unweighted
+    # Levenberg-Marquardt on the SE(3) logarithm, stopped at scipy's default tolerances)
     pub = theirs.to_pandas()
     both = df.merge(pub, on=key, suffixes=("", "_pub"))
-    same = both[both.solver.isin(["andreff", "shah", "park_martin+lm", "shah+lm"]) & (both.eval_sync == "oracle")]
-    assert len(same) == 4 * 46
-    # an estimate on every sequence, as published: RANSAC too (with a warning when no consensus forms); only
-    # andreff_scale refuses the two motion sequences whose camera translations give it a negative scale
-    assert df[df.solver != "andreff_scale"].ok.all()
-    assert (df[~df.ok].error.str.contains("positive scale")).all() and (~df.ok).sum() == 2
+    identical = ["andreff", "andreff_scale", "shah", "park_martin+lm", "shah+lm"]
+    same = both[both.solver.isin(identical) & (both.eval_sync == "oracle")]
+    assert len(same) == len(identical) * 46
+    # an estimate on every sequence, as published: RANSAC too (with a warning when no consensus forms), and
+    # andreff_scale where the camera translations give it a negative scale (two motion sequences; warned)
+    assert df.ok.all()
+    negative = df[(df.solver == "andreff_scale") & (df.scale_est < 0)]
+    assert len(negative) == 2 and negative.error.str.contains("negative scale").all()
     for col in ("X_rot_err_deg", "X_trans_err_mm"):
         np.testing.assert_allclose(same[col], same[col + "_pub"], rtol=1e-4, atol=1e-6, err_msg=col)
-    # the leaderboard has the published layout: the same headings in the same order
+    s = same[same.solver == "andreff_scale"]
+    np.testing.assert_allclose(s.scale_est, s.scale_est_pub, rtol=1e-6, err_msg="scale_est")
+    # the leaderboard has the published layout: the same headings in the same order, except that a table per
+    # factor holds only the sequences of that factor's sweep (the published one also lists the other sweeps'
+    # levels), so a factor swept at one value in this copy has no table
     heads = lambda p: [ln for ln in p.read_text().splitlines() if ln.startswith("#")]  # noqa: E731
     mine_heads = heads(published_copy / "benchmarks" / "leaderboard.md")
+    theirs_heads = heads(FIXTURE / "benchmarks" / "leaderboard.md")
     assert mine_heads[-1] == "## Efficiency (error / Cramér-Rao bound)"  # kinhec's addition, at the end
-    assert mine_heads[:-1] == heads(FIXTURE / "benchmarks" / "leaderboard.md")
+    per_factor = lambda h: " versus `" in h  # noqa: E731
+    assert [h for h in mine_heads[:-1] if not per_factor(h)] == [h for h in theirs_heads if not per_factor(h)]
+    assert {h for h in mine_heads if per_factor(h)} <= {h for h in theirs_heads if per_factor(h)}
 
 
 # --------------------------------------------------------------------------- #

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import base64
+import gzip
+import hashlib
 import json
 import re
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -27,6 +31,15 @@ def _page_data(path) -> dict:
     text = path.read_text(encoding="utf-8")
     m = re.search(r'<script type="application/json" id="kinhec-data">(.*?)</script>', text, re.S)
     return json.loads(m.group(1).replace("<\\/", "</"))
+
+
+def _page_plotly(text: str) -> tuple[str, str]:
+    """The bundle name and the unpacked plotly.js of a page (it holds exactly one)."""
+    blocks = re.findall(r'<script type="application/octet-stream" id="kinhec-plotly" data-bundle="(\w+)" '
+                        r'data-encoding="gzip\+base64">([A-Za-z0-9+/=]*)</script>', text)  # fmt: skip
+    assert len(blocks) == 1 and text.count("kinhec-plotly") == 2  # the block and the script that reads it
+    name, packed = blocks[0]
+    return name, gzip.decompress(base64.b64decode(packed)).decode("utf-8")
 
 
 # --------------------------------------------------------------------------- #
@@ -74,15 +87,23 @@ def test_leaderboard_shows_cramer_rao_columns_when_present(results):
     from kinhec.schema import RESULTS_BOUND_FIELDS
 
     results = results.drop(columns=[f.name for f in RESULTS_BOUND_FIELDS], errors="ignore")  # a table without them
-    extra = results.assign(X_rot_crlb_deg=0.5 * results["X_rot_err_deg"], X_rot_efficiency=0.25, crlb_modelled=True)
+    # the bound is a property of the sequence (here: half its shah error), the efficiency one of each run
+    bound = results[results.solver == "shah"].set_index(["sequence_id", "eval_sync"])["X_rot_err_deg"] * 0.5
+    per_row = bound.reindex(pd.MultiIndex.from_frame(results[["sequence_id", "eval_sync"]])).to_numpy()
+    extra = results.assign(X_rot_crlb_deg=per_row, X_rot_efficiency=results["X_rot_err_deg"] / per_row,
+                           crlb_modelled=True)  # fmt: skip
     board = rdata.leaderboard(extra)
     keys = {c["key"] for c in board["columns"]}
-    assert {"X_rot_crlb_deg:oracle", "X_rot_efficiency:oracle"} <= keys
-    assert {c["group"] for c in board["columns"] if "crlb" in c["key"]} == {"X rot CRLB [deg]"}
+    # efficiency per solver in the table; the bound, the same for every solver, once per track beside it
+    assert "X_rot_efficiency:oracle" in keys and not any("crlb" in k for k in keys)
+    assert {c["group"] for c in board["columns"] if "efficiency" in c["key"]} == {"X rot efficiency"}
     assert board["crlb"] == ["X_rot_crlb_deg", "X_rot_efficiency"]
-    row = board["tracks"]["noise"][0]
-    assert row["X_rot_crlb_deg:oracle"] == pytest.approx(0.5 * row["X_rot_err_deg:oracle"], rel=1e-3)
-    assert not any("crlb" in c["key"] for c in rdata.leaderboard(results)["columns"])
+    noise = extra[(extra.track == "noise") & (extra.eval_sync == "oracle")].drop_duplicates("sequence_id")
+    assert board["bounds"]["noise"]["X_rot_crlb_deg:oracle"] == pytest.approx(noise.X_rot_crlb_deg.median(), rel=1e-3)
+    row = next(r for r in board["tracks"]["noise"] if r["solver"] == "shah")
+    assert row["X_rot_efficiency:oracle"] == pytest.approx(2.0, rel=1e-3)
+    plain = rdata.leaderboard(results)
+    assert not any("crlb" in c["key"] or "efficiency" in c["key"] for c in plain["columns"]) and not any(plain["bounds"].values())
 
 
 def test_results_accept_both_spellings_of_sync(smoke_benchmarked, tmp_path):
@@ -168,9 +189,14 @@ def test_outlier_frames_are_kept_and_marked_in_the_camera_stream(payloads, smoke
 # the page
 # --------------------------------------------------------------------------- #
 def test_benchmark_page_is_self_contained(smoke_benchmarked, tmp_path):
+    from plotly.offline import get_plotlyjs
+
     path = build_benchmark_report(smoke_benchmarked, tmp_path / "r.html")
     text = path.read_text(encoding="utf-8")
-    assert text.count("plotly.js v") <= 2 and text.count('<script type="text/javascript">') == 1  # plotly.js once
+    # plotly.js once, packed: the full bundle of the plotly package (the drill-down draws 3D scenes)
+    name, js = _page_plotly(text)
+    assert name == "full" and js == get_plotlyjs()
+    assert "plotly.js v" not in text and "<script src" not in text
     assert not re.search(r'<(script|link|img)[^>]+(src|href)=["\']https?:', text)
     d = _page_data(path)
     assert len(d["sequences"]) == len(d["scenes"]) == 46
@@ -178,11 +204,80 @@ def test_benchmark_page_is_self_contained(smoke_benchmarked, tmp_path):
     assert path.stat().st_size < 10e6
 
 
+def test_calibration_page_embeds_the_basic_bundle_and_stays_small(smoke_benchmarked, tmp_path):
+    vendor = Path(kinhec.__file__).parent / "report" / "vendor"
+    raw = (vendor / "plotly-basic.min.js").read_bytes()
+    # the file shipped is the one recorded beside it (npm plotly.js-basic-dist-min 4.1.1), unmodified
+    digest = hashlib.sha256(raw).hexdigest()
+    assert digest == "99784e3abfb07b142a15e521a439e6d9addceadb3f79553fd24c72774f0649ba"
+    assert digest in (vendor / "README.md").read_text() and (vendor / "LICENSE.plotly").is_file()
+    assert raw.startswith(b"/**\n* plotly.js (basic - minified) v4.1.1")
+    seq = kinhec.load_sequence(smoke_benchmarked, "temporal-000001")
+    path = write_calibration_report(calibration_result(seq, np.random.default_rng(3), estimate_offset=True),
+                                    tmp_path / "c.html")  # fmt: skip
+    text = path.read_text(encoding="utf-8")
+    name, js = _page_plotly(text)
+    assert name == "basic" and js == raw.decode("utf-8")
+    # the basic bundle draws scatter, bar and pie only: the page uses nothing else
+    kinds = {t["type"] for f in _page_data(path)["figures"].values() for t in f["data"]}
+    assert kinds <= {"scatter", "bar"}, kinds
+    assert path.stat().st_size < 1.0e6  # the target is 1.5 MB; plotly.js packed is about 0.4 MB
+
+
+def test_one_palette_for_the_pages_and_the_pngs(smoke_benchmarked, tmp_path):
+    from kinhec import palette
+    from kinhec.solvers import registry
+    from kinhec.viz import _style
+
+    names = registry.evaluated_names() + ["reprojection"]
+    colours = [palette.SOLVER_COLORS[n] for n in dict.fromkeys(names)]
+    assert len(set(colours)) == len(colours) == 13  # no two of kinhec's solvers share a colour
+    assert not set(palette.EXTRA_COLORS) & set(colours)  # nor does a plug-in take one of theirs
+    assert palette.SOLVER_COLORS["tsai_lenz"] != palette.SOLVER_COLORS["reprojection"]
+    # a solver's colour does not depend on the others listed; plug-ins get the extra colours in order
+    assert palette.solver_colors(["mine", "he_ml", "theirs"]) == {
+        "mine": palette.EXTRA_COLORS[0], "he_ml": "#000000", "theirs": palette.EXTRA_COLORS[1]}
+    # the PNGs (kinhec.viz) and the page use these very colours
+    assert _style.solver_colors is palette.solver_colors and _style.SOLVER_COLORS is palette.SOLVER_COLORS
+    d = _page_data(build_benchmark_report(smoke_benchmarked, tmp_path / "r.html"))
+    assert d["colors"] == {s: palette.SOLVER_COLORS[s] for s in d["solvers"]} and d["colors"]["he_ml"] == "#000000"
+    traces = [t for c in d["curves"]["noise"] for t in c["figure"]["data"]]
+    assert all(t["line"]["color"] == palette.SOLVER_COLORS[t["legendgroup"]] for t in traces)
+
+
+def test_log_axes_label_every_tick_with_its_whole_value():
+    from kinhec.report.figures import log_axis, tick_label
+
+    ax = log_axis("err", [0.031, 0.2, 0.573, None, -1.0])
+    assert ax["type"] == "log" and ax["tickmode"] == "array"
+    assert ax["ticktext"] == [tick_label(v) for v in ax["tickvals"]]
+    assert ax["ticktext"] == ["0.05", "0.1", "0.2", "0.5"]  # never a bare "5" or "2"
+    lo, hi = ax["range"]
+    assert lo < np.log10(0.031) and hi > np.log10(0.573)  # every value inside the axis
+    wide = log_axis("err", [1e-3, 4e3])
+    assert wide["ticktext"] == ["0.001", "0.01", "0.1", "1", "10", "100", "1000"]
+    one = log_axis("err", [0.3, 0.31])  # less than a 1-2-5 step: widened to the neighbouring ticks
+    assert one["ticktext"] == ["0.2", "0.5"] and len(one["tickvals"]) == 2
+    assert tick_label(2e-5) == "2e-5" and tick_label(150000.0) == "2e5"
+
+
 def test_validation_status_comes_from_the_validation_report(smoke_benchmarked, tmp_path):
     root = tmp_path / "copy"
     shutil.copytree(smoke_benchmarked, root)
     d = _page_data(build_benchmark_report(root, validate=True))  # the validator run now
     assert {r["status"] for r in d["sequences"]} == {"passed"}
+    assert "validation: not run" in build_benchmark_report(root).read_text()
+    # kinhec validate DIR (no --report) records its outcome where kinhec report DIR reads it
+    res = CliRunner().invoke(main, ["validate", str(root), "-q"])
+    assert res.exit_code == 0, res.output
+    page = build_benchmark_report(root)
+    assert "validation: passed;" in page.read_text() and {r["status"] for r in _page_data(page)["sequences"]} == {"passed"}
+    # a record of another index is out of date, and the page says so instead of "passed"
+    man = pd.read_parquet(root / "sequences.parquet")
+    man.iloc[::-1].to_parquet(root / "sequences.parquet")
+    text = build_benchmark_report(root).read_text()
+    assert "validation: out of date (the index changed since kinhec validate ran)" in text
+    man.to_parquet(root / "sequences.parquet")
     rep = validate_dataset(root)
     rep.write_json(root / rdata.VALIDATION_FILE)
     d = _page_data(build_benchmark_report(root))  # the report found next to the data
@@ -218,7 +313,7 @@ def test_report_command(smoke_benchmarked, tmp_path):
     assert res.exit_code == 0, res.output
     assert out.is_file() and str(out) in res.output
     res = runner.invoke(main, ["report", str(tmp_path)])
-    assert res.exit_code == 1 and len(res.output.strip().splitlines()) == 1 and "sequences.parquet" in res.output
+    assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1 and "sequences.parquet" in res.output
 
 
 # --------------------------------------------------------------------------- #
@@ -260,6 +355,34 @@ def test_page_of_the_published_copy(tmp_path, published_smoke_full):
     assert got.keys() == set(want.index)
     for s, v in want.items():
         assert got[s] == pytest.approx(v, rel=1e-3)
+
+
+def test_calibration_page_says_pairs_without_stamps_and_explains_observability(smoke_benchmarked, tmp_path):
+    from kinhec.report.calibration import _time_axis
+    from kinhec.report.observability import observability_rows, verdict_explanation
+
+    seq = kinhec.load_sequence(smoke_benchmarked, "outliers-000002")
+    r = calibration_result(seq, np.random.default_rng(2), estimate_offset=False)
+    n = len(r["residuals"]["t_s"])
+    x, title, kind = _time_axis(r)  # stamped: seconds from the first pair, never epoch seconds
+    assert kind == "t" and x[0] == 0.0 and title == "time since the first pair [s]"
+    r["residuals"] = {**r["residuals"], "t_s": [float(i) for i in range(n)]}  # paired by order (RWHE, Tabb)
+    x, title, kind = _time_axis(r)
+    assert kind == "pair" and x == list(range(n)) and "no time stamps" in title
+    text = write_calibration_report(r, tmp_path / "c.html").read_text()
+    assert "The files have no time stamps: the pairs are in recording order." in text
+    # a determined X with a large condition number: the page says the condition is informational
+    obs = {"lambda2": 0.21, "rot_range_deg": 32.6, "trans_range_m": 1.44, "condition": 4228.8, "determined": True,
+           "X_std_max_deg": 0.036, "X_std_max_mm": 3.6,
+           "limits": {"lambda2": 1e-4, "rot_range_deg": 2.0, "X_std_deg": 2.0, "X_std_mm": 20.0}}  # fmt: skip
+    rows = {q["key"]: q for q in observability_rows(obs)}
+    assert rows["condition"]["status"] == "short" and "not part of the verdict" in rows["condition"]["status_text"]
+    assert rows["rot_range_deg"]["status"] == "meets" and rows["X_std_max_mm"]["limit"] == 20.0
+    why = verdict_explanation(obs)
+    assert why.startswith("Determined: every limit holds") and "4.23e+03" in why and "informational" in why
+    bad = {**obs, "rot_range_deg": 1.0, "determined": False}
+    assert verdict_explanation(bad).startswith("Not determined: rotation range 1 deg (limit ≥ 2 deg)")
+    assert {q["key"]: q["status"] for q in observability_rows(bad)}["rot_range_deg"] == "fails"
 
 
 def test_calibration_page_of_a_minimal_result_and_a_rig(smoke_benchmarked, tmp_path):

@@ -166,6 +166,26 @@ def test_benchmark_page_loads_offline_and_sorts_the_leaderboard(watched, bench_p
     page.select_option("#lb-track", other)
     n = results[(results.track == other)].solver.nunique()
     assert len(_column(page, "#leaderboard", 0)) == n
+
+    # on every track, at 1,400 px: the whole table is in view (runtime column included, no horizontal scroll),
+    # and the bold cell of each error column is that column's smallest value
+    for t in page.eval_on_selector_all("#lb-track option", "os => os.map(o => o.value)"):
+        page.select_option("#lb-track", t)
+        fits = page.evaluate("""() => { const s = document.querySelector('#leaderboard').parentElement;
+            const th = document.querySelector("#leaderboard thead th[data-key='runtime_ms']");
+            return [s.scrollWidth <= s.clientWidth + 1, th ? th.getBoundingClientRect().right <= window.innerWidth : null]; }""")
+        assert fits[0] and fits[1] is not False, (t, fits)
+        columns = page.evaluate("""() => {
+            const keys = Array.from(document.querySelectorAll('#leaderboard thead tr:last-child th')).map(h => h.dataset.key);
+            const rows = Array.from(document.querySelectorAll('#leaderboard tbody tr'));
+            return keys.map((k, i) => [k, rows.map(r => [r.children[i].textContent, r.children[i].className])]); }""")
+        for key, cells in columns:
+            if not (key.startswith("X_") or key.startswith("Y_")):
+                continue
+            vals = [float(c) for c, _ in cells if c != "\u2013"]
+            bold = [float(c) for c, cls in cells if "best" in cls]
+            if len(vals) > 1:
+                assert bold and all(b == min(vals) for b in bold), (t, key, bold, min(vals))
     watched.check_clean()
 
 
@@ -180,6 +200,25 @@ def test_choosing_a_track_redraws_the_curves(watched, bench_page):
     assert len(tracks) >= 2
     assert tracks[0] in title()
     before = xs()
+    # log axes: every tick text is the tick's whole value (0.05, not a bare "5"); nothing cut at the right edge
+    for ax in ("yaxis", "yaxis2"):
+        vals, texts = page.evaluate(f"(() => {{ const a = document.querySelector('#curves')._fullLayout.{ax}; "
+                                    "return [a.tickvals, a.ticktext]; })()")
+        assert len(vals) >= 2 and [float(t) for t in texts] == pytest.approx(vals, rel=1e-9)
+    shown = page.eval_on_selector_all("#curves .ytick text, #curves .y2tick text", "ts => ts.map(t => t.textContent)")
+    assert shown and all(float(t) > 0 for t in shown)
+    right = page.evaluate("""() => { const d = document.querySelector('#curves').getBoundingClientRect().right;
+        return Math.max(...Array.from(document.querySelectorAll('#curves .xtick text, #curves .x2tick text'))
+                        .map(t => t.getBoundingClientRect().right)) - d; }""")
+    assert right <= 0, f"an x tick label runs {right:.0f} px past the figure"
+    # one palette: the page's colours are kinhec.palette's, the PNGs' too; tsai_lenz and reprojection differ
+    from kinhec import palette
+
+    swatches = dict(page.eval_on_selector_all("#cv-solvers label", "ls => ls.map(l => [l.textContent.trim(), "
+                                              "getComputedStyle(l.querySelector('.swatch')).backgroundColor])"))
+    rgb = lambda h: f"rgb({int(h[1:3], 16)}, {int(h[3:5], 16)}, {int(h[5:7], 16)})"  # noqa: E731
+    assert swatches and all(c == rgb(palette.SOLVER_COLORS[s]) for s, c in swatches.items() if s in palette.SOLVER_COLORS)
+    assert swatches["tsai_lenz"] != swatches["reprojection"] and swatches["he_ml"] == "rgb(0, 0, 0)"
     shot = bench_page.with_name("view_curves.png")
     page.screenshot(path=str(shot))
     assert_not_blank(shot)
@@ -217,6 +256,9 @@ def test_opening_a_sequence_renders_a_webgl_scene(watched, bench_page):
     page.click("nav button[data-view=sequences]")
     page.wait_for_selector("#sequences tbody tr")
     assert len(page.query_selector_all("#sequences tbody tr")) == 46
+    # at 1,400 px every column of the sequence table is in view (the level strings wrap)
+    assert page.evaluate("() => { const s = document.querySelector('#sequences').parentElement; "
+                         "return s.scrollWidth <= s.clientWidth + 1; }")  # fmt: skip
     page.select_option("#sq-track", "pnp")
     ids = _column(page, "#sequences", 0)
     assert ids and all(i.startswith("pnp-") for i in ids)
@@ -281,6 +323,24 @@ def test_calibration_page(watched, smoke_benchmarked, tmp_path, sid, offset):
     watched.open(path)
     _plot_ready(page, "#fig-residuals")
     assert result["verdict"] in page.text_content("#verdict")
+    # the quaternion row is labelled x, y, z, w and holds X_quat_xyzw
+    row = page.eval_on_selector_all("table.kv tbody tr", "rs => rs.map(r => [r.children[0].textContent, "
+                                    "r.children[1].textContent])")  # fmt: skip
+    quat = dict(row)[f"{result['X_name']} quaternion (x, y, z, w)"]
+    q = np.array([float(v) for v in quat.split(",")])
+    assert np.allclose(q, result["X_quat_xyzw"], atol=2e-6) or np.allclose(q, -np.asarray(result["X_quat_xyzw"]), atol=2e-6)
+    # time from the first pair when stamped, the pair index without stamps
+    title, xs = page.evaluate("(() => { const d = document.querySelector('#fig-residuals'); "
+                              "return [d._fullLayout.xaxis.title.text, d.data.flatMap(t => t.xaxis === 'x' ? t.x : [])]; })()")
+    assert title == "time since the first pair [s]" and min(xs) == pytest.approx(0.0, abs=1e-9)
+    assert max(xs) == pytest.approx(max(result["residuals"]["t_s"]) - min(result["residuals"]["t_s"]), abs=1e-9)
+    # the observability table: units, the limit that decides, the reference, and the verdict's reasons
+    obs = page.eval_on_selector_all("#obs-table tbody tr", "rs => rs.map(r => Array.from(r.children).map(c => c.textContent))")
+    assert obs and all(len(r) == 6 for r in obs)
+    by = {r[0]: r for r in obs}
+    assert by["rotation range"][1].endswith(" deg") and by["rotation range"][2] == "≥ 2 deg"
+    assert "{" not in page.text_content("#obs-table") and "[" not in page.text_content("#obs-table")
+    assert page.text_content("#verdict-why").split(":")[0] in ("Determined", "Not determined")
     n_out = page.evaluate("""() => document.querySelector('#fig-residuals').data
         .filter(t => t.name === 'outlier' && t.yaxis === 'y').reduce((a, t) => a + t.x.length, 0)""")
     assert n_out == len(result["outliers"])
@@ -291,7 +351,8 @@ def test_calibration_page(watched, smoke_benchmarked, tmp_path, sid, offset):
     else:
         assert page.query_selector("#fig-offset") is None
     _plot_ready(page, "#fig-frames")
-    assert page.query_selector("#fig-frames canvas") is not None
+    views = page.evaluate("document.querySelector('#fig-frames')._fullLayout.annotations.map(a => a.text)")
+    assert [v.split("</b>")[0].replace("<b>", "") for v in views] == ["top view", "front view", "side view"]
     page.wait_for_timeout(300)
     shot = tmp_path / "calibration.png"
     page.screenshot(path=str(shot), full_page=True)

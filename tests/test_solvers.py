@@ -342,6 +342,40 @@ def test_andreff_scale_is_unbiased_under_camera_noise():
     assert abs(est.mean() - 2.0) < max(4 * sem, 0.005), (est.mean(), sem)
 
 
+def test_registry_andreff_scale_is_the_published_form_biased_up_by_camera_noise():
+    # the benchmark's andreff_scale takes 1/s with the noisy camera translations as regressor (the published form):
+    # errors in variables shrink 1/s, so s comes out too large, while andreff(..., unknown_scale=True) stays unbiased
+    spec = solvers.get_solver("andreff_scale")
+    pub, own = [], []
+    for k in range(60):
+        rng = np.random.default_rng(3000 + k)
+        ch = make_chain(rng, 20, scale=2.0, camera_noise=(0.02, 0.012, 0.012, 0.04))  # level c5
+        A, B = ch.motions()
+        pub.append(spec.run(A, B).scale)
+        own.append(solvers.andreff(A, B, unknown_scale=True)[1])
+        np.testing.assert_allclose(solvers.andreff(A, B, unknown_scale=True, scale_regressor="camera")[1], pub[-1])
+    pub, own = np.asarray(pub), np.asarray(own)
+    sem = pub.std() / np.sqrt(pub.size)
+    assert pub.mean() - 2.0 > 4 * sem and np.median(pub) > np.median(own), (pub.mean(), sem, np.median(own))
+    # noise-free: both forms are exact
+    ch = make_chain(np.random.default_rng(5), 20, scale=3.0)
+    res = spec.run(*ch.motions())
+    assert abs(res.scale - 3.0) < 1e-9 and err(res.X, ch.X)[1] < 1e-6
+    with pytest.raises(InputError, match="scale_regressor: expected one of"):
+        solvers.andreff(*ch.motions(), unknown_scale=True, scale_regressor="both")
+
+
+def test_published_andreff_scale_warns_on_a_negative_scale():
+    rng = np.random.default_rng(72)
+    ch = make_chain(rng, 10)
+    A, B = ch.motions()
+    B = B.copy()
+    B[:, :3, 3] *= -1.0  # camera translations pointing the wrong way: the fitted 1/s is negative
+    with pytest.warns(solvers.DegenerateMotionWarning, match="negative scale"):
+        res = solvers.get_solver("andreff_scale").run(A, B)
+    assert res.scale < 0
+
+
 def test_andreff_scale_is_one_on_metric_data():
     rng = np.random.default_rng(41)
     ch = make_chain(rng, 30, **C2)

@@ -67,10 +67,10 @@ def test_public_names_stay_reachable_lazily():
         (["info", "--json"], 0),
         (["info"], 0),
         (["plan", "--tier", "full"], 0),
-        (["plan", "--tier", "nope"], 1),
+        (["plan", "--tier", "nope"], 2),  # bad input: exit 2
         (["generate", "--help"], 0),
         (["generate"], 2),  # missing --out
-        (["generate", "--out", "x", "--tracks", "bogus"], 1),
+        (["generate", "--out", "x", "--tracks", "bogus"], 2),
         (["generate", "--out", "x", "--workers", "0"], 2),
         (["benchmark", "/nonexistent/folder"], 2),
         (["validate"], 2),

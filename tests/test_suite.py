@@ -224,7 +224,7 @@ def test_cli_suite_check_and_compare():
     res = runner.invoke(main, ["suite", "compare", "--root", str(SUITE), "--only", "kuka_1"])
     assert res.exit_code == 0 and "| kuka_1 |" in res.output
     res = runner.invoke(main, ["suite", "check", "--root", str(SUITE), "--only", "nope"])
-    assert res.exit_code == 1 and "unknown suite entry 'nope'" in res.output
+    assert res.exit_code == 2 and "unknown suite entry 'nope'" in res.output
 
 
 def test_cli_suite_check_fails_with_exit_1(suite_copy):

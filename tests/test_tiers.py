@@ -244,7 +244,7 @@ def test_typo_through_the_cli_is_one_line_and_exit_1(tmp_path):
     p = tmp_path / "typo.yaml"
     p.write_text(yaml.safe_dump(cfg))
     res = CliRunner().invoke(main, ["plan", "--tier", str(p)])
-    assert res.exit_code == 1
+    assert res.exit_code == 2
     lines = res.output.strip().splitlines()
     assert len(lines) == 1 and str(p) in lines[0] and "did you mean 'n_stations'" in lines[0]
 

@@ -1532,6 +1532,61 @@ def _leaderboard_cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+def _level_sort_key(v: str):
+    """Numbers in their numeric order (``3, 5, 10, 30``), then words alphabetically."""
+    try:
+        return (0, float(v), "")
+    except ValueError:
+        return (1, 0.0, v)
+
+
+#: How a row without an estimate is judged: (prefix of its ``error``, kind, what it means).
+FAILURE_KINDS = (
+    ("DegenerateMotionError", "expected",
+     "the motion does not determine what the solver estimates, and it says so rather than guess"),
+    ("reading failed", "unexpected", "the sequence could not be read"),
+    ("", "unexpected", "the solver raised an error or returned no estimate"),
+)  # fmt: skip
+
+
+def describe_failed_rows(results: pd.DataFrame, limit: int = 3) -> list[str]:
+    """One line per kind of row without an estimate (``ok`` false): how many, which, and whether expected.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        A results table (``results.parquet``).
+    limit : int
+        Rows named per kind; the others are counted.
+
+    Returns
+    -------
+    list of str
+        Empty when every row has an estimate, e.g. ``["1 row without an estimate, expected (the motion does not
+        determine ...): andreff_scale on motion-000000 (cone=0|rot=8-15|n=10, oracle): DegenerateMotionError:
+        ..."]``.
+    """
+    if results is None or len(results) == 0:
+        return []
+    bad = results.loc[~results["ok"].to_numpy(dtype=bool, na_value=False)]
+    lines = []
+    taken = np.zeros(len(bad), dtype=bool)
+    errors = _strings(bad["error"]) if "error" in bad.columns else np.full(len(bad), "", dtype=object)
+    for prefix, kind, meaning in FAILURE_KINDS:
+        mine = np.array([(not t) and e.startswith(prefix) for e, t in zip(errors, taken)], dtype=bool)
+        taken |= mine
+        n = int(mine.sum())
+        if not n:
+            continue
+        rows = bad.loc[mine].head(limit)
+        named = "; ".join(f"{r.solver} on {r.sequence_id} ({r.level}, {r.eval_sync}): "
+                          f"{str(r.error)[:160] if isinstance(r.error, str) and r.error else 'no message'}"
+                          for r in rows.itertuples())  # fmt: skip
+        more = f"; {n - limit} more in the error column of results.parquet" if n > limit else ""
+        lines.append(f"{n} row{'s' if n != 1 else ''} without an estimate, {kind} ({meaning}): {named}{more}")
+    return lines
+
+
 def leaderboard_markdown(results: pd.DataFrame, solvers=None, dataset: str | None = None, *, summary=None) -> str:
     """The leaderboard (Markdown) of a results table, laid out as the published KinHEC leaderboard.
 
@@ -1541,12 +1596,14 @@ def leaderboard_markdown(results: pd.DataFrame, solvers=None, dataset: str | Non
     others one ``oracle`` table.  Each table lists, per solver (sorted by
     median X translation error), the number of sequences, the success rate
     (fraction), the median and mean X rotation [deg] and translation [mm]
-    errors, the medians of ``Y`` (``A X = Y B`` solvers) and the median
-    runtime [ms].  The monocular track adds the median relative scale error
-    of ``andreff_scale``.  Then, per factor named in the ``level`` column
-    (``key=value`` parts), the median X translation and rotation errors per
-    value and solver (``oracle``; a sequence without that factor is listed
-    under its whole level).
+    errors, the medians of ``Y`` (``A X = Y B`` solvers), the means of the X
+    errors (after the medians: a few degenerate sequences can dominate them)
+    and the median runtime [ms].  The monocular track adds the median
+    relative scale error of ``andreff_scale``.  Then, per factor named in the
+    ``level`` column (``key=value`` parts), the median X translation and
+    rotation errors per value and solver over the sequences of that factor's
+    sweep only (``oracle``).  Rows without an estimate are listed at the end
+    (:func:`describe_failed_rows`).
     """
     solver_order = _registry.evaluated_names() if solvers is None else list(solvers)
     summ = summarize_results(results, solver_order) if summary is None else summary
@@ -1557,7 +1614,9 @@ def leaderboard_markdown(results: pd.DataFrame, solvers=None, dataset: str | Non
         "Median errors of X (rotation in degrees, translation in millimetres) per track, against the metric ground "
         "truth; solvers sorted by median translation error.  `succ.` = fraction of sequences for which the solver "
         "returned a finite estimate.  Asynchronous sequences are evaluated twice: with the true clock offset "
-        "(`oracle`) and with the offset estimated from the streams (`estimated`)."
+        "(`oracle`) and with the offset estimated from the streams (`estimated`).  The medians come first; the "
+        "means after them can be dominated by a few degenerate sequences (e.g. a motion about one axis).  The "
+        "tables per factor hold only the sequences of that factor's sweep."
         + (f"  Dataset `{dataset}`, kinhec {__version__}." if dataset else ""),
         "",
     ]
@@ -1569,16 +1628,18 @@ def leaderboard_markdown(results: pd.DataFrame, solvers=None, dataset: str | Non
         lines += [f"Marked (plug-in): {', '.join(f'`{s}`' for s in plugins)}, solvers registered by the user "
                   "(`kinhec.solvers.register`), evaluated under the same protocol as the kinhec baselines.", ""]  # fmt: skip
     cols = _Columns(results) if results is not None and len(results) else None
-    header = ["solver", "n", "succ.", "X rot median [deg]", "X rot mean [deg]", "X trans median [mm]",
-              "X trans mean [mm]", "Y rot median [deg]", "Y trans median [mm]", "runtime median [ms]"]  # fmt: skip
+    # the medians lead; the means follow them, apart: a few degenerate sequences (a motion about one axis) can
+    # dominate a mean by orders of magnitude
+    header = ["solver", "n", "succ.", "X rot median [deg]", "X trans median [mm]", "Y rot median [deg]",
+              "Y trans median [mm]", "X rot mean [deg]", "X trans mean [mm]", "runtime median [ms]"]  # fmt: skip
 
     def solver_rows(per, mode):
         items = [(s, m[mode]) for s, m in per.items() if mode in m]
         key = lambda it: (not np.isfinite(it[1]["X_trans_err_mm_median"]), it[1]["X_trans_err_mm_median"])  # noqa: E731
         items = sorted(items, key=lambda it: (key(it)[0], key(it)[1] if not key(it)[0] else 0.0))
         return [[_solver_label(s), str(st["n"]), _f(st["success_rate"], 2), _f(st["X_rot_err_deg_median"], 3),
-                 _f(st["X_rot_err_deg_mean"], 3), _f(st["X_trans_err_mm_median"], 3), _f(st["X_trans_err_mm_mean"], 3),
-                 _f(st["Y_rot_err_deg_median"], 3), _f(st["Y_trans_err_mm_median"], 3), _f(st["runtime_ms_median"], 1)]
+                 _f(st["X_trans_err_mm_median"], 3), _f(st["Y_rot_err_deg_median"], 3), _f(st["Y_trans_err_mm_median"], 3),
+                 _f(st["X_rot_err_deg_mean"], 3), _f(st["X_trans_err_mm_mean"], 3), _f(st["runtime_ms_median"], 1)]
                 for s, st in items]  # fmt: skip
 
     for track in sorted(res):
@@ -1611,23 +1672,30 @@ def leaderboard_markdown(results: pd.DataFrame, solvers=None, dataset: str | Non
         keys = list(dict.fromkeys(k for f in factors for k in f))
         names = sorted(set(cols.solver[idx]))
         for k in keys:
-            labels = np.array([f.get(k, lv) for f, lv in zip(factors, cols.level[idx])], dtype=object)
-            values = sorted(set(labels))
+            has = np.array([k in f for f in factors], dtype=bool)  # the sequences of this factor's sweep only
+            sweep = idx[has]
+            labels = np.array([f[k] for f in factors if k in f], dtype=object)
+            values = sorted(set(labels), key=_level_sort_key)
             if len(values) < 2:
                 continue
             for col, what in (("X_trans_err_mm", "Median X translation error [mm]"),
                               ("X_rot_err_deg", "Median X rotation error [deg]")):  # fmt: skip
                 rows = []
                 for v in values:
-                    sel = idx[labels == v]
+                    sel = sweep[labels == v]
                     r = [_leaderboard_cell(v)]
                     for name in names:
                         x = cols.num[col][sel[cols.solver[sel] == name]]
                         r.append(_f(_median(x), 3))
                     rows.append(r)
-                lines += [f"### {what} versus `{k}` (oracle synchronisation, other factors marginalised)", ""]
+                n_seq = int(np.unique(cols.sid[sweep]).size)
+                lines += [f"### {what} versus `{k}` (oracle synchronisation, other factors marginalised)", "",
+                          f"The {n_seq} sequences of the `{k}` sweep only.", ""]  # fmt: skip
                 lines += _md_table(["level"] + [_solver_label(n) for n in names], rows) + [""]
     eff = efficiency_markdown(results, solver_order, summary=summ.get("efficiency"))
     if eff:
         lines += [eff]
+    failures = describe_failed_rows(results, limit=20)
+    if failures:
+        lines += ["## Rows without an estimate", ""] + [f"* {ln}" for ln in failures] + [""]
     return "\n".join(lines).rstrip("\n") + "\n"

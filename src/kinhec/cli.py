@@ -1,10 +1,15 @@
 """The ``kinhec`` command line.
 
 Each command is a thin entry point: parse the arguments, call one library
-function, print.  Known problems (:class:`kinhec.errors.KinhecError`) are
-reported as one line on stderr with exit status 1; ``kinhec --debug ...``
-shows the full traceback instead.  Heavy modules are imported inside the
-commands so that ``kinhec --help`` stays fast.
+function, print.  Every known problem is one line on stderr,
+``kinhec <command>: error: <what was expected, what came>``, with the exit
+status of its kind (:func:`exit_status`): 2 for bad input (a missing or wrong
+path, option or name, a file that is not what the command reads: fix the
+command and run it again), 1 when the command ran and the job failed or found
+problems (validation findings, failed shards, a folder another kinhec process
+is writing, motions that do not determine the unknowns).  ``kinhec --debug
+...`` shows the full traceback instead.  Heavy modules are imported inside
+the commands so that ``kinhec --help`` stays fast.
 """
 
 from __future__ import annotations
@@ -15,26 +20,76 @@ from pathlib import Path
 import click
 
 from kinhec import __version__
-from kinhec.errors import KinhecError
+from kinhec.errors import DatasetFormatError, FolderInUseError, InputError, KinhecError
+
+#: Exit status of bad input (the command line or a file it names) and of a job that failed or found problems.
+EXIT_BAD_INPUT, EXIT_FAILED = 2, 1
+
+
+def exit_status(exc: BaseException) -> int:
+    """2 for bad input (usage errors, :class:`InputError`, :class:`DatasetFormatError`, paths that cannot be
+    read or written), 1 for every other known problem (a folder in use, degenerate motion, no convergence)."""
+    if isinstance(exc, FolderInUseError):
+        return EXIT_FAILED
+    if isinstance(exc, (click.UsageError, InputError, DatasetFormatError, OSError)):
+        return EXIT_BAD_INPUT
+    return EXIT_FAILED
+
+
+class OneLineError(click.ClickException):
+    """A known problem, shown as ``kinhec <command>: error: <message>`` (one line) with its exit status."""
+
+    def __init__(self, command: str, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.command = command
+        self.exit_code = exit_code
+
+    def show(self, file=None) -> None:
+        click.echo(f"{self.command}: error: {' '.join(str(self.message).split())}", err=True)
+
+
+def _command_path(ctx: click.Context) -> str:
+    """``kinhec`` and the sub-command being run (``kinhec benchmark``); set once the group has resolved it."""
+    sub = ctx.invoked_subcommand if ctx is not None else None
+    return f"kinhec {sub}" if sub else "kinhec"
+
+
+def _usage_path(exc: click.UsageError) -> str:
+    """The command path of a usage error, named ``kinhec`` whatever the program was called."""
+    words = exc.ctx.command_path.split() if exc.ctx is not None else []
+    return " ".join(["kinhec"] + words[1:])
+
+
+def _usage_message(exc: click.UsageError) -> str:
+    return f"{exc.format_message().rstrip('.')} (see {_usage_path(exc)} --help)"
 
 
 class _KinhecGroup(click.Group):
-    """A click group that turns kinhec errors into one line and exit status 1."""
+    """A click group that turns known problems and usage errors into one line and their exit status."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.UsageError as exc:  # e.g. an unknown option of kinhec itself
+            raise OneLineError("kinhec", _usage_message(exc), EXIT_BAD_INPUT) from None
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
+        except OneLineError:
+            raise
+        except click.UsageError as exc:  # a missing folder, a bad option value, an unknown command or option
+            raise OneLineError(_usage_path(exc) if exc.ctx is not None else _command_path(ctx), _usage_message(exc),
+                               EXIT_BAD_INPUT) from None  # fmt: skip
         except KinhecError as exc:
             if ctx.obj and ctx.obj.get("debug"):
                 raise
-            click.echo(f"kinhec: error: {exc}", err=True)
-            ctx.exit(1)
+            raise OneLineError(_command_path(ctx), str(exc), exit_status(exc)) from None
         except OSError as exc:  # a path that cannot be created, read or written
             if ctx.obj and ctx.obj.get("debug"):
                 raise
             where = f"{exc.filename}: " if exc.filename else ""
-            click.echo(f"kinhec: error: {where}{exc.strerror or exc}", err=True)
-            ctx.exit(1)
+            raise OneLineError(_command_path(ctx), f"{where}{exc.strerror or exc}", EXIT_BAD_INPUT) from None
         except KeyboardInterrupt:
             click.echo("kinhec: interrupted", err=True)
             ctx.exit(130)
@@ -333,7 +388,7 @@ def index(data):
 
 
 @main.command()
-@click.argument("data", type=click.Path(file_okay=False))
+@click.argument("data", type=click.Path(exists=True, file_okay=False))
 @click.option("--max-sequences", type=int, default=None, callback=_positive_int,
               help="Check N sequences evenly spaced over the index (folder-level checks always run on everything).")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None, help="Write the findings as JSON.")
@@ -353,6 +408,9 @@ def validate(ctx, data, max_sequences, report_path, partial, quiet):
     if report_path:
         report.write_json(report_path)
         con.print(f"report written to {report_path}")
+    from kinhec.validation_record import record_validation
+
+    record_validation(data, report)  # for kinhec report DATA ("validation: passed"), beside the data's state
     if not report.ok:
         ctx.exit(1)
 
@@ -393,11 +451,14 @@ class _simple_progress:
 @click.argument("data", type=click.Path(exists=True, file_okay=False))
 @click.option("--hf-repo", default=None, metavar="USER/NAME",
               help="Hugging Face dataset repository: absolute figure URLs and download commands name it.")
-def card(data, hf_repo):
+@click.option("--source", default=None, metavar="URL|PATH",
+              help="Where users pip-install kinhec from (a git URL or a path), for the card's install lines "
+                   "(default: a clone of kinhec's source in ./kinhec).")
+def card(data, hf_repo, source):
     """Write the dataset card README.md (with LICENSE and CITATION.cff) from the index."""
     from kinhec.card import write_card
 
-    path = write_card(data, hf_repo=hf_repo)
+    path = write_card(data, hf_repo=hf_repo, source=source)
     click.echo(f"card written to {path}")
 
 
@@ -494,8 +555,8 @@ def clean(ctx, root, dry_run, partial, data, build, all_, yes, force):
 @click.option("--out", "out", type=click.Path(file_okay=False), default=None, help="Output folder (default DATA/benchmarks).")
 @click.option("--solvers", cls=_MultiValue,
               help="Only these solvers, baselines or plug-ins (" + _SEVERAL.format(ex="--solvers shah tsai_lenz") +
-                   "; default: kinhec's thirteen solvers, reprojection on the sequences with pixels, and every "
-                   "plug-in).")
+                   "; default: kinhec's thirteen solvers, that is the twelve pose solvers on every sequence and "
+                   "reprojection on the sequences with pixels, and every plug-in).")
 @click.option("--solver-module", "solver_modules", multiple=True, metavar="MODULE",
               help="Import this module (mypkg.mysolvers) or .py file first; its kinhec.solvers.register calls add "
                    "plug-in solvers (repeatable).")
@@ -533,6 +594,10 @@ def benchmark(ctx, data, out, solvers, solver_modules, tracks, max_sequences, sy
         f"shard(s) evaluated, {s.skipped_units} reused; {s.n_ok:,}/{s.n_rows:,} rows ok; "
         f"{s.wall_s:.1f} s wall, {s.cpu_s:.1f} s CPU"
     )
+    from kinhec.benchmark import describe_failed_rows
+
+    for line in describe_failed_rows(s.results, limit=3) if s.results is not None else []:
+        con.print(line, highlight=False, markup=False)  # which rows have no estimate, and whether that is expected
     for o in s.failed:
         con.print(f"[red]shard {o.track}-{o.shard_index:05d} failed[/red]: {o.error}")
     if s.unreadable:

@@ -28,6 +28,10 @@ class UnknownNameError(InputError):
         )
 
 
+class FolderInUseError(InputError):
+    """Another kinhec process holds the writer lock of a folder (wait for it, or remove a stale lock)."""
+
+
 class SolverOutputError(KinhecError):
     """A solver returned something that is not an estimate (see :func:`kinhec.solvers.normalise_result`)."""
 

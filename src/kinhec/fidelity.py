@@ -355,6 +355,103 @@ def render_same_data(table: pd.DataFrame, *, tracks=("monocular",), title: str =
     return "\n".join(lines) + "\n"
 
 
+#: Markers around the sections of the page that can be rewritten on their own (no medium-tier run).
+SMALL_BEGIN, SMALL_END = "<!-- small-tier:begin -->", "<!-- small-tier:end -->"
+SAME_BEGIN, SAME_END = "<!-- same-data:begin -->", "<!-- same-data:end -->"
+
+
+def write_medians(medians: pd.DataFrame, path: str | Path) -> Path:
+    """Store :func:`results_medians` as CSV (``track, solver, rot, trans, n, n_rows``; the published side of a tier)."""
+    path = Path(path)
+    cols = ["rot", "trans", "n", "n_rows"]
+    medians[cols].reset_index().to_csv(path, index=False, float_format="%.6g", lineterminator="\n")
+    return path
+
+
+def read_medians(path: str | Path) -> pd.DataFrame:
+    """Read :func:`write_medians`'s CSV: index ``(track, solver)``, columns ``rot`` [deg], ``trans`` [mm], ``n``, ``n_rows``.
+
+    Raises
+    ------
+    InputError
+        The file is missing or lacks a column (the message names it).
+    """
+    path = Path(path)
+    try:
+        t = pd.read_csv(path)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path}: expected a CSV of medians (track, solver, rot, trans, n, n_rows), got {exc}") from None
+    missing = sorted({"track", "solver", "rot", "trans", "n", "n_rows"} - set(t.columns))
+    if missing:
+        raise InputError(f"{path}: expected the columns track, solver, rot, trans, n, n_rows; missing {missing}")
+    return t.set_index(["track", "solver"])
+
+
+def small_tier_table(ours: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
+    """kinhec's medians on its small tier beside the published toolkit's on its own small tier.
+
+    Parameters
+    ----------
+    ours : DataFrame
+        kinhec's ``results.parquet`` of the small tier.
+    published : DataFrame
+        :func:`read_medians` of the published toolkit's results on the small tier it generated.
+
+    Returns
+    -------
+    DataFrame
+        :func:`compare` with the published medians in the card's place (``rot_card``, ``trans_card``: published;
+        ``ratio_*``: kinhec / published), the published row order, ``n`` and ``n_rows`` kinhec's.
+    """
+    return compare(published[["rot", "trans"]], results_medians(ours))
+
+
+def render_small_tier(table: pd.DataFrame, *, focus: str = "andreff_scale") -> str:
+    """Markdown of :func:`small_tier_table`: ``focus``'s medians per track, then every ratio (solver x track)."""
+    tracks = list(dict.fromkeys(table.index.get_level_values("track")))
+    chk = table[table["checked"]]
+    ratios = chk[["ratio_rot", "ratio_trans"]].to_numpy().ravel()
+    ratios = ratios[np.isfinite(ratios)]
+    inside = int(((ratios >= RATIO_LOW) & (ratios <= RATIO_HIGH)).sum())
+    w, (wt, ws, wk) = worst_ratio(table)
+    out = [f"{inside} of {ratios.size} track x solver medians within {RATIO_LOW}-{RATIO_HIGH}x the published ones "
+           f"({', '.join(f'`{s}`' for s in EXCLUDED)} aside); worst ratio {w:.2f} (`{wt}`, `{ws}`, "
+           f"{'rotation' if wk == 'rot' else 'translation'}).", "",
+           f"`{focus}`, median translation error of `X` [mm] (`oracle`):", "",
+           "| track | published | kinhec | ratio |", "|---|---|---|---|"]  # fmt: skip
+    for track in tracks:
+        if (track, focus) in table.index:
+            r = table.loc[(track, focus)]
+            out.append(f"| `{track}` | {_fmt(r['trans_card'], 2)} | {_fmt(r['trans_ours'], 2)} | {_fmt(r['ratio_trans'], 2)} |")
+    out += ["", "Every solver, ratio kinhec / published of the median rotation / translation error of `X`:", "",
+            "| solver | " + " | ".join(f"`{t}`" for t in tracks) + " |", "|---|" + "---|" * len(tracks)]
+    for solver in dict.fromkeys(table.index.get_level_values("solver")):
+        cells = []
+        for track in tracks:
+            if (track, solver) not in table.index:
+                cells.append("-")
+                continue
+            r = table.loc[(track, solver)]
+            parts = []
+            for k in ("rot", "trans"):
+                x = r[f"ratio_{k}"]
+                txt = _fmt(x, 2)
+                parts.append(f"**{txt}**" if r["checked"] and np.isfinite(x) and not RATIO_LOW <= x <= RATIO_HIGH else txt)
+            cells.append(" / ".join(parts))
+        name = f"`{solver}`" if solver not in EXCLUDED else f"*`{solver}`*"
+        out.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
+def replace_section(page: str, body: str, begin: str = SMALL_BEGIN, end: str = SMALL_END) -> str:
+    """``page`` with the text between the markers ``begin`` and ``end`` replaced by ``body``."""
+    if begin not in page or end not in page:
+        raise InputError(f"fidelity page: expected the markers {begin} and {end}, found none")
+    head, rest = page.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{begin}\n{body.rstrip()}\n{end}{tail}"
+
+
 def fill_template(template: str, body: str) -> str:
     """Insert ``body`` at the ``<!-- TABLES -->`` marker of ``template``."""
     if "<!-- TABLES -->" not in template:

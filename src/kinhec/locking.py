@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from kinhec.errors import InputError
+from kinhec.errors import FolderInUseError
 
 __all__ = ["STATE_DIR", "LOCK_NAME", "FolderLock", "writer_lock", "lock_holder", "live_lock_holder", "pid_alive",
            "refuse_if_in_use"]
@@ -55,7 +55,7 @@ class FolderLock:
                     continue
                 cmd = f" running '{other['command']}'" if other.get("command") else ""
                 since = f" since {other['started']}" if other.get("started") else ""
-                raise InputError(
+                raise FolderInUseError(
                     f"{self.folder}: expected a folder no other kinhec process is writing, got a lock held by pid "
                     f"{other.get('pid')} on {other.get('host')}{cmd}{since} ({self.path}); wait for it to finish, "
                     "or, if that process is gone, delete the lock file"
@@ -104,7 +104,7 @@ def live_lock_holder(path) -> dict | None:
 
 
 def refuse_if_in_use(folder, action: str) -> None:
-    """Raise :class:`InputError` when a running kinhec writer holds the lock of ``folder``.
+    """Raise :class:`~kinhec.errors.FolderInUseError` when a running kinhec writer holds the lock of ``folder``.
 
     A folder being written is incomplete by design (no index yet, or one of
     the shards done so far): ``validate``, ``benchmark`` and ``report`` say it
@@ -115,7 +115,7 @@ def refuse_if_in_use(folder, action: str) -> None:
     busy = live_lock_holder(path)
     if busy is not None:
         what = busy.get("command") or "kinhec"
-        raise InputError(f"{folder}: in use: {what} (pid {busy.get('pid')} on {busy.get('host')}) is writing it; "
+        raise FolderInUseError(f"{folder}: in use: {what} (pid {busy.get('pid')} on {busy.get('host')}) is writing it; "
                          f"{action} it when that run has finished (a lock left by a crash: delete {path})")
 
 

@@ -166,8 +166,32 @@ def _skeleton(doc):
     return {**doc, "input": {**doc["input"], "views": cut}}
 
 
+#: The top-level keys of an observation JSON.
+OBSERVATION_KEYS = ("version", "cameras", "problem", "input")
+
+
+def _not_an_observation_file(doc, where: str) -> str | None:
+    """A one-line reason when ``doc`` is some other JSON altogether (none of the observation keys), else None."""
+    if isinstance(doc, dict) and any(k in doc for k in OBSERVATION_KEYS):
+        return None
+    got = (f"a JSON object with the keys {', '.join(list(doc)[:6])}{', ...' if len(doc) > 6 else ''}"
+           if isinstance(doc, dict) else f"a JSON {type(doc).__name__}")  # fmt: skip
+    msg = (f"{where}: not an observation JSON: expected the keys {', '.join(OBSERVATION_KEYS)} (the calibration-rs "
+           f"observation format, docs/regression.md; regression/observations/kuka_1.json is one), got {got}")  # fmt: skip
+    views = doc.get("views") if isinstance(doc, dict) else None
+    if "object_points_m" in doc and isinstance(views, list) and views and isinstance(views[0], dict) \
+            and "corners_px" in views[0]:  # fmt: skip
+        msg += ("; this is RWHE-Calib's corner detections (corners_opencv_detected.json), which kinhec suite freeze "
+                "converts together with the robot poses of RobotPosesVec.txt into regression/observations/<id>.json")
+    return msg
+
+
 def _validate(doc, where: str) -> None:
     import jsonschema  # runtime dependency; imported here to keep `import kinhec` light
+
+    other = _not_an_observation_file(doc, where)
+    if other is not None:
+        raise DatasetFormatError(other)
 
     validator = jsonschema.Draft202012Validator(load_schema())
     err = jsonschema.exceptions.best_match(validator.iter_errors(_skeleton(doc)))

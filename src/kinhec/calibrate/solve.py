@@ -72,6 +72,7 @@ from kinhec.calibrate import uncertainty as unc
 from kinhec.errors import DegenerateMotionError, InputError, KinhecError
 from kinhec.solvers import _common as c
 from kinhec.solvers import registry
+from kinhec.solvers.axxb_andreff import andreff
 
 __all__ = ["Solution", "initial_candidates", "consensus_order", "refine", "noise_report", "scan_offset", "choose_domain",
            "CHI2_6_9999", "motions_between", "robust_y"]
@@ -224,7 +225,7 @@ def initial_candidates(A, B, *, solver: str | None = None, estimate_scale: bool 
     s0 = None
     if estimate_scale:
         try:
-            s0 = registry.get_solver("andreff_scale").run(Am, Bm).scale
+            s0 = andreff(Am, Bm, unknown_scale=True)[1]  # the form unbiased by camera noise (not the registry's)
         except KinhecError:
             s0 = None
         if s0 is None or not np.isfinite(s0) or s0 <= 0:

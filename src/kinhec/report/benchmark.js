@@ -14,11 +14,27 @@
     if (!tracks.length) return;
     options(sel, tracks);
     const table = new SortableTable(document.getElementById("leaderboard"), [], { sortKey: "X_rot_err_deg:oracle", sortDir: 1 });
+    const modeNote = document.getElementById("lb-mode");
     function update() {
       const rows = D.leaderboard.tracks[sel.value];
-      table.columns = D.leaderboard.columns
-        .filter((c) => ["solver", "n", "succ"].includes(c.key) || rows.some((r) => r[c.key] !== null && r[c.key] !== undefined))
-        .map((c) => Object.assign({}, c, { text: c.key === "solver", best: !!c.best, short: c.mode || c.label }));
+      const shown = D.leaderboard.columns
+        .filter((c) => ["solver", "n", "succ"].includes(c.key) || rows.some((r) => r[c.key] !== null && r[c.key] !== undefined));
+      const modes = Array.from(new Set(shown.filter((c) => c.mode).map((c) => c.mode)));
+      /* one synchronisation only: one header row, the mode said once above the table */
+      const single = modes.length === 1;
+      const b = (D.leaderboard.bounds || {})[sel.value] || {};
+      const bounds = Object.keys(b).filter((k) => !single || k.endsWith(":" + modes[0]))
+        .map((k) => {
+          const [col, mode] = k.split(":"), parts = col.split("_crlb_");  /* X_rot_crlb_deg -> X rot 0.064 deg */
+          return parts[0].replace(/_/g, " ") + (single ? "" : " (" + mode + ")") + " " + fmt(b[k]) + " " + (parts[1] || "");
+        });
+      modeNote.textContent = (single ? "synchronisation: " + modes[0] + " (every sequence of this track)" :
+        "synchronisation: oracle and estimated side by side") +
+        (bounds.length ? "; Cramér-Rao bound, median over the sequences: " + bounds.join(", ") : "");
+      table.columns = shown.map((c) => Object.assign({}, c, {
+        text: c.key === "solver", best: !!c.best,
+        short: c.mode ? (single ? c.group : c.mode) : c.label, group: single ? "" : c.group,
+      }));
       if (!table.columns.some((c) => c.key === table.sortKey)) { table.sortKey = "solver"; table.sortDir = 1; }
       table.setRows(rows);
     }
@@ -81,7 +97,7 @@
   /* ------------------------------------------------------------ sequences and drill-down */
   const SEQ_COLUMNS = [
     { key: "id", label: "sequence", text: true }, { key: "track", label: "track", text: true },
-    { key: "level", label: "level", text: true }, { key: "robot", label: "robot", text: true },
+    { key: "level", label: "level", text: true, wrap: true }, { key: "robot", label: "robot", text: true },
     { key: "configuration", label: "configuration", text: true }, { key: "family", label: "family", text: true },
     { key: "sync", label: "sync", text: true }, { key: "best", label: "best solver", text: true },
     { key: "best_rot", label: "best X rot [deg]" }, { key: "median_rot", label: "median X rot [deg]" },
@@ -230,8 +246,10 @@
       data: data,
       layout: {
         title: { text: "Every solver's error on this sequence", font: { size: 13 } }, barmode: "group",
-        xaxis: axis("", { domain: [0, 0.46], tickangle: -40 }), yaxis: axis("X rotation error [deg]", { type: "log" }),
-        xaxis2: axis("", { domain: [0.54, 1], tickangle: -40 }), yaxis2: axis("X translation error [mm]", { type: "log", anchor: "x2" }),
+        xaxis: axis("", { domain: [0, 0.46], tickangle: -40 }),
+        yaxis: logAxis("X rotation error [deg]", row.results.filter((r) => r[2]).map((r) => r[3])),
+        xaxis2: axis("", { domain: [0.54, 1], tickangle: -40 }),
+        yaxis2: logAxis("X translation error [mm]", row.results.filter((r) => r[2]).map((r) => r[4]), { anchor: "x2" }),
         height: 360, margin: { l: 60, r: 10, t: 40, b: 110 }, legend: { orientation: "h", y: 1.12, x: 1, xanchor: "right" },
         paper_bgcolor: "white", plot_bgcolor: "white",
       },
@@ -242,7 +260,7 @@
     { key: "solver", label: "solver", text: true }, { key: "mode", label: "synchronisation", text: true },
     { key: "ok", label: "estimate", text: true }, { key: "xr", label: "X rot [deg]", best: true },
     { key: "xt", label: "X trans [mm]", best: true }, { key: "yr", label: "Y rot [deg]" }, { key: "yt", label: "Y trans [mm]" },
-    { key: "error", label: "message", text: true },
+    { key: "error", label: "message", text: true, wrap: true },
   ];
 
   function openSequence(row, tr) {

@@ -16,6 +16,7 @@ from kinhec.report import data as rdata
 from kinhec.report.figures import composition_figures, curve_figure, solver_colors
 from kinhec.report.page import render_page, write_page
 from kinhec.report.sequences import MAX_POINTS, sequence_payloads
+from kinhec.validation_record import read_record
 
 __all__ = ["REPORT_FILE", "build_benchmark_report"]
 
@@ -36,12 +37,13 @@ _BODY = """
 <main>
 <section class="view" id="view-leaderboard">
   <h2>Leaderboard per track</h2>
-  <div class="controls"><label for="lb-track">track</label> <select id="lb-track"></select></div>
+  <div class="controls"><label for="lb-track">track</label> <select id="lb-track"></select>
+    <span class="note" id="lb-mode"></span></div>
   <p class="note">Medians over the sequences for which a solver returned an estimate (<i>succ.</i> is that share).
   <b>oracle</b> pairs the two streams with the true clock offset, <b>estimated</b> with the offset estimated from the
   angular speeds (asynchronous sequences only). Click a column to sort; the best value of each error column is in bold.
   {crlb_note}</p>
-  <div class="scroll"><table class="data" id="leaderboard"></table></div>
+  <div class="scroll wide"><table class="data compact" id="leaderboard"></table></div>
   {no_results}
 </section>
 <section class="view" id="view-curves">
@@ -72,14 +74,14 @@ _BODY = """
   </div>
   <p class="note">Click a row to open the sequence: its scene, its two streams, every solver's result and its
   validation status. Streams are thinned to at most {max_points} samples for the page.</p>
-  <div class="scroll"><table class="data" id="sequences"></table></div>
+  <div class="scroll wide-rows"><table class="data compact" id="sequences"></table></div>
   <div class="drill" id="drill" hidden>
     <h3 id="drill-title"></h3>
     <p id="drill-status"></p>
     <ul class="warnings" id="drill-findings"></ul>
     <div class="drill-grid"><div id="seq-scene" class="plot"></div><div id="streams" class="plot"></div></div>
     <div id="seq-errors" class="plot"></div>
-    <div class="scroll"><table class="data" id="seq-results"></table></div>
+    <div class="scroll"><table class="data compact" id="seq-results"></table></div>
   </div>
 </section>
 </main>
@@ -95,6 +97,16 @@ def _dataset_name(root: Path) -> tuple[str, str]:
     name = str(info.get("dataset") or root.resolve().name)
     tier = info.get("tier")
     return name, (f"tier {tier}" if tier else "")
+
+
+def _validation_text(val: dict | None, stale: bool) -> str:
+    """The subtitle's word on the validation: passed / FAILED (and on what), out of date, or not run."""
+    if val is None:
+        return "out of date (the index changed since kinhec validate ran)" if stale else "not run"
+    what = "passed" if val["ok"] else "FAILED"
+    if val.get("sample") not in (None, "all"):
+        what += f" on {val.get('checked')} sequences ({val['sample']})"
+    return what
 
 
 def build_benchmark_report(
@@ -116,7 +128,8 @@ def build_benchmark_report(
         HTML file to write; default ``root / "report.html"``.
     validation : str or Path, optional
         A validation report (``kinhec validate DIR --report FILE``) giving the per-sequence status;
-        default ``root / "validation.json"`` when it exists.
+        default ``root / "validation.json"`` when it exists, else what the last ``kinhec validate DIR``
+        recorded (:mod:`kinhec.validation_record`) when the index is still the one it checked.
     validate : bool
         Run the validator now (:func:`kinhec.validate.validate_dataset`, slower) instead of reading a
         report.
@@ -151,6 +164,7 @@ def build_benchmark_report(
         raise InputError(f"out: the folder {out.parent} does not exist")
 
     results = rdata.read_results(root)
+    stale = False
     if validate:
         from kinhec.validate import validate_dataset
 
@@ -159,8 +173,10 @@ def build_benchmark_report(
         val = rdata.read_validation(validation)
     elif (root / rdata.VALIDATION_FILE).is_file():
         val = rdata.read_validation(root / rdata.VALIDATION_FILE)
-    else:
-        val = None
+    else:  # what the last kinhec validate of this folder recorded, if the index is still the one it checked
+        record, state = read_record(root)
+        val = rdata.validation_from_dict(record) if state == "current" else None
+        stale = state == "stale"
     say(f"read the index ({len(manifest)} sequences) and "
         + (f"{len(results)} result rows" if results is not None else "no results") + f" ({time.perf_counter() - t0:.1f} s)")
 
@@ -181,13 +197,14 @@ def build_benchmark_report(
     n_res = 0 if results is None else len(results)
     subtitle = (f"{len(manifest):,} sequences{', ' + tier if tier else ''}; {n_res:,} result rows"
                 f"{', ' + str(len(solvers)) + ' solvers' if solvers else ''}; "
-                f"validation: {'not run' if val is None else ('passed' if val['ok'] else 'FAILED')}; "
+                f"validation: {_validation_text(val, stale)}; "
                 f"page written by kinhec {__version__}")  # fmt: skip
     crlb_note = ""
     if board["crlb"]:
-        crlb_note = ("Cramér-Rao columns (" + ", ".join(board["crlb"]) + "): the expected error of an efficient "
-                     "estimator on the same pairs (CRLB) and each run's error divided by it (efficiency; 1 is the "
-                     "best an unbiased estimator can do), medians as above.")  # fmt: skip
+        crlb_note = ("Efficiency columns: each run's error divided by the Cramér-Rao bound of its sequence (the "
+                     "expected error of an efficient estimator on the same pairs; 1 is the best an unbiased "
+                     "estimator can do), medians as above. The bound depends on the sequence, not on the solver: "
+                     "its median over the track's sequences is given above the table.")  # fmt: skip
     body = _BODY.format(
         title=html.escape(f"kinhec benchmark report: {name}"),
         subtitle=html.escape(subtitle),
@@ -207,7 +224,8 @@ def build_benchmark_report(
         "composition": composition_figures(rdata.composition(manifest)),
         "sequences": rows,
         "scenes": scenes,
-        "validation_hint": f"kinhec validate {root} --report {root / rdata.VALIDATION_FILE} records it for this page",
+        "validation_hint": (f"the index changed since the last validation: run kinhec validate {root} again" if stale
+                            else f"kinhec validate {root} records it for this page"),
     }
     page = render_page(f"kinhec report: {name}", body, data, "benchmark.js")
     path = write_page(page, out)

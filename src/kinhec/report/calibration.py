@@ -6,7 +6,9 @@ The dict follows the calibration result contract (what ``kinhec calibrate
 ``Y``/``Y_std``, ``time_offset_s``/``time_offset_std_s`` (camera stamp =
 robot time + offset), ``scale``/``scale_std``, ``n_pairs``, ``outliers``,
 ``observability``, ``warnings``, ``verdict``, ``residuals`` (one entry per
-pair) and ``offset_curve``.  Extra keys are ignored.
+pair) and ``offset_curve``; ``notes``, ``init_solver`` and ``inputs`` are shown
+when present.  Other keys are ignored.  The observability section is built by
+:mod:`kinhec.report.observability`.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from kinhec import __version__, se3
+from kinhec import __version__, palette, se3
 from kinhec.errors import InputError
-from kinhec.report.figures import base_layout
+from kinhec.report.figures import axis_spec, base_layout
+from kinhec.report.observability import observability_figure, observability_table, verdict_explanation
 from kinhec.report.page import render_page, write_page
 
 __all__ = ["REQUIRED_KEYS", "check_calibration_result", "write_calibration_report"]
@@ -115,31 +118,44 @@ def _table(rows, cls: str = "data kv") -> str:
            f'<th class="text">1 sigma</th></tr></thead><tbody>{body}</tbody></table>'  # fmt: skip
 
 
-def _axis(title: str, **kw) -> dict:
-    return {"title": {"text": title}, "gridcolor": "#e5e5e5", "zeroline": False, "showline": True, "linecolor": "#888", **kw}
+def _time_axis(result: dict) -> tuple[list[float], str, str]:
+    """x values, axis title and kind (``"t"`` or ``"pair"``) of the residual figure.
+
+    A recording with time stamps is drawn against the seconds since its first pair.  One without (RWHE,
+    Tabb, corner files: paired by order) has no clock offset (``time_offset_s`` None) and ``t_s`` is the
+    pair index 0, 1, 2, ...: it is drawn against the pair index, and the axis says so.
+    """
+    t = [_num(v) for v in result["residuals"]["t_s"]]
+    if result.get("time_offset_s") is None and t == [float(i) for i in range(len(t))]:
+        return t, "pair (recording order; the files have no time stamps)", "pair"
+    t0 = next((v for v in t if math.isfinite(v)), 0.0)
+    return [v - t0 for v in t], "time since the first pair [s]", "t"
 
 
-def _residual_figure(res: dict) -> dict:
-    t = [_num(v) for v in res["t_s"]]
+def _residual_figure(result: dict) -> dict:
+    res = result["residuals"]
+    x, x_title, x_name = _time_axis(result)
     out = [bool(v) for v in res["outlier"]]
+    x_hover = "t = %{x:.3f} s" if x_name == "t" else "pair %{x}"
     data = []
     for axis, key, unit in (("", "rot_deg", "deg"), ("2", "trans_mm", "mm")):
         vals = [_num(v) for v in res[key]]
-        for flag, name, color, symbol in ((False, "inlier", "#0072b2", "circle"), (True, "outlier", "#b00020", "x")):
+        for flag, name, color, symbol in ((False, "inlier", palette.INLIER_COLOR, "circle"), (True, "outlier", palette.OUTLIER_COLOR, "x")):
             idx = [i for i, o in enumerate(out) if o == flag]
             if not idx:
                 continue
             data.append({"type": "scatter", "mode": "markers", "name": name, "legendgroup": name,
-                         "showlegend": axis == "", "x": [t[i] for i in idx],
+                         "showlegend": axis == "", "x": [x[i] for i in idx],
                          "y": [vals[i] if math.isfinite(vals[i]) else None for i in idx],
                          "marker": {"color": color, "symbol": symbol, "size": 6 if flag else 5},
                          "xaxis": "x" + axis, "yaxis": "y" + axis,
-                         "hovertemplate": f"pair %{{customdata}}<br>t = %{{x:.3f}} s<br>%{{y:.3g}} {unit}<extra>{name}</extra>",
+                         "hovertemplate": f"pair %{{customdata}}<br>{x_hover}<br>%{{y:.3g}} {unit}<extra>{name}</extra>",
                          "customdata": idx})  # fmt: skip
     layout = base_layout(
-        title={"text": "Residuals of the pairs over time (outliers marked)", "font": {"size": 14}},
-        xaxis=_axis("time [s]", anchor="y"), yaxis=_axis("rotation residual [deg]", domain=[0.56, 1.0]),
-        xaxis2=_axis("time [s]", anchor="y2"), yaxis2=_axis("translation residual [mm]", domain=[0.0, 0.44]),
+        title={"text": "Residuals of the pairs " + ("over time" if x_name == "t" else "in recording order")
+                       + " (outliers marked)", "font": {"size": 14}},  # fmt: skip
+        xaxis=axis_spec(x_title, anchor="y"), yaxis=axis_spec("rotation residual [deg]", domain=[0.56, 1.0]),
+        xaxis2=axis_spec(x_title, anchor="y2"), yaxis2=axis_spec("translation residual [mm]", domain=[0.0, 0.44]),
         height=520, legend={"orientation": "h", "y": 1.08, "x": 1, "xanchor": "right"},
     )
     return {"data": data, "layout": layout}
@@ -162,74 +178,50 @@ def _offset_figure(curve: dict, offset, std) -> dict:
     layout = base_layout(
         title={"text": "Clock-offset search: cost against the trial offset (estimate dashed, band = 1 sigma)",
                "font": {"size": 14}},  # fmt: skip
-        xaxis=_axis("clock offset (camera stamp - robot time) [ms]"), yaxis=_axis("cost"), shapes=shapes, height=380,
+        xaxis=axis_spec("clock offset (camera stamp - robot time) [ms]"),
+        yaxis=axis_spec("cost: mean truncated squared residual"), shapes=shapes, height=380,
         showlegend=False,
     )
     return {"data": data, "layout": layout}
 
 
-#: Observability quantities drawn against a rule-of-thumb reference: (key, label, reference, larger is better).
-#: lambda2 is the second eigenvalue of the rotation-axis scatter (1/3 for isotropic axes; the
-#: benchmark's well-excited sequences lie around 0.15-0.3).
-_OBS_BARS = (
-    ("rot_range_deg", "rotation range [deg]", 30.0, True),
-    ("trans_range_m", "translation range [m]", 0.1, True),
-    ("lambda2", "rotation-axis spread lambda2", 0.1, True),
-    ("condition", "condition number", 100.0, False),
-)
-
-
-def _observability_figure(obs: dict) -> dict | None:
-    names, ratios, texts, colors = [], [], [], []
-    for key, label, ref, larger in _OBS_BARS:
-        v = _num(obs.get(key))
-        if not math.isfinite(v):
-            continue
-        r = v / ref if larger else (ref / v if v > 0 else math.inf)
-        names.append(label)
-        ratios.append(min(r, 10.0))
-        texts.append(f"{v:.3g} (reference {ref:g})")
-        colors.append("#009e73" if r >= 1 else "#d55e00")
-    if not names:
-        return None
-    data = [{"type": "bar", "orientation": "h", "y": names, "x": ratios, "text": texts, "textposition": "auto",
-             "marker": {"color": colors}, "hovertemplate": "%{y}: %{text}<extra></extra>"}]  # fmt: skip
-    layout = base_layout(
-        title={"text": "Observability of the motion (value / rule-of-thumb reference; green = at least the reference)",
-               "font": {"size": 14}},  # fmt: skip
-        xaxis=_axis("ratio to the reference (capped at 10)", type="linear", range=[0, max(2.0, max(ratios) * 1.05)]),
-        yaxis=_axis("", automargin=True),
-        shapes=[{"type": "line", "x0": 1, "x1": 1, "yref": "paper", "y0": 0, "y1": 1, "line": {"color": "#555", "dash": "dot"}}],
-        height=300, margin={"l": 200, "r": 20, "t": 50, "b": 50},
-    )  # fmt: skip
-    return {"data": data, "layout": layout}
+_VIEWS = (("top view", 0, 1), ("front view", 0, 2), ("side view", 1, 2))
 
 
 def _frame_figure(result: dict) -> dict:
-    """3D view of the estimated transform(s): the reference frame and the estimated frame with axes."""
+    """The estimated X in three orthographic views: the parent frame at the origin, the child frame at X.
+
+    Drawn with 2D scatter traces (the page's plotly.js bundle has no 3D traces): top (x, y), front (x, z)
+    and side (y, z) of the parent frame, equal scales, axes x red, y green, z blue.
+    """
     X = _matrix(result["X"], "X")
     name = str(result.get("X_name") or "X")
-    parent = name.split("_")[1] if name.count("_") >= 2 else "parent"
-    child = name.split("_")[2] if name.count("_") >= 2 else "child"
+    parts = name.split("_")
+    parent, child = (parts[1], "_".join(parts[2:])) if len(parts) >= 3 else ("parent", "child")
     L = max(0.3 * float(np.linalg.norm(X[:3, 3])), 0.02)
-    data = []
-    colors = ("#d62728", "#2ca02c", "#1f77b4")
-    for frame, T, width in ((parent, np.eye(4), 7), (child, X, 5)):
-        for a in range(3):
-            p0, p1 = T[:3, 3], T[:3, 3] + L * T[:3, a]
-            data.append({"type": "scatter3d", "mode": "lines", "x": [p0[0], p1[0]], "y": [p0[1], p1[1]], "z": [p0[2], p1[2]],
-                         "line": {"color": colors[a], "width": width}, "showlegend": False,
-                         "hovertemplate": f"{frame} {'xyz'[a]} axis<extra></extra>"})  # fmt: skip
-        data.append({"type": "scatter3d", "mode": "markers+text", "x": [T[0, 3]], "y": [T[1, 3]], "z": [T[2, 3]],
-                     "text": [frame], "textposition": "top center", "marker": {"size": 4, "color": "#333"},
-                     "name": frame, "showlegend": False})  # fmt: skip
-    ax = {"backgroundcolor": "#f7f7f7", "gridcolor": "#ddd", "showbackground": True}
+    data, layout_axes = [], {}
+    names = "xyz"
+    for v, (title, i, j) in enumerate(_VIEWS):
+        xa, ya = ("x", "y") if v == 0 else (f"x{v + 1}", f"y{v + 1}")
+        for frame, T, width in ((parent, np.eye(4), 5), (child, X, 3)):
+            for a in range(3):
+                p0, p1 = T[:3, 3], T[:3, 3] + L * T[:3, a]
+                data.append({"type": "scatter", "mode": "lines", "x": [p0[i], p1[i]], "y": [p0[j], p1[j]],
+                             "line": {"color": palette.XYZ_COLORS[a], "width": width}, "showlegend": False,
+                             "xaxis": xa, "yaxis": ya, "hovertemplate": f"{frame} {names[a]} axis<extra></extra>"})  # fmt: skip
+            data.append({"type": "scatter", "mode": "markers+text", "x": [T[i, 3]], "y": [T[j, 3]], "text": [frame],
+                         "textposition": "bottom center", "marker": {"size": 6, "color": "#333"}, "showlegend": False,
+                         "xaxis": xa, "yaxis": ya, "hovertemplate": f"{frame} origin<extra></extra>"})  # fmt: skip
+        lo, hi = v / 3 + 0.04, (v + 1) / 3 - 0.04
+        layout_axes[f"xaxis{v + 1 if v else ''}"] = axis_spec(f"{names[i]} [m]", domain=[lo, hi], anchor=ya)
+        layout_axes[f"yaxis{v + 1 if v else ''}"] = axis_spec(f"{names[j]} [m]", anchor=xa, scaleanchor=xa, scaleratio=1)
+    annotations = [{"text": f"<b>{t}</b> ({names[i]}, {names[j]})", "x": (v + 0.5) / 3, "y": 1.02, "xref": "paper",
+                    "yref": "paper", "showarrow": False, "xanchor": "center", "yanchor": "bottom"}
+                   for v, (t, i, j) in enumerate(_VIEWS)]  # fmt: skip
     layout = base_layout(
         title={"text": f"{name}: the {child} frame in the {parent} frame (axes x red, y green, z blue) [m]",
                "font": {"size": 14}},  # fmt: skip
-        scene={"aspectmode": "data", "xaxis": {**ax, "title": {"text": "x [m]"}}, "yaxis": {**ax, "title": {"text": "y [m]"}},
-               "zaxis": {**ax, "title": {"text": "z [m]"}}},  # fmt: skip
-        height=420, margin={"l": 0, "r": 0, "t": 50, "b": 0},
+        annotations=annotations, height=360, margin={"l": 50, "r": 20, "t": 70, "b": 50}, **layout_axes,
     )
     return {"data": data, "layout": layout}
 
@@ -244,14 +236,19 @@ _BODY = """
 <section class="view" id="view-calibration">
   <h2>Verdict</h2>
   <p class="verdict{verdict_cls}" id="verdict">{verdict}</p>
+  <p class="note" id="verdict-why">{verdict_why}</p>
   {warnings}
   <h2>Result</h2>
   {result_table}
+  {notes}
   <h2>Residuals</h2>
   <p class="note">{residual_note}</p>
   <div id="fig-residuals" class="plot"></div>
   {offset_block}
   <h2>Observability</h2>
+  <p class="note">Whether the recorded motion determines X. The <b>limits</b> decide the verdict: X is determined
+  when every limit holds. The <b>references</b> are good practice for a precise calibration: a value short of its
+  reference (orange) leaves X determined but less precise, which its 1-sigma values show.</p>
   {obs_table}
   <div id="fig-observability" class="plot"></div>
   <h2>Estimated transform</h2>
@@ -276,9 +273,11 @@ def write_calibration_report(result: dict, out) -> Path:
     Returns
     -------
     Path
-        The page: verdict in words and warnings, the estimate with its 1-sigma uncertainty, the residuals
-        over time with the outliers marked, the clock-offset curve (when the offset was estimated), the
-        observability figures and a 3D view of the estimated transform.  It works offline.
+        The page: verdict in words with the limits it rests on, the warnings, the estimate with its 1-sigma
+        uncertainty, the residuals over time (seconds since the first pair; the pair index for recordings
+        without time stamps) with the outliers marked, the clock-offset curve (when the offset was
+        estimated), each observability quantity with its unit, limit and reference, and the estimated
+        transform in three views.  It works offline and embeds plotly.js's basic bundle (about 0.6 MB).
 
     Raises
     ------
@@ -298,15 +297,12 @@ def write_calibration_report(result: dict, out) -> Path:
         rows.append(("scale of the camera translations", _fmt(r["scale"], 6), "± " + _fmt(r.get("scale_std"), 2)))
     n_out = len(r["outliers"])
     rows.append(("pairs used / outliers", f"{int(r['n_pairs'])} / {n_out}", ""))
+    if r.get("init_solver"):
+        rows.append(("initial estimate from", str(r["init_solver"]), ""))
 
     obs = r["observability"] if isinstance(r["observability"], dict) else {}
-    obs_rows = "".join(f'<tr><td class="text">{html.escape(str(k))}</td><td class="text">'
-                       f'{html.escape(_fmt(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v))}</td></tr>'
-                       for k, v in obs.items())  # fmt: skip
-    obs_table = f'<table class="data kv"><tbody>{obs_rows}</tbody></table>' if obs_rows else ""
-
-    figures = {"fig-residuals": _residual_figure(r["residuals"]), "fig-frames": _frame_figure(r)}
-    ofig = _observability_figure(obs)
+    figures = {"fig-residuals": _residual_figure(r), "fig-frames": _frame_figure(r)}
+    ofig = observability_figure(obs)
     if ofig is not None:
         figures["fig-observability"] = ofig
     offset_block = ""
@@ -325,26 +321,35 @@ def write_calibration_report(result: dict, out) -> Path:
     warnings = r["warnings"] or []
     warn_html = ("<ul class=\"warnings\">" + "".join(f"<li>{html.escape(str(w))}</li>" for w in warnings) + "</ul>"
                  if warnings else "")  # fmt: skip
+    notes = r.get("notes") or []
+    notes_html = ('<h3>How it was computed</h3><ul class="notes">'
+                  + "".join(f"<li>{html.escape(str(n))}</li>" for n in notes) + "</ul>" if notes else "")  # fmt: skip
     determined = bool(obs.get("determined", True))
     inputs = r.get("inputs") or {}
     subtitle = (f"setup {r['setup']}; {int(r['n_pairs'])} pairs"
                 + (f"; hand {inputs.get('hand')}" if inputs.get("hand") else "")
                 + f"; page written by kinhec {__version__} (result from kinhec {r.get('kinhec_version', '?')})")  # fmt: skip
     res_t = r["residuals"]["t_s"]
+    stamped = _time_axis(r)[2] == "t"
     residual_note = (f"One point per pair ({len(res_t)}): the rotation and translation residual of "
                      f"A_i X = Y B_i (or of A X = X B for the motions) at the estimate; "
-                     f"{n_out} pair{'s' if n_out != 1 else ''} flagged as outliers (red crosses).")  # fmt: skip
+                     f"{n_out} pair{'s' if n_out != 1 else ''} flagged as outliers (red crosses). "
+                     + ("Time runs from the first pair." if stamped else
+                        "The files have no time stamps: the pairs are in recording order."))  # fmt: skip
     body = _BODY.format(
         title=html.escape(f"kinhec calibration report: {r['X_name']}"),
         subtitle=html.escape(subtitle),
         verdict=html.escape(str(r["verdict"])),
+        verdict_why=html.escape(verdict_explanation(obs)),
         verdict_cls="" if determined and not warnings else " bad",
         warnings=warn_html,
         result_table=_table(rows),
+        notes=notes_html,
         residual_note=html.escape(residual_note),
         offset_block=offset_block,
-        obs_table=obs_table,
+        obs_table=observability_table(obs) if obs else "",
         rig_block=rig_block,
     )
-    page = render_page(f"kinhec calibration: {r['X_name']}", body, {"figures": figures}, "calibration.js")
+    page = render_page(f"kinhec calibration: {r['X_name']}", body, {"figures": figures}, "calibration.js",
+                       plotly="basic")  # fmt: skip
     return write_page(page, out)

@@ -21,6 +21,38 @@ function el(tag, attrs, children) {
   return e;
 }
 
+/* A log axis with every tick labelled by its whole value (0.05, not a bare "5"): the JavaScript twin of
+   kinhec.report.figures.log_axis (1-2-5 ticks up to three decades, 1-ticks up to eight, then every other). */
+function tickLabel(x) {
+  const a = Math.abs(x);
+  if (a >= 1e-4 && a < 1e5) return String(Number(x.toPrecision(4)));
+  const [m, e] = x.toExponential(0).split("e");
+  return m + "e" + Number(e);
+}
+function logAxis(title, values, extra) {
+  const axis = Object.assign({ title: { text: title }, gridcolor: "#e5e5e5", zeroline: false, showline: true,
+                               linecolor: "#888", automargin: true, type: "log" }, extra || {});
+  const v = values.filter((x) => typeof x === "number" && isFinite(x) && x > 0);
+  if (!v.length) return axis;
+  const a = Math.log10(Math.min.apply(null, v)), b = Math.log10(Math.max.apply(null, v));
+  const pad = Math.max(0.06 * (b - a), 0.08);
+  let lo = a - pad, hi = b + pad;
+  const span = hi - lo, mants = span < 3.2 ? [1, 2, 5] : [1], step = span <= 8.5 ? 1 : 2;
+  let ticks = [];
+  for (let e = Math.floor(lo); e <= Math.ceil(hi); e += step) {
+    mants.forEach((m) => { const t = m * Math.pow(10, e), l = Math.log10(t); if (l >= lo && l <= hi) ticks.push(t); });
+  }
+  if (ticks.length < 2) {  /* less than a 1-2-5 step inside: widen to the neighbouring ticks */
+    const near = [];
+    for (let e = Math.floor(lo) - 1; e <= Math.ceil(hi); e++) [1, 2, 5].forEach((m) => near.push(m * Math.pow(10, e)));
+    const tLo = Math.max.apply(null, near.filter((t) => Math.log10(t) <= a));
+    const tHi = Math.min.apply(null, near.filter((t) => Math.log10(t) >= b));
+    ticks = Array.from(new Set([tLo, tHi].concat(ticks))).sort((x, y) => x - y);
+    lo = Math.min(lo, Math.log10(tLo) - 0.02); hi = Math.max(hi, Math.log10(tHi) + 0.02);
+  }
+  return Object.assign(axis, { range: [lo, hi], tickmode: "array", tickvals: ticks, ticktext: ticks.map(tickLabel) });
+}
+
 /* Decode an array packed by kinhec.report.sequences.pack (int16 quantised, base64). */
 function unpack(p) {
   if (!p) return null;
@@ -43,8 +75,36 @@ function rowsOf(flat, k) {
 
 const PLOT_CONFIG = { responsive: true, displaylogo: false, modeBarButtonsToRemove: ["sendDataToCloud"] };
 
+/* plotly.js is embedded gzip-compressed and base64-encoded (kinhec.report.page); it is unpacked and run once,
+   when the first figure is drawn, so the page shows its text and tables without parsing it first. */
+let plotlyLoading = null;
+function loadPlotly() {
+  if (window.Plotly) return Promise.resolve(window.Plotly);
+  if (plotlyLoading) return plotlyLoading;
+  const packed = document.getElementById("kinhec-plotly");
+  if (typeof DecompressionStream === "undefined") {
+    return Promise.reject(new Error("this browser cannot unpack the plotting library (no DecompressionStream): " +
+                                    "open the page in a current Chromium, Firefox or Safari"));
+  }
+  const bin = atob(packed.textContent.trim());
+  const bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  plotlyLoading = new Response(stream).text().then((code) => {
+    const s = document.createElement("script");
+    s.textContent = code;
+    document.head.appendChild(s);  /* an inline script runs on insertion */
+    return window.Plotly;
+  });
+  return plotlyLoading;
+}
+
 function plot(div, fig) {
-  return Plotly.react(div, fig.data, fig.layout, PLOT_CONFIG);
+  return loadPlotly().then((P) => P.react(div, fig.data, fig.layout, PLOT_CONFIG)).catch((err) => {
+    div.textContent = "figure not drawn: " + err.message;
+    div.classList.add("plot-error");
+    throw err;
+  });
 }
 
 /* A sortable table: columns [{key, label, text?, group?}], rows [{...}]. Clicking a header sorts by it;
@@ -112,7 +172,7 @@ SortableTable.prototype.render = function () {
     const row = el("tr", { "data-id": r[this.opts.idKey || this.columns[0].key] });
     for (const c of this.columns) {
       const v = r[c.key];
-      const cls = (c.text ? "text" : "") + (best[c.key] !== undefined && v === best[c.key] ? " best" : "");
+      const cls = (c.text ? "text" : "") + (c.wrap ? " wrap" : "") + (best[c.key] !== undefined && v === best[c.key] ? " best" : "");
       row.appendChild(el("td", { class: cls.trim(), text: c.text ? (v === null || v === undefined ? "\u2013" : String(v)) : fmt(v) }));
     }
     if (this.opts.onRow) {
@@ -131,10 +191,17 @@ function setupTabs(draw) {
   function show(name) {
     buttons.forEach((b) => b.classList.toggle("active", b.dataset.view === name));
     document.querySelectorAll("section.view").forEach((s) => s.classList.toggle("active", s.id === "view-" + name));
-    if (!drawn[name]) { drawn[name] = true; if (draw[name]) draw[name](); }
-    else document.querySelectorAll("#view-" + name + " .js-plotly-plot").forEach((d) => Plotly.Plots.resize(d));
+    if (!drawn[name]) { drawn[name] = true; return Promise.resolve(draw[name] ? draw[name]() : null); }
+    document.querySelectorAll("#view-" + name + " .js-plotly-plot").forEach((d) => Plotly.Plots.resize(d));
+    return Promise.resolve(null);
   }
   buttons.forEach((b) => b.addEventListener("click", () => show(b.dataset.view)));
-  show(buttons[0].dataset.view);
+  /* the first view drawn: body[data-ready] = "1" and data-ready-at = milliseconds since navigation started */
+  show(buttons[0].dataset.view).then(() => {
+    document.body.dataset.readyAt = String(Math.round(performance.now()));
+    document.body.dataset.ready = "1";
+    /* a first view without figures (the leaderboard): unpack plotly.js now, while the reader reads it */
+    if (!window.Plotly) setTimeout(() => loadPlotly().catch(() => null), 250);
+  });
   return show;
 }

@@ -28,6 +28,7 @@ __all__ = [
     "COMPOSITION_COLUMNS",
     "read_results",
     "read_validation",
+    "validation_from_dict",
     "validation_from_report",
     "solver_order",
     "leaderboard",
@@ -130,6 +131,11 @@ def read_validation(path) -> dict:
         raise DatasetFormatError(f"{path}: cannot read the validation report ({exc})") from None
     if not isinstance(rep, dict) or not isinstance(rep.get("findings"), list) or "ok" not in rep:
         raise DatasetFormatError(f"{path}: expected a kinhec validation report (keys 'ok', 'findings'), got another JSON")
+    return validation_from_dict(rep)
+
+
+def validation_from_dict(rep: dict) -> dict:
+    """What :func:`read_validation` returns, from the report's dict (``ValidationReport.to_dict()``)."""
     per: dict[str, list] = {}
     folder = []
     for f in rep["findings"]:
@@ -173,16 +179,24 @@ def _crlb_label(col: str) -> str:
     return " ".join(words) + (f" [{unit}]" if unit else "")
 
 
+def _is_bound(col: str) -> bool:
+    """A Cramér-Rao bound column (``*crlb*``): a property of the sequence, the same for every solver."""
+    return "crlb" in col.lower()
+
+
 def leaderboard(results: pd.DataFrame) -> dict:
     """Per track and solver: counts, success rate and median errors, oracle and estimated side by side.
 
     Returns
     -------
     dict
-        ``{"columns": [{"key", "label", "group"}...], "tracks": {track: [row, ...]}}``; a row maps
-        every column key to a number (None when not applicable) plus ``solver``.  Medians are over the
-        runs that returned an estimate (``ok``); ``succ`` is that share in percent (oracle rows).
-        Cramer-Rao columns (``*crlb*``, ``*efficiency*``) are summarised when the table has them.
+        ``{"columns": [{"key", "label", "group"}...], "tracks": {track: [row, ...]}, "crlb": [...],
+        "bounds": {track: {"<col>:<mode>": median}}}``; a row maps every column key to a number (None when
+        not applicable) plus ``solver``.  Medians are over the runs that returned an estimate (``ok``);
+        ``succ`` is that share in percent (oracle rows).  Cramér-Rao columns (``*crlb*``, ``*efficiency*``)
+        are summarised when the table has them: the efficiencies (error / bound) per solver, the bounds,
+        which depend on the sequence and not on the solver, once per track in ``bounds`` (median over the
+        sequences).
     """
     crlb = _crlb_columns(results)
     columns = [{"key": "solver", "label": "solver", "group": ""},
@@ -193,19 +207,26 @@ def leaderboard(results: pd.DataFrame) -> dict:
             columns.append({"key": f"{col}:{mode}", "label": f"{label} {mode}", "group": label, "mode": mode,
                             "best": True})  # fmt: skip
     for col in crlb:
+        if _is_bound(col):
+            continue
         for mode in ("oracle", "estimated"):
             label = _crlb_label(col)
             columns.append({"key": f"{col}:{mode}", "label": f"{label} {mode}", "group": label, "mode": mode,
-                            "best": "crlb" not in col.lower()})  # the bound is the same for every solver
+                            "best": True})  # fmt: skip
     columns.append({"key": "runtime_ms", "label": "runtime [ms]", "group": ""})
 
-    stats = [c for c, _ in ERROR_METRICS] + crlb
+    stats = [c for c, _ in ERROR_METRICS] + [c for c in crlb if not _is_bound(c)]
     ok = results.loc[results["ok"]]
     med = ok.groupby(["track", "solver", "eval_sync"], sort=False)[stats + ["runtime_ms"]].median()
     counts = results.groupby(["track", "solver", "eval_sync"], sort=False).agg(
         n=("sequence_id", "nunique"), succ=("ok", "mean"))  # fmt: skip
+    bound_cols = [c for c in crlb if _is_bound(c)]
+    # one bound per (sequence, synchronisation), then its median over the track's sequences
+    track_bounds = (results.groupby(["track", "eval_sync", "sequence_id"], sort=False)[bound_cols].median()
+                    .groupby(level=[0, 1], sort=False).median() if bound_cols else None)  # fmt: skip
     solvers = solver_order(results)
     tracks: dict[str, list] = {}
+    bounds: dict[str, dict] = {}
     for track in _ordered(results["track"].unique(), TRACKS):
         rows = []
         for solver in solvers:
@@ -220,9 +241,16 @@ def leaderboard(results: pd.DataFrame) -> dict:
             row["runtime_ms"] = _round(med.loc[base, "runtime_ms"]) if base in med.index else None
             rows.append(row)
         tracks[track] = rows
+        if track_bounds is not None:
+            b = {}
+            for mode in ("oracle", "estimated"):
+                if (track, mode) in track_bounds.index:
+                    m = track_bounds.loc[(track, mode)]
+                    b.update({f"{col}:{mode}": _round(m[col]) for col in bound_cols if np.isfinite(m[col])})
+            bounds[track] = b
     present = {c["key"] for c in columns if any(r.get(c["key"]) is not None for rows in tracks.values() for r in rows)}
     columns = [c for c in columns if c["key"] in ("solver", "n", "succ") or c["key"] in present]
-    return {"columns": columns, "tracks": tracks, "crlb": crlb}
+    return {"columns": columns, "tracks": tracks, "crlb": crlb, "bounds": bounds}
 
 
 def _natural_key(s: str):

@@ -164,8 +164,9 @@ def _axxb(kernel):
 
 
 def _run_andreff_scale(A, B):
+    # the published toolkit's form (1/s with the camera translations as regressor; see axxb_andreff)
     A, B = c.check_motions(A, B)
-    X, s = _andreff_mod._andreff(A, B, unknown_scale=True)
+    X, s = _andreff_mod._andreff(A, B, unknown_scale=True, scale_regressor="camera")
     return SolverResult(X=X, scale=float(s))
 
 
@@ -233,7 +234,8 @@ SOLVERS: dict[str, SolverSpec] = {
         SolverSpec("andreff", "axxb", _axxb(_andreff_mod._andreff), "X", _andreff_mod.CITATION,
                    "linear Kronecker system, then translation with the known scale"),
         SolverSpec("andreff_scale", "axxb", _run_andreff_scale, "X, scale", _andreff_mod.CITATION,
-                   "linear Kronecker system with an unknown scale of the camera translations"),
+                   "linear Kronecker system, then the translation and 1/s with the camera translations as regressor "
+                   "(the published form; andreff(..., unknown_scale=True) is the form unbiased by camera noise)"),
         SolverSpec("park_martin+lm", "axxb", _run_park_martin_lm, "X",
                    _park_mod.CITATION + " Refinement: " + _LM_CITE,
                    "park_martin, then unweighted Levenberg-Marquardt on the SE(3) logarithm of inv(X B) A X (refine_lm)"),

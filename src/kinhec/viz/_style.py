@@ -12,46 +12,17 @@ from pathlib import Path
 
 import numpy as np
 
+from kinhec import palette
+
 #: Resolution of the PNG files [dots per inch].
 DPI = 120
 
-#: Colours of kinhec's thirteen solvers (twelve on poses, ``reprojection`` on pixels), fixed so that a solver has
-#: the same colour in every figure.
-SOLVER_COLORS = {
-    "tsai_lenz": "#1f77b4",
-    "park_martin": "#ff7f0e",
-    "horaud_dornaika": "#2ca02c",
-    "daniilidis": "#d62728",
-    "andreff": "#9467bd",
-    "andreff_scale": "#c5b0d5",
-    "park_martin+lm": "#8c564b",
-    "ransac_park_martin": "#e377c2",
-    "shah": "#7f7f7f",
-    "li_kronecker": "#bcbd22",
-    "shah+lm": "#17becf",
-    "he_ml": "#000000",
-    "reprojection": "#ff9896",
-}
-_EXTRA_COLORS = ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354")
-
-#: Colours of the tracks (dataset overview).
-TRACK_COLORS = {
-    "noise": "#4c72b0",
-    "motion": "#dd8452",
-    "temporal": "#55a868",
-    "outliers": "#c44e52",
-    "monocular": "#8172b3",
-    "robot_error": "#937860",
-    "pnp": "#da8bc3",
-    "mixed": "#8c8c8c",
-}
-
-#: Colours of the x, y, z components (and of frame axes).
-XYZ_COLORS = ("#d62728", "#2ca02c", "#1f77b4")
-
-#: Ground truth and measurement.
-GT_COLOR = "#222222"
-MEAS_COLOR = "#e4572e"
+#: The colours are those of :mod:`kinhec.palette`, shared with the HTML pages.
+SOLVER_COLORS = palette.SOLVER_COLORS
+TRACK_COLORS = palette.TRACK_COLORS
+XYZ_COLORS = palette.XYZ_COLORS
+GT_COLOR = palette.GT_COLOR
+MEAS_COLOR = palette.MEAS_COLOR
 
 _RC = {
     "font.size": 9.0,
@@ -70,16 +41,7 @@ _RC = {
 }
 
 
-def solver_colors(names) -> dict[str, str]:
-    """Colour of every solver name: the fixed palette for the baselines, extra colours for others."""
-    out, k = {}, 0
-    for n in names:
-        if n in SOLVER_COLORS:
-            out[n] = SOLVER_COLORS[n]
-        else:
-            out[n] = _EXTRA_COLORS[k % len(_EXTRA_COLORS)]
-            k += 1
-    return out
+solver_colors = palette.solver_colors
 
 
 def solver_label(name: str) -> str:

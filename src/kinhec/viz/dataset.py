@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from kinhec import palette
 from kinhec.errors import InputError
 from kinhec.robots import ROBOT_NAMES, get_robot
 from kinhec.schema import TRACKS
@@ -14,7 +15,7 @@ from kinhec.viz import _style
 
 __all__ = ["plot_dataset_overview", "plot_robots_home"]
 
-_CONFIG_COLORS = {"eye_in_hand": "#4c72b0", "eye_to_hand": "#dd8452"}
+_CONFIG_COLORS = palette.CONFIG_COLORS
 
 
 def _check_manifest(manifest, needed) -> pd.DataFrame:
