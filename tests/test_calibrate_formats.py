@@ -101,8 +101,11 @@ def test_figure_is_drawn_and_matplotlib_stays_lazy(tmp_path):
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
 
 
-def test_figure_text_stays_on_the_page(tmp_path):
-    """The summary panel wraps long lines (a long warning, a wordy verdict) instead of running off the right edge."""
+@pytest.mark.parametrize("n_warnings", [1, 8])
+def test_figure_text_stays_on_the_page(tmp_path, n_warnings):
+    """The summary panel wraps long lines (a long warning, a wordy verdict) instead of running off the right edge,
+    and shrinks its font (or, with many warnings, says how many lines it left out) instead of running off the
+    bottom."""
     import dataclasses
 
     from matplotlib.text import Text
@@ -113,12 +116,13 @@ def test_figure_text_stays_on_the_page(tmp_path):
     tt, A, C = streams(np.random.default_rng(4))
     res = calibrate(write_tum(tmp_path / "h.tum", tt, A), write_tum(tmp_path / "e.tum", tt, C))
     long = "the hand rotates about nearly one axis only, so the rotation of X about it is poorly determined; " * 3
-    res = dataclasses.replace(res, warnings=[long])
+    res = dataclasses.replace(res, warnings=[long] * n_warnings)
     fig = build(res)
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
     assert any("warning: the hand rotates" in t.get_text() for t in texts)
+    assert any("more lines (the JSON" in t.get_text() for t in texts) == (n_warnings > 1)
     page = fig.bbox
     for t in texts:
         box = t.get_window_extent(renderer)

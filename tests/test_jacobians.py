@@ -343,21 +343,24 @@ def _block_jacobian(rng, mp):
                  rtol=1e-7 if c else 1e-3) for c in (False, True)]  # fmt: skip
 
 
+class _Pairs:
+    """Unstamped pose pairs as :func:`kinhec.calibrate.solve.refine` takes them."""
+
+    has_time = False
+
+    def __init__(self, A, B):
+        self.A, self.B = A, B
+
+    def at(self, offset):
+        return self.A, self.B
+
+    def __len__(self):
+        return self.A.shape[0]
+
+
 @jacobian("calibrate.solve.jac", ("calibrate.solve:_Problem.jac",))
 def _calibrate_jac(rng, mp):
     from kinhec.calibrate import solve
-
-    class _Pairs:
-        has_time = False
-
-        def __init__(self, A, B):
-            self.A, self.B = A, B
-
-        def at(self, offset):
-            return self.A, self.B
-
-        def __len__(self):
-            return self.A.shape[0]
 
     out = []
     for inverse_domain in (True, False):
@@ -372,6 +375,37 @@ def _calibrate_jac(rng, mp):
         f = lambda p, prob=prob, st=st, mask=mask: prob.res(prob.apply(st, p), mask)  # noqa: E731
         J = prob.jac(st, mask).reshape(-1, 13)
         out.append(Case(f"calibrate inverse_domain={inverse_domain}", f, np.zeros(13), J))
+    return out
+
+
+@jacobian("calibrate.solve.bias_jac", ("calibrate.solve:_Problem.bias_jac",))
+def _calibrate_bias_jac(rng, mp):
+    """The residuals' derivative in the intrinsics' systematic error (the consider parameters of
+    :mod:`kinhec.calibrate.eye_bias`) against differences of the residuals of camera poses corrected before the
+    problem is built -- the path the data take, not the one bias_jac takes -- at noisy pairs (bias_jac is not a
+    Gauss-Newton approximation), some left out, a scale far from 1."""
+    from kinhec.calibrate import eye_bias as eb
+    from kinhec.calibrate import solve
+
+    out = []
+    for eye_in_hand, inverse_domain in ((True, True), (True, False), (False, True), (False, False)):
+        n = 7
+        A, X, Y = _poses(rng, n), _pose(rng, 0.1), _pose(rng, 2.0)
+        s = 1.3
+        B = se3.invert_transform(Y) @ A @ X @ se3.se3_exp(rng.normal(0, 0.02, (n, 6)))
+        B[:, :3, 3] *= s
+        mask = np.ones(n, dtype=bool)
+        mask[[1, 4]] = False
+        st = (X, Y, None, s)
+        prob = solve._Problem(_Pairs(A, B), False, True, inverse_domain)
+        J = prob.bias_jac(st, mask, eye_in_hand).reshape(-1, eb.N_PARAMS)
+
+        def f(theta, eye_in_hand=eye_in_hand, inverse_domain=inverse_domain, A=A, B=B, st=st, mask=mask):
+            p = solve._Problem(_Pairs(A, eb.correct(B, theta, eye_in_hand)), False, True, inverse_domain)
+            return p.res(st, mask)
+
+        out.append(Case(f"calibrate bias eye_in_hand={eye_in_hand} inverse_domain={inverse_domain}", f,
+                        np.zeros(eb.N_PARAMS), J, h=1e-5))
     return out
 
 

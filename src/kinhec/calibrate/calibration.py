@@ -142,6 +142,8 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
         if offset not in (None, "none", "auto"):
             raise InputError(f"{hand.path} / {eye.path}: a clock offset needs time stamps in both files")
         pairing = pr.pair_by_order(hand, A, eye, B, decision.alignment if decision is not None else None)
+        pairing = pr.drop_repeated_pairs(pairing, f"{hand.span()} and {eye.span()}")
+        notes += pairing.notes
     eye_dir = eye_pose or eye.direction or "cam_T_target"
     eih = (setup != "eye_to_hand") == (eye_dir == "cam_T_target")  # residuals in the file's own domain
     n = len(pairing)

@@ -19,6 +19,9 @@ __all__ = ["draw", "build", "summary_lines"]
 #: Font size [pt] of the summary text and the width of one monospace character in font sizes.
 _TEXT_PT = 8.0
 _CHAR_EM = 0.61
+#: Smallest font size [pt] the summary shrinks to before it leaves lines out, and matplotlib's line spacing [em].
+_MIN_TEXT_PT = 5.5
+_LINE_EM = 1.2
 
 
 def _axes_3d(ax, T, name, length):
@@ -66,6 +69,24 @@ def summary_lines(result, width: int) -> list[str]:
     for line in lines:
         out += textwrap.wrap(line, width=width, subsequent_indent="    ", break_long_words=True) or [""]
     return out
+
+
+def _fit_text(result, width_pt: float, height_pt: float) -> tuple[float, list[str]]:
+    """Font size [pt] and lines of the summary that fit a panel of ``width_pt`` x ``height_pt`` (known before
+    drawing, from the figure's size): as many monospace characters as the panel is wide; the font shrinks down to
+    :data:`_MIN_TEXT_PT` while the lines are too many for its height; below, the last lines give way to a line
+    saying how many were left out (they are all in the JSON and on screen)."""
+    pt = _TEXT_PT
+    while True:
+        lines = summary_lines(result, max(int(width_pt / (_CHAR_EM * pt)) - 1, 30))
+        fit = int(height_pt / (_LINE_EM * pt))
+        if len(lines) <= fit or pt <= _MIN_TEXT_PT:
+            break
+        pt = max(pt - 0.5, _MIN_TEXT_PT)
+    if len(lines) > fit:
+        cut = len(lines) - fit + 1
+        lines = lines[: fit - 1] + [f"... {cut} more lines (the JSON and the screen report have them all)"]
+    return pt, lines
 
 
 def draw(result, path) -> Path:
@@ -138,10 +159,9 @@ def build(result):
         setter(-lim, lim)
     ax = fig.add_subplot(gs[2, 1])
     ax.set_axis_off()
-    # as many monospace characters as the panel is wide (from the figure's size, before drawing)
-    width_pt = ax.get_position().width * fig.get_figwidth() * 72.0
-    lines = summary_lines(result, max(int(width_pt / (_CHAR_EM * _TEXT_PT)) - 1, 30))
-    ax.text(0.0, 1.0, "\n".join(lines), va="top", ha="left", family="monospace", fontsize=_TEXT_PT,
+    pt, lines = _fit_text(result, ax.get_position().width * fig.get_figwidth() * 72.0,
+                          ax.get_position().height * fig.get_figheight() * 72.0)
+    ax.text(0.0, 1.0, "\n".join(lines), va="top", ha="left", family="monospace", fontsize=pt,
             transform=ax.transAxes)  # fmt: skip
     fig.suptitle(f"kinhec calibrate ({result.setup})", fontsize=11)
     return fig

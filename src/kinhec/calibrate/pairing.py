@@ -29,7 +29,7 @@ from kinhec.calibrate.readers import PoseStream
 from kinhec.errors import InputError
 
 __all__ = ["GAP_FACTOR", "MIN_PEAK_CORR", "TimePairing", "OrderPairing", "Alignment", "CoarseOffset", "check_overlap",
-           "pair_by_order", "coarse_offset"]
+           "pair_by_order", "drop_repeated_pairs", "coarse_offset"]
 
 #: An interpolation interval longer than this many median periods of the denser stream is a gap.
 GAP_FACTOR = 3.0
@@ -150,6 +150,29 @@ def pair_by_order(hand: PoseStream, A: np.ndarray, eye: PoseStream, B: np.ndarra
             f"(last at line {int(eye.lines[-1])})"
         )
     return OrderPairing(A, B, hand.lines, eye.lines)
+
+
+def drop_repeated_pairs(pairing: OrderPairing, where: str) -> OrderPairing:
+    """The pairs without those that repeat an earlier pair exactly (both poses, bit for bit), with a note.
+
+    A pair written again and again (a rig standing still, a detection reused) is one measurement, not many: counted
+    each time, its noise is fitted as if averaged away -- the fit bends to it and the noise covariance estimated
+    from the residuals shrinks, so the error bars come out too small.  Two real measurements are never equal to
+    the last bit.
+    """
+    n = len(pairing)
+    rows = np.concatenate([pairing.A.reshape(n, -1), pairing.B.reshape(n, -1)], axis=1)
+    _, first = np.unique(rows, axis=0, return_index=True)
+    keep = np.zeros(n, dtype=bool)
+    keep[first] = True
+    if keep.all():
+        return pairing
+    gone = np.flatnonzero(~keep)
+    lines = ", ".join(str(int(v)) for v in pairing.eye_lines[gone[:5]]) + (", ..." if gone.size > 5 else "")
+    note = (f"{where}: {gone.size} of {n} pairs repeat an earlier pair exactly (eye lines {lines}): the same "
+            "measurement written again, counted once")
+    return OrderPairing(pairing.A[keep], pairing.B[keep], pairing.hand_lines[keep], pairing.eye_lines[keep],
+                        [*pairing.notes, note])
 
 
 @dataclass
