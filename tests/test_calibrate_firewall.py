@@ -357,9 +357,6 @@ def test_ambiguous_readings_are_refused_naming_each_and_force_keeps_the_stated_o
 # the same on the real sets
 # --------------------------------------------------------------------------- #
 REAL = Path(__file__).resolve().parent / "data" / "realdata"
-_ROOT = Path(__file__).resolve().parents[1]
-SHARED = next((p / "shared" / "realdata" for p in _ROOT.parents if (p / "shared" / "realdata").is_dir()),
-              _ROOT.parent / "shared" / "realdata")
 
 
 def _real_set(name: str) -> dict:
@@ -367,10 +364,9 @@ def _real_set(name: str) -> dict:
     import json
 
     if name.startswith("eth_"):
-        folder = SHARED / "ethz_asl" / name[4:]
+        folder = REAL / "ethz_asl" / name[4:]
         files = sorted(folder.glob("*.csv"))
-        if not files:
-            pytest.skip(f"needs ../shared/realdata/ethz_asl/{name[4:]} (the real ETH-ASL streams, not copied)")
+        assert files, f"no ETH-ASL streams in {folder} (tests/data travels with the repository)"
         h = read_stream(next(f for f in files if "hinge" in f.name or "vicon" in f.name), "eth")
         e = read_stream(next(f for f in files if "target_ir" in f.name or "camera" in f.name), "eth")
         # 20 s of the recording keep the test short (the conventions do not depend on its length)

@@ -1,8 +1,8 @@
 """Every confident wrong answer the calibrate issue lists, on the input that showed it: now right (with a note)
 or refused (exit 2, one line naming the cause).
 
-Real data: Tabb and RWHE are copied under tests/data/realdata; the ETH-ASL streams are read from
-../shared/realdata (the tests skip, naming it, where it is absent).  The multi-camera recording of the issue is
+Real data: Tabb, RWHE and the ETH-ASL streams are copied under tests/data/realdata (their sources and licences in
+its SOURCES.toml).  The multi-camera recording of the issue is
 not public; a generated analogue stands in for it (:func:`static_run_analogue`).
 """
 
@@ -25,10 +25,7 @@ from test_calibrate_cli import _one_line_exit_2 as one_line_exit_2
 from test_calibrate_synthetic import EYE_POSE, exported
 
 DATA = Path(__file__).resolve().parent / "data" / "realdata"
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = next((p / "shared" / "realdata" for p in ROOT.parents if (p / "shared" / "realdata").is_dir()),
-              ROOT.parent / "shared" / "realdata")
-ETH = SHARED / "ethz_asl"
+ETH = DATA / "ethz_asl"
 TABB = DATA / "tabb_ds1"
 
 
@@ -38,8 +35,7 @@ def run(*args):
 
 def eth_files(folder):
     files = sorted((ETH / folder).glob("*.csv"))
-    if not files:
-        pytest.skip(f"needs ../shared/realdata/ethz_asl/{folder} (the real ETH-ASL streams, not copied)")
+    assert files, f"no ETH-ASL streams in {ETH / folder} (tests/data travels with the repository)"
     return files
 
 
@@ -271,7 +267,7 @@ def test_scattered_gross_outliers_are_still_set_aside(tmp_path):
 # --corners: options that do not apply were silently ignored; notes only in the JSON
 # --------------------------------------------------------------------------- #
 def test_corners_refuse_options_that_do_not_apply():
-    obs = ROOT / "regression" / "observations" / "kuka_2.json"
+    obs = Path(__file__).resolve().parents[1] / "regression" / "observations" / "kuka_2.json"
     for opt in (["--scale"], ["--solver", "shah"], ["--units", "mm"], ["--offset", "0.02"], ["--hand-pose", "ee_T_base"]):
         one_line_exit_2(run("--corners", obs, *opt), "do not apply to a corner file", opt[0].lstrip("-").replace("-", "_"))
     with pytest.raises(InputError, match="scale, solver 'shah'"):
