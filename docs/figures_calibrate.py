@@ -42,9 +42,22 @@ def _deg_mm(err) -> str:
     return f"{err[0]:.2f}° / {err[1]:.1f} mm"
 
 
+def _pm(value: float, std: float) -> str:
+    """``value ± std`` with the std to one significant digit (two when it starts with 1), the value to the same decimal."""
+    if not (std > 0 and np.isfinite(std)):
+        return f"{value:.3f}"
+    digits = max(int(-np.floor(np.log10(std))), 0)
+    digits += int(round(std * 10**digits, 6) < 2)
+    return f"{value:.{digits}f} ± {std:.{digits}f}"
+
+
 def _short(message: str) -> str:
-    """An error message with the recordings' folders left out (the page names the files)."""
-    return message.replace(f"{REALDATA}/tabb_ds1/", "").replace("tests/data/realdata/tabb_ds1/", "")
+    """An error message with the recordings' folders left out (the page names the files), and of a refused reading
+    its verdict and the reading that fits (the reasons in between left out)."""
+    message = message.replace(f"{REALDATA}/tabb_ds1/", "").replace("tests/data/realdata/tabb_ds1/", "")
+    head, sep, _ = message.partition(" log units)")
+    fits = message.rfind("they fit with")
+    return f"{head}{sep} … {message[fits:]}" if sep and fits > 0 else message
 
 
 # --------------------------------------------------------------------------- #
@@ -91,7 +104,7 @@ def tabb_facts() -> dict:
         except KinhecError as exc:
             refused[key] = _short(str(exc))
     return {"rows": rows, "n_pairs": res.n_pairs, "n_outliers": len(res.outliers), "std": res.observability,
-            "refused": refused}  # fmt: skip
+            "refused": refused, "scale": (res.scale, res.scale_std)}  # fmt: skip
 
 
 def rwhe_facts() -> dict:
@@ -168,14 +181,16 @@ def prime_sense_facts() -> dict:
 def render_corners(results: dict) -> str:
     from kinhec import se3
 
-    lines = ["| | X from OpenCV's Park | robot errors (estimated) | pixel noise | 1 sigma of X |", "|---|---|---|---|---|"]
+    lines = ["| | X from OpenCV's Park | scale of the eye translations | robot errors (estimated) | pixel noise | 1 sigma of X |",
+             "|---|---|---|---|---|---|"]  # fmt: skip
     for name, r in results.items():
         park = np.array(_park(name)["opencv_calibrateHandEye"]["PARK"]["T_tcp_cam (cam2gripper)"])
         rot, tr = se3.pose_error(r.X, park)
         rob = r.observability["robot_std_rad_m"]
         out = len(r.outliers)
         views = f"{r.n_pairs} views" + (f", {out} outlier{'s' if out > 1 else ''}" if out else "")
-        lines.append(f"| {name} ({views}) | {rot:.2f} deg / {tr:.1f} mm | {1e3 * rob[0]:.2f} mrad / {1e3 * rob[1]:.2f} mm "
+        lines.append(f"| {name} ({views}) | {rot:.2f} deg / {tr:.1f} mm | {_pm(r.scale, r.scale_std)} "
+                     f"| {1e3 * rob[0]:.2f} mrad / {1e3 * rob[1]:.2f} mm "
                      f"| {r.observability['pixel_std_px']:.3f} px | {r.observability['X_std_max_deg']:.3f} deg / "
                      f"{r.observability['X_std_max_mm']:.2f} mm |")  # fmt: skip
     return "\n".join(lines) + "\n"
@@ -196,7 +211,15 @@ def render_tabb(f: dict) -> str:
     for label, (he, world) in f["rows"].items():
         sigma = (f" (σ {f['std']['X_std_max_deg']:.2f}° / {f['std']['X_std_max_mm']:.1f} mm)" if label == "kinhec" else "")
         lines.append(f"| {label} | {_deg_mm(he)}{sigma} | {_deg_mm(world)} |")
-    lines += ["", "Giving the robot file as `--hand-pose base_T_ee` stops with", f"`{f['refused']['inverted']}`;",
+    o = f["std"]
+    if o.get("drift"):
+        lines += ["", f"The residuals of consecutive stations correlate (the arm's position-dependent errors along its path: "
+                      f"{o['effective_pairs']:.1f} independent stretches in {o['n_inliers']} pairs, flagged `drift`), which "
+                      f"inflates the σ of `X` (the variance by up to {o['covariance_inflation']:.1f}), and the scale of the "
+                      f"eye translations comes out {_pm(*f['scale'])}."]  # fmt: skip
+    else:
+        lines += ["", f"The scale of the eye translations comes out {_pm(*f['scale'])}."]
+    lines += ["Giving the robot file as `--hand-pose base_T_ee` stops with", f"`{f['refused']['inverted']}`;",
               f"`--units m` stops with `{f['refused']['units']}`."]  # fmt: skip
     return "\n".join(lines) + "\n"
 

@@ -269,25 +269,34 @@ def test_ethz_prime_sense_runs_agree():
 
 @pytest.mark.parametrize("entry", ["kuka_1", "kuka_2"])
 def test_he_ml_on_the_corners_lands_near_park(entry, corners_results):
-    """he_ml with the corners (robot errors marginalised, their level by EM) on the real RWHE-Calib views.
+    """he_ml with the corners (robot errors marginalised, their level by maximum likelihood) on the real RWHE-Calib views.
 
-    What ``kinhec calibrate --corners`` runs (the session's ``corners_results``): the intrinsics and per-view poses
-    come from the free-pose calibration of the views; the pixel stage then estimates the robot's errors from the
-    data (about 0.5 mrad) and lands where the `_prior` entry and OpenCV's Park do, with the pixel noise at the
-    corner detector's level.
+    The suite's ``_he_ml`` entry is he_ml's pixel stage at the free-pose intrinsics and the board's stated size: it
+    lands where the ``_prior`` entry and OpenCV's Park do, with the pixel noise at the corner detector's level and
+    the robot's errors about 0.5 mrad.  ``kinhec calibrate --corners`` (the session's ``corners_results``) starts
+    there and refines the intrinsics and the board's scale with X and Y: the scale moves X along the camera's
+    optical axis (kuka_2's eye translations are about 1 % longer than the robot's: 5 mm there), so across the axis
+    and in rotation it stays where he_ml is.
     """
     res = corners_results[entry]
     ref = json.loads((REALDATA / "rwhe_calib" / entry / "opencv_reference_calibration.json").read_text())
     X_park = np.array(ref["opencv_calibrateHandEye"]["PARK"]["T_tcp_cam (cam2gripper)"])
-    rot, tr = se3.pose_error(res.X, X_park)
+    he = _result(entry + "_he_ml")
+    X_he = transform_from_pose_json(he["poses"]["X"])
+    rot, tr = se3.pose_error(X_he, X_park)
     assert rot < 0.2 and tr < 1.0, (rot, tr)
-    assert res.observability["pixel_std_px"] < 0.1 and 1e-4 < res.observability["robot_std_rad_m"][0] < 2e-3
+    assert he["statistics"]["pixel_std_px"] < 0.1 and 1e-4 < he["statistics"]["robot_rot_std_rad"] < 2e-3
     # the _prior entry refines the intrinsics too (kuka_1's principal point moves), which shifts its translation
-    rot, tr = se3.pose_error(res.X, transform_from_pose_json(_result(entry + "_prior")["poses"]["X"]))
+    rot, tr = se3.pose_error(X_he, transform_from_pose_json(_result(entry + "_prior")["poses"]["X"]))
     assert rot < 0.1 and tr < 3.0, (rot, tr)
-    # the suite's he_ml entry is the same computation: its reference X is this one
-    rot, tr = se3.pose_error(res.X, transform_from_pose_json(_result(entry + "_he_ml")["poses"]["X"]))
-    assert rot < 1e-6 and tr < 1e-6, (rot, tr)
+    # --corners: the same rotation; the translation moved by the board scale along the optical axis only
+    assert res.observability["pixel_std_px"] < 0.1 and 1e-4 < res.observability["robot_std_rad_m"][0] < 2e-3
+    rot, _ = se3.pose_error(res.X, X_he)
+    assert rot < 3 * np.degrees(np.linalg.norm(res.X_std[:3])), rot
+    d_cam = res.X[:3, :3].T @ (X_he[:3, 3] - res.X[:3, 3])  # in the camera frame: z along the optical axis
+    cov_cam = res.X[:3, :3].T @ res.cov[3:6, 3:6] @ res.X[:3, :3]
+    across = np.linalg.norm(d_cam[:2]) / np.sqrt(cov_cam[0, 0] + cov_cam[1, 1])
+    assert across < 3.0, (across, d_cam, np.sqrt(np.diag(cov_cam)))
 
 
 def test_drift_reports_values_that_turn_nan_or_infinite():

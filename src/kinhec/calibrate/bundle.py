@@ -135,6 +135,21 @@ def _exp6(v: np.ndarray) -> np.ndarray:
     return T
 
 
+def _inverse(H: np.ndarray, exact: bool = False) -> np.ndarray:
+    """Pseudo-inverse of a normal matrix ``(n, n)``, computed on its diagonally scaled form.
+
+    The rows of ``H`` span many orders of magnitude (a robot rotation noise estimated near zero gives its view
+    twists a weight of 1e13 and more beside intrinsics of weight 1 px^-2): a pseudo-inverse of ``H`` as it is cuts
+    every direction below 1e-15 of the largest one, the weakly determined combinations of intrinsics and pose
+    included, and reports them as exactly known.  Scaled to a unit diagonal, ``H``'s condition number is that of
+    the problem, not of its units.  ``exact``: the inverse proper (raises ``LinAlgError`` when ``H`` is singular).
+    """
+    H = 0.5 * (H + H.T)
+    s = np.sqrt(np.maximum(np.diagonal(H), 1e-300))
+    d = np.outer(s, s)
+    return (np.linalg.inv(H / d) if exact else np.linalg.pinv(H / d, hermitian=True)) / d
+
+
 def _chain(A, X, Y, configuration):
     from kinhec.solvers.reprojection import chain_poses
 
@@ -245,7 +260,7 @@ def refine_bundle(views: PackedViews, A, X0, Y0, intrinsics0, configuration: str
                 lam = max(lam / 3.0, 1e-12)
                 break
             lam *= 4.0
-        C = np.linalg.pinv(H, hermitian=True)
+        C = _inverse(H)
         Jp = J[:n_pix]
         tr_p = float(np.sum((Jp @ C) * Jp.toarray()))
         s_px = lv["s_px"]
@@ -275,7 +290,7 @@ def refine_bundle(views: PackedViews, A, X0, Y0, intrinsics0, configuration: str
     r = fun(xc)
     J = block_jacobian(fun, xc, r, structure, central=True)
     H = (J.T @ J).toarray()
-    cov_full = np.linalg.pinv(0.5 * (H + H.T), hermitian=True)
+    cov_full = _inverse(H)
     # order: X, Y, intrinsics, log b; translations into the parent frames
     order = np.r_[n_int : n_int + 12, 0:n_int, n_int + 12 : ns].astype(int)
     cov = cov_full[np.ix_(order, order)]
@@ -289,7 +304,7 @@ def refine_bundle(views: PackedViews, A, X0, Y0, intrinsics0, configuration: str
         Hd = H.copy()
         Hd[kb, kb] -= 1.0 / board_prior_std**2
         try:
-            v = float(np.linalg.inv(Hd)[kb, kb])
+            v = float(_inverse(Hd, exact=True)[kb, kb])
             data_std = float(np.sqrt(v)) if v > 0 else float("inf")
         except np.linalg.LinAlgError:
             pass

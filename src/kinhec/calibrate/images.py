@@ -13,7 +13,8 @@ Steps:
    Where the detector offers two sub-pixel positions per corner (a
    chessboard: OpenCV's sector-based detector's and ``cornerSubPix``'s), the
    folder is calibrated with each and the set whose views agree best with
-   the hand's poses is kept: the robot is the same for both, so the robot
+   the hand's poses is kept (on a tie within the levels' sampling error, the
+   set whose corners fit the board's plane best): the robot is the same for both, so the robot
    error level that the calibration estimates differs only by what the
    corners add per view (a corner error common to a view, e.g. the sector
    detector's shift under uneven light, is taken up as that view's robot
@@ -133,15 +134,20 @@ def calibrate_images(images, hand, target, *, setup: str | None = None, fmt: str
             obs, turned_note, turned = _settle_half_turns(obs, t, setup, intrinsics, names)
         res = calibrate_corners(obs, intrinsics=intrinsics, setup=setup, where=f"{folder}")
         runs[method] = (obs, turned_note, turned, res)
-    method = min(runs, key=lambda m: _robot_level(runs[m][3]))
+    method = _agrees_best(runs, used.size)
     obs, turned_note, turned, res = runs[method]
     if save_corners is not None:
         write_corners(save_corners, obs, names)
     if len(runs) > 1:
         levels = ", ".join(f"{m}: {1e3 * runs[m][3].observability['robot_std_rad_m'][0]:.3g} mrad / "
                            f"{1e3 * runs[m][3].observability['robot_std_rad_m'][1]:.3g} mm" for m in sorted(runs))
-        res.notes.insert(0, f"corners by {method}, whose views agree best with the hand's poses (the robot error level "
-                            f"each set of corners leaves: {levels})")
+        if method != next(iter(runs)):
+            why = "whose views agree best with the hand's poses"
+        elif min(runs, key=lambda m: _robot_level(runs[m][3])) != method:
+            why = "whose corners fit the board's plane best (the hand's poses cannot tell the sets apart)"
+        else:
+            why = "whose corners fit the board's plane best and whose views agree best with the hand's poses"
+        res.notes.insert(0, f"corners by {method}, {why}; the robot error level each set of corners leaves: {levels}")
     res.where = f"{where} ({used.size} views)"
     res.inputs.update({
         "corners": None if save_corners is None else str(save_corners),
@@ -176,6 +182,21 @@ def _methods(detections) -> list[str]:
     """The sub-pixel methods every detection has, the one it uses first."""
     common = set.intersection(*({d.method} | {a[0] for a in d.alternatives} for d in detections))
     return [detections[0].method] + sorted(common - {detections[0].method})
+
+
+def _agrees_best(runs: dict, n_views: int) -> str:
+    """The corner method whose views agree best with the hand; a tie keeps the plane-fit choice (the first).
+
+    Each robot error level is estimated from the ``3 N`` components of the ``N`` view twists, rotation and
+    translation each, so the log of each has a sampling standard deviation of about ``1 / sqrt(6 N)`` and
+    :func:`_robot_level` one of about ``1 / sqrt(3 N)``: another method replaces the first only when its level is
+    smaller by more than that (on a tie the hand cannot tell the corner sets apart, and the set that fits the board's
+    plane better is kept).
+    """
+    first = next(iter(runs))
+    best = min(runs, key=lambda m: _robot_level(runs[m][3]))
+    margin = 1.0 / np.sqrt(3.0 * n_views)
+    return best if _robot_level(runs[best][3]) < _robot_level(runs[first][3]) - margin else first
 
 
 def _robot_level(result: CalibrationResult) -> float:
