@@ -320,14 +320,20 @@ def test_quaternion_order_stated_in_a_header_is_read_as_stated(tmp_path):
         with_quaternion_order(s, "xyzw")
 
 
-def test_exchanged_files_that_nothing_tells_apart_are_taken_as_given_with_a_note(tmp_path):
-    """Eye-to-hand poses are both ``T_fixed_moving``: exchanged files fit exactly as well with X inverted, and with
-    no stamps, no format and names that say nothing, nothing can tell.  The roles as given decide, and the note
-    says that nothing else did."""
+def test_exchanged_files_that_nothing_tells_apart_are_refused_naming_both(tmp_path):
+    """Eye-to-hand poses are both ``T_fixed_moving``: exchanged files fit exactly as well with X inverted.  Here
+    neither file reads as a camera's (the eye poses of this generator are not a camera's view), there are no
+    stamps, no format and names that say nothing: nothing can tell, so the run stops naming both readings and what
+    would tell them apart; --force keeps the roles as given, with a warning and a note."""
     rec = recording(9, "eye_to_hand", False)
     h = write(tmp_path / "a.txt", "rwhe", rec["A"], None)
     e = write(tmp_path / "b.txt", "rwhe", rec["E"], None)
-    dec = fw.check(read_stream(h), read_stream(e), setup="eye_to_hand")
+    assert max(cv.camera_view_fraction(rec["A"]), cv.camera_view_fraction(rec["E"])) < cv.VIEW_PASS
+    with pytest.raises(InputError, match=r"2 readings fit about equally.*\(1\) as given.*\(2\) --hand and --eye "
+                                         r"exchanged.*comment line or a file name.*--force"):
+        fw.check(read_stream(h), read_stream(e), setup="eye_to_hand")
+    dec = fw.check(read_stream(h), read_stream(e), setup="eye_to_hand", force=True)
+    assert not dec.reading.swap and dec.warnings and "fit about equally" in dec.warnings[0]
     assert any("fit as well with --hand and --eye exchanged" in n for n in dec.notes)
     assert dec.report["checked"] and 0 < dec.report["cost_s"] < 1
 
@@ -416,3 +422,124 @@ def test_convention_matrix_on_the_real_sets(tmp_path, name):
                                                                    for n in dec.notes):
             bad.append((case, "no note", dec.notes))
     assert not bad, bad
+
+
+# --------------------------------------------------------------------------- #
+# exchanged files that only physics tells apart
+# --------------------------------------------------------------------------- #
+def seen_by_a_fixed_camera(seed: int, n: int = 20, facing: bool = False) -> dict:
+    """An eye-to-hand recording a camera could have taken: a fixed camera (``Y = T_base_cam``) looking at the
+    workspace, a marker on the flange (``X = T_ee_marker``, 4-10 cm, any mounting rotation), every marker ahead of
+    the camera within 20 deg of its axis, 0.5-1.1 m away, facing it within 35 deg (OpenCV: the marker's ``z`` points
+    away from the camera).  The camera stands beside the robot (its flange poses do not read as a camera's) or, with
+    ``facing``, in front of it facing the base, the marker mounted square on the flange (whose poses in the base
+    frame then read as a camera's too: the flange ahead of the base, its axis along the line from the base).
+
+    Returns ``A = T_base_ee``, ``E = T_cam_marker`` (noisy), ``X``, ``Y``.
+    """
+    rng = np.random.default_rng([27, seed, facing])
+    work = np.array([0.45, 0.0, 0.5] if facing else [0.55, 0.0, 0.35]) + rng.normal(0, 0.05, 3)
+    cam = work + (np.array([0.9, 0.0, 0.8]) if facing else np.array([0.2, 1.0, 0.4])) + rng.normal(0, 0.1, 3)
+    z = (work - cam) / np.linalg.norm(work - cam)
+    x = np.cross(z, [0.3, 0.2, 1.0])
+    x /= np.linalg.norm(x)
+    Y = np.eye(4)
+    Y[:3, :3], Y[:3, 3] = np.column_stack([x, np.cross(z, x), z]), cam
+    # marker positions in the camera frame: ahead, within 20 deg of the axis
+    ang, az = np.radians(rng.uniform(0, 20, n)), rng.uniform(0, 2 * np.pi, n)
+    ray = np.column_stack([np.sin(ang) * np.cos(az), np.sin(ang) * np.sin(az), np.cos(ang)])
+    p = ray * rng.uniform(0.5, 1.1, (n, 1))
+    # marker orientation: z along the line of sight tilted by up to 35 deg, any spin about its normal
+    tilt = rng.normal(0, 1, (n, 3))
+    tilt -= np.einsum("ni,ni->n", tilt, ray)[:, None] * ray
+    tilt *= (np.radians(rng.uniform(5, 35, n)) / np.linalg.norm(tilt, axis=1))[:, None]
+    z_m = np.einsum("nij,nj->ni", se3.so3_exp(tilt), ray)
+    x_m = np.cross(z_m, rng.normal(0, 1, (n, 3)))
+    x_m /= np.linalg.norm(x_m, axis=1)[:, None]
+    B = np.tile(np.eye(4), (n, 1, 1))
+    B[:, :3, :3] = np.stack([x_m, np.cross(z_m, x_m), z_m], axis=2)
+    B[:, :3, 3] = p
+    d = rng.normal(size=3)
+    X = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 0.1 if facing else 1.0, 3)),
+                                                rng.uniform(0.04, 0.10) * d / np.linalg.norm(d))
+    A = Y @ B @ se3.invert_transform(X)  # T_base_ee = T_base_cam T_cam_marker T_marker_ee
+    A = A @ se3.se3_exp(rng.normal(0, 1e-4, (n, 6)))
+    E = B @ se3.se3_exp(np.c_[rng.normal(0, 1e-3, (n, 3)), rng.normal(0, [5e-4, 5e-4, 2e-3], (n, 3))])
+    return dict(A=A, E=E, X=X, Y=Y)
+
+
+def _exchanged_outcome(rec: dict, folder: Path, fmt: str, exchanged: bool) -> str:
+    """``right``, ``refused`` or ``WRONG``: neutral names, no stamps, eye-to-hand stated, files as given or exchanged."""
+    ext = ".csv" if fmt == "csv" else ".txt"
+    folder.mkdir(parents=True, exist_ok=True)
+    a = write(folder / f"poses_a{ext}", fmt, rec["A"], None)
+    b = write(folder / f"poses_b{ext}", fmt, rec["E"], None)
+    h, e = (b, a) if exchanged else (a, b)
+    try:
+        dec = fw.check(read_stream(h, fmt), read_stream(e, fmt), setup="eye_to_hand")
+    except InputError as exc:
+        assert "exchanged" in str(exc), str(exc)
+        return "refused"
+    A, B = solver_forms(dec)
+    right = np.allclose(A, rec["A"], atol=1e-6) and np.allclose(B, rec["E"], atol=1e-6)
+    if right and exchanged:
+        assert any(n.startswith("conventions: corrected") and "exchanged" in n for n in dec.notes), dec.notes
+    return "right" if right else "WRONG"
+
+
+def test_a_camera_file_reads_as_a_camera_s_and_a_robot_s_need_not():
+    """The physical cue on the real sets in tests/data: every PnP camera file complies, no robot file does."""
+    for name in ("tabb", "kuka_1", "kuka_2", "eth_robot_arm_real", "eth_prime_sense_1"):
+        rec = _real_set(name)
+        assert cv.camera_view_fraction(rec["E"]) >= cv.VIEW_PASS, name
+        assert cv.camera_view_fraction(se3.invert_transform(rec["E"])) >= cv.VIEW_PASS, name  # either direction
+        assert cv.camera_view_fraction(rec["A"]) <= cv.VIEW_FAIL, name
+    rec = seen_by_a_fixed_camera(0)
+    assert cv.camera_view_fraction(rec["E"]) == 1.0 and cv.camera_view_fraction(rec["A"]) <= cv.VIEW_FAIL
+    # a target 79 deg off the axis (behind the camera read the other way), seen edge-on, or 40 m away: none complies
+    T = np.tile(np.eye(4), (3, 1, 1))
+    T[0, :3, 3] = [1, 0, 0.2]
+    T[1, :3, :3], T[1, :3, 3] = se3.so3_exp([np.pi / 2, 0, 0]), [0, 0, 1]
+    T[2, :3, 3] = [0, 0, 40]
+    assert cv.camera_view_fraction(T) == 0.0
+    assert cv.camera_view_fraction(T[2:], unit_m=1e-3) == 1.0  # 40 mm
+
+
+@pytest.mark.parametrize("fmt", ["csv", "rwhe"])
+def test_exchanged_eye_to_hand_files_without_stamps_or_names_are_corrected_or_refused(tmp_path, fmt):
+    """Unstamped eye-to-hand files with neutral names, both ``T_fixed_moving``: exchanged, they fit exactly as well
+    (X and Y inverted, |t| unchanged).  Given the right way round they calibrate to the truth (exit 0); exchanged,
+    the run is corrected with a note or refused (exit 2) -- never the inverted X.  Where the flange poses read as
+    a camera's too (a camera facing the robot), nothing tells: the right way round may be refused, never wrong."""
+    tally = {}
+    for above, seed in itertools.product((False, True), range(6)):
+        rec = seen_by_a_fixed_camera(seed, facing=above)
+        assert cv.camera_view_fraction(rec["E"]) >= cv.VIEW_PASS
+        assert (cv.camera_view_fraction(rec["A"]) >= cv.VIEW_PASS) == above
+        for exchanged in (False, True):
+            got = _exchanged_outcome(rec, tmp_path / f"{above}{seed}{exchanged}", fmt, exchanged)
+            tally.setdefault((above, exchanged), []).append(got)
+    assert "WRONG" not in sum(tally.values(), []), tally
+    assert tally[(False, False)] == ["right"] * 6, tally  # the camera beside the robot: given right, calibrated
+    # exchanged, the camera's file tells which is which, but a physical cue alone does not overrule the roles as
+    # given: the run stops naming both readings (test_exchanged_files_given_right_calibrate_to_the_truth...)
+
+
+def test_exchanged_files_given_right_calibrate_to_the_truth_and_exchanged_exit_2(tmp_path):
+    """End to end through the command line: given the right way round, exit 0 and X within 3 sigma of the truth;
+    exchanged, exit 2 in one line naming both readings and what tells them apart; --force keeps the roles given."""
+    rec = seen_by_a_fixed_camera(1)
+    a = write(tmp_path / "poses_a.csv", "csv", rec["A"], None)
+    b = write(tmp_path / "poses_b.csv", "csv", rec["E"], None)
+    res = calibrate(a, b, setup="eye_to_hand")
+    err = np.r_[se3.so3_log(res.X[:3, :3].T @ rec["X"][:3, :3]), rec["X"][:3, 3] - res.X[:3, 3]]
+    assert err @ np.linalg.solve(res.cov[:6, :6], err) < 16.8, (err, np.sqrt(np.diag(res.cov[:6, :6])))  # chi2(6) 1%
+    with pytest.raises(InputError) as exc:
+        calibrate(b, a, setup="eye_to_hand")
+    msg = str(exc.value)
+    if "fit about equally" in msg:  # refused: both readings named, and what tells them apart
+        assert "as given: X" in msg and "--hand and --eye exchanged: X" in msg and "reads as a camera's" in msg
+        forced = calibrate(b, a, setup="eye_to_hand", force=True)
+        assert any("readings fit about equally" in w for w in forced.warnings)
+    else:
+        assert "look exchanged" in msg, msg

@@ -65,10 +65,11 @@ SETUPS_CHECKED = ("eye_in_hand", "eye_to_hand")
 UNIT_M = {"m": 1.0, "mm": 1e-3}
 #: Fewer pairs than this: the conventions are not checked (too little to score).
 MIN_PAIRS_CHECKED = 5
-#: Weight of the roles as given (about 1 % of users exchange --hand and --eye): a swap needs evidence of its own
-#: (rates, names, format, comments) to be decided; where none exists, exchanged files of an eye-to-hand
-#: recording fit exactly as well (X inverted) and are taken as given, with a note.
-ROLE_WEIGHT = float(np.log(100.0))
+#: Weight of the roles as given: a habit, not evidence, so below the decisive margin on its own.  Exchanged files
+#: fit exactly as well (X inverted); they are told apart by rates, names, format, comments, which file reads as a
+#: camera's, or a usual convention that one of the two readings breaks.  Where nothing does (unstamped
+#: eye-to-hand files, both ``T_fixed_moving``, that say nothing about themselves), the run stops naming both.
+ROLE_WEIGHT = float(np.log(10.0))
 #: Two alignments of unstamped rows that differ in at most this many pairs give the same numbers
 #: (the outlier gate of the refinement takes care of a pair or two).
 CLOSE_PAIRS = 2
@@ -301,6 +302,16 @@ def _score_all(hand, eye, datas, claims, *, scale, rig_reference, values) -> lis
         top = max(rate_term.values())
         rate_term = {k: v - top for k, v in rate_term.items()}  # a difference between the role assignments
     claim_cache: dict = {}
+    view_cache: dict = {}
+
+    def view(f, q, u):
+        """Share of file ``f``'s poses a camera could have taken (quaternions ``q``, units ``u``)."""
+        key = (f, q, u)
+        if key not in view_cache:
+            s = _streams(hand, eye, (q, None) if f == 0 else (None, q))[f]
+            view_cache[key] = cv.camera_view_fraction(s.T, None if (scale and f == 1) else UNIT_M[u])
+        return view_cache[key]
+
     out = []
     for d in datas:
         mag_h = {u: float(cv.magnitude_log_prior(d.med_h * UNIT_M[u])) for u in UNIT_M}
@@ -325,7 +336,12 @@ def _score_all(hand, eye, datas, claims, *, scale, rig_reference, values) -> lis
                      "scale": 0.0 if scale else float(cv.scale_log_prior(ratio if np.isfinite(ratio) else -1.0)),
                      "magnitude": mag_h[uh] + mag_e[ue],
                      "x_prior": 0.0 if rig_reference else float(cv.x_log_prior(x_m)),
-                     "rates": rate_term.get(swap, 0.0), "claims": 0.0, "options": 0.0}
+                     "rates": rate_term.get(swap, 0.0), "view": 0.0, "claims": 0.0, "options": 0.0}
+            if not rig_reference:  # which file is the camera's: one complies, the other clearly does not
+                fe = 0 if swap else 1
+                v_eye, v_hand = view(fe, d.quat[fe], r.units[fe]), view(1 - fe, d.quat[1 - fe], r.units[1 - fe])
+                if v_hand >= cv.VIEW_PASS and v_eye <= cv.VIEW_FAIL:
+                    terms["view"] = -cv.VIEW_WEIGHT
             key = (swap, hp, ep, setup, uh, ue, d.quat, d.variant != 0)
             if key not in claim_cache:
                 against = [(c, f) for c, f in claims if _contradicts(c, f, r)]
@@ -335,7 +351,10 @@ def _score_all(hand, eye, datas, claims, *, scale, rig_reference, values) -> lis
             info = {"x_m": x_m, "y_m": y_len * c_h, "scale": ratio,
                     "scale_std": abs(ratio) * fit.scale_std / max(abs(fit.scale), 1e-300),
                     "rot_deg": float(np.degrees(fit.rot_med)), "trans_mm": 1000 * fit.trans_med * c_h,
-                    "cong_deg": float(np.degrees(d.cong_med))}
+                    "cong_deg": float(np.degrees(d.cong_med)),
+                    "view": (view(1 if swap else 0, d.quat[1 if swap else 0], r.units[1 if swap else 0]),
+                             view(0 if swap else 1, d.quat[0 if swap else 1], r.units[0 if swap else 1]))
+                    if not rig_reference else None}
             out.append(_Scored(r, d, terms, info, list(against)))
     return out
 
@@ -390,6 +409,14 @@ def _why(a: _Scored, b: _Scored, hand: PoseStream, eye: PoseStream) -> str:
     if abs(d["rates"]) >= 1:
         parts.append(f"{hand.path} runs at {hand.rate_hz:.3g} Hz and {eye.path} at {eye.rate_hz:.3g} Hz "
                      "(robots and motion capture report faster than cameras)")
+    if abs(d["view"]) >= 1:
+        cam, rob = (a, b) if d["view"] > 0 else (b, a)  # the reading that takes the complying file as the eye
+        f_cam = hand if cam.reading.swap else eye
+        f_rob = hand if f_cam is eye else eye
+        v_cam, v_rob = cam.info["view"][1], cam.info["view"][0]
+        parts.append(f"{f_cam.path} reads as a camera's and {f_rob.path} does not: {v_cam:.0%} of the poses of the "
+                     f"first put a target ahead of the camera, within {cv.VIEW_HALF_ANGLE_DEG:g} deg of its axis and "
+                     f"facing it, {v_rob:.0%} of the second's")
     ca = {id(c) for c, _ in a.against}
     cb = {id(c) for c, _ in b.against}
     for c, _ in b.against:
@@ -649,11 +676,15 @@ def _settle(ctx: _Words, kept: list, stated: Reading, force: bool):
             distinct.append(x)
     opts_of = [ctx.options(x.reading) for x in distinct[:4]]
     shared = set.intersection(*map(set, opts_of))
-    items = [f"({k + 1}) {', '.join(o for o in opts_of[k] if o not in shared)}: {_fits_text(x)}"
+    items = [f"({k + 1}) {', '.join(o for o in opts_of[k] if o not in shared) or 'as given'}: {_fits_text(x)}"
              for k, x in enumerate(distinct[:4])]
     msg = (f"{ctx.files}: {len(distinct)} readings fit about equally (within {cv.DECISIVE:.1f} log units) and give "
            f"different X: {'; '.join(items)}; what tells (1) from (2): {ctx.why(distinct[0], distinct[1])}; "
            "state the one that matches your files with the options above")
+    if distinct[0].reading.swap != distinct[1].reading.swap:
+        msg += ("; which file is which can also be said in the files: a comment line or a file name naming the "
+                "frames of each (# T_base_ee, # T_cam_marker, robot_poses.csv, camera_poses.csv), or --force to "
+                "keep the roles as given")
     if not force:
         raise InputError(msg)
     stated_s = _stated_scored(kept, stated)
@@ -682,10 +713,12 @@ def _notes(ctx: _Words, scored, best, rivals, margin, stated, kept, quat_free) -
         sw = max(swapped, key=lambda x: x.total)
         only_sw = {id(c) for c, _ in sw.against} - {id(c) for c, _ in best.against}
         data_equal = all(abs(sw.terms[k] - best.terms[k]) < 0.5 for k in
-                         ("congruence", "fit", "scale", "magnitude", "x_prior", "rates"))
+                         ("congruence", "fit", "scale", "magnitude", "x_prior", "rates", "view"))
         if data_equal and all(c.attribute == "role" and f is None for c, f in sw.against if id(c) in only_sw):
+            # reached with --force only: otherwise the run stops naming both readings
             notes.append("conventions: the poses fit as well with --hand and --eye exchanged (X inverted); nothing in "
-                         "the files (format, names, comments, rates) tells which is which: the roles as given decide")
+                         "the files (format, names, comments, rates, which reads as a camera's) tells which is which: "
+                         "the roles as given kept (--force)")
     plain = Reading(quat=tuple("xyzw" if f else s.quat_order for f, s in zip(quat_free, (ctx.hand, ctx.eye))))
     runner = (f"by {margin:.1f} log units over {', '.join(ctx.changes(rivals[0].reading, best.reading))}" if rivals
               else "(no other reading gives different numbers)")
