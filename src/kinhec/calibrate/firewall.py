@@ -65,11 +65,14 @@ SETUPS_CHECKED = ("eye_in_hand", "eye_to_hand")
 UNIT_M = {"m": 1.0, "mm": 1e-3}
 #: Fewer pairs than this: the conventions are not checked (too little to score).
 MIN_PAIRS_CHECKED = 5
-#: Weight of the roles as given: a habit, not evidence, so below the decisive margin on its own.  Exchanged files
-#: fit exactly as well (X inverted); they are told apart by rates, names, format, comments, which file reads as a
-#: camera's, or a usual convention that one of the two readings breaks.  Where nothing does (unstamped
-#: eye-to-hand files, both ``T_fixed_moving``, that say nothing about themselves), the run stops naming both.
-ROLE_WEIGHT = float(np.log(10.0))
+#: Weight of the roles as given (about 1 % of users exchange --hand and --eye): a swap needs evidence of its own
+#: (rates, names, format, comments, which file reads as a camera's) to be decided.  Exchanged files fit exactly as
+#: well (X inverted); where only the roles as given tell them apart (unstamped eye-to-hand files, both
+#: ``T_fixed_moving``, that say nothing about themselves), the run stops naming both readings (:func:`_roles_only`).
+ROLE_WEIGHT = float(np.log(100.0))
+#: Terms of the data and the priors that must agree (within half a log unit) for two readings to be told apart
+#: by nothing but claims.
+DATA_TERMS = ("congruence", "fit", "scale", "magnitude", "x_prior", "rates", "view")
 #: Two alignments of unstamped rows that differ in at most this many pairs give the same numbers
 #: (the outlier gate of the refinement takes care of a pair or two).
 CLOSE_PAIRS = 2
@@ -668,10 +671,12 @@ def _settle(ctx: _Words, kept: list, stated: Reading, force: bool):
     best = kept[0]
     rivals = [x for x in kept if not _same_numbers(x, best)]
     margin = best.total - rivals[0].total if rivals else float("inf")
-    if margin >= cv.DECISIVE:
+    swapped = next((x for x in rivals if x.reading.swap != best.reading.swap), None)
+    tie = swapped is not None and _roles_only(best, swapped)
+    if margin >= cv.DECISIVE and not tie:
         return best, rivals, margin, []
-    distinct = []  # one entry per distinct outcome within the margin
-    for x in [best] + [x for x in rivals if best.total - x.total < cv.DECISIVE]:
+    distinct = []  # one entry per distinct outcome within the margin (and the exchanged files nothing tells)
+    for x in [best] + [x for x in rivals if best.total - x.total < cv.DECISIVE or (tie and x is swapped)]:
         if not any(_same_numbers(x, y) for y in distinct):
             distinct.append(x)
     opts_of = [ctx.options(x.reading) for x in distinct[:4]]
@@ -694,6 +699,17 @@ def _settle(ctx: _Words, kept: list, stated: Reading, force: bool):
     return best, rivals, margin, [f"{msg} (--force: kept {kept_text})"]
 
 
+def _roles_only(a: _Scored, b: _Scored) -> bool:
+    """Nothing but the roles as given (and the weakest defaults) tells readings ``a`` and ``b`` apart: the data and
+    the priors agree, and the claims one contradicts and the other keeps weigh less than a log unit besides the roles."""
+    if any(abs(a.terms[k] - b.terms[k]) >= 0.5 for k in DATA_TERMS):
+        return False
+    ia, ib = {id(c) for c, _ in a.against}, {id(c) for c, _ in b.against}
+    rest = [c for c, f in a.against + b.against if (id(c) in ia) != (id(c) in ib)
+            and not (c.attribute == "role" and f is None)]
+    return sum(c.weight for c in rest) < 1.0
+
+
 def _stated_scored(kept: list, stated: Reading):
     return next((x for x in kept if x.reading == stated or x.reading.outcome == stated.outcome), None)
 
@@ -711,10 +727,7 @@ def _notes(ctx: _Words, scored, best, rivals, margin, stated, kept, quat_free) -
     swapped = [x for x in scored if x.reading.swap != best.reading.swap and not _same_numbers(x, best)]
     if swapped:
         sw = max(swapped, key=lambda x: x.total)
-        only_sw = {id(c) for c, _ in sw.against} - {id(c) for c, _ in best.against}
-        data_equal = all(abs(sw.terms[k] - best.terms[k]) < 0.5 for k in
-                         ("congruence", "fit", "scale", "magnitude", "x_prior", "rates", "view"))
-        if data_equal and all(c.attribute == "role" and f is None for c, f in sw.against if id(c) in only_sw):
+        if _roles_only(best, sw):
             # reached with --force only: otherwise the run stops naming both readings
             notes.append("conventions: the poses fit as well with --hand and --eye exchanged (X inverted); nothing in "
                          "the files (format, names, comments, rates, which reads as a camera's) tells which is which: "
