@@ -515,7 +515,8 @@ def test_exchanged_eye_to_hand_files_without_stamps_or_names_are_corrected_or_re
     for above, seed in itertools.product((False, True), range(6)):
         rec = seen_by_a_fixed_camera(seed, facing=above)
         assert cv.camera_view_fraction(rec["E"]) >= cv.VIEW_PASS
-        assert (cv.camera_view_fraction(rec["A"]) >= cv.VIEW_PASS) == above
+        # beside: the flange poses clearly do not read as a camera's; facing: they are not clearly not a camera's
+        assert (cv.camera_view_fraction(rec["A"]) > cv.VIEW_FAIL) == above
         for exchanged in (False, True):
             got = _exchanged_outcome(rec, tmp_path / f"{above}{seed}{exchanged}", fmt, exchanged)
             tally.setdefault((above, exchanged), []).append(got)
