@@ -350,6 +350,5 @@ def write_calibration_report(result: dict, out) -> Path:
         obs_table=observability_table(obs) if obs else "",
         rig_block=rig_block,
     )
-    page = render_page(f"kinhec calibration: {r['X_name']}", body, {"figures": figures}, "calibration.js",
-                       plotly="basic")  # fmt: skip
+    page = render_page(f"kinhec calibration: {r['X_name']}", body, {"figures": figures}, "calibration.js")
     return write_page(page, out)

@@ -7,10 +7,8 @@ parsing megabytes of script first; the style and the page script are inlined
 from the files next to this module, and the data is one JSON block read by the
 script.  Nothing is fetched.
 
-Two plotly.js bundles (:data:`PLOTLY_BUNDLES`): ``"basic"`` (scatter, bar and pie
-traces; ``vendor/plotly-basic.min.js``, 1.2 MB, 0.5 MB packed) for pages without
-3D or histogram traces, and ``"full"`` (every trace type; the ``plotly`` Python
-package's own bundle, 4.8 MB, 2 MB packed).
+plotly.js is the bundle the ``plotly`` Python package ships (every trace type;
+4.8 MB, 2 MB packed); nothing else is shipped with kinhec.
 """
 
 from __future__ import annotations
@@ -26,13 +24,7 @@ from pathlib import Path
 
 from kinhec.errors import InputError
 
-__all__ = ["PLOTLY_BUNDLES", "render_page", "write_page", "to_json", "plotly_source"]
-
-#: The plotly.js bundles a page can embed: name -> the trace types it draws.
-PLOTLY_BUNDLES = {
-    "basic": "scatter, bar and pie (plotly.js 4.1.1 basic, vendor/plotly-basic.min.js)",
-    "full": "every trace type (the bundle of the plotly Python package)",
-}
+__all__ = ["render_page", "write_page", "to_json", "plotly_source"]
 
 
 def _clean(obj):
@@ -61,18 +53,14 @@ def _asset(name: str) -> str:
     return resources.files("kinhec.report").joinpath(name).read_text(encoding="utf-8")
 
 
-def plotly_source(bundle: str = "full") -> str:
-    """The JavaScript of a plotly.js bundle (:data:`PLOTLY_BUNDLES`).
+def plotly_source() -> str:
+    """The JavaScript of plotly.js as the installed ``plotly`` package ships it.
 
     Raises
     ------
     InputError
-        An unknown bundle name, or the ``plotly`` package is missing (``"full"``).
+        The ``plotly`` package is missing.
     """
-    if bundle == "basic":
-        return _asset("vendor/plotly-basic.min.js")
-    if bundle != "full":
-        raise InputError(f"bundle: expected one of {sorted(PLOTLY_BUNDLES)}, got {bundle!r}")
     try:
         from plotly.offline import get_plotlyjs
     except ImportError as exc:  # pragma: no cover - plotly is a dependency
@@ -80,14 +68,14 @@ def plotly_source(bundle: str = "full") -> str:
     return get_plotlyjs()
 
 
-@functools.lru_cache(maxsize=2)
-def _packed_plotly(bundle: str) -> str:
+@functools.lru_cache(maxsize=1)
+def _packed_plotly() -> str:
     """gzip (level 9, no time stamp: the same bytes on every run) then base64 of :func:`plotly_source`."""
-    raw = plotly_source(bundle).encode("utf-8")
+    raw = plotly_source().encode("utf-8")
     return base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode("ascii")
 
 
-def render_page(title: str, body: str, data, script: str, *, plotly: str = "full") -> str:
+def render_page(title: str, body: str, data, script: str) -> str:
     """The whole HTML document.
 
     Parameters
@@ -100,12 +88,7 @@ def render_page(title: str, body: str, data, script: str, *, plotly: str = "full
         JSON-ready data, embedded as ``<script type="application/json" id="kinhec-data">``.
     script : str
         File name of the page script next to this module (``benchmark.js``, ``calibration.js``).
-    plotly : str
-        The plotly.js bundle to embed (:data:`PLOTLY_BUNDLES`): ``"basic"`` when the page draws scatter and
-        bar traces only, else ``"full"``.
     """
-    if plotly not in PLOTLY_BUNDLES:
-        raise InputError(f"plotly: expected one of {sorted(PLOTLY_BUNDLES)}, got {plotly!r}")
     return "\n".join([
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -115,8 +98,8 @@ def render_page(title: str, body: str, data, script: str, *, plotly: str = "full
         "</head><body>",
         body,
         f'<script type="application/json" id="kinhec-data">{to_json(data)}</script>',
-        f'<script type="application/octet-stream" id="kinhec-plotly" data-bundle="{plotly}" '
-        f'data-encoding="gzip+base64">{_packed_plotly(plotly)}</script>',
+        f'<script type="application/octet-stream" id="kinhec-plotly" '
+        f'data-encoding="gzip+base64">{_packed_plotly()}</script>',
         f"<script>{_asset('common.js')}\n{_asset(script)}</script>",
         "</body></html>",
     ])  # fmt: skip
