@@ -191,8 +191,8 @@ _VIEWS = (("top view", 0, 1), ("front view", 0, 2), ("side view", 1, 2))
 def _frame_figure(result: dict) -> dict:
     """The estimated X in three orthographic views: the parent frame at the origin, the child frame at X.
 
-    Drawn with 2D scatter traces (the page's plotly.js bundle has no 3D traces): top (x, y), front (x, z)
-    and side (y, z) of the parent frame, equal scales, axes x red, y green, z blue.
+    Drawn with 2D scatter traces, three fixed views: top (x, y), front (x, z) and side (y, z) of the parent
+    frame, equal scales, axes x red, y green, z blue.
     """
     X = _matrix(result["X"], "X")
     name = str(result.get("X_name") or "X")
@@ -277,7 +277,8 @@ def write_calibration_report(result: dict, out) -> Path:
         uncertainty, the residuals over time (seconds since the first pair; the pair index for recordings
         without time stamps) with the outliers marked, the clock-offset curve (when the offset was
         estimated), each observability quantity with its unit, limit and reference, and the estimated
-        transform in three views.  It works offline and embeds plotly.js's basic bundle (about 0.6 MB).
+        transform in three views.  It works offline and embeds the plotly package's plotly.js, packed
+        (:mod:`kinhec.report.page`; the page is about 1.5 MB).
 
     Raises
     ------
