@@ -132,9 +132,16 @@ def _time_axis(result: dict) -> tuple[list[float], str, str]:
     return [v - t0 for v in t], "time since the first pair [s]", "t"
 
 
+def _short(v: float, digits: int) -> float | None:
+    """``v`` to ``digits`` significant digits for a figure (None when not finite): a figure shows three or four,
+    and the page stays small (17 digits per number would double a long recording's figure data)."""
+    return float(f"{v:.{digits}g}") if math.isfinite(v) else None
+
+
 def _residual_figure(result: dict) -> dict:
     res = result["residuals"]
     x, x_title, x_name = _time_axis(result)
+    x = [round(v, 4) if math.isfinite(v) else None for v in x]  # seconds to 0.1 ms (hover shows ms); pair index
     out = [bool(v) for v in res["outlier"]]
     x_hover = "t = %{x:.3f} s" if x_name == "t" else "pair %{x}"
     data = []
@@ -146,7 +153,7 @@ def _residual_figure(result: dict) -> dict:
                 continue
             data.append({"type": "scatter", "mode": "markers", "name": name, "legendgroup": name,
                          "showlegend": axis == "", "x": [x[i] for i in idx],
-                         "y": [vals[i] if math.isfinite(vals[i]) else None for i in idx],
+                         "y": [_short(vals[i], 5) for i in idx],
                          "marker": {"color": color, "symbol": symbol, "size": 6 if flag else 5},
                          "xaxis": "x" + axis, "yaxis": "y" + axis,
                          "hovertemplate": f"pair %{{customdata}}<br>{x_hover}<br>%{{y:.3g}} {unit}<extra>{name}</extra>",
@@ -162,9 +169,9 @@ def _residual_figure(result: dict) -> dict:
 
 
 def _offset_figure(curve: dict, offset, std) -> dict:
-    x = [1e3 * _num(v) for v in curve["offset_s"]]
-    y = [_num(v) for v in curve["cost"]]
-    data = [{"type": "scatter", "mode": "lines", "name": "cost", "x": x, "y": [v if math.isfinite(v) else None for v in y],
+    x = [_short(1e3 * _num(v), 7) for v in curve["offset_s"]]  # ms
+    y = [_short(_num(v), 6) for v in curve["cost"]]
+    data = [{"type": "scatter", "mode": "lines", "name": "cost", "x": x, "y": y,
              "line": {"color": "#0072b2", "width": 2}}]  # fmt: skip
     shapes = []
     off = _num(offset)
