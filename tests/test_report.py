@@ -211,6 +211,16 @@ def test_benchmark_page_is_self_contained(smoke_benchmarked, tmp_path):
     assert path.stat().st_size < 10e6
 
 
+def test_packed_bytes_round_trip_and_hold_nothing_a_parser_would_change():
+    from kinhec.report.page import pack_bytes, unpack_bytes
+
+    rng = np.random.default_rng(7)
+    for raw in (bytes(range(256)) * 3, b"</script><!-- \r\n\x00 ==", rng.integers(0, 256, 20_000, dtype=np.uint8).tobytes()):
+        packed = pack_bytes(raw)
+        assert not set(packed) & {0, 13, 60}  # NUL, CR, "<"
+        assert unpack_bytes(packed) == raw and pack_bytes(raw) == packed  # the same bytes on every run
+
+
 def test_calibration_page_embeds_the_plotly_package_bundle_and_stays_small(smoke_benchmarked, tmp_path):
     from plotly.offline import get_plotlyjs
 
