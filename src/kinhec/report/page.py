@@ -7,9 +7,9 @@ the style and the page script are inlined from the files next to this module, an
 the data is one JSON block read by the script.  Nothing is fetched.
 
 plotly.js is the bundle the ``plotly`` Python package ships (every trace type,
-4.8 MB); nothing else is shipped with kinhec.  Packed, it is 1.42 MB: deflated by
-libdeflate at its strongest level (3.5 % smaller than zlib's level 9) and written
-as its bytes, not as text.  The page is a windows-1252 document, whose every byte
+4.8 MB); nothing else is shipped with kinhec.  It is gzip-compressed by libdeflate
+(:data:`DEFLATE_LEVEL`; 1.42 MB, 3.5 % less than zlib's level 9) and written as
+its bytes, not as text (1.44 MB).  The page is a windows-1252 document, whose every byte
 is one character, so the compressed bytes sit in a ``<script>`` block as they are,
 but for the four an HTML parser would change or that would end the block (NUL,
 CR, ``<``) and the escape ``=`` itself, each written as ``=`` and the byte plus 64
@@ -88,7 +88,8 @@ _ESCAPED = re.compile(rb"[\x00\r<=]")
 def pack_bytes(raw: bytes) -> bytes:
     """``raw`` gzip-compressed (libdeflate, :data:`DEFLATE_LEVEL`) and escaped for a windows-1252 ``<script>``.
 
-    The inverse is the page script's ``unpackBytes`` (``common.js``); the same bytes on every run.
+    Undone in the browser by ``packedBytes`` and ``DecompressionStream`` (``common.js``), here by
+    :func:`unpack_bytes`; the same bytes on every run.
     """
     try:
         import deflate
@@ -110,7 +111,7 @@ def _packed_plotly() -> bytes:
 
 
 def _ascii_script(text: str) -> str:
-    """A script or style with every non-ASCII character written as a ``\\uXXXX`` escape (outside the BMP as
+    """A script with every non-ASCII character written as a ``\\uXXXX`` escape (outside the BMP as
     its surrogate pair), which JavaScript reads inside strings, templates and regular expressions alike."""
     def esc(m):
         b = m[0].encode("utf-16-be")
