@@ -208,16 +208,13 @@ def eth_arm_facts() -> dict:
     o = res.observability
     factors = np.array(o["covariance_inflation_X"])
     added = np.array(o["eye_bias"]["X_std_added"])  # the intrinsics' systematic error (a consider covariance)
-    noise_var = (res.X_std**2 - added**2) / factors  # the fit's own part, before the inflation
-    curve = np.array(res.offset_curve["cost"])
-    offs = np.array(res.offset_curve["offset_s"])
-    inner = np.flatnonzero((curve[1:-1] < curve[:-2]) & (curve[1:-1] < curve[2:])) + 1
+    noise_var = np.maximum(res.X_std**2 - added**2, 0.0) / factors  # the fit's own part, before the inflation
     return {"offset_ms": 1e3 * res.time_offset_s, "offset_std_ms": 1e3 * res.time_offset_std_s,
             "peak": res.time_offset_peak_corr, "min_peak": MIN_PEAK_CORR,
             "scanned": any("comes from a scan of the pose fit" in n for n in res.notes),
             "t_mm": 1e3 * res.X[:3, 3], "std": _x_std(res), "n_pairs": res.n_pairs, "n_outliers": len(res.outliers),
             "scale": (res.scale, res.scale_std), "median": med(res), "median_flipped": med(flipped),
-            "ranking": ranking, "margin": conv["margin"], "other_eye": other_eye,
+            "ranking": ranking, "other_eye": other_eye,
             "other_eye_fit": fit.groups(), "other_hand": other_hand,
             "hand_refused": _short(hand_msg.split(": ", 1)[1]),  # without the files' names and lines
             "name_claim": [(c.value, c.why) for c in named], "eye_rate_hz": eye_s.rate_hz,
@@ -226,10 +223,19 @@ def eth_arm_facts() -> dict:
             "std_uninflated": (float(np.degrees(np.sqrt(noise_var[:3] + added[:3] ** 2)).max()),
                                1e3 * float(np.sqrt(noise_var[3:] + added[3:] ** 2).max())),
             "std_noise": (float(np.degrees(np.sqrt(noise_var[:3])).max()), 1e3 * float(np.sqrt(noise_var[3:]).max())),
-            "curve": {"minima": len(inner), "lowest_ms": 1e3 * (offs[int(np.argmin(curve))] - res.time_offset_s),
-                      "step_ms": 1e3 * float(np.median(np.diff(offs))),
-                      "rise": float(min(curve[int(np.argmin(curve)) - 1], curve[int(np.argmin(curve)) + 1])
-                                    / curve.min()) if 0 < int(np.argmin(curve)) < len(curve) - 1 else float("nan")}}  # fmt: skip
+            "curve": _curve_facts(res)}  # fmt: skip
+
+
+def _curve_facts(res) -> dict:
+    """The offset curve of a run: its local minima, where the lowest lies from the estimate [ms], the step [ms] and
+    how many times higher the cost is one step to either side of the lowest point."""
+    cost = np.array(res.offset_curve["cost"])
+    offs = np.array(res.offset_curve["offset_s"])
+    k = int(np.argmin(cost))
+    minima = int(((cost[1:-1] < cost[:-2]) & (cost[1:-1] < cost[2:])).sum())
+    rise = float(min(cost[k - 1], cost[k + 1]) / cost[k]) if 0 < k < len(cost) - 1 else float("nan")
+    return {"minima": minima, "lowest_ms": 1e3 * (offs[k] - res.time_offset_s),
+            "step_ms": 1e3 * float(np.median(np.diff(offs))), "rise": rise}  # fmt: skip
 
 
 def prime_sense_facts() -> dict:
@@ -371,7 +377,7 @@ def _reading_words(reading: list[str], ref: list[str]) -> str:
     diff = [o for o in reading if o not in ref]
     if diff == ["--hand and --eye exchanged"]:
         return "the two files exchanged"
-    if [o.split()[0] for o in diff if o.startswith("--")][:1] == ["--hand-pose"] and not any("exchanged" in o for o in diff):
+    if diff and diff[0].startswith("--hand-pose ") and not any("exchanged" in o for o in diff):
         return "the hand inverted"
     return "`" + " ".join(diff) + "`"
 
@@ -382,9 +388,8 @@ def render_eth_arm(f: dict) -> str:
     eye_pose = next(o.split()[1] for o in best["reading"] if o.startswith("--eye-pose"))
     hand_pose = next(o.split()[1] for o in best["reading"] if o.startswith("--hand-pose"))
     # the same eye poses with the hand inverted (no files exchanged): X and Y exchange
-    inv = next(x for x in rank if f"--eye-pose {eye_pose}" in x["reading"] and f"--hand-pose {hand_pose}" not in
-               x["reading"] and not any("exchanged" in o for o in x["reading"]))
-    same = inv["fit_deg_mm"] == best["fit_deg_mm"]
+    inv = next((x for x in rank if f"--eye-pose {eye_pose}" in x["reading"] and f"--hand-pose {hand_pose}" not in
+                x["reading"] and not any("exchanged" in o for o in x["reading"])), None)
     frames = {"target_T_cam": ("target", "cam"), "cam_T_target": ("cam", "target")}[eye_pose]
     name = ""
     for value, why in f["name_claim"]:
@@ -392,16 +397,22 @@ def render_eth_arm(f: dict) -> str:
         name = (f"its name says so (`…_{words}`, ROS's `parent_child`), and " if tuple(value) == frames
                 else f"against its name (`…_{words}`), ")
     rot, tr = f["other_eye_fit"]
-    parts = [
-        f"The eye file holds {'the camera in the target frame' if eye_pose == 'target_T_cam' else 'the target in the camera frame'} "
-        f"(`{eye_pose}`): {name}read the other way (`--eye-pose {f['other_eye']}`) the motion fits `X` only to "
-        f"{rot}° / {tr} mm, against {best['fit_deg_mm'][0]:.2f}° / {best['fit_deg_mm'][1]:.1f} mm. Inverting the hand "
-        f"poses instead fits {'exactly as well (`X` and `Y` exchange)' if same else 'about as well'}, but only the eye poses "
-        f"read as `{eye_pose}` put the camera near the flange ({1e3 * best['X_t_m']:.0f} mm against {1e3 * inv['X_t_m']:.0f} mm): the convention check "
-        f"ranks it first (`inputs.conventions` in the JSON), {best['score'] - rank[1]['score']:.1f} log units ahead of the next reading "
-        f"({_reading_words(rank[1]['reading'], best['reading'])})"
-        + (f" and {best['score'] - inv['score']:.1f} ahead of the hand inverted" if inv is not rank[1] else "")
-        + f", and `--hand-pose {f['other_hand']}` stops with `{f['hand_refused']}`."]
+    holds = "the camera in the target frame" if eye_pose == "target_T_cam" else "the target in the camera frame"
+    text = (f"The eye file holds {holds} (`{eye_pose}`): {name}read the other way (`--eye-pose {f['other_eye']}`) "
+            f"the motion fits `X` only to {rot}° / {tr} mm, against {best['fit_deg_mm'][0]:.2f}° / "
+            f"{best['fit_deg_mm'][1]:.1f} mm.")
+    ahead = (f"the convention check ranks it first (`inputs.conventions` in the JSON), "
+             f"{best['score'] - rank[1]['score']:.1f} log units ahead of the next reading "
+             f"({_reading_words(rank[1]['reading'], best['reading'])})")
+    if inv is not None:
+        same = inv["fit_deg_mm"] == best["fit_deg_mm"]
+        text += (f" Inverting the hand poses instead fits {'exactly as well (`X` and `Y` exchange)' if same else 'about as well'}"
+                 f", but only the eye poses read as `{eye_pose}` put the camera near the flange "
+                 f"({1e3 * best['X_t_m']:.0f} mm against {1e3 * inv['X_t_m']:.0f} mm): {ahead}"
+                 + (f" and {best['score'] - inv['score']:.1f} ahead of the hand inverted" if inv is not rank[1] else ""))
+    else:
+        text += f" {ahead[0].upper()}{ahead[1:]}"
+    parts = [text + f", and `--hand-pose {f['other_hand']}` stops with `{f['hand_refused']}`."]
     if f["scanned"]:
         coarse = (f"The angular speeds of the two streams hardly correlate (peak {f['peak']:.2f}, below "
                   f"{f['min_peak']}), so the coarse offset comes from the pose-fit scan")
@@ -410,8 +421,8 @@ def render_eth_arm(f: dict) -> str:
                   "comes from their correlation")
     late = "camera stamps late" if f["offset_ms"] > 0 else "camera stamps early"
     parts.append(
-        f"{coarse}, and the joint refinement gives **offset {_num(f['offset_ms'], '+.1f')} ± {f['offset_std_ms']:.1f} ms** "
-        f"({late}), X translation {_mm3(f['t_mm'])}, σ {f['std'][0]:.2f}° / {f['std'][1]:.1f} mm, "
+        f"{coarse}, and the joint refinement gives **offset {_num(f['offset_ms'], '+.1f')} ± "
+        f"{f['offset_std_ms']:.1f} ms** ({late}), X translation {_mm3(f['t_mm'])}, σ {f['std'][0]:.2f}° / {f['std'][1]:.1f} mm, "
         f"{f['n_outliers']} of {f['n_pairs']} pairs outliers, scale {_pm(*f['scale'])}.")
     if f["inflation"] > 1:
         parts.append(
@@ -435,7 +446,8 @@ def render_eth_arm(f: dict) -> str:
         parts.append(f'The shared README\'s quick check quotes "near −0.02 s": {size} with the opposite sign.')
     else:
         parts.append('The shared README\'s quick check quotes "near −0.02 s".')
-    decides = "decides between the two" if rf > r and tf > t else "hardly tells the two apart"
+    decides = ("decides between the two" if rf > r and tf > t else "favours −20 ms" if rf < r and tf < t
+               else "hardly tells the two apart")
     parts.append(f"The pose fit {decides}: with the offset fixed at −20 ms (`--offset -0.02`) the median residuals are "
                  f"{rf:.2f}° / {tf:.1f} mm, against {r:.2f}° / {t:.1f} mm at {_num(f['offset_ms'], '+.0f')} ms.")
     return parts[0] + "\n\n" + " ".join(parts[1:]) + "\n"
