@@ -4,7 +4,9 @@ Opens each HTML page given on the command line from ``file://`` in Debian's
 Chromium (``/usr/bin/chromium``, driven by Playwright) a few times and prints
 its size, the time to the ``load`` event and the time until the page says it
 has drawn its first view (``document.body.dataset.ready``, set by the page
-script once the first tab's figures are drawn), median and best of the runs;
+script once the first tab's figures are drawn), median and best of the runs,
+and the CPU time of the page's main thread until then (DevTools' ``ThreadTime``:
+less sensitive than wall times to other work on the machine);
 for the benchmark page also the time from a click on its "Robustness curves"
 tab to the figure drawn (the first figure unpacks and runs plotly.js).
 Without arguments it writes the two pages first: a calibration page
@@ -36,12 +38,20 @@ def _write_pages(tmp: Path) -> list[Path]:
     return [cal, build_benchmark_report(root, tmp / "report.html")]
 
 
-def _open(browser, page_path: Path) -> tuple[float, float]:
+def _thread_time(cdp) -> float:
+    return next(m["value"] for m in cdp.send("Performance.getMetrics")["metrics"] if m["name"] == "ThreadTime")
+
+
+def _open(browser, page_path: Path) -> tuple[float, float, float, float]:
     ctx = browser.new_context(viewport={"width": 1400, "height": 900})
     page = ctx.new_page()
+    cdp = ctx.new_cdp_session(page)
+    cdp.send("Performance.enable")
+    cpu0 = _thread_time(cdp)
     page.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file://") else r.abort())
     page.goto(page_path.resolve().as_uri(), wait_until="load", timeout=120_000)
     page.wait_for_function("document.body.dataset.ready === '1'", timeout=120_000)
+    cpu = _thread_time(cdp) - cpu0
     load = page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd")
     ready = page.evaluate("Number(document.body.dataset.readyAt)")
     first_plot = float("nan")
@@ -52,7 +62,7 @@ def _open(browser, page_path: Path) -> tuple[float, float]:
                                timeout=120_000)  # fmt: skip
         first_plot = (page.evaluate("performance.now()") - t0) / 1e3
     ctx.close()
-    return load / 1e3, ready / 1e3, first_plot
+    return load / 1e3, ready / 1e3, first_plot, cpu
 
 
 def main() -> None:
@@ -69,12 +79,13 @@ def main() -> None:
             browser = p.chromium.launch(executable_path=args.chromium, args=["--no-sandbox", "--disable-dev-shm-usage"])
             for path in pages:
                 runs = [_open(browser, path) for _ in range(max(args.repeats, 1))]
-                loads, readys, plots = [r[0] for r in runs], [r[1] for r in runs], [r[2] for r in runs]
+                loads, readys, plots, cpus = ([r[k] for r in runs] for k in range(4))
                 extra = (f"; first figure (Robustness curves tab, plotly.js unpacked and run) median "
                          f"{statistics.median(plots):.2f} s after the click" if plots[0] == plots[0] else "")
                 print(f"{path.name}: {path.stat().st_size / 1e6:.2f} MB; load event median {statistics.median(loads):.2f} s "
                       f"(best {min(loads):.2f}), first view drawn median {statistics.median(readys):.2f} s "
-                      f"(best {min(readys):.2f}){extra} over {len(runs)} runs")  # fmt: skip
+                      f"(best {min(readys):.2f}; main-thread CPU median {statistics.median(cpus):.2f} s){extra} "
+                      f"over {len(runs)} runs")  # fmt: skip
             browser.close()
 
 

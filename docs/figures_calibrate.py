@@ -8,6 +8,7 @@ extra).  Written by ``python docs/build_figures.py``; checked by ``tests/test_do
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
 import warnings
@@ -107,8 +108,27 @@ def tabb_facts() -> dict:
             "refused": refused, "scale": (res.scale, res.scale_std)}  # fmt: skip
 
 
+@contextlib.contextmanager
+def _scale_held():
+    """Runs inside hold the scale of the eye translations at 1: its prior (:data:`kinhec.calibrate.scale.PRIOR_STD`,
+    0.5 % by default) narrowed to 1e-6, which ``calibrate`` reads at every run (it has no option for this)."""
+    from kinhec.calibrate import scale as sc
+
+    old = sc.PRIOR_STD
+    sc.PRIOR_STD = 1e-6
+    try:
+        yield
+    finally:
+        sc.PRIOR_STD = old
+
+
+def _x_std(res) -> tuple[float, float]:
+    return res.observability["X_std_max_deg"], res.observability["X_std_max_mm"]
+
+
 def rwhe_facts() -> dict:
-    """RWHE-Calib kuka_1/kuka_2 from the robot poses and OpenCV's per-view camera poses, against OpenCV's X."""
+    """RWHE-Calib kuka_1/kuka_2 from the robot poses and OpenCV's per-view camera poses, against OpenCV's X; the same
+    with the intrinsics taken as exact (``intrinsics_std=(0, 0)``) and with the scale held at 1."""
     from kinhec import se3
     from kinhec.calibrate import calibrate
 
@@ -119,11 +139,21 @@ def rwhe_facts() -> dict:
             T = np.array([v["T_cam_target"] for v in ref["per_view"]])
             eye = Path(tmp) / f"{name}_cam_T_target.txt"
             eye.write_text("".join(" ".join(repr(v) for v in M.ravel().tolist()) + "\n" for M in T))
-            res = _quiet(calibrate, REALDATA / "rwhe_calib" / name / "RobotPosesVec.txt", eye, fmt="rwhe")
-            out[name] = {"errors": {m: se3.pose_error(res.X, np.array(ref["opencv_calibrateHandEye"][m]["T_tcp_cam (cam2gripper)"]))
-                                    for m in OPENCV_METHODS},
-                         "std_deg": res.observability["X_std_max_deg"], "std_mm": res.observability["X_std_max_mm"],
-                         "n": res.n_pairs}  # fmt: skip
+            hand = REALDATA / "rwhe_calib" / name / "RobotPosesVec.txt"
+            res = _quiet(calibrate, hand, eye, fmt="rwhe")
+            exact = _quiet(calibrate, hand, eye, fmt="rwhe", intrinsics_std=(0, 0))
+            with _scale_held():
+                held = _quiet(calibrate, hand, eye, fmt="rwhe")
+            opencv = {m: np.array(ref["opencv_calibrateHandEye"][m]["T_tcp_cam (cam2gripper)"]) for m in OPENCV_METHODS}
+            axis = res.X[:3, 2]  # the optical axis in the flange frame
+            out[name] = {"errors": {m: se3.pose_error(res.X, X_cv) for m, X_cv in opencv.items()},
+                         "std": _x_std(res), "std_exact": _x_std(exact), "n": res.n_pairs,
+                         "scale": res.scale, "scale_data_std": res.observability["scale"]["data_std"],
+                         "depth_stretch": res.observability["eye_bias"]["prior_std"]["depth_stretch"],
+                         "distance_m": float(np.median(np.linalg.norm(T[:, :3, 3], axis=1))),
+                         "scale_moves_mm": 1e3 * float((res.X[:3, 3] - held.X[:3, 3]) @ axis),
+                         "park_mm": se3.pose_error(res.X, opencv["PARK"])[1],
+                         "park_held_mm": se3.pose_error(held.X, opencv["PARK"])[1]}  # fmt: skip
     return out
 
 
@@ -132,47 +162,111 @@ def _eth(run: str):
     return files
 
 
+def _refusal(fn, *args, **kwargs) -> str:
+    """The message a run that must stop stops with (a RuntimeError when it does not stop)."""
+    from kinhec.errors import KinhecError
+
+    try:
+        _quiet(fn, *args, **kwargs)
+    except KinhecError as exc:
+        return str(exc)
+    raise RuntimeError(f"expected {kwargs} to stop the run, it was accepted")
+
+
 def eth_arm_facts() -> dict:
-    """ETH-ASL robot_arm_real: the clock offset, X, its sigma, and the residuals at the opposite offset."""
+    """ETH-ASL robot_arm_real: the readings the firewall ranks, the clock offset, X, its sigma (with and without
+    the inflation for correlated residuals), the offset curve and the residuals at the opposite offset."""
+    import re
+
     from kinhec.calibrate import calibrate
-    from kinhec.calibrate.calibration import MIN_PEAK_CORR
+    from kinhec.calibrate import conventions as cv
+    from kinhec.calibrate.pairing import MIN_PEAK_CORR
+    from kinhec.calibrate.readers import read_stream
 
     files = _eth("robot_arm_real")
     hand = next(f for f in files if "hinge" in f.name)
     eye = next(f for f in files if "target_ir" in f.name)
-    res = _quiet(calibrate, hand, eye, fmt="eth", eye_pose="target_T_cam")
-    flipped = _quiet(calibrate, hand, eye, fmt="eth", eye_pose="target_T_cam", offset=-0.02)
+    res = _quiet(calibrate, hand, eye, fmt="eth")
+    flipped = _quiet(calibrate, hand, eye, fmt="eth", offset=-0.02)
     med = lambda r: (float(np.median(r.residuals["rot_deg"])), float(np.median(r.residuals["trans_mm"])))  # noqa: E731
+    conv = res.inputs["conventions"]
+    ranking = conv["ranking"]
+    best = ranking[0]
+    # the eye poses read the other way, everything else as the reading used: how well does the motion fit?
+    stated = {o.split()[0]: o.split()[1] for o in best["reading"] if o.startswith("--") and len(o.split()) == 2}
+    other_eye = "cam_T_target" if stated["--eye-pose"] == "target_T_cam" else "target_T_cam"
+    msg = _refusal(calibrate, hand, eye, fmt="eth", eye_pose=other_eye, hand_pose=stated["--hand-pose"],
+                   setup=stated["--setup"], quat_order=stated["--quat-order"], units=stated["--units"])
+    fit = re.search(r"the motion fits X to (\S+) deg / (\S+) mm", msg)
+    if fit is None:
+        raise RuntimeError(f"no fit in the message of --eye-pose {other_eye}: {msg}")
+    other_hand = "ee_T_base" if stated["--hand-pose"] == "base_T_ee" else "base_T_ee"
+    hand_msg = _refusal(calibrate, hand, eye, fmt="eth", hand_pose=other_hand)
+    # the claim the eye file's name makes about its frames
+    eye_s = read_stream(eye, "eth")
+    named = [c for c in cv.file_claims(eye_s) if c.attribute == "frames" and c.source == "name"]
+    o = res.observability
+    factors = np.array(o["covariance_inflation_X"])
+    added = np.array(o["eye_bias"]["X_std_added"])  # the intrinsics' systematic error (a consider covariance)
+    noise_var = np.maximum(res.X_std**2 - added**2, 0.0) / factors  # the fit's own part, before the inflation
     return {"offset_ms": 1e3 * res.time_offset_s, "offset_std_ms": 1e3 * res.time_offset_std_s,
-            "peak": res.time_offset_peak_corr, "min_peak": MIN_PEAK_CORR, "t_mm": 1e3 * res.X[:3, 3],
-            "std_deg": res.observability["X_std_max_deg"], "std_mm": res.observability["X_std_max_mm"],
-            "inflation": float(np.sqrt(res.observability.get("covariance_inflation", 1.0))),
-            "n_pairs": res.n_pairs, "n_outliers": len(res.outliers), "median": med(res), "median_flipped": med(flipped)}  # fmt: skip
+            "peak": res.time_offset_peak_corr, "min_peak": MIN_PEAK_CORR,
+            "scanned": any("comes from a scan of the pose fit" in n for n in res.notes),
+            "t_mm": 1e3 * res.X[:3, 3], "std": _x_std(res), "n_pairs": res.n_pairs, "n_outliers": len(res.outliers),
+            "scale": (res.scale, res.scale_std), "median": med(res), "median_flipped": med(flipped),
+            "ranking": ranking, "other_eye": other_eye,
+            "other_eye_fit": fit.groups(), "other_hand": other_hand,
+            "hand_refused": _short(hand_msg.split(": ", 1)[1]),  # without the files' names and lines
+            "name_claim": [(c.value, c.why) for c in named], "eye_rate_hz": eye_s.rate_hz,
+            "tau": o["autocorrelation_time"], "effective_pairs": o["effective_pairs"], "drift": o["drift"],
+            "inflation": o["covariance_inflation"],
+            "std_uninflated": (float(np.degrees(np.sqrt(noise_var[:3] + added[:3] ** 2)).max()),
+                               1e3 * float(np.sqrt(noise_var[3:] + added[3:] ** 2).max())),
+            "std_noise": (float(np.degrees(np.sqrt(noise_var[:3])).max()), 1e3 * float(np.sqrt(noise_var[3:]).max())),
+            "curve": _curve_facts(res)}  # fmt: skip
+
+
+def _curve_facts(res) -> dict:
+    """The offset curve of a run: its local minima, where the lowest lies from the estimate [ms], the step [ms] and
+    how many times higher the cost is one step to either side of the lowest point."""
+    cost = np.array(res.offset_curve["cost"])
+    offs = np.array(res.offset_curve["offset_s"])
+    k = int(np.argmin(cost))
+    minima = int(((cost[1:-1] < cost[:-2]) & (cost[1:-1] < cost[2:])).sum())
+    rise = float(min(cost[k - 1], cost[k + 1]) / cost[k]) if 0 < k < len(cost) - 1 else float("nan")
+    return {"minima": minima, "lowest_ms": 1e3 * (offs[k] - res.time_offset_s),
+            "step_ms": 1e3 * float(np.median(np.diff(offs))), "rise": rise}  # fmt: skip
 
 
 def prime_sense_facts() -> dict:
-    """ETH-ASL prime_sense_1/2: offsets, X translations and their sigmas, and the difference of the two runs."""
-    from kinhec import se3
+    """ETH-ASL prime_sense_1/2: offsets, scales, X translations and their sigmas (also with the scale held at 1),
+    and the difference of the two runs against its sigma."""
     from kinhec.calibrate import calibrate
 
-    runs = {}
+    runs, held = {}, {}
     for run in ("prime_sense_1", "prime_sense_2"):
         files = _eth(run)
         hand = next(f for f in files if "vicon" in f.name)
         eye = next(f for f in files if "camera" in f.name)
-        runs[run] = _quiet(calibrate, hand, eye, fmt="eth", eye_pose="target_T_cam")
-    r1, r2 = runs.values()
+        runs[run] = _quiet(calibrate, hand, eye, fmt="eth")
+        with _scale_held():
+            held[run] = _quiet(calibrate, hand, eye, fmt="eth")
     repeated = []
-    for r in (r1, r2):
+    for r in runs.values():
         n = [int(t.split(" repeated time stamp")[0].rsplit(" ", 1)[-1]) for t in r.notes if "repeated time stamp" in t]
         repeated.append(sum(n))
-    # each component of the difference against the two runs' sigmas combined
-    d = se3.se3_log(se3.invert_transform(r1.X) @ r2.X)
-    z = np.abs(d) / np.sqrt(r1.X_std**2 + r2.X_std**2)
-    return {"offsets_ms": [1e3 * r.time_offset_s for r in (r1, r2)],
-            "offset_std_ms": [1e3 * r.time_offset_std_s for r in (r1, r2)],
-            "t_mm": [1e3 * r.X[:3, 3] for r in (r1, r2)], "std_mm": [r.observability["X_std_max_mm"] for r in (r1, r2)],
-            "repeated": repeated, "difference": se3.pose_error(r1.X, r2.X), "max_z": float(z.max())}  # fmt: skip
+    r1, r2 = runs.values()
+    # the translations of X differ by d; its standard deviation along d from the two runs' covariances
+    d = r2.X[:3, 3] - r1.X[:3, 3]
+    u = d / np.linalg.norm(d)
+    d_std = float(np.sqrt(u @ (r1.cov[3:6, 3:6] + r2.cov[3:6, 3:6]) @ u))
+    return {"names": list(runs), "offsets_ms": [1e3 * r.time_offset_s for r in runs.values()],
+            "offset_std_ms": [1e3 * r.time_offset_std_s for r in runs.values()],
+            "scale": [(r.scale, r.scale_std) for r in runs.values()],
+            "scale_warned": [any("eye translations are" in w for w in r.warnings) for r in runs.values()],
+            "t_mm": [1e3 * r.X[:3, 3] for r in runs.values()], "std_mm": [_x_std(r)[1] for r in runs.values()],
+            "t_held_mm": [1e3 * r.X[:3, 3] for r in held.values()], "std_held_mm": [_x_std(r)[1] for r in held.values()],
+            "repeated": repeated, "difference_mm": 1e3 * float(np.linalg.norm(d)), "difference_z": float(np.linalg.norm(d) / d_std)}  # fmt: skip
 
 
 # --------------------------------------------------------------------------- #
@@ -224,6 +318,22 @@ def render_tabb(f: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _num(value: float, fmt: str) -> str:
+    """A number for the prose, negative with the typographic minus."""
+    return format(value, fmt).replace("-", "−")
+
+
+def _mm3(t) -> str:
+    return "(" + ", ".join(_num(v, ".1f") for v in t) + ") mm"
+
+
+def _and(values: list[str], unit: str = "") -> str:
+    """``"a"`` or ``"a and b"`` (``"a each"`` when all are the same), with the unit after the last."""
+    if len(values) > 1 and len(set(values)) == 1:
+        return f"{values[0]}{unit} each"
+    return " and ".join(values) + unit
+
+
 def render_rwhe(f: dict) -> str:
     lines = ["| | " + " | ".join(m.capitalize() for m in OPENCV_METHODS) + " |", "|---|---|---|---|---|---|"]
     far = []
@@ -236,45 +346,134 @@ def render_rwhe(f: dict) -> str:
                 far.append((name, m, tr))
             cells.append(cell)
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    std_deg = max(d["std_deg"] for d in f.values())
-    mm = sorted(d["std_mm"] for d in f.values())
-    lines += ["", f"kinhec's σ is {std_deg:.3f}° / {mm[0]:.2f}–{mm[-1]:.2f} mm."]
+    names = list(f)
+    std = " and ".join(f"{f[n]['std'][0]:.3f}° / {f[n]['std'][1]:.1f} mm ({n})" for n in names)
+    exact = " and ".join(f"{f[n]['std_exact'][0]:.3f}° / {f[n]['std_exact'][1]:.2f} mm" for n in names)
+    # the run whose sigma owes most to the intrinsics illustrates it
+    k = max(names, key=lambda n: 1 - (f[n]["std_exact"][1] / f[n]["std"][1]) ** 2)
+    d = f[k]
+    text = (f"kinhec's σ is {std}; with `--intrinsics-std 0,0` (the intrinsics behind OpenCV's poses taken as exact) "
+            f"{'they are' if len(names) > 1 else 'it is'} {exact}, the noise and the scale alone. The rest is the "
+            f"assumed uncertainty of those intrinsics: {100 * d['depth_stretch']:.1f} % of the focal length is "
+            f"{1e3 * d['depth_stretch'] * d['distance_m']:.1f} mm of depth at {k}'s {d['distance_m']:.2f} m from the "
+            "board. The scale of the eye translations (± from the data alone): "
+            + ", ".join(f"{n} {_pm(f[n]['scale'], f[n]['scale_data_std'])}" for n in names) + ".")
+    # the run whose X the scale moves most
+    k = max(names, key=lambda n: abs(f[n]["scale_moves_mm"]))
+    d = f[k]
+    dev = d["scale"] - 1
+    away = "away from" if d["park_mm"] > d["park_held_mm"] else "towards"
+    text += (f" {k}'s camera sees its robot move {100 * abs(dev):.1f} % {'farther' if dev > 0 else 'less far'} than "
+             f"it does ({abs(dev) / d['scale_data_std']:.1f}σ), which moves `X` {abs(d['scale_moves_mm']):.1f} mm "
+             f"along the optical axis {away} OpenCV's solvers (they take the board as stated; with the scale held at "
+             f"1, `X` is {d['park_held_mm']:.2f} mm from Park).")
     for name, m, tr in far:
-        lines[-1] += f" OpenCV's {m.capitalize()} is {tr:.0f} mm off on {name}; kinhec agrees with the other four there."
-    return "\n".join(lines) + "\n"
+        text += f" OpenCV's {m.capitalize()} is {tr:.0f} mm off on {name}."
+    return "\n".join(lines + ["", text]) + "\n"
+
+
+def _reading_words(reading: list[str], ref: list[str]) -> str:
+    """What sets ``reading`` apart from ``ref`` (options of the firewall's ranking), in words."""
+    diff = [o for o in reading if o not in ref]
+    if diff == ["--hand and --eye exchanged"]:
+        return "the two files exchanged"
+    if diff and diff[0].startswith("--hand-pose ") and not any("exchanged" in o for o in diff):
+        return "the hand inverted"
+    return "`" + " ".join(diff) + "`"
 
 
 def render_eth_arm(f: dict) -> str:
-    tx, ty, tz = f["t_mm"]
-    late = "camera stamps late" if f["offset_ms"] > 0 else "camera stamps early"
-    if f["peak"] is not None and f["peak"] >= f["min_peak"]:
-        coarse = (f"The angular speeds of the two streams correlate well (peak {f['peak']:.3f}), so the coarse offset "
-                  "comes from their correlation")  # fmt: skip
+    rank = f["ranking"]
+    best = rank[0]
+    eye_pose = next(o.split()[1] for o in best["reading"] if o.startswith("--eye-pose"))
+    hand_pose = next(o.split()[1] for o in best["reading"] if o.startswith("--hand-pose"))
+    # the same eye poses with the hand inverted (no files exchanged): X and Y exchange
+    inv = next((x for x in rank if f"--eye-pose {eye_pose}" in x["reading"] and f"--hand-pose {hand_pose}" not in
+                x["reading"] and not any("exchanged" in o for o in x["reading"])), None)
+    frames = {"target_T_cam": ("target", "cam"), "cam_T_target": ("cam", "target")}[eye_pose]
+    name = ""
+    for value, why in f["name_claim"]:
+        words = why.rsplit("(", 1)[-1].rstrip(")")
+        name = (f"its name says so (`…_{words}`, ROS's `parent_child`), and " if tuple(value) == frames
+                else f"against its name (`…_{words}`), ")
+    rot, tr = f["other_eye_fit"]
+    holds = "the camera in the target frame" if eye_pose == "target_T_cam" else "the target in the camera frame"
+    text = (f"The eye file holds {holds} (`{eye_pose}`): {name}read the other way (`--eye-pose {f['other_eye']}`) "
+            f"the motion fits `X` only to {rot}° / {tr} mm, against {best['fit_deg_mm'][0]:.2f}° / "
+            f"{best['fit_deg_mm'][1]:.1f} mm.")
+    ahead = (f"the convention check ranks it first (`inputs.conventions` in the JSON), "
+             f"{best['score'] - rank[1]['score']:.1f} log units ahead of the next reading "
+             f"({_reading_words(rank[1]['reading'], best['reading'])})")
+    if inv is not None:
+        same = inv["fit_deg_mm"] == best["fit_deg_mm"]
+        text += (f" Inverting the hand poses instead fits {'exactly as well (`X` and `Y` exchange)' if same else 'about as well'}"
+                 f", but only the eye poses read as `{eye_pose}` put the camera near the flange "
+                 f"({1e3 * best['X_t_m']:.0f} mm against {1e3 * inv['X_t_m']:.0f} mm): {ahead}"
+                 + (f" and {best['score'] - inv['score']:.1f} ahead of the hand inverted" if inv is not rank[1] else ""))
     else:
-        coarse = (f"The angular speeds of the noisy PnP rotations hardly correlate (peak {f['peak']:.2f}), so the "
-                  "coarse offset comes from the pose-fit scan")  # fmt: skip
+        text += f" {ahead[0].upper()}{ahead[1:]}"
+    parts = [text + f", and `--hand-pose {f['other_hand']}` stops with `{f['hand_refused']}`."]
+    if f["scanned"]:
+        coarse = (f"The angular speeds of the two streams hardly correlate (peak {f['peak']:.2f}, below "
+                  f"{f['min_peak']}), so the coarse offset comes from the pose-fit scan")
+    else:
+        coarse = (f"The angular speeds of the two streams correlate well (peak {f['peak']:.3f}), so the coarse offset "
+                  "comes from their correlation")
+    late = "camera stamps late" if f["offset_ms"] > 0 else "camera stamps early"
+    parts.append(
+        f"{coarse}, and the joint refinement gives **offset {_num(f['offset_ms'], '+.1f')} ± "
+        f"{f['offset_std_ms']:.1f} ms** ({late}), X translation {_mm3(f['t_mm'])}, σ {f['std'][0]:.2f}° / {f['std'][1]:.1f} mm, "
+        f"{f['n_outliers']} of {f['n_pairs']} pairs outliers, scale {_pm(*f['scale'])}.")
+    if f["inflation"] > 1:
+        parts.append(
+            f"The residuals of this {f['eye_rate_hz']:.0f} Hz stream stay correlated over about {f['tau']:.0f} frames "
+            f"(the PnP's pose-dependent errors along the arm's path; {f['effective_pairs']:.1f} independent stretches"
+            f"{', flagged `drift`' if f['drift'] else ''}), which multiplies the variance of `X` by up to "
+            f"{f['inflation']:.0f} (the σ by {np.sqrt(f['inflation']):.0f}): before the correlation counted, the σ "
+            f"were {f['std_uninflated'][0]:.3f}° / {f['std_uninflated'][1]:.1f} mm ({f['std_noise'][0]:.4f}° / "
+            f"{f['std_noise'][1]:.2f} mm from the noise, the rest the intrinsics' systematic error).")
+    c = f["curve"]
+    if abs(c["lowest_ms"]) < 0.5 * c["step_ms"]:
+        shape = ("a single minimum there" if c["minima"] == 1 else f"{c['minima']} local minima, the lowest there")
+        parts.append(f"The offset curve in the figure has {shape}, its cost {c['rise']:.1f} times as high one step "
+                     f"({c['step_ms']:.0f} ms) to either side.")
+    else:
+        parts.append(f"The offset curve in the figure is lowest {_num(c['lowest_ms'], '+.0f')} ms from the estimate.")
+    readme = -20.0  # the shared README's quick check: "near -0.02 s"
     (r, t), (rf, tf) = f["median"], f["median_flipped"]
-    return (
-        f"The eye file holds the camera in the target frame (`target_T_cam`). {coarse}, and the joint refinement "
-        f"gives **offset {f['offset_ms']:+.1f} ± {f['offset_std_ms']:.1f} ms** ({late}), X translation "
-        f"({tx:.1f}, {ty:.1f}, {tz:.1f}) mm, σ {f['std_deg']:.3f}° / {f['std_mm']:.2f} mm (inflated "
-        f"{f['inflation']:.1f}x for correlated residuals), {f['n_outliers']} of {f['n_pairs']} pairs outliers. With the "
-        f"offset fixed at −20 ms (`--offset -0.02`, the sign of the shared README's quick check) the median residuals "
-        f"are {rf:.2f}° / {tf:.1f} mm, against {r:.2f}° / {t:.1f} mm at the estimate.\n"
-    )
+    if np.sign(readme) != np.sign(f["offset_ms"]):
+        size = "about the same magnitude" if 0.5 < abs(f["offset_ms"] / readme) < 2 else "another magnitude"
+        parts.append(f'The shared README\'s quick check quotes "near −0.02 s": {size} with the opposite sign.')
+    else:
+        parts.append('The shared README\'s quick check quotes "near −0.02 s".')
+    decides = ("decides between the two" if rf > r and tf > t else "favours −20 ms" if rf < r and tf < t
+               else "hardly tells the two apart")
+    parts.append(f"The pose fit {decides}: with the offset fixed at −20 ms (`--offset -0.02`) the median residuals are "
+                 f"{rf:.2f}° / {tf:.1f} mm, against {r:.2f}° / {t:.1f} mm at {_num(f['offset_ms'], '+.0f')} ms.")
+    return parts[0] + "\n\n" + " ".join(parts[1:]) + "\n"
 
 
 def render_prime_sense(f: dict) -> str:
     (o1, o2), (s1, s2) = f["offsets_ms"], f["offset_std_ms"]
-    (t1, t2), (m1, m2) = f["t_mm"], f["std_mm"]
-    rot, tr = f["difference"]
-    within = "within" if f["max_z"] <= 3.0 else "not within"
-    fmt = lambda t: f"({t[0]:.1f}, {t[1]:.1f}, {t[2]:.1f}) mm"  # noqa: E731
+    scales = [s for s, _ in f["scale"]]
+    pct = [f"{100 * abs(s - 1):.1f} %" for s in scales]
+    if all(s < 1 for s in scales) or all(s > 1 for s in scales):
+        move = f"Both camera streams move {' and '.join(pct)} {'less' if scales[0] < 1 else 'more'} than the Vicon body"
+    else:
+        move = "The camera streams move " + " and ".join(f"{p} {'less' if s < 1 else 'more'}" for p, s in zip(pct, scales)) + \
+               " than the Vicon body"
+    warned = f["scale_warned"]
+    warn = ("a warning each" if all(warned) else "no warning" if not any(warned) else
+            "a warning for " + " and ".join(n for n, w in zip(f["names"], warned) if w))
+    within = "within" if f["difference_z"] <= 3 else "beyond"
     return (
         f"The Vicon files repeat a few stamps ({f['repeated'][0]} and {f['repeated'][1]}); they are dropped and "
-        f"reported. Offsets {o1:+.1f} ± {s1:.1f} ms and {o2:+.1f} ± {s2:.1f} ms; X translations {fmt(t1)} and "
-        f"{fmt(t2)}, σ {m1:.1f} and {m2:.1f} mm. The two runs differ by {rot:.2f}° / {tr:.1f} mm, {within} 3σ of each "
-        f"other component by component (largest {f['max_z']:.1f}σ).\n"
+        f"reported. Offsets {_num(o1, '+.1f')} ± {s1:.1f} ms and {_num(o2, '+.1f')} ± {s2:.1f} ms. {move} (scale "
+        f"{' and '.join(_pm(*s) for s in f['scale'])}: {warn}); for those scales `X` translates by "
+        f"{' and '.join(_mm3(t) for t in f['t_mm'])}, σ {_and([f'{m:.1f}' for m in f['std_mm']], ' mm')} (with the "
+        f"scale held at 1 they were {' and '.join(_mm3(t) for t in f['t_held_mm'])}, σ "
+        f"{_and([f'{m:.1f}' for m in f['std_held_mm']], ' mm')}). The two runs differ by {f['difference_mm']:.1f} mm, "
+        f"{f['difference_z']:.1f}σ of their difference ({within} 3σ).\n"
     )
 
 

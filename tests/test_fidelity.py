@@ -7,7 +7,7 @@ import collections
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import PUBLISHED_CARD, PUBLISHED_SMOKE_TRIMMED
+from conftest import PUBLISHED_CARD, PUBLISHED_SMOKE_TRIMMED, REPO
 
 from kinhec import cameras, fidelity, tiers
 from kinhec.errors import InputError
@@ -264,7 +264,7 @@ def test_lookat_stations_follow_the_published_viewing_cap_and_tour(published_smo
 def _fidelity_script():
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("fidelity_script", _REPO / "benchmarks" / "fidelity.py")
+    spec = importlib.util.spec_from_file_location("fidelity_script", REPO / "benchmarks" / "fidelity.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -276,7 +276,7 @@ def test_small_tier_section_regenerates_from_the_stored_results_and_is_within_bo
     out of bounds (the track's composition and camera-noise draw, docs/fidelity.md), and so are the other
     baselines on the four tracks where andreff_scale was 2.5-9x off."""
     mod = _fidelity_script()
-    page = (_REPO / "docs" / "fidelity.md").read_text(encoding="utf-8")
+    page = (REPO / "docs" / "fidelity.md").read_text(encoding="utf-8")
     section = page.split(fidelity.SMALL_BEGIN)[1].split(fidelity.SMALL_END)[0]
     assert section.strip() == mod.small_tier_section().strip()
     table = fidelity.small_tier_table(pd.read_parquet(mod.SMALL_RESULTS), fidelity.read_medians(mod.PUBLISHED_SMALL))

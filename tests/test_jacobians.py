@@ -21,6 +21,7 @@ from typing import Callable
 
 import numpy as np
 import pytest
+import scipy.linalg
 import scipy.optimize
 
 import kinhec
@@ -565,6 +566,81 @@ def _fisher(rng, mp):
     return [Case("block-diagonal", white_blocks, np.zeros(p), bounds.fisher_information(J, S), kind="normal"),
             Case("full", lambda x: np.linalg.solve(np.linalg.cholesky(Sf), Jf @ x), np.zeros(p),
                  bounds.fisher_information(J, Sf), kind="normal")]  # fmt: skip
+
+
+def _walk_covariance(Sigma, walk=None, scale_walk=None):
+    """The dense ``6N x 6N`` covariance that :func:`kinhec.bounds.random_walk_information` never forms:
+    ``L blockdiag(walk) L^T + blockdiag(Sigma) + U L_s diag(v) L_s^T U^T`` (``L``: cumulative sums)."""
+    n = Sigma.shape[0]
+    full = np.zeros((n, 6, n, 6))
+    full[np.arange(n), :, np.arange(n), :] = Sigma
+    if walk is not None:
+        cum = np.cumsum(walk, axis=0)  # cov(rho_j, rho_k) = sum_(i <= min(j, k)) walk_i
+        for j in range(n):
+            for k in range(n):
+                full[j, :, k, :] += cum[min(j, k)]
+    if scale_walk is not None:
+        u, v = scale_walk
+        cv = np.cumsum(v)
+        full += np.einsum("ja,jk,kb->jakb", u, cv[np.minimum.outer(np.arange(n), np.arange(n))], u)
+    return full.reshape(6 * n, 6 * n)
+
+
+def _whitened(Sigma_full, residual):
+    Lf = np.linalg.cholesky(Sigma_full)
+    return lambda x: scipy.linalg.solve_triangular(Lf, np.ravel(residual(x)), lower=True)
+
+
+@jacobian("bounds.random_walk_information", ("bounds:random_walk_information", "bounds:_bound_from_information"))
+def _random_walk_information(rng, mp):
+    """The structured (banded Cholesky + Woodbury) information against the Gauss-Newton normal matrix of the
+    residuals whitened by the dense covariance; then the whole bound of :func:`bounds.bound_from_pairs` with
+    the random walks against finite differences of the true pair residuals and against its dense path."""
+    from kinhec import bounds
+
+    def spd(n, scales):
+        M = rng.normal(size=(n, 6, 6)) * scales
+        return M @ np.swapaxes(M, 1, 2) + 1e-3 * np.diag(scales**2)
+
+    n, p = 6, 13
+    scales = np.array([1e-3] * 3 + [1e-2] * 3)  # rad and m: unequal blocks
+    J = rng.normal(size=(n, 6, p)) * 10.0 ** rng.uniform(-1, 1, p)
+    Sigma, walk = spd(n, scales), 0.3 * spd(n, scales)
+    u = rng.normal(size=(n, 6)) * np.r_[[1e-3] * 3, [0.5] * 3]
+    v0 = rng.uniform(1e-4, 1e-3, n)  # first pair: the scale's reference (v = 0) or already drifted
+    v_ref = np.r_[0.0, v0[1:]]
+    lin = lambda x: np.einsum("nap,p->na", J, x)  # noqa: E731
+    cases = []
+    for label, w, sw in (("camera walk", walk, None), ("scale walk, drifted first pair", None, (u, v0)),
+                         ("both walks, reference pair", walk, (u, v_ref))):  # fmt: skip
+        F = bounds.random_walk_information(J, Sigma, w, sw)
+        cases.append(Case(label, _whitened(_walk_covariance(Sigma, w, sw), lin), np.zeros(p), F, kind="normal"))
+
+    # the bound itself: true eye-in-hand pairs, camera and scale walks, robot noise
+    A, X, Y = _poses(rng, 12), _pose(rng, 0.1), _pose(rng, 2.0)
+    C = pm.predicted_camera_poses(A, X, Y, "eye_in_hand")
+    m = C.shape[0]
+    cam, robot, cwalk = spd(m, scales), spd(m, scales), 0.2 * spd(m, scales)
+    swalk = np.r_[0.0, rng.uniform(1e-5, 1e-4, m - 1)]
+    sb = bounds.bound_from_pairs(A, C, X, Y, "eye_in_hand", camera_cov=cam, robot_cov=robot, camera_walk=cwalk,
+                                 scale_walk=swalk)  # fmt: skip
+    _, G = pm.pair_jacobians(C, X, "eye_in_hand")
+    S_ind = cam + np.einsum("nij,njk,nlk->nil", G, robot, G)
+    dense = _walk_covariance(S_ind, cwalk, (pm.scale_jacobian(C), swalk))
+
+    def resid(x):
+        return pm.residuals(C, pm.predicted_camera_poses(A, X @ se3.se3_exp(x[:6]), Y @ se3.se3_exp(x[6:]),
+                                                         "eye_in_hand"))  # fmt: skip
+
+    cases.append(Case("bound_from_pairs: inverse of the bound's covariance", _whitened(dense, resid), np.zeros(12),
+                      np.linalg.inv(sb.cov), kind="normal", rtol=1e-5))  # fmt: skip
+    # the same median errors as the dense path it replaces (the same fixed draws)
+    sd = bounds.bound_from_pairs(A, C, X, Y, "eye_in_hand", camera_cov=S_ind,
+                                 camera_cov_full=dense - _walk_covariance(S_ind))  # fmt: skip
+    got, ref = (sb.X_rot_deg, sb.X_trans_mm, sb.Y_rot_deg, sb.Y_trans_mm), (sd.X_rot_deg, sd.X_trans_mm,
+                                                                            sd.Y_rot_deg, sd.Y_trans_mm)  # fmt: skip
+    assert np.all(np.isfinite(got)) and got == pytest.approx(ref, rel=1e-7), (got, ref)
+    return cases
 
 
 @jacobian("vision.jacobian_det", ("vision.checks:_jacobian_det",))

@@ -13,8 +13,8 @@
   curve, the observability figures and the verdict in words.
 
 The pages work offline from ``file://``: plotly.js (from the ``plotly``
-package) is inlined once, with the style and a small page script; nothing is
-fetched.  Modules: :mod:`~kinhec.report.data` (tables from the index and the
+package) is inlined once, compressed (:mod:`~kinhec.report.page`), with the
+style and a small page script; nothing is fetched.  Modules: :mod:`~kinhec.report.data` (tables from the index and the
 results), :mod:`~kinhec.report.sequences` (thinned per-sequence data),
 :mod:`~kinhec.report.figures` (plotly figure specifications),
 :mod:`~kinhec.report.page` (the HTML shell), :mod:`~kinhec.report.benchmark_page`

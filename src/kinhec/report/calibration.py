@@ -132,9 +132,16 @@ def _time_axis(result: dict) -> tuple[list[float], str, str]:
     return [v - t0 for v in t], "time since the first pair [s]", "t"
 
 
+def _short(v: float, digits: int) -> float | None:
+    """``v`` to ``digits`` significant digits for a figure (None when not finite): a figure shows three or four,
+    and the page stays small (17 digits per number would double a long recording's figure data)."""
+    return float(f"{v:.{digits}g}") if math.isfinite(v) else None
+
+
 def _residual_figure(result: dict) -> dict:
     res = result["residuals"]
     x, x_title, x_name = _time_axis(result)
+    x = [round(v, 4) if math.isfinite(v) else None for v in x]  # seconds to 0.1 ms (hover shows ms); pair index
     out = [bool(v) for v in res["outlier"]]
     x_hover = "t = %{x:.3f} s" if x_name == "t" else "pair %{x}"
     data = []
@@ -146,7 +153,7 @@ def _residual_figure(result: dict) -> dict:
                 continue
             data.append({"type": "scatter", "mode": "markers", "name": name, "legendgroup": name,
                          "showlegend": axis == "", "x": [x[i] for i in idx],
-                         "y": [vals[i] if math.isfinite(vals[i]) else None for i in idx],
+                         "y": [_short(vals[i], 5) for i in idx],
                          "marker": {"color": color, "symbol": symbol, "size": 6 if flag else 5},
                          "xaxis": "x" + axis, "yaxis": "y" + axis,
                          "hovertemplate": f"pair %{{customdata}}<br>{x_hover}<br>%{{y:.3g}} {unit}<extra>{name}</extra>",
@@ -162,9 +169,9 @@ def _residual_figure(result: dict) -> dict:
 
 
 def _offset_figure(curve: dict, offset, std) -> dict:
-    x = [1e3 * _num(v) for v in curve["offset_s"]]
-    y = [_num(v) for v in curve["cost"]]
-    data = [{"type": "scatter", "mode": "lines", "name": "cost", "x": x, "y": [v if math.isfinite(v) else None for v in y],
+    x = [_short(1e3 * _num(v), 7) for v in curve["offset_s"]]  # ms
+    y = [_short(_num(v), 6) for v in curve["cost"]]
+    data = [{"type": "scatter", "mode": "lines", "name": "cost", "x": x, "y": y,
              "line": {"color": "#0072b2", "width": 2}}]  # fmt: skip
     shapes = []
     off = _num(offset)
@@ -191,8 +198,8 @@ _VIEWS = (("top view", 0, 1), ("front view", 0, 2), ("side view", 1, 2))
 def _frame_figure(result: dict) -> dict:
     """The estimated X in three orthographic views: the parent frame at the origin, the child frame at X.
 
-    Drawn with 2D scatter traces (the page's plotly.js bundle has no 3D traces): top (x, y), front (x, z)
-    and side (y, z) of the parent frame, equal scales, axes x red, y green, z blue.
+    Drawn with 2D scatter traces, three fixed views: top (x, y), front (x, z) and side (y, z) of the parent
+    frame, equal scales, axes x red, y green, z blue.
     """
     X = _matrix(result["X"], "X")
     name = str(result.get("X_name") or "X")
@@ -277,7 +284,8 @@ def write_calibration_report(result: dict, out) -> Path:
         uncertainty, the residuals over time (seconds since the first pair; the pair index for recordings
         without time stamps) with the outliers marked, the clock-offset curve (when the offset was
         estimated), each observability quantity with its unit, limit and reference, and the estimated
-        transform in three views.  It works offline and embeds plotly.js's basic bundle (about 0.6 MB).
+        transform in three views.  It works offline and embeds the plotly package's plotly.js, packed
+        (:mod:`kinhec.report.page`; the page is about 1.5 MB).
 
     Raises
     ------
@@ -350,6 +358,5 @@ def write_calibration_report(result: dict, out) -> Path:
         obs_table=observability_table(obs) if obs else "",
         rig_block=rig_block,
     )
-    page = render_page(f"kinhec calibration: {r['X_name']}", body, {"figures": figures}, "calibration.js",
-                       plotly="basic")  # fmt: skip
+    page = render_page(f"kinhec calibration: {r['X_name']}", body, {"figures": figures}, "calibration.js")
     return write_page(page, out)

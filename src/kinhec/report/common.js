@@ -75,22 +75,53 @@ function rowsOf(flat, k) {
 
 const PLOT_CONFIG = { responsive: true, displaylogo: false, modeBarButtonsToRemove: ["sendDataToCloud"] };
 
-/* plotly.js is embedded gzip-compressed and base64-encoded (kinhec.report.page); it is unpacked and run once,
-   when the first figure is drawn, so the page shows its text and tables without parsing it first. */
+/* plotly.js is embedded gzip-compressed, its bytes written as they are in this windows-1252 page (one byte, one
+   character), NUL, CR, "<" and "=" written as "=" and the byte plus 64 (kinhec.report.page.pack_bytes).  It is
+   unpacked and run once, when the first figure is drawn, so the page shows its text and tables without parsing
+   it first. */
+function unescapeBytes(codes, n, byteOf) {  /* codes(i): the i-th character's code; byteOf: code -> byte */
+  const out = new Uint8Array(n);
+  let k = 0;
+  for (let i = 0; i < n; i++) {
+    const b = byteOf(codes(i));
+    out[k++] = b === 61 ? byteOf(codes(++i)) - 64 : b;
+  }
+  return out.subarray(0, k);
+}
+function packedBytes(packed) {
+  if (document.characterSet.toLowerCase() === "windows-1252") {
+    const table = new TextDecoder("windows-1252").decode(Uint8Array.from({ length: 256 }, (_, i) => i));
+    const byteOf = new Uint8Array(65536);
+    for (let b = 0; b < 256; b++) byteOf[table.charCodeAt(b)] = b;
+    const text = packed.textContent;
+    return Promise.resolve(unescapeBytes((i) => text.charCodeAt(i), text.length, (c) => byteOf[c]));
+  }
+  /* sent with another charset by a server (its header overrides the page's): read the file's own bytes */
+  return fetch(location.href).then((r) => r.arrayBuffer()).then((buf) => {
+    const all = new Uint8Array(buf);
+    const tag = new TextEncoder().encode('id="kinhec-plotly"');
+    let at = -1;
+    for (let i = 0; at < 0 && i + tag.length <= all.length; i++) {
+      if (all[i] === tag[0] && tag.every((t, j) => all[i + j] === t)) at = i;
+    }
+    if (at < 0) throw new Error("the packed plotting library is not in the file sent");
+    const from = all.indexOf(62, at) + 1, to = all.indexOf(60, from);  /* ">" ... "<" */
+    return unescapeBytes((i) => all[from + i], to - from, (c) => c);
+  });
+}
+
 let plotlyLoading = null;
 function loadPlotly() {
   if (window.Plotly) return Promise.resolve(window.Plotly);
   if (plotlyLoading) return plotlyLoading;
-  const packed = document.getElementById("kinhec-plotly");
   if (typeof DecompressionStream === "undefined") {
     return Promise.reject(new Error("this browser cannot unpack the plotting library (no DecompressionStream): " +
                                     "open the page in a current Chromium, Firefox or Safari"));
   }
-  const bin = atob(packed.textContent.trim());
-  const bytes = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-  plotlyLoading = new Response(stream).text().then((code) => {
+  plotlyLoading = packedBytes(document.getElementById("kinhec-plotly")).then((bytes) => {
+    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return new Response(stream).text();
+  }).then((code) => {
     const s = document.createElement("script");
     s.textContent = code;
     document.head.appendChild(s);  /* an inline script runs on insertion */
