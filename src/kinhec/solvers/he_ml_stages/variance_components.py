@@ -41,9 +41,10 @@ _SHAPE_REDUNDANCY = 5
 _GRID = np.stack(np.meshgrid(np.linspace(-1.0, 1.0, 3), np.linspace(-1.0, 1.0, 3)), axis=-1).reshape(-1, 2)
 #: Share of the total variance below which the motion-direction component is left out.
 _MOTION_SHARE = 0.05
-#: Pseudo-degrees of freedom of the weak prior of every variance component at its share of the residuals
-#: (:func:`restricted_components`): one pair's worth of a component's own directions would be up to 6; one is
-#: enough to keep a component the data cannot determine off zero and moves a determined one by about 1 / d.
+#: Pseudo-degrees of freedom of the weak prior of the five noise levels at their block's share of the residuals
+#: (:func:`restricted_components`, :func:`prior_levels`): one residual's worth, enough to keep a level the data
+#: cannot determine off zero; a level determined by ``d`` degrees of freedom moves by about ``1 / d`` of its
+#: distance to the prior's.
 PRIOR_DOF = 1.0
 #: The rounds stop when no variance component's share of the total moves by more than this.
 SETTLE_SHARE = 0.02
@@ -224,15 +225,15 @@ def restricted_components(r, Q, w, theta0, J, n_iter: int = 30, prior_dof: float
     rotation differ only by the robot's lever arm): the restricted likelihood is then flat along their
     exchange and its maximum may sit where one of them is zero, a covariance that claims a direction
     without noise.  ``prior_dof > 0`` adds a weak prior on every component, ``prior_dof`` pseudo-degrees of
-    freedom at its share of the residuals (the five noise levels, :func:`prior_levels`; density ``th^(-nu0/2) exp(-nu0 s0 / (2 th))``
-    on ``log th``): it holds a component the data cannot determine near that share and moves one they do
+    freedom at its block's share of the residuals (the five noise levels, :func:`prior_levels`; density
+    ``th^(-nu0/2) exp(-nu0 s0 / (2 th))`` on ``log th``): it holds a component the data cannot determine near that share and moves one they do
     determine by about ``nu0 / d`` of its distance to it, ``d`` its degrees of freedom.
     """
     Q = np.ascontiguousarray(Q)
     k = Q.shape[0]
     Qf = Q.reshape(k, -1)
     trQ = traces(Q).mean(axis=1)
-    s0 = prior_levels(r, Q) if prior_dof > 0 else np.zeros(k)
+    s0 = prior_levels(r, Q, J.shape[2]) if prior_dof > 0 else np.zeros(k)
     a, b = 0.5 * prior_dof * (s0 > 0), 0.5 * prior_dof * s0
 
     def at(theta):
@@ -272,22 +273,22 @@ def restricted_components(r, Q, w, theta0, J, n_iter: int = 30, prior_dof: float
     return np.maximum(theta, 1e-8 * theta.max() if theta.max() > 0 else 1e-14)
 
 
-def prior_levels(r: np.ndarray, Q: np.ndarray) -> np.ndarray:
-    """The five noise levels' shares (k,) of the residuals ``r`` (n, 6); 0 for the PnP shapes and the motion.
+def prior_levels(r: np.ndarray, Q: np.ndarray, p: int) -> np.ndarray:
+    """The five noise levels' prior levels (k,) from residuals ``r`` (n, 6) of a fit in ``p`` parameters.
 
-    Each of the five constant components alone explains the residuals at
-    ``sum_i r_i^T Q_ki^+ r_i / sum_i rank(Q_ki)`` (the residuals in its own directions and units: the
-    rotations for the camera's rotation, the lateral and the depth translations for the camera's, the flange
-    twist they imply for the robot's), and the five share them.  The PnP shapes and the motion component
-    get no prior: they join only where the data leave redundancy for them, and their bases are
-    ill-conditioned (a pseudo-inverse would give them a level the residuals do not have).
+    The rotation levels (camera, robot) share the residuals' mean square per rotation axis, the translation
+    levels (camera lateral and depth, robot) the mean square per translation axis, both corrected by the
+    degrees of freedom the fit took, ``6 n / (6 n - p)``: a component the data cannot determine is held near
+    its block's level, as the block's residuals show it whatever the fit absorbed along the component's
+    own directions.  The PnP shapes and the motion component get none (0): they join only where the
+    data leave redundancy for them.
     """
-    k = min(Q.shape[0], 5)
-    Qp = np.linalg.pinv(Q[:k], rcond=1e-10, hermitian=True)  # (k, n, 6, 6)
-    rank = np.linalg.matrix_rank(Q[:k], hermitian=True).sum(axis=1)
-    alone = np.einsum("na,knab,nb->k", r, Qp, r) / np.maximum(rank, 1)
+    n = r.shape[0]
+    corr = 6.0 * n / max(6.0 * n - p, 1.0)
+    rot = corr * max(float(np.mean(r[:, :3] ** 2)), VAR_FLOOR)
+    trans = corr * max(float(np.mean(r[:, 3:] ** 2)), VAR_FLOOR)
     out = np.zeros(Q.shape[0])
-    out[:k] = np.maximum(alone, VAR_FLOOR) / k
+    out[:5] = [rot / 2.0, trans / 3.0, trans / 3.0, rot / 2.0, trans / 3.0]
     return out
 
 
