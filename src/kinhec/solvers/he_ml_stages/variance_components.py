@@ -226,8 +226,9 @@ def restricted_components(r, Q, w, theta0, J, n_iter: int = 30, prior_dof: float
     exchange and its maximum may sit where one of them is zero, a covariance that claims a direction
     without noise.  ``prior_dof > 0`` adds a weak prior on every component, ``prior_dof`` pseudo-degrees of
     freedom at its block's share of the residuals (the five noise levels, :func:`prior_levels`; density
-    ``th^(-nu0/2) exp(-nu0 s0 / (2 th))`` on ``log th``): it holds a component the data cannot determine near that share and moves one they do
-    determine by about ``nu0 / d`` of its distance to it, ``d`` its degrees of freedom.
+    ``th^(-nu0/2) exp(-nu0 s0 / (2 th))`` on ``log th``): it holds a component the data cannot determine near
+    that share and moves one they do determine by about ``nu0 / d`` of its distance to it, ``d`` its degrees
+    of freedom.
     """
     Q = np.ascontiguousarray(Q)
     k = Q.shape[0]
