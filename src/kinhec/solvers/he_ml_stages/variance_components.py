@@ -10,8 +10,10 @@ The covariance of the camera error ``rho_i`` of pair ``i`` (a right twist of
 translation variances [rad^2, m^2]; the PnP shapes of generic planar targets
 with the reference in view, :func:`target_shapes`; the robot error along the
 local motion, :func:`motion_directions`).  The components are estimated from
-the residuals by Fisher scoring of the Gaussian likelihood
-(:func:`estimate_components`).
+the residuals by Fisher scoring of the restricted Gaussian likelihood, the fitted
+parameters integrated out, under a weak prior (:func:`restricted_components`);
+the plain likelihood (:func:`estimate_components`) serves the drifting scale's
+EM and :mod:`kinhec.solvers.multi_axyb`.
 """
 
 from __future__ import annotations
