@@ -678,6 +678,7 @@ NOT_DERIVATIVES = {
     "bounds:student_t_information_factor": "a constant factor, checked against a Monte-Carlo of the score "
                                            "(test_bound_branches)",
     "planner.design:prior_information": "a constant prior",
+    "solvers.he_ml_stages.model:fitted_jacobian": "pair_jacobians with the column of scale_jacobian appended",
     "bounds:_squared_normals": "squared standard normal draws",
     "solvers.multi_axyb:assemble_normal": "assembly of given local Jacobians (test_multi)",
 }

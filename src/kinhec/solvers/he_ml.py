@@ -25,9 +25,10 @@ there is a last component, ``th_m (G_i u_i)(G_i u_i)^T``
 with ``u_i`` the flange twist between the neighbours of pair ``i`` (the local
 direction of motion, along which a time-stamp error moves the flange: the
 pairing error of asynchronous streams with camera jitter).  When the noise levels are not given they are
-estimated from the residuals by Fisher scoring of the Gaussian likelihood
-(variance-component estimation, :mod:`~kinhec.solvers.he_ml_stages.variance_components`),
-with the loss of ``P`` degrees of freedom to the fitted parameters corrected at the end.
+estimated from the residuals by Fisher scoring of the restricted Gaussian likelihood
+(variance-component estimation with ``X``, ``Y`` and the scale integrated out, so that each component counts
+the degrees of freedom the fit left it, under a weak prior at its block's residual level;
+:mod:`~kinhec.solvers.he_ml_stages.variance_components`).
 
 1. **Configuration** (:mod:`~kinhec.solvers.he_ml_stages.configuration`).  Eye-in-hand data have
    ``C_i = inv(B_i)``, eye-to-hand ``C_i = B_i`` (or pass it).  A first reading puts the reference in front of

@@ -13,7 +13,7 @@ import numpy as np
 
 from kinhec.solvers import pair_model as pm
 from kinhec.solvers.he_ml_stages import variance_components as vc
-from kinhec.solvers.he_ml_stages.model import predict, quad, residuals
+from kinhec.solvers.he_ml_stages.model import fitted_jacobian, predict, quad, residuals
 
 
 def final_covariance(fit, known: dict | None) -> np.ndarray:
@@ -21,12 +21,14 @@ def final_covariance(fit, known: dict | None) -> np.ndarray:
     solution) [rad, m].
 
     Also sets ``fit.chi2`` (every pair's Mahalanobis chi-square at the solution) and, when the noise levels were
-    estimated (``known`` is None), scales ``fit.theta`` by the loss of degrees of freedom to the fit.
+    taken from the residual spreads (not the restricted estimate, ``fit.restricted``), scales ``fit.theta`` by
+    the loss of degrees of freedom to the fit.
     """
     X, Y, ls, q, inl = fit.X, fit.Y, fit.ls, fit.q, fit.inl
     P = 13 if fit.with_scale else 12
     dof_scale = 1.0
-    if known is None:
+    if known is None and not fit.restricted:
+        # components from the residual spreads: the fitted parameters took P of the degrees of freedom
         n_obs = 6.0 * inl.sum()
         dof_scale = n_obs / max(n_obs - P, 1.0)
         fit.theta = fit.theta * dof_scale
@@ -43,8 +45,7 @@ def final_covariance(fit, known: dict | None) -> np.ndarray:
         r = residuals(fit.camera_poses_used(), Cp, ls, ls, q)
         Sinv = vc.whitener(vc.sigma(fit.theta, Q))[1]
     fit.chi2 = quad(r, Sinv)
-    if fit.with_scale:
-        J = np.concatenate([J, pm.scale_jacobian(Cp)[:, :, None]], axis=2)
+    J = fitted_jacobian(Cp, J, fit.with_scale)
     # expected information of the weighted (Student-t) likelihood: (nu + 6) / (nu + 8) per pair
     nu = fit.nu
     f_nu = 1.0 if not np.isfinite(nu) else (nu + 6.0) / (nu + 8.0)

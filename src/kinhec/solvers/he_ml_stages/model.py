@@ -103,3 +103,14 @@ def residuals_from_inverse(Cm: np.ndarray, Cp_inv: np.ndarray, log_s: float, log
     r = pm.fast_se3_log(E @ Cm)
     r[:, 3:] *= math.exp(-(log_s if log_s0 is None else log_s0))
     return r
+
+
+def fitted_jacobian(Cp: np.ndarray, J: np.ndarray, with_scale: bool) -> np.ndarray:
+    """The residuals' Jacobian (n, 6, 12 or 13) in the fitted ``(dx, dy[, log s])`` at the predicted poses ``Cp``.
+
+    ``J`` (n, 6, 12) from :func:`kinhec.solvers.pair_model.pair_jacobians`; the column of ``log s`` joins it
+    when the scale is estimated.  The restricted variance components and the covariance both use it.
+    """
+    if not with_scale:
+        return J
+    return np.concatenate([J, pm.scale_jacobian(Cp)[:, :, None]], axis=2)

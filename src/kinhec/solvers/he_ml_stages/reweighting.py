@@ -23,8 +23,8 @@ import numpy as np
 from kinhec import se3
 from kinhec.solvers import pair_model as pm
 from kinhec.solvers.he_ml_stages import variance_components as vc
-from kinhec.solvers.he_ml_stages.model import (apply_step, mv, predict, project_so3, quad, residuals,
-                                               residuals_from_inverse)
+from kinhec.solvers.he_ml_stages.model import (apply_step, fitted_jacobian, mv, predict, project_so3, quad,
+                                               residuals, residuals_from_inverse)
 
 #: 99.9 % quantile of chi2 with 6 degrees of freedom: the inlier gate of a pair.
 CHI2_GATE = 22.4577
@@ -126,7 +126,7 @@ def run_rounds(fit, known: dict | None, scale, max_rounds: int) -> None:
         else:
             r = residuals(Cm, Cp, ls)
         if known is None:
-            Q = vc.update(fit, r, Q)
+            Q = vc.update(fit, r, Q, fitted_jacobian(Cp, J, fit.with_scale))
         Linv, Sinv, logdet = vc.whitener(vc.sigma(fit.theta, Q))
         fit.chi2 = quad(r, Sinv)
         if fit.robust:

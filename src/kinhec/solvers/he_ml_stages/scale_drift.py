@@ -252,5 +252,8 @@ def fit_drifting_scale(fit, known: dict | None, force: bool) -> None:
         if settled:
             break
     fit.X, fit.Y, fit.ls, fit.theta, fit.q, fit.drift_cov = X, Y, ls, theta, q, drift_cov
+    # the components came from the plain likelihood with the offsets' E-step: corrected by the loss of degrees
+    # of freedom at the end
+    fit.restricted = False
     fit.info["scale_drift_std"] = sigma_d
     fit.info["scale_offsets"] = q.copy()

@@ -60,6 +60,9 @@ class FitState:
         Covariance of the drifting-scale fit (:class:`~.scale_drift.OffsetCovariance`).
     motion_cov : ndarray or None
         Covariance of ``(dx[, log s])`` when ``X`` came from the motions.
+    restricted : bool
+        ``theta`` is the restricted estimate (it counts the degrees of freedom the fitted parameters took;
+        False: the start from the residual spreads, corrected by the loss of degrees of freedom at the end).
     info : dict
         The ``info`` of the result, filled by the stages.
     """
@@ -87,6 +90,7 @@ class FitState:
     q: np.ndarray | None = None
     drift_cov: OffsetCovariance | None = None
     motion_cov: np.ndarray | None = None
+    restricted: bool = False
     info: dict = field(default_factory=dict)
 
     @property
