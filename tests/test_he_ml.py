@@ -362,6 +362,36 @@ def test_variance_components_are_maximum_likelihood():
     np.testing.assert_allclose(np.sqrt(est[0]), np.sqrt(theta_true[0]), rtol=0.25)
 
 
+def test_restricted_traces_match_the_dense_projection():
+    """The restricted scoring's traces ``sum tr(P Q~_k P Q~_l)``, the refitted residuals and ``log det H`` from the
+    per-pair blocks equal those of the 6n x 6n projection ``P = W~ - W~ J H^-1 J^T W~`` formed densely."""
+    from scipy.linalg import block_diag
+
+    from kinhec.solvers.he_ml_stages import variance_components as vc
+
+    rng = np.random.default_rng(23)
+    n = 9
+    ch = make_chain(rng, n, configuration="eye_in_hand")
+    C = pm.camera_poses(ch.B_abs_gt, "eye_in_hand")
+    J, G = pm.pair_jacobians(C, ch.X, "eye_in_hand")
+    Q = vc.components(C, G)
+    theta = np.array([C3[0] ** 2, C3[1] ** 2, C3[3] ** 2, R2[0] ** 2, R2[1] ** 2])
+    W = vc.whitener(vc.sigma(theta, Q))[1]
+    w = rng.uniform(0.3, 1.0, n)
+    r = rng.standard_normal((n, 6)) * 1e-3
+    rr, logdet_h, E = vc._weighted_fit(r, W, w, J)
+    traces = vc._projected_traces(Q, W, E)
+    Wt = block_diag(*(w[:, None, None] * W))  # (6n, 6n)
+    Jd = J.reshape(6 * n, -1)
+    H = Jd.T @ Wt @ Jd
+    P = Wt - Wt @ Jd @ np.linalg.solve(H, Jd.T @ Wt)
+    Qd = [block_diag(*(Qk / w[:, None, None])) for Qk in Q]
+    dense = np.array([[np.trace(P @ Qk @ P @ Ql) for Ql in Qd] for Qk in Qd])
+    np.testing.assert_allclose(traces, dense, rtol=1e-8, atol=1e-8 * np.abs(dense).max())
+    np.testing.assert_allclose(Wt @ rr.ravel(), P @ r.ravel(), atol=1e-8 * np.abs(P @ r.ravel()).max())
+    assert logdet_h == pytest.approx(np.linalg.slogdet(H)[1], rel=1e-10)
+
+
 def test_public_names_and_the_package_attribute():
     """``kinhec.solvers.he_ml`` is the function (as every solver name there), whatever is imported first; the
     module's public names stay importable by its path; the stages live in ``kinhec.solvers.he_ml_stages``."""

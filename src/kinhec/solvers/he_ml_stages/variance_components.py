@@ -241,39 +241,48 @@ def restricted_components(r, Q, w, theta0, J, n_iter: int = 30, prior_dof: float
     s0 = prior_levels(r, Q, J.shape[2]) if prior_dof > 0 else np.zeros(k)
     a, b = 0.5 * prior_dof * (s0 > 0), 0.5 * prior_dof * s0
 
-    def at(theta):
+    def likelihood(theta):
+        """The restricted log-likelihood (with the prior) at ``theta`` and what its scoring step needs."""
         th = np.maximum(theta, 1e-10 * theta.max())
         _, W, logdet = whitener(sigma(th, Q))
-        WQ = W[None] @ Q  # (k, n, 6, 6)
-        T = WQ.reshape(k, -1) @ np.swapaxes(WQ, -1, -2).reshape(k, -1).T
-        F, rr, logdet_h = _restricted(T, r, Q, WQ, W, w, J)
+        fitted = _weighted_fit(r, W, w, J)
+        rr = fitted[0]
         Wr = mv(W, rr)
-        ll = -0.5 * (float(logdet.sum()) + logdet_h + float(np.sum(w * (Wr * rr).sum(axis=1))))
+        ll = -0.5 * (float(logdet.sum()) + fitted[1] + float(np.sum(w * (Wr * rr).sum(axis=1))))
+        if prior_dof > 0:
+            ll += float(np.sum(-a * np.log(th) - b / th))  # (0 for the components without a prior)
+        return ll, (th, W, Wr, fitted[2])
+
+    def scoring(state):
+        """Fisher information ``F`` (k, k) and score part ``q`` (k,) of the scoring step (only for an accepted point)."""
+        th, W, Wr, E = state
+        F = _projected_traces(Q, W, E)
         M = (w[:, None] * Wr)[:, :, None] * Wr[:, None, :]
         F, q = 0.5 * F, 0.5 * (Qf @ M.ravel())
         if prior_dof > 0:
             # the prior's score -a / th + b / th^2, linearised as (b - a th) / th_c^2 at the current th_c
-            ll += float(np.sum(-a * np.log(th) - b / th))  # (0 for the components without a prior)
             F, q = F + np.diag(a / th**2), q + b / th**2
-        return ll, F, q
+        return F, q
 
     theta = np.maximum(theta0, 1e-14)
-    ll, F, q = at(theta)
+    ll, state = likelihood(theta)
+    F, q = scoring(state)
     for _ in range(n_iter):
         step = _nonnegative_solve(F, q) - theta
         t = 1.0
         for _ in range(12):
             cand = theta + t * step  # a convex combination of non-negative points
-            ll_c, F_c, q_c = at(cand)
+            ll_c, state_c = likelihood(cand)
             if ll_c >= ll - 1e-12 * abs(ll):
                 break
             t *= 0.5
         else:
             break  # no step raises the likelihood: at its maximum to round-off
         change = float(np.max(np.abs(cand - theta) * trQ)) / max(float(np.sum(cand * trQ)), 1e-300)
-        theta, ll, F, q = cand, ll_c, F_c, q_c
+        theta, ll = cand, ll_c
         if change < 1e-2:
             break
+        F, q = scoring(state_c)
     # components that vanished keep a floor relative to the largest so that Sigma stays invertible
     return np.maximum(theta, 1e-8 * theta.max() if theta.max() > 0 else 1e-14)
 
@@ -313,34 +322,52 @@ def _nonnegative_solve(F: np.ndarray, q: np.ndarray) -> np.ndarray:
     return np.maximum(new, 0.0)
 
 
-def _restricted(T, r, Q, WQ, W, w, J):
-    """``sum tr(P Q_k P Q_l)`` (k, k), the residuals at the weighted fit (n, 6) and ``log det H``.
+def _weighted_fit(r, W, w, J):
+    """The residuals after one more weighted least-squares step (n, 6), ``log det H`` and the factor ``E`` (n, 6, p').
 
-    ``P = W~ - B H^-1 B^T`` with ``W~_i = w_i W_i``, ``B = W~ J`` and ``H = J^T W~ J``; ``T`` (k, k) is
-    ``sum_i tr(W Q_k W Q_l)``.  Then ``tr(P Q~_k P Q~_l) = T_kl - 2 tr(H^-1 N_kl) + tr(H^-1 M_k H^-1 M_l)``
-    (``Q~ = Q / w``, ``N_kl = sum_i w_i J_i^T W Q_k W Q_l W J_i``, ``M_k = sum_i w_i J_i^T W Q_k W J_i``), and
-    ``P r`` is ``W~`` times the residuals after one more weighted least-squares step (zero at the fit's
-    solution): ``q`` keeps its form with them.
+    ``W~_i = w_i W_i``, ``H = J^T W~ J`` (its pseudo-inverse: eigenvalues below ``1e-15`` of the largest
+    dropped; its log-determinant over those above ``1e-12`` of it) and ``E_i = sqrt(w_i) W_i J_i V |ev|^-1/2``
+    (``H = V diag(ev) V^T`` on the kept eigenvalues), so that ``sum_i E_i E_i^T``-sandwiches give the
+    projection's correction: ``W~ J H^+ J^T W~ = E E^T`` (with the eigenvalues' signs, all positive for a
+    positive definite ``H``; :func:`_projected_traces` carries them).  ``P r`` is ``W~`` times the
+    returned residuals (zero at the fit's solution).
     """
-    k = Q.shape[0]
     WJ = W @ J  # (n, 6, p)
     wWJ = w[:, None, None] * WJ
-    H = np.swapaxes(J, 1, 2) @ wWJ
-    H = H.sum(axis=0)
-    ev = np.linalg.eigvalsh(H)
-    keep = ev > 1e-12 * max(float(ev[-1]), 1e-300)
-    logdet_h = float(np.sum(np.log(ev[keep])))
-    Hi = np.linalg.pinv(H, hermitian=True)
-    step = Hi @ np.einsum("nap,na->p", wWJ, r)
+    H = np.einsum("nap,naq->pq", J, wWJ)
+    H = 0.5 * (H + H.T)
+    ev, V = np.linalg.eigh(H)
+    aev = np.abs(ev)
+    top = max(float(aev.max()), 1e-300)
+    logdet_h = float(np.sum(np.log(ev[ev > 1e-12 * max(float(ev[-1]), 1e-300)])))
+    keep = aev > 1e-15 * top
+    Vk, evk = V[:, keep], ev[keep]
+    step = (Vk / evk) @ (Vk.T @ np.einsum("nap,na->p", wWJ, r))
     rr = r - J @ step
-    # tr(H^-1 N_kl) = sum_i tr(W Q_k W Q_l V_i), V_i = w_i W J_i H^-1 J_i^T W; W Q_k W = (W Q_k) W
-    V = wWJ @ Hi @ np.swapaxes(WJ, 1, 2)  # (n, 6, 6)
-    QV = Q @ V[None]
-    HN = WQ.reshape(k, -1) @ QV.reshape(k, -1).T  # tr(A B) = sum(A^T * B), (W Q_k)^T = Q_k W
+    E = (np.sqrt(w)[:, None, None] * WJ) @ (Vk / np.sqrt(np.abs(evk)))
+    return rr, logdet_h, (E, np.sign(evk))
+
+
+def _projected_traces(Q, W, E):
+    """``sum tr(P Q~_k P Q~_l)`` (k, k) of the projection ``P = W~ - W~ J H^+ J^T W~`` (``Q~ = Q / w``).
+
+    ``P`` (6n x 6n) is never formed: with ``T_kl = sum_i tr(W Q_k W Q_l)`` (``W`` (n, 6, 6) block-diagonal),
+    ``tr(P Q~_k P Q~_l) = T_kl - 2 sum_i tr(E_i^T Q_k W Q_l E_i S) + tr(S M_k S M_l)`` with ``M_k =
+    sum_i E_i^T Q_k E_i`` (p' x p'), ``E`` and the signs ``S`` from :func:`_weighted_fit` (``E = (E, S)``):
+    per-pair 6 x 6 and 6 x p' products and a p' x p' correction.
+    """
+    k = Q.shape[0]
+    E, sg = E
+    WQ = W[None] @ Q  # (k, n, 6, 6)
+    T = WQ.reshape(k, -1) @ np.swapaxes(WQ, -1, -2).reshape(k, -1).T  # tr(A B) = sum(A * B^T)
+    QE = Q @ E[None]  # (k, n, 6, p')
+    WQE = W[None] @ QE
+    HN = (QE * sg).reshape(k, -1) @ WQE.reshape(k, -1).T
     HN = 0.5 * (HN + HN.T)
-    Mk = np.einsum("nap,knaq->kpq", wWJ, Q @ WJ[None])  # sum_i w_i (W J_i)^T Q_k (W J_i)
-    HM = Hi[None] @ Mk
-    return T - 2.0 * HN + np.einsum("kpq,lqp->kl", HM, HM), rr, logdet_h
+    pk = E.shape[2]
+    Mk = np.swapaxes(E.reshape(-1, pk), 0, 1)[None] @ QE.reshape(k, -1, pk)  # (k, p', p')
+    SM = (Mk * (sg[:, None] * sg[None, :])).reshape(k, -1)
+    return T - 2.0 * HN + SM @ np.swapaxes(Mk, 1, 2).reshape(k, -1).T
 
 
 def shares(theta: np.ndarray, Q: np.ndarray, inl: np.ndarray) -> np.ndarray:
