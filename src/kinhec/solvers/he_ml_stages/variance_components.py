@@ -254,7 +254,7 @@ def restricted_components(r, Q, w, theta0, J, n_iter: int = 30, prior_dof: float
         return ll, (th, W, Wr, fitted[2])
 
     def scoring(state):
-        """Fisher information ``F`` (k, k) and score part ``q`` (k,) of the scoring step (only for an accepted point)."""
+        """Fisher information ``F`` (k, k) and score part ``q`` (k,) of the scoring step (at accepted points)."""
         th, W, Wr, E = state
         F = _projected_traces(Q, W, E)
         M = (w[:, None] * Wr)[:, :, None] * Wr[:, None, :]
