@@ -172,25 +172,13 @@ def _pnp_covariance(C: np.ndarray, camera, target, pixel_std: float) -> np.ndarr
     return (pixel_std / cam.f_px) ** 2 * pm.pnp_unit_covariance(C, x, y, iz, inside)
 
 
-def _vo_covariance(T_ct_all: np.ndarray, frames: np.ndarray, rot_std: float, trans_std: float, dof) -> np.ndarray:
-    """Full covariance (6K, 6K) of ``rho`` at camera frames ``frames`` under ``vo_drift``.
-
-    ``rho_k = -W_k``, ``W_k = sum_{i=1..k} Ad(T_i) xi_{i-1}`` with ``T = inv(C)`` the true VO poses;
-    ``cov(rho_j, rho_k) = S_min(j, k)``, ``S_k = sum_{i=1..k} Ad(T_i) Sigma_xi Ad(T_i)^T``.  The dense form of
-    :func:`_vo_increments` (the bound uses the increments).
-    """
-    D = _vo_increments(T_ct_all, frames, rot_std, trans_std, dof)
-    S = np.cumsum(D, axis=0)
-    m = np.minimum.outer(np.arange(frames.size), np.arange(frames.size))
-    return S[m].transpose(0, 2, 1, 3).reshape(6 * frames.size, 6 * frames.size)
-
-
 def _vo_increments(T_ct_all: np.ndarray, frames: np.ndarray, rot_std: float, trans_std: float, dof) -> np.ndarray:
     """Covariances (K, 6, 6) of the ``vo_drift`` walk's increments up to each of the camera frames ``frames``.
 
     With ``S_f = sum_{i=1..f} Ad(T_i) Sigma_xi Ad(T_i)^T`` (``T = inv(C)`` the true VO poses), the error at
     keyframe ``k`` is the sum of independent increments of covariance ``D_0 = S_(f_0)`` and
-    ``D_k = S_(f_k) - S_(f_(k-1))``, each summed over its own frames (no differences of large sums).
+    ``D_k = S_(f_k) - S_(f_(k-1))``, each summed over its own frames (no differences of large sums); the error at
+    keyframes ``j`` and ``k`` has covariance ``sum_{i <= min(j, k)} D_i``.
     """
     T = se3.invert_transform(T_ct_all[: int(frames[-1]) + 1], check=False)
     Ad = pm.adjoint(T)

@@ -179,11 +179,6 @@ def plot_dataset_overview(manifest: pd.DataFrame, path, *, title: str | None = N
         return _style.save(fig, path)
 
 
-def _arm_points(name: str) -> np.ndarray:
-    robot = get_robot(name)
-    return robot.joint_frames(robot.home_q_rad)[:, :3, 3]
-
-
 def plot_robots_home(path, *, robots=None) -> Path:
     """The manipulator models at their home configurations (stick figures of the DH frames).
 
