@@ -3,6 +3,7 @@
 Usage::
 
     python benchmarks/honest_sigma.py [--per-track 32] [--corners 100] [--seed 0] [--paths pose,corners]
+                                      [--robot-accuracy none|stated|DEG,MM]
 
 Recordings come from the ``small`` tier's tracks (a seeded sample of each
 track's recipes, every track), calibrated as a user would: the pose path
@@ -24,7 +25,11 @@ metric scale: it is always ``clean``.  The rows ``dh_error`` and
 ``no dh_error`` split the recordings by whether the robot's kinematic model is
 off (the ``robot_error`` track and part of ``mixed``): the part of such an
 error that is constant in the flange frame is absorbed by ``X`` and seen by no
-residual.
+residual.  ``--robot-accuracy stated`` gives calibrate each recording's own
+robot accuracy (:func:`stated_accuracy`: the RMS rotation and distance of
+the true flange poses from the nominal model's over the recording; zero
+without a kinematic error), as a user who knows the robot's absolute accuracy
+would; ``none`` (default) counts none; ``DEG,MM`` one level for all.
 
 Per recording judged determined: the error ``e`` of ``X`` against the truth
 in the parametrisation of the reported covariance (rotation: right
@@ -96,6 +101,19 @@ def _write_rows(path, T):
     np.savetxt(path, T.reshape(len(T), 16), fmt="%.12g")
 
 
+def stated_accuracy(g) -> tuple[float, float]:
+    """A generated sequence's robot accuracy ``(deg, mm)``: RMS rotation and distance of its true flange poses from
+    the nominal kinematic model's, over the recording (0 without a kinematic error or with Cartesian motion)."""
+    from kinhec.robots import get_robot
+
+    if g.q_gt_rad is None or "dh_error" not in g.recipe.robot_noise_models:
+        return 0.0, 0.0
+    nominal = get_robot(g.recipe.robot).fk(g.q_gt_rad)
+    D = se3.invert_transform(nominal, check=False) @ g.T_base_ee_gt
+    ang = np.linalg.norm(se3.so3_log(D[:, :3, :3], check=False), axis=1)
+    return float(np.degrees(np.sqrt(np.mean(ang**2)))), float(1e3 * np.sqrt(np.mean(np.sum(D[:, :3, 3] ** 2, axis=1))))
+
+
 def pose_recording(recipe: dict, folder: Path, seed: int, index: int, variant: str):
     """Write one recording's streams; return ``(calibrate kwargs, truth X, info)``."""
     from kinhec.generator import simulate
@@ -125,7 +143,8 @@ def pose_recording(recipe: dict, folder: Path, seed: int, index: int, variant: s
         _write_tum(eye, g.t_camera_s[ok], T[ok])
         kw = dict(fmt="tum")
     kw.update(setup=r.configuration, eye_pose="cam_T_target", scale=not metric)
-    return (hand, eye), kw, g.X, dict(stamped=not unstamped, board_scale=k, f_scale=fs, dc=dc.tolist())
+    return (hand, eye), kw, g.X, dict(stamped=not unstamped, board_scale=k, f_scale=fs, dc=dc.tolist(),
+                                      accuracy=stated_accuracy(g))
 
 
 def corners_recipe(recipe: dict, rng) -> dict | None:
@@ -166,8 +185,11 @@ def corners_recording(recipe: dict, folder: Path, seed: int, index: int, variant
         kw["intrinsics"] = [p["fx"] * fs, p["fy"] * fs, p["cx"] + dc[0], p["cy"] + dc[1]]
     from kinhec.observations import transform_from_pose_json
 
+    from kinhec.generator import simulate
+
     return kw, transform_from_pose_json(truth["poses"]["X"]), dict(board_scale=k, f_scale=fs, dc=dc.tolist(),
-                                                                   n_views=obs.n_views)
+                                                                   n_views=obs.n_views,
+                                                                   accuracy=stated_accuracy(simulate(recipe)))
 
 
 def evaluate(res, X_true) -> dict:
@@ -197,7 +219,13 @@ def variant_of(seed: int, index: int, recipe: dict) -> str:
     return VARIANTS[int(np.random.default_rng([seed, index, 2]).integers(len(VARIANTS)))]
 
 
-def run(path: str, items, seed: int, log, intrinsics_std=None) -> list[dict]:
+def _accuracy(option, info):
+    if option in (None, "none"):
+        return None
+    return info["accuracy"] if option == "stated" else option
+
+
+def run(path: str, items, seed: int, log, intrinsics_std=None, robot_accuracy=None) -> list[dict]:
     from kinhec.calibrate import calibrate
 
     rows = []
@@ -213,12 +241,14 @@ def run(path: str, items, seed: int, log, intrinsics_std=None) -> list[dict]:
                     files, kw, X_true, info = pose_recording(recipe, folder, seed, index, variant)
                     if intrinsics_std is not None:
                         kw["intrinsics_std"] = intrinsics_std
+                    kw["robot_accuracy"] = _accuracy(robot_accuracy, info)
                     call = lambda: calibrate(*files, **kw)  # noqa: E731
                 else:
                     made = corners_recording(recipe, folder, seed, index, variant)
                     if made is None:
                         continue
                     kw, X_true, info = made
+                    kw["robot_accuracy"] = _accuracy(robot_accuracy, info)
                     call = lambda: calibrate(**kw)  # noqa: E731
                 row.update(info)
                 with warnings.catch_warnings():
@@ -299,8 +329,12 @@ def main(argv=None) -> int:
     ap.add_argument("--json", type=Path, help="write every row here")
     ap.add_argument("--intrinsics-std", default=None, metavar="FOCAL,PP",
                     help="pose path: the intrinsics uncertainty kinhec assumes (default its own; 0,0 assumes exact)")
+    ap.add_argument("--robot-accuracy", default="none", metavar="none|stated|DEG,MM",
+                    help="the robot accuracy given to calibrate: none, each recording's own, or one level")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every recording")
     args = ap.parse_args(argv)
+    acc = args.robot_accuracy if args.robot_accuracy in ("none", "stated") else [
+        float(v) for v in args.robot_accuracy.split(",")]
     rows = []
 
     def log(row):
@@ -312,7 +346,7 @@ def main(argv=None) -> int:
 
     for path in args.paths.split(","):
         items = items_for(path, args.per_track, args.corners, args.seed)
-        rows += run(path, items, args.seed, log, args.intrinsics_std if path == "pose" else None)
+        rows += run(path, items, args.seed, log, args.intrinsics_std if path == "pose" else None, acc)
     summ = summary(rows)
     print_table(summ)
     cpu = sum(r["cpu_s"] for r in rows)

@@ -679,6 +679,10 @@ def _input_error(ctx, command: str, exc: Exception) -> None:
               help="How well the intrinsics are known: focal length as a fraction, principal point over the focal "
                    "length (default 0.003,0.001 for the intrinsics behind pose files; 0.01,0.01 for given "
                    "--intrinsics); 0,0 counts no such error.")
+@click.option("--robot-accuracy", default=None, metavar="DEG,MM",
+              help="The robot's absolute pose accuracy (RMS rotation [deg], RMS distance [mm]): its part that is "
+                   "constant over the recording moves X and Y unseen, so it is added to their uncertainty "
+                   "(default: not counted, noted).")
 @click.option("--format", "fmt", type=click.Choice(["tum", "eth", "csv", "rwhe", "tabb", "kinhec", "observations", "rig"]),
               default=None, help="File format (default: guessed from the file).")
 @click.option("--hand-pose", type=click.Choice(["base_T_ee", "ee_T_base"]), default=None,
@@ -716,7 +720,8 @@ def _input_error(ctx, command: str, exc: Exception) -> None:
 @click.option("--rig-world", type=click.Choice(["auto", "shared", "per_camera"]), default="auto", show_default=True,
               help="--setup rig: the cameras' poses are in one world (solved jointly), each in its own, or decided.")
 @click.pass_context
-def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corners, intrinsics, intrinsics_std, fmt,
+def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corners, intrinsics, intrinsics_std,
+              robot_accuracy, fmt,
               hand_pose, eye_pose, units, quat_order, offset, scale, solver, json_out, yaml_out, figure_out, report_out,
               dataset, sequence, force, bag, hand_tf, eye_tf, hand_topic, eye_topic, launch_out, rig_world):
     """Calibrate your own recordings: X (and Y), clock offset, scale, their uncertainty and a verdict.
@@ -737,7 +742,7 @@ def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corn
                   dataset=dataset, sequence=sequence, corners=corners, intrinsics=intrinsics, bag=bag, images=images,
                   target=target, pairing=pairing, save_corners=save_corners,
                   progress=_detection_progress() if images else None, rig_world=rig_world,
-                  quat_order=quat_order, intrinsics_std=intrinsics_std)  # fmt: skip
+                  quat_order=quat_order, intrinsics_std=intrinsics_std, robot_accuracy=robot_accuracy)  # fmt: skip
     except (KinhecError, OSError) as exc:
         _input_error(ctx, "calibrate", exc)
     from kinhec.calibrate.output import ros2_launch, ros_static_transform, ros_transforms, urdf_origin

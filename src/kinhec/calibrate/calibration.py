@@ -22,6 +22,7 @@ from kinhec import se3
 from kinhec.calibrate import eye_bias as eb
 from kinhec.calibrate import firewall as fw
 from kinhec.calibrate import pairing as pr
+from kinhec.calibrate import robot_error
 from kinhec.calibrate import scale as sc
 from kinhec.calibrate import solve as sv
 from kinhec.calibrate.observability import observability
@@ -283,7 +284,7 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
               solver: str | None = None, force: bool = False, dataset=None, sequence: str | None = None,
               max_offset_s: float = MAX_OFFSET_S, corners=None, intrinsics=None, bag=None, images=None, target=None,
               pairing: str = "auto", save_corners=None, progress=None, rig_world: str = "auto",
-              quat_order: str | None = None, intrinsics_std=None) -> CalibrationResult:
+              quat_order: str | None = None, intrinsics_std=None, robot_accuracy=None) -> CalibrationResult:
     """Calibrate ``X`` (and ``Y``) from a hand pose file and one or more eye pose files, or from corners or images.
 
     Parameters
@@ -359,6 +360,12 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         ``corners``: the prior of given ``intrinsics`` (default
         :data:`kinhec.calibrate.bundle.INTRINSICS_PRIOR`).  ``0,0`` counts no
         such error.
+    robot_accuracy : (float, float) or str, optional
+        The hand stream's systematic accuracy (a robot's absolute accuracy) as
+        RMS rotation [deg] and RMS distance [mm] (``"0.05,0.3"``): its part that
+        is constant over the recording moves ``X`` and ``Y`` one for one and no
+        residual shows it, so it is added to their covariances
+        (:mod:`kinhec.calibrate.robot_error`).  Default: not counted (noted).
 
     Returns
     -------
@@ -377,6 +384,10 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
     units, quaternion order, which file is the hand, row alignment); a
     decisive correction is applied and noted (:mod:`kinhec.calibrate.firewall`).
     """
+    level = robot_error.parse(robot_accuracy)
+    if level is not None and setup == "rig":
+        raise InputError("robot_accuracy: counted for one camera (eye_in_hand, eye_to_hand), not for a rig, got "
+                         f"--setup rig with robot_accuracy {robot_accuracy!r}")
     if images is not None or target is not None:
         given = [n for n, v in (("eye", eye), ("dataset", dataset), ("corners", corners), ("bag", bag))
                  if v not in (None, (), [])]
@@ -385,8 +396,10 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
                              f"{'no images' if images is None else ', '.join(given)}")
         from kinhec.calibrate.images import calibrate_images
 
-        return calibrate_images(images, hand, target, setup=setup, fmt=fmt, hand_pose=hand_pose, units=units,
-                                pairing=pairing, intrinsics=intrinsics, save_corners=save_corners, progress=progress)
+        res = calibrate_images(images, hand, target, setup=setup, fmt=fmt, hand_pose=hand_pose, units=units,
+                               pairing=pairing, intrinsics=intrinsics, save_corners=save_corners, progress=progress)
+        robot_error.apply(res, level)
+        return res
     if corners is not None:
         given = [n for n, v in (("hand", hand), ("eye", eye), ("dataset", dataset)) if v not in (None, (), [])]
         if given:
@@ -403,8 +416,10 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
             raise InputError("setup: a corner file is one camera (eye_in_hand or eye_to_hand), got rig")
         from kinhec.calibrate.corners import calibrate_corners
 
-        return calibrate_corners(corners, intrinsics=intrinsics, setup=setup,
-                                 intrinsics_prior=_intrinsics_std(intrinsics_std))
+        res = calibrate_corners(corners, intrinsics=intrinsics, setup=setup,
+                                intrinsics_prior=_intrinsics_std(intrinsics_std))
+        robot_error.apply(res, level)
+        return res
     if intrinsics is not None:
         raise InputError("intrinsics: only used with corners (--corners), got intrinsics without them")
     setup_given = setup
@@ -473,6 +488,7 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
 
             r = dec.reading
             res.inputs["frames"] = frame_names(r.setup, dec.hand, dec.eye, r.hand_pose, r.eye_pose)
+        robot_error.apply(res, level)
         return res
     per = {}
     decs = {}
