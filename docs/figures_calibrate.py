@@ -8,7 +8,6 @@ extra).  Written by ``python docs/build_figures.py``; checked by ``tests/test_do
 
 from __future__ import annotations
 
-import contextlib
 import json
 import tempfile
 import warnings
@@ -108,20 +107,6 @@ def tabb_facts() -> dict:
             "refused": refused, "scale": (res.scale, res.scale_std)}  # fmt: skip
 
 
-@contextlib.contextmanager
-def _scale_held():
-    """Runs inside hold the scale of the eye translations at 1: its prior (:data:`kinhec.calibrate.scale.PRIOR_STD`,
-    0.5 % by default) narrowed to 1e-6, which ``calibrate`` reads at every run (it has no option for this)."""
-    from kinhec.calibrate import scale as sc
-
-    old = sc.PRIOR_STD
-    sc.PRIOR_STD = 1e-6
-    try:
-        yield
-    finally:
-        sc.PRIOR_STD = old
-
-
 def _x_std(res) -> tuple[float, float]:
     return res.observability["X_std_max_deg"], res.observability["X_std_max_mm"]
 
@@ -142,8 +127,7 @@ def rwhe_facts() -> dict:
             hand = REALDATA / "rwhe_calib" / name / "RobotPosesVec.txt"
             res = _quiet(calibrate, hand, eye, fmt="rwhe")
             exact = _quiet(calibrate, hand, eye, fmt="rwhe", intrinsics_std=(0, 0))
-            with _scale_held():
-                held = _quiet(calibrate, hand, eye, fmt="rwhe")
+            held = _quiet(calibrate, hand, eye, fmt="rwhe", scale="fixed")
             opencv = {m: np.array(ref["opencv_calibrateHandEye"][m]["T_tcp_cam (cam2gripper)"]) for m in OPENCV_METHODS}
             axis = res.X[:3, 2]  # the optical axis in the flange frame
             out[name] = {"errors": {m: se3.pose_error(res.X, X_cv) for m, X_cv in opencv.items()},
@@ -249,8 +233,7 @@ def prime_sense_facts() -> dict:
         hand = next(f for f in files if "vicon" in f.name)
         eye = next(f for f in files if "camera" in f.name)
         runs[run] = _quiet(calibrate, hand, eye, fmt="eth")
-        with _scale_held():
-            held[run] = _quiet(calibrate, hand, eye, fmt="eth")
+        held[run] = _quiet(calibrate, hand, eye, fmt="eth", scale="fixed")
     repeated = []
     for r in runs.values():
         n = [int(t.split(" repeated time stamp")[0].rsplit(" ", 1)[-1]) for t in r.notes if "repeated time stamp" in t]

@@ -694,7 +694,10 @@ def _input_error(ctx, command: str, exc: Exception) -> None:
               help="Quaternion column order of TUM/ETH files (default xyzw, scalar last).")
 @click.option("--offset", default="auto", show_default=True, metavar="auto|none|SECONDS",
               help="Clock offset (eye stamp = hand time + offset): estimated, zero or given.")
-@click.option("--scale", is_flag=True, help="Estimate the scale of the eye translations (monocular VO / SLAM).")
+@click.option("--scale", is_flag=False, flag_value="free", default=None, type=click.Choice(["free", "fixed"]),
+              help="The scale of the eye translations: --scale (or --scale free) estimates it freely (monocular VO / "
+                   "SLAM); --scale fixed holds it at 1 (translations known exact). Default: metric, estimated "
+                   "within 0.5 % (board size, focal length).")
 @click.option("--solver", default=None, metavar="NAME", help="Registry solver for the initial estimate (default: best of all).")
 @click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False), metavar="OUT",
               help="Write the result as JSON.")

@@ -87,15 +87,57 @@ def _eye_solver_form(s: PoseStream, eye_pose, units, setup: str) -> np.ndarray:
     return cam_T_target if setup == "eye_to_hand" else se3.invert_transform(cam_T_target, check=False)
 
 
-def _check_scale(eye: PoseStream, decision, scale: bool, warn: list) -> None:
-    """Warn when the eye translations are not metric (a monocular stream) and no scale is estimated."""
+def _check_scale(eye: PoseStream, decision, scale: bool) -> str | None:
+    """The warning for eye translations that are not metric (a monocular stream) when no scale is asked for."""
     r, r_std = decision.scale, decision.scale_std
     if scale or not np.isfinite(r) or r <= 0:
-        return
+        return None
     lo, hi = SCALE_RANGE
     if not (lo < r < hi) and (not np.isfinite(r_std) or abs(np.log(r)) > 3 * r_std / r):
-        warn.append(f"{eye.path}: the eye translations are {r:.3g} times the metric ones: a monocular "
-                    "(up-to-scale) stream needs --scale")
+        return (f"{eye.path}: the eye translations are {r:.3g} times the metric ones: a monocular "
+                "(up-to-scale) stream needs --scale")
+    return None
+
+
+#: Margin by which a metric stream's fit with a free scale must beat the fit under the scale's prior (prior
+#: included) to replace it: ln 100 (the firewall's decisive margin) plus the BIC cost of the freed parameter.
+SCALE_FREE_MARGIN = float(np.log(100.0))
+
+
+def _log_likelihood(sol: sv.Solution, keep: np.ndarray) -> float:
+    """Gaussian log-likelihood of a fit on the pairs ``keep``, its noise covariance profiled out."""
+    r = sol.residuals[keep]
+    sign, logdet = np.linalg.slogdet((r.T @ r) / max(len(r), 1) + 1e-30 * np.eye(6))
+    return float(-0.5 * len(r) * logdet) if sign > 0 else -np.inf
+
+
+def _scale_restart(pairing, X0, Y0, fit: dict, sol: sv.Solution, decision) -> tuple[sv.Solution, dict, str | None]:
+    """A free scale for a metric stream whose translations are far from metric (a board of the wrong size).
+
+    The scale's prior (:mod:`kinhec.calibrate.scale`, 0.5 %) describes printing and focal-length errors; under it,
+    eye translations 20 % short end near scale 1 with ``X`` tens of millimetres off and the mismatch taken for
+    noise -- the prior's Gaussian tail outweighs any data.  When the firewall's ratio of the eye to the robot
+    translations is more than five of its standard deviations (and three prior standard deviations) from 1, the
+    fit is started again from that ratio with the scale free, and replaces the first when its log-likelihood beats
+    the first's log posterior (noise profiled out, on the pairs either keeps) by :data:`SCALE_FREE_MARGIN` plus
+    half the log of the number of pairs.  Returns the fit, its settings and a note (None when the first stays).
+    """
+    r, r_std = (decision.scale, decision.scale_std) if decision is not None else (np.nan, np.nan)
+    if not (np.isfinite(r) and r > 0 and np.isfinite(r_std)):
+        return sol, fit, None
+    if abs(np.log(r)) < max(5.0 * r_std / r, 3.0 * sc.PRIOR_STD):
+        return sol, fit, None
+    free_fit = dict(fit, scale0=r, scale_prior_std=None)
+    free = sv.refine(pairing, X0, Y0, **free_fit)
+    keep = sol.inliers | free.inliers
+    gain = (_log_likelihood(free, keep) - _log_likelihood(sol, keep)
+            + 0.5 * (np.log(sol.scale) / sc.PRIOR_STD) ** 2)
+    if not gain > SCALE_FREE_MARGIN + 0.5 * np.log(max(int(keep.sum()), 2)):
+        return sol, fit, None
+    note = (f"the eye translations are {free.scale:.4f} times the robot's, beyond what the scale's prior of "
+            f"{100 * sc.PRIOR_STD:.2g} % allows (fit under it: scale {sol.scale:.4f}, the mismatch taken for noise; "
+            f"free: more probable by {gain:.3g} in log-likelihood): the scale is estimated freely")
+    return free, dict(free_fit, scale0=free.scale, offset0=free.offset), note
 
 
 def _offset_curve(pairing, sol: sv.Solution, period: float) -> dict:
@@ -111,7 +153,7 @@ def _offset_curve(pairing, sol: sv.Solution, period: float) -> dict:
 
 
 def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, offset, scale, solver, force,
-         max_offset_s, decision=None, eye_bias_prior=None) -> CalibrationResult:
+         max_offset_s, decision=None, eye_bias_prior=None, fixed_scale: bool = False) -> CalibrationResult:
     warn, notes = [], list(hand.notes) + list(eye.notes)
     if decision is not None:
         notes += decision.notes
@@ -150,8 +192,7 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
     n = len(pairing)
     sv.check_enough_pairs(n, f"{hand.span()} and {eye.span()}")
     Ap, Bp = pairing.at(off0)
-    if decision is not None:
-        _check_scale(eye, decision, scale, warn)
+    not_metric = _check_scale(eye, decision, scale) if decision is not None else None
     try:
         cands = sv.initial_candidates(Ap, Bp, solver=solver, estimate_scale=scale, inverse_domain=eih)
     except DegenerateMotionError as exc:
@@ -163,10 +204,18 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
     notes.append(f"initial estimate from {name} (of {len(cands)} candidates: the one most pairs agree with)")
     # the scale of the eye translations is always estimated: freely when asked for (--scale), under the prior of
     # a metric stream otherwise (kinhec.calibrate.scale)
-    fit = dict(offset0=off0, scale0=s0 if scale else 1.0, estimate_offset=estimate_offset, estimate_scale=True,
-               scale_prior_std=None if scale else sc.PRIOR_STD, init_solver=name, inverse_domain=eih,
-               eye_bias_prior=None if scale else eye_bias_prior, eye_in_hand=setup != "eye_to_hand")
+    # (held at 1 with scale="fixed")
+    fit = dict(offset0=off0, scale0=s0 if scale else 1.0, estimate_offset=estimate_offset,
+               estimate_scale=not fixed_scale, scale_prior_std=None if scale or fixed_scale else sc.PRIOR_STD,
+               init_solver=name, inverse_domain=eih, eye_bias_prior=None if scale else eye_bias_prior,
+               eye_in_hand=setup != "eye_to_hand")  # fmt: skip
     sol = sv.refine(pairing, X0, Y0, **fit)
+    if not scale and not fixed_scale:
+        sol, fit, restart = _scale_restart(pairing, X0, Y0, fit, sol, decision)
+        if restart is not None:
+            notes.append(restart)
+            X0, Y0 = sol.X, sol.Y
+    freed = not scale and not fixed_scale and fit.get("scale_prior_std") is None
     why = judge_outliers(sol.inliers, pairing.at(sol.offset)[0])
     if why is not None:  # not outliers the fit supports: every pair kept
         n_out0 = int((~sol.inliers).sum())
@@ -181,16 +230,30 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
     if estimate_offset:
         off_std = float(std[k])
         k += 1
-    scale_std = float(sol.scale * std[k])
+    scale_std = 0.0 if fixed_scale else float(sol.scale * std[k])
+    if fixed_scale:
+        sol.scale = 1.0
     A_and_B = pairing.at(sol.offset)
     A_final = A_and_B[0]
     tau = None if sol.inflation_detail is None else float(sol.inflation_detail.residual_tau.max())
     obs, obs_warn = observability(A_final[sol.inliers], sol.cov[:12, :12], X_std, tau, drift_refused=bool(scale))
     obs["n_inliers"] = int(sol.inliers.sum())
     obs.update(sv.noise_report(sol))
-    scale_rep, scale_warn, scale_notes = sc.describe(sol.scale, scale_std, sol.scale_data_std,
-                                                     prior_std=None if scale else sc.PRIOR_STD, where=str(eye.path))
+    if fixed_scale:
+        scale_rep, scale_warn = {"mode": "fixed", "prior_std": None, "data_std": None, "determined": False}, []
+        scale_notes = ["scale of the eye translations held at 1 (scale fixed): no board-size or focal-length error "
+                       "is counted in the standard deviations"]
+    else:
+        scale_rep, scale_warn, scale_notes = sc.describe(sol.scale, scale_std, sol.scale_data_std,
+                                                         prior_std=None if scale else sc.PRIOR_STD,
+                                                         where=str(eye.path))
     obs["scale"] = scale_rep
+    if not_metric is not None and freed:  # one message: not metric, the scale estimated, X given for it
+        scale_warn = [f"{eye.path}: the eye translations are {sol.scale:.4g} times the robot's (+- {scale_std:.2g}): "
+                      "not metric -- a monocular (up-to-scale) stream (say so with --scale) or translations in other "
+                      "units; the scale was estimated freely and X and Y are given for it"]
+    elif not_metric is not None:
+        warn.append(not_metric)
     if sol.eye_bias_cov is not None:
         obs["eye_bias"] = eb.describe(eye_bias_prior, sol.eye_bias_cov[:6, :6])
         notes.append(eb.note(eye_bias_prior))
@@ -260,13 +323,14 @@ def _quat_pair(order) -> tuple[str | None, str | None]:
     return _option_pair(order, QUAT_ORDERS, "quaternion order", "wxyz,xyzw")
 
 
-def _solve_reading(dec, *, setup, offset, scale, solver, force, max_offset_s, eye_bias_prior=None) -> CalibrationResult:
+def _solve_reading(dec, *, setup, offset, scale, solver, force, max_offset_s, eye_bias_prior=None,
+                   fixed_scale: bool = False) -> CalibrationResult:
     """Solve in the reading the firewall settled on (its streams, directions, units, alignment, coarse offset)."""
     r = dec.reading
     u_hand, u_eye = (r.units[1], r.units[0]) if r.swap else r.units
     A = _hand_metric(dec.hand, r.hand_pose, u_hand)
     return _one(dec.hand, A, dec.eye, r.eye_pose, u_eye, setup, offset=offset, scale=scale, solver=solver, force=force,
-                max_offset_s=max_offset_s, decision=dec, eye_bias_prior=eye_bias_prior)
+                max_offset_s=max_offset_s, decision=dec, eye_bias_prior=eye_bias_prior, fixed_scale=fixed_scale)
 
 
 def _reading_inputs(dec) -> dict:
@@ -280,7 +344,7 @@ def _reading_inputs(dec) -> dict:
 
 
 def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = None, hand_pose: str | None = None,
-              eye_pose: str | None = None, units: str | None = None, offset="auto", scale: bool = False,
+              eye_pose: str | None = None, units: str | None = None, offset="auto", scale: bool | str = False,
               solver: str | None = None, force: bool = False, dataset=None, sequence: str | None = None,
               max_offset_s: float = MAX_OFFSET_S, corners=None, intrinsics=None, bag=None, images=None, target=None,
               pairing: str = "auto", save_corners=None, progress=None, rig_world: str = "auto",
@@ -315,8 +379,12 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
     offset : "auto", "none" or float
         Clock offset [s] (eye stamp = hand time + offset): estimated with its
         standard deviation, zero, or given.
-    scale : bool
-        Estimate a scale of the eye translations (monocular VO / SLAM).
+    scale : bool or {"free", "fixed"}
+        The scale of the eye translations (eye = scale x metric).  ``False``
+        (default): a metric stream, its scale estimated under a 0.5 % prior
+        (board size, focal length; freed when the translations are far from
+        metric); ``True`` or ``"free"``: estimated without a prior (monocular
+        VO / SLAM); ``"fixed"``: held at 1 (translations known to be exact).
     solver : str, optional
         Registry solver for the initial estimate (default: the best of all).
     force : bool
@@ -385,6 +453,12 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
     decisive correction is applied and noted (:mod:`kinhec.calibrate.firewall`).
     """
     level = robot_error.parse(robot_accuracy)
+    fixed_scale = False
+    if isinstance(scale, str):
+        if scale not in ("free", "fixed"):
+            raise InputError(f"scale: expected free or fixed (or a flag), got {scale!r}")
+        scale, fixed_scale = scale == "free", scale == "fixed"
+    scale = bool(scale)
     if level is not None and setup == "rig":
         raise InputError("robot_accuracy: counted for one camera (eye_in_hand, eye_to_hand), not for a rig, got "
                          f"--setup rig with robot_accuracy {robot_accuracy!r}")
@@ -405,7 +479,7 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         if given:
             raise InputError(f"corners: the observation file holds both sides; expected no {', '.join(given)} with it")
         moot = [f"{n} {v!r}" if v is not True else n for n, v in (
-            ("scale", scale or None), ("solver", solver), ("units", units), ("offset", None if offset == "auto" else offset),
+            ("scale", "fixed" if fixed_scale else (scale or None)), ("solver", solver), ("units", units), ("offset", None if offset == "auto" else offset),
             ("format", fmt), ("hand_pose", hand_pose), ("eye_pose", eye_pose), ("quat_order", quat_order),
             ("sequence", sequence)) if v is not None]
         if moot:
@@ -481,7 +555,7 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
     if setup != "rig":
         dec = fw.check(hand_s, eyes[0], setup=setup_given, **check)
         res = _solve_reading(dec, setup=dec.reading.setup, offset=offset, scale=scale, solver=solver, force=force,
-                             max_offset_s=max_offset_s, eye_bias_prior=eye_bias_prior)
+                             max_offset_s=max_offset_s, eye_bias_prior=eye_bias_prior, fixed_scale=fixed_scale)
         res.inputs = dict(inputs, hand=dec.hand.path, eye=[dec.eye.path], **_reading_inputs(dec))
         if bag is not None:
             from kinhec.calibrate.bags import frame_names
@@ -496,7 +570,7 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         dec = fw.check(hand_s, e, rig=True, rig_reference=reference_camera, **check)
         decs[e.name] = dec
         r = _solve_reading(dec, setup="eye_in_hand", offset=offset, scale=scale, solver=solver, force=force,
-                           max_offset_s=max_offset_s)
+                           max_offset_s=max_offset_s, fixed_scale=fixed_scale)
         r.inputs = dict(inputs, eye=[e.path], **_reading_inputs(dec))
         per[e.name] = r
     inputs.update(_reading_inputs(next(iter(decs.values()))))

@@ -1,0 +1,97 @@
+"""The scale of the eye translations: far from metric (a board of the wrong size, a monocular stream) gives the
+right X with one warning, never a confident wrong X; ``scale="fixed"`` holds it at 1."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from kinhec import se3
+from kinhec.calibrate import calibrate
+from kinhec.errors import InputError, KinhecError
+from kinhec.generator import simulate
+
+CHI2_6_999 = float(stats.chi2.ppf(0.999, 6))
+
+STATIONS = dict(sequence_id="noise-000000", track="noise", seed=11, robot="ur5e", configuration="eye_in_hand",
+                family="lookat", sampling_mode="stations", n_stations=25, camera="hd",
+                robot_noise_models=("se3_gaussian",), robot_rot_std_rad=2e-4, robot_trans_std_m=1e-4,
+                camera_noise_model="se3_gaussian", camera_rot_std_rad=1e-3, camera_trans_std_m=3e-4,
+                camera_trans_std_z_m=1e-3)  # fmt: skip
+
+
+def _nees(res, X_true) -> float:
+    e = np.concatenate([se3.so3_log(res.X[:3, :3].T @ X_true[:3, :3]), X_true[:3, 3] - res.X[:3, 3]])
+    return float(e @ np.linalg.solve(res.cov[:6, :6], e))
+
+
+def _files(tmp_path, g, k=1.0):
+    T = g.T_cam_target_meas.copy()
+    T[:, :3, 3] *= k
+    hand, eye = tmp_path / "hand.txt", tmp_path / "eye.txt"
+    np.savetxt(hand, g.T_base_ee_meas.reshape(-1, 16), fmt="%.12g")
+    np.savetxt(eye, T.reshape(-1, 16), fmt="%.12g")
+    return hand, eye
+
+
+def _run(hand, eye, conf, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return calibrate(hand, eye, fmt="rwhe", setup=conf, eye_pose="cam_T_target", **kw)
+
+
+@pytest.mark.parametrize("k", [0.8, 0.95, 1.3, 0.5, 3.0])
+@pytest.mark.parametrize("conf", ["eye_in_hand", "eye_to_hand"])
+def test_eye_translations_far_from_metric_give_the_right_x_and_one_warning(tmp_path, conf, k):
+    """Eye translations ``k`` times the metric ones (a board of the wrong size, a stream in other units or up to
+    scale): before, 0.8 and 1.3 gave X 85-140 mm off eye-in-hand, "determined", no warning (the scale's 0.5 %
+    prior held it near 1 and the mismatch was taken for noise)."""
+    g = simulate(dict(STATIONS, configuration=conf))
+    hand, eye = _files(tmp_path, g, k)
+    try:
+        res = _run(hand, eye, conf)
+    except KinhecError as exc:  # refusing is right too, if it names the scale
+        assert "scale" in str(exc)
+        return
+    assert res.determined
+    assert _nees(res, g.X) < CHI2_6_999
+    assert res.scale == pytest.approx(k, rel=0.02)
+    said = [w for w in res.warnings if "eye translations are" in w]
+    assert len(said) == 1, res.warnings
+    assert str(eye) in said[0]
+    if not 0.7 < k < 1.4:  # not metric: the message says so once, with the estimated scale
+        assert "not metric" in said[0] and "--scale" in said[0]
+    else:  # a board or a focal length off
+        assert "board" in said[0]
+
+
+def test_a_metric_stream_keeps_its_prior(tmp_path):
+    """No second start where the translations are metric: the scale stays under its prior, no warning."""
+    g = simulate(STATIONS)
+    res = _run(*_files(tmp_path, g), "eye_in_hand")
+    assert not any("eye translations are" in w for w in res.warnings)
+    assert not any("estimated freely" in n for n in res.notes)
+    assert res.observability["scale"]["mode"] == "metric" and abs(res.scale - 1) < 0.01
+
+
+def test_scale_fixed_holds_it_at_one(tmp_path):
+    g = simulate(STATIONS)
+    hand, eye = _files(tmp_path, g)
+    held = _run(hand, eye, "eye_in_hand", scale="fixed")
+    assert held.scale == 1.0 and held.scale_std == 0.0
+    assert held.observability["scale"]["mode"] == "fixed"
+    assert any("held at 1" in n for n in held.notes)
+    assert _nees(held, g.X) < CHI2_6_999
+    assert held.cov.shape[0] == 12  # no scale parameter
+    free = _run(hand, eye, "eye_in_hand", scale="free")
+    assert free.observability["scale"]["mode"] == "monocular"
+    with pytest.raises(InputError, match="scale: expected free or fixed"):
+        _run(hand, eye, "eye_in_hand", scale="half")
+
+
+def test_corners_refuse_a_fixed_scale(tmp_path):
+    with pytest.raises(InputError, match="do not apply to a corner file.*scale 'fixed'"):
+        calibrate(corners=tmp_path / "obs.json", scale="fixed")
