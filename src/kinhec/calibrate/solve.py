@@ -46,8 +46,12 @@ Procedure.
    pair's studentised distance under the estimated covariance with its
    Hotelling distribution (:func:`kinhec.calibrate.uncertainty.gate`), so that
    a covariance estimated from a few dozen pairs does not reject good pairs
-   and collapse onto a minority.  Rejection and refinement alternate until the
-   labels and the noise model settle.
+   and collapse onto a minority; below :data:`FULL_NOISE_DOF` degrees of
+   freedom, each residual component on its own
+   (:func:`kinhec.calibrate.uncertainty.gate_diagonal`), never leaving fewer
+   than :data:`MIN_GATE_DOF`.  Rejection and refinement alternate until the
+   labels and the noise model settle; labels that cycle keep every pair some
+   state of the cycle keeps, and stop changing.
 4. Covariance ``(J^T S^-1 J + prior)^{-1}`` at the solution, times
    ``dof / (dof - 7)`` (the noise covariance is estimated from the same
    ``dof`` residuals, which biases its inverse by that factor), times the
@@ -570,6 +574,8 @@ def refine(pairing, X0, Y0, *, offset0=None, scale0=None, estimate_offset=False,
         if inl.sum() < max(3, prob.P // 6 + 2):
             inl = d2 <= np.quantile(d2, 0.5)
     its = 0
+    seen = [inl.copy()]  # the labels of every round, to tell a cycle
+    frozen = False
     for _ in range(max_rounds):
         W = np.linalg.cholesky(np.linalg.inv(S)).T  # W^T W = S^-1
         st, k = _lm(prob, st, inl, W)
@@ -581,15 +587,28 @@ def refine(pairing, X0, Y0, *, offset0=None, scale0=None, estimate_offset=False,
         change = np.abs(np.sqrt(np.diag(S_new)) / np.sqrt(np.diag(S)) - 1.0).max()
         S = S_new
         stable = change < NOISE_TOL
-        if reject:
+        if reject and not frozen:
             # the gate's distances use the full sample covariance, whose distribution (Hotelling's) it knows,
-            # whatever structure the fit's noise model has
-            Wg = np.linalg.cholesky(np.linalg.inv(_floor((r[inl].T @ r[inl]) / dof))).T
-            Gw = np.einsum("ij,njp->nip", Wg, prob.jac(st, all_mask))
-            new = unc.gate(r @ Wg.T, Gw, inl, dof)
+            # whatever structure the fit's noise model has -- from the degrees of freedom a 6x6 covariance needs on
+            if dof >= FULL_NOISE_DOF:
+                Wg = np.linalg.cholesky(np.linalg.inv(_floor((r[inl].T @ r[inl]) / dof))).T
+                Gw = np.einsum("ij,njp->nip", Wg, prob.jac(st, all_mask))
+                new = unc.gate(r @ Wg.T, Gw, inl, dof)
+            else:  # too few degrees of freedom for a 6x6 covariance: each component on its own
+                new = unc.gate_diagonal(r, prob.jac(st, all_mask), inl, dof)
+                if new.sum() - (inl.sum() - dof) < MIN_GATE_DOF:  # what is left could judge nothing: re-admit only
+                    new = new | inl
             if new.sum() < max(3, prob.P // 6 + 2):
                 new = inl
-            stable = stable and np.array_equal(new, inl)
+            earlier = [i for i, h in enumerate(seen[:-1]) if np.array_equal(h, new)]
+            if earlier and not np.array_equal(new, inl):
+                # the labels cycle (a pair on the gate's edge, in and out by turns): every pair some state of the
+                # cycle keeps is kept, and the labels stop changing
+                new = np.logical_or.reduce(seen[earlier[0]:] + [new])
+                frozen, stable = True, False
+            else:
+                stable = stable and np.array_equal(new, inl)
+            seen.append(new.copy())
             inl = new
         if stable:
             break
@@ -632,6 +651,10 @@ def refine(pairing, X0, Y0, *, offset0=None, scale0=None, estimate_offset=False,
                     noise_model=kind)  # fmt: skip
 
 
+#: Fewest degrees of freedom (pairs) the gate may leave when it labels more pairs outliers: below, the noise
+#: levels it would judge by are estimated from too little, and a gate from 4 degrees of freedom took 2 of 6
+#: clean stations for outliers.
+MIN_GATE_DOF = 3.0
 #: Degrees of freedom (pairs) from which the full 6x6 noise covariance is estimated; below, its diagonal ...
 FULL_NOISE_DOF = 20.0
 #: ... and below this, one variance for the rotation and one for the translation components.

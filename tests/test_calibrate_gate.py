@@ -1,0 +1,80 @@
+"""The outlier gate with few pairs (kinhec.calibrate.uncertainty.gate_diagonal): gross outliers among 6-8 clean
+stations are found, clean stations kept, X right -- before, the full-covariance gate could not judge below 7
+degrees of freedom, kept every pair, and the labels alternated until X ended 24-116 mm off."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from kinhec import se3
+from kinhec.calibrate import calibrate
+from kinhec.calibrate import uncertainty as unc
+from kinhec.generator import simulate
+
+CHI2_6_999 = float(stats.chi2.ppf(0.999, 6))
+
+STATIONS = dict(sequence_id="noise-000000", track="noise", seed=11, robot="ur5e", configuration="eye_in_hand",
+                family="lookat", sampling_mode="stations", n_stations=10, camera="hd",
+                robot_noise_models=("se3_gaussian",), robot_rot_std_rad=2e-4, robot_trans_std_m=1e-4,
+                camera_noise_model="se3_gaussian", camera_rot_std_rad=1e-3, camera_trans_std_m=3e-4,
+                camera_trans_std_z_m=1e-3)  # fmt: skip
+
+
+def _draw(n_clean: int, seed: int, tmp_path):
+    """``n_clean`` clean stations and 2 gross outliers (10 deg, 5 cm) at seeded rows, written as 4x4 rows."""
+    g = simulate(dict(STATIONS, seed=100 + seed, n_stations=n_clean + 2))
+    A, T = g.T_base_ee_meas.copy(), g.T_cam_target_meas.copy()
+    rng = np.random.default_rng(seed)
+    bad = rng.choice(len(A), 2, replace=False)
+    for i in bad:
+        E = se3.transform_from_rotation_translation(se3.so3_exp(np.radians(10) * rng.normal(size=3)),
+                                                    0.05 * rng.normal(size=3))  # fmt: skip
+        T[i] = E @ T[i]
+    hand, eye = tmp_path / f"hand{seed}.txt", tmp_path / f"eye{seed}.txt"
+    np.savetxt(hand, A.reshape(-1, 16), fmt="%.12g")
+    np.savetxt(eye, T.reshape(-1, 16), fmt="%.12g")
+    return g, hand, eye, set(bad.tolist())
+
+
+@pytest.mark.parametrize("n_clean", [8, 6])
+def test_gross_outliers_among_few_stations(tmp_path, n_clean):
+    clean_lost = gross_kept = 0
+    for seed in range(6):
+        g, hand, eye, bad = _draw(n_clean, seed, tmp_path)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = calibrate(hand, eye, fmt="rwhe", eye_pose="cam_T_target")
+        out = set(res.outliers)
+        clean_lost += len(out - bad)
+        gross_kept += len(bad - out)
+        assert res.determined
+        e = np.concatenate([se3.so3_log(res.X[:3, :3].T @ g.X[:3, :3]), g.X[:3, 3] - res.X[:3, 3]])
+        assert e @ np.linalg.solve(res.cov[:6, :6], e) < CHI2_6_999
+    assert gross_kept == 0
+    assert clean_lost <= 1  # of 36-48 clean stations
+
+
+def test_gate_diagonal_judges_each_component():
+    rng = np.random.default_rng(1)
+    n, P = 12, 13
+    scale = np.array([1e-3, 2e-3, 1e-3, 5e-4, 5e-4, 1e-3])
+    lost = 0
+    for _ in range(30):
+        r = rng.standard_normal((n, 6)) * scale
+        G = rng.standard_normal((n, 6, P)) * 0.05
+        inl = np.ones(n, dtype=bool)
+        nu = n - P / 6.0
+        lost += int((~unc.gate_diagonal(r, G, inl, nu)).sum())
+        r[0, 3] += 30 * scale[3]  # one component of one pair gross
+        labels = unc.gate_diagonal(r, G, inl, nu)
+        assert not labels[0]
+        inl2 = labels.copy()
+        assert not unc.gate_diagonal(r, G, inl2, nu)[0]  # an excluded gross pair stays out
+    assert lost <= 3  # of 360 clean pairs, at a 99.99 % gate
+    # nothing can be judged from two degrees of freedom: the labels stay as they are
+    some = np.array([True, False] + [True] * (n - 2))
+    np.testing.assert_array_equal(unc.gate_diagonal(r, G, some, 2.0), some)
