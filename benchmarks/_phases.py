@@ -14,9 +14,10 @@ def phase_breakdown(root: Path, per_sequence: bool = False) -> dict:
 
     Returns ``{"n": sequences, "phases": {phase: s}, "per_solver": {name: s}, "calls": {name: count}}``; the
     phases are the benchmark's own steps: reading, clock offset, pairing and keyframes, the solver calls and
-    the Cramér-Rao bound columns, and the SciPy modules the solvers import on their first call.  With ``per_sequence`` the result also holds ``"sequences"``: one dict per
-    sequence (``sequence_id``, ``track``, ``sync``, ``n_camera_frames``, ``evaluations`` and the same phases and
-    solvers as keys, in CPU seconds; ``read`` is the time to read that sequence).
+    the Cramér-Rao bound columns, and the SciPy modules the solvers import on their first call.  With
+    ``per_sequence`` the result also holds ``"sequences"``: one dict per sequence (``sequence_id``, ``track``,
+    ``sync``, ``n_camera_frames``, ``evaluations`` and the same phases and solvers as keys, in CPU seconds;
+    ``read`` is the time to read that sequence; the first-use imports are not in them).
     """
     from kinhec import benchmark as bm
     from kinhec import io as kio
