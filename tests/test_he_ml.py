@@ -379,8 +379,8 @@ def test_restricted_traces_match_the_dense_projection():
     W = vc.whitener(vc.sigma(theta, Q))[1]
     w = rng.uniform(0.3, 1.0, n)
     r = rng.standard_normal((n, 6)) * 1e-3
-    rr, logdet_h, E = vc._weighted_fit(r, W, w, J)
-    traces = vc._projected_traces(Q, W, E)
+    rr, logdet_h, parts = vc._weighted_fit(r, W, w, J)
+    traces = vc._projected_traces(Q, W, vc._projection_factor(*parts))
     Wt = block_diag(*(w[:, None, None] * W))  # (6n, 6n)
     Jd = J.reshape(6 * n, -1)
     H = Jd.T @ Wt @ Jd

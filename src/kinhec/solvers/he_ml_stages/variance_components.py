@@ -251,12 +251,12 @@ def restricted_components(r, Q, w, theta0, J, n_iter: int = 30, prior_dof: float
         ll = -0.5 * (float(logdet.sum()) + fitted[1] + float(np.sum(w * (Wr * rr).sum(axis=1))))
         if prior_dof > 0:
             ll += float(np.sum(-a * np.log(th) - b / th))  # (0 for the components without a prior)
-        return ll, (th, W, Wr, fitted[2])
+        return ll, (th, W, Wr, fitted[2])  # (the projection's factor is formed only where scoring needs it)
 
     def scoring(state):
         """Fisher information ``F`` (k, k) and score part ``q`` (k,) of the scoring step (at accepted points)."""
-        th, W, Wr, E = state
-        F = _projected_traces(Q, W, E)
+        th, W, Wr, parts = state
+        F = _projected_traces(Q, W, _projection_factor(*parts))
         M = (w[:, None] * Wr)[:, :, None] * Wr[:, None, :]
         F, q = 0.5 * F, 0.5 * (Qf @ M.ravel())
         if prior_dof > 0:
@@ -323,14 +323,16 @@ def _nonnegative_solve(F: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 
 def _weighted_fit(r, W, w, J):
-    """The residuals after one more weighted least-squares step (n, 6), ``log det H`` and the factor ``E`` (n, 6, p').
+    """The residuals after one more weighted least-squares step (n, 6), ``log det H`` and the parts of the factor ``E``.
 
     ``W~_i = w_i W_i``, ``H = J^T W~ J`` (its pseudo-inverse: eigenvalues below ``1e-15`` of the largest
     dropped; its log-determinant over those above ``1e-12`` of it) and ``E_i = sqrt(w_i) W_i J_i V |ev|^-1/2``
     (``H = V diag(ev) V^T`` on the kept eigenvalues), so that ``sum_i E_i E_i^T``-sandwiches give the
     projection's correction: ``W~ J H^+ J^T W~ = E E^T`` (with the eigenvalues' signs, all positive for a
     positive definite ``H``; :func:`_projected_traces` carries them).  ``P r`` is ``W~`` times the
-    returned residuals (zero at the fit's solution).
+    returned residuals (zero at the fit's solution).  ``E`` itself is left to :func:`_projection_factor`
+    (``_projection_factor(*parts)``): the step-halving search evaluates the likelihood at points where
+    the scoring step, its only user, is never taken.
     """
     WJ = W @ J  # (n, 6, p)
     wWJ = w[:, None, None] * WJ
@@ -344,8 +346,13 @@ def _weighted_fit(r, W, w, J):
     Vk, evk = V[:, keep], ev[keep]
     step = (Vk / evk) @ (Vk.T @ np.einsum("nap,na->p", wWJ, r))
     rr = r - J @ step
+    return rr, logdet_h, (w, WJ, Vk, evk)
+
+
+def _projection_factor(w, WJ, Vk, evk):
+    """``(E, S)`` of :func:`_weighted_fit`: ``E_i = sqrt(w_i) W_i J_i V |ev|^-1/2`` (n, 6, p') and the signs ``S``."""
     E = (np.sqrt(w)[:, None, None] * WJ) @ (Vk / np.sqrt(np.abs(evk)))
-    return rr, logdet_h, (E, np.sign(evk))
+    return E, np.sign(evk)
 
 
 def _projected_traces(Q, W, E):
