@@ -26,6 +26,7 @@ from kinhec.calibrate import robot_error
 from kinhec.calibrate import scale as sc
 from kinhec.calibrate import solve as sv
 from kinhec.calibrate.observability import observability
+from kinhec.calibrate.options import nonnegative_pair
 from kinhec.calibrate.outliers import judge as judge_outliers
 from kinhec.calibrate.readers import QUAT_ORDERS, PoseStream, read_stream, read_streams, to_metres
 from kinhec.calibrate.result import CalibrationResult, RigResult
@@ -287,16 +288,8 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
 
 def _intrinsics_std(value) -> tuple[float, float] | None:
     """``intrinsics_std`` as ``(focal_rel, principal_point_over_f)``, checked; None when not given."""
-    if value is None:
-        return None
-    try:
-        vals = [float(v) for v in (value.split(",") if isinstance(value, str) else value)]
-    except (TypeError, ValueError):
-        vals = []
-    if len(vals) != 2 or not all(np.isfinite(v) and v >= 0 for v in vals):
-        raise InputError(f"intrinsics_std: expected two numbers >= 0 (focal length fraction, principal point over "
-                         f"focal length), e.g. 0.003,0.001, got {value!r}")  # fmt: skip
-    return vals[0], vals[1]
+    return nonnegative_pair(value, "intrinsics_std", "focal length fraction, principal point over focal length, "
+                                                     "e.g. 0.003,0.001")
 
 
 def _compose_std(X1, C1, X2, C2):

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kinhec.errors import InputError
+from kinhec.calibrate.options import nonnegative_pair
 
 __all__ = ["parse", "sensitivity", "consider_cov", "apply", "UNSTATED_NOTE"]
 
@@ -45,20 +45,9 @@ UNSTATED_NOTE = ("the hand stream's systematic error (a robot's absolute accurac
 
 
 def parse(value) -> tuple[float, float] | None:
-    """``robot_accuracy`` as ``(deg, mm)``, checked; None when not given.
-
-    Accepts ``"DEG,MM"`` or a pair of numbers, both finite and ``>= 0``.
-    """
-    if value is None:
-        return None
-    try:
-        vals = [float(v) for v in (value.split(",") if isinstance(value, str) else value)]
-    except (TypeError, ValueError):
-        vals = []
-    if len(vals) != 2 or not all(np.isfinite(v) and v >= 0 for v in vals):
-        raise InputError(f"robot_accuracy: expected two numbers >= 0, the robot's pose accuracy as RMS rotation [deg] "
-                         f"and RMS distance [mm], e.g. 0.05,0.3, got {value!r}")  # fmt: skip
-    return vals[0], vals[1]
+    """``robot_accuracy`` as ``(deg, mm)``, checked (``"DEG,MM"`` or two numbers ``>= 0``); None when not given."""
+    return nonnegative_pair(value, "robot_accuracy", "the robot's pose accuracy as RMS rotation [deg] and RMS "
+                                                     "distance [mm], e.g. 0.05,0.3")
 
 
 def sensitivity(T: np.ndarray) -> np.ndarray:
