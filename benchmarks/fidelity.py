@@ -24,7 +24,8 @@ toolkit generated and benchmarked itself, whose medians are stored in
 
     python benchmarks/fidelity.py --small-only
 
-rewrites that section of ``docs/fidelity.md`` without running anything, and the
+rewrites that section of ``docs/fidelity.md`` and the mixed-track parameter table
+(``benchmarks/fidelity_mixed.py``) without running anything, and the
 same-data section too (a kinhec benchmark of a scratch copy of the published
 smoke copy, about a minute) when that copy is found.  The
 CSV comes from the published toolkit (``pip install kinhec`` in a scratch
@@ -45,6 +46,9 @@ from pathlib import Path
 import pandas as pd
 
 from kinhec import fidelity
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fidelity_mixed import mixed_section  # noqa: E402  (the script beside this one)
 
 HERE = Path(__file__).resolve().parent
 CARD = HERE.parent / "tests" / "data" / "published" / "card_full_000_d083e06558e04aff.txt"
@@ -103,6 +107,7 @@ def main(argv=None) -> int:
     if a.small_only:
         out = Path(a.out)
         page = fidelity.replace_section(out.read_text(encoding="utf-8"), small_tier_section())
+        page = fidelity.replace_section(page, mixed_section(), fidelity.MIXED_BEGIN, fidelity.MIXED_END)
         print(small_tier_section().splitlines()[0])
         card_path = Path(a.card) if a.card else CARD
         copy = Path(a.published_copy) if a.published_copy else _shared_copy()
@@ -138,6 +143,9 @@ def main(argv=None) -> int:
     if "<!-- SMALL_TIER -->" in text:
         section = f"{fidelity.SMALL_BEGIN}\n{small_tier_section().rstrip()}\n{fidelity.SMALL_END}"
         text = text.replace("<!-- SMALL_TIER -->", section)
+    if "<!-- MIXED_PARAMS -->" in text:
+        section = f"{fidelity.MIXED_BEGIN}\n{mixed_section().rstrip()}\n{fidelity.MIXED_END}"
+        text = text.replace("<!-- MIXED_PARAMS -->", section)
     Path(a.out).write_text(text, encoding="utf-8")
     print("\n".join(body.splitlines()[:4]))
     print(fidelity.track_shifts(table).round(2).to_string())

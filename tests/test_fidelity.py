@@ -272,9 +272,9 @@ def _fidelity_script():
 
 def test_small_tier_section_regenerates_from_the_stored_results_and_is_within_bounds():
     """docs/fidelity.md's small-tier comparison: rebuilt from the two stored files, it is the page's section;
-    andreff_scale's medians are within 0.5-2x the published ones on every track but mixed, where every solver is
-    out of bounds (the track's composition and camera-noise draw, docs/fidelity.md), and so are the other
-    baselines on the four tracks where andreff_scale was 2.5-9x off."""
+    andreff_scale's medians are within 0.5-2x the published ones on every track (mixed since its camera noise is
+    drawn as published, item 15), and so are the other baselines on the four tracks where andreff_scale was
+    2.5-9x off."""
     mod = _fidelity_script()
     page = (REPO / "docs" / "fidelity.md").read_text(encoding="utf-8")
     section = page.split(fidelity.SMALL_BEGIN)[1].split(fidelity.SMALL_END)[0]
@@ -284,13 +284,54 @@ def test_small_tier_section_regenerates_from_the_stored_results_and_is_within_bo
     assert len(checked) == 8 * 10  # every track x the published baselines but li_kronecker
     inside = lambda r: (r >= fidelity.RATIO_LOW) & (r <= fidelity.RATIO_HIGH)  # noqa: E731
     scale = checked.xs("andreff_scale", level="solver")
-    assert inside(scale.drop(index="mixed")[["ratio_rot", "ratio_trans"]]).all().all(), scale
+    assert inside(scale[["ratio_rot", "ratio_trans"]]).all().all(), scale
     four = checked[checked.index.get_level_values("track").isin(["motion", "temporal", "monocular"])]
     assert inside(four[["ratio_rot", "ratio_trans"]]).all().all()
     out = checked[checked.index.get_level_values("track") == "outliers"]
     assert inside(out.drop(index=["daniilidis", "tsai_lenz"], level="solver")[["ratio_rot", "ratio_trans"]]).all().all()
-    # the documented gap: mixed, every solver's translation median beyond 2x (the clean share and the noise draw)
-    assert (checked.xs("mixed", level="track")["ratio_trans"].drop(index="ransac_park_martin") > 2.0).all()
+    # the documented remainder on mixed: translations at most 2.8x, the outlier share of the two draws (item 15)
+    mixed = checked.xs("mixed", level="track")
+    assert (mixed["ratio_trans"] < 3.0).all() and (mixed["ratio_rot"] < 2.5).all(), mixed
+    assert int(inside(checked[["ratio_rot", "ratio_trans"]]).to_numpy().sum()) >= 150
+
+
+def test_mixed_parameter_section_regenerates_and_the_published_draws_lie_in_kinhec_ranges(tmp_path):
+    """docs/fidelity.md's mixed-track parameter table is rebuilt from kinhec's recipes and the stored published
+    quantiles; every published value lies within the range kinhec draws it from, and the medians agree to the
+    sampling error of 150 sequences."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fidelity_mixed", REPO / "benchmarks" / "fidelity_mixed.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    page = (REPO / "docs" / "fidelity.md").read_text(encoding="utf-8")
+    assert page.split(fidelity.MIXED_BEGIN)[1].split(fidelity.MIXED_END)[0].strip() == mod.mixed_section().strip()
+    pub = fidelity.read_mixed_quantiles(mod.PUBLISHED_MIXED)
+    ranges = {
+        "se3_gaussian rotation std": (1e3 * 10 ** np.array(tiers.MIXED_SE3_ROT_LOG10)),
+        "se3_gaussian lateral translation std": (1e3 * 10 ** np.array(tiers.MIXED_SE3_TRANS_LOG10)),
+        "se3_gaussian along-axis / lateral": tiers.MIXED_Z_FACTOR_RANGE,
+        "vo_drift rotation std": (1e3 * 10 ** np.array(tiers.MIXED_VO_ROT_LOG10)),
+        "vo_drift translation std": (1e3 * 10 ** np.array(tiers.MIXED_VO_TRANS_LOG10)),
+        "pnp pixel std": 10 ** np.array(tiers.MIXED_PIXEL_LOG10),
+        "unknown monocular scale": 10 ** np.array(tiers.MIXED_SCALE_LOG10),
+        "outlier fraction": tiers.MIXED_OUTLIER_FRACTION_RANGE,
+    }
+    ours = fidelity.mixed_parameter_quantiles(pd.DataFrame(tiers.expand_track(tiers.load_tier("small"), "mixed")))
+    for name, (lo, hi) in ranges.items():
+        assert lo <= pub.loc[name, "min"] and pub.loc[name, "max"] <= hi, name
+        assert lo <= ours.loc[name, "min"] and ours.loc[name, "max"] <= hi, name
+        # medians within a factor 2 (log-uniform draws of 12-100 values)
+        assert 0.5 < ours.loc[name, "median"] / pub.loc[name, "median"] < 2.0, name
+    for name in ("share with Student-t camera noise", "share vo_drift", "share pnp", "unknown scale among vo_origin"):
+        assert abs(ours.loc[name, "share"] - pub.loc[name, "share"]) < 0.1, name
+    back = fidelity.read_mixed_quantiles(fidelity.write_mixed_quantiles(ours, tmp_path / "q.csv"))
+    assert np.allclose(back["median"].to_numpy(float), ours["median"].to_numpy(float), rtol=1e-5, equal_nan=True)
+    (tmp_path / "bad.csv").write_text("parameter,n\nx,1\n")
+    with pytest.raises(InputError, match="missing"):
+        fidelity.read_mixed_quantiles(tmp_path / "bad.csv")
+    with pytest.raises(InputError, match="missing"):
+        fidelity.mixed_parameters(pd.DataFrame({"track": ["mixed"]}))
 
 
 def test_medians_csv_round_trip_and_errors(tmp_path):

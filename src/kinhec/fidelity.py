@@ -457,3 +457,138 @@ def fill_template(template: str, body: str) -> str:
     if "<!-- TABLES -->" not in template:
         raise InputError("fidelity template: expected a '<!-- TABLES -->' marker, found none")
     return template.replace("<!-- TABLES -->", body.rstrip("\n"))
+
+
+# --------------------------------------------------------------------------- #
+# mixed track: the distributions of the drawn parameters, both generators
+# --------------------------------------------------------------------------- #
+MIXED_BEGIN, MIXED_END = "<!-- mixed-params:begin -->", "<!-- mixed-params:end -->"
+#: Parameters of the mixed track compared between two generators: (name, the camera model whose sequences
+#: carry it or None for the track's sequences that have it, unit).
+MIXED_VALUE_PARAMETERS = (
+    ("se3_gaussian rotation std", "se3_gaussian", "mrad"),
+    ("se3_gaussian lateral translation std", "se3_gaussian", "mm"),
+    ("se3_gaussian along-axis / lateral", "se3_gaussian", "ratio"),
+    ("vo_drift rotation std", "vo_drift", "mrad"),
+    ("vo_drift translation std", "vo_drift", "mm"),
+    ("pnp pixel std", "pnp", "px"),
+    ("unknown monocular scale", None, "-"),
+    ("outlier fraction", None, "-"),
+)
+_QUANTILES = (0.0, 0.25, 0.5, 0.75, 1.0)
+_QCOLS = ("min", "q25", "median", "q75", "max")
+
+
+def mixed_parameters(rows: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The drawn values of every :data:`MIXED_VALUE_PARAMETERS` entry and the flags of the mixed-track sequences.
+
+    ``rows`` is a ``sequences.parquet`` index (either toolkit; other tracks are dropped) or a frame of
+    kinhec recipes (``kinhec.tiers.expand_track(tier, "mixed")``): the columns ``camera_noise_model``,
+    ``camera_rot_std_rad``, ``camera_trans_std_m``, ``camera_trans_std_z_m``, ``pixel_std``, ``student_t_dof``,
+    ``outlier_fraction``, ``scale``, ``world_frame``.  Values are in the units of the table (mrad, mm, px); the
+    flags (``outliers``, ``student_t``, ``unknown_scale``, ``vo_origin``) are booleans over the sequences.
+
+    Raises
+    ------
+    InputError
+        A column is missing (the message names it) or no row is of the mixed track.
+    """
+    need = ["camera_noise_model", "camera_rot_std_rad", "camera_trans_std_m", "camera_trans_std_z_m", "pixel_std",
+            "student_t_dof", "outlier_fraction", "scale", "world_frame"]  # fmt: skip
+    missing = [c for c in need if c not in rows.columns]
+    if missing:
+        raise InputError(f"mixed parameters: expected the columns {need}; missing {missing}")
+    if "track" in rows.columns:
+        rows = rows[rows["track"] == "mixed"]
+    if rows.empty:
+        raise InputError("mixed parameters: expected rows of the mixed track, got none")
+    model = rows["camera_noise_model"].to_numpy()
+    num = {c: pd.to_numeric(rows[c], errors="coerce").to_numpy(dtype=float) for c in need if c not in
+           ("camera_noise_model", "world_frame")}  # fmt: skip
+    se3_, vo, pnp = model == "se3_gaussian", model == "vo_drift", model == "pnp"
+    outl = num["outlier_fraction"] > 0
+    scaled = num["scale"] != 1.0
+    return {
+        "se3_gaussian rotation std": 1e3 * num["camera_rot_std_rad"][se3_],
+        "se3_gaussian lateral translation std": 1e3 * num["camera_trans_std_m"][se3_],
+        "se3_gaussian along-axis / lateral": num["camera_trans_std_z_m"][se3_] / num["camera_trans_std_m"][se3_],
+        "vo_drift rotation std": 1e3 * num["camera_rot_std_rad"][vo],
+        "vo_drift translation std": 1e3 * num["camera_trans_std_m"][vo],
+        "pnp pixel std": num["pixel_std"][pnp],
+        "unknown monocular scale": num["scale"][scaled],
+        "outlier fraction": num["outlier_fraction"][outl],
+        "outliers": outl,
+        "student_t": np.isfinite(num["student_t_dof"]) & ~pnp,
+        "unknown_scale": scaled,
+        "vo_origin": rows["world_frame"].to_numpy() == "vo_origin",
+        "vo_drift": vo,
+        "pnp": pnp,
+    }
+
+
+def mixed_parameter_quantiles(rows: pd.DataFrame) -> pd.DataFrame:
+    """Quantiles of :func:`mixed_parameters`: one row per parameter (``n``, ``min``, ``q25``, ``median``, ``q75``,
+    ``max``) and one per flag (``n`` = sequences, ``share``), indexed by ``parameter``."""
+    p = mixed_parameters(rows)
+    out = []
+    for name, _, _ in MIXED_VALUE_PARAMETERS:
+        v = p[name]
+        q = np.quantile(v, _QUANTILES) if v.size else np.full(len(_QUANTILES), np.nan)
+        out.append({"parameter": name, "n": int(v.size), "share": np.nan, **dict(zip(_QCOLS, q))})
+    n = p["outliers"].size
+    for flag, label in (("outliers", "share with outliers"), ("student_t", "share with Student-t camera noise"),
+                        ("vo_drift", "share vo_drift"), ("pnp", "share pnp"), ("vo_origin", "share vo_origin"),
+                        ("unknown_scale", "share with an unknown scale")):  # fmt: skip
+        out.append({"parameter": label, "n": int(n), "share": float(p[flag].mean()), **dict.fromkeys(_QCOLS, np.nan)})
+    out.append({"parameter": "unknown scale among vo_origin", "n": int(p["vo_origin"].sum()),
+                "share": float(p["unknown_scale"][p["vo_origin"]].mean()) if p["vo_origin"].any() else np.nan,
+                **dict.fromkeys(_QCOLS, np.nan)})  # fmt: skip
+    return pd.DataFrame(out).set_index("parameter")
+
+
+def write_mixed_quantiles(table: pd.DataFrame, path: str | Path) -> Path:
+    """Store :func:`mixed_parameter_quantiles` as CSV (the published side of the comparison)."""
+    path = Path(path)
+    table.reset_index().to_csv(path, index=False, float_format="%.6g", lineterminator="\n")
+    return path
+
+
+def read_mixed_quantiles(path: str | Path) -> pd.DataFrame:
+    """Read :func:`write_mixed_quantiles`'s CSV, indexed by ``parameter``.
+
+    Raises
+    ------
+    InputError
+        The file is missing or lacks a column (the message names it).
+    """
+    path = Path(path)
+    cols = {"parameter", "n", "share", *_QCOLS}
+    try:
+        t = pd.read_csv(path)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path}: expected a CSV of mixed-track parameter quantiles, got {exc}") from None
+    missing = sorted(cols - set(t.columns))
+    if missing:
+        raise InputError(f"{path}: expected the columns {sorted(cols)}; missing {missing}")
+    return t.set_index("parameter")
+
+
+def _g(x: float) -> str:
+    return "-" if not np.isfinite(x) else (f"{x:.3g}" if abs(x) < 1000 else f"{x:,.0f}")
+
+
+def render_mixed_parameters(ours: pd.DataFrame, published: pd.DataFrame) -> str:
+    """Markdown of two :func:`mixed_parameter_quantiles` tables, kinhec's beside the published ones."""
+    units = {name: unit for name, _, unit in MIXED_VALUE_PARAMETERS}
+    out = ["| parameter | unit | toolkit | n | min | q25 | median | q75 | max |", "|---|---|---|---|---|---|---|---|---|"]
+    for name in units:
+        for who, t in (("published", published), ("kinhec", ours)):
+            r = t.loc[name]
+            out.append(f"| {name if who == 'published' else ''} | {units[name] if who == 'published' else ''} | {who} | "
+                       f"{int(r['n'])} | " + " | ".join(_g(float(r[c])) for c in _QCOLS) + " |")
+    out += ["", "| share | published | kinhec |", "|---|---|---|"]
+    for name in [p for p in published.index if p not in units]:
+        a, b = published.loc[name], ours.loc[name]
+        out.append(f"| {name} | {a['share']:.1%} ({int(round(a['share'] * a['n']))} of {int(a['n'])}) | "
+                   f"{b['share']:.1%} ({int(round(b['share'] * b['n']))} of {int(b['n'])}) |")
+    return "\n".join(out) + "\n"
