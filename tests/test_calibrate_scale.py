@@ -95,3 +95,29 @@ def test_scale_fixed_holds_it_at_one(tmp_path):
 def test_corners_refuse_a_fixed_scale(tmp_path):
     with pytest.raises(InputError, match="do not apply to a corner file.*scale 'fixed'"):
         calibrate(corners=tmp_path / "obs.json", scale="fixed")
+
+
+@pytest.mark.parametrize("k", [0.8, 1.25])
+def test_corners_with_a_board_of_the_wrong_size(tmp_path, k):
+    """A corner file whose board is stated ``1 / k`` times its true size: before, X 80-160 mm off, "determined", no
+    warning (the board scale's 0.5 % prior held it); now the board is rescaled from the robot's translations, X
+    as with the right size, one warning naming the file."""
+    from kinhec.observations import ObservationSet, observations_from_recipe, transform_from_pose_json, write_observations
+
+    rec = dict(STATIONS, sequence_id="pnp-000000", track="pnp", camera_noise_model="pnp", pixel_std=0.5,
+               camera_rot_std_rad=0.0, camera_trans_std_m=0.0, camera_trans_std_z_m=0.0, n_stations=20)
+    obs, truth = observations_from_recipe(rec)
+    X_true = transform_from_pose_json(truth["poses"]["X"])
+    right = calibrate(corners=write_observations(tmp_path / "right.json", obs))
+    wrong = ObservationSet(obs.camera_id, obs.image_size, obs.mode, [p / k for p in obs.points_3d], obs.points_2d,
+                           obs.T_base_ee)  # fmt: skip
+    path = write_observations(tmp_path / "wrong.json", wrong)
+    res = calibrate(corners=path)
+    assert res.determined
+    assert _nees(res, X_true) < CHI2_6_999
+    assert np.linalg.norm(res.X[:3, 3] - right.X[:3, 3]) < 1e-3  # as with the board's true size, within 1 mm
+    assert res.scale == pytest.approx(1 / k, rel=0.01)
+    said = [w for w in res.warnings if "eye translations are" in w]
+    assert len(said) == 1 and str(path) in said[0]
+    assert any("stated size" in n for n in res.notes)
+    assert not any("stated size" in n for n in right.notes)

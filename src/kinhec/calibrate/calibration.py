@@ -21,6 +21,7 @@ import numpy as np
 from kinhec import se3
 from kinhec.calibrate import eye_bias as eb
 from kinhec.calibrate import firewall as fw
+from kinhec.calibrate import free_scale
 from kinhec.calibrate import pairing as pr
 from kinhec.calibrate import robot_error
 from kinhec.calibrate import scale as sc
@@ -100,47 +101,6 @@ def _check_scale(eye: PoseStream, decision, scale: bool) -> str | None:
     return None
 
 
-#: Margin by which a metric stream's fit with a free scale must beat the fit under the scale's prior (prior
-#: included) to replace it: ln 100 (the firewall's decisive margin) plus the BIC cost of the freed parameter.
-SCALE_FREE_MARGIN = float(np.log(100.0))
-
-
-def _log_likelihood(sol: sv.Solution, keep: np.ndarray) -> float:
-    """Gaussian log-likelihood of a fit on the pairs ``keep``, its noise covariance profiled out."""
-    r = sol.residuals[keep]
-    sign, logdet = np.linalg.slogdet((r.T @ r) / max(len(r), 1) + 1e-30 * np.eye(6))
-    return float(-0.5 * len(r) * logdet) if sign > 0 else -np.inf
-
-
-def _scale_restart(pairing, X0, Y0, fit: dict, sol: sv.Solution, decision) -> tuple[sv.Solution, dict, str | None]:
-    """A free scale for a metric stream whose translations are far from metric (a board of the wrong size).
-
-    The scale's prior (:mod:`kinhec.calibrate.scale`, 0.5 %) describes printing and focal-length errors; under it,
-    eye translations 20 % short end near scale 1 with ``X`` tens of millimetres off and the mismatch taken for
-    noise -- the prior's Gaussian tail outweighs any data.  When the firewall's ratio of the eye to the robot
-    translations is more than five of its standard deviations (and three prior standard deviations) from 1, the
-    fit is started again from that ratio with the scale free, and replaces the first when its log-likelihood beats
-    the first's log posterior (noise profiled out, on the pairs either keeps) by :data:`SCALE_FREE_MARGIN` plus
-    half the log of the number of pairs.  Returns the fit, its settings and a note (None when the first stays).
-    """
-    r, r_std = (decision.scale, decision.scale_std) if decision is not None else (np.nan, np.nan)
-    if not (np.isfinite(r) and r > 0 and np.isfinite(r_std)):
-        return sol, fit, None
-    if abs(np.log(r)) < max(5.0 * r_std / r, 3.0 * sc.PRIOR_STD):
-        return sol, fit, None
-    free_fit = dict(fit, scale0=r, scale_prior_std=None)
-    free = sv.refine(pairing, X0, Y0, **free_fit)
-    keep = sol.inliers | free.inliers
-    gain = (_log_likelihood(free, keep) - _log_likelihood(sol, keep)
-            + 0.5 * (np.log(sol.scale) / sc.PRIOR_STD) ** 2)
-    if not gain > SCALE_FREE_MARGIN + 0.5 * np.log(max(int(keep.sum()), 2)):
-        return sol, fit, None
-    note = (f"the eye translations are {free.scale:.4f} times the robot's, beyond what the scale's prior of "
-            f"{100 * sc.PRIOR_STD:.2g} % allows (fit under it: scale {sol.scale:.4f}, the mismatch taken for noise; "
-            f"free: more probable by {gain:.3g} in log-likelihood): the scale is estimated freely")
-    return free, dict(free_fit, scale0=free.scale, offset0=free.offset), note
-
-
 def _offset_curve(pairing, sol: sv.Solution, period: float) -> dict:
     offs = sol.offset + period * np.linspace(-10, 10, 21)
     Sinv = np.linalg.inv(sol.noise_cov)
@@ -212,7 +172,7 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
                eye_in_hand=setup != "eye_to_hand")  # fmt: skip
     sol = sv.refine(pairing, X0, Y0, **fit)
     if not scale and not fixed_scale:
-        sol, fit, restart = _scale_restart(pairing, X0, Y0, fit, sol, decision)
+        sol, fit, restart = free_scale.restart(pairing, X0, Y0, fit, sol, decision)
         if restart is not None:
             notes.append(restart)
             X0, Y0 = sol.X, sol.Y

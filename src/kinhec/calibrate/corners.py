@@ -38,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kinhec.calibrate import free_scale
 from kinhec.calibrate import scale as sc
 from kinhec.calibrate.calibration import _names
 from kinhec.calibrate.observability import observability
@@ -177,6 +178,14 @@ def calibrate_corners(path, *, intrinsics=None, setup: str | None = None, where:
     except InputError as exc:
         raise InputError(f"{where}: the corners do not determine the camera: {exc}") from None
     A = obs.T_base_ee
+    board = free_scale.board_scale(A, cam.T_cam_target, obs.mode)
+    b0 = 1.0
+    if board is not None:  # a board of the wrong size: start from the size the robot's translations give
+        b0, board_note = board
+        obs = ObservationSet(obs.camera_id, obs.image_size, obs.mode, [b0 * p for p in obs.points_3d],
+                             obs.points_2d, obs.T_base_ee)  # fmt: skip
+        views = pack_views(obs.points_3d, obs.points_2d)
+        cam = calibrate_camera(views, obs.image_size, intrinsics=k)
     res = solve_corners(obs, cam)
     inl = res.inliers
     fit, bundle_notes = _bundle(obs, cam, res, inl, k, intrinsics_prior)
@@ -197,7 +206,7 @@ def calibrate_corners(path, *, intrinsics=None, setup: str | None = None, where:
     k_std = np.sqrt(np.maximum(np.diag(fit.cov)[12 : 12 + len(names)], 0.0))
     report["intrinsics_std"] = {n: float(v) for n, v in zip(names, k_std)}
     lb_std = float(np.sqrt(max(fit.cov[-1, -1], 0.0)))
-    scale, scale_std = 1.0 / fit.board_scale, lb_std / fit.board_scale
+    scale, scale_std = 1.0 / (b0 * fit.board_scale), lb_std / (b0 * fit.board_scale)
     scale_rep, scale_warn, scale_notes = sc.describe(scale, scale_std, fit.board_scale_data_std,
                                                      prior_std=sc.PRIOR_STD, where=str(path))
     report["scale"] = scale_rep
@@ -217,6 +226,7 @@ def calibrate_corners(path, *, intrinsics=None, setup: str | None = None, where:
         *bundle_notes,
         f"intrinsics refined with X and Y: fx {ki[0]:.2f}, fy {ki[1]:.2f}, cx {ki[2]:.2f}, cy {ki[3]:.2f} px"
         + "".join(f", {n} +- {v:.3g}" for n, v in zip(names[:4], k_std[:4])),
+        *([board_note] if board is not None else []),
         *scale_notes,
         "views paired by order (one robot pose per view)",
         chain_rms_note(obs, cam, A, res),
