@@ -59,6 +59,15 @@ PUBLISHED_SMOKE_TRIMMED = PUBLISHED / "smoke"
 PUBLISHED_CARD = PUBLISHED / "card_full_000_d083e06558e04aff.txt"
 
 
+#: A station recording on a UR5e: look-at path, Gaussian robot and camera pose noise (the calibrate tests'
+#: generated input; ``n_stations`` and ``seed`` are varied).
+STATIONS = dict(sequence_id="noise-000000", track="noise", seed=11, robot="ur5e", configuration="eye_in_hand",
+                family="lookat", sampling_mode="stations", n_stations=25, camera="hd",
+                robot_noise_models=("se3_gaussian",), robot_rot_std_rad=2e-4, robot_trans_std_m=1e-4,
+                camera_noise_model="se3_gaussian", camera_rot_std_rad=1e-3, camera_trans_std_m=3e-4,
+                camera_trans_std_z_m=1e-3)  # fmt: skip
+
+
 def shared_root() -> Path | None:
     """``shared/`` beside the clone or beside the nearest of its parents that has one (None when absent)."""
     return next((p / "shared" for p in REPO.parents if (p / "shared").is_dir()), None)

@@ -15,13 +15,11 @@ from kinhec.calibrate import calibrate
 from kinhec.calibrate import uncertainty as unc
 from kinhec.generator import simulate
 
+from conftest import STATIONS as STATIONS_25
+
 CHI2_6_999 = float(stats.chi2.ppf(0.999, 6))
 
-STATIONS = dict(sequence_id="noise-000000", track="noise", seed=11, robot="ur5e", configuration="eye_in_hand",
-                family="lookat", sampling_mode="stations", n_stations=10, camera="hd",
-                robot_noise_models=("se3_gaussian",), robot_rot_std_rad=2e-4, robot_trans_std_m=1e-4,
-                camera_noise_model="se3_gaussian", camera_rot_std_rad=1e-3, camera_trans_std_m=3e-4,
-                camera_trans_std_z_m=1e-3)  # fmt: skip
+STATIONS = dict(STATIONS_25, n_stations=10)
 
 
 def _draw(n_clean: int, seed: int, tmp_path):

@@ -368,6 +368,19 @@ def write_medians(medians: pd.DataFrame, path: str | Path) -> Path:
     return path
 
 
+def _read_table(path: str | Path, what: str, columns: list[str], index) -> pd.DataFrame:
+    """A stored CSV with ``columns`` (checked: a missing file or column is an :class:`InputError` naming it)."""
+    path = Path(path)
+    try:
+        t = pd.read_csv(path)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path}: expected a CSV of {what}, got {exc}") from None
+    missing = sorted(set(columns) - set(t.columns))
+    if missing:
+        raise InputError(f"{path}: expected the columns {', '.join(columns)}; missing {missing}")
+    return t.set_index(index)
+
+
 def read_medians(path: str | Path) -> pd.DataFrame:
     """Read :func:`write_medians`'s CSV: index ``(track, solver)``, columns ``rot`` [deg], ``trans`` [mm], ``n``, ``n_rows``.
 
@@ -376,15 +389,8 @@ def read_medians(path: str | Path) -> pd.DataFrame:
     InputError
         The file is missing or lacks a column (the message names it).
     """
-    path = Path(path)
-    try:
-        t = pd.read_csv(path)
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{path}: expected a CSV of medians (track, solver, rot, trans, n, n_rows), got {exc}") from None
-    missing = sorted({"track", "solver", "rot", "trans", "n", "n_rows"} - set(t.columns))
-    if missing:
-        raise InputError(f"{path}: expected the columns track, solver, rot, trans, n, n_rows; missing {missing}")
-    return t.set_index(["track", "solver"])
+    return _read_table(path, "medians (track, solver, rot, trans, n, n_rows)",
+                       ["track", "solver", "rot", "trans", "n", "n_rows"], ["track", "solver"])
 
 
 def small_tier_table(ours: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
@@ -561,16 +567,7 @@ def read_mixed_quantiles(path: str | Path) -> pd.DataFrame:
     InputError
         The file is missing or lacks a column (the message names it).
     """
-    path = Path(path)
-    cols = {"parameter", "n", "share", *_QCOLS}
-    try:
-        t = pd.read_csv(path)
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{path}: expected a CSV of mixed-track parameter quantiles, got {exc}") from None
-    missing = sorted(cols - set(t.columns))
-    if missing:
-        raise InputError(f"{path}: expected the columns {sorted(cols)}; missing {missing}")
-    return t.set_index("parameter")
+    return _read_table(path, "mixed-track parameter quantiles", ["parameter", "n", "share", *_QCOLS], "parameter")
 
 
 def _g(x: float) -> str:
