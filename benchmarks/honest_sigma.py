@@ -26,7 +26,7 @@ metric scale: it is always ``clean``.  The rows ``dh_error`` and
 off (the ``robot_error`` track and part of ``mixed``): the part of such an
 error that is constant in the flange frame is absorbed by ``X`` and seen by no
 residual.  ``--robot-accuracy stated`` gives calibrate each recording's own
-robot accuracy (:func:`stated_accuracy`: the RMS rotation and distance of
+robot accuracy (:func:`kinhec.generator.robot_accuracy`: the RMS rotation and distance of
 the true flange poses from the nominal model's over the recording; zero
 without a kinematic error), as a user who knows the robot's absolute accuracy
 would; ``none`` (default) counts none; ``DEG,MM`` one level for all.
@@ -101,22 +101,9 @@ def _write_rows(path, T):
     np.savetxt(path, T.reshape(len(T), 16), fmt="%.12g")
 
 
-def stated_accuracy(g) -> tuple[float, float]:
-    """A generated sequence's robot accuracy ``(deg, mm)``: RMS rotation and distance of its true flange poses from
-    the nominal kinematic model's, over the recording (0 without a kinematic error or with Cartesian motion)."""
-    from kinhec.robots import get_robot
-
-    if g.q_gt_rad is None or "dh_error" not in g.recipe.robot_noise_models:
-        return 0.0, 0.0
-    nominal = get_robot(g.recipe.robot).fk(g.q_gt_rad)
-    D = se3.invert_transform(nominal, check=False) @ g.T_base_ee_gt
-    ang = np.linalg.norm(se3.so3_log(D[:, :3, :3], check=False), axis=1)
-    return float(np.degrees(np.sqrt(np.mean(ang**2)))), float(1e3 * np.sqrt(np.mean(np.sum(D[:, :3, 3] ** 2, axis=1))))
-
-
 def pose_recording(recipe: dict, folder: Path, seed: int, index: int, variant: str):
     """Write one recording's streams; return ``(calibrate kwargs, truth X, info)``."""
-    from kinhec.generator import simulate
+    from kinhec.generator import robot_accuracy, simulate
 
     g = simulate(recipe)
     r = g.recipe
@@ -144,7 +131,7 @@ def pose_recording(recipe: dict, folder: Path, seed: int, index: int, variant: s
         kw = dict(fmt="tum")
     kw.update(setup=r.configuration, eye_pose="cam_T_target", scale=not metric)
     return (hand, eye), kw, g.X, dict(stamped=not unstamped, board_scale=k, f_scale=fs, dc=dc.tolist(),
-                                      accuracy=stated_accuracy(g))
+                                      accuracy=robot_accuracy(g))
 
 
 def corners_recipe(recipe: dict, rng) -> dict | None:
@@ -185,11 +172,11 @@ def corners_recording(recipe: dict, folder: Path, seed: int, index: int, variant
         kw["intrinsics"] = [p["fx"] * fs, p["fy"] * fs, p["cx"] + dc[0], p["cy"] + dc[1]]
     from kinhec.observations import transform_from_pose_json
 
-    from kinhec.generator import simulate
+    from kinhec.generator import robot_accuracy, simulate
 
     return kw, transform_from_pose_json(truth["poses"]["X"]), dict(board_scale=k, f_scale=fs, dc=dc.tolist(),
                                                                    n_views=obs.n_views,
-                                                                   accuracy=stated_accuracy(simulate(recipe)))
+                                                                   accuracy=robot_accuracy(simulate(recipe)))
 
 
 def evaluate(res, X_true) -> dict:

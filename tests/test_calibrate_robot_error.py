@@ -19,8 +19,7 @@ from kinhec.calibrate import calibrate
 from kinhec.calibrate import robot_error as re_
 from kinhec.cli import main
 from kinhec.errors import InputError
-from kinhec.generator import simulate
-from kinhec.robots import get_robot
+from kinhec.generator import robot_accuracy, simulate
 
 CHI2_6_999 = float(stats.chi2.ppf(0.999, 6))
 
@@ -33,13 +32,6 @@ DH = dict(sequence_id="robot_error-000000", track="robot_error", seed=12, robot=
 
 def _right_error(T_est, T_true):
     return np.concatenate([se3.so3_log(T_est[:3, :3].T @ T_true[:3, :3]), T_true[:3, 3] - T_est[:3, 3]])
-
-
-def _accuracy(g) -> tuple[float, float]:
-    """RMS rotation [deg] and distance [mm] of the true flange poses from the nominal model's."""
-    D = se3.invert_transform(get_robot(g.recipe.robot).fk(g.q_gt_rad), check=False) @ g.T_base_ee_gt
-    ang = np.linalg.norm(se3.so3_log(D[:, :3, :3], check=False), axis=1)
-    return float(np.degrees(np.sqrt(np.mean(ang**2)))), float(1e3 * np.sqrt(np.mean(np.sum(D[:, :3, 3] ** 2, axis=1))))
 
 
 @pytest.fixture(scope="module", params=[("eye_in_hand", 12), ("eye_to_hand", 14)], ids=["eih", "eth"])
@@ -56,7 +48,7 @@ def dh_recording(request, tmp_path_factory):
 
 def test_dh_error_is_outside_the_default_sigma_and_inside_the_stated_one(dh_recording):
     g, files, kw = dh_recording
-    level = _accuracy(g)
+    level = robot_accuracy(g)
     assert level[1] > 1.0  # the robot's model is millimetres off
     plain = calibrate(*files, **kw)
     stated = calibrate(*files, robot_accuracy=level, **kw)

@@ -80,6 +80,7 @@ __all__ = [
     "GeneratedSequence",
     "as_recipe",
     "simulate",
+    "robot_accuracy",
     "generate_sequence",
     "pack",
     "index_row",
@@ -304,6 +305,17 @@ def simulate(recipe) -> GeneratedSequence:
         scale_per_frame=scale_per_frame, keyframes=np.asarray(keyframes, dtype=np.int64), descriptors=descriptors,
         clocks=clocks, trajectory=traj, true_robot=true_robot, info=info,
     )  # fmt: skip
+
+
+def robot_accuracy(g: GeneratedSequence) -> tuple[float, float]:
+    """A generated sequence's robot accuracy ``(deg, mm)``: the RMS rotation and distance of its true flange poses
+    from the nominal kinematic model's over the robot stream (0 without ``dh_error`` or with Cartesian motion) --
+    what ``kinhec calibrate --robot-accuracy`` takes."""
+    if g.q_gt_rad is None or "dh_error" not in g.recipe.robot_noise_models:
+        return 0.0, 0.0
+    D = se3.invert_transform(get_robot(g.recipe.robot).fk(g.q_gt_rad), check=False) @ g.T_base_ee_gt
+    ang = np.linalg.norm(se3.so3_log(D[:, :3, :3], check=False), axis=1)
+    return float(np.degrees(np.sqrt(np.mean(ang**2)))), float(1e3 * np.sqrt(np.mean(np.sum(D[:, :3, 3] ** 2, axis=1))))
 
 
 # --------------------------------------------------------------------------- #

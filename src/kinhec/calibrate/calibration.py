@@ -201,9 +201,7 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
     obs["n_inliers"] = int(sol.inliers.sum())
     obs.update(sv.noise_report(sol))
     if fixed_scale:
-        scale_rep, scale_warn = {"mode": "fixed", "prior_std": None, "data_std": None, "determined": False}, []
-        scale_notes = ["scale of the eye translations held at 1 (scale fixed): no board-size or focal-length error "
-                       "is counted in the standard deviations"]
+        scale_rep, scale_warn, scale_notes = sc.describe_fixed()
     else:
         scale_rep, scale_warn, scale_notes = sc.describe(sol.scale, scale_std, sol.scale_data_std,
                                                          prior_std=None if scale else sc.PRIOR_STD,
@@ -432,8 +430,8 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         if given:
             raise InputError(f"corners: the observation file holds both sides; expected no {', '.join(given)} with it")
         moot = [f"{n} {v!r}" if v is not True else n for n, v in (
-            ("scale", "fixed" if fixed_scale else (scale or None)), ("solver", solver), ("units", units), ("offset", None if offset == "auto" else offset),
-            ("format", fmt), ("hand_pose", hand_pose), ("eye_pose", eye_pose), ("quat_order", quat_order),
+            ("scale", "fixed" if fixed_scale else (scale or None)), ("solver", solver), ("units", units),
+            ("offset", None if offset == "auto" else offset), ("format", fmt), ("hand_pose", hand_pose), ("eye_pose", eye_pose), ("quat_order", quat_order),
             ("sequence", sequence)) if v is not None]
         if moot:
             raise InputError(f"corners: these options do not apply to a corner file (its views are paired by order, "

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from kinhec import se3
 from kinhec.calibrate import scale as sc
 from kinhec.calibrate import solve as sv
 from kinhec.calibrate.pairing import OrderPairing
@@ -73,7 +74,7 @@ def board_scale(A: np.ndarray, cam_T_target: np.ndarray, configuration: str) -> 
     board is ``b`` times the stated one -- when the free fit wins as on the pose path, else None.
     """
     eih = configuration != "eye_to_hand"
-    B = np.linalg.inv(cam_T_target) if eih else cam_T_target
+    B = se3.invert_transform(cam_T_target, check=False) if eih else cam_T_target
     n = A.shape[0]
     pairing = OrderPairing(A, B, np.arange(n), np.arange(n))
     try:

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from kinhec import se3
 from kinhec.calibrate.options import nonnegative_pair
 
 __all__ = ["parse", "sensitivity", "consider_cov", "apply", "UNSTATED_NOTE"]
@@ -56,7 +57,7 @@ def sensitivity(T: np.ndarray) -> np.ndarray:
     R, t = T[:3, :3], T[:3, 3]
     S = np.zeros((6, 6))
     S[:3, :3] = R.T
-    S[3:, :3] = -np.array([[0.0, -t[2], t[1]], [t[2], 0.0, -t[0]], [-t[1], t[0], 0.0]])  # w x t = -[t]x w
+    S[3:, :3] = -se3.hat(t)  # w x t = -[t]x w
     S[3:, 3:] = np.eye(3)
     return S
 

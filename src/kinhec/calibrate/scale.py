@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["PRIOR_STD", "MIN_REPORTED", "describe"]
+__all__ = ["PRIOR_STD", "MIN_REPORTED", "describe", "describe_fixed"]
 
 #: Prior standard deviation of the log-scale of a metric eye stream (0.5 %).
 PRIOR_STD = 0.005
@@ -82,3 +82,10 @@ def describe(scale: float, scale_std: float, data_std: float | None, *, prior_st
                      f"uncertainty of {100 * prior_std:.2g} % (board size, focal length) is counted in the standard "
                      f"deviations (scale {scale:.5f} +- {scale_std:.5f})")  # fmt: skip
     return report, warn, notes
+
+
+def describe_fixed() -> tuple[dict, list[str], list[str]]:
+    """Report, warnings and notes of a scale held at 1 (``scale="fixed"``), as :func:`describe` gives them."""
+    report = {"mode": "fixed", "prior_std": None, "data_std": None, "determined": False}
+    return report, [], ["scale of the eye translations held at 1 (scale fixed): no board-size or focal-length error "
+                        "is counted in the standard deviations"]

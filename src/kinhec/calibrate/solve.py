@@ -588,8 +588,8 @@ def refine(pairing, X0, Y0, *, offset0=None, scale0=None, estimate_offset=False,
         S = S_new
         stable = change < NOISE_TOL
         if reject and not frozen:
-            # the gate's distances use the full sample covariance, whose distribution (Hotelling's) it knows,
-            # whatever structure the fit's noise model has -- from the degrees of freedom a 6x6 covariance needs on
+            # from the degrees of freedom a 6x6 covariance needs on, the gate's distances use the full sample
+            # covariance, whose distribution (Hotelling's) it knows, whatever structure the fit's noise model has
             if dof >= FULL_NOISE_DOF:
                 Wg = np.linalg.cholesky(np.linalg.inv(_floor((r[inl].T @ r[inl]) / dof))).T
                 Gw = np.einsum("ij,njp->nip", Wg, prob.jac(st, all_mask))
