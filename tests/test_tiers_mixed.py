@@ -99,3 +99,39 @@ def test_mixed_track_outlier_flag_is_stratified_and_vo_origin_only_with_vo_drift
     models = {r["camera_noise_model"] for r in recipes}
     assert models == {"se3_gaussian", "vo_drift", "pnp"}
     assert len({r["camera_rot_std_rad"] for r in recipes if r["camera_noise_model"] == "se3_gaussian"}) > 90
+
+
+def test_robot_noise_draw_matches_the_published_shares_and_ranges():
+    """se3 on 70 %, encoder noise on 30 % and DH errors on 25 % of arms, independently; levels log-uniform."""
+    d = [tiers.mixed_robot_noise(np.random.default_rng([9, i]), is_arm=True) for i in range(N)]
+    models = [set(r["robot_noise_models"]) for r in d]
+    se3 = np.array(["se3_gaussian" in m for m in models])
+    joint = np.array(["joint_gaussian" in m for m in models])
+    dh = np.array(["dh_error" in m for m in models])
+    for flag, p in ((se3, tiers.MIXED_P_ROBOT_SE3), (joint, tiers.MIXED_P_ROBOT_JOINT), (dh, tiers.MIXED_P_ROBOT_DH)):
+        assert abs(flag.mean() - p) < 0.03
+    # independent flags: the exact robot ("none") on (1 - 0.7)(1 - 0.3)(1 - 0.25) = 15.75 %
+    none = ~(se3 | joint | dh)
+    assert abs(none.mean() - 0.3 * 0.7 * 0.75) < 0.025
+    assert abs(np.mean(se3 & joint) - se3.mean() * joint.mean()) < 0.02
+    rot = np.array([r["robot_rot_std_rad"] for r in d])
+    trans = np.array([r["robot_trans_std_m"] for r in d])
+    assert np.all(rot[~se3] == 0) and np.all(trans[~se3] == 0)
+    _log_uniform(rot[se3], tiers.MIXED_ROBOT_ROT_LOG10)
+    _log_uniform(trans[se3], tiers.MIXED_ROBOT_TRANS_LOG10)
+    assert abs(np.corrcoef(np.log(rot[se3]), np.log(trans[se3]))[0, 1]) < 0.06
+    _log_uniform(np.array([r["joint_std_rad"] for r, j in zip(d, joint) if j]), tiers.MIXED_JOINT_STD_LOG10)
+    dh_rows = [r for r, f in zip(d, dh) if f]
+    _log_uniform(np.array([r["dh_len_std_m"] for r in dh_rows]), tiers.MIXED_DH_LEN_LOG10)
+    ang_deg = np.degrees([r["dh_ang_std_rad"] for r in dh_rows])
+    _log_uniform(ang_deg, tiers.MIXED_DH_ANG_DEG_LOG10)
+    assert all(r["dh_joint_std_rad"] == r["dh_ang_std_rad"] for r in dh_rows)
+
+
+def test_robot_noise_of_free6d_has_no_joint_models_and_is_seeded():
+    d = [tiers.mixed_robot_noise(np.random.default_rng([9, i]), is_arm=False) for i in range(500)]
+    assert all(set(r["robot_noise_models"]) <= {"se3_gaussian"} for r in d)
+    assert all("joint_std_rad" not in r and "dh_len_std_m" not in r for r in d)
+    a = tiers.mixed_robot_noise(np.random.default_rng(3))
+    assert a == tiers.mixed_robot_noise(np.random.default_rng(3))
+    assert a != tiers.mixed_robot_noise(np.random.default_rng(4))

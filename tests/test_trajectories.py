@@ -181,6 +181,42 @@ def test_joint_waypoints_limits_speed_and_dwells(name):
     assert np.allclose(ratio.max(axis=1)[long_seg], 1.0)
 
 
+@pytest.mark.parametrize("name", ["ur5e", "panda", "puma560"])
+def test_joint_waypoints_spread_is_a_fraction_of_each_joints_range(name):
+    """Waypoints fill a box of +-15 % of each joint's range around a centre near home, inside the limits."""
+    robot = get_robot(name)
+    span = robot.q_max_rad - robot.q_min_rad
+    half = np.minimum(tj.WAYPOINT_SPREAD_FRACTION * span, 0.5 * (span - 2 * tj.LIMIT_MARGIN_RAD))
+    knots = np.concatenate([tj.joint_waypoints(robot, np.random.default_rng([5, k]), n_waypoints=50).knots_q_rad
+                            for k in range(8)])  # fmt: skip
+    assert np.all(knots >= robot.q_min_rad + tj.LIMIT_MARGIN_RAD) and np.all(knots <= robot.q_max_rad - tj.LIMIT_MARGIN_RAD)
+    # per sequence the knots of a joint span at most the box, and nearly all of it with 50 draws
+    for k in range(8):
+        kk = knots[50 * k:50 * (k + 1)]
+        width = kk.max(axis=0) - kk.min(axis=0)
+        assert np.all(width <= 2 * half + 1e-12) and np.all(width >= 1.7 * half)
+        # the box's centre lies within 10 % of the range from home (or was moved inward by the limits)
+        mid = 0.5 * (kk.max(axis=0) + kk.min(axis=0))
+        assert np.all(np.abs(mid - robot.home_q_rad) <= tj.WAYPOINT_CENTRE_FRACTION * span + 0.1 * half + 1e-9)
+
+
+def test_joint_waypoint_stations_turn_as_far_as_the_published_ones():
+    """UR arms (+-360 deg joints) turn about 120 deg between waypoints, a Panda less (its joints span less)."""
+    def mean_turn(name):
+        robot = get_robot(name)
+        out = []
+        for k in range(20):
+            q = tj.joint_waypoints(robot, np.random.default_rng([6, k]), n_waypoints=20).knots_q_rad
+            R = robot.fk(q)[:, :3, :3]
+            rel = np.einsum("nji,njk->nik", R[:-1], R[1:])
+            out.append(np.degrees(np.arccos(np.clip((np.trace(rel, axis1=1, axis2=2) - 1) / 2, -1, 1))).mean())
+        return float(np.mean(out))
+
+    ur, panda = mean_turn("ur5e"), mean_turn("panda")
+    assert 100.0 < ur < 140.0, ur
+    assert 55.0 < panda < ur, panda
+
+
 def test_joint_waypoints_continuous_covers_duration():
     robot = get_robot("panda")
     traj = tj.joint_waypoints(robot, np.random.default_rng(2), n_waypoints=3, sampling_mode="continuous",

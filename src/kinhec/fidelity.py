@@ -480,6 +480,19 @@ MIXED_VALUE_PARAMETERS = (
     ("pnp pixel std", "pnp", "px"),
     ("unknown monocular scale", None, "-"),
     ("outlier fraction", None, "-"),
+    ("robot se3_gaussian rotation std", "se3_gaussian", "mrad"),
+    ("robot se3_gaussian translation std", "se3_gaussian", "mm"),
+    ("robot joint_gaussian std", "joint_gaussian", "mrad"),
+    ("robot dh_error length std", "dh_error", "mm"),
+    ("robot dh_error angle std", "dh_error", "deg"),
+)
+#: The flags of :func:`mixed_parameters` and their labels in :func:`mixed_parameter_quantiles`.
+MIXED_FLAGS = (
+    ("outliers", "share with outliers"), ("student_t", "share with Student-t camera noise"),
+    ("vo_drift", "share vo_drift"), ("pnp", "share pnp"), ("vo_origin", "share vo_origin"),
+    ("unknown_scale", "share with an unknown scale"), ("robot_se3", "share with robot se3_gaussian"),
+    ("robot_joint", "share with robot joint_gaussian"), ("robot_dh", "share with robot dh_error"),
+    ("robot_exact", "share with an exact robot (none)"),
 )
 _QUANTILES = (0.0, 0.25, 0.5, 0.75, 1.0)
 _QCOLS = ("min", "q25", "median", "q75", "max")
@@ -491,8 +504,10 @@ def mixed_parameters(rows: pd.DataFrame) -> dict[str, np.ndarray]:
     ``rows`` is a ``sequences.parquet`` index (either toolkit; other tracks are dropped) or a frame of
     kinhec recipes (``kinhec.tiers.expand_track(tier, "mixed")``): the columns ``camera_noise_model``,
     ``camera_rot_std_rad``, ``camera_trans_std_m``, ``camera_trans_std_z_m``, ``pixel_std``, ``student_t_dof``,
-    ``outlier_fraction``, ``scale``, ``world_frame``.  Values are in the units of the table (mrad, mm, px); the
-    flags (``outliers``, ``student_t``, ``unknown_scale``, ``vo_origin``) are booleans over the sequences.
+    ``outlier_fraction``, ``scale``, ``world_frame`` and the robot's ``robot_noise_models`` (a ``+``-joined
+    string or a tuple), ``robot_rot_std_rad``, ``robot_trans_std_m``, ``joint_std_rad``, ``dh_len_std_m``,
+    ``dh_ang_std_rad`` (a recipe may leave out the levels of an inactive model).  Values are in the units of
+    the table (mrad, mm, px, deg); the flags (:data:`MIXED_FLAGS`) are booleans over the sequences.
 
     Raises
     ------
@@ -508,9 +523,20 @@ def mixed_parameters(rows: pd.DataFrame) -> dict[str, np.ndarray]:
         rows = rows[rows["track"] == "mixed"]
     if rows.empty:
         raise InputError("mixed parameters: expected rows of the mixed track, got none")
+    if "robot_noise_models" not in rows.columns:
+        raise InputError(f"mixed parameters: expected the columns {need + ['robot_noise_models']}; "
+                         "missing ['robot_noise_models']")  # fmt: skip
     model = rows["camera_noise_model"].to_numpy()
     num = {c: pd.to_numeric(rows[c], errors="coerce").to_numpy(dtype=float) for c in need if c not in
            ("camera_noise_model", "world_frame")}  # fmt: skip
+    robot_cols = ("robot_rot_std_rad", "robot_trans_std_m", "joint_std_rad", "dh_len_std_m", "dh_ang_std_rad")
+    for c in robot_cols:
+        v = rows[c] if c in rows.columns else pd.Series(0.0, index=rows.index)
+        num[c] = pd.to_numeric(v, errors="coerce").fillna(0.0).to_numpy(dtype=float)
+    models = [set(m.split("+")) if isinstance(m, str) else set(m) for m in rows["robot_noise_models"]]
+    r_se3 = np.array(["se3_gaussian" in m for m in models], dtype=bool)
+    r_joint = np.array(["joint_gaussian" in m for m in models], dtype=bool)
+    r_dh = np.array(["dh_error" in m for m in models], dtype=bool)
     se3_, vo, pnp = model == "se3_gaussian", model == "vo_drift", model == "pnp"
     outl = num["outlier_fraction"] > 0
     scaled = num["scale"] != 1.0
@@ -523,6 +549,15 @@ def mixed_parameters(rows: pd.DataFrame) -> dict[str, np.ndarray]:
         "pnp pixel std": num["pixel_std"][pnp],
         "unknown monocular scale": num["scale"][scaled],
         "outlier fraction": num["outlier_fraction"][outl],
+        "robot se3_gaussian rotation std": 1e3 * num["robot_rot_std_rad"][r_se3],
+        "robot se3_gaussian translation std": 1e3 * num["robot_trans_std_m"][r_se3],
+        "robot joint_gaussian std": 1e3 * num["joint_std_rad"][r_joint],
+        "robot dh_error length std": 1e3 * num["dh_len_std_m"][r_dh],
+        "robot dh_error angle std": np.degrees(num["dh_ang_std_rad"][r_dh]),
+        "robot_se3": r_se3,
+        "robot_joint": r_joint,
+        "robot_dh": r_dh,
+        "robot_exact": ~(r_se3 | r_joint | r_dh),
         "outliers": outl,
         "student_t": np.isfinite(num["student_t_dof"]) & ~pnp,
         "unknown_scale": scaled,
@@ -542,9 +577,7 @@ def mixed_parameter_quantiles(rows: pd.DataFrame) -> pd.DataFrame:
         q = np.quantile(v, _QUANTILES) if v.size else np.full(len(_QUANTILES), np.nan)
         out.append({"parameter": name, "n": int(v.size), "share": np.nan, **dict(zip(_QCOLS, q))})
     n = p["outliers"].size
-    for flag, label in (("outliers", "share with outliers"), ("student_t", "share with Student-t camera noise"),
-                        ("vo_drift", "share vo_drift"), ("pnp", "share pnp"), ("vo_origin", "share vo_origin"),
-                        ("unknown_scale", "share with an unknown scale")):  # fmt: skip
+    for flag, label in MIXED_FLAGS:
         out.append({"parameter": label, "n": int(n), "share": float(p[flag].mean()), **dict.fromkeys(_QCOLS, np.nan)})
     out.append({"parameter": "unknown scale among vo_origin", "n": int(p["vo_origin"].sum()),
                 "share": float(p["unknown_scale"][p["vo_origin"]].mean()) if p["vo_origin"].any() else np.nan,

@@ -557,12 +557,11 @@ def _track_mixed(ctx: _Ctx, b: dict) -> Iterator[dict]:
     """Random configurations; each drawn from its own seed so that expansion order does not matter."""
     include_free = bool(b.get("include_free6d", True))
     robots = _ROBOTS if include_free else _ARMS
-    rlev = sorted(ctx.rlevels)
     import numpy as np  # here: planning and listing tiers do not need numpy
 
     for i in range(int(b["n_sequences"])):
         rng = np.random.default_rng(sequence_seed(ctx.tier.global_seed + 1, sequence_id("mixed", i)))
-        yield _sample_mixed(ctx, rng, robots, rlev, i)
+        yield _sample_mixed(ctx, rng, robots, i)
 
 
 #: Mixed-track sampling probabilities, tuned so that the full tier's mixed track has the published composition
@@ -612,7 +611,7 @@ def _stratum(i: int, k: int) -> float:
     return (0.5 + i * _MIXED_STRATA_STEPS[k]) % 1.0
 
 
-def _sample_mixed(ctx: _Ctx, rng, robots, rlev, i: int = 0) -> dict:
+def _sample_mixed(ctx: _Ctx, rng, robots, i: int = 0) -> dict:
     import numpy as np  # here: planning and listing tiers do not need numpy
 
     def pick(seq, p=None, u=None):
@@ -657,25 +656,63 @@ def _sample_mixed(ctx: _Ctx, rng, robots, rlev, i: int = 0) -> dict:
             cone_half_angle_deg=float(pick((0.0, 1.0, 2.0, 5.0, 10.0, 20.0, 45.0, 90.0))),
             rot_angle_range_deg=(lo, 2 * lo), n_waypoints=r["n_stations"], trans_range_m=0.15,
         )  # fmt: skip
-    # robot measurement
-    r.update(ctx.robot_noise(pick(rlev)))
-    models = ["se3_gaussian"]
-    if robot != "free6d":
-        if rng.random() < 0.2:
-            models.append("joint_gaussian")
-            r["joint_std_rad"] = float(pick((0.0001, 0.0005, 0.001)))
-        if rng.random() < 0.1:
-            models.append("dh_error")
-            r.update(dh_len_std_m=float(pick((0.0001, 0.0003, 0.001))), dh_ang_std_rad=math.radians(pick((0.01, 0.05, 0.1))),
-                     dh_joint_std_rad=0.0001)  # fmt: skip
-    r["robot_noise_models"] = tuple(models)
-    # camera measurement: its own stream (global seed + sequence id), so that the draws above stay as they were
+    # robot measurement and camera measurement: each its own stream (global seed + sequence id), so that the
+    # draws above stay as they were
+    robot_rng = np.random.default_rng(sequence_seed(ctx.tier.global_seed + 3, sequence_id("mixed", i)))
+    r.update(mixed_robot_noise(robot_rng, is_arm=robot != "free6d"))
     cam_rng = np.random.default_rng(sequence_seed(ctx.tier.global_seed + 2, sequence_id("mixed", i)))
     r.update(mixed_camera_noise(cam_rng, cam_model, configuration, outlier_u=_stratum(i, 3)))
     if cam_model == "pnp":
         r.update(camera=pick(_CAMERAS), target=pick(_TARGETS[:3]) if configuration == "eye_in_hand" else pick(_TARGETS[3:]))
     r["level"] = "random"  # as published: the mixed track has no factor grid
     return r
+
+
+#: The mixed track's robot measurement, as the published generator's mixed recipes draw it (measured on its
+#: 60,000 full-tier recipes, docs/fidelity.md "Mixed-track parameters"): flange twist noise (``se3_gaussian``) on
+#: 70 % of the sequences, rotation and translation log-uniform between the powers of ten below and independent;
+#: on arms, encoder noise (``joint_gaussian``) on 30 % and a perturbed DH geometry (``dh_error``) on 25 %, each
+#: drawn independently, so that 17 % of the sequences have an exact robot (``none``).  The DH angle error applies
+#: to ``alpha`` and to the joint offsets alike.
+MIXED_P_ROBOT_SE3 = 0.7
+MIXED_P_ROBOT_JOINT = 0.3
+MIXED_P_ROBOT_DH = 0.25
+MIXED_ROBOT_ROT_LOG10 = (-4.0, -2.3)
+MIXED_ROBOT_TRANS_LOG10 = (-4.3, -2.5)
+MIXED_JOINT_STD_LOG10 = (-4.5, -2.5)
+MIXED_DH_LEN_LOG10 = (-4.5, -2.5)
+MIXED_DH_ANG_DEG_LOG10 = (-2.3, -0.5)
+
+
+def mixed_robot_noise(rng, is_arm: bool = True) -> dict:
+    """Robot-measurement settings of one mixed-track sequence, drawn continuously and independently.
+
+    ``rng`` is the sequence's own generator (seeded by the global seed and the sequence id); ``is_arm`` is
+    False for the free-floating ``free6d``, which has no joints to read or DH geometry to perturb.  Every
+    draw is made whatever the outcome, in a fixed order, so each parameter is independent of the others;
+    a model that is not active leaves its levels at 0.
+    """
+
+    def logu(lo_hi):
+        return float(10.0 ** rng.uniform(*lo_hi))
+
+    se3, joint, dh = (rng.random() < p for p in (MIXED_P_ROBOT_SE3, MIXED_P_ROBOT_JOINT, MIXED_P_ROBOT_DH))
+    rot, trans = logu(MIXED_ROBOT_ROT_LOG10), logu(MIXED_ROBOT_TRANS_LOG10)
+    joint_std = logu(MIXED_JOINT_STD_LOG10)
+    dh_len, dh_ang = logu(MIXED_DH_LEN_LOG10), math.radians(logu(MIXED_DH_ANG_DEG_LOG10))
+    models: list[str] = []
+    out: dict = dict(robot_rot_std_rad=0.0, robot_trans_std_m=0.0)
+    if se3:
+        models.append("se3_gaussian")
+        out.update(robot_rot_std_rad=rot, robot_trans_std_m=trans)
+    if is_arm and joint:
+        models.append("joint_gaussian")
+        out["joint_std_rad"] = joint_std
+    if is_arm and dh:
+        models.append("dh_error")
+        out.update(dh_len_std_m=dh_len, dh_ang_std_rad=dh_ang, dh_joint_std_rad=dh_ang)
+    out["robot_noise_models"] = tuple(models)
+    return out
 
 
 #: Ranges of the mixed track's continuous camera-noise draws, each log-uniform between the two powers of ten

@@ -60,7 +60,8 @@ __all__ = [
     "PROPOSAL_SINE_OMEGA_RAD_S",
     "PROPOSAL_SINE_PHASE_RAD",
     "JOINT_AMPLITUDE_MAX_RAD",
-    "WAYPOINT_SPREAD_RAD",
+    "WAYPOINT_SPREAD_FRACTION",
+    "WAYPOINT_CENTRE_FRACTION",
     "CENTRE_SPREAD_RAD",
     "LIMIT_MARGIN_RAD",
     "MIN_SEGMENT_S",
@@ -104,8 +105,11 @@ PROPOSAL_SINE_PHASE_RAD = (0.0, math.pi / 2.0, 0.0)
 PROPOSAL_SINE_N_KEYFRAMES = 5
 #: Largest total amplitude [rad] of a sinusoidal joint (before the limit and speed bounds).
 JOINT_AMPLITUDE_MAX_RAD = 0.6
-#: Half-width [rad] of the box around the centre configuration in which random joint waypoints are drawn.
-WAYPOINT_SPREAD_RAD = 0.6
+#: Half-width of the box in which random joint waypoints are drawn, as a fraction of each joint's range
+#: (at most half the range), as in the published copy: wide-range joints (UR: +-360 deg) swing farther.
+WAYPOINT_SPREAD_FRACTION = 0.15
+#: Half-width of the random offset of the waypoint box's centre from home, as a fraction of each joint's range.
+WAYPOINT_CENTRE_FRACTION = 0.1
 #: Half-width [rad] of the random offset of the centre configuration from home.
 CENTRE_SPREAD_RAD = 0.1
 #: Distance [rad] kept from the joint limits by the centre configuration and the motions around it.
@@ -756,9 +760,12 @@ def joint_waypoints(robot: RobotModel, rng: np.random.Generator, *, n_waypoints:
                     duration_s: float | None = None) -> WaypointJointTrajectory:  # fmt: skip
     """Random joint waypoints joined by minimum-jerk segments with dwells (move-stop-capture).
 
-    The waypoints are uniform in the box ``centre +- WAYPOINT_SPREAD_RAD``
-    intersected with the joint limits (minus :data:`LIMIT_MARGIN_RAD`); each
-    segment lasts ``max_j 1.875 |dq_j| / (speed_fraction qd_max_j)`` (at least
+    Each joint's waypoints are uniform in ``centre +- a`` with ``a`` the
+    fraction :data:`WAYPOINT_SPREAD_FRACTION` of the joint's range (at most
+    half of it, less :data:`LIMIT_MARGIN_RAD`); the centre is home plus a
+    uniform offset of up to :data:`WAYPOINT_CENTRE_FRACTION` of the range,
+    moved inward where the box would leave the limits.  Each segment lasts
+    ``max_j 1.875 |dq_j| / (speed_fraction qd_max_j)`` (at least
     :data:`MIN_SEGMENT_S`), which keeps the peak speed of every joint at the
     allowed fraction of its cap.  In ``"stations"`` mode the waypoints are
     visited once and captured at the middle of each dwell; in ``"continuous"``
@@ -767,10 +774,13 @@ def joint_waypoints(robot: RobotModel, rng: np.random.Generator, *, n_waypoints:
     """
     _require_arm(robot, "joint_waypoints")
     n_waypoints = _check_count(n_waypoints, "n_waypoints", 1)
-    centre = _centre_configuration(robot, rng)
-    lo = np.maximum(centre - WAYPOINT_SPREAD_RAD, robot.q_min_rad + LIMIT_MARGIN_RAD)
-    hi = np.minimum(centre + WAYPOINT_SPREAD_RAD, robot.q_max_rad - LIMIT_MARGIN_RAD)
-    knots = rng.uniform(lo, hi, (int(n_waypoints), robot.dof))
+    lo_lim = robot.q_min_rad + LIMIT_MARGIN_RAD
+    hi_lim = robot.q_max_rad - LIMIT_MARGIN_RAD
+    span = robot.q_max_rad - robot.q_min_rad
+    half = np.minimum(WAYPOINT_SPREAD_FRACTION * span, 0.5 * (hi_lim - lo_lim))
+    centre = robot.home_q_rad + rng.uniform(-1.0, 1.0, robot.dof) * (WAYPOINT_CENTRE_FRACTION * span)
+    centre = np.clip(centre, lo_lim + half, hi_lim - half)
+    knots = rng.uniform(centre - half, centre + half, (int(n_waypoints), robot.dof))
     return _joint_path(robot, knots, rng, speed_fraction=speed_fraction, dwell_s=dwell_s, sampling_mode=sampling_mode,
                        duration_s=duration_s, family="joint_waypoints")  # fmt: skip
 
