@@ -24,8 +24,9 @@ toolkit generated and benchmarked itself, whose medians are stored in
 
     python benchmarks/fidelity.py --small-only
 
-rewrites that section of ``docs/fidelity.md`` and the mixed-track parameter table
-(``benchmarks/fidelity_mixed.py``) without running anything, and the
+rewrites that section of ``docs/fidelity.md``, the mixed-track parameter table
+(``benchmarks/fidelity_mixed.py``) and the section over several draws of the small tier
+(``benchmarks/fidelity_draws.py``, from its stored tables) without running anything, and the
 same-data section too (a kinhec benchmark of a scratch copy of the published
 smoke copy, about a minute) when that copy is found.  The
 CSV comes from the published toolkit (``pip install kinhec`` in a scratch
@@ -48,7 +49,10 @@ import pandas as pd
 from kinhec import fidelity
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fidelity_mixed import mixed_section  # noqa: E402  (the script beside this one)
+from fidelity_draws import section as draws_section  # noqa: E402  (the scripts beside this one)
+from fidelity_mixed import mixed_section  # noqa: E402
+
+from kinhec import fidelity_draws  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 CARD = HERE.parent / "tests" / "data" / "published" / "card_full_000_d083e06558e04aff.txt"
@@ -108,6 +112,7 @@ def main(argv=None) -> int:
         out = Path(a.out)
         page = fidelity.replace_section(out.read_text(encoding="utf-8"), small_tier_section())
         page = fidelity.replace_section(page, mixed_section(), fidelity.MIXED_BEGIN, fidelity.MIXED_END)
+        page = fidelity.replace_section(page, draws_section(), fidelity_draws.DRAWS_BEGIN, fidelity_draws.DRAWS_END)
         print(small_tier_section().splitlines()[0])
         card_path = Path(a.card) if a.card else CARD
         copy = Path(a.published_copy) if a.published_copy else _shared_copy()
@@ -143,6 +148,9 @@ def main(argv=None) -> int:
     if "<!-- SMALL_TIER -->" in text:
         section = f"{fidelity.SMALL_BEGIN}\n{small_tier_section().rstrip()}\n{fidelity.SMALL_END}"
         text = text.replace("<!-- SMALL_TIER -->", section)
+    if "<!-- SMALL_DRAWS -->" in text:
+        section = f"{fidelity_draws.DRAWS_BEGIN}\n{draws_section().rstrip()}\n{fidelity_draws.DRAWS_END}"
+        text = text.replace("<!-- SMALL_DRAWS -->", section)
     if "<!-- MIXED_PARAMS -->" in text:
         section = f"{fidelity.MIXED_BEGIN}\n{mixed_section().rstrip()}\n{fidelity.MIXED_END}"
         text = text.replace("<!-- MIXED_PARAMS -->", section)

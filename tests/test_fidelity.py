@@ -273,8 +273,8 @@ def _fidelity_script():
 def test_small_tier_section_regenerates_from_the_stored_results_and_is_within_bounds():
     """docs/fidelity.md's small-tier comparison: rebuilt from the two stored files, it is the page's section;
     andreff_scale's medians are within 0.5-2x the published ones on every track (mixed since its camera noise is
-    drawn as published, item 15), and so are the other baselines on the four tracks where andreff_scale was
-    2.5-9x off."""
+    drawn as published, item 15), and so are the other baselines on the tracks where andreff_scale was 2.5-9x off
+    (outliers since its random poses are the published ones, item 17)."""
     mod = _fidelity_script()
     page = (REPO / "docs" / "fidelity.md").read_text(encoding="utf-8")
     section = page.split(fidelity.SMALL_BEGIN)[1].split(fidelity.SMALL_END)[0]
@@ -287,12 +287,12 @@ def test_small_tier_section_regenerates_from_the_stored_results_and_is_within_bo
     assert inside(scale[["ratio_rot", "ratio_trans"]]).all().all(), scale
     four = checked[checked.index.get_level_values("track").isin(["motion", "temporal", "monocular"])]
     assert inside(four[["ratio_rot", "ratio_trans"]]).all().all()
+    # outliers: every translation; tsai_lenz's rotation is the one median left out (the published draws of it
+    # range over 16.5-37.2 deg, test_small_tier_draws_...); mixed is judged over several draws, below
     out = checked[checked.index.get_level_values("track") == "outliers"]
-    assert inside(out.drop(index=["daniilidis", "tsai_lenz"], level="solver")[["ratio_rot", "ratio_trans"]]).all().all()
-    # the documented remainder on mixed: translations at most 2.8x, the outlier share of the two draws (item 15)
-    mixed = checked.xs("mixed", level="track")
-    assert (mixed["ratio_trans"] < 3.0).all() and (mixed["ratio_rot"] < 2.5).all(), mixed
-    assert int(inside(checked[["ratio_rot", "ratio_trans"]]).to_numpy().sum()) >= 150
+    assert inside(out["ratio_trans"]).all()
+    assert inside(out.drop(index=["tsai_lenz"], level="solver")["ratio_rot"]).all()
+    assert int(inside(checked[["ratio_rot", "ratio_trans"]]).to_numpy().sum()) >= 156
 
 
 def test_mixed_parameter_section_regenerates_and_the_published_draws_lie_in_kinhec_ranges(tmp_path):
@@ -316,6 +316,11 @@ def test_mixed_parameter_section_regenerates_and_the_published_draws_lie_in_kinh
         "pnp pixel std": 10 ** np.array(tiers.MIXED_PIXEL_LOG10),
         "unknown monocular scale": 10 ** np.array(tiers.MIXED_SCALE_LOG10),
         "outlier fraction": tiers.MIXED_OUTLIER_FRACTION_RANGE,
+        "robot se3_gaussian rotation std": 1e3 * 10 ** np.array(tiers.MIXED_ROBOT_ROT_LOG10),
+        "robot se3_gaussian translation std": 1e3 * 10 ** np.array(tiers.MIXED_ROBOT_TRANS_LOG10),
+        "robot joint_gaussian std": 1e3 * 10 ** np.array(tiers.MIXED_JOINT_STD_LOG10),
+        "robot dh_error length std": 1e3 * 10 ** np.array(tiers.MIXED_DH_LEN_LOG10),
+        "robot dh_error angle std": 10 ** np.array(tiers.MIXED_DH_ANG_DEG_LOG10),
     }
     ours = fidelity.mixed_parameter_quantiles(pd.DataFrame(tiers.expand_track(tiers.load_tier("small"), "mixed")))
     for name, (lo, hi) in ranges.items():
@@ -323,7 +328,9 @@ def test_mixed_parameter_section_regenerates_and_the_published_draws_lie_in_kinh
         assert lo <= ours.loc[name, "min"] and ours.loc[name, "max"] <= hi, name
         # medians within a factor 2 (log-uniform draws of 12-100 values)
         assert 0.5 < ours.loc[name, "median"] / pub.loc[name, "median"] < 2.0, name
-    for name in ("share with Student-t camera noise", "share vo_drift", "share pnp", "unknown scale among vo_origin"):
+    for name in ("share with Student-t camera noise", "share vo_drift", "share pnp", "unknown scale among vo_origin",
+                 "share with robot se3_gaussian", "share with robot joint_gaussian", "share with robot dh_error",
+                 "share with an exact robot (none)"):  # fmt: skip
         assert abs(ours.loc[name, "share"] - pub.loc[name, "share"]) < 0.1, name
     back = fidelity.read_mixed_quantiles(fidelity.write_mixed_quantiles(ours, tmp_path / "q.csv"))
     assert np.allclose(back["median"].to_numpy(float), ours["median"].to_numpy(float), rtol=1e-5, equal_nan=True)
@@ -347,3 +354,86 @@ def test_medians_csv_round_trip_and_errors(tmp_path):
         fidelity.replace_section("no markers here", "x")
     page = f"a\n{fidelity.SMALL_BEGIN}\nold\n{fidelity.SMALL_END}\nb"
     assert fidelity.replace_section(page, "new") == f"a\n{fidelity.SMALL_BEGIN}\nnew\n{fidelity.SMALL_END}\nb"
+
+
+# --------------------------------------------------------------------------- #
+# several draws of the small tier (kinhec.fidelity_draws)
+# --------------------------------------------------------------------------- #
+def _draws_script():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fidelity_draws_script", REPO / "benchmarks" / "fidelity_draws.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_small_tier_draws_pooled_within_bounds_where_one_published_draw_is_not():
+    """docs/fidelity.md's section over several draws is rebuilt from the two stored tables; pooled over four
+    draws every baseline's mixed and outliers medians are within 0.5-2x the published ones, while the published
+    toolkit's own draws of the mixed track lie beyond 2x of each other (the reason one draw cannot settle it)."""
+    from kinhec import fidelity_draws as fd
+
+    mod = _draws_script()
+    page = (REPO / "docs" / "fidelity.md").read_text(encoding="utf-8")
+    assert page.split(fd.DRAWS_BEGIN)[1].split(fd.DRAWS_END)[0].strip() == mod.section().strip()
+    ours, pub = fd.read_draws(mod.OURS), fd.read_draws(mod.PUBLISHED)
+    assert set(ours["draw"]) == set(pub["draw"]) == {"0", "1", "2", "3", fd.POOLED}
+    table = fd.draws_table(ours, pub)
+    checked = table[table["checked"]]
+    assert len(checked) == 2 * 10
+    r = checked[["ratio_rot", "ratio_trans"]].to_numpy(dtype=float)
+    assert ((r >= fidelity.RATIO_LOW) & (r <= fidelity.RATIO_HIGH)).all(), checked
+    # the pooled medians are over the draws' rows together: 4 x 150 mixed, 4 x 56 outliers sequences
+    assert table.xs("mixed", level="track")["n_pub"].max() == 600
+    assert table.xs("outliers", level="track")["n_pub"].max() == 224
+    out_pub, pairs, worst_pub = fd.spread_between_draws(pub, "mixed")
+    out_ours, _, worst_ours = fd.spread_between_draws(ours, "mixed")
+    assert pairs == 6 * 10 * 2 and out_pub > 20 and worst_pub > 4.0
+    assert out_ours < out_pub and worst_ours < worst_pub
+    # the published toolkit reproduces its stored small tier: its draw 0 is the single-draw comparison's medians
+    # (but for its RANSAC, whose samples are not seeded from the sequence)
+    single = fidelity.read_medians(REPO / "docs" / "fidelity_small.published.csv")
+    d0 = pub[pub["draw"] == "0"].set_index(["track", "solver"]).drop(index="ransac_park_martin", level="solver")
+    assert np.allclose(d0[["rot", "trans"]], single.loc[d0.index, ["rot", "trans"]], rtol=1e-5)
+
+
+def test_draw_medians_pool_the_rows_and_refuse_bad_input(tmp_path):
+    from kinhec import fidelity_draws as fd
+
+    def rows(errs):
+        return pd.DataFrame({"track": "mixed", "solver": "shah", "eval_sync": "oracle", "ok": True,
+                             "X_rot_err_deg": errs, "X_trans_err_mm": [10 * e for e in errs]})  # fmt: skip
+
+    t = fd.draw_medians({0: rows([1.0, 2.0, 3.0]), 1: rows([10.0, 20.0])})
+    t = t.set_index("draw")
+    assert t.loc["0", "rot"] == 2.0 and t.loc["1", "rot"] == 15.0
+    # pooled: the median of the five rows (3.0), not the median of the two medians (8.5)
+    assert t.loc[fd.POOLED, "rot"] == 3.0 and t.loc[fd.POOLED, "trans"] == 30.0 and t.loc[fd.POOLED, "n"] == 5
+    back = fd.read_draws(fd.write_draws(t.reset_index()[["track", "solver", "draw", "rot", "trans", "n"]],
+                                        tmp_path / "d.csv"))  # fmt: skip
+    assert list(back["draw"]) == ["0", "1", fd.POOLED]
+    assert fd.draw_seed(20260909, 3) == 20263909
+    with pytest.raises(InputError, match="draw"):
+        fd.draw_seed(1, -1)
+    with pytest.raises(InputError, match="at least one draw"):
+        fd.draw_medians({})
+    with pytest.raises(InputError, match="missing"):
+        fd.draw_medians({0: pd.DataFrame({"track": ["mixed"]})})
+    (tmp_path / "bad.csv").write_text("track,solver\nmixed,shah\n")
+    with pytest.raises(InputError, match="missing"):
+        fd.read_draws(tmp_path / "bad.csv")
+
+
+@pytest.mark.heavy
+def test_a_kinhec_draw_reproduces_its_stored_medians(tmp_path):
+    """Draw 1 generated and benchmarked again gives the stored medians (the seed is the only input)."""
+    from kinhec import fidelity_draws as fd
+
+    mod = _draws_script()
+    got = fd.draw_medians({1: mod.kinhec_draw(1, tmp_path, workers=1)}).set_index(["track", "solver", "draw"])
+    stored = fd.read_draws(mod.OURS).set_index(["track", "solver", "draw"])
+    got = got.xs("1", level="draw", drop_level=False)
+    want = stored.loc[got.index]
+    assert np.allclose(got[["rot", "trans"]], want[["rot", "trans"]], rtol=1e-5), (got, want)
+    assert (got["n"] == want["n"]).all()

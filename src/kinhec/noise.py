@@ -69,8 +69,7 @@ __all__ = [
     "OUTLIER_MODELS",
     "GROSS_ROT_STD_RAD",
     "GROSS_TRANS_STD_M",
-    "RANDOM_POSE_DEPTH_RANGE_M",
-    "RANDOM_POSE_LATERAL_RATIO",
+    "RANDOM_POSE_DISTANCE_RATIO",
     "robot_level",
     "camera_level",
     "draw_twists",
@@ -121,10 +120,10 @@ GROSS_ROT_STD_RAD = 0.3
 #: Default translation std [m] per camera axis of the ``gross`` outlier model.
 GROSS_TRANS_STD_M = 0.1
 
-#: Depth range [m] (along the optical axis) of the ``random_pose`` outlier model.
-RANDOM_POSE_DEPTH_RANGE_M: tuple[float, float] = (0.2, 2.0)
-#: Half-width of the ``random_pose`` frustum: ``|x|, |y| <= ratio * z``.
-RANDOM_POSE_LATERAL_RATIO = 0.5
+#: Distance of a ``random_pose`` outlier from the camera, as a range of multiples of the reference pose's
+#: distance (uniform), as in the published copy (measured there: 0.63-1.43x between its 10th and 90th
+#: percentiles, half of the poses behind the camera).
+RANDOM_POSE_DISTANCE_RATIO: tuple[float, float] = (0.5, 1.5)
 
 
 def robot_level(name: str) -> tuple[float, float]:
@@ -494,34 +493,37 @@ def choose_outliers(rng: np.random.Generator, available, fraction: float) -> np.
 
 
 def random_pose_outliers(T_cam_target, rng: np.random.Generator) -> np.ndarray:
-    """Random target poses in a plausible camera frustum, one per input frame.
+    """Random target poses, one per input frame, at about the distance of the pose they replace.
 
-    Rotation uniform on SO(3); position uniform in the *volume* of the frustum
-    ``RANDOM_POSE_DEPTH_RANGE_M[0] <= z <= RANDOM_POSE_DEPTH_RANGE_M[1]``
-    (0.2-2 m along the optical axis), ``|x|, |y| <= RANDOM_POSE_LATERAL_RATIO * z``
-    (0.5, i.e. a field of view of 2 atan(0.5) = 53 deg): the depth has density
-    proportional to ``z^2`` and the lateral offsets are uniform at each depth.
-    The values of ``T_cam_target`` are not used, only the number of frames.
+    Rotation uniform on SO(3); position in a uniformly random direction at the
+    reference pose's distance from the camera times a uniform factor in
+    :data:`RANDOM_POSE_DISTANCE_RATIO` (0.5-1.5).  This is the published copy's
+    random pose: a pose that has nothing to do with the measurement, not a
+    plausible misdetection, so half of them lie behind the camera.  Its
+    distance from the true pose is then of the order of the target's own
+    distance, which decides how far it pulls a solver that does not reject it.
 
     Parameters
     ----------
     T_cam_target : array_like, shape (N, 4, 4)
-        Poses to be replaced (only ``N`` matters).
+        Poses to be replaced (their distances set the outliers').
     rng : numpy.random.Generator
         Source of randomness.
 
     Returns
     -------
     ndarray, shape (N, 4, 4)
-        Random ``T_cam_target``, always in front of the camera (``z > 0``).
+        Random ``T_cam_target``.
     """
-    n = _check_stream(T_cam_target, "T_cam_target").shape[0]
+    T = _check_stream(T_cam_target, "T_cam_target")
     _check_rng(rng)
+    n = T.shape[0]
     R = se3.random_rotations(rng, n)
-    z_min, z_max = RANDOM_POSE_DEPTH_RANGE_M
-    z = np.cbrt(z_min**3 + rng.random(n) * (z_max**3 - z_min**3))
-    xy = (2.0 * rng.random((n, 2)) - 1.0) * RANDOM_POSE_LATERAL_RATIO * z[:, None]
-    return se3.transform_from_rotation_translation(R, np.column_stack([xy, z]))
+    u = rng.standard_normal((n, 3))
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    lo, hi = RANDOM_POSE_DISTANCE_RATIO
+    dist = np.linalg.norm(T[:, :3, 3], axis=1) * rng.uniform(lo, hi, n)
+    return se3.transform_from_rotation_translation(R, u * dist[:, None])
 
 
 def planar_flip(T_cam_target, *, check: bool = True) -> np.ndarray:
