@@ -3,6 +3,7 @@
 Prints the figures of docs/multi.md (run from the repository root, on one core for the runtime)::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_multi.py [--scenes 120] [--quick]
+        [--outliers 0.15] [--student-t 3]
 
 1. **Accuracy** over ``--scenes`` random scenes (2-8 cameras, 2-16 targets, dense and sparse graphs, both
    set-ups, 4-15 pairs per edge, camera levels c1-c3, robot r1): per unknown the error of the joint fit
@@ -40,13 +41,14 @@ def right_log(T_est, T_true):
     return se3.se3_log(se3.invert_transform(T_true) @ T_est)
 
 
-def accuracy(n_scenes: int, quick: bool):
+def accuracy(n_scenes: int, quick: bool, outliers: float = 0.0, student_t: float | None = None):
     rng = np.random.default_rng(SEED)
     jr, jt, pr, pt, nees, cert, cpu, per_scene = [], [], [], [], [], [], [], []
     for sid in range(n_scenes):
         kw = dict(n_cameras=int(rng.integers(2, 9)), n_targets=int(rng.integers(2, 17)),
                   graph=("dense", "sparse")[sid % 2], configuration=("eye_to_hand", "eye_in_hand")[(sid // 2) % 2],
-                  pairs_per_edge=int(rng.integers(4, 16)), camera_noise=("c1", "c2", "c3")[sid % 3], robot_noise="r1")  # fmt: skip
+                  pairs_per_edge=int(rng.integers(4, 16)), camera_noise=("c1", "c2", "c3")[sid % 3], robot_noise="r1",
+                  outlier_fraction=outliers, student_t_dof=student_t)  # fmt: skip
         sc = scenes.draw_scene(SEED, sid, **kw)
         t0 = time.process_time()
         res = calibrate_multi(sc.pairs)
@@ -80,7 +82,9 @@ def accuracy(n_scenes: int, quick: bool):
                 pt.append(et / bt)
         per_scene.append((kw, sc.n_pairs, float(np.median(sj))))
     nees = np.array(nees)
-    print(f"## 1. Accuracy over {n_scenes} scenes ({len(jr)} unknowns, {len(pr)} per-pair estimates)\n")
+    extra = (f", random-pose outliers on {outliers:.0%} of every edge's pairs" if outliers else "") + (
+        f", Student-t camera noise ({student_t:g} degrees of freedom)" if student_t else "")
+    print(f"## 1. Accuracy over {n_scenes} scenes ({len(jr)} unknowns, {len(pr)} per-pair estimates{extra})\n")
     print("| | rotation error / bound | translation error / bound |")
     print("|---|---|---|")
     print(f"| joint (calibrate_multi), median | {np.median(jr):.3f} | {np.median(jt):.3f} |")
@@ -212,9 +216,13 @@ def main():
     ap.add_argument("--rig-draws", type=int, default=40)
     ap.add_argument("--quick", action="store_true", help="Per-pair fits on six edges per scene only.")
     ap.add_argument("--only", choices=["accuracy", "runtime", "tightness", "rig"], default=None)
+    ap.add_argument("--outliers", type=float, default=0.0, help="Accuracy: share of every edge's pairs replaced by "
+                    "random-pose outliers (kinhec.noise.random_pose_outliers).")
+    ap.add_argument("--student-t", type=float, default=None, help="Accuracy: Student-t camera noise with this many "
+                    "degrees of freedom.")
     a = ap.parse_args()
     if a.only in (None, "accuracy"):
-        accuracy(a.scenes, a.quick)
+        accuracy(a.scenes, a.quick, a.outliers, a.student_t)
     if a.only in (None, "runtime"):
         runtime(a.repeats)
     if a.only in (None, "tightness"):
