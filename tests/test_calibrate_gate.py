@@ -76,3 +76,28 @@ def test_gate_diagonal_judges_each_component():
     # nothing can be judged from two degrees of freedom: the labels stay as they are
     some = np.array([True, False] + [True] * (n - 2))
     np.testing.assert_array_equal(unc.gate_diagonal(r, G, some, 2.0), some)
+
+
+def _clean(n: int, seed: int, tmp_path):
+    g = simulate(dict(STATIONS, seed=200 + seed, n_stations=n))
+    hand, eye = tmp_path / f"hand_c{seed}.txt", tmp_path / f"eye_c{seed}.txt"
+    np.savetxt(hand, g.T_base_ee_meas.reshape(-1, 16), fmt="%.12g")
+    np.savetxt(eye, g.T_cam_target_meas.reshape(-1, 16), fmt="%.12g")
+    return g, hand, eye
+
+
+def test_five_clean_stations_keep_every_pair_and_three_are_refused(tmp_path):
+    """With 5 clean stations the first labels used to keep the 3 closest pairs, which left the fit nothing to
+    estimate the noise from (it interpolated them); now every pair is kept and X is within its error bars.  Three
+    stations leave under one pair's worth of residuals after X and Y: refused, with the reason."""
+    for seed in range(4):
+        g, hand, eye = _clean(5, seed, tmp_path)
+        res = calibrate(hand, eye, fmt="rwhe", eye_pose="cam_T_target")
+        assert res.outliers == [] and res.observability["n_inliers"] == 5
+        assert res.determined and res.observability["noise_dof"] >= 2.0
+        e = np.concatenate([se3.so3_log(res.X[:3, :3].T @ g.X[:3, :3]), g.X[:3, 3] - res.X[:3, 3]])
+        assert e @ np.linalg.solve(res.cov[:6, :6], e) < CHI2_6_999
+    g, hand, eye = _clean(3, 0, tmp_path)
+    res = calibrate(hand, eye, fmt="rwhe", eye_pose="cam_T_target")
+    assert not res.determined
+    assert any("pairs' worth of residuals" in w and "record more stations" in w for w in res.warnings), res.warnings

@@ -197,7 +197,8 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
     A_and_B = pairing.at(sol.offset)
     A_final = A_and_B[0]
     tau = None if sol.inflation_detail is None else float(sol.inflation_detail.residual_tau.max())
-    obs, obs_warn = observability(A_final[sol.inliers], sol.cov[:12, :12], X_std, tau, drift_refused=bool(scale))
+    obs, obs_warn = observability(A_final[sol.inliers], sol.cov[:12, :12], X_std, tau, drift_refused=bool(scale),
+                                  noise_dof=sol.fit_dof)  # fmt: skip
     obs["n_inliers"] = int(sol.inliers.sum())
     obs.update(sv.noise_report(sol))
     if fixed_scale:

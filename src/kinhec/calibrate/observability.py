@@ -16,7 +16,8 @@
     pairs, :mod:`kinhec.calibrate.uncertainty`) and the number of pairs over
     it: how many independent stretches of data there are.
 ``determined``
-    ``lambda2`` at least :data:`MIN_LAMBDA2`, a rotation range of at least
+    ``lambda2`` at least :data:`MIN_LAMBDA2`, enough pairs left over the fit to
+    estimate the noise levels (:data:`MIN_NOISE_DOF`), a rotation range of at least
     :data:`MIN_ROT_RANGE_DEG`, standard deviations of ``X`` below
     :data:`MAX_X_STD_DEG` / :data:`MAX_X_STD_M`, and residuals that do not
     drift for a monocular (visual-odometry) stream: not (at least
@@ -41,7 +42,7 @@ from kinhec import se3
 from kinhec.solvers import _common as c
 
 __all__ = ["observability", "MIN_LAMBDA2", "MIN_ROT_RANGE_DEG", "MAX_X_STD_DEG", "MAX_X_STD_M",
-           "MIN_EFFECTIVE_PAIRS", "MIN_DRIFT_TIME", "MIN_DRIFT_PAIRS"]
+           "MIN_EFFECTIVE_PAIRS", "MIN_DRIFT_TIME", "MIN_DRIFT_PAIRS", "MIN_NOISE_DOF"]
 
 #: Smallest axis scatter accepted (axes within about a degree of one direction fall below).
 MIN_LAMBDA2 = c.NEAR_DEGENERATE_LAMBDA2
@@ -59,16 +60,25 @@ MIN_DRIFT_TIME = 3.0
 #: errors are those of the robot's and camera's geometry, not of an integrating sensor).
 MIN_DRIFT_PAIRS = 60
 
+#: Fewest pairs' worth of residuals the fit may leave to estimate the noise levels from (inlying pairs minus the
+#: effectively estimated parameters over 6).  Below, the levels rest on almost nothing: with 3 stations, `A X = Y B`
+#: leaves 0.9 of a pair, the fit interpolates the translations exactly, and the error bars come out 10-20x too
+#: small (a generated recording: X 124 mm off with a standard deviation of 9 mm, "determined").
+MIN_NOISE_DOF = 2.0
+
 _SUB = 200
 
 
 def observability(A: np.ndarray, cov: np.ndarray, X_std: np.ndarray, autocorrelation_time: float | None = None,
-                  n_pairs: int | None = None, drift_refused: bool = True) -> tuple[dict, list[str]]:  # fmt: skip
+                  n_pairs: int | None = None, drift_refused: bool = True,
+                  noise_dof: float | None = None) -> tuple[dict, list[str]]:  # fmt: skip
     """Observability report of the hand poses ``A`` (N, 4, 4) and the covariance of the unknowns.
 
     ``autocorrelation_time``: the longest of the residual components [pairs], when known; ``n_pairs``: the pairs
     it comes from (default ``len(A)``); ``drift_refused``: residuals that drift make ``X`` undetermined (an
-    integrating sensor: visual odometry), else they are reported in ``drift`` only.
+    integrating sensor: visual odometry), else they are reported in ``drift`` only; ``noise_dof``: the pairs'
+    worth of residuals the fit left to estimate the noise levels from, when they are estimated from the
+    residuals (below :data:`MIN_NOISE_DOF` ``X`` is not determined).
 
     Returns
     -------
@@ -114,6 +124,12 @@ def observability(A: np.ndarray, cov: np.ndarray, X_std: np.ndarray, autocorrela
             f"(limits {MAX_X_STD_DEG:g} deg, {1000 * MAX_X_STD_M:g} mm)"
         )
     n = len(A) if n_pairs is None else int(n_pairs)
+    if noise_dof is not None and noise_dof < MIN_NOISE_DOF:
+        warn.append(
+            f"{len(A)} pairs leave {max(noise_dof, 0.0):.2g} pairs' worth of residuals after fitting X and Y (at "
+            f"least {MIN_NOISE_DOF:g} needed): the noise levels, and so the standard deviations, cannot be "
+            "estimated; record more stations"
+        )
     eff = None if autocorrelation_time is None else n / max(autocorrelation_time, 1.0)
     drift = bool(eff is not None and n >= MIN_DRIFT_PAIRS and autocorrelation_time > MIN_DRIFT_TIME
                  and eff < MIN_EFFECTIVE_PAIRS)  # fmt: skip
@@ -135,6 +151,7 @@ def observability(A: np.ndarray, cov: np.ndarray, X_std: np.ndarray, autocorrela
         "effective_pairs": eff,
         "drift": drift,
         "limits": {"lambda2": MIN_LAMBDA2, "rot_range_deg": MIN_ROT_RANGE_DEG, "X_std_deg": MAX_X_STD_DEG,
-                   "X_std_mm": 1000 * MAX_X_STD_M, "effective_pairs": MIN_EFFECTIVE_PAIRS},
+                   "X_std_mm": 1000 * MAX_X_STD_M, "effective_pairs": MIN_EFFECTIVE_PAIRS,
+                   "noise_dof": MIN_NOISE_DOF},
     }
     return report, warn

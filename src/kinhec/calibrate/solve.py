@@ -106,7 +106,8 @@ class Solution:
     inflation: float  # largest variance factor of X for correlated residuals (inflation_detail has them all)
     init_solver: str
     iterations: int
-    noise_dof: float = 0.0  # degrees of freedom of noise_cov
+    noise_dof: float = 0.0  # degrees of freedom of noise_cov (at least 1)
+    fit_dof: float | None = None  # the same before that floor: inliers minus effective parameters / 6 [pairs]
     scale_data_std: float | None = None  # std of log s from the data alone (inf: not determined by them)
     inflation_detail: unc.Inflation | None = None
     eye_bias_cov: np.ndarray | None = None  # (P, P) the part of cov due to the eye-pose systematic (considered)
@@ -573,6 +574,10 @@ def refine(pairing, X0, Y0, *, offset0=None, scale0=None, estimate_offset=False,
         inl = d2 < CHI2_6_9999
         if inl.sum() < max(3, prob.P // 6 + 2):
             inl = d2 <= np.quantile(d2, 0.5)
+        if inl.sum() - prob.P / 6.0 < MIN_GATE_DOF:
+            # what these labels leave could judge nothing (5 clean stations lost 2 here, and the fit interpolated
+            # the other 3): the rounds start from every pair
+            inl = all_mask.copy()
     its = 0
     seen = [inl.copy()]  # the labels of every round, to tell a cycle
     frozen = False
@@ -634,7 +639,8 @@ def refine(pairing, X0, Y0, *, offset0=None, scale0=None, estimate_offset=False,
     z = r[inl] @ W.T
     infl = unc.long_run_inflation(Gw, z, Jp.T @ Jp)
     # the noise covariance is estimated from the same residuals: E[inv(S_hat)] = inv(S) times the factor
-    dof = _dof(prob, st, inl, W)
+    fit_dof = _fit_dof(prob, st, inl, W)
+    dof = max(fit_dof, 1.0)
     _, small_sample, kind = _noise_model(r[inl], dof)
     cov_fit = cov
     cov = infl.apply(cov) * small_sample
@@ -647,8 +653,8 @@ def refine(pairing, X0, Y0, *, offset0=None, scale0=None, estimate_offset=False,
         cov = cov + bias_cov
     X, Y, off, s = st
     return Solution(X, Y, off, s, cov, r, inl, S, float(infl.factors[:6].max()), init_solver, its, noise_dof=float(dof),
-                    scale_data_std=scale_data_std, inflation_detail=infl, eye_bias_cov=bias_cov,
-                    noise_model=kind)  # fmt: skip
+                    fit_dof=float(fit_dof), scale_data_std=scale_data_std, inflation_detail=infl,
+                    eye_bias_cov=bias_cov, noise_model=kind)  # fmt: skip
 
 
 #: Fewest degrees of freedom (pairs) the gate may leave when it labels more pairs outliers: below, the noise
@@ -662,8 +668,13 @@ DIAG_NOISE_DOF = 4.0
 
 
 def _dof(prob: _Problem, st, inl, W) -> float:
-    """Degrees of freedom of the noise covariance, in pairs: inliers minus the effectively estimated parameters
-    over 6 (a parameter its prior holds counts for what the data add, ``trace(H_data (H_data + H_prior)^-1)``)."""
+    """Degrees of freedom of the noise covariance, in pairs, at least 1 (:func:`_fit_dof`)."""
+    return max(_fit_dof(prob, st, inl, W), 1.0)
+
+
+def _fit_dof(prob: _Problem, st, inl, W) -> float:
+    """Pairs' worth of residuals left after the fit: inliers minus the effectively estimated parameters over 6 (a
+    parameter its prior holds counts for what the data add, ``trace(H_data (H_data + H_prior)^-1)``)."""
     Gw = np.einsum("ij,njp->nip", W, prob.jac(st, inl)).reshape(-1, prob.P)
     _, Jp = prob.prior(st)
     Hd = Gw.T @ Gw
@@ -671,7 +682,7 @@ def _dof(prob: _Problem, st, inl, W) -> float:
         p_eff = float(np.trace(np.linalg.solve(Hd + Jp.T @ Jp, Hd)))
     except np.linalg.LinAlgError:
         p_eff = float(prob.P)
-    return max(float(inl.sum()) - p_eff / 6.0, 1.0)
+    return float(inl.sum()) - p_eff / 6.0
 
 
 def _noise_model(R: np.ndarray, dof: float) -> tuple[np.ndarray, float, str]:
