@@ -261,13 +261,18 @@ def test_lookat_stations_follow_the_published_viewing_cap_and_tour(published_smo
     assert abs(np.median(ours_ratio) - np.median(pub_ratio)) < 0.08, (np.median(ours_ratio), np.median(pub_ratio))
 
 
-def _fidelity_script():
+def _script(name: str):
+    """The module of ``benchmarks/<name>.py`` (the scripts that write docs/fidelity.md's sections)."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("fidelity_script", REPO / "benchmarks" / "fidelity.py")
+    spec = importlib.util.spec_from_file_location(f"{name}_script", REPO / "benchmarks" / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def _fidelity_script():
+    return _script("fidelity")
 
 
 def test_small_tier_section_regenerates_from_the_stored_results_and_is_within_bounds():
@@ -299,11 +304,7 @@ def test_mixed_parameter_section_regenerates_and_the_published_draws_lie_in_kinh
     """docs/fidelity.md's mixed-track parameter table is rebuilt from kinhec's recipes and the stored published
     quantiles; every published value lies within the range kinhec draws it from, and the medians agree to the
     sampling error of 150 sequences."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("fidelity_mixed", REPO / "benchmarks" / "fidelity_mixed.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = _script("fidelity_mixed")
     page = (REPO / "docs" / "fidelity.md").read_text(encoding="utf-8")
     assert page.split(fidelity.MIXED_BEGIN)[1].split(fidelity.MIXED_END)[0].strip() == mod.mixed_section().strip()
     pub = fidelity.read_mixed_quantiles(mod.PUBLISHED_MIXED)
@@ -360,12 +361,7 @@ def test_medians_csv_round_trip_and_errors(tmp_path):
 # several draws of the small tier (kinhec.fidelity_draws)
 # --------------------------------------------------------------------------- #
 def _draws_script():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("fidelity_draws_script", REPO / "benchmarks" / "fidelity_draws.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return _script("fidelity_draws")
 
 
 def test_small_tier_draws_pooled_within_bounds_where_one_published_draw_is_not():

@@ -362,9 +362,13 @@ SAME_BEGIN, SAME_END = "<!-- same-data:begin -->", "<!-- same-data:end -->"
 
 def write_medians(medians: pd.DataFrame, path: str | Path) -> Path:
     """Store :func:`results_medians` as CSV (``track, solver, rot, trans, n, n_rows``; the published side of a tier)."""
+    return _write_table(medians[["rot", "trans", "n", "n_rows"]].reset_index(), path)
+
+
+def _write_table(table: pd.DataFrame, path: str | Path) -> Path:
+    """``table`` (its columns, no index) as the CSV the stored comparisons use: six significant digits, ``\\n``."""
     path = Path(path)
-    cols = ["rot", "trans", "n", "n_rows"]
-    medians[cols].reset_index().to_csv(path, index=False, float_format="%.6g", lineterminator="\n")
+    table.to_csv(path, index=False, float_format="%.6g", lineterminator="\n")
     return path
 
 
@@ -587,9 +591,7 @@ def mixed_parameter_quantiles(rows: pd.DataFrame) -> pd.DataFrame:
 
 def write_mixed_quantiles(table: pd.DataFrame, path: str | Path) -> Path:
     """Store :func:`mixed_parameter_quantiles` as CSV (the published side of the comparison)."""
-    path = Path(path)
-    table.reset_index().to_csv(path, index=False, float_format="%.6g", lineterminator="\n")
-    return path
+    return _write_table(table.reset_index(), path)
 
 
 def read_mixed_quantiles(path: str | Path) -> pd.DataFrame:

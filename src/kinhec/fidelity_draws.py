@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from kinhec.errors import InputError
-from kinhec.fidelity import EXCLUDED, RATIO_HIGH, RATIO_LOW, _fmt, _read_table
+from kinhec.fidelity import EXCLUDED, RATIO_HIGH, RATIO_LOW, _fmt, _read_table, _write_table
 
 #: Tracks whose small-tier medians are compared over several draws.
 DRAW_TRACKS = ("mixed", "outliers")
@@ -94,9 +94,7 @@ def draw_medians(results_by_draw: Mapping[int, pd.DataFrame], *, tracks=DRAW_TRA
 
 def write_draws(table: pd.DataFrame, path: str | Path) -> Path:
     """Store :func:`draw_medians` as CSV."""
-    path = Path(path)
-    table[_COLUMNS].to_csv(path, index=False, float_format="%.6g", lineterminator="\n")
-    return path
+    return _write_table(table[_COLUMNS], path)
 
 
 def read_draws(path: str | Path) -> pd.DataFrame:
