@@ -24,6 +24,7 @@ from kinhec.calibrate import firewall as fw
 from kinhec.calibrate import free_scale
 from kinhec.calibrate import pairing as pr
 from kinhec.calibrate import robot_error
+from kinhec.calibrate import same_clock
 from kinhec.calibrate import scale as sc
 from kinhec.calibrate import solve as sv
 from kinhec.calibrate.observability import observability
@@ -171,6 +172,13 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
                init_solver=name, inverse_domain=eih, eye_bias_prior=None if scale else eye_bias_prior,
                eye_in_hand=setup != "eye_to_hand")  # fmt: skip
     sol = sv.refine(pairing, X0, Y0, **fit)
+    if estimate_offset:  # a repeated path can lock the coarse offset on a wrong peak: try the same clock too
+        alt = same_clock.refit_from_zero_offset(hand, A, eye, B, pairing, sol, fit, margin_s=margin,
+                                                period_s=curve_period, solver=solver, scale=scale,
+                                                candidate_domain=(setup != "eye_to_hand") == (eye_dir == "cam_T_target"))
+        if alt is not None:
+            pairing, sol, X0, Y0, fit, note = alt
+            notes.append(note)
     if not scale and not fixed_scale:
         sol, fit, restart = free_scale.restart(pairing, X0, Y0, fit, sol, decision)
         if restart is not None:
