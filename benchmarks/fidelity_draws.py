@@ -12,7 +12,7 @@ form generates kinhec's draws 1..N of the ``mixed`` and ``outliers`` tracks in a
 temporary folder, benchmarks them with the published baselines (``oracle``),
 takes draw 0 from ``docs/leaderboard_small.results.parquet``, stores the
 medians per draw and pooled in ``docs/fidelity_small_draws.kinhec.csv`` (about a
-minute on 2 cores) and rewrites the section between ``<!-- small-draws:begin -->``
+minute on 2 cores at most) and rewrites the section between ``<!-- small-draws:begin -->``
 and ``<!-- small-draws:end -->`` of ``docs/fidelity.md``.  The last form stores
 the published side, ``docs/fidelity_small_draws.published.csv``, from folders
 written by the published toolkit (version 1.1.0 from the package index, in a
