@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from kinhec.errors import InputError
-from kinhec.fidelity import EXCLUDED, RATIO_HIGH, RATIO_LOW, _fmt, _read_table, _write_table
+from kinhec.fidelity import EXCLUDED, RATIO_HIGH, RATIO_LOW, _fmt, _read_table, _write_table, results_medians
 
 #: Tracks whose small-tier medians are compared over several draws.
 DRAW_TRACKS = ("mixed", "outliers")
@@ -45,21 +45,11 @@ def draw_seed(global_seed: int, draw: int) -> int:
     return int(global_seed) + int(draw) * DRAW_SEED_STEP
 
 
-def _rows(results: pd.DataFrame, tracks, eval_sync: str) -> pd.DataFrame:
-    need = {"track", "solver", "eval_sync", "ok", "X_rot_err_deg", "X_trans_err_mm"}
-    missing = sorted(need - set(results.columns))
-    if missing:
-        raise InputError(f"results table: expected columns {sorted(need)}, missing {missing}")
-    r = results[(results["eval_sync"] == eval_sync) & results["track"].isin(tracks) & results["ok"].astype(bool)]
-    return r[["track", "solver", "X_rot_err_deg", "X_trans_err_mm"]]
-
-
-def _medians(rows: pd.DataFrame, label: str) -> pd.DataFrame:
-    g = rows.groupby(["track", "solver"], sort=True)
-    out = pd.DataFrame({"rot": g["X_rot_err_deg"].median(), "trans": g["X_trans_err_mm"].median(), "n": g.size()})
-    out = out.reset_index()
-    out.insert(2, "draw", label)
-    return out
+def _medians(results: pd.DataFrame, label: str, tracks, eval_sync: str) -> pd.DataFrame:
+    m = results_medians(results, eval_sync)
+    m = m[m.index.get_level_values("track").isin(tracks)][["rot", "trans", "n"]].sort_index().reset_index()
+    m.insert(2, "draw", label)
+    return m
 
 
 def draw_medians(results_by_draw: Mapping[int, pd.DataFrame], *, tracks=DRAW_TRACKS,
@@ -86,9 +76,9 @@ def draw_medians(results_by_draw: Mapping[int, pd.DataFrame], *, tracks=DRAW_TRA
     if not results_by_draw:
         raise InputError("draws: expected the results of at least one draw, got none")
     tracks = tuple(tracks)
-    per = {int(k): _rows(v, tracks, eval_sync) for k, v in sorted(results_by_draw.items())}
-    parts = [_medians(r, str(k)) for k, r in per.items()]
-    parts.append(_medians(pd.concat(per.values(), ignore_index=True), POOLED))
+    per = {int(k): v for k, v in sorted(results_by_draw.items())}
+    parts = [_medians(v, str(k), tracks, eval_sync) for k, v in per.items()]
+    parts.append(_medians(pd.concat(per.values(), ignore_index=True), POOLED, tracks, eval_sync))
     return pd.concat(parts, ignore_index=True)[_COLUMNS]
 
 

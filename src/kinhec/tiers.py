@@ -684,6 +684,11 @@ MIXED_DH_LEN_LOG10 = (-4.5, -2.5)
 MIXED_DH_ANG_DEG_LOG10 = (-2.3, -0.5)
 
 
+def _log_uniform(rng, lo_hi) -> float:
+    """One draw log-uniform between ``10 ** lo_hi[0]`` and ``10 ** lo_hi[1]``."""
+    return float(10.0 ** rng.uniform(*lo_hi))
+
+
 def mixed_robot_noise(rng, is_arm: bool = True) -> dict:
     """Robot-measurement settings of one mixed-track sequence, drawn continuously and independently.
 
@@ -693,13 +698,11 @@ def mixed_robot_noise(rng, is_arm: bool = True) -> dict:
     a model that is not active leaves its levels at 0.
     """
 
-    def logu(lo_hi):
-        return float(10.0 ** rng.uniform(*lo_hi))
-
     se3, joint, dh = (rng.random() < p for p in (MIXED_P_ROBOT_SE3, MIXED_P_ROBOT_JOINT, MIXED_P_ROBOT_DH))
-    rot, trans = logu(MIXED_ROBOT_ROT_LOG10), logu(MIXED_ROBOT_TRANS_LOG10)
-    joint_std = logu(MIXED_JOINT_STD_LOG10)
-    dh_len, dh_ang = logu(MIXED_DH_LEN_LOG10), math.radians(logu(MIXED_DH_ANG_DEG_LOG10))
+    rot, trans = _log_uniform(rng, MIXED_ROBOT_ROT_LOG10), _log_uniform(rng, MIXED_ROBOT_TRANS_LOG10)
+    joint_std = _log_uniform(rng, MIXED_JOINT_STD_LOG10)
+    dh_len = _log_uniform(rng, MIXED_DH_LEN_LOG10)
+    dh_ang = math.radians(_log_uniform(rng, MIXED_DH_ANG_DEG_LOG10))
     models: list[str] = []
     out: dict = dict(robot_rot_std_rad=0.0, robot_trans_std_m=0.0)
     if se3:
@@ -753,16 +756,14 @@ def mixed_camera_noise(rng, camera_model: str, configuration: str, outlier_u: fl
     if camera_model not in ("se3_gaussian", "vo_drift", "pnp"):
         raise UnknownNameError("camera_noise_model", camera_model, ("se3_gaussian", "vo_drift", "pnp"))
 
-    def logu(lo_hi):
-        return float(10.0 ** rng.uniform(*lo_hi))
-
-    se3_rot, se3_lat = logu(MIXED_SE3_ROT_LOG10), logu(MIXED_SE3_TRANS_LOG10)
+    se3_rot, se3_lat = _log_uniform(rng, MIXED_SE3_ROT_LOG10), _log_uniform(rng, MIXED_SE3_TRANS_LOG10)
     fixed_z = rng.random() < MIXED_P_Z_FACTOR_FIXED
     z_factor = float(rng.uniform(*MIXED_Z_FACTOR_RANGE))
-    vo_rot, vo_trans = logu(MIXED_VO_ROT_LOG10), logu(MIXED_VO_TRANS_LOG10)
-    pixel = logu(MIXED_PIXEL_LOG10)
+    vo_rot, vo_trans = _log_uniform(rng, MIXED_VO_ROT_LOG10), _log_uniform(rng, MIXED_VO_TRANS_LOG10)
+    pixel = _log_uniform(rng, MIXED_PIXEL_LOG10)
     scaled = rng.random() < MIXED_P_UNKNOWN_SCALE
-    scale, drift = logu(MIXED_SCALE_LOG10), float(MIXED_SCALE_DRIFT_STDS[int(rng.integers(len(MIXED_SCALE_DRIFT_STDS)))])
+    scale = _log_uniform(rng, MIXED_SCALE_LOG10)
+    drift = float(MIXED_SCALE_DRIFT_STDS[int(rng.integers(len(MIXED_SCALE_DRIFT_STDS)))])
     heavy = rng.random() < MIXED_P_STUDENT_T
     dof = float(MIXED_STUDENT_T_DOFS[int(rng.integers(len(MIXED_STUDENT_T_DOFS)))])
     u = rng.random()

@@ -102,15 +102,10 @@ def _check_scale(eye: PoseStream, decision, scale: bool) -> str | None:
     return None
 
 
-def _offset_curve(pairing, sol: sv.Solution, period: float) -> dict:
+def _offset_curve(pairing, sol: sv.Solution, period: float, inverse_domain: bool) -> dict:
     offs = sol.offset + period * np.linspace(-10, 10, 21)
     Sinv = np.linalg.inv(sol.noise_cov)
-    cost = []
-    for o in offs:
-        A, B = pairing.at(o)
-        r = sv.residuals(A, B, sol.X, sol.Y, sol.scale, pairing.inverse_domain)
-        d2 = np.einsum("ni,ij,nj->n", r, Sinv, r)
-        cost.append(float(np.mean(np.minimum(d2, sv.CHI2_6_9999))))
+    cost = [sv.capped_cost(pairing, o, sol.X, sol.Y, sol.scale, Sinv, inverse_domain) for o in offs]
     return {"offset_s": offs.tolist(), "cost": cost}
 
 
@@ -150,13 +145,13 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
         pairing = pr.drop_repeated_pairs(pairing, f"{hand.span()} and {eye.span()}")
         notes += pairing.notes
     eye_dir = eye_pose or eye.direction or "cam_T_target"
-    eih = (setup != "eye_to_hand") == (eye_dir == "cam_T_target")  # residuals in the file's own domain
+    file_domain = (setup != "eye_to_hand") == (eye_dir == "cam_T_target")  # residuals in the file's own domain
     n = len(pairing)
     sv.check_enough_pairs(n, f"{hand.span()} and {eye.span()}")
     Ap, Bp = pairing.at(off0)
     not_metric = _check_scale(eye, decision, scale) if decision is not None else None
     try:
-        cands = sv.initial_candidates(Ap, Bp, solver=solver, estimate_scale=scale, inverse_domain=eih)
+        cands = sv.initial_candidates(Ap, Bp, solver=solver, estimate_scale=scale, inverse_domain=file_domain)
     except DegenerateMotionError as exc:
         raise InputError(f"{hand.span()} and {eye.span()}: X is not determined by this motion: {exc}") from None
     name, X0, Y0, s0 = cands[0]
@@ -175,7 +170,7 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
     if estimate_offset:  # a repeated path can lock the coarse offset on a wrong peak: try the same clock too
         alt = same_clock.refit_from_zero_offset(hand, A, eye, B, pairing, sol, fit, margin_s=margin,
                                                 period_s=curve_period, solver=solver, scale=scale,
-                                                candidate_domain=(setup != "eye_to_hand") == (eye_dir == "cam_T_target"))
+                                                candidate_domain=file_domain)
         if alt is not None:
             pairing, sol, X0, Y0, fit, note = alt
             notes.append(note)
@@ -240,8 +235,7 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
         "trans_mm": 1000 * np.linalg.norm(r[:, 3:], axis=1),
         "outlier": ~sol.inliers,
     }
-    pairing.inverse_domain = eih
-    curve = _offset_curve(pairing, sol, curve_period) if estimate_offset else None
+    curve = _offset_curve(pairing, sol, curve_period, eih) if estimate_offset else None
     X_name, Y_name = _names(setup)
     return CalibrationResult(
         setup=setup, inputs={}, X=sol.X, Y=sol.Y, X_name=X_name, Y_name=Y_name, X_std=X_std, Y_std=Y_std,

@@ -26,19 +26,10 @@ from kinhec.calibrate import pairing as pr
 from kinhec.calibrate import solve as sv
 from kinhec.errors import DegenerateMotionError, InputError
 
-__all__ = ["SAME_CLOCK_PERIODS", "fit_cost", "refit_from_zero_offset"]
+__all__ = ["SAME_CLOCK_PERIODS", "refit_from_zero_offset"]
 
 #: A fit whose offset ends within this many sample periods of zero is not repeated.
 SAME_CLOCK_PERIODS = 2.0
-
-
-def fit_cost(pairing, sol: sv.Solution, S_inv: np.ndarray, inverse_domain: bool) -> float:
-    """Mean over the pairs of ``r^T S_inv r`` at ``sol`` (each capped at the gate's chi-square threshold), the
-    residuals in the domain ``inverse_domain`` (:func:`kinhec.calibrate.solve.residuals`)."""
-    A, B = pairing.at(sol.offset)
-    r = sv.residuals(A, B, sol.X, sol.Y, sol.scale, inverse_domain)
-    d2 = np.einsum("ni,ij,nj->n", r, S_inv, r)
-    return float(np.mean(np.minimum(d2, sv.CHI2_6_9999)))
 
 
 def refit_from_zero_offset(hand, A, eye, B, pairing, sol: sv.Solution, fit: dict, *, margin_s: float,
@@ -47,8 +38,8 @@ def refit_from_zero_offset(hand, A, eye, B, pairing, sol: sv.Solution, fit: dict
 
     ``fit`` holds the keyword arguments ``sol`` was refined with (:func:`kinhec.calibrate.solve.refine`);
     ``candidate_domain`` is the residual domain the initial candidates are computed in.  Returns
-    ``(pairing, solution, X0, Y0, fit, note)`` of the zero-offset fit when its cost (:func:`fit_cost`, under
-    ``sol``'s noise covariance) is lower than ``sol``'s.
+    ``(pairing, solution, X0, Y0, fit, note)`` of the zero-offset fit when its cost
+    (:func:`kinhec.calibrate.solve.capped_cost`, under ``sol``'s noise covariance) is lower than ``sol``'s.
     """
     if sol.offset is None or abs(sol.offset) <= SAME_CLOCK_PERIODS * period_s:
         return None
@@ -65,7 +56,8 @@ def refit_from_zero_offset(hand, A, eye, B, pairing, sol: sv.Solution, fit: dict
         return None
     S_inv = np.linalg.inv(sol.noise_cov)
     dom = bool(fit["inverse_domain"])
-    c_first, c_zero = fit_cost(pairing, sol, S_inv, dom), fit_cost(p0, alt, S_inv, dom)
+    c_first = sv.capped_cost(pairing, sol.offset, sol.X, sol.Y, sol.scale, S_inv, dom)
+    c_zero = sv.capped_cost(p0, alt.offset, alt.X, alt.Y, alt.scale, S_inv, dom)
     if not c_zero < c_first:
         return None
     note = (f"the clock offset from the angular speeds ({1000 * sol.offset:.4g} ms) fitted worse than a fit started "

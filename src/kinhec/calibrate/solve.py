@@ -154,6 +154,16 @@ def residuals(A, B, X, Y, scale=None, inverse_domain: bool = True) -> np.ndarray
     return np.concatenate([rot, t_pred - t_meas], axis=1)
 
 
+
+def capped_cost(pairing, offset, X, Y, scale, S_inv: np.ndarray, inverse_domain: bool) -> float:
+    """Mean over the pairs of ``pairing`` at clock offset ``offset`` of ``r^T S_inv r``, each capped at
+    :data:`CHI2_6_9999` (an outlier counts as much as a pair on the gate's edge), with :func:`residuals` in the
+    domain ``inverse_domain``."""
+    A, B = pairing.at(offset)
+    r = residuals(A, B, X, Y, scale, inverse_domain)
+    d2 = np.einsum("ni,ij,nj->n", r, S_inv, r)
+    return float(np.mean(np.minimum(d2, CHI2_6_9999)))
+
 def _log_small(R: np.ndarray) -> np.ndarray:
     """Rotation vectors of ``R`` (N, 3, 3) from the antisymmetric part and the trace (exact below ~170 deg)."""
     w = 0.5 * np.stack([R[:, 2, 1] - R[:, 1, 2], R[:, 0, 2] - R[:, 2, 0], R[:, 1, 0] - R[:, 0, 1]], axis=1)
