@@ -65,6 +65,15 @@ def test_keyframes_random_walk_honour_both_thresholds(seed):
     assert idx.dtype == np.int64
     assert 3 <= idx.size <= 200
     assert_greedy_keyframes(T, idx, motion.KEYFRAME_MIN_ROT_DEG, motion.KEYFRAME_MIN_TRANS_M)
+    # the unchecked path (poses the generator built itself) picks the same frames
+    assert np.array_equal(motion.select_keyframes(T, check=False), idx)
+
+
+def test_keyframes_check_rejects_a_broken_stream():
+    T = random_walk(np.random.default_rng(3), 40, rot_step_deg=1.0, trans_step_m=0.004)
+    T[5, :3, :3] *= 1.01
+    with pytest.raises(InputError, match=r"T \(rotation block\): expected orthonormal"):
+        motion.select_keyframes(T)
 
 
 def test_keyframes_defaults_are_the_protocol():

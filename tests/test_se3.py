@@ -742,6 +742,25 @@ def test_check_rotations():
     se3.check_rotations(R + 1e-9)
 
 
+@pytest.mark.parametrize("n", [3, 256, 257, 3000])
+def test_check_rotations_batches_small_and_large(n):
+    """Both ways of checking (few matrices at once, many as columns) accept and refuse the same."""
+    rng = np.random.default_rng(n)
+    R = se3.random_rotations(rng, n).reshape(-1, 3, 3)
+    assert np.array_equal(se3.check_rotations(R), R)
+    se3.check_rotations(R + 1e-9)
+    bad = R.copy()
+    bad[n // 2] *= 1.0 + 2e-6  # one matrix past the tolerance: R^T R = (1 + 2e-6)^2 I
+    with pytest.raises(InputError, match="got a deviation of 4e-06"):
+        se3.check_rotations(bad)
+    bad = R.copy()
+    bad[n - 1, :, 0] *= -1.0  # one reflection
+    with pytest.raises(InputError, match=r"got a reflection \(det = -1\)"):
+        se3.check_rotations(bad)
+    # a stack with leading axes is checked the same way
+    assert np.array_equal(se3.check_rotations(R[: n - n % 3].reshape(3, -1, 3, 3)), R[: n - n % 3].reshape(3, -1, 3, 3))
+
+
 def test_check_transforms():
     T = se3.random_poses(np.random.default_rng(23), 2)
     assert np.array_equal(se3.check_transforms(T), T)

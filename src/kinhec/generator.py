@@ -290,7 +290,7 @@ def simulate(recipe) -> GeneratedSequence:
     # 10 descriptors of the keyframe motions of the ground-truth pairs that carry a measurement
     avail = np.flatnonzero(has_meas)
     if avail.size >= 2:
-        keyframes = avail[select_keyframes(T_c[avail])]
+        keyframes = avail[select_keyframes(T_c[avail], check=False)]
         descriptors = motion_descriptors(relative_motions(T_c[keyframes]))
     else:
         keyframes = avail

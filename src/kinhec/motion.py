@@ -55,6 +55,7 @@ def select_keyframes(
     min_rot_deg: float = KEYFRAME_MIN_ROT_DEG,
     min_trans_m: float = KEYFRAME_MIN_TRANS_M,
     max_keyframes: int = KEYFRAME_MAX,
+    check: bool = True,
 ) -> np.ndarray:
     """Indices of keyframes of a pose stream ``T`` of shape ``(N, 4, 4)``.
 
@@ -63,14 +64,15 @@ def select_keyframes(
     [deg] of rotation or ``min_trans_m`` [m] of translation.  When more than
     ``max_keyframes`` survive, ``max_keyframes`` of them are kept evenly spaced
     along the selection.  When fewer than three survive, every frame is
-    returned (the fallback of the protocol).
+    returned (the fallback of the protocol).  ``check=False`` skips the
+    validation of ``T`` (for poses the caller has built itself).
 
     Returns
     -------
     ndarray of int, shape (K,)
         Increasing frame indices.
     """
-    T = se3.check_transforms(T, "T")
+    T = se3.check_transforms(T, "T") if check else np.asarray(T, dtype=np.float64)
     if T.ndim != 3:
         raise InputError(f"T: expected a stream of shape (N, 4, 4), got shape {T.shape}")
     min_rot_deg = check_threshold(min_rot_deg, "min_rot_deg", 0.0, 180.0)
@@ -80,8 +82,8 @@ def select_keyframes(
     n = T.shape[0]
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    R = T[:, :3, :3]
-    p = T[:, :3, 3]
+    R9 = np.ascontiguousarray(T[:, :3, :3]).reshape(n, 9)  # row-major rotations: tr(Rk^T Rj) = R9[k] . R9[j]
+    p = np.ascontiguousarray(T[:, :3, 3])
     cos_min = np.cos(np.radians(min_rot_deg))
     keep = [0]
     k = 0
@@ -90,18 +92,18 @@ def select_keyframes(
     # window (doubling) until it finds the next keyframe, so the cost stays proportional to the frames
     # between keyframes rather than to the whole stream.
     while k < n - 1:
-        Rk, pk = R[k], p[k]
+        Rk, pk = R9[k], p[k]
         start = k + 1
         nxt = -1
         while start < n:
             stop = min(n, start + window)
             # cos of the relative angle from the trace: (tr(Rk^T R_j) - 1) / 2
-            tr = np.einsum("ij,nij->n", Rk, R[start:stop])
-            far_rot = (tr - 1.0) / 2.0 <= cos_min
-            far_trans = np.linalg.norm(p[start:stop] - pk, axis=1) >= min_trans_m
-            hit = np.flatnonzero(far_rot | far_trans)
-            if hit.size:
-                nxt = start + int(hit[0])
+            tr = np.einsum("j,nj->n", Rk, R9[start:stop])
+            d = p[start:stop] - pk
+            far = ((tr - 1.0) / 2.0 <= cos_min) | (np.sqrt(np.einsum("ij,ij->i", d, d)) >= min_trans_m)
+            i = int(far.argmax())
+            if far[i]:
+                nxt = start + i
                 break
             start = stop
             window *= 2

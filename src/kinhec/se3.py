@@ -137,17 +137,34 @@ def check_quaternions(q, name: str = "q", *, tol: float = UNIT_TOL, normalize: b
 def check_rotations(R, name: str = "R", *, tol: float = ORTHONORMAL_TOL) -> np.ndarray:
     """Validate rotation matrices ``(..., 3, 3)``: orthonormal with determinant +1."""
     a = check_array(R, name, (3, 3))
-    err = np.abs(np.swapaxes(a, -1, -2) @ a - np.eye(3)).max(axis=(-1, -2)) if a.size else np.zeros(0)
-    if np.size(err) and np.max(err) > tol:
+    if not a.size:
+        return a
+    err, det = _gram_deviation_and_det(a)
+    if err > tol:
         raise InputError(
-            f"{name}: expected orthonormal rotation matrices (|R^T R - I| <= {tol:g}), "
-            f"got a deviation of {np.max(err):.3g}"
+            f"{name}: expected orthonormal rotation matrices (|R^T R - I| <= {tol:g}), got a deviation of {err:.3g}"
         )
-    if a.size:
-        det = np.linalg.det(a)
-        if (det < 0).any():
-            raise InputError(f"{name}: expected det(R) = +1, got a reflection (det = {np.min(det):.3g})")
+    if (det < 0).any():
+        raise InputError(f"{name}: expected det(R) = +1, got a reflection (det = {np.min(det):.3g})")
     return a
+
+
+def _gram_deviation_and_det(a: np.ndarray) -> tuple[float, np.ndarray]:
+    """Largest ``|R^T R - I|`` entry over the matrices ``a`` ``(..., 3, 3)``, and their determinants."""
+    if a.size <= 9 * 256:  # few matrices: the batched products are cheapest
+        return float(np.abs(np.swapaxes(a, -1, -2) @ a - np.eye(3)).max()), np.linalg.det(a)
+    # many: the six distinct entries of R^T R and the triple product from the columns, as contiguous rows
+    c0, c1, c2 = np.moveaxis(a.reshape(-1, 3, 3), 2, 0).copy()  # columns, each (n, 3)
+    gram = (
+        np.einsum("ij,ij->i", c0, c0) - 1.0,
+        np.einsum("ij,ij->i", c1, c1) - 1.0,
+        np.einsum("ij,ij->i", c2, c2) - 1.0,
+        np.einsum("ij,ij->i", c0, c1),
+        np.einsum("ij,ij->i", c0, c2),
+        np.einsum("ij,ij->i", c1, c2),
+    )
+    err = max(float(np.abs(g).max()) for g in gram)
+    return err, np.einsum("ij,ij->i", c0, np.cross(c1, c2))
 
 
 def check_transforms(T, name: str = "T", *, tol: float = ORTHONORMAL_TOL) -> np.ndarray:
@@ -229,26 +246,29 @@ def _quaternion_from_matrix(R: np.ndarray) -> np.ndarray:
     number (the trace formula alone fails near 180 deg).
     """
     flat, lead = _flat(np.asarray(R, dtype=np.float64), 2)
-    if flat.shape[0] == 0:
+    n = flat.shape[0]
+    if n == 0:
         return np.zeros(lead + (4,))
-    r00, r01, r02 = flat[:, 0, 0], flat[:, 0, 1], flat[:, 0, 2]
-    r10, r11, r12 = flat[:, 1, 0], flat[:, 1, 1], flat[:, 1, 2]
-    r20, r21, r22 = flat[:, 2, 0], flat[:, 2, 1], flat[:, 2, 2]
-    diag = np.stack([r00 + r11 + r22, r00 - r11 - r22, r11 - r00 - r22, r22 - r00 - r11], axis=-1)
-    k = np.argmax(np.nan_to_num(diag, nan=0.0), axis=-1)
-    s = 2.0 * np.sqrt(np.maximum(1.0 + np.take_along_axis(diag, k[:, None], axis=-1)[:, 0], 1e-300))
-    a, b, c = r21 - r12, r02 - r20, r10 - r01  # 4wx, 4wy, 4wz
-    d, e, f = r01 + r10, r02 + r20, r12 + r21  # 4xy, 4xz, 4yz
-    cand = np.stack(
-        [
-            np.stack([0.25 * s, a / s, b / s, c / s], axis=-1),
-            np.stack([a / s, 0.25 * s, d / s, e / s], axis=-1),
-            np.stack([b / s, d / s, 0.25 * s, f / s], axis=-1),
-            np.stack([c / s, e / s, f / s, 0.25 * s], axis=-1),
-        ],
-        axis=1,
-    )
-    q = cand[np.arange(flat.shape[0]), k]
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = flat.reshape(n, 9).T.copy()  # nine contiguous rows
+    diag = np.empty((4, n))
+    diag[0] = r00 + r11 + r22
+    diag[1] = r00 - r11 - r22
+    diag[2] = r11 - r00 - r22
+    diag[3] = r22 - r00 - r11
+    k = np.argmax(np.nan_to_num(diag, nan=0.0), axis=0)
+    cols = np.arange(n)
+    s = 2.0 * np.sqrt(np.maximum(1.0 + diag[k, cols], 1e-300))
+    # The symmetric table holds 4wx, 4wy, 4wz off the first row and 4xy, 4xz, 4yz off the others: row k
+    # divided by s is the quaternion of branch k, whose own component is s / 4.  Only that row is divided.
+    table = np.zeros((4, 4, n))
+    table[0, 1] = table[1, 0] = r21 - r12
+    table[0, 2] = table[2, 0] = r02 - r20
+    table[0, 3] = table[3, 0] = r10 - r01
+    table[1, 2] = table[2, 1] = r01 + r10
+    table[1, 3] = table[3, 1] = r02 + r20
+    table[2, 3] = table[3, 2] = r12 + r21
+    q = table[k, :, cols] / s[:, None]
+    q[cols, k] = 0.25 * s
     q /= np.linalg.norm(q, axis=-1, keepdims=True)
     q[q[:, 0] < 0] *= -1.0
     return q.reshape(lead + (4,))
