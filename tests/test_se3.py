@@ -546,6 +546,24 @@ def test_interpolate_single_pose_and_scalar_query():
     assert se3.interpolate_poses([0.0, 1.0], np.stack([I4, I4]), 0.5).shape == (1, 4, 4)
 
 
+@pytest.mark.parametrize("n_query", [3, 2000])
+def test_interpolate_rotations_are_those_of_interpolate_poses(n_query):
+    """Rotations alone, bit for bit those of the poses, with few queries (a logarithm each) or many (one per interval)."""
+    rng = np.random.default_rng(16)
+    t, T = _stream(rng, n=30)
+    tq = rng.uniform(t[0] - 0.2, t[-1] + 0.2, n_query)
+    R = se3.interpolate_rotations(t, T[:, :3, :3], tq)
+    assert np.array_equal(R, se3.interpolate_poses(t, T, tq, out_of_range="clip")[:, :3, :3])
+    ref = Slerp(t, Rotation.from_matrix(T[:, :3, :3]))(np.clip(tq, t[0], t[-1])).as_matrix()
+    assert np.allclose(R, ref, atol=1e-12)
+    assert np.array_equal(se3.interpolate_rotations(t, T[:, :3, :3], tq, check=False), R)
+    assert np.array_equal(se3.interpolate_rotations([1.0], T[:1, :3, :3], [0.0, 2.0]), T[[0, 0], :3, :3])
+    with pytest.raises(InputError, match="R: expected 30 rotations to match t"):
+        se3.interpolate_rotations(t, T[:29, :3, :3], tq)
+    with pytest.raises(InputError, match=r"R \(rotation block\)|R: expected orthonormal"):
+        se3.interpolate_rotations(t, 1.1 * T[:, :3, :3], tq)
+
+
 def test_interpolate_rejects_bad_input():
     t, T = _stream(np.random.default_rng(15), n=4)
     with pytest.raises(InputError, match="expected strictly increasing time stamps"):

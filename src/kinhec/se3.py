@@ -53,6 +53,7 @@ __all__ = [
     "rotation_angle",
     "slerp_rotations",
     "interpolate_poses",
+    "interpolate_rotations",
     "random_rotations",
     "random_unit_vectors",
     "random_axes_in_cone",
@@ -514,18 +515,53 @@ def interpolate_poses(t, T, t_query, *, out_of_range: str = "nan") -> np.ndarray
     if t.size == 1:
         out = np.broadcast_to(T[0], tq.shape + (4, 4)).copy()
     else:
-        tc = np.clip(tq, t[0], t[-1])
-        i = np.clip(np.searchsorted(t, tc, side="right") - 1, 0, t.size - 2)
-        s = (tc - t[i]) / (t[i + 1] - t[i])
-        R0 = T[i, :3, :3]
-        R1 = T[i + 1, :3, :3]
-        rel = _so3_log(np.swapaxes(R0, -1, -2) @ R1)
-        R = R0 @ _so3_exp(rel * s[:, None])
+        i, s = _interval_positions(t, tq)
+        R = _slerp_intervals(T[:, :3, :3], i, s)
         p = (1 - s)[:, None] * T[i, :3, 3] + s[:, None] * T[i + 1, :3, 3]
         out = transform_from_rotation_translation(R, p)
     if out_of_range == "nan" and outside.any():
         out[outside] = np.nan
     return out
+
+
+def interpolate_rotations(t, R, t_query, *, check: bool = True) -> np.ndarray:
+    """Rotations ``(M, 3, 3)`` of a stream ``R`` ``(N, 3, 3)`` at times ``t`` [s], by SLERP at ``t_query`` ``(M,)``.
+
+    The rotations of :func:`interpolate_poses` (the same values, bit for bit), without the translations;
+    query times outside ``[t[0], t[-1]]`` take the nearest end rotation.  ``check=False`` skips the
+    validation of ``t`` and ``R`` (for a caller that has checked them).
+    """
+    t = check_timestamps(t, "t") if check else np.asarray(t, dtype=np.float64)
+    R = check_rotations(R, "R") if check else np.asarray(R, dtype=np.float64)
+    tq = np.atleast_1d(check_array(t_query, "t_query", ()))
+    if R.shape[:-2] != t.shape:
+        raise InputError(f"R: expected {t.shape[0]} rotations to match t, got shape {R.shape}")
+    if t.size < 1:
+        raise InputError("t: expected at least one time stamp, got none")
+    if t.size == 1:
+        return np.broadcast_to(R[0], tq.shape + (3, 3)).copy()
+    return _slerp_intervals(R, *_interval_positions(t, tq))
+
+
+def _interval_positions(t: np.ndarray, tq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each query time (clipped to the stream), its interval ``i`` of ``t`` and its fraction ``s`` along it."""
+    tc = np.clip(tq, t[0], t[-1])
+    i = np.clip(np.searchsorted(t, tc, side="right") - 1, 0, t.size - 2)
+    return i, (tc - t[i]) / (t[i + 1] - t[i])
+
+
+def _slerp_intervals(R: np.ndarray, i: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """``R_i exp(s log(R_i^T R_i+1))`` for intervals ``i`` and fractions ``s``.
+
+    With more queries than intervals, every interval's logarithm is taken once and looked up (the same
+    values as per query: each comes from the same two matrices).
+    """
+    R0 = R[i]
+    if i.size > R.shape[0] - 1:
+        rel = _so3_log(np.swapaxes(R[:-1], -1, -2) @ R[1:])[i]
+    else:
+        rel = _so3_log(np.swapaxes(R0, -1, -2) @ R[i + 1])
+    return R0 @ _so3_exp(rel * s[:, None])
 
 
 # --------------------------------------------------------------------------- #

@@ -377,7 +377,7 @@ def estimate_time_offset(
             f"robot_t, camera_t: expected streams that overlap within max_offset_s = {max_offset_s:g} s, "
             f"got robot [{tr[0]:.6g}, {tr[-1]:.6g}] s and camera [{tc[0]:.6g}, {tc[-1]:.6g}] s"
         )
-    Rq = se3.interpolate_poses(tr, Tr, np.concatenate(queries), out_of_range="clip")[:, :3, :3]
+    Rq = se3.interpolate_rotations(tr, Tr[:, :3, :3], np.concatenate(queries), check=False)
 
     # 3. correlation for every lag and baseline; the baseline with the most significant peak is kept
     best = None
