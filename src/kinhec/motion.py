@@ -85,39 +85,77 @@ def select_keyframes(
     R9 = np.ascontiguousarray(T[:, :3, :3]).reshape(n, 9)  # row-major rotations: tr(Rk^T Rj) = R9[k] . R9[j]
     p = np.ascontiguousarray(T[:, :3, 3])
     cos_min = np.cos(np.radians(min_rot_deg))
-    keep = [0]
-    k = 0
-    window = 16
-    # The loop runs once per keyframe; each step tests a window of later frames at once and widens the
-    # window (doubling) until it finds the next keyframe, so the cost stays proportional to the frames
-    # between keyframes rather than to the whole stream.
-    while k < n - 1:
-        Rk, pk = R9[k], p[k]
-        start = k + 1
-        nxt = -1
-        while start < n:
-            stop = min(n, start + window)
-            # cos of the relative angle from the trace: (tr(Rk^T R_j) - 1) / 2
-            tr = np.einsum("j,nj->n", Rk, R9[start:stop])
-            d = p[start:stop] - pk
-            far = ((tr - 1.0) / 2.0 <= cos_min) | (np.sqrt(np.einsum("ij,ij->i", d, d)) >= min_trans_m)
-            i = int(far.argmax())
-            if far[i]:
-                nxt = start + i
-                break
-            start = stop
-            window *= 2
-        if nxt < 0:
-            break
-        window = max(16, min(window, 2 * (nxt - k)))
-        k = nxt
-        keep.append(k)
+    keep = _greedy_keyframes(R9, p, cos_min, min_trans_m)
     idx = np.asarray(keep, dtype=np.int64)
     if idx.size < 3:
         return np.arange(n, dtype=np.int64)
     if idx.size > max_keyframes:
         idx = idx[np.round(np.linspace(0, idx.size - 1, max_keyframes)).astype(np.int64)]
     return idx
+
+
+#: Frames per block of :func:`_greedy_keyframes`, and how many later frames each one is tested against at once.
+_BLOCK_ROWS = 128
+_BLOCK_BAND = 16
+
+
+def _far(R9k, pk, R9j, pj, cos_min: float, min_trans_m: float) -> np.ndarray:
+    """Which frames ``j`` are at least the thresholds away from frames ``k`` (rows of ``R9``, ``p``, broadcast).
+
+    The cosine of the relative angle comes from the trace, ``(tr(Rk^T Rj) - 1) / 2``.
+    """
+    tr = np.einsum("...j,...j->...", R9k, R9j)
+    d = pj - pk
+    return ((tr - 1.0) / 2.0 <= cos_min) | (np.sqrt(np.einsum("...j,...j->...", d, d)) >= min_trans_m)
+
+
+def _greedy_keyframes(R9: np.ndarray, p: np.ndarray, cos_min: float, min_trans_m: float) -> list[int]:
+    """The greedy chain of keyframes from frame 0 (see :func:`select_keyframes`), before any cap.
+
+    Keyframes of a recording lie a few frames apart, so a Python step per keyframe would cost more than the
+    arithmetic.  The stream is taken in blocks of ``_BLOCK_ROWS`` frames: every frame of a block is tested
+    against its next ``_BLOCK_BAND`` frames at once, which gives each one its next keyframe when that lies
+    within the band, and the chain is followed through those.  A keyframe whose next lies further is
+    searched for in windows that double until one holds it.
+    """
+    n = R9.shape[0]
+    keep = [0]
+    k = 0
+    offsets = np.arange(1, _BLOCK_BAND + 1)
+    window = 16
+    while k < n - 1:
+        stop = min(k + _BLOCK_ROWS, n - 1)
+        rows = np.arange(k, stop)
+        cols = rows[:, None] + offsets
+        inside = cols < n
+        cols = np.minimum(cols, n - 1)
+        far = _far(R9[rows, None], p[rows, None], R9[cols], p[cols], cos_min, min_trans_m) & inside
+        first = far.argmax(axis=1)
+        nxt = np.where(far[rows - k, first], rows + first + 1, -1).tolist()
+        base = k
+        while k < stop and nxt[k - base] >= 0:
+            k = nxt[k - base]
+            keep.append(k)
+        if k >= stop:
+            continue
+        # the next keyframe lies beyond the band: windows from there on, doubling until one holds it
+        start = k + _BLOCK_BAND + 1
+        found = -1
+        while start < n:
+            end = min(n, start + window)
+            hit = _far(R9[k], p[k], R9[start:end], p[start:end], cos_min, min_trans_m)
+            i = int(hit.argmax())
+            if hit[i]:
+                found = start + i
+                break
+            start = end
+            window *= 2
+        if found < 0:
+            break
+        window = max(16, min(window, 2 * (found - k)))
+        k = found
+        keep.append(k)
+    return keep
 
 
 def relative_motions(T) -> np.ndarray:
