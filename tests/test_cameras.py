@@ -333,6 +333,10 @@ def test_margin_through_the_visibility_rule():
         vis.append(cameras.visibility(cam, "marker_2x2_40mm", facing(0.5, tx_m=tx)[None]))
     assert [int(v.n_points[0]) for v in vis] == [4, 2]
     assert [bool(v.visible[0]) for v in vis] == [True, False]
+    # the generator's unchecked call applies the same rule
+    T = facing(0.5, tx_m=half + (cameras.VISIBILITY_MARGIN_PX - 1e-6 - cam.cx_px) * 0.5 / cam.f_px)[None]
+    unchecked = cameras.visibility(cam, "marker_2x2_40mm", T, check=False)
+    assert int(unchecked.n_points[0]) == 2 and not bool(unchecked.visible[0])
 
 
 def test_visibility_input_errors():

@@ -370,6 +370,22 @@ def test_planar_flip_without_checks_is_the_same_flip():
         noise.planar_flip(T[:, :3])  # not poses: the checked call says so
 
 
+def test_pose_noise_without_checks_draws_the_same():
+    """The generator's unchecked calls give the checked calls' draws; the checked calls still refuse non-poses."""
+    T = _targets_in_front(35, 50)
+    a = noise.camera_se3_gaussian(T, 0.01, 0.002, 0.005, _rng(7), student_t_dof=4.0)
+    b = noise.camera_se3_gaussian(T, 0.01, 0.002, 0.005, _rng(7), student_t_dof=4.0, check=False)
+    np.testing.assert_array_equal(a, b)
+    a = noise.robot_se3_gaussian(T, 0.01, 0.002, _rng(8))
+    np.testing.assert_array_equal(noise.robot_se3_gaussian(T, 0.01, 0.002, _rng(8), check=False), a)
+    bent = T.copy()
+    bent[3, :3, :3] *= 1.01
+    with pytest.raises(InputError, match=r"T_base_ee \(rotation block\): expected orthonormal"):
+        noise.robot_se3_gaussian(bent, 0.01, 0.002, _rng(8))
+    with pytest.raises(InputError, match=r"T_cam_target \(rotation block\): expected orthonormal"):
+        noise.camera_se3_gaussian(bent, 0.01, 0.002, 0.005, _rng(7))
+
+
 def test_planar_flip_identity_when_fronto_parallel():
     R = se3.so3_exp(np.array([[0.0, 0.0, 0.7], [np.pi, 0.0, 0.0]]))  # normal along +z or -z of the camera
     T = se3.transform_from_rotation_translation(R, np.array([[0.0, 0.0, 0.8], [0.0, 0.0, 1.2]]))

@@ -438,7 +438,7 @@ def _view_angles_deg(T: np.ndarray) -> np.ndarray:
     return np.degrees(np.arctan2(np.linalg.norm(np.cross(n, s), axis=-1), np.einsum("...i,...i->...", n, s)))
 
 
-def visibility(camera, target, T_cam_target) -> Visibility:
+def visibility(camera, target, T_cam_target, *, check: bool = True) -> Visibility:
     """Visibility of a target in every frame.
 
     Parameters
@@ -450,6 +450,8 @@ def visibility(camera, target, T_cam_target) -> Visibility:
     T_cam_target : array_like, shape (N, 4, 4)
         Pose of the target in the camera frame, one per frame (any leading
         axes, or a single ``(4, 4)`` pose).
+    check : bool
+        Validate the poses (``False`` for poses the caller built itself).
 
     Returns
     -------
@@ -459,7 +461,7 @@ def visibility(camera, target, T_cam_target) -> Visibility:
     """
     cam = as_camera(camera)
     tgt = as_target(target)
-    T = se3.check_transforms(T_cam_target, "T_cam_target")
+    T = se3.check_transforms(T_cam_target, "T_cam_target") if check else np.asarray(T_cam_target, dtype=np.float64)
     uv, depth = _pixels(cam, _to_camera(T, tgt.points_m))
     return _visibility(cam, tgt, T, _inside_image(cam, uv, depth, VISIBILITY_MARGIN_PX))
 

@@ -229,7 +229,7 @@ def simulate(recipe) -> GeneratedSequence:
     n_c = T_ctg.shape[0]
 
     if r.world_frame == "target":
-        vis = visibility(camera, target, T_ctg)
+        vis = visibility(camera, target, T_ctg, check=False)
         visible, n_points, depth_m, view_deg = vis.visible, vis.n_points, vis.depth_m, vis.view_angle_deg
     else:
         visible = np.ones(n_c, dtype=bool)
@@ -250,14 +250,14 @@ def simulate(recipe) -> GeneratedSequence:
             T_r_meas = T_r.copy()
     if "se3_gaussian" in models:
         T_r_meas = robot_se3_gaussian(T_r_meas, r.robot_rot_std_rad, r.robot_trans_std_m, rng,
-                                      student_t_dof=r.robot_student_t_dof)  # fmt: skip
+                                      student_t_dof=r.robot_student_t_dof, check=False)  # fmt: skip
 
     # 7 camera measurements
     rng = rngs["camera_noise"]
     reproj = np.full(n_c, np.nan)
     if r.camera_noise_model == "se3_gaussian":
         T_meas = camera_se3_gaussian(T_ctg, r.camera_rot_std_rad, r.camera_trans_std_m, r.camera_trans_std_z_m, rng,
-                                     student_t_dof=r.student_t_dof)  # fmt: skip
+                                     student_t_dof=r.student_t_dof, check=False)  # fmt: skip
     elif r.camera_noise_model == "vo_drift":
         T_vo_cam = se3.invert_transform(T_ctg, check=False)
         T_meas = se3.invert_transform(

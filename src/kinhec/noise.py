@@ -245,7 +245,7 @@ def draw_twists(rng: np.random.Generator, n: int, rot_std_rad: float, trans_std_
 # robot models
 # --------------------------------------------------------------------------- #
 def robot_se3_gaussian(T_base_ee, rot_std_rad: float, trans_std_m: float, rng: np.random.Generator, *,
-                       student_t_dof=None) -> np.ndarray:
+                       student_t_dof=None, check: bool = True) -> np.ndarray:
     """Flange poses reported with twist noise in the flange frame: ``T_meas = T_base_ee exp(xi)``.
 
     Parameters
@@ -260,6 +260,8 @@ def robot_se3_gaussian(T_base_ee, rot_std_rad: float, trans_std_m: float, rng: n
         Source of randomness (``N`` twists are drawn).
     student_t_dof : float, optional
         Heavy-tailed variant, see :func:`draw_twists`.
+    check : bool
+        Validate ``T_base_ee`` (``False`` for poses the caller built itself).
 
     Returns
     -------
@@ -267,7 +269,7 @@ def robot_se3_gaussian(T_base_ee, rot_std_rad: float, trans_std_m: float, rng: n
         Reported flange poses ``T_base_ee``; an exact copy when both
         standard deviations are zero.
     """
-    T = _check_stream(T_base_ee, "T_base_ee")
+    T = _check_stream(T_base_ee, "T_base_ee") if check else np.asarray(T_base_ee, dtype=np.float64)
     xi = draw_twists(rng, T.shape[0], rot_std_rad, trans_std_m, student_t_dof=student_t_dof)
     if not xi.any():
         return T.copy()
@@ -303,7 +305,7 @@ def joint_gaussian(q, joint_std_rad: float, rng: np.random.Generator) -> np.ndar
 # camera models
 # --------------------------------------------------------------------------- #
 def camera_se3_gaussian(T_cam_target, rot_std_rad: float, trans_std_xy_m: float, trans_std_z_m: float,
-                        rng: np.random.Generator, *, student_t_dof=None) -> np.ndarray:
+                        rng: np.random.Generator, *, student_t_dof=None, check: bool = True) -> np.ndarray:
     """Target poses measured with anisotropic camera-frame translation noise and target-frame rotation noise.
 
     ``p_meas = p + e`` with ``e = (e_x, e_y, e_z)`` in the camera frame
@@ -327,13 +329,15 @@ def camera_se3_gaussian(T_cam_target, rot_std_rad: float, trans_std_xy_m: float,
     student_t_dof : float, optional
         Multivariate Student-t with one ``chi2`` per frame shared by all six
         components (see :func:`draw_twists` for the variance consequence).
+    check : bool
+        Validate ``T_cam_target`` (``False`` for poses the caller built itself).
 
     Returns
     -------
     ndarray, shape (N, 4, 4)
         Measured ``T_cam_target``; an exact copy when all standard deviations are zero.
     """
-    T = _check_stream(T_cam_target, "T_cam_target")
+    T = _check_stream(T_cam_target, "T_cam_target") if check else np.asarray(T_cam_target, dtype=np.float64)
     _check_rng(rng)
     rot = _check_scalar(rot_std_rad, "rot_std_rad")
     sxy = _check_scalar(trans_std_xy_m, "trans_std_xy_m")
