@@ -120,6 +120,36 @@ def test_rerun_skips_complete_shards_and_regenerates_damaged_ones(reference, tmp
     assert _digest(out) == _digest(reference)
 
 
+def test_rerun_with_nothing_to_write_keeps_a_current_index(reference, tmp_path, monkeypatch):
+    out = tmp_path / "d"
+    generate_dataset("smoke", out, workers=1, limit=LIMIT, progress=False)
+    assert io.index_is_current(out)
+    index = out / "sequences.parquet"
+    written = index.stat().st_mtime_ns
+    rebuilds = []
+    real = io.rebuild_index
+    monkeypatch.setattr(io, "rebuild_index", lambda *a, **k: rebuilds.append(a) or real(*a, **k))
+    # nothing to write: the index is kept as it is, no footer is read to rebuild it
+    s = generate_dataset("smoke", out, workers=1, limit=LIMIT, progress=False)
+    assert s.ok and s.written_shards == 0 and rebuilds == [] and index.stat().st_mtime_ns == written
+    # a shard file changed after the index: rebuilt (the same rows)
+    shard = out / "robot" / "noise-00000.parquet"
+    os.utime(shard, ns=(shard.stat().st_atime_ns, written + 1))
+    assert not io.index_is_current(out)
+    generate_dataset("smoke", out, workers=1, limit=LIMIT, progress=False)
+    assert len(rebuilds) == 1 and io.index_is_current(out)
+    # a shard added or removed changes its folder's time; a missing index file is not current either
+    os.utime(out / "camera", ns=(0, index.stat().st_mtime_ns + 1))
+    assert not io.index_is_current(out)
+    generate_dataset("smoke", out, workers=1, limit=LIMIT, progress=False)
+    assert len(rebuilds) == 2 and io.index_is_current(out)
+    (out / "sequences.csv").unlink()
+    assert not io.index_is_current(out)
+    generate_dataset("smoke", out, workers=1, limit=LIMIT, progress=False)
+    assert len(rebuilds) == 3
+    assert _digest(out) == _digest(reference)
+
+
 def test_tracks_subset_adds_and_keeps_other_tracks(tmp_path):
     out = tmp_path / "d"
     generate_dataset("smoke", out, workers=1, limit=2, tracks=["noise"], progress=False)

@@ -540,8 +540,10 @@ def generate_dataset(
             summary.failed.sort(key=lambda o: (o.track, o.shard_index))
         if not summary.aborted:  # after a second Ctrl+C, stop at once: the next run writes the index
             # shards that failed may have left unreadable files from an earlier run: index what is complete
-            index = io.rebuild_index(root, skip_corrupt=True)
-            io.write_index(root, index)
+            # (a run that wrote nothing keeps an index written after the shards' last change)
+            if todo or not io.index_is_current(root):
+                index = io.rebuild_index(root, skip_corrupt=True)
+                io.write_index(root, index)
             from kinhec.publish import write_card_if_missing
 
             write_card_if_missing(root)

@@ -58,6 +58,7 @@ from kinhec.io.sequence import CameraStream, RobotStream, Sequence
 from kinhec.io.shards import (
     _row_groups_hold_ids,  # noqa: F401  (tests and benchmarks/bench_resume.py reach it through kinhec.io)
     _rows_list_ids,  # noqa: F401
+    index_is_current,
     read_shard_index,
     rebuild_index,
     shard_paths,
@@ -78,6 +79,7 @@ __all__ = [
     "shard_paths",
     "write_shard",
     "read_shard_index",
+    "index_is_current",
     "shard_status",
     "write_index",
     "rebuild_index",

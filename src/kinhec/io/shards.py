@@ -35,6 +35,8 @@ from kinhec import jsonutil
 from kinhec.encoding import stream_write_options
 from kinhec.errors import DatasetFormatError, InputError
 from kinhec.io._common import (
+    INDEX_CSV_FILE,
+    INDEX_FILE,
     INDEX_METADATA_KEY,
     LEGACY_INDEX_METADATA_KEY,
     WRITER,
@@ -49,7 +51,8 @@ from kinhec.io.index import _check_unique_ids, _encode_index_rows, _index_table,
 from kinhec.io.tables import _conform
 from kinhec.schema import CAMERA_SCHEMA, INDEX_SCHEMA, ROBOT_SCHEMA, SequenceTables, shard_name
 
-__all__ = ["shard_paths", "write_shard", "read_shard_index", "shard_writer", "shard_status", "rebuild_index"]
+__all__ = ["shard_paths", "write_shard", "read_shard_index", "shard_writer", "shard_status", "rebuild_index",
+           "index_is_current"]
 
 _INDEX_NAMES = frozenset(INDEX_SCHEMA.names)
 _SHARD_RE = re.compile(r"^(?P<track>[A-Za-z0-9_]+)-(?P<shard>\d{5})\.parquet$")
@@ -174,17 +177,31 @@ def _decode_index_metadata(text, where: str) -> list[dict]:
     return rows
 
 
-def _raw_index_metadata(path: Path) -> bytes:
+def _key_values(path: Path) -> dict:
+    """The key-value metadata of a shard file's footer (one parse of the footer)."""
     if not path.is_file():
         raise DatasetFormatError(f"{path}: missing shard file")
     try:
-        kv = pq.read_metadata(path).metadata or {}
+        return pq.read_metadata(path).metadata or {}
     except Exception as exc:  # pyarrow raises several types for damaged files
         raise DatasetFormatError(f"{path}: cannot read the Parquet footer, the file is truncated or corrupt ({exc})") from None
+
+
+def _index_text(kv: dict, path: Path) -> bytes:
+    """The stored index rows (JSON text) of a footer's key-value metadata ``kv``."""
     text = kv.get(INDEX_METADATA_KEY.encode(), kv.get(LEGACY_INDEX_METADATA_KEY.encode()))
     if text is None:
         raise DatasetFormatError(f"{path}: expected index rows in the metadata key {INDEX_METADATA_KEY!r}, found none")
     return text
+
+
+def _writer_value(kv: dict) -> str | None:
+    v = kv.get(WRITER_METADATA_KEY.encode())
+    return v.decode("utf-8", "replace") if v is not None else None
+
+
+def _raw_index_metadata(path: Path) -> bytes:
+    return _index_text(_key_values(path), path)
 
 
 def read_shard_index(path) -> list[dict]:
@@ -221,8 +238,7 @@ def shard_writer(path) -> str | None:
         kv = pq.read_metadata(path).metadata or {}
     except Exception as exc:  # pyarrow raises several types for damaged files
         raise DatasetFormatError(f"{path}: cannot read the Parquet footer, the file is truncated or corrupt ({exc})") from None
-    v = kv.get(WRITER_METADATA_KEY.encode())
-    return v.decode("utf-8", "replace") if v is not None else None
+    return _writer_value(kv)
 
 
 # --------------------------------------------------------------------------- #
@@ -325,6 +341,30 @@ def _writer_name(writer) -> str:
     return writer if writer else "another tool (no kinhec.writer metadata: the published toolkit)"
 
 
+def index_is_current(root) -> bool:
+    """Whether the index files of ``root`` were written after the last change to its shards.
+
+    True when ``sequences.parquet`` and ``sequences.csv`` exist and are newer (modification time) than the
+    ``robot`` and ``camera`` folders (a shard added, removed or renamed changes the folder's time) and than
+    every shard file in them (a shard rewritten in place changes its own).  A run that wrote no shard then
+    has nothing to add to the index, and need not read every footer to rebuild it (about 45 ms a shard).
+    """
+    root = Path(root)
+    try:
+        written = min((root / INDEX_FILE).stat().st_mtime_ns, (root / INDEX_CSV_FILE).stat().st_mtime_ns)
+        for sub in ("robot", "camera"):
+            folder = root / sub
+            if folder.stat().st_mtime_ns > written:
+                return False
+            with os.scandir(folder) as entries:
+                for e in entries:
+                    if _SHARD_RE.match(e.name) and e.stat().st_mtime_ns > written:
+                        return False
+    except OSError:  # an index file or a folder is missing
+        return False
+    return True
+
+
 def rebuild_index(root, *, skip_corrupt: bool = False) -> pd.DataFrame:
     """Rebuild the index from the metadata of the shards in ``root/robot`` and ``root/camera``.
 
@@ -350,12 +390,13 @@ def rebuild_index(root, *, skip_corrupt: bool = False) -> pd.DataFrame:
         if not camera_path.is_file():
             continue  # incomplete shard
         try:
-            text = _raw_index_metadata(robot_path)
-            writer = shard_writer(robot_path)
-            if shard_writer(camera_path) != writer:
-                raise DatasetFormatError(f"{camera_path}: written by {_writer_name(shard_writer(camera_path))}, "
+            kv_robot, kv_camera = _key_values(robot_path), _key_values(camera_path)
+            text = _index_text(kv_robot, robot_path)
+            writer = _writer_value(kv_robot)
+            if _writer_value(kv_camera) != writer:
+                raise DatasetFormatError(f"{camera_path}: written by {_writer_name(_writer_value(kv_camera))}, "
                                          f"its robot file by {_writer_name(writer)}")  # fmt: skip
-            if _raw_index_metadata(camera_path) != text:
+            if _index_text(kv_camera, camera_path) != text:
                 raise DatasetFormatError(f"{camera_path}: its index metadata differs from that of {robot_path}")
             shard_rows = _decode_index_metadata(text, str(robot_path))
             for r in shard_rows:
