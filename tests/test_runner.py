@@ -150,6 +150,22 @@ def test_rerun_with_nothing_to_write_keeps_a_current_index(reference, tmp_path, 
     assert _digest(out) == _digest(reference)
 
 
+@pytest.mark.parametrize("min_s, expected", [(0.0, 9), (3600.0, 1)])
+def test_index_is_refreshed_during_a_run_at_most_so_often(tmp_path, monkeypatch, min_s, expected):
+    """Every shard may refresh the index when the interval allows (8 during the run, 1 at the end); with an
+    interval longer than the run, only the end writes it: a refresh reads every footer of the folder."""
+    import kinhec.runner as runner
+
+    monkeypatch.setattr(runner, "INDEX_REFRESH_EVERY", 1)
+    monkeypatch.setattr(runner, "INDEX_REFRESH_MIN_S", min_s)
+    rebuilds = []
+    real = io.rebuild_index
+    monkeypatch.setattr(io, "rebuild_index", lambda *a, **k: rebuilds.append(a) or real(*a, **k))
+    s = generate_dataset("smoke", tmp_path / "d", workers=1, limit=LIMIT, progress=False)
+    assert s.ok and s.written_shards == 8 and len(rebuilds) == expected
+    assert len(io.load_manifest(tmp_path / "d")) == s.written_sequences
+
+
 def test_tracks_subset_adds_and_keeps_other_tracks(tmp_path):
     out = tmp_path / "d"
     generate_dataset("smoke", out, workers=1, limit=2, tracks=["noise"], progress=False)

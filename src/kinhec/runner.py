@@ -35,7 +35,13 @@ from kinhec.tracks import sequence_id
 
 __all__ = ["ShardTask", "ShardOutcome", "RunSummary", "generate_dataset", "run_shard", "DatasetLock"]
 
+#: While a run writes shards, the index is rewritten from the shards on disk (so that what is done can be read
+#: before the run ends) after every ``INDEX_REFRESH_EVERY`` shards, but at most once per ``INDEX_REFRESH_MIN_S``
+#: seconds: a rewrite reads every footer of the folder (about 20 s on the full tier), so a fixed count of shards
+#: made a long run's parent process quadratic (about 700 CPU-s over the full tier's mixed track).  The index at
+#: the end of the run is always rewritten.
 INDEX_REFRESH_EVERY = 10  # shards
+INDEX_REFRESH_MIN_S = 300.0
 
 
 @dataclass(frozen=True)
@@ -560,6 +566,7 @@ def _run_tasks(todo, workers, executor, scheduler, fail_fast, summary, log_path,
     pending = list(reversed(todo))
     running: dict = {}
     since_refresh = 0
+    last_refresh = time.monotonic()
     stop = False
     log = open(log_path, "a")
     try:
@@ -604,12 +611,14 @@ def _run_tasks(todo, workers, executor, scheduler, fail_fast, summary, log_path,
                     emit("shard", {"outcome": outcome})
                     if since_refresh >= INDEX_REFRESH_EVERY:
                         since_refresh = 0
-                        if known is not None:
+                        if known is not None:  # (cheap: the record of complete shards is kept current)
                             known.save()
-                        try:  # a refresh must never stop the run (a shard may be between its two renames)
-                            io.write_index(root, io.rebuild_index(root, skip_corrupt=True))
-                        except KinhecError as exc:
-                            log.write(f"--- index refresh skipped at {time.ctime()}: {exc}\n")
+                        if time.monotonic() - last_refresh >= INDEX_REFRESH_MIN_S:
+                            last_refresh = time.monotonic()
+                            try:  # a refresh must never stop the run (a shard may be between its two renames)
+                                io.write_index(root, io.rebuild_index(root, skip_corrupt=True))
+                            except KinhecError as exc:
+                                log.write(f"--- index refresh skipped at {time.ctime()}: {exc}\n")
         except KeyboardInterrupt:
             pending.clear()
 
