@@ -771,6 +771,10 @@ def test_check_rotations_batches_small_and_large(n):
     bad[n // 2] *= 1.0 + 2e-6  # one matrix past the tolerance: R^T R = (1 + 2e-6)^2 I
     with pytest.raises(InputError, match="got a deviation of 4e-06"):
         se3.check_rotations(bad)
+    dev, det = se3.rotation_defects(bad)  # per matrix, against numpy's products and determinants
+    np.testing.assert_allclose(dev, np.abs(np.swapaxes(bad, 1, 2) @ bad - np.eye(3)).max(axis=(1, 2)), atol=1e-15)
+    np.testing.assert_allclose(det, np.linalg.det(bad), rtol=1e-14)
+    assert int(np.argmax(dev)) == n // 2
     bad = R.copy()
     bad[n - 1, :, 0] *= -1.0  # one reflection
     with pytest.raises(InputError, match=r"got a reflection \(det = -1\)"):

@@ -32,6 +32,7 @@ __all__ = [
     "check_quaternions",
     "check_rotations",
     "check_transforms",
+    "rotation_defects",
     "check_timestamps",
     "matrix_from_quaternion",
     "quaternion_from_matrix",
@@ -154,18 +155,26 @@ def _gram_deviation_and_det(a: np.ndarray) -> tuple[float, np.ndarray]:
     """Largest ``|R^T R - I|`` entry over the matrices ``a`` ``(..., 3, 3)``, and their determinants."""
     if a.size <= 9 * 256:  # few matrices: the batched products are cheapest
         return float(np.abs(np.swapaxes(a, -1, -2) @ a - np.eye(3)).max()), np.linalg.det(a)
-    # many: the six distinct entries of R^T R and the triple product from the columns, as contiguous rows
-    c0, c1, c2 = np.moveaxis(a.reshape(-1, 3, 3), 2, 0).copy()  # columns, each (n, 3)
-    gram = (
-        np.einsum("ij,ij->i", c0, c0) - 1.0,
-        np.einsum("ij,ij->i", c1, c1) - 1.0,
-        np.einsum("ij,ij->i", c2, c2) - 1.0,
-        np.einsum("ij,ij->i", c0, c1),
-        np.einsum("ij,ij->i", c0, c2),
-        np.einsum("ij,ij->i", c1, c2),
-    )
-    err = max(float(np.abs(g).max()) for g in gram)
-    return err, np.einsum("ij,ij->i", c0, np.cross(c1, c2))
+    dev, det = rotation_defects(a)
+    return float(dev.max()), det
+
+
+def rotation_defects(R) -> tuple[np.ndarray, np.ndarray]:
+    """Per matrix of ``R`` ``(..., 3, 3)``: the largest ``|R^T R - I|`` entry and the determinant, both ``(n,)``.
+
+    Computed from the columns as contiguous rows (the six distinct entries of ``R^T R`` and the triple
+    product): a few whole-array operations, cheaper than batched 3 x 3 products for many matrices.
+    """
+    c0, c1, c2 = np.moveaxis(np.asarray(R, dtype=np.float64).reshape(-1, 3, 3), 2, 0).copy()  # columns, each (n, 3)
+    dev = np.abs(np.einsum("ij,ij->i", c0, c0) - 1.0)
+    for g in (np.einsum("ij,ij->i", c1, c1) - 1.0, np.einsum("ij,ij->i", c2, c2) - 1.0,
+              np.einsum("ij,ij->i", c0, c1), np.einsum("ij,ij->i", c0, c2), np.einsum("ij,ij->i", c1, c2)):  # fmt: skip
+        np.maximum(dev, np.abs(g), out=dev)
+    cr = np.empty_like(c0)  # c1 x c2, written out (np.cross costs more than the arithmetic here)
+    cr[:, 0] = c1[:, 1] * c2[:, 2] - c1[:, 2] * c2[:, 1]
+    cr[:, 1] = c1[:, 2] * c2[:, 0] - c1[:, 0] * c2[:, 2]
+    cr[:, 2] = c1[:, 0] * c2[:, 1] - c1[:, 1] * c2[:, 0]
+    return dev, np.einsum("ij,ij->i", c0, cr)
 
 
 def check_transforms(T, name: str = "T", *, tol: float = ORTHONORMAL_TOL) -> np.ndarray:

@@ -77,21 +77,7 @@ def _check_rigid(T: np.ndarray, n_first: int, names) -> None:
     if T.shape[0] == 0:
         return
     dev_last = np.abs(T[:, 3, :] - _LAST_ROW).max(axis=1)
-    F = T[:, :3, :3].reshape(-1, 9)
-    c0, c1, c2 = F[:, 0::3], F[:, 1::3], F[:, 2::3]  # columns of R
-    e = np.abs(
-        np.stack(
-            [
-                np.einsum("ni,ni->n", c0, c0) - 1.0,
-                np.einsum("ni,ni->n", c1, c1) - 1.0,
-                np.einsum("ni,ni->n", c2, c2) - 1.0,
-                np.einsum("ni,ni->n", c0, c1),
-                np.einsum("ni,ni->n", c0, c2),
-                np.einsum("ni,ni->n", c1, c2),
-            ]
-        )
-    ).max(axis=0)
-    det = np.einsum("ni,ni->n", cross(c0, c1), c2)
+    e, det = se3.rotation_defects(T[:, :3, :3])
 
     def name_of(i):
         return names[0] if i < n_first else names[1]
