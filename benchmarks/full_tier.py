@@ -25,7 +25,9 @@ shards and benchmark parts are kept), so an interrupted phase is continued by
 running the same command again.  With ``--max-sequences N`` the benchmark
 phase evaluates the first N sequences of each track only (a sample, logged as
 ``benchmark-sample``: the per-sequence cost of a track before its whole run).
-``report`` prints the table of ``docs/performance.md``.
+``report`` prints the tables of ``docs/performance.md`` (the latest record of each
+track, so ``--again`` re-measures a track), and where the benchmark results are
+there, the seconds each solver took per track.
 
 The machine is shared: CPU time is the figure to compare, wall time depends on
 the load.
@@ -86,9 +88,10 @@ def _timed(cmd: list[str]) -> dict:
     return {"rc": proc.returncode, "wall_s": float(e), "cpu_s": float(u) + float(s), "peak_rss_mb": int(m) / 1024.0}
 
 
-def run_phase(phase: str, data: Path, workers: int, tracks, max_sequences: int | None = None) -> None:
+def run_phase(phase: str, data: Path, workers: int, tracks, max_sequences: int | None = None,
+              again: bool = False) -> None:  # fmt: skip
     log = _log_path(data)
-    done = _done(log)
+    done = set() if again else _done(log)
     kind = phase if max_sequences is None else f"{phase}-sample"
     for track in tracks:
         if (kind, track) in done:
@@ -124,7 +127,8 @@ def report(data: Path) -> None:
     rows = [json.loads(ln) for ln in log.read_text().splitlines()] if log.is_file() else []
     counts = pd.read_parquet(data / "sequences.parquet", columns=["track"]).track.value_counts()
     for phase in ("generate", "benchmark", "benchmark-sample"):
-        sel = [r for r in rows if r["phase"] == phase and r.get("ok")]
+        latest = {r["track"]: r for r in rows if r["phase"] == phase and r.get("ok")}  # a re-measure replaces
+        sel = [latest[t] for t in ORDER if t in latest]
         if not sel:
             continue
         print(f"\n{phase}\n\n| track | sequences | CPU [s] | CPU per sequence [ms] | wall [s] | peak memory [MB] | bytes |")
@@ -144,6 +148,39 @@ def report(data: Path) -> None:
         print(f"| total | {tot['n']:,} | {tot['cpu']:,.0f} ({tot['cpu'] / 3600:.2f} core-h) | "
               f"{1000 * tot['cpu'] / max(tot['n'], 1):.1f} | {tot['wall']:,.0f} | {tot['rss']:,.0f} | "
               f"{tot['bytes'] / 1e9:.2f} GB |")  # fmt: skip
+    solver_table(data.parent / (data.name + "-bench"))
+
+
+def solver_table(bench: Path) -> None:
+    """Where the benchmark's time went, per solver and track: the ``runtime_ms`` the results record per call.
+
+    Wall time of each call inside a unit, BLAS on one thread, so on an otherwise idle worker it is CPU time; the
+    clock-offset estimate is its own row (``time_offset_runtime_ms``, once per asynchronous sequence).  Reading,
+    pairing and the bound columns are not in it: the rest of a track's CPU above.
+    """
+    import pandas as pd
+
+    files = sorted(bench.glob("subsets/*/results.parquet"))
+    if not files:
+        return
+    cols = ["sequence_id", "track", "solver", "eval_sync", "runtime_ms", "time_offset_runtime_ms"]
+    res = pd.concat([pd.read_parquet(f, columns=cols) for f in files], ignore_index=True)
+    per = res.groupby(["solver", "track"]).runtime_ms.sum().unstack(fill_value=0.0) / 1000.0
+    offset = res[res.eval_sync == "estimated"].drop_duplicates("sequence_id")
+    per.loc["clock offset"] = offset.groupby("track").time_offset_runtime_ms.sum() / 1000.0
+    per = per.fillna(0.0)
+    per["all"] = per.sum(axis=1)
+    per = per.sort_values("all", ascending=False)
+    tracks = [t for t in ORDER if t in per.columns]
+    total = per["all"].sum()
+    print("\nbenchmark: seconds per solver and track (sum of runtime_ms), share of the whole\n")
+    print("| solver | " + " | ".join(tracks) + " | all | share |")
+    print("|---|" + "---:|" * (len(tracks) + 2))
+    for name, row in per.iterrows():
+        cells = " | ".join(f"{row[t]:,.0f}" for t in tracks)
+        print(f"| `{name}` | {cells} | {row['all']:,.0f} | {100 * row['all'] / total:.0f} % |")
+    cells = " | ".join(f"{per[t].sum():,.0f}" for t in tracks)
+    print(f"| all | {cells} | {total:,.0f} ({total / 3600:.2f} core-h) | 100 % |")
 
 
 def main() -> None:
@@ -153,12 +190,14 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--tracks", nargs="*", default=list(ORDER))
     ap.add_argument("--max-sequences", type=int, default=None, help="benchmark: the first N sequences of each track")
+    ap.add_argument("--again", action="store_true",
+                    help="run the tracks even if the log has them (a re-measure; the report keeps the latest)")
     a = ap.parse_args()
     data = a.data.resolve()
     if a.phase == "report":
         report(data)
     else:
-        run_phase(a.phase, data, a.workers, a.tracks, a.max_sequences)
+        run_phase(a.phase, data, a.workers, a.tracks, a.max_sequences, a.again)
 
 
 if __name__ == "__main__":
