@@ -866,6 +866,8 @@ def test_jsonutil_never_writes_nan():
         "scalar": np.int64(7),
         "flag": np.bool_(True),
         "tuple": (1, 2.5, None),
+        "plain": [1, 2.5, "a", True],
+        "plain_nan": [1.0, float("nan")],
         3: "int key",
     }
     text = jsonutil.dumps(obj)
@@ -881,6 +883,8 @@ def test_jsonutil_never_writes_nan():
         "scalar": 7,
         "flag": True,
         "tuple": [1, 2.5, None],
+        "plain": [1, 2.5, "a", True],
+        "plain_nan": [1.0, None],
         "3": "int key",
     }
     assert jsonutil.loads(text) == back

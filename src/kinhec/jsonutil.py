@@ -85,6 +85,8 @@ def to_jsonable(obj, _where: str = "obj"):
             out[key] = to_jsonable(v, f"{_where}[{key!r}]")
         return out
     if isinstance(obj, (list, tuple)):
+        if all(type(v) is str or type(v) is int or (type(v) is float and math.isfinite(v)) for v in obj):
+            return list(obj)  # plain values (the common case: no per-item call or path string)
         return [to_jsonable(v, f"{_where}[{i}]") for i, v in enumerate(obj)]
     if isinstance(obj, (set, frozenset)):
         items = [to_jsonable(v, f"{_where}{{...}}") for v in obj]
