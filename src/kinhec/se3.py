@@ -479,11 +479,11 @@ def rotation_angle(R, *, check: bool = True) -> np.ndarray:
 # --------------------------------------------------------------------------- #
 def slerp_rotations(R0, R1, s) -> np.ndarray:
     """Geodesic interpolation ``R0 exp(s log(R0^T R1))`` for ``s`` in [0, 1] (broadcast)."""
-    R0 = check_rotations(R0, "R0")
-    R1 = check_rotations(R1, "R1")
-    s = np.asarray(s, dtype=np.float64)
-    rel = _so3_log(np.swapaxes(R0, -1, -2) @ R1)
-    return R0 @ _so3_exp(rel * s[..., None])
+    return _slerp(check_rotations(R0, "R0"), check_rotations(R1, "R1"), np.asarray(s, dtype=np.float64))
+
+
+def _slerp(R0: np.ndarray, R1: np.ndarray, s: np.ndarray) -> np.ndarray:
+    return R0 @ _so3_exp(_so3_log(np.swapaxes(R0, -1, -2) @ R1) * s[..., None])
 
 
 def interpolate_poses(t, T, t_query, *, out_of_range: str = "nan") -> np.ndarray:
@@ -565,12 +565,10 @@ def _slerp_intervals(R: np.ndarray, i: np.ndarray, s: np.ndarray) -> np.ndarray:
     With more queries than intervals, every interval's logarithm is taken once and looked up (the same
     values as per query: each comes from the same two matrices).
     """
-    R0 = R[i]
-    if i.size > R.shape[0] - 1:
-        rel = _so3_log(np.swapaxes(R[:-1], -1, -2) @ R[1:])[i]
-    else:
-        rel = _so3_log(np.swapaxes(R0, -1, -2) @ R[i + 1])
-    return R0 @ _so3_exp(rel * s[:, None])
+    if i.size <= R.shape[0] - 1:
+        return _slerp(R[i], R[i + 1], s)
+    rel = _so3_log(np.swapaxes(R[:-1], -1, -2) @ R[1:])[i]
+    return R[i] @ _so3_exp(rel * s[:, None])
 
 
 # --------------------------------------------------------------------------- #

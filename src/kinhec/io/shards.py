@@ -200,10 +200,6 @@ def _writer_value(kv: dict) -> str | None:
     return v.decode("utf-8", "replace") if v is not None else None
 
 
-def _raw_index_metadata(path: Path) -> bytes:
-    return _index_text(_key_values(path), path)
-
-
 def read_shard_index(path) -> list[dict]:
     """Index rows stored in the key-value metadata of one shard file (robot or camera).
 
@@ -218,7 +214,7 @@ def read_shard_index(path) -> list[dict]:
         If the file is missing, unreadable or carries no valid :data:`INDEX_METADATA_KEY`.
     """
     path = Path(path)
-    rows = _decode_index_metadata(_raw_index_metadata(path), str(path))
+    rows = _decode_index_metadata(_index_text(_key_values(path), path), str(path))
     try:
         # restores the types, NaN written as null and inf written as strings
         return _index_table(rows, str(path)).to_pylist() if rows else []
@@ -233,12 +229,7 @@ def shard_writer(path) -> str | None:
     :data:`WRITER_METADATA_KEY` was written by another tool (the published
     toolkit).  Raises :class:`DatasetFormatError` when the footer cannot be read.
     """
-    path = Path(path)
-    try:
-        kv = pq.read_metadata(path).metadata or {}
-    except Exception as exc:  # pyarrow raises several types for damaged files
-        raise DatasetFormatError(f"{path}: cannot read the Parquet footer, the file is truncated or corrupt ({exc})") from None
-    return _writer_value(kv)
+    return _writer_value(_key_values(Path(path)))
 
 
 # --------------------------------------------------------------------------- #
