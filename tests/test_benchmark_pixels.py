@@ -209,3 +209,28 @@ def test_registry_keeps_reprojection_out_of_the_pose_solvers():
     from kinhec.viz import _style
 
     assert _style.solver_label("reprojection") == "reprojection" and "reprojection" in _style.SOLVER_COLORS
+
+
+def test_recipes_read_alike_from_one_row_group_or_one_per_track(data, tmp_path):
+    """The benchmark reads the recipes of the pixel track only; an index in one row group (as the published copy
+    stores it) gives it the same rows."""
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    from kinhec.benchmark import _slim_index
+
+    assert pq.ParquetFile(data / "sequences.parquet").num_row_groups == 2  # noise, pnp
+    per_track = _slim_index(data, True)
+    assert "config_json" not in per_track.columns
+    pnp = per_track.camera_noise_model == "pnp"
+    assert per_track.loc[pnp, "extra_json"].notna().all() and per_track.loc[~pnp, "extra_json"].isna().all()
+    for text in per_track.loc[pnp, "extra_json"]:
+        assert list(jsonutil.loads(text)) == ["recipe"]
+    one = tmp_path / "one"
+    shutil.copytree(data, one, ignore=shutil.ignore_patterns("robot", "camera", ".kinhec*"))
+    pq.write_table(pq.read_table(data / "sequences.parquet"), one / "sequences.parquet", compression="zstd")
+    assert pq.ParquetFile(one / "sequences.parquet").num_row_groups == 1
+    pd.testing.assert_frame_equal(_slim_index(one, True), per_track)
+    # without a pixel solver no recipe is read at all
+    assert "extra_json" not in _slim_index(data, False).columns

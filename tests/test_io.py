@@ -337,6 +337,41 @@ def test_index_rows_sorted_and_located(noisy_ds):
     assert man["time_offset_s"].tolist()[3:5] == [ASYNC_OFFSET_S, ASYNC_OFFSET_S]
 
 
+def test_index_has_a_row_group_per_track(noisy_ds):
+    root, _ = noisy_ds
+    pf = pq.ParquetFile(root / "sequences.parquet")
+    groups = [pf.read_row_group(i, columns=["track"]).column("track").to_pylist() for i in range(pf.num_row_groups)]
+    # one group per track, in the index's track order, each holding that track's rows only
+    assert [g[0] for g in groups] == ["noise", "motion", "temporal", "pnp"]
+    assert [len(set(g)) for g in groups] == [1, 1, 1, 1]
+    assert sum(len(g) for g in groups) == len(ORDER)
+
+
+def test_manifest_without_columns(noisy_ds):
+    root, _ = noisy_ds
+    whole = kio.load_manifest(root)
+    slim = kio.load_manifest(root, without=("config_json", "extra_json"))
+    assert "config_json" not in slim.columns and "extra_json" not in slim.columns
+    assert list(slim.columns) == [c for c in whole.columns if c not in ("config_json", "extra_json")]
+    pd.testing.assert_frame_equal(slim, whole.drop(columns=["config_json", "extra_json"]))
+    with pytest.raises(InputError, match="expected index columns, got \\['no_such'\\]"):
+        kio.load_manifest(root, without=["no_such"])
+    with pytest.raises(InputError, match="sequence_id.*cannot be left out"):
+        kio.load_manifest(root, without=["sequence_id"])
+
+
+def test_read_index_column_reads_the_asked_rows(noisy_ds):
+    from kinhec.io.index import read_index_column
+
+    root, _ = noisy_ds
+    whole = kio.load_manifest(root).set_index("sequence_id")
+    got = read_index_column(root, "config_json", ["temporal-000001", "pnp-000000"], ["temporal", "pnp"])
+    assert got == {s: whole.loc[s, "config_json"] for s in ("temporal-000001", "pnp-000000")}
+    # a sequence outside the given tracks is not read
+    assert read_index_column(root, "config_json", ["noise-000000"], ["pnp"]) == {}
+    assert read_index_column(root, "config_json", [], ["pnp"]) == {}
+
+
 def test_write_shard_returns_completed_rows(tmp_path):
     seqs, _ = build_sequences(exact=True)
     rows = kio.write_shard(tmp_path, "noise", 12, seqs[:2])

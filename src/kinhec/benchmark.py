@@ -128,6 +128,7 @@ import pyarrow.parquet as pq
 from kinhec import __version__, jsonutil, se3
 from kinhec import bounds as _bounds
 from kinhec import io as kio
+from kinhec.io.index import read_index_column
 from kinhec.blas import single_threaded_blas
 from kinhec.errors import InputError, UnknownNameError
 from kinhec.executors import EXECUTORS, drain_after_interrupt, make_executor
@@ -857,22 +858,25 @@ def _plan(root: Path, manifest: pd.DataFrame, parts: Path, solvers, syncs, solve
     return tasks
 
 
-def _slim_recipes(manifest: pd.DataFrame, pixels: bool) -> pd.DataFrame:
-    """The index without the generation recipes, which keeps the tasks small.
+def _slim_index(root: Path, pixels: bool) -> pd.DataFrame:
+    """The index without the generation recipes, which keeps the run's memory and its tasks small.
 
-    With a pixel solver to run, the rows whose pixels can be rebuilt keep
-    ``extra_json`` cut down to ``{"recipe": ...}``; every other row has None there.
+    The recipe columns are not read at all (about 0.5 GB of JSON text on the full tier).  With a pixel
+    solver to run, ``extra_json`` is read for the rows of a pixel track with a pnp camera only (the others
+    cannot qualify, :func:`pixels_available`), and the rows whose pixels can be rebuilt keep it cut down
+    to ``{"recipe": ...}``; every other row has None there.
     """
-    out = manifest.drop(columns=[c for c in _RECIPE_COLUMNS if c in manifest.columns])
-    if pixels and "extra_json" in manifest.columns:
-        # only rows of a pixel track with a pnp camera can qualify (pixels_available says which): the others'
-        # recipes are never decoded (about 0.5 GB of JSON text on the full tier)
-        extra = np.full(len(manifest), None, dtype=object)
-        maybe = np.flatnonzero(manifest["track"].astype(str).isin(PIXEL_TRACKS).to_numpy()
-                               & (manifest["camera_noise_model"].astype(str) == "pnp").to_numpy())  # fmt: skip
-        for i, r in zip(maybe, manifest.iloc[maybe].to_dict("records")):
-            if pixels_available(r):
-                extra[i] = jsonutil.dumps({"recipe": _stored_recipe(r)})
+    out = kio.load_manifest(root, without=_RECIPE_COLUMNS)
+    if pixels:
+        extra = np.full(len(out), None, dtype=object)
+        maybe = np.flatnonzero(out["track"].astype(str).isin(PIXEL_TRACKS).to_numpy()
+                               & (out["camera_noise_model"].astype(str) == "pnp").to_numpy())  # fmt: skip
+        if maybe.size:
+            texts = read_index_column(root, "extra_json", out["sequence_id"].iloc[maybe], PIXEL_TRACKS)
+            for i, r in zip(maybe, out.iloc[maybe].to_dict("records")):
+                r["extra_json"] = texts.get(r["sequence_id"])
+                if pixels_available(r):
+                    extra[i] = jsonutil.dumps({"recipe": _stored_recipe(r)})
         out["extra_json"] = extra
     return out
 
@@ -1058,7 +1062,7 @@ def run_benchmark(
     except TypeError:
         raise InputError(f"root: expected a folder path, got {type(root).__name__}") from None
     refuse_if_in_use(root, "benchmark")  # a folder being generated: say so (its writer lock is taken below)
-    manifest = _slim_recipes(kio.load_manifest(root), any(_registry.uses_pixels(n) for n in solver_list))
+    manifest = _slim_index(root, any(_registry.uses_pixels(n) for n in solver_list))
     selected = _select(manifest, track_list, max_sequences)
     bench_dir = root / RESULTS_DIR if out is None else Path(out)
     if bench_dir.exists() and not bench_dir.is_dir():

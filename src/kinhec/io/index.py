@@ -201,13 +201,26 @@ def _encode_index_rows(table: pa.Table) -> str:
 # --------------------------------------------------------------------------- #
 # writing the index
 # --------------------------------------------------------------------------- #
+def _write_by_track(table: pa.Table, path: Path) -> None:
+    """``table`` (sorted by track) written with one row group per run of a track.
+
+    A reader that wants some tracks' rows (such as the benchmark, which needs the recipes of the ``pnp``
+    track only) then skips the other row groups by their statistics instead of decoding every recipe.
+    """
+    track = np.array(["" if v is None else v for v in table.column("track").to_pylist()], dtype=object)
+    cuts = [0] + [i for i in range(1, len(track)) if track[i] != track[i - 1]] + [len(track)]
+    with pq.ParquetWriter(path, table.schema, compression=COMPRESSION) as writer:
+        for a, b in zip(cuts[:-1], cuts[1:]):
+            writer.write_table(table.slice(a, b - a))
+
+
 def _write_index_files(root: Path, table: pa.Table) -> list[Path]:
     pq_path = root / INDEX_FILE
     csv_path = root / INDEX_CSV_FILE
     tmp_pq = _tmp_path(pq_path)
     tmp_csv = _tmp_path(csv_path)
     try:
-        pq.write_table(table, tmp_pq, compression=COMPRESSION)
+        _write_by_track(table, tmp_pq)
         _fsync_file(tmp_pq)
         int_types = {f.type: pd.ArrowDtype(f.type) for f in INDEX_SCHEMA if pa.types.is_integer(f.type)}
         df = table.select(INDEX_CSV_COLUMNS).to_pandas(types_mapper=int_types.get)
@@ -254,31 +267,39 @@ def write_index(root, rows_or_dataframe) -> list[Path]:
 # --------------------------------------------------------------------------- #
 # reading the index
 # --------------------------------------------------------------------------- #
-def _read_index_table(root: Path, filters=None) -> pa.Table:
+def _read_index_table(root: Path, filters=None, without=()) -> pa.Table:
     path = root / INDEX_FILE
     try:
-        table = pq.read_table(path, filters=filters)
+        columns = None
+        if without:
+            columns = [n for n in pq.read_schema(path).names if n not in without]
+        table = pq.read_table(path, columns=columns, filters=filters)
     except Exception as exc:  # pyarrow raises several types for damaged files
         raise DatasetFormatError(f"{path}: cannot read the index, the file is truncated or corrupt ({exc})") from None
-    return _conform_index(table, str(path))
+    return _conform_index(table, str(path), without)
 
 
-def _conform_index(table: pa.Table, where: str) -> pa.Table:
-    """Index columns cast to :data:`INDEX_SCHEMA` types; extra columns are kept after them."""
-    conformed = _conform(table.select([n for n in table.schema.names if n in INDEX_SCHEMA.names]), INDEX_SCHEMA, where)
+def _conform_index(table: pa.Table, where: str, without=()) -> pa.Table:
+    """Index columns cast to :data:`INDEX_SCHEMA` types (but the ``without`` ones); extra columns are kept after them."""
+    schema = INDEX_SCHEMA if not without else pa.schema([f for f in INDEX_SCHEMA if f.name not in without])
+    conformed = _conform(table.select([n for n in table.schema.names if n in schema.names]), schema, where)
     extra = [n for n in table.schema.names if n not in INDEX_SCHEMA.names]
     for n in extra:
         conformed = conformed.append_column(table.schema.field(n), table.column(n))
     return conformed
 
 
-def load_manifest(root) -> pd.DataFrame:
+def load_manifest(root, *, without=()) -> pd.DataFrame:
     """The index of a dataset folder as a DataFrame, one row per sequence.
 
     Parameters
     ----------
     root : str or Path
         Dataset folder holding ``sequences.parquet``.
+    without : iterable of str, optional
+        Index columns not to read, e.g. the recipes ``config_json`` and
+        ``extra_json``, which hold most of the index's bytes (about 0.5 GB of
+        text on the full tier): the frame then lacks them.
 
     Returns
     -------
@@ -294,7 +315,37 @@ def load_manifest(root) -> pd.DataFrame:
         columns are missing or have the wrong kind of type.
     """
     root = _dataset_root(root)
-    return _read_index_table(root).to_pandas()
+    without = _columns_left_out(without)
+    return _read_index_table(root, without=without).to_pandas()
+
+
+def _columns_left_out(without) -> tuple:
+    names = (without,) if isinstance(without, str) else tuple(without)
+    unknown = [n for n in names if n not in INDEX_SCHEMA.names]
+    if unknown:
+        raise InputError(f"without: expected index columns, got {unknown}")
+    needed = [n for n in names if n in _NEEDED_COLUMNS or n in ("track",)]
+    if needed:
+        raise InputError(f"without: the columns {needed} are needed to read the sequences and cannot be left out")
+    return names
+
+
+def read_index_column(root, column: str, sequence_ids, tracks) -> dict:
+    """``{sequence_id: value}`` of one index column for the sequences ``sequence_ids`` of the tracks ``tracks``.
+
+    Only the row groups that may hold the tracks are read (an index written by kinhec has one per track).
+    """
+    root = _dataset_root(root)
+    ids = list(sequence_ids)
+    if not ids:
+        return {}
+    path = root / INDEX_FILE
+    try:
+        table = pq.read_table(path, columns=["sequence_id", column],
+                              filters=[("track", "in", list(tracks)), ("sequence_id", "in", ids)])  # fmt: skip
+    except Exception as exc:  # pyarrow raises several types for damaged files
+        raise DatasetFormatError(f"{path}: cannot read the column {column!r} of the index ({exc})") from None
+    return dict(zip(table.column("sequence_id").to_pylist(), table.column(column).to_pylist()))
 
 
 def _manifest_row(root: Path, sequence_id, manifest) -> dict:
