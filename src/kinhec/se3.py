@@ -355,9 +355,12 @@ def hat(v) -> np.ndarray:
     v = np.asarray(v, dtype=np.float64)
     if v.shape[-1:] != (3,):
         raise InputError(f"v: expected shape (..., 3), got {_describe(v)}")
-    x, y, z = np.moveaxis(v, -1, 0)
-    o = np.zeros_like(x)
-    return np.stack([np.stack([o, -z, y], -1), np.stack([z, o, -x], -1), np.stack([-y, x, o], -1)], -2)
+    out = np.zeros(v.shape[:-1] + (3, 3))
+    x, y, z = v[..., 0], v[..., 1], v[..., 2]
+    out[..., 0, 1], out[..., 0, 2] = -z, y
+    out[..., 1, 0], out[..., 1, 2] = z, -x
+    out[..., 2, 0], out[..., 2, 1] = -y, x
+    return out
 
 
 def vee(W) -> np.ndarray:
@@ -394,7 +397,13 @@ def _so3_exp(w: np.ndarray) -> np.ndarray:
     theta = np.linalg.norm(w, axis=-1)
     A, B, _ = _so3_coeffs(theta)
     K = hat(w)
-    return np.eye(3) + A[..., None, None] * K + B[..., None, None] * (K @ K)
+    # (I + A K) + B K^2 in place: the same sums, in the same order, without the temporaries
+    out = A[..., None, None] * K
+    out += np.eye(3)
+    KK = K @ K
+    KK *= B[..., None, None]
+    out += KK
+    return out
 
 
 def so3_log(R, *, check: bool = True) -> np.ndarray:

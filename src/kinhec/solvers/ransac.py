@@ -105,10 +105,11 @@ def _residuals(alpha, beta, RA, tA, tB, R, t):
     over the stacked arrays only, O(H N).
     """
     n = alpha.shape[0]
-    rot = np.linalg.norm(alpha[None] - np.swapaxes(R @ beta.T, 1, 2), axis=-1)
-    RAt = (RA.reshape(-1, 3) @ t.T).reshape(n, 3, -1).transpose(2, 0, 1)
-    et = RAt + tA[None] - np.swapaxes(R @ tB.T, 1, 2) - t[:, None, :]
-    return rot, np.linalg.norm(et, axis=-1)
+    # laid out (H, 3, N), the norms summed over the middle axis: the bits of numpy.linalg.norm over (H, N, 3)
+    D = alpha.T[None] - R @ beta.T
+    RAt = (RA.reshape(-1, 3) @ t.T).reshape(n, 3, -1).transpose(2, 1, 0)
+    et = RAt + tA.T[None] - R @ tB.T - t[:, :, None]
+    return np.sqrt((D * D).sum(axis=1)), np.sqrt((et * et).sum(axis=1))
 
 
 def _sample_pairs(rng, axes, n_hyp: int, cos_max: float):
