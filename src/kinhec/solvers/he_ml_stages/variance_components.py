@@ -336,7 +336,9 @@ def _weighted_fit(r, W, w, J):
     """
     WJ = W @ J  # (n, 6, p)
     wWJ = w[:, None, None] * WJ
-    H = np.einsum("nap,naq->pq", J, wWJ)
+    p = J.shape[2]
+    wWJ2 = wWJ.reshape(-1, p)  # the pairs' rows stacked: H and the gradient as single matrix products
+    H = J.reshape(-1, p).T @ wWJ2
     H = 0.5 * (H + H.T)
     ev, V = np.linalg.eigh(H)
     aev = np.abs(ev)
@@ -344,7 +346,7 @@ def _weighted_fit(r, W, w, J):
     logdet_h = float(np.sum(np.log(ev[ev > 1e-12 * max(float(ev[-1]), 1e-300)])))
     keep = aev > 1e-15 * top
     Vk, evk = V[:, keep], ev[keep]
-    step = (Vk / evk) @ (Vk.T @ np.einsum("nap,na->p", wWJ, r))
+    step = (Vk / evk) @ (Vk.T @ (r.reshape(-1) @ wWJ2))
     rr = r - J @ step
     return rr, logdet_h, (w, WJ, Vk, evk)
 
