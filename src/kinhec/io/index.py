@@ -324,7 +324,7 @@ def _columns_left_out(without) -> tuple:
     unknown = [n for n in names if n not in INDEX_SCHEMA.names]
     if unknown:
         raise InputError(f"without: expected index columns, got {unknown}")
-    needed = [n for n in names if n in _NEEDED_COLUMNS or n in ("track",)]
+    needed = [n for n in names if n in _NEEDED_COLUMNS]
     if needed:
         raise InputError(f"without: the columns {needed} are needed to read the sequences and cannot be left out")
     return names
