@@ -295,6 +295,30 @@ def test_ransac_survives_30_percent_outliers(configuration):
         assert e[0] > 10 * e_ransac[0] or e[1] > 10 * e_ransac[1], name
 
 
+def test_ransac_hypothesis_residuals_are_those_of_each_motion():
+    """The (H, N) residual tables of the hypotheses equal the per-hypothesis, per-motion formulas."""
+    from kinhec.solvers.ransac import _residuals
+
+    rng = np.random.default_rng(33)
+    ch = make_chain(rng, 25, **C2)
+    A, B = ch.motions()
+    alpha = np.stack([se3.so3_log(R) for R in A[:, :3, :3]])
+    beta = np.stack([se3.so3_log(R) for R in B[:, :3, :3]])
+    R = se3.random_rotations(rng, 7)
+    t = rng.normal(size=(7, 3))
+    rot, trans = _residuals(alpha, beta, A[:, :3, :3], A[:, :3, 3], B[:, :3, 3], R, t)
+    assert rot.shape == trans.shape == (7, A.shape[0])
+    for h in range(7):
+        exp_rot = np.linalg.norm(alpha - beta @ R[h].T, axis=-1)
+        exp_trans = np.linalg.norm(A[:, :3, :3] @ t[h] + A[:, :3, 3] - B[:, :3, 3] @ R[h].T - t[h], axis=-1)
+        np.testing.assert_allclose(rot[h], exp_rot, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(trans[h], exp_trans, rtol=1e-12, atol=1e-15)
+    # the true X leaves every motion's residual at the noise only
+    rot_x, trans_x = _residuals(alpha, beta, A[:, :3, :3], A[:, :3, 3], B[:, :3, 3], ch.X[None, :3, :3],
+                                ch.X[None, :3, 3])  # fmt: skip
+    assert rot_x.max() < 0.05 and trans_x.max() < 0.05
+
+
 def test_ransac_is_deterministic_and_seeded_through_the_registry():
     rng = np.random.default_rng(32)
     ch = make_chain(rng, 40, outlier_fraction=0.3, **C2)
