@@ -171,12 +171,16 @@ def _sort_index(table: pa.Table) -> pa.Table:
     """Rows sorted by track (in :data:`~kinhec.schema.TRACKS` order, unknown tracks after, by name) then id."""
     if table.num_rows == 0:
         return table
-    track = np.array(table.column("track").to_pylist(), dtype=object)
-    track = np.array(["" if v is None else v for v in track], dtype=object)
+    track = _track_names(table)
     rank = np.array([TRACKS.index(v) if v in TRACKS else len(TRACKS) for v in track])
     sid = np.array(["" if v is None else v for v in table.column("sequence_id").to_pylist()], dtype=object)
     order = np.lexsort((sid.astype(str), track.astype(str), rank))
     return table.take(pa.array(order))
+
+
+def _track_names(table: pa.Table) -> np.ndarray:
+    """The ``track`` column as an object array, ``""`` for a missing track."""
+    return np.array(["" if v is None else v for v in table.column("track").to_pylist()], dtype=object)
 
 
 def _check_unique_ids(table: pa.Table, where: str) -> None:
@@ -207,8 +211,8 @@ def _write_by_track(table: pa.Table, path: Path) -> None:
     A reader that wants some tracks' rows (such as the benchmark, which needs the recipes of the ``pnp``
     track only) then skips the other row groups by their statistics instead of decoding every recipe.
     """
-    track = np.array(["" if v is None else v for v in table.column("track").to_pylist()], dtype=object)
-    cuts = [0] + [i for i in range(1, len(track)) if track[i] != track[i - 1]] + [len(track)]
+    track = _track_names(table)
+    cuts = [0, *(np.flatnonzero(track[1:] != track[:-1]) + 1).tolist(), len(track)]
     with pq.ParquetWriter(path, table.schema, compression=COMPRESSION) as writer:
         for a, b in zip(cuts[:-1], cuts[1:]):
             writer.write_table(table.slice(a, b - a))

@@ -319,16 +319,8 @@ def motion_quats(A: np.ndarray, B: np.ndarray):
 
 
 def skew(v: np.ndarray) -> np.ndarray:
-    """Skew-symmetric matrices (..., 3, 3) of vectors (..., 3): ``skew(a) @ b = a x b``."""
-    out = np.zeros(v.shape[:-1] + (3, 3))
-    x, y, z = v[..., 0], v[..., 1], v[..., 2]
-    out[..., 0, 1] = -z
-    out[..., 0, 2] = y
-    out[..., 1, 0] = z
-    out[..., 1, 2] = -x
-    out[..., 2, 0] = -y
-    out[..., 2, 1] = x
-    return out
+    """Skew-symmetric matrices (..., 3, 3) of vectors (..., 3): ``skew(a) @ b = a x b`` (:func:`kinhec.se3.hat`)."""
+    return se3.hat(v)
 
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
