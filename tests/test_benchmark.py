@@ -562,3 +562,37 @@ def test_unreadable_sequences_make_the_run_fail(smoke, tmp_path):
     assert not s.ok
     assert s.unreadable and all(sid.startswith("pnp-") for sid in s.unreadable)
     assert run_benchmark(copy, solvers=["park_martin"], sync=["oracle"], tracks=["noise"]).ok
+
+
+def test_parts_are_assembled_in_the_results_order(smoke_run, tmp_path):
+    from kinhec.benchmark import _assemble
+
+    table = pq.read_table(smoke_run.out / "results.parquet").replace_schema_metadata(None)
+    # the rows shuffled over three parts come back as one table sorted by sequence, synchronisation and solver
+    perm = np.random.default_rng(7).permutation(table.num_rows)
+    cuts = np.array_split(perm, 3)
+    paths = []
+    for k, rows in enumerate(cuts):
+        paths.append(tmp_path / f"part-{k}.parquet")
+        pq.write_table(table.take(rows), paths[-1])
+    out = _assemble(paths + [tmp_path / "missing.parquet"])
+    assert out.schema == RESULTS_SCHEMA
+    pd.testing.assert_frame_equal(out.to_pandas(), table.to_pandas())  # (NaN where NaN)
+    keys = list(zip(*(out.column(c).to_pylist() for c in ("sequence_id", "eval_sync", "solver"))))
+    assert keys == sorted(keys)
+    assert _assemble([]).num_rows == 0
+
+
+def test_text_columns_read_missing_values_as_empty_strings():
+    from kinhec.benchmark import _ordered, _strings
+
+    s = pd.Series(["noise", None, "mixed", np.nan, "noise", pd.NA], dtype=object)
+    got = _strings(s)
+    assert got.dtype == object and list(got) == ["noise", "", "mixed", "", "noise", ""]
+    assert list(_strings(pd.Series(["a", None], dtype="string"))) == ["a", ""]
+    assert list(_strings(pd.Series([None, None], dtype=object))) == ["", ""]
+    # anything but text goes through str()
+    assert list(_strings(pd.Series([1.5, None, 2], dtype=object))) == ["1.5", "", "2"]
+    # the distinct names: the reference's order first, then the rest sorted, from an array as from a list
+    vals = np.array(["pnp", "", "zeta", "noise", "alpha", "pnp"], dtype=object)
+    assert _ordered(vals, TRACKS) == _ordered(list(vals), TRACKS) == ["noise", "pnp", "", "alpha", "zeta"]

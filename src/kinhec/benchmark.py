@@ -123,6 +123,7 @@ from typing import Callable, Iterable
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from kinhec import __version__, jsonutil, se3
@@ -1169,11 +1170,26 @@ def _run_tasks(todo, workers, executor, scheduler, summary: BenchmarkSummary, em
 # outputs
 # --------------------------------------------------------------------------- #
 def _assemble(paths: list[Path]) -> pa.Table:
+    """The parts as one table, sorted by sequence, synchronisation and solver.
+
+    The rows are put in order one column at a time, each source column dropped once taken, so that the
+    sorted copy never coexists with the whole unsorted table (the full tier's ``mixed`` track: 856k rows).
+    """
     tables = [pq.read_table(p).replace_schema_metadata(None) for p in paths if p.is_file()]
     table = pa.concat_tables(tables) if tables else RESULTS_SCHEMA.empty_table()
+    del tables
     table = table.cast(RESULTS_SCHEMA)
-    if table.num_rows:
-        table = table.sort_by([("sequence_id", "ascending"), ("eval_sync", "ascending"), ("solver", "ascending")])
+    pa.default_memory_pool().release_unused()  # (the parts' decoding buffers, before the sorted copy)
+    if not table.num_rows:
+        return table
+    order = pc.sort_indices(table, sort_keys=[("sequence_id", "ascending"), ("eval_sync", "ascending"),
+                                              ("solver", "ascending")])  # fmt: skip
+    columns = []
+    for name in RESULTS_SCHEMA.names:
+        columns.append(table.column(name).take(order).combine_chunks())
+        table = table.drop_columns([name])
+    table = pa.Table.from_arrays(columns, schema=RESULTS_SCHEMA)
+    pa.default_memory_pool().release_unused()
     return table
 
 
@@ -1189,8 +1205,7 @@ def _write_outputs(out: Path, table: pa.Table, summary: BenchmarkSummary) -> tup
     fp = data_fingerprint(summary.root)  # ties the results to the data they were computed on
     meta = {FINGERPRINT_KEY: fp.encode()} if fp else None
     _write_parquet_atomic(files["results"], table.replace_schema_metadata(meta) if meta else table)
-    df = table.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
-    atomic_write(files["results_csv"], lambda tmp: df.to_csv(tmp, index=False, lineterminator="\n"))
+    _write_csv(files["results_csv"], table)  # (its frame, with nullable integers, is freed before the next)
     results = table.to_pandas()
     dataset = summary.root.resolve().name or str(summary.root)
     summ = summarize_results(results, solvers=summary.solvers)
@@ -1216,6 +1231,14 @@ def _write_outputs(out: Path, table: pa.Table, summary: BenchmarkSummary) -> tup
     return files, results
 
 
+
+
+def _write_csv(path: Path, table: pa.Table) -> None:
+    """``results.csv``: integer columns with missing values written as integers (nullable ``Int64``)."""
+    df = table.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
+    atomic_write(path, lambda tmp: df.to_csv(tmp, index=False, lineterminator="\n"))
+    del df
+    pa.default_memory_pool().release_unused()
 
 
 def _defaults(fn) -> dict:
@@ -1324,7 +1347,11 @@ _STAT_COLUMNS = ("X_rot_err_deg", "X_trans_err_mm", "Y_rot_err_deg", "Y_trans_er
 
 
 def _ordered(values, reference) -> list:
-    values = list(dict.fromkeys(v for v in values if isinstance(v, str)))
+    """The distinct strings of ``values``: those of ``reference`` in its order, then the others sorted."""
+    if isinstance(values, np.ndarray) and values.dtype == object:
+        values = [v for v in pd.unique(values) if isinstance(v, str)]  # (first appearance, as below; one C pass)
+    else:
+        values = list(dict.fromkeys(v for v in values if isinstance(v, str)))
     known = [v for v in reference if v in values]
     return known + sorted(v for v in values if v not in known)
 
@@ -1334,6 +1361,13 @@ def _num(s: pd.Series) -> np.ndarray:
 
 
 def _strings(s: pd.Series) -> np.ndarray:
+    """A column as an object array of str, missing values (None, NaN, NA) as ``""``."""
+    codes, uniques = pd.factorize(s, use_na_sentinel=True)
+    names = np.asarray(uniques, dtype=object)
+    if pd.api.types.infer_dtype(names, skipna=True) in ("string", "empty"):
+        # strings and missing values (the results' text columns): every row points at one of the distinct
+        # strings (a few per column but the sequence ids), missing ones (code -1) at the last, ""
+        return np.append(names, "")[codes]
     return np.array(["" if _missing(v) else str(v) for v in s.to_numpy(dtype=object)], dtype=object)
 
 
@@ -1462,17 +1496,20 @@ def efficiency_summary(results: pd.DataFrame, solvers=None) -> dict:
     if results is None or len(results) == 0 or not all(c in results.columns for c in _EFFICIENCY_COLUMNS):
         return {}
     solver_order = _registry.evaluated_names() if solvers is None else list(solvers)
-    df = results[_strings(results["eval_sync"]) == "oracle"]
-    track, solver = _strings(df["track"]), _strings(df["solver"])
-    eff = {c: _num(df[c]) for c in _EFFICIENCY_COLUMNS}
-    modelled = df["crlb_modelled"].to_numpy(dtype=object)
+    oracle = np.flatnonzero(_strings(results["eval_sync"]) == "oracle")  # (columns taken by index: no copy of the frame)
+    track, solver = _strings(results["track"])[oracle], _strings(results["solver"])[oracle]
+    eff = {c: _num(results[c])[oracle] for c in _EFFICIENCY_COLUMNS}
+    modelled = results["crlb_modelled"].to_numpy(dtype=object)[oracle]
+    finite = np.isfinite(eff["X_rot_efficiency"])
+    by_ts = _groups(track[finite], solver[finite])
+    rows = np.flatnonzero(finite)
     out: dict = {}
     for t in _ordered(track, TRACKS):
         per = {}
         for sv in _ordered(solver[track == t], solver_order):
-            idx = np.flatnonzero((track == t) & (solver == sv) & np.isfinite(eff["X_rot_efficiency"]))
-            if idx.size == 0:
+            if (t, sv) not in by_ts:
                 continue
+            idx = rows[by_ts[(t, sv)]]
             d = {"n": int(idx.size)}
             for c in _EFFICIENCY_COLUMNS:
                 d[f"{c}_median"] = _median(eff[c][idx])
@@ -1678,7 +1715,9 @@ def leaderboard_markdown(results: pd.DataFrame, solvers=None, dataset: str | Non
         if cols is None:
             continue
         idx = np.flatnonzero((cols.track == track) & (cols.mode == "oracle") & cols.ok)
-        factors = [_level_factors(lv) for lv in cols.level[idx]]
+        codes, uniq = pd.factorize(cols.level[idx])  # each distinct level parsed once
+        parsed = [_level_factors(lv) for lv in uniq]
+        factors = [parsed[i] for i in codes]
         keys = list(dict.fromkeys(k for f in factors for k in f))
         names = sorted(set(cols.solver[idx]))
         for k in keys:
