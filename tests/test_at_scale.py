@@ -192,7 +192,7 @@ def test_a_second_ctrl_c_stops_at_once_and_the_next_run_resumes(tmp_path):
 _SLOW_BENCHMARK = """
 import os, signal, sys, time
 signal.signal(signal.SIGINT, signal.default_int_handler)  # a parent started in the background may ignore SIGINT
-import kinhec.benchmark as b
+import kinhec.benchmark.run as b
 
 original = b.run_unit
 MARK = os.environ["KINHEC_TEST_MARK"]
@@ -204,7 +204,7 @@ def run_unit(task):
         time.sleep(120)
     return original(task)
 
-run_unit.__module__, run_unit.__qualname__ = "kinhec.benchmark", "run_unit"
+run_unit.__module__, run_unit.__qualname__ = "kinhec.benchmark.run", "run_unit"
 b.run_unit = run_unit
 
 original_drain = b.drain_after_interrupt

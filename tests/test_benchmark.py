@@ -340,7 +340,7 @@ def test_finished_parts_are_reused(noise_free, tmp_path, monkeypatch):
     assert first.computed_units == first.planned_units == 3 and first.skipped_units == 0
     (first.out / "results.parquet").unlink()
     (first.out / "leaderboard.md").unlink()
-    import kinhec.benchmark as bm
+    import kinhec.benchmark.sequence as bm
 
     monkeypatch.setattr(bm, "_evaluate", lambda *a: pytest.fail("a finished part was recomputed"))
     again = run_benchmark(noise_free, out=out, solvers=["shah", "park_martin"])
@@ -351,7 +351,7 @@ def test_finished_parts_are_reused(noise_free, tmp_path, monkeypatch):
 
 
 def test_parts_of_other_solver_code_are_recomputed(noise_free, tmp_path, monkeypatch):
-    import kinhec.benchmark as bm
+    import kinhec.benchmark.run as bm
     from kinhec.fingerprint import source_digest
 
     assert len(source_digest()) == 16 and source_digest() == source_digest()
@@ -565,7 +565,7 @@ def test_unreadable_sequences_make_the_run_fail(smoke, tmp_path):
 
 
 def test_parts_are_assembled_in_the_results_order(smoke_run, tmp_path):
-    from kinhec.benchmark import _assemble
+    from kinhec.benchmark.run import _assemble
 
     table = pq.read_table(smoke_run.out / "results.parquet").replace_schema_metadata(None)
     # the rows shuffled over three parts come back as one table sorted by sequence, synchronisation and solver
@@ -584,7 +584,7 @@ def test_parts_are_assembled_in_the_results_order(smoke_run, tmp_path):
 
 
 def test_text_columns_read_missing_values_as_empty_strings():
-    from kinhec.benchmark import _ordered, _strings
+    from kinhec.benchmark.summary import _ordered, _strings
 
     s = pd.Series(["noise", None, "mixed", np.nan, "noise", pd.NA], dtype=object)
     got = _strings(s)

@@ -218,7 +218,7 @@ def test_recipes_read_alike_from_one_row_group_or_one_per_track(data, tmp_path):
 
     import pyarrow.parquet as pq
 
-    from kinhec.benchmark import _slim_index
+    from kinhec.benchmark.run import _slim_index
 
     assert pq.ParquetFile(data / "sequences.parquet").num_row_groups == 2  # noise, pnp
     per_track = _slim_index(data, True)

@@ -73,7 +73,8 @@ def test_suite_entries_and_benchmark_units_solve_on_one_blas_thread(monkeypatch,
     """What the stored results are computed in: every BLAS on one thread, whatever OPENBLAS_NUM_THREADS says."""
     from threadpoolctl import threadpool_info, threadpool_limits
 
-    import kinhec.benchmark as bench
+    import kinhec.benchmark.sequence as bench
+    from kinhec.benchmark import run_benchmark
     import kinhec.suite.runner as srunner
     from kinhec.runner import generate_dataset
     from kinhec.suite import load_suite
@@ -100,5 +101,5 @@ def test_suite_entries_and_benchmark_units_solve_on_one_blas_thread(monkeypatch,
     root = tmp_path / "data"
     assert generate_dataset("smoke", root, workers=1, tracks=["noise"], limit=1, progress=False).ok
     with threadpool_limits(limits=2, user_api="blas"):
-        assert bench.run_benchmark(root, workers=1, solvers=["park_martin"], sync=["oracle"]).ok
+        assert run_benchmark(root, workers=1, solvers=["park_martin"], sync=["oracle"]).ok
     assert len(seen) == 2 and all(n == [1] * len(n) and n for n in seen), seen
