@@ -39,6 +39,7 @@ import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from kinhec import benchmark as bm  # noqa: E402
+from kinhec.benchmark import sequence as bseq  # noqa: E402
 from kinhec import io as kio  # noqa: E402
 from kinhec.runner import generate_dataset  # noqa: E402
 from kinhec.solvers import registry  # noqa: E402
@@ -53,9 +54,9 @@ def measure(root: Path) -> list[dict]:
     out = []
     for sid in ids:
         seq = kio.load_sequence(root, sid, man)
-        inputs = bm._solver_input(seq, None)
+        inputs = bseq._solver_input(seq, None)
         t0 = time.process_time()
-        A, views = bm._pixel_input(seq, inputs)
+        A, views = bseq._pixel_input(seq, inputs)
         t1 = time.process_time()
         res = solve_pixel_views(A, views)  # what spec.run calls
         t2 = time.process_time()
