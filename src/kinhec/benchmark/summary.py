@@ -1,5 +1,5 @@
-"""Counts and medians of a results table (``summary.json``).
-"""
+"""Counts and medians of a results table (``summary.json``)."""
+
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from kinhec.solvers import registry as _registry
 from kinhec.benchmark.protocol import EVAL_SYNCS, _missing
 
 # --------------------------------------------------------------------------- #
-# summaries and the leaderboard
+# summaries
 # --------------------------------------------------------------------------- #
 _STAT_COLUMNS = ("X_rot_err_deg", "X_trans_err_mm", "Y_rot_err_deg", "Y_trans_err_mm", "runtime_ms",
                  "scale_err_rel", "n_inliers", "n_motions")  # fmt: skip
