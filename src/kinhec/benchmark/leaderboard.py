@@ -1,6 +1,5 @@
 """The leaderboard (``leaderboard.md``) of a results table."""
 
-
 from __future__ import annotations
 
 import math

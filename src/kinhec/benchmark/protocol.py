@@ -1,6 +1,5 @@
 """The benchmark's protocol: its constants, the checks of its arguments and ``protocol.json``."""
 
-
 from __future__ import annotations
 
 import inspect

@@ -1,6 +1,5 @@
 """A benchmark run: shards as units of work, their parts, planning, resuming, and the outputs."""
 
-
 from __future__ import annotations
 
 import functools

@@ -1,6 +1,5 @@
 """One sequence under the benchmark's protocol: pairing, the solvers, the bound columns, the result rows."""
 
-
 from __future__ import annotations
 
 import functools

@@ -1,6 +1,5 @@
 """Counts and medians of a results table (``summary.json``)."""
 
-
 from __future__ import annotations
 
 import math
