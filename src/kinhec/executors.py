@@ -58,6 +58,7 @@ __all__ = [
     "LocalExecutor",
     "DaskExecutor",
     "make_executor",
+    "completed_tasks",
     "drain_after_interrupt",
     "folder_probe",
     "FolderLock",
@@ -291,6 +292,24 @@ def make_executor(fn: Callable[[Any], Any], executor: str, workers: int, schedul
     if executor == "dask":
         return DaskExecutor(fn, workers, scheduler)
     raise InputError(f"executor: expected one of {', '.join(EXECUTORS)}, got {executor!r}")
+
+
+def completed_tasks(ex, pending: list, running: dict, stop: Callable[[], bool] = lambda: False):
+    """``(task, future)`` of each task as it completes, at most ``2 x ex.capacity`` of them in flight at once.
+
+    ``pending`` is taken from its end (pass the tasks reversed to start them in order); clearing it, or ``stop()``
+    turning true, starts no more.  ``running`` maps the futures in flight to their tasks, and is kept current, so
+    that :func:`drain_after_interrupt` can wait for them after a ``Ctrl+C`` raised here.  ``future.result()`` is
+    the caller's to take (it raises what the task raised, or the loss of its worker).
+    """
+    while pending or running:
+        while pending and not stop() and len(running) < 2 * ex.capacity:
+            task = pending.pop()
+            running[ex.submit(task)] = task
+        if not running:
+            break
+        for fut in ex.wait_any(list(running), timeout=0.5):
+            yield running.pop(fut), fut
 
 
 def drain_after_interrupt(ex, running, summary, emit: Callable[[str, dict], None],

@@ -27,7 +27,7 @@ from typing import Callable, Iterable
 from kinhec import __version__
 from kinhec.errors import DatasetFormatError, InputError, KinhecError
 from kinhec.fsutil import atomic_write_text
-from kinhec.executors import DaskExecutor, LocalExecutor, drain_after_interrupt
+from kinhec.executors import DaskExecutor, LocalExecutor, completed_tasks, drain_after_interrupt
 from kinhec.locking import LOCK_NAME, STATE_DIR, writer_lock  # noqa: F401  (LOCK_NAME, STATE_DIR: re-exported)
 from kinhec.schema import TRACKS
 from kinhec.tiers import TRACK_DESCRIPTIONS, Tier, expand_tier, load_tier, plan_counts, shards_of_track
@@ -567,58 +567,49 @@ def _run_tasks(todo, workers, executor, scheduler, fail_fast, summary, log_path,
     running: dict = {}
     since_refresh = 0
     last_refresh = time.monotonic()
-    stop = False
     log = open(log_path, "a")
     try:
         ex.require_folder(root)  # Dask: every worker must see this folder (a shared file system)
         try:
-            while pending or running:
-                while pending and not stop and len(running) < 2 * ex.capacity:
-                    task = pending.pop()
-                    running[ex.submit(task)] = task
-                if not running:
-                    break
-                for fut in ex.wait_any(list(running), timeout=0.5):
-                    task = running.pop(fut)
-                    try:
-                        outcome = fut.result()
-                    except BaseException as exc:  # a worker process died, or the cluster lost the task
-                        outcome = ShardOutcome(task.track, task.shard_index, len(task.recipes), False,
-                                               error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc())  # fmt: skip
-                    if outcome.ok and executor != "local" and not _shard_done(root, task):
-                        # a worker that joined after the folder check wrote to a folder of its own
-                        outcome = ShardOutcome(task.track, task.shard_index, len(task.recipes), False,
-                                               error=f"a worker reported the shard written, but it is not in {root}: "
-                                                     "the Dask workers must share this folder's file system")  # fmt: skip
-                    summary.cpu_s += outcome.seconds
-                    if outcome.ok:
-                        summary.written_shards += 1
-                        summary.written_sequences += outcome.n_sequences
-                        since_refresh += 1
-                        if known is not None:  # both files are in place (renamed) when the outcome comes back
-                            known.add(task.track, task.shard_index, [r["sequence_id"] for r in task.recipes])
-                    else:
-                        summary.failed.append(outcome)
-                        log.write(
-                            f"--- shard {task.track}-{task.shard_index:05d} failed at {time.ctime()}\n"
-                            f"sequence: {outcome.failed_sequence}\nrecipe: {json.dumps(outcome.failed_recipe, default=str)}\n"
-                            f"{outcome.traceback}\n"
-                        )
-                        log.flush()
-                        if fail_fast:
-                            stop = True
-                            pending.clear()
-                    emit("shard", {"outcome": outcome})
-                    if since_refresh >= INDEX_REFRESH_EVERY:
-                        since_refresh = 0
-                        if known is not None:  # (cheap: the record of complete shards is kept current)
-                            known.save()
-                        if time.monotonic() - last_refresh >= INDEX_REFRESH_MIN_S:
-                            last_refresh = time.monotonic()
-                            try:  # a refresh must never stop the run (a shard may be between its two renames)
-                                io.write_index(root, io.rebuild_index(root, skip_corrupt=True))
-                            except KinhecError as exc:
-                                log.write(f"--- index refresh skipped at {time.ctime()}: {exc}\n")
+            for task, fut in completed_tasks(ex, pending, running):
+                try:
+                    outcome = fut.result()
+                except BaseException as exc:  # a worker process died, or the cluster lost the task
+                    outcome = ShardOutcome(task.track, task.shard_index, len(task.recipes), False,
+                                           error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc())  # fmt: skip
+                if outcome.ok and executor != "local" and not _shard_done(root, task):
+                    # a worker that joined after the folder check wrote to a folder of its own
+                    outcome = ShardOutcome(task.track, task.shard_index, len(task.recipes), False,
+                                           error=f"a worker reported the shard written, but it is not in {root}: "
+                                                 "the Dask workers must share this folder's file system")  # fmt: skip
+                summary.cpu_s += outcome.seconds
+                if outcome.ok:
+                    summary.written_shards += 1
+                    summary.written_sequences += outcome.n_sequences
+                    since_refresh += 1
+                    if known is not None:  # both files are in place (renamed) when the outcome comes back
+                        known.add(task.track, task.shard_index, [r["sequence_id"] for r in task.recipes])
+                else:
+                    summary.failed.append(outcome)
+                    log.write(
+                        f"--- shard {task.track}-{task.shard_index:05d} failed at {time.ctime()}\n"
+                        f"sequence: {outcome.failed_sequence}\nrecipe: {json.dumps(outcome.failed_recipe, default=str)}\n"
+                        f"{outcome.traceback}\n"
+                    )
+                    log.flush()
+                    if fail_fast:  # start no more shards
+                        pending.clear()
+                emit("shard", {"outcome": outcome})
+                if since_refresh >= INDEX_REFRESH_EVERY:
+                    since_refresh = 0
+                    if known is not None:  # (cheap: the record of complete shards is kept current)
+                        known.save()
+                    if time.monotonic() - last_refresh >= INDEX_REFRESH_MIN_S:
+                        last_refresh = time.monotonic()
+                        try:  # a refresh must never stop the run (a shard may be between its two renames)
+                            io.write_index(root, io.rebuild_index(root, skip_corrupt=True))
+                        except KinhecError as exc:
+                            log.write(f"--- index refresh skipped at {time.ctime()}: {exc}\n")
         except KeyboardInterrupt:
             pending.clear()
 

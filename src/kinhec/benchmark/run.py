@@ -23,7 +23,7 @@ from kinhec import io as kio
 from kinhec.io.index import read_index_column
 from kinhec.blas import single_threaded_blas
 from kinhec.errors import InputError
-from kinhec.executors import EXECUTORS, drain_after_interrupt, make_executor
+from kinhec.executors import EXECUTORS, completed_tasks, drain_after_interrupt, make_executor
 from kinhec.fingerprint import run_fingerprint, run_folders, source_digest
 from kinhec.locking import refuse_if_in_use, writer_lock
 from kinhec.fsutil import atomic_write, atomic_write_text
@@ -527,24 +527,17 @@ def _run_tasks(todo, workers, executor, scheduler, summary: BenchmarkSummary, em
 
     try:
         try:
-            while pending or running:
-                while pending and len(running) < 2 * ex.capacity:
-                    task = pending.pop()
-                    running[ex.submit(task)] = task
-                if not running:
-                    break
-                for fut in ex.wait_any(list(running), timeout=0.5):
-                    task = running.pop(fut)
-                    try:
-                        outcome = fut.result()
-                    except Exception as exc:  # a worker process died, or the cluster lost the task
-                        outcome = UnitOutcome(task.track, task.shard_index, len(task.records), False, unit=task.unit,
-                                              error=_error_text(exc), traceback=traceback.format_exc())  # fmt: skip
-                    if outcome.ok and not Path(task.part_path).is_file():  # a worker writing a folder of its own
-                        outcome = UnitOutcome(task.track, task.shard_index, len(task.records), False, unit=task.unit,
-                                              error=f"a worker reported {task.part_path} written, but it is not there: "
-                                                    "the Dask workers must share this folder's file system")  # fmt: skip
-                    record(outcome)
+            for task, fut in completed_tasks(ex, pending, running):
+                try:
+                    outcome = fut.result()
+                except Exception as exc:  # a worker process died, or the cluster lost the task
+                    outcome = UnitOutcome(task.track, task.shard_index, len(task.records), False, unit=task.unit,
+                                          error=_error_text(exc), traceback=traceback.format_exc())  # fmt: skip
+                if outcome.ok and not Path(task.part_path).is_file():  # a worker writing a folder of its own
+                    outcome = UnitOutcome(task.track, task.shard_index, len(task.records), False, unit=task.unit,
+                                          error=f"a worker reported {task.part_path} written, but it is not there: "
+                                                "the Dask workers must share this folder's file system")  # fmt: skip
+                record(outcome)
         except KeyboardInterrupt:
             pending.clear()
 
