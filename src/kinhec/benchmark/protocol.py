@@ -84,34 +84,27 @@ def _names(value, what: str) -> list[str]:
     return out
 
 
-def _check_solvers(solvers) -> list[str]:
-    """Solver names (pose, pixel and plug-in) in leaderboard order; unknown names raise :class:`UnknownNameError`."""
-    known = _registry.evaluated_names()
-    if solvers is None:
-        return known
-    wanted = _names(solvers, "solvers")
+def _known_names(value, what: str, kind: str, known) -> list[str]:
+    """The names of ``value`` in the order of ``known``; one not in ``known`` raises :class:`UnknownNameError`."""
+    wanted = _names(value, what)
     for name in wanted:
         if name not in known:
-            raise UnknownNameError("solver", name, known)
+            raise UnknownNameError(kind, name, known)
     return [n for n in known if n in wanted]
 
 
+def _check_solvers(solvers) -> list[str]:
+    """Solver names (pose, pixel and plug-in) in leaderboard order; unknown names raise :class:`UnknownNameError`."""
+    known = _registry.evaluated_names()
+    return known if solvers is None else _known_names(solvers, "solvers", "solver", known)
+
+
 def _check_tracks(tracks) -> list[str] | None:
-    if tracks is None:
-        return None
-    wanted = _names(tracks, "tracks")
-    for t in wanted:
-        if t not in TRACKS:
-            raise UnknownNameError("track", t, TRACKS)
-    return [t for t in TRACKS if t in wanted]
+    return None if tracks is None else _known_names(tracks, "tracks", "track", TRACKS)
 
 
 def _check_sync(sync) -> list[str]:
-    wanted = _names(sync, "sync")
-    for s in wanted:
-        if s not in EVAL_SYNCS:
-            raise UnknownNameError("sync mode", s, EVAL_SYNCS)
-    return [s for s in EVAL_SYNCS if s in wanted]
+    return _known_names(sync, "sync", "sync mode", EVAL_SYNCS)
 
 
 def _check_count(value, name: str, *, allow_none: bool) -> int | None:
