@@ -136,15 +136,8 @@ def _compiled():
         return WJ, 0.5 * (H + H.T), g
 
     def weighted_fit(r, W, w, J):
-        # the same pseudo-inverse step and log-determinant as vc._weighted_fit
         WJ, H, g = fit_c(np.ascontiguousarray(r), W, w, np.ascontiguousarray(J))
-        ev, V = np.linalg.eigh(H)
-        aev = np.abs(ev)
-        top = max(float(aev.max()), 1e-300)
-        logdet_h = float(np.sum(np.log(ev[ev > 1e-12 * max(float(ev[-1]), 1e-300)])))
-        keep = aev > 1e-15 * top
-        Vk, evk = V[:, keep], ev[keep]
-        step = (Vk / evk) @ (Vk.T @ g)
+        step, logdet_h, Vk, evk = vc.pseudo_step(H, g)
         return r - J @ step, logdet_h, (w, WJ, Vk, evk)
 
     def sigma(theta, Q):

@@ -339,16 +339,24 @@ def _weighted_fit(r, W, w, J):
     p = J.shape[2]
     wWJ2 = wWJ.reshape(-1, p)  # the pairs' rows stacked: H and the gradient as single matrix products
     H = J.reshape(-1, p).T @ wWJ2
-    H = 0.5 * (H + H.T)
+    step, logdet_h, Vk, evk = pseudo_step(0.5 * (H + H.T), r.reshape(-1) @ wWJ2)
+    rr = r - J @ step
+    return rr, logdet_h, (w, WJ, Vk, evk)
+
+
+def pseudo_step(H: np.ndarray, g: np.ndarray):
+    """``(H^+ g, log det H, V, ev)`` of a symmetric normal matrix ``H`` (p, p) and gradient ``g`` (p,).
+
+    The pseudo-inverse keeps the eigenvalues above ``1e-15`` of the largest in magnitude (their eigenvectors
+    ``V`` and values ``ev`` are returned), the log-determinant sums those above ``1e-12`` of the largest.
+    """
     ev, V = np.linalg.eigh(H)
     aev = np.abs(ev)
     top = max(float(aev.max()), 1e-300)
     logdet_h = float(np.sum(np.log(ev[ev > 1e-12 * max(float(ev[-1]), 1e-300)])))
     keep = aev > 1e-15 * top
     Vk, evk = V[:, keep], ev[keep]
-    step = (Vk / evk) @ (Vk.T @ (r.reshape(-1) @ wWJ2))
-    rr = r - J @ step
-    return rr, logdet_h, (w, WJ, Vk, evk)
+    return (Vk / evk) @ (Vk.T @ g), logdet_h, Vk, evk
 
 
 def _projection_factor(w, WJ, Vk, evk):
