@@ -35,6 +35,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
+import contextlib  # noqa: E402
 import math  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -50,7 +51,7 @@ from _phases import phase_breakdown  # noqa: E402  (benchmarks/_phases.py)
 
 
 def _compiled():
-    """The three compiled replacements ``(sigma, whitener, weighted_fit)`` and numba's import and compile seconds."""
+    """The three compiled replacements (by the names they replace) and numba's import and compile seconds."""
     t0 = time.perf_counter()
     import numba
 
@@ -150,25 +151,21 @@ def _compiled():
     _, W, _ = whitener_c(sigma(np.ones(2), Q))
     weighted_fit(rng.normal(size=(3, 6)), W, np.ones(3), rng.normal(size=(3, 6, 12)))
     t_compile = time.perf_counter() - t0
-    return (sigma, whitener_c, weighted_fit), t_import, t_compile
+    return {"sigma": sigma, "whitener": whitener_c, "_weighted_fit": weighted_fit}, t_import, t_compile
 
 
-class _Patched:
-    """``with _Patched(fns):`` the variance components' evaluation functions replaced by ``fns`` inside the block."""
-
-    names = ("sigma", "whitener", "_weighted_fit")
-
-    def __init__(self, fns):
-        self.fns = fns
-
-    def __enter__(self):
-        self.saved = [getattr(vc, n) for n in self.names]
-        for n, f in zip(self.names, self.fns):
-            setattr(vc, n, f)
-
-    def __exit__(self, *exc):
-        for n, f in zip(self.names, self.saved):
-            setattr(vc, n, f)
+@contextlib.contextmanager
+def _patched(**fns):
+    """Inside the block, the functions of :mod:`~kinhec.solvers.he_ml_stages.variance_components` named by ``fns``
+    replaced by them."""
+    saved = {name: getattr(vc, name) for name in fns}
+    for name, f in fns.items():
+        setattr(vc, name, f)
+    try:
+        yield
+    finally:
+        for name, f in saved.items():
+            setattr(vc, name, f)
 
 
 def _record_calls(copy: Path) -> list:
@@ -180,11 +177,8 @@ def _record_calls(copy: Path) -> list:
         calls.append((args, kwargs))
         return original(*args, **kwargs)
 
-    vc.restricted_components = recording
-    try:
+    with _patched(restricted_components=recording):
         phase_breakdown(copy)
-    finally:
-        vc.restricted_components = original
     return calls
 
 
@@ -200,11 +194,8 @@ def _he_ml_pass(copy: Path) -> tuple[float, float]:
         finally:
             inside[0] += time.process_time() - t0
 
-    vc.restricted_components = timed
-    try:
+    with _patched(restricted_components=timed):
         total = phase_breakdown(copy)["per_solver"]["he_ml"]
-    finally:
-        vc.restricted_components = original
     return total, inside[0]
 
 
@@ -228,12 +219,9 @@ def main() -> None:
         evals[0] += 1
         return counting(theta, Q)
 
-    vc.sigma = count
-    try:
+    with _patched(sigma=count):
         reference = [vc.restricted_components(*a, **kw) for a, kw in calls]
-    finally:
-        vc.sigma = counting
-    with _Patched(fns):
+    with _patched(**fns):
         compiled = [vc.restricted_components(*a, **kw) for a, kw in calls]
     worst = max(float(np.max(np.abs(c - r) / np.abs(r))) for c, r in zip(compiled, reference))
     n_pairs = [a[0].shape[0] for a, _ in calls]
@@ -256,8 +244,8 @@ def main() -> None:
         vc._weighted_fit(r, W, w, J)
 
     rows = []
-    for name, patch in (("numpy", None), ("compiled", fns)):
-        with _Patched(patch or [getattr(vc, n) for n in _Patched.names]):  # numpy: the module's own
+    for name, patch in (("numpy", {}), ("compiled", fns)):
+        with _patched(**patch):  # numpy: nothing replaced
             t_eval = best_of(lambda: [one_eval(a) for a, _ in calls]) / len(calls)
             t_calls = best_of(lambda: [vc.restricted_components(*a, **kw) for a, kw in calls])
             he, inside = min((_he_ml_pass(args.copy) for _ in range(args.repeats)), key=lambda x: x[0])
