@@ -277,7 +277,9 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
             f"rotate by {collapsed['rot_range_deg']:.2g} deg between them: they determine no X (its noise levels on "
             f"them, at most {max(levels.values()):.2g} rad or m); refused: every pair fitted by plain maximum "
             "likelihood", collapse.RobustCollapseWarning, stacklevel=2)
-        out = he_ml(A, B, configuration=fit.configuration, noise=noise, scale=scale, scale_drift=scale_drift,
+        # the configuration the caller gave, else identified afresh from every pair: the collapsed minority's
+        # choice is not evidence (it flips with the last bits of the input)
+        out = he_ml(A, B, configuration=given, noise=noise, scale=scale, scale_drift=scale_drift,
                     drift=drift, robust=False, seed=seed, max_rounds=max_rounds, pixels=pixels)
         out.info["robust_collapse"] = collapsed
         return out
