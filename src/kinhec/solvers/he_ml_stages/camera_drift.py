@@ -34,6 +34,10 @@ _DRIFT_SUSPECT = 0.3
 #: Student-t degrees of freedom of the weights of the motion fit.
 _DRIFT_NU = 4.0
 _DRIFT_ROUNDS = 4
+#: Largest log-scale a trial step of the motion fit may take (a factor of a million either way): on motions
+#: that are rounding errors (repeated rows written with different last bits) the scale has no information and a
+#: trial step could leave the range of ``exp``; clamped, the step is only rejected.
+_LOG_SCALE_BOUND = math.log(1e6)
 
 
 def lag1(r: np.ndarray, inl: np.ndarray) -> float:
@@ -71,7 +75,7 @@ def motion_fit(A, B, X0, ls0, with_scale):
         # translations scaled by s: (R, t) -> (R, s t) is an automorphism of SE(3), so the scaled prediction
         # is inv(X_s) A_s X_s with X_s, A_s scaled alike
         Bp = se3.invert_transform(Xp, check=False) @ Am @ Xp
-        Bp[:, :3, 3] *= math.exp(lsp)
+        Bp[:, :3, 3] *= math.exp(min(max(lsp, -_LOG_SCALE_BOUND), _LOG_SCALE_BOUND))
         return Bp
 
     def motion_residuals(p, X_, ls_):

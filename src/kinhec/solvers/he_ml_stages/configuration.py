@@ -4,6 +4,11 @@ Eye-in-hand data have ``C_i = inv(B_i)``, eye-to-hand ``C_i = B_i``.  A first
 reading puts the reference in front of the camera (:func:`from_poses`); from 8
 pairs on, the reading whose camera frame shows the depth / lateral anisotropy
 of the start's residuals best is kept (:func:`better_reading`).
+
+The comparison needs residuals that carry information: when the start fits its
+inliers to within rounding (a run of repeated rows, exact data), the two
+likelihoods are logarithms of rounding errors, which differ from one CPU's
+kernels to another's.  Below :data:`RESOLUTION` the first reading is kept.
 """
 
 from __future__ import annotations
@@ -16,6 +21,12 @@ from kinhec import se3
 from kinhec.noise import planar_flip
 from kinhec.solvers import pair_model as pm
 from kinhec.solvers.he_ml_stages.model import mv, predict, residuals
+
+
+#: Relative size of the residuals (rotation in rad; translation over the median camera distance) below which the
+#: start is taken to fit its inliers to within rounding: far above the 1e-15 of double rounding, far below any
+#: pose measurement (1e-6 and up).
+RESOLUTION = 1e-10
 
 
 def frustum_fraction(C: np.ndarray) -> float:
@@ -40,21 +51,33 @@ def readings(B: np.ndarray, configuration: str, robust: bool):
     return Cm, (planar_flip(Cm, check=False) if (robust and in_view) else None)
 
 
-def loglik(A, C, X, Y, ls, inl, configuration) -> float:
+def loglik(A, C, X, Y, ls, inl, configuration) -> float | None:
     """Gaussian log-likelihood of the inlier residuals under a camera-frame diagonal model in ``configuration``.
 
     Rotation errors isotropic, translation errors with one variance per camera axis (closed-form
     fits): the reading in which the camera frame is the real one shows the depth / lateral
     anisotropy and scores higher.  Both readings are related by a map of unit determinant, so the
-    two likelihoods compare directly.
+    two likelihoods compare directly.  None when the residuals are at rounding (:func:`resolved`).
     """
     Cp = predict(A, X, Y, configuration)
     r = residuals(C, Cp, ls)[inl]
     e = mv(Cp[inl, :3, :3], r[:, 3:])  # camera-frame translation error
     m = r.shape[0]
+    if not resolved(r, C[inl]):
+        return None
     var_w = max(float(np.mean(r[:, :3] ** 2)), 1e-300)
     var_e = np.maximum(np.mean(e**2, axis=0), 1e-300)
     return -0.5 * m * (3.0 * math.log(var_w) + float(np.sum(np.log(var_e))))
+
+
+def resolved(r: np.ndarray, C: np.ndarray) -> bool:
+    """True when the residuals ``r`` (n, 6) are above rounding (:data:`RESOLUTION`) for the camera poses ``C``."""
+    if r.shape[0] == 0:
+        return False
+    scale = max(float(np.median(np.linalg.norm(C[:, :3, 3], axis=1))), 1e-300)
+    rot = math.sqrt(float(np.mean(r[:, :3] ** 2)))
+    trans = math.sqrt(float(np.mean(r[:, 3:] ** 2))) / scale
+    return rot > RESOLUTION and trans > RESOLUTION
 
 
 def better_reading(fit) -> str | None:
@@ -71,4 +94,6 @@ def better_reading(fit) -> str | None:
         if conf == configuration and fit.Cf is not None:
             Cu = np.where(fit.repaired[:, None, None], fit.Cf, fit.Cm)
         ll[conf] = loglik(fit.A, Cu, fit.X, fit.Y, fit.ls, fit.inl, conf)
+    if ll[configuration] is None or ll[other] is None:  # residuals at rounding: nothing to compare
+        return None
     return other if ll[other] > ll[configuration] else None
