@@ -203,9 +203,11 @@ def test_he_ml_refuses_a_minority_of_repeated_rows():
     from kinhec.solvers.he_ml_stages.collapse import RobustCollapseWarning
 
     A, C, X, Y = static_run_analogue()
-    with pytest.warns(RobustCollapseWarning, match=r"kept 26 of 60 pairs.*refused"):
+    with pytest.warns(RobustCollapseWarning, match=r"kept 2[678] of 60 pairs.*refused"):
         res = he_ml(A, se3.invert_transform(C))
-    assert res.n_inliers == 60 and res.info["robust_collapse"]["n_inliers"] == 26
+    # the refused fit keeps the 26 repeated rows, and on some CPU kernels a neighbour or two: its noise levels are
+    # at rounding, so its gate is no stable decision (it is reported, never used)
+    assert res.n_inliers == 60 and 26 <= res.info["robust_collapse"]["n_inliers"] <= 28
     assert se3.pose_error(res.Y, Y)[1] < 300  # before: metres
     # the plain fit (robust=False) is what is returned, bit for bit
     plain = he_ml(A, se3.invert_transform(C), robust=False)
