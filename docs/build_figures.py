@@ -22,6 +22,11 @@ and each block is produced by a function of the page's module (``docs/figures_<p
   ``docs/leaderboard_small``) and the agreement with OpenCV (recomputed; needs ``cv2``, dev extra);
 * ``figures_performance``: the small tier's generation and benchmark figures from the stored run of
   ``docs/leaderboard_small`` (so that no two pages can quote different runs).
+* ``figures_bags``: ``kinhec calibrate --bag`` on the bag the page's own recipe writes (its console output, launch
+  file and an error), and the ETH-ASL recording written into a bag against its CSVs (needs ``rosbags``).
+
+Console output and files go on a page inside a fenced block of the generated text, kept as printed; other
+paragraphs are wrapped.
 
 ``docs/leaderboard_small.md`` is written from its stored results as well.  ``tests/test_doc_figures.py``
 recomputes every block and fails when a page no longer matches: the text must be the same and every number
@@ -45,6 +50,7 @@ PAGES = {
     "calibrate": ("calibrate.md", "figures_calibrate"),
     "solvers": ("solvers.md", "figures_solvers"),
     "performance": ("performance.md", "figures_performance"),
+    "bags": ("bags.md", "figures_bags"),
 }
 
 BLOCK_RE = re.compile(r"<!-- figures: (?P<name>[\w.-]+) [^>]*-->\n(?P<body>.*?)<!-- /figures -->", re.S)
@@ -88,10 +94,12 @@ WIDTH = 110
 
 
 def format_block(body: str) -> str:
-    """A generated block as it goes on the page: every paragraph wrapped to :data:`WIDTH`, tables as they are."""
+    """A generated block as it goes on the page: every paragraph wrapped to :data:`WIDTH`, tables and fenced
+    code (console output, files) as they are."""
     import textwrap
 
     out, para = [], []
+    fenced = False
 
     def flush():
         if para:
@@ -99,7 +107,11 @@ def format_block(body: str) -> str:
             para.clear()
 
     for line in body.rstrip("\n").split("\n"):
-        if not line.strip() or line.lstrip().startswith("|"):
+        if line.startswith("```") or fenced:
+            flush()
+            out.append(line)
+            fenced = (not fenced) if line.startswith("```") else fenced
+        elif not line.strip() or line.lstrip().startswith("|"):
             flush()
             out.append(line)
         else:
