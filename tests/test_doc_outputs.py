@@ -7,7 +7,9 @@ Timings that depend on the machine are stated on the pages with their conditions
 
 from __future__ import annotations
 
+import importlib.util
 import re
+import sys
 
 import numpy as np
 from conftest import REPO
@@ -17,6 +19,63 @@ from kinhec.vision.targets import target_for_preset
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 DOCS = REPO / "docs"
+
+
+def _build_figures():
+    """``docs/build_figures.py`` (its tolerance: one unit of the last printed digit, or 1e-6 of a long number)."""
+    if "build_figures" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("build_figures", DOCS / "build_figures.py")
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules["build_figures"] = mod
+        spec.loader.exec_module(mod)
+    return sys.modules["build_figures"]
+
+
+def fenced_after(page: str, marker: str) -> str:
+    """The body of the first fenced block after the first occurrence of ``marker`` in ``page``."""
+    m = re.compile(r"```[\w]*\n(.*?)\n```", re.S).search(page, page.index(marker))
+    return m.group(1)
+
+
+def console_mismatches(shown: str, printed: str, *, skip_prefix: str = "note: ") -> list[str]:
+    """Where a console excerpt on a page differs from what a command printed.
+
+    Every line of ``shown`` must be a line of ``printed``, in order, with the same text and every number within one
+    unit of its last printed digit.  A line ``...`` stands for any number of printed lines; a line ending in ``...``
+    for a printed line cut there; printed lines starting with ``skip_prefix`` may be left out anywhere.
+    """
+    build = _build_figures()
+    out_lines = printed.rstrip("\n").split("\n")
+    k, gap, problems = 0, False, []
+    for line in shown.rstrip("\n").split("\n"):
+        if line.strip() == "...":
+            gap = True
+            continue
+        cut = line.endswith(" ...")
+        want = line[: -len(" ...")] if cut else line
+        while k < len(out_lines):
+            got = out_lines[k]
+            if cut:
+                got = " ".join(got.split(" ")[: len(want.split(" "))])
+            k += 1
+            if not build.mismatches(want, got):
+                break
+            if not (gap or got.startswith(skip_prefix)):
+                problems.append(f"{line!r} on the page, {out_lines[k - 1]!r} printed: "
+                                + "; ".join(build.mismatches(want, got)))  # fmt: skip
+                break
+        else:
+            problems.append(f"{line!r} on the page, not printed")
+        gap = False
+    return problems
+
+
+def test_console_excerpts_are_compared_line_by_line():
+    printed = "a 0.1234\nb 2\nnote: x\nc 3 4 5\nd 7"
+    assert console_mismatches("a 0.123\n...\nc 3 4 ...\nd 7", printed) == []
+    assert console_mismatches("a 0.123\nc 3 4 5\nd 7", printed)  # b is not a note: only '...' skips it
+    assert console_mismatches("a 0.125\n...\nd 7", printed)  # more than one unit of the last digit
+    assert console_mismatches("a 0.123\n...\nd 9", printed)  # a line that is not printed
 
 
 def test_planner_page_states_the_frame_that_images_give():
