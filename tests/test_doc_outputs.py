@@ -11,8 +11,11 @@ import importlib.util
 import re
 import sys
 
+from pathlib import Path
+
 import numpy as np
-from conftest import REPO
+import pytest
+from conftest import COLLECTED, COLLECTED_ARGS, REPO, TESTS
 
 from kinhec.cameras import get_target
 from kinhec.vision.targets import target_for_preset
@@ -100,3 +103,58 @@ def test_planner_page_states_the_frame_that_images_give():
     # a board point seen through either Y lands at the same place in the base
     p = np.r_[board.points_m[7], 1.0]
     assert np.allclose(Y_images @ p, Y_preset @ np.r_[in_preset[7], 1.0], atol=1e-12)
+
+
+def _whole_suite_collected() -> bool:
+    return bool(COLLECTED_ARGS) and all(Path(REPO, a).resolve() in (TESTS, REPO) for a in COLLECTED_ARGS)
+
+
+def test_readme_states_how_many_tests_there_are():
+    """README.md: "every test in `tests/` (about N)", within 5 % of what the whole suite collects (checked when the
+    whole suite is collected, as ``python -m pytest`` does)."""
+    if not _whole_suite_collected():
+        pytest.skip(f"the README's test count is checked when the whole suite is collected, not {COLLECTED_ARGS}")
+    stated = int(re.search(r"every test in `tests/` \(about ([\d,]+)", README).group(1).replace(",", ""))
+    assert abs(len(COLLECTED) - stated) <= 0.05 * stated, f"README.md says about {stated} tests, {len(COLLECTED)} collected"
+
+
+def test_readme_counts_are_the_code_s():
+    """README.md's counts: sequences per tier, the smoke tier in the quick start, robots, published baselines."""
+    from kinhec import robots, tiers
+    from kinhec.solvers import registry
+
+    total = {t: sum(tiers.plan_counts(tiers.load_tier(t)).values()) for t in ("smoke", "small", "medium", "full")}
+    assert f"kinhec plan` prints the counts\n  ({total['smoke']} / {total['small']:,} / {total['medium']:,} / " \
+           f"{total['full']:,})" in README  # fmt: skip
+    assert f"# sequences per track: {total['full']:,} in total" in README
+    assert f"generate the smoke tier ({total['smoke']} sequences" in README
+    assert f"the {len(robots.ROBOT_NAMES) - 1} manipulator models" in README and robots.ROBOT_NAMES[-1] == "free6d"
+    words = {11: "eleven", 12: "twelve", 13: "thirteen"}
+    assert registry.BASELINES[-1] == "he_ml"
+    assert f"the {words[len(registry.BASELINES) - 1]} published baselines, kinhec's maximum-likelihood `he_ml`" in README
+
+
+def _stored(entry: str, who: str) -> dict:
+    import json
+
+    return json.loads((REPO / "regression" / "results" / entry / f"{who}.json").read_text())["statistics"]
+
+
+def test_readme_and_regression_page_quote_the_suite_s_stored_results():
+    """The chain RMS figures of README.md and docs/regression.md are the regression suite's reference results
+    (``kinhec suite check`` re-solves every entry against them)."""
+    build = _build_figures()
+    rms = {e: _stored(e, "kinhec")["rms_px"] for e in ("kuka_1", "kuka_2", "kuka_1_prior", "kuka_2_prior")}
+    park = {e: _stored(e, "opencv")["rms_px"] for e in ("kuka_1", "kuka_2")}
+    m = re.search(r"RMS through the whole chain is (\S+) / (\S+) px with the robot\s+poses as measured \(OpenCV's "
+                  r"Park chain: (\S+) / (\S+) px\) and (\S+) / (\S+) px", README)  # fmt: skip
+    fresh = f"{rms['kuka_1']} {rms['kuka_2']} {park['kuka_1']} {park['kuka_2']} {rms['kuka_1_prior']} {rms['kuka_2_prior']}"
+    assert m is not None and build.mismatches(" ".join(m.groups()), fresh) == []
+    page = (DOCS / "regression.md").read_text(encoding="utf-8")
+    m = re.search(r"The RMS through the whole chain is (\S+) px and (\S+) px, below\s+the (\S+) px / (\S+) px of "
+                  r"OpenCV's Park chain", page)  # fmt: skip
+    assert m is not None and build.mismatches(" ".join(m.groups()), f"{rms['kuka_1']} {rms['kuka_2']} {park['kuka_1']} "
+                                              f"{park['kuka_2']}") == []  # fmt: skip
+    for entry, arm in (("kuka_1", "kuka_1"), ("kuka_2", "kuka_2")):
+        row = re.search(rf"\| {entry} \(poses exact\) \| [^|]+ \| (\S+) \| (\S+) \|", page)
+        assert build.mismatches(" ".join(row.groups()), f"{rms[entry]} {park[arm]}") == [], entry
