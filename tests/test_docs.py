@@ -100,10 +100,35 @@ def test_readme_block_runs_on_its_own(line, code, tmp_path_factory, doc_data, mo
         assert "my_solver" in out and "park_martin" in out  # the plug-in's results beside the baseline's
 
 
+#: ``print(EXPR)  # VALUE`` in a block, VALUE a Python literal: the output the page shows for that line.
+PRINTED_RE = re.compile(r"^print\((?P<expr>.+)\)\s+#\s*(?P<value>[\[({'\"\d-].*)$", re.M)
+
+
+def _shown_outputs(code: str) -> list[tuple[str, object]]:
+    """``(expression, value)`` of every line of ``code`` that shows its printed value as a literal comment."""
+    import ast
+
+    out = []
+    for m in PRINTED_RE.finditer(code):
+        try:
+            out.append((m.group("expr"), ast.literal_eval(m.group("value").strip())))
+        except (ValueError, SyntaxError):  # a comment in words, not the output
+            continue
+    return out
+
+
+def test_shown_outputs_are_found():
+    code = "print(f(1))   # ['a', 'b']\nprint(g)  # (deg, mm) against the truth\nprint(h)  # 3"
+    assert _shown_outputs(code) == [("f(1)", ["a", "b"]), ("h", 3)]
+
+
 @pytest.mark.parametrize("name", [n for n in DOC_FILES if n != "README.md" and _blocks(n)])
 def test_doc_code_blocks_run(name, workdir, monkeypatch, solver_registry):
+    """The page's blocks run in order, and a line that shows its output as a comment prints that value."""
     monkeypatch.chdir(workdir)
     namespace: dict = {"__name__": f"doc:{name}"}
     for line, code, why in _blocks(name):
         if not why:
             _run(name, line, code, namespace)
+            for expr, value in _shown_outputs(code):
+                assert eval(expr, namespace) == value, f"{name}, block at line {line}: print({expr}) shows {value!r}"
