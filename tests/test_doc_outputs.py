@@ -158,3 +158,33 @@ def test_readme_and_regression_page_quote_the_suite_s_stored_results():
     for entry, arm in (("kuka_1", "kuka_1"), ("kuka_2", "kuka_2")):
         row = re.search(rf"\| {entry} \(poses exact\) \| [^|]+ \| (\S+) \| (\S+) \|", page)
         assert build.mismatches(" ".join(row.groups()), f"{rms[entry]} {park[arm]}") == [], entry
+
+
+def _mb(pattern: str) -> float:
+    return float(re.search(pattern, README).group(1))
+
+
+def test_readme_report_sizes_are_the_pages_sizes(smoke_benchmarked, tmp_path):
+    """README.md's sizes of the report pages: the packed and unpacked plotly.js, the smoke tier's benchmark page
+    and the calibration page of a temporal smoke sequence (the times beside them are measurements in a browser,
+    stated with their conditions)."""
+    import kinhec
+    from conftest import calibration_result
+    from kinhec.report import build_benchmark_report, write_calibration_report
+    from kinhec.report.page import _packed_plotly, plotly_source
+
+    build = _build_figures()
+
+    def same(stated: str, value: float) -> bool:
+        return not build.mismatches(stated, f"{value:.6f}")
+
+    assert same(re.search(r"stored as bytes, ([\d.]+) MB", README).group(1), len(_packed_plotly()) / 1e6)
+    assert same(re.search(r"mostly running the ([\d.]+) MB of plotly.js", README).group(1), len(plotly_source()) / 1e6)
+    page = build_benchmark_report(smoke_benchmarked, tmp_path / "r.html")
+    assert same(re.search(r"smoke tier's page: ([\d.]+) MB", README).group(1), page.stat().st_size / 1e6)
+    seq = kinhec.load_sequence(smoke_benchmarked, "temporal-000001")
+    res = calibration_result(seq, np.random.default_rng(3), estimate_offset=True)
+    m = re.search(r"([\d.]+) MB for a temporal smoke sequence \((\d+) pairs", README)
+    cal = write_calibration_report(res, tmp_path / "c.html")
+    assert same(m.group(1), cal.stat().st_size / 1e6) and int(m.group(2)) == res["n_pairs"], \
+        (cal.stat().st_size, res["n_pairs"])  # fmt: skip
