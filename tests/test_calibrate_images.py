@@ -247,6 +247,15 @@ def test_a_symmetric_chessboard_is_settled_by_the_hand_motion(rendered, tmp_path
     assert turned and ", ".join(turned) in note and not res.outliers, note
     rot, tr = se3.pose_error(res.X, r.X)
     assert rot < 0.05 and tr < 0.5, (rot, tr, note)
+    # docs/images.md quotes this run
+    import re
+
+    from test_doc_outputs import _build_figures
+
+    page = (ROOT / "docs" / "images.md").read_text(encoding="utf-8")
+    m = re.search(r"top-left\s+numbering,\s+(\d+)\s+of\s+(\d+)\s+views\s+are\s+renumbered\s+and\s+`X`\s+lands\s+(\S+)\s+deg\s+/\s+(\S+)\s+mm", page)
+    assert m is not None and _build_figures().mismatches(" ".join(m.groups()),
+                                                         f"{len(turned)} {res.n_pairs} {rot} {tr}") == [], (turned, rot, tr)  # fmt: skip
     monkeypatch.setattr(symmetry, "resolve_half_turns", lambda T, *a: (np.zeros(len(T), dtype=bool), 0.0))
     bad = calibrate(r.hand, images=r.out / "images", target=r.target, intrinsics=r.intrinsics)
     assert bad.inputs["images"]["outliers"] == turned  # the views numbered from the wrong end do not fit
