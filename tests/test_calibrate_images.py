@@ -253,7 +253,8 @@ def test_a_symmetric_chessboard_is_settled_by_the_hand_motion(rendered, tmp_path
     from test_doc_outputs import _build_figures
 
     page = (ROOT / "docs" / "images.md").read_text(encoding="utf-8")
-    m = re.search(r"top-left\s+numbering,\s+(\d+)\s+of\s+(\d+)\s+views\s+are\s+renumbered\s+and\s+`X`\s+lands\s+(\S+)\s+deg\s+/\s+(\S+)\s+mm", page)
+    m = re.search(r"top-left numbering, (\d+) of (\d+) views are renumbered and `X` lands (\S+) deg / (\S+) mm",
+                  " ".join(page.split()))  # fmt: skip
     assert m is not None and _build_figures().mismatches(" ".join(m.groups()),
                                                          f"{len(turned)} {res.n_pairs} {rot} {tr}") == [], (turned, rot, tr)  # fmt: skip
     monkeypatch.setattr(symmetry, "resolve_half_turns", lambda T, *a: (np.zeros(len(T), dtype=bool), 0.0))

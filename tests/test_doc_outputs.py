@@ -115,7 +115,8 @@ def test_readme_states_how_many_tests_there_are():
     if not _whole_suite_collected():
         pytest.skip(f"the README's test count is checked when the whole suite is collected, not {COLLECTED_ARGS}")
     stated = int(re.search(r"every\s+test\s+in\s+`tests/`\s+\(about\s+([\d,]+)", README).group(1).replace(",", ""))
-    assert abs(len(COLLECTED) - stated) <= 0.05 * stated, f"README.md says about {stated} tests, {len(COLLECTED)} collected"
+    assert abs(len(COLLECTED) - stated) <= 0.05 * stated, \
+        f"README.md says about {stated} tests, {len(COLLECTED)} collected"  # fmt: skip
 
 
 def test_readme_counts_are_the_code_s():
@@ -149,7 +150,8 @@ def test_readme_and_regression_page_quote_the_suite_s_stored_results():
     park = {e: _stored(e, "opencv")["rms_px"] for e in ("kuka_1", "kuka_2")}
     m = re.search(r"RMS through the whole chain is (\S+) / (\S+) px with the robot\s+poses as measured \(OpenCV's "
                   r"Park chain: (\S+) / (\S+) px\) and (\S+) / (\S+) px", README)  # fmt: skip
-    fresh = f"{rms['kuka_1']} {rms['kuka_2']} {park['kuka_1']} {park['kuka_2']} {rms['kuka_1_prior']} {rms['kuka_2_prior']}"
+    fresh = " ".join(str(v) for v in (rms["kuka_1"], rms["kuka_2"], park["kuka_1"], park["kuka_2"], rms["kuka_1_prior"],
+                                      rms["kuka_2_prior"]))  # fmt: skip
     assert m is not None and build.mismatches(" ".join(m.groups()), fresh) == []
     page = (DOCS / "regression.md").read_text(encoding="utf-8")
     m = re.search(r"The RMS through the whole chain is (\S+) px and (\S+) px, below\s+the (\S+) px / (\S+) px of "
@@ -180,7 +182,8 @@ def test_readme_report_sizes_are_the_pages_sizes(smoke_benchmarked, tmp_path):
         return not build.mismatches(stated, f"{value:.6f}")
 
     assert same(re.search(r"stored\s+as\s+bytes,\s+([\d.]+) MB", README).group(1), len(_packed_plotly()) / 1e6)
-    assert same(re.search(r"mostly\s+running\s+the\s+([\d.]+)\s+MB\s+of\s+plotly.js", README).group(1), len(plotly_source()) / 1e6)
+    unpacked = re.search(r"mostly\s+running\s+the\s+([\d.]+)\s+MB\s+of\s+plotly.js", README).group(1)
+    assert same(unpacked, len(plotly_source()) / 1e6)
     page = build_benchmark_report(smoke_benchmarked, tmp_path / "r.html")
     assert same(re.search(r"smoke\s+tier's\s+page:\s+([\d.]+)\s+MB", README).group(1), page.stat().st_size / 1e6)
     seq = kinhec.load_sequence(smoke_benchmarked, "temporal-000001")
