@@ -192,3 +192,21 @@ def test_readme_report_sizes_are_the_pages_sizes(smoke_benchmarked, tmp_path):
     cal = write_calibration_report(res, tmp_path / "c.html")
     assert same(m.group(1), cal.stat().st_size / 1e6) and int(m.group(2)) == res["n_pairs"], \
         (cal.stat().st_size, res["n_pairs"])  # fmt: skip
+
+
+def test_regression_page_table_is_what_its_script_prints(capsys):
+    """docs/regression.md's table "Nor does the other reading": ``python docs/kuka_2_x_offset.py --stored-only``
+    prints its first two columns from the stored results."""
+    spec = importlib.util.spec_from_file_location("kuka_2_x_offset", DOCS / "kuka_2_x_offset.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.stored_chains()
+    printed = dict(re.findall(r"^  (\w+): (X \S+ deg / \S+ mm from Park, chain RMS \S+ px)$", capsys.readouterr().out,
+                              re.M))  # fmt: skip
+    page = (DOCS / "regression.md").read_text(encoding="utf-8")
+    build = _build_figures()
+    for entry in ("kuka_1", "kuka_1_prior", "kuka_2", "kuka_2_prior"):
+        label = f"{entry} (poses exact)" if "prior" not in entry else f"{entry}, evaluated on measured poses"
+        deg, mm, rms = re.search(rf"^\| {re.escape(label)} \| (\S+), (\S+) \| (\S+) \|", page, re.M).groups()
+        shown = f"X {deg} deg / {mm} mm from Park, chain RMS {rms} px"
+        assert build.mismatches(shown, printed[entry]) == [], (entry, shown, printed[entry])
