@@ -68,6 +68,19 @@ STATIONS = dict(sequence_id="noise-000000", track="noise", seed=11, robot="ur5e"
                 camera_trans_std_z_m=1e-3)  # fmt: skip
 
 
+#: Node ids of every test this process collected, before ``-k`` / ``-m`` deselect any, and the paths it was asked
+#: to collect: the README states how many tests there are, and tests/test_doc_outputs.py checks it when the whole
+#: suite is collected.
+COLLECTED: list[str] = []
+COLLECTED_ARGS: list[str] = []
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items) -> None:
+    COLLECTED[:] = [item.nodeid for item in items]
+    COLLECTED_ARGS[:] = [str(a) for a in config.args]
+
+
 def shared_root() -> Path | None:
     """``shared/`` beside the clone or beside the nearest of its parents that has one (None when absent)."""
     return next((p / "shared" for p in REPO.parents if (p / "shared").is_dir()), None)

@@ -210,6 +210,28 @@ def test_kuka_1_x_from_the_images_is_x_from_the_frozen_corners(kuka_1):
     assert rot < 0.02 and tr < 0.2, (rot, tr)
 
 
+def test_the_walk_through_of_docs_images_is_what_the_command_prints(kuka_1, kuka_1_folder, monkeypatch):
+    """docs/images.md's kuka_1 output: every line shown is printed by ``kinhec calibrate --images`` (numbers compared
+    as docs/build_figures.py compares them), for the OpenCV version the page names.  The command prints the session's result
+    (the detection is not run twice)."""
+    import re
+
+    import cv2
+    from test_doc_outputs import console_mismatches, fenced_after
+
+    page = (ROOT / "docs" / "images.md").read_text(encoding="utf-8")
+    stated = re.search(r"prints \(with OpenCV (\d+\.\d+)", page).group(1)
+    if not cv2.__version__.startswith(stated + "."):
+        pytest.skip(f"docs/images.md shows the output of OpenCV {stated}, this is OpenCV {cv2.__version__}")
+    res, _ = kuka_1
+    monkeypatch.setattr("kinhec.calibrate.calibrate", lambda *args, **kwargs: res)
+    r = CliRunner().invoke(main, ["calibrate", "--images", str(kuka_1_folder / "images"), "--hand",
+                                  str(kuka_1_folder / "RobotPosesVec.txt"), "--target", "chessboard:28x17:0.02"])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    problems = console_mismatches(fenced_after(page, "prints (with OpenCV"), r.output)
+    assert not problems, "docs/images.md's walk-through is not what the command prints:\n" + "\n".join(problems)
+
+
 def test_a_symmetric_chessboard_is_settled_by_the_hand_motion(rendered, tmp_path, monkeypatch):
     """An 8x6 board looks the same turned round; this sequence's camera rolls far enough that the top-left numbering
     flips some views, and the hand's motion must put them back (without it those views are outliers)."""
@@ -225,6 +247,16 @@ def test_a_symmetric_chessboard_is_settled_by_the_hand_motion(rendered, tmp_path
     assert turned and ", ".join(turned) in note and not res.outliers, note
     rot, tr = se3.pose_error(res.X, r.X)
     assert rot < 0.05 and tr < 0.5, (rot, tr, note)
+    # docs/images.md quotes this run
+    import re
+
+    from test_doc_outputs import _build_figures
+
+    page = (ROOT / "docs" / "images.md").read_text(encoding="utf-8")
+    m = re.search(r"top-left numbering, (\d+) of (\d+) views are renumbered and `X` lands (\S+) deg / (\S+) mm",
+                  " ".join(page.split()))  # fmt: skip
+    assert m is not None and _build_figures().mismatches(" ".join(m.groups()),
+                                                         f"{len(turned)} {res.n_pairs} {rot} {tr}") == [], (turned, rot, tr)  # fmt: skip
     monkeypatch.setattr(symmetry, "resolve_half_turns", lambda T, *a: (np.zeros(len(T), dtype=bool), 0.0))
     bad = calibrate(r.hand, images=r.out / "images", target=r.target, intrinsics=r.intrinsics)
     assert bad.inputs["images"]["outliers"] == turned  # the views numbered from the wrong end do not fit

@@ -1,7 +1,8 @@
 """The figures in docs/ that come from runs match a fresh run (``python docs/build_figures.py`` writes them).
 
-Each marked block of docs/calibrate.md, docs/solvers.md and docs/performance.md is recomputed (the real
-recordings kept with the tests, the stored small-tier run, OpenCV on noisy chains) and compared with the page:
+Each marked block of docs/calibrate.md, docs/solvers.md, docs/performance.md and docs/bags.md is recomputed (the
+real recordings kept with the tests, the stored small-tier run, OpenCV on noisy chains, a bag written by the page's
+recipe) and compared with the page:
 the text must be the same and every number within one unit of its last printed digit.  A page that no longer
 matches fails, naming the block and the figure; ``python docs/build_figures.py`` rewrites it.
 """
@@ -40,6 +41,10 @@ def test_the_tolerance_is_one_unit_of_the_last_printed_digit():
     assert build.mismatches("offset -19.3 ms, < 1e-09 deg", "offset -19.25 ms, < 1e-09 deg") == []
     assert build.mismatches("peak 0.07, so the scan", "peak 0.988, so the correlation")[0] == "the text differs:"
     assert build.format_block("a " * 80 + "\n\n| x | y |\n")  == build.format_block(build.format_block("a " * 80 + "\n\n| x | y |\n"))
+    assert build.mismatches("--x 0.258775325 --y 0.0319272279", "--x 0.258775317 --y 0.0319272307") == []  # 1e-6
+    assert build.mismatches("--x 0.258775325", "--x 0.258776325")  # 4e-6 of the value
+    console = "```\n$ kinhec calibrate " + "--x 1 " * 40 + "\n  two  spaces\n```\n"
+    assert build.format_block("see:\n" + console) == "see:\n" + console  # console output stays as printed
 
 
 def test_every_block_on_the_pages_has_a_generator_and_back():
@@ -64,6 +69,8 @@ def fresh(corners_results):
 @pytest.mark.parametrize("page, name", BLOCKS, ids=[n for _, n in BLOCKS])
 def test_page_matches_a_fresh_run(page, name, fresh):
     fname, mod = build.PAGES[page]
+    if page == "bags":
+        pytest.importorskip("rosbags", reason="docs/bags.md's figures need rosbags (ros extra, in the dev extra)")
     have = build.page_blocks((DOCS / fname).read_text(encoding="utf-8"))[name]
     if name in _load(mod).OPENCV_BLOCKS:  # OpenCV's own figures follow its version: compare like with like
         cv2 = pytest.importorskip("cv2", reason="the block's OpenCV figures need opencv-python-headless (dev extra)")
