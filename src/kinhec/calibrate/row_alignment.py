@@ -157,7 +157,7 @@ def _chi2(r: np.ndarray, sig: np.ndarray) -> np.ndarray:
 
 
 def _rho(chi2: np.ndarray) -> np.ndarray:
-    """Cost of pairs: ``-2 ln`` of a density with a Gaussian core and polynomial tails, ``(1 + chi2 / CAP)^(-CAP/2)``."""
+    """Cost of pairs: ``-2 ln`` of a density with a Gaussian core and polynomial tails, ``(1 + chi2/CAP)^(-CAP/2)``."""
     return CAP * np.log1p(chi2 / CAP)
 
 
@@ -435,6 +435,50 @@ def _same_poses(H, E, a: Alignment, b: Alignment) -> bool:
     return bool(np.array_equal(rows(a), rows(b)))
 
 
+#: Rows in a window whose pairs at one offset give a first fit; windows tried at most; rows a first fit is judged on.
+WINDOW, N_WINDOWS, N_JUDGE = 10, 12, 60
+
+
+def _window_fits(H, E) -> list:
+    """Fits of windows of :data:`WINDOW` consecutive hand rows (every half window, at most :data:`N_WINDOWS` spread
+    over the file) paired at each offset."""
+    nh, ne, m = len(H), len(E), MAX_UNPAIRED
+    out = []
+    starts = np.arange(0, max(nh - WINDOW, 0) + 1, WINDOW // 2)
+    starts = starts[np.unique(np.linspace(0, starts.size - 1, min(N_WINDOWS, starts.size)).round().astype(int))]
+    for i0 in starts.tolist():
+        for off in range(-m, m + 1):
+            i = np.arange(i0, min(i0 + WINDOW, nh))
+            j = i + off
+            ok = (j >= 0) & (j < ne)
+            if ok.sum() >= 6:
+                out.append(fit_absolute(H[i[ok]], E[j[ok]]))
+    return out
+
+
+def _best_cells(H, E, fit, t_ref) -> np.ndarray:
+    """Residuals (n, 6) of :data:`N_JUDGE` hand rows spread over the file, each with the eye row within the band
+    that fits it best."""
+    nh, ne, m = len(H), len(E), MAX_UNPAIRED
+    rows = np.unique(np.linspace(0, nh - 1, min(N_JUDGE, nh)).round().astype(int))
+    i, k = np.meshgrid(rows, np.arange(2 * m + 1), indexing="ij")
+    j = np.clip(i + k - m, 0, ne - 1)
+    r = pair_residuals(H[i.ravel()], E[j.ravel()], *fit).reshape(rows.size, 2 * m + 1, 6)
+    size = np.linalg.norm(r[..., :3], axis=2) + np.linalg.norm(r[..., 3:], axis=2) / max(t_ref, 1e-12)
+    return r[np.arange(rows.size), np.argmin(size, axis=1)]
+
+
+def _agreement(H, E, fit, t_ref) -> float:
+    """How well a fit agrees with the rows, whatever their alignment: the median over hand rows of the residual of
+    the best eye row within the band, rotation [rad] plus translation relative to the median hand position."""
+    r = _best_cells(H, E, fit, t_ref)
+    return float(np.median(np.linalg.norm(r[:, :3], axis=1) + np.linalg.norm(r[:, 3:], axis=1) / max(t_ref, 1e-12)))
+
+
+def _best_cell_scale(H, E, fit, t_ref) -> np.ndarray:
+    return _scale(_best_cells(H, E, fit, t_ref), t_ref)
+
+
 class _Problem:
     """The two files in one direction class, the noise scale, and the fits of alignments."""
 
@@ -507,14 +551,15 @@ def align_rows(H: np.ndarray, E: np.ndarray, start: Alignment | None = None) -> 
             return None
         start = max(cands, key=lambda x: x[1])[0]
     t_ref = float(np.median(np.linalg.norm(H[:, :3, 3], axis=1)))
-    # the direction class whose rotations fit (a wrong one misses by tens of degrees)
+    # the direction class and the first fit: of the congruence's pairs and of windows of consecutive rows at each
+    # offset, the fit that fits most rows at their best offset (a wrong class misses by tens of degrees)
     runs = []
     for klass, Ek in enumerate((E, se3.invert_transform(E, check=False))):
         h, e = start.hand_index, start.eye_index
-        X, Y, s, sig = _robust_fit(H[h], Ek[e], t_ref=t_ref)
-        rot = float(np.median(np.linalg.norm(pair_residuals(H[h], Ek[e], X, Y, s)[:, :3], axis=1)))
-        runs.append((rot, klass, Ek, (X, Y, s, sig)))
-    _, klass, Ek, fit0 = min(runs, key=lambda r: r[0])
+        fits = [_robust_fit(H[h], Ek[e], t_ref=t_ref)[:3]] + _window_fits(H, Ek)
+        runs += [(_agreement(H, Ek, f, t_ref), klass, Ek, f) for f in fits]
+    _, klass, Ek, fit = min(runs, key=lambda r: r[0])
+    fit0 = (*fit, _best_cell_scale(H, Ek, fit, t_ref))
     prob = _Problem(H, Ek, t_ref)
     # 1. the fewest rows left out that the lengths allow (|d| of the longer file)
     fewest = (max(0, -d), max(0, d))
