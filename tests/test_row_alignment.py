@@ -223,3 +223,32 @@ def test_row_alignment_cost(kuka_1):
     A, E = kuka_1
     row = ra.align_rows(A, np.delete(E, 4, axis=0))
     assert row.cost_s < 0.5, row.cost_s
+
+
+def test_the_batched_window_fits_are_the_single_fits():
+    A, E, _, _ = _recording(4, n=30)
+    B = se3.invert_transform(E)
+    fits = ra._window_fits(A, B)
+    assert len(fits) == 5 * 7  # windows at rows 0, 5, 10, 15, 20; offsets -3..3
+    # the window at row 5, offset -2: hand rows 5-14 with eye rows 3-12
+    X, Y, s = ra.fit_absolute(A[5:15], B[3:13])
+    Xb, Yb, sb = fits[1 * 7 + 1]
+    assert np.allclose(Xb, X, atol=1e-9) and np.allclose(Yb, Y, atol=1e-9) and abs(sb - s) < 1e-9
+    # at the start, offset -3: the first three hand rows have no eye row and are left out of the fit
+    X, Y, s = ra.fit_absolute(A[3:10], B[0:7])
+    assert np.allclose(fits[0][0], X, atol=1e-9) and abs(fits[0][2] - s) < 1e-9
+
+
+def test_the_firewall_refuses_alignments_the_fit_cannot_tell_apart(tmp_path, kuka_1):
+    from kinhec.calibrate import firewall as fw
+    from kinhec.calibrate.readers import read_stream
+    from kinhec.errors import InputError
+
+    A, E = kuka_1
+    twice = np.insert(E, 6, E[5] @ se3.se3_exp(np.array([0.0, 0.0, 0.0, 2e-5, 0.0, 0.0])), axis=0)
+    hand = read_stream(_write(tmp_path / "RobotPosesVec.txt", A), "rwhe")
+    eye = read_stream(_write(tmp_path / "cam_T_target.txt", twice), "rwhe")
+    with pytest.raises(InputError, match=r"cannot tell which rows have no partner .*line 6 .*line 7 "):
+        fw.check(hand, eye)
+    dec = fw.check(hand, eye, force=True)
+    assert dec.alignment.hand_index.size == 30 and "kept with --force" in dec.alignment.note
