@@ -52,6 +52,7 @@ from kinhec import se3
 from kinhec.calibrate import conventions as cv
 from kinhec.calibrate import pairing as pr
 from kinhec.calibrate import readings as rd
+from kinhec.calibrate import row_alignment as ra
 from kinhec.calibrate.readers import PoseStream, with_quaternion_order
 from kinhec.calibrate.readings import Reading
 from kinhec.errors import InputError
@@ -146,12 +147,17 @@ def _streams(hand, eye, quat):
     return h, e
 
 
-def _unstamped_data(hand, eye, quats) -> list[_Data]:
+def _unstamped_data(hand, eye, quats, force: bool = False) -> list[_Data]:
     streams = [_streams(hand, eye, q) for q in quats]
     # the angle noise of the best reading, common to all (a wrong quaternion order must not set its own)
     first = [rd.order_alignments(h.T[:, :3, :3], e.T[:, :3, :3]) for h, e in streams]
     meds = [min(m for _, _, m in c if np.isfinite(m)) for c in first if c and any(np.isfinite(m) for _, _, m in c)]
     sigma = max(1.4826 * min(meds), rd.ANGLE_FLOOR) if meds else None
+    rows = _rows_by_fit(streams, first, force)
+    if rows is not None:
+        return [_Data(q, v, al, None, *rd.congruence(h.T[al.hand_index, :3, :3], e.T[al.eye_index, :3, :3], sigma)[:2],
+                      _subsample(h, e, al), cv.median_norm(h.T), cv.median_norm(e.T))
+                for q, (h, e), (v, al) in zip(quats, streams, rows)]
     out = []
     for q, (h, e) in zip(quats, streams):
         cands = rd.order_alignments(h.T[:, :3, :3], e.T[:, :3, :3], sigma=sigma)
@@ -161,6 +167,35 @@ def _unstamped_data(hand, eye, quats) -> list[_Data]:
                             .astype(int))
             H, E = h.T[al.hand_index[idx]], e.T[al.eye_index[idx]]
             out.append(_Data(q, v, al, None, score, med, (H, E), cv.median_norm(h.T), cv.median_norm(e.T)))
+    return out
+
+
+def _subsample(h, e, al):
+    idx = np.unique(np.linspace(0, al.hand_index.size - 1, min(rd.SUBSAMPLE, al.hand_index.size)).round().astype(int))
+    return h.T[al.hand_index[idx]], e.T[al.eye_index[idx]]
+
+
+def _rows_by_fit(streams, first, force: bool):
+    """The row alignment of each quaternion reading, chosen by the fit (:mod:`kinhec.calibrate.row_alignment`):
+    ``[(variant, Alignment)]``, variant 0 when the rows pair one to one; None where it does not apply (the lengths
+    differ by more than a few rows, or the files are short or long).  Raises (``force``: a note) when the fit of
+    the quaternion reading whose rotations fit best cannot tell its alignments apart."""
+    if any(not c for c in first) or max(max(len(h), len(e)) for h, e in streams) > rd.MAX_ALIGN_ROWS:
+        return None
+    rows = []
+    for (h, e), c in zip(streams, first):
+        row = ra.align_rows(h.T, e.T, start=max(c, key=lambda x: x[1])[0])
+        if row is None:
+            return None
+        rows.append(row)
+    top = min(range(len(rows)), key=lambda k: rows[k].rot_med)
+    if not rows[top].decided and not force:
+        h, e = streams[top]
+        raise InputError(ra.ambiguity(rows[top], h, e))
+    out = []
+    for row, (h, e) in zip(rows, streams):
+        al = ra.with_note(row, h, e, force=force)
+        out.append((0 if al.is_identity else 1, al))
     return out
 
 
@@ -576,7 +611,7 @@ def check(hand: PoseStream, eye: PoseStream, *, setup: str | None = None, hand_p
     if stamped:
         datas = _stamped_data(hand, eye, quats, stated.quat, offset, max_offset_s)
     else:
-        datas = _unstamped_data(hand, eye, quats)
+        datas = _unstamped_data(hand, eye, quats, force)
         if not datas:
             pr.pair_by_order(hand, hand.T, eye, eye.T)  # raises: lengths differ by more than a few rows
     datas = _fit_within_reach(datas)
@@ -775,7 +810,7 @@ def _apply(r: Reading, hand, eye, alignment, coarse, s, s_std, notes, warns, rep
     if r.swap:
         h, e = e, h
         if alignment is not None:  # its indices follow the files
-            alignment = pr.Alignment(alignment.eye_index, alignment.hand_index, -alignment.shift, alignment.cut)
+            alignment = alignment.swapped()
         if coarse is not None and coarse.estimated:  # estimated with the roles the other way: calibrate estimates
             coarse = None                             # it again (eye stamp = hand time + offset)
         elif coarse is not None:

@@ -110,19 +110,43 @@ class Alignment:
     cut : int or None
         Pair index from which the rows are shifted (rows of one file left without a
         partner there); None for a shift of the whole file (or none at all).
+    lengths : tuple of int or None
+        ``(rows of the hand file, rows of the eye file)`` of an alignment chosen by the
+        fit (:mod:`kinhec.calibrate.row_alignment`): any rows of either file may be
+        without a partner, and ``shift`` is the eye file's length less the hand's.
+    note : str or None
+        How the alignment was chosen (the margin of the fit), for the run's notes.
     """
 
     hand_index: np.ndarray
     eye_index: np.ndarray
     shift: int = 0
     cut: int | None = None
+    lengths: tuple | None = None
+    note: str | None = None
 
     @property
     def is_identity(self) -> bool:
+        if self.lengths is not None:
+            n = self.lengths[0]
+            return (self.lengths[1] == n == self.hand_index.size and np.array_equal(self.hand_index, np.arange(n))
+                    and np.array_equal(self.eye_index, np.arange(n)))
         return self.shift == 0
+
+    def unpaired(self) -> tuple[np.ndarray, np.ndarray]:
+        """Rows (0-based) of the hand file and of the eye file without a partner (``lengths`` known)."""
+        nh, ne = self.lengths
+        return np.setdiff1d(np.arange(nh), self.hand_index), np.setdiff1d(np.arange(ne), self.eye_index)
+
+    def swapped(self) -> Alignment:
+        """The same alignment with the files exchanged."""
+        return Alignment(self.eye_index, self.hand_index, -self.shift, self.cut,
+                         None if self.lengths is None else self.lengths[::-1], self.note)
 
     def describe(self, hand: PoseStream, eye: PoseStream) -> str:
         """One phrase: which rows pair, with their line numbers."""
+        if self.lengths is not None:
+            return describe_unpaired(self, hand, eye)
         if self.shift == 0:
             return "row k of the hand file with row k of the eye file"
         longer, idx_l = (hand, self.hand_index) if self.shift < 0 else (eye, self.eye_index)
@@ -137,12 +161,35 @@ class Alignment:
                 f"shifted by {d}")
 
 
+def _where(rows: np.ndarray, paired: np.ndarray) -> str:
+    """Where rows without a partner lie among the paired ones: at the start, at the end or in the middle."""
+    if paired.size == 0:
+        return "with no row paired"
+    places = {"at the start" if r < paired.min() else "at the end" if r > paired.max() else "in the middle"
+              for r in rows.tolist()}
+    return " and ".join(p for p in ("at the start", "in the middle", "at the end") if p in places)
+
+
+def describe_unpaired(al: Alignment, hand: PoseStream, eye: PoseStream) -> str:
+    """Which rows of which file have no partner, with their lines and places, and how the rest pair."""
+    uh, ue = al.unpaired()
+    if uh.size == 0 and ue.size == 0:
+        return "row k of the hand file with row k of the eye file"
+    parts = []
+    for s, rows, paired in ((hand, uh, al.hand_index), (eye, ue, al.eye_index)):
+        if rows.size:
+            lines = ", ".join(f"{int(s.lines[r])} (pose {int(r) + 1} of {len(s)})" for r in rows)
+            parts.append(f"{s.path}, line{'s' if rows.size > 1 else ''} {lines} without a partner "
+                         f"({_where(rows, paired)})")
+    return "; ".join(parts) + ": the other rows pair in order"
+
+
 def pair_by_order(hand: PoseStream, A: np.ndarray, eye: PoseStream, B: np.ndarray,
                   alignment: Alignment | None = None) -> OrderPairing:
     """Pair pose k with pose k (or the rows of ``alignment``); without one the files must hold as many poses."""
     if alignment is not None:
         h, e = alignment.hand_index, alignment.eye_index
-        return OrderPairing(A[h], B[e], hand.lines[h], eye.lines[e])
+        return OrderPairing(A[h], B[e], hand.lines[h], eye.lines[e], [alignment.note] if alignment.note else [])
     if A.shape[0] != B.shape[0]:
         raise InputError(
             f"{hand.path} and {eye.path}: expected the same number of poses to pair by order (no time "

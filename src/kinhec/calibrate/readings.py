@@ -15,7 +15,9 @@ rotation angles agree whatever ``X`` and ``Y`` are.  Reading a stream the
 other way round conjugates its motions by a pose and inverts them, which
 changes no angle either.  The agreement of the angles (*congruence*,
 :func:`congruence`) therefore tests, before anything is fitted, which rows
-pair (:func:`order_alignments`).  It is blind to the order of the quaternion
+pair (:func:`order_alignments`) -- except inside a block of pure translations,
+where every row has the same angles: the fit then places the rows
+(:mod:`kinhec.calibrate.row_alignment`, which starts from this test).  It is blind to the order of the quaternion
 columns: the angle between two rotations is ``2 acos|q_i . q_j|``, which no
 permutation of the four components changes.  A stream read in the wrong order
 shows in the fit instead: its rotations no longer fit one ``X`` -- or, with
@@ -95,8 +97,10 @@ class Reading:
         Quaternion column order of the two files as given (``"xyzw"``,
         ``"wxyz"``, or None where the format names them).
     align : int
-        Index of the row alignment (unstamped; 0 is row by row, or the best
-        one when the files differ in length); 0 for stamped files.
+        Row alignment (unstamped): 0 row by row, 1 the alignment the fit chose
+        otherwise (:mod:`kinhec.calibrate.row_alignment`; where that does not
+        apply, the index among :func:`order_alignments`' candidates); 0 for
+        stamped files.
     """
 
     swap: bool = False
