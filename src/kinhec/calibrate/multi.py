@@ -505,7 +505,8 @@ def joint_rig(per: dict, *, reference: str | None = None, world: str = "auto", s
         return None
     pairs = {(name, "world"): r.pairs for name, r in per.items()}
     try:
-        res = calibrate_multi(pairs, configuration="eye_in_hand", scale=bool(scale))
+        # each camera's reading was settled by the convention firewall of its own fit
+        res = calibrate_multi(pairs, configuration="eye_in_hand", scale=bool(scale), check_readings=False)
     except KinhecError as exc:  # the per-camera fits stand; say why
         next(iter(per.values())).notes.append(f"the cameras were not solved jointly: {exc}")
         return None

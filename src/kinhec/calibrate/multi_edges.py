@@ -412,6 +412,28 @@ def _evidence(ch: EdgeCheck, r) -> str:
     return " and ".join(out) or "nothing else fits"
 
 
+def _guessed(ch: EdgeCheck, f: EdgeFiles) -> list:
+    """The readings that fit as well as the one as read and invert a file read by default (nothing chose it)."""
+    if not f.files:
+        return []
+    b = ch.total[READINGS[0]]
+    default = (f.hand_source == "the default", f.eye_source == "the default")
+    return [r for r in READINGS[1:] if b - ch.total[r] < cv.DECISIVE and ((r[0] and default[0]) or (r[1] and default[1]))]
+
+
+def _undecided(ch: EdgeCheck, f: EdgeFiles, guessed: list) -> str:
+    why = (f"{ch.n} pair{'s' if ch.n != 1 else ''}; "
+           + ("no other edge shares its X or Y" if not ch.refs else
+              f"the other edges know only its {' and '.join(ch.refs)}"))  # fmt: skip
+    items = [f"({k + 1}) {_reading_text(r, f)}: {_gives_text(ch, r)}" for k, r in enumerate([READINGS[0]] + guessed)]
+    which = sorted({w for r in guessed for w, inv in (("hand", r[0]), ("eye", r[1])) if inv})
+    opts = " and ".join(f"--{w}-pose (every edge) or --edge-pose {f.key}/{w}=DIRECTION" for w in which)
+    return (f"edge {f.key}: nothing in the data tells its readings apart ({why}) and its "
+            f"{' and '.join(which)} direction{'s are' if len(which) > 1 else ' is'} only the default: "
+            f"{'; '.join(items)}; state {'them' if len(which) > 1 else 'it'} with {opts}, or a comment line in the "
+            f"file ('# T_cam_target', '# T_base_ee'), or record more pairs")
+
+
 def refusal(checks: dict, files: dict, force: bool) -> list[str]:
     """Raise :class:`EdgeReadingError` naming every contradicted edge (``force``: return them as warnings).
 
@@ -419,9 +441,12 @@ def refusal(checks: dict, files: dict, force: bool) -> list[str]:
     """
     msgs = []
     for e, ch in checks.items():
-        if not ch.contradicted:
-            continue
         f = files[e]
+        if not ch.contradicted:
+            guessed = _guessed(ch, f)
+            if guessed:
+                msgs.append(_undecided(ch, f, guessed))
+            continue
         fitting = ch.fitting
         stated = (f"{f.eye_pose} from {f.eye_source}, {f.hand_pose} from {f.hand_source}" if f.files
                   else "as given")  # fmt: skip
@@ -445,9 +470,7 @@ def refusal(checks: dict, files: dict, force: bool) -> list[str]:
                    + "; ".join(f"({k + 1}) {_statement(r, f)}" for k, r in enumerate(fitting[:_SHOWN])))
         drop = f"--drop-edge {f.key}" if f.files else f"leave the edge {e!r} out"
         msgs.append(f"{msg}; or {drop}")
-    if not msgs:
-        return []
-    if not force:
+    if msgs and not force:
         raise EdgeReadingError(" | ".join(msgs) + ("; --force keeps the edges as read" if any(
             files[e].files for e in checks) else ""))  # fmt: skip
     return [m + "; kept as read (--force)" for m in msgs]
