@@ -27,6 +27,13 @@ reading: what the edge is read as comes from the user's statement (``--edge-pose
 and a contradicted edge stops the run naming the file, the reading that fits, what each reading gives and how
 to state it (:func:`refusal`; ``force``: a warning, the edge kept as read).  Where several readings fit
 equally (an edge whose unknowns no other edge determines) they are all named.
+
+The default is no statement: an edge that fits as read, but equally well with a file inverted whose
+direction only the default gave (one pair of a camera that sees one tag; a graph of one edge), stops the run
+too, naming what each reading gives, until an option or a comment line states it.  Pose arrays handed to
+:func:`~kinhec.calibrate.calibrate_multi` directly are the caller's statement.  The check is two passes: the
+second leaves out of the references the edges the first found contradicted (a both-inverted edge fits its
+own class and is caught by the graph only).
 """
 
 from __future__ import annotations
@@ -187,15 +194,16 @@ def _read(A, B, r):
     return (_inv(A) if r[0] else A), (_inv(B) if r[1] else B)
 
 
-def _spread(idx, n) -> np.ndarray:
-    return np.unique(np.linspace(0, n - 1, min(n, idx)).round().astype(int))
+def _evenly(k: int, n: int) -> np.ndarray:
+    """At most ``k`` of ``n`` indices, evenly spread."""
+    return np.unique(np.linspace(0, n - 1, min(n, k)).round().astype(int))
 
 
 def _own(A, B):
     """The two class fits of an edge (None below :data:`MIN_OWN_PAIRS` pairs) on at most SUBSAMPLE pairs."""
     if len(A) < MIN_OWN_PAIRS:
         return None
-    k = _spread(rd.SUBSAMPLE, len(A))
+    k = _evenly(rd.SUBSAMPLE, len(A))
     try:
         return rd.fit_class(A[k], B[k]), rd.fit_class(A[k], _inv(B[k]))
     except (np.linalg.LinAlgError, ValueError):
@@ -265,7 +273,7 @@ def _medoid(Ts):
     return Ts[int(np.argmin(d))]
 
 
-def _references(pairs, own_fits, trusted, e):
+def _references(own_fits, trusted, e):
     """``X_i`` and ``Y_j`` of edge ``e`` as the other trusted edges give them (their own fits as read)."""
     x, y = e
     xs = [own_fits[f][0].X for f in trusted if f != e and f[0] == x and own_fits[f] is not None]
@@ -323,7 +331,7 @@ def check_edges(pairs: dict, *, scaled_edges=()) -> dict:
     for _ in range(2):  # once with the edges whose own fit keeps their reading, once without the contradicted
         out = {}
         for e, (A, B) in pairs.items():
-            X, Y = _references(pairs, own_fits, trusted, e)
+            X, Y = _references(own_fits, trusted, e)
             ch = _check_one(np.asarray(A), np.asarray(B), own_fits[e], X, Y, e not in scaled)
             ch.edge = e
             out[e] = ch
