@@ -49,12 +49,16 @@ from kinhec.calibrate import readings as rd
 from kinhec.errors import InputError
 from kinhec.solvers import _common as c
 
-__all__ = ["READINGS", "EdgeFiles", "EdgeCheck", "check_edges", "refusal", "EdgeReadingError", "MIN_OWN_PAIRS"]
+__all__ = ["READINGS", "EdgeFiles", "EdgeCheck", "check_edges", "refusal", "EdgeReadingError", "MIN_OWN_PAIRS",
+           "OWN_SUBSAMPLE", "stated_direction", "arrays_files"]
 
 #: The readings of an edge: (hand poses inverted, eye poses inverted); the first is as read.
 READINGS = ((False, False), (False, True), (True, False), (True, True))
 #: Fewest pairs for an edge's own class fit (two motions).
 MIN_OWN_PAIRS = 3
+#: Pairs (evenly spread) of an edge's own class fit: its cost grows with their square, and a dozen separate the
+#: classes by far more than the decisive margin (the graph check uses every pair).
+OWN_SUBSAMPLE = 12
 #: Largest reading count named in a refusal.
 _SHOWN = 3
 
@@ -200,10 +204,10 @@ def _evenly(k: int, n: int) -> np.ndarray:
 
 
 def _own(A, B):
-    """The two class fits of an edge (None below :data:`MIN_OWN_PAIRS` pairs) on at most SUBSAMPLE pairs."""
+    """The two class fits of an edge (None below :data:`MIN_OWN_PAIRS` pairs) on at most :data:`OWN_SUBSAMPLE` pairs."""
     if len(A) < MIN_OWN_PAIRS:
         return None
-    k = _evenly(rd.SUBSAMPLE, len(A))
+    k = _evenly(OWN_SUBSAMPLE, len(A))
     try:
         return rd.fit_class(A[k], B[k]), rd.fit_class(A[k], _inv(B[k]))
     except (np.linalg.LinAlgError, ValueError):
@@ -259,26 +263,36 @@ def _score(n, rot, trans, best_rot, best_trans, floor_t) -> float:
     return -n * s
 
 
-def _distance(a, b) -> float:
-    """Rotation angle [rad] plus translation [m] between two poses (for the medoid)."""
-    return float(_angles(a[:3, :3].T @ b[:3, :3])) + float(np.linalg.norm(a[:3, 3] - b[:3, 3]))
+def _distances(Ts: np.ndarray) -> np.ndarray:
+    """Rotation angle [rad] plus translation [m] between every two poses (k, 4, 4): (k, k), for the medoid."""
+    R, t = Ts[:, :3, :3], Ts[:, :3, 3]
+    tr = np.einsum("aij,bij->ab", R, R)
+    return (np.arccos(np.clip(0.5 * (tr - 1.0), -1.0, 1.0))
+            + np.linalg.norm(t[:, None, :] - t[None, :, :], axis=2))  # fmt: skip
 
 
-def _medoid(Ts):
-    if not Ts:
-        return None
-    if len(Ts) < 3:
-        return Ts[0]
-    d = [sum(_distance(a, b) for b in Ts) for a in Ts]
-    return Ts[int(np.argmin(d))]
+class _Consensus:
+    """What the trusted edges' own fits give for every unknown, and its medoid without a given edge."""
 
+    def __init__(self, own_fits: dict, trusted: list):
+        self.by = {}
+        for f in trusted:
+            if own_fits[f] is None:
+                continue
+            for kind, key, T in (("X", f[0], own_fits[f][0].X), ("Y", f[1], own_fits[f][0].Y)):
+                self.by.setdefault((kind, key), []).append((f, T))
+        self.D = {k: _distances(np.stack([T for _, T in v])) for k, v in self.by.items() if len(v) >= 3}
 
-def _references(own_fits, trusted, e):
-    """``X_i`` and ``Y_j`` of edge ``e`` as the other trusted edges give them (their own fits as read)."""
-    x, y = e
-    xs = [own_fits[f][0].X for f in trusted if f != e and f[0] == x and own_fits[f] is not None]
-    ys = [own_fits[f][0].Y for f in trusted if f != e and f[1] == y and own_fits[f] is not None]
-    return _medoid(xs), _medoid(ys)
+    def without(self, kind: str, key, e):
+        """The medoid of the estimates of ``kind:key`` by the trusted edges other than ``e`` (None: none)."""
+        est = self.by.get((kind, key), [])
+        keep = [i for i, (f, _) in enumerate(est) if f != e]
+        if not keep:
+            return None
+        if len(keep) < 3:
+            return est[keep[0]][1]
+        D = self.D[(kind, key)][np.ix_(keep, keep)]
+        return est[keep[int(np.argmin(D.sum(axis=1)))]][1]
 
 
 def _check_one(A, B, fits, X, Y, metric: bool) -> EdgeCheck:
@@ -330,8 +344,9 @@ def check_edges(pairs: dict, *, scaled_edges=()) -> dict:
     out = {}
     for _ in range(2):  # once with the edges whose own fit keeps their reading, once without the contradicted
         out = {}
+        consensus = _Consensus(own_fits, trusted)
         for e, (A, B) in pairs.items():
-            X, Y = _references(own_fits, trusted, e)
+            X, Y = consensus.without("X", e[0], e), consensus.without("Y", e[1], e)
             ch = _check_one(np.asarray(A), np.asarray(B), own_fits[e], X, Y, e not in scaled)
             ch.edge = e
             out[e] = ch
