@@ -878,7 +878,9 @@ def calibrate_multi(ctx, folder, setup, fmt, hand_pose, eye_pose, units, scale, 
     if c.get("method") != "none":
         click.echo(f"certificate: certified {c['certified']}, duality gap {c['duality_gap']:.4g} (threshold "
                    f"{c['threshold']:.4g}), relaxation tight {c['relaxation_tight']}, {c['method']}, "
-                   f"SDP {c['sdp_dim']}x{c['sdp_dim']}")  # fmt: skip
+                   f"SDP {c['sdp_dim']}x{c['sdp_dim']}, for {c.get('edges_certified', '?')} edges"
+                   + (f" ({', '.join(c['edges_left_out'])} left out by the outlier gate)"
+                      if c.get("edges_left_out") else ""))  # fmt: skip
     for w in res.warnings:
         click.echo(f"warning: {w}")
     click.echo(res.verdict)
