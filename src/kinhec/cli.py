@@ -834,21 +834,31 @@ def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corn
 @click.option("--sdp-solver", type=click.Choice(["scs", "clarabel"]), default="scs", show_default=True)
 @click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False), metavar="OUT",
               help="Write the result as JSON.")
-@click.option("--force", is_flag=True, help="Exit 0 even when an unknown is undetermined.")
+@click.option("--edge-pose", "edge_poses", multiple=True, metavar="X_ID/Y_ID/hand|eye=DIRECTION",
+              help="Direction of one edge's file, e.g. tag01/cam01/eye=target_T_cam (repeatable; over --hand-pose, "
+                   "--eye-pose and the file's own claims).")
+@click.option("--drop-edge", "drop", multiple=True, metavar="X_ID/Y_ID", help="Leave an edge out (repeatable).")
+@click.option("--force", is_flag=True,
+              help="Keep an edge whose files fit only another reading as read (a warning), and exit 0 even when an "
+                   "unknown is undetermined.")
 @click.pass_context
-def calibrate_multi(ctx, folder, setup, fmt, hand_pose, eye_pose, units, scale, certify, sdp_solver, json_out, force):
+def calibrate_multi(ctx, folder, setup, fmt, hand_pose, eye_pose, units, scale, certify, sdp_solver, json_out,
+                    edge_poses, drop, force):  # fmt: skip
     """Many cameras and targets jointly: FOLDER/<x_id>/<y_id>/{hand,eye}.<ext>, one folder per edge.
 
     Solves A_k X_i = Y_j B_k over the graph of edges with the maximum-likelihood fit and a certificate of
-    globally optimal rotations (docs/multi.md).  Exit status 0 on success, 2 on bad input or an
-    undetermined unknown (unless --force).
+    globally optimal rotations (docs/multi.md).  Every edge's reading is checked first, on its own fit and
+    against the X and Y the other edges give: an edge whose files fit only inverted is refused, naming
+    the file and the reading that fits.  Exit status 0 on success, 2 on bad input, on such an edge, or
+    when an unknown is not determined (by the graph, or standard deviations beyond 2 deg / 20 mm, the
+    limits of kinhec calibrate), unless --force.
     """
     from kinhec.calibrate.multi import calibrate_multi_dir
 
     try:
         res = calibrate_multi_dir(folder, setup=setup, fmt=fmt, hand_pose=hand_pose, eye_pose=eye_pose, units=units,
                                   scale=scale, certify=None if certify == "none" else certify,
-                                  sdp_solver=sdp_solver)  # fmt: skip
+                                  sdp_solver=sdp_solver, edge_poses=edge_poses, drop=drop, force=force)  # fmt: skip
     except (KinhecError, OSError) as exc:
         _input_error(ctx, "calibrate-multi", exc)
     deg = 180 / 3.141592653589793
@@ -868,7 +878,9 @@ def calibrate_multi(ctx, folder, setup, fmt, hand_pose, eye_pose, units, scale, 
     if c.get("method") != "none":
         click.echo(f"certificate: certified {c['certified']}, duality gap {c['duality_gap']:.4g} (threshold "
                    f"{c['threshold']:.4g}), relaxation tight {c['relaxation_tight']}, {c['method']}, "
-                   f"SDP {c['sdp_dim']}x{c['sdp_dim']}")  # fmt: skip
+                   f"SDP {c['sdp_dim']}x{c['sdp_dim']}, for {c.get('edges_certified', '?')} edges"
+                   + (f" ({', '.join(c['edges_left_out'])} left out by the outlier gate)"
+                      if c.get("edges_left_out") else ""))  # fmt: skip
     for w in res.warnings:
         click.echo(f"warning: {w}")
     click.echo(res.verdict)

@@ -75,6 +75,11 @@ class MultiCalibrationResult:
     warnings, notes : list of str
     fit : MultiAxybResult
         The solver's full result (covariance, chi-square, ...).
+    inputs : dict
+        What was read (folder, options, ``edges``, ``dropped``).
+    edge_readings : list of dict
+        The check of every edge's reading (:mod:`kinhec.calibrate.multi_edges`): which readings fit, the
+        margin of the best over the one as read.
     """
 
     X: dict
@@ -94,6 +99,7 @@ class MultiCalibrationResult:
     notes: list = field(default_factory=list)
     fit: object = field(default=None, repr=False)
     inputs: dict = field(default_factory=dict)
+    edge_readings: list = field(default_factory=list)
 
     @property
     def n_pairs(self) -> int:
@@ -112,12 +118,33 @@ class MultiCalibrationResult:
         rot = max(float(np.degrees(s[:3]).max()) for s in list(self.X_std.values()) + list(self.Y_std.values()))
         tr = max(float(1000 * s[3:].max()) for s in list(self.X_std.values()) + list(self.Y_std.values()))
         n_out = sum(int((~r["inlier"]).sum()) for r in self.residuals.values())
-        c = self.certificate
-        cert = ("rotations certified globally optimal" if c.get("certified") else
-                "rotations NOT certified globally optimal")  # fmt: skip
+        rejected = [f"{e[0]}-{e[1]}" for e, r in self.residuals.items() if not r["inlier"].any()]
+        outl = f"{n_out} outlier{'s' if n_out != 1 else ''}"
+        if rejected:
+            outl += f"; every pair of edge{'s' if len(rejected) > 1 else ''} {', '.join(rejected)} rejected"
         return (f"{len(self.X)} X and {len(self.Y)} Y determined to {rot:.2g} deg / {tr:.2g} mm (largest 1 sigma) "
-                f"from {self.n_pairs} pairs ({n_out} outlier{'s' if n_out != 1 else ''}); {cert} "
-                f"(duality gap {c.get('duality_gap', math.nan):.3g}).")
+                f"from {self.n_pairs} pairs ({outl}); {self.certificate_statement}.")
+
+    @property
+    def certificate_statement(self) -> str:
+        """What the certificate says, for the problem it was computed on (the edges kept)."""
+        c = self.certificate
+        if c.get("method") == "none":
+            return "rotations not certified (no certificate computed)"
+        head = ("rotations certified globally optimal" if c.get("certified") else
+                "rotations NOT certified globally optimal")  # fmt: skip
+        dropped = list(self.inputs.get("dropped", []))
+        left = list(c.get("edges_left_out", []))
+        n_cert = c.get("edges_certified")
+        if n_cert is not None and (dropped or left):
+            n_all = int(c.get("edges_total", n_cert)) + len(dropped)
+            why = []
+            if dropped:
+                why.append(f"{', '.join(dropped)} dropped with --drop-edge")
+            if left:
+                why.append(f"{', '.join(left)} left out by the outlier gate")
+            head += f" for the {n_cert} of {n_all} edges kept ({'; '.join(why)})"
+        return f"{head} (duality gap {c.get('duality_gap', math.nan):.3g})"
 
     def to_dict(self) -> dict:
         """The JSON-ready dictionary (keys may be added, never removed or renamed)."""
@@ -145,6 +172,7 @@ class MultiCalibrationResult:
                            **{k: [bool(x) if k == "inlier" else float(x) for x in v] for k, v in r.items()}}
                           for e, r in self.residuals.items()],  # fmt: skip
             "n_pairs": self.n_pairs,
+            "edge_readings": list(self.edge_readings),
             "warnings": list(self.warnings),
             "notes": list(self.notes),
             "verdict": self.verdict,
@@ -185,9 +213,29 @@ def _camera_pairs(fit) -> tuple[dict, dict]:
     return T, S
 
 
+def _precision(fit, observability: dict) -> tuple[dict, list[str]]:
+    """Every unknown whose standard deviations exceed the limits of ``kinhec calibrate`` is not determined."""
+    from kinhec.calibrate.observability import MAX_X_STD_DEG, MAX_X_STD_M
+
+    obs = {k: dict(v) for k, v in observability.items()}
+    warns = []
+    for kind, S in (("X", fit.X_std), ("Y", fit.Y_std)):
+        for k, v in S.items():
+            rot, tr = float(np.degrees(np.max(v[:3]))), float(np.max(v[3:]))
+            o = obs[f"{kind}:{k}"]
+            o["std_max_deg"], o["std_max_mm"] = rot, 1000 * tr
+            if o["determined"] and not (rot <= MAX_X_STD_DEG and tr <= MAX_X_STD_M):
+                o["determined"] = False
+                o["undetermined"] = list(o.get("undetermined", [])) + ["precision"]
+                warns.append(f"{kind}:{k}: standard deviations up to {rot:.3g} deg and {1000 * tr:.3g} mm (limits "
+                             f"{MAX_X_STD_DEG:g} deg, {1000 * MAX_X_STD_M:g} mm): not determined")  # fmt: skip
+    return obs, warns
+
+
 def calibrate_multi(pairs, *, configuration: str | None = None, scale=False, noise: dict | None = None,
                     robust: bool = True, start: dict | None = None, certify: str | None = "auto",
-                    sdp_solver: str = "scs") -> MultiCalibrationResult:  # fmt: skip
+                    sdp_solver: str = "scs", check_readings: bool = True, force: bool = False,
+                    edge_files: dict | None = None) -> MultiCalibrationResult:  # fmt: skip
     """Jointly calibrate many ``X`` and ``Y`` from pose pairs over a graph, with a certificate.
 
     Parameters
@@ -211,18 +259,41 @@ def calibrate_multi(pairs, *, configuration: str | None = None, scale=False, noi
     certify : {"auto", "local", "sdp"} or None
         See :func:`kinhec.solvers.multi_axyb.multi_axyb`.
     sdp_solver : {"scs", "clarabel"}
+    check_readings : bool
+        Check every edge's reading on its own and against the other edges first
+        (:mod:`kinhec.calibrate.multi_edges`).
+    force : bool
+        An edge whose files fit only another reading is kept as read, with a warning, instead of refused.
+    edge_files : dict of (x_id, y_id) -> EdgeFiles, optional
+        What each edge's files are and were read as (for the messages; :func:`calibrate_multi_dir` gives it).
 
     Returns
     -------
     MultiCalibrationResult
+        An unknown whose standard deviations exceed the limits of ``kinhec calibrate``
+        (:data:`kinhec.calibrate.observability.MAX_X_STD_DEG`, ``MAX_X_STD_M``) is not determined.
 
     Raises
     ------
     InputError
         Bad pairs (naming the edge), a disconnected graph, bad options.
+    EdgeReadingError
+        (an ``InputError``) An edge fits only with its hand or eye poses inverted, or several readings of it fit
+        equally while the one as read does not (naming the edge, what each reading gives and how to state it),
+        unless ``force``.
     """
-    from kinhec.solvers.multi_axyb import multi_axyb
+    from kinhec.calibrate import multi_edges as me
+    from kinhec.solvers.multi_axyb import graph_data, multi_axyb
 
+    reading_warnings, edge_readings = [], []
+    if check_readings:
+        d = graph_data(pairs, configuration, scale)  # the pairs checked before anything is fitted
+        cams = set(d.scaled)
+        scaled_edges = [e for e in d.edges if (e[1] if d.configuration == "eye_to_hand" else e[0]) in cams]
+        checks = me.check_edges(pairs, scaled_edges=scaled_edges)
+        files = {e: (edge_files or {}).get(e) or me.arrays_files(e) for e in checks}
+        reading_warnings = me.refusal(checks, files, force)
+        edge_readings = [ch.to_dict() for ch in checks.values()]
     fit = multi_axyb(pairs, configuration=configuration, noise=noise, scale=scale, robust=robust, start=start,
                      certify=certify, sdp_solver=sdp_solver)  # fmt: skip
     residuals = {}
@@ -234,7 +305,8 @@ def calibrate_multi(pairs, *, configuration: str | None = None, scale=False, noi
     P6 = 6 * (len(fit.x_ids) + len(fit.y_ids))
     scale_std = {k: float(fit.scale[k] * math.sqrt(max(fit.cov[P6 + i, P6 + i], 0.0)))
                  for i, k in enumerate(fit.scaled)}  # fmt: skip
-    warnings = []
+    observability, precision = _precision(fit, fit.observability)
+    warnings = list(reading_warnings)
     for k, v in fit.observability.items():
         if not v["determined"]:
             warnings.append(f"{k}: the pairs leave its {' and '.join(v['undetermined'])} undetermined "
@@ -249,11 +321,13 @@ def calibrate_multi(pairs, *, configuration: str | None = None, scale=False, noi
         n_out = int((~r["inlier"]).sum())
         if n_out > 0.2 * len(r["inlier"]):
             warnings.append(f"edge {e[0]}-{e[1]}: {n_out} of {len(r['inlier'])} pairs are outliers")
+    warnings += precision
     return MultiCalibrationResult(X=fit.X, Y=fit.Y, X_std=fit.X_std, Y_std=fit.Y_std, residuals=residuals,
                                   certificate=c, cam_T_cam=cam_T_cam, cam_T_cam_std=cam_std, scale=dict(fit.scale),
                                   scale_std=scale_std, configuration=fit.configuration,
-                                  observability=fit.observability, noise=fit.noise, warnings=warnings,
-                                  notes=list(fit.info.get("notes", [])), fit=fit)  # fmt: skip
+                                  observability=observability, noise=fit.noise, warnings=warnings,
+                                  notes=list(fit.info.get("notes", [])), fit=fit,
+                                  edge_readings=edge_readings)  # fmt: skip
 
 
 # --------------------------------------------------------------------------- #
@@ -267,22 +341,33 @@ def _one_file(folder: Path, stem: str) -> Path:
     return found[0]
 
 
-def read_pairs(folder, *, setup: str = "eye_to_hand", fmt: str | None = None, hand_pose: str | None = None,
-               eye_pose: str | None = None, units: str | None = None) -> dict:  # fmt: skip
-    """Read ``DIR/<x_id>/<y_id>/{hand,eye}.<ext>`` into ``pairs`` for :func:`calibrate_multi` (see the module text).
+def _edge_options(edge_poses, drop) -> tuple[dict, list]:
+    """``{"x/y/hand": dir}`` (or an iterable of ``"x/y/role=dir"``) and ``["x/y", ...]``, checked."""
+    out = {}
+    items = edge_poses.items() if isinstance(edge_poses, dict) else (
+        tuple(str(v).split("=", 1)) if "=" in str(v) else (str(v), None) for v in (edge_poses or ()))  # fmt: skip
+    for key, direction in items:
+        parts = str(key).strip("/").split("/")
+        if len(parts) != 3 or parts[2] not in ("hand", "eye") or not direction:
+            raise InputError(f"--edge-pose: expected X_ID/Y_ID/hand=DIRECTION or X_ID/Y_ID/eye=DIRECTION, got {key!r}"
+                             + (f"={direction}" if direction else ""))  # fmt: skip
+        out[(parts[0], parts[1], parts[2])] = direction
+    dropped = []
+    for key in drop or ():
+        parts = str(key).strip("/").split("/")
+        if len(parts) != 2:
+            raise InputError(f"--drop-edge: expected X_ID/Y_ID, got {key!r}")
+        dropped.append((parts[0], parts[1]))
+    return out, dropped
 
-    Directions and units as in :func:`kinhec.calibrate.calibrate` (``hand_pose`` ``base_T_ee`` or
-    ``ee_T_base``; ``eye_pose`` ``cam_T_target`` or ``target_T_cam``; ``units`` ``m``, ``mm`` or
-    ``HAND,EYE``).
 
-    Raises
-    ------
-    InputError
-        No edge folders, a folder without exactly one hand and one eye file, unreadable files (naming the
-        file and line), counts that cannot be paired.
-    """
+def _read_edges(folder, *, setup: str = "eye_to_hand", fmt: str | None = None, hand_pose: str | None = None,
+                eye_pose: str | None = None, units: str | None = None, edge_poses=None, drop=()):  # fmt: skip
+    """The pairs, what each edge was read as (:class:`~kinhec.calibrate.multi_edges.EdgeFiles`) and the edges
+    left out (see :func:`read_pairs`)."""
     from kinhec.calibrate import calibration as cal
     from kinhec.calibrate import pairing as pr
+    from kinhec.calibrate.multi_edges import EdgeFiles, stated_direction
     from kinhec.calibrate.readers import read_stream
 
     if setup not in SETUPS:
@@ -291,33 +376,81 @@ def read_pairs(folder, *, setup: str = "eye_to_hand", fmt: str | None = None, ha
     if not root.is_dir():
         raise InputError(f"{root}: expected a folder of <x_id>/<y_id>/{{hand,eye}} files, got no such folder")
     uh, ue = cal._units_pair(units)
-    pairs = {}
-    for xdir in sorted(p for p in root.iterdir() if p.is_dir()):
-        for ydir in sorted(p for p in xdir.iterdir() if p.is_dir()):
-            hand = read_stream(_one_file(ydir, "hand"), fmt)
-            eye = read_stream(_one_file(ydir, "eye"), fmt)
-            A = cal._hand_metric(hand, hand_pose, uh)
-            # the solver's B: T_cam_tag eye-to-hand, T_target_cam eye-in-hand (kinhec.calibrate's solver form)
-            B = cal._eye_solver_form(eye, eye_pose, ue, setup)
-            if hand.t is not None and eye.t is not None and len(hand) != len(eye):
-                p = pr.TimePairing(hand, A, eye, B, 0.0, 0.0)
-                A, B = p.at(0.0)
-            else:
-                A, B = pr.pair_by_order(hand, A, eye, B).at()
-            pairs[(xdir.name, ydir.name)] = (A, B)
+    per_edge, dropped = _edge_options(edge_poses, drop)
+    found = {(x.name, y.name): y for x in sorted(p for p in root.iterdir() if p.is_dir())
+             for y in sorted(p for p in x.iterdir() if p.is_dir())}  # fmt: skip
+    unknown = sorted({f"{k[0]}/{k[1]}" for k in list(per_edge) + dropped if (k[0], k[1]) not in found})
+    if unknown:
+        raise InputError(f"{root}: --edge-pose/--drop-edge name edges it does not hold: {', '.join(unknown)} "
+                         f"(expected one of {', '.join(f'{x}/{y}' for x, y in found) or 'none'})")  # fmt: skip
+    pairs, files = {}, {}
+    for (x, y), ydir in found.items():
+        if (x, y) in dropped:
+            continue
+        key = f"{x}/{y}"
+        hand = read_stream(_one_file(ydir, "hand"), fmt)
+        eye = read_stream(_one_file(ydir, "eye"), fmt)
+        hp, hsrc = stated_direction(hand, "hand", key, per_edge.get((x, y, "hand")), hand_pose)
+        ep, esrc = stated_direction(eye, "eye", key, per_edge.get((x, y, "eye")), eye_pose)
+        A = cal._hand_metric(hand, hp, uh)
+        # the solver's B: T_cam_tag eye-to-hand, T_target_cam eye-in-hand (kinhec.calibrate's solver form)
+        B = cal._eye_solver_form(eye, ep, ue, setup)
+        if hand.t is not None and eye.t is not None and len(hand) != len(eye):
+            p = pr.TimePairing(hand, A, eye, B, 0.0, 0.0)
+            A, B = p.at(0.0)
+        else:
+            A, B = pr.pair_by_order(hand, A, eye, B).at()
+        pairs[(x, y)] = (A, B)
+        files[(x, y)] = EdgeFiles(key=key, hand=str(hand.path), eye=str(eye.path),
+                                  hand_pose=hp or hand.direction or "base_T_ee",
+                                  eye_pose=ep or eye.direction or "cam_T_target", hand_source=hsrc, eye_source=esrc)
     if not pairs:
-        raise InputError(f"{root}: expected edge folders <x_id>/<y_id>/ with hand.<ext> and eye.<ext>, got none")
-    return pairs
+        raise InputError(f"{root}: expected edge folders <x_id>/<y_id>/ with hand.<ext> and eye.<ext>, got none"
+                         + (" left after --drop-edge" if dropped else ""))  # fmt: skip
+    return pairs, files, [f"{x}/{y}" for x, y in dropped]
+
+
+def read_pairs(folder, *, setup: str = "eye_to_hand", fmt: str | None = None, hand_pose: str | None = None,
+               eye_pose: str | None = None, units: str | None = None, edge_poses=None, drop=()) -> dict:  # fmt: skip
+    """Read ``DIR/<x_id>/<y_id>/{hand,eye}.<ext>`` into ``pairs`` for :func:`calibrate_multi` (see the module text).
+
+    Directions and units as in :func:`kinhec.calibrate.calibrate` (``hand_pose`` ``base_T_ee`` or
+    ``ee_T_base``; ``eye_pose`` ``cam_T_target`` or ``target_T_cam``; ``units`` ``m``, ``mm`` or
+    ``HAND,EYE``).  Each file's direction comes from, in this order: ``edge_poses`` (``{"x_id/y_id/eye":
+    "target_T_cam"}``, or strings ``"x_id/y_id/eye=target_T_cam"``), ``hand_pose``/``eye_pose``, the file's
+    format, a frame pair in its comment lines or name (``# T_target_cam``), the default
+    (:func:`kinhec.calibrate.multi_edges.stated_direction`).  ``drop``: edges ``"x_id/y_id"`` left out.
+
+    Raises
+    ------
+    InputError
+        No edge folders, a folder without exactly one hand and one eye file, unreadable files (naming the
+        file and line), counts that cannot be paired, options naming edges the folder does not hold.
+    """
+    return _read_edges(folder, setup=setup, fmt=fmt, hand_pose=hand_pose, eye_pose=eye_pose, units=units,
+                       edge_poses=edge_poses, drop=drop)[0]
 
 
 def calibrate_multi_dir(folder, *, setup: str = "eye_to_hand", fmt: str | None = None, hand_pose: str | None = None,
-                        eye_pose: str | None = None, units: str | None = None, **kw) -> MultiCalibrationResult:  # fmt: skip
-    """:func:`read_pairs` then :func:`calibrate_multi` (``setup`` is the configuration)."""
-    pairs = read_pairs(folder, setup=setup, fmt=fmt, hand_pose=hand_pose, eye_pose=eye_pose, units=units)
-    res = calibrate_multi(pairs, configuration=setup, **kw)
+                        eye_pose: str | None = None, units: str | None = None, edge_poses=None, drop=(),
+                        **kw) -> MultiCalibrationResult:  # fmt: skip
+    """:func:`read_pairs` then :func:`calibrate_multi` (``setup`` is the configuration; ``force`` and the other
+    options of :func:`calibrate_multi` pass through).
+
+    Raises
+    ------
+    EdgeReadingError
+        An edge's files fit only another reading than the one stated (naming the files, the reading that fits,
+        what each gives, and ``--edge-pose``/``--drop-edge``), unless ``force``.
+    """
+    pairs, files, dropped = _read_edges(folder, setup=setup, fmt=fmt, hand_pose=hand_pose, eye_pose=eye_pose,
+                                        units=units, edge_poses=edge_poses, drop=drop)  # fmt: skip
+    res = calibrate_multi(pairs, configuration=setup, edge_files=files, **kw)
     res.inputs = {"folder": str(folder), "setup": setup, "format": fmt, "hand_pose": hand_pose or "base_T_ee",
                   "eye_pose": eye_pose or "cam_T_target", "units": units or "m",
-                  "edges": [f"{x}/{y}" for x, y in pairs]}  # fmt: skip
+                  "edges": [f"{x}/{y}" for x, y in pairs], "dropped": dropped,
+                  "read_as": {f.key: {"hand": [f.hand_pose, f.hand_source], "eye": [f.eye_pose, f.eye_source]}
+                              for f in files.values()}}  # fmt: skip
     return res
 
 
@@ -372,7 +505,8 @@ def joint_rig(per: dict, *, reference: str | None = None, world: str = "auto", s
         return None
     pairs = {(name, "world"): r.pairs for name, r in per.items()}
     try:
-        res = calibrate_multi(pairs, configuration="eye_in_hand", scale=bool(scale))
+        # each camera's reading was settled by the convention firewall of its own fit
+        res = calibrate_multi(pairs, configuration="eye_in_hand", scale=bool(scale), check_readings=False)
     except KinhecError as exc:  # the per-camera fits stand; say why
         next(iter(per.values())).notes.append(f"the cameras were not solved jointly: {exc}")
         return None

@@ -441,8 +441,8 @@ def _initial(d: GraphData, robust: bool, method: str, solver: str, notes: list):
     return X, Y, ls, cert
 
 
-def _reference_problem(d: GraphData, X, Y, ls) -> ct.RotationProblem:
-    """The chordal problem the estimate is certified on, fixed by the data and the global start alone.
+def _reference_weights(d: GraphData, X, Y, ls) -> np.ndarray:
+    """The weights of the chordal problem the estimate is certified on, fixed by the data and the global start alone.
 
     At the certified (robustly reweighted) start: the per-axis rotation variance ``sigma_c^2`` of every
     camera from the median of its pairs' squared residual angles (``median chi2(3) = 2.366``), pooled over
@@ -460,8 +460,15 @@ def _reference_problem(d: GraphData, X, Y, ls) -> ct.RotationProblem:
         m = d.group == g
         if m.sum() >= 4:
             var[m] = max(float(np.median(a2[m])) / _CHI2_3_MEDIAN, _REF_VAR_FLOOR)
-    w = np.where(a2 / var <= _CHI2_3_GATE, 0.5 / var, 0.0)
-    return _rotation_problem(d, w)
+    return np.where(a2 / var <= _CHI2_3_GATE, 0.5 / var, 0.0)
+
+
+def _problem_extent(d: GraphData, w: np.ndarray) -> dict:
+    """What the certified problem holds: its edges and pairs, and the edges the gate left without a pair."""
+    per_edge = np.bincount(d.edge, weights=(w > 0).astype(float), minlength=len(d.edges))
+    out = [f"{x}-{y}" for (x, y), k in zip(d.edges, per_edge) if k == 0]
+    return {"edges_total": len(d.edges), "edges_certified": int((per_edge > 0).sum()),
+            "pairs_certified": int((w > 0).sum()), "edges_left_out": out}
 
 
 # --------------------------------------------------------------------------- #
@@ -494,7 +501,9 @@ class MultiAxybResult:
     certificate : dict
         See step 5 of the module text: ``certified``, ``duality_gap``, ``threshold``, ``lower_bound``,
         ``cost``, ``relaxation_tight``, ``relaxation_gap``, ``global_rotation_distance_deg``, ``method``,
-        ``sdp_dim``, ``solver_time_s``, ``notes``.
+        ``sdp_dim``, ``solver_time_s``, ``notes``; and what the certified problem holds: ``edges_total``,
+        ``edges_certified`` (edges with a pair that passed its gate), ``pairs_certified``, ``edges_left_out``
+        (``"x-y"`` of every edge the gate left without a pair: the certificate does not cover them).
     observability : dict of str -> dict
         Per unknown (``"X:id"``, ``"Y:id"``, ``"scale:id"``): ``determined``, ``undetermined`` (which parts),
         ``edges`` and ``pairs`` touching it.
@@ -819,7 +828,8 @@ def multi_axyb(pairs, *, configuration: str | None = None, noise: dict | None = 
     init_cert = ref = R_start = None
     if start is None or certify is not None:
         X0, Y0, ls0, init_cert = _initial(d, robust, certify or "local", sdp_solver, notes)
-        ref = _reference_problem(d, X0, Y0, ls0)
+        w_ref = _reference_weights(d, X0, Y0, ls0)
+        ref = _rotation_problem(d, w_ref)
         R_start = np.concatenate([X0[:, :3, :3], Y0[:, :3, :3]])
     X, Y, ls = (X0, Y0, ls0) if start is None else _start(d, start)
     fit = _fit(d, X, Y, ls, known=known, robust=robust, max_rounds=max_rounds)
@@ -835,6 +845,7 @@ def multi_axyb(pairs, *, configuration: str | None = None, noise: dict | None = 
             notes.append("the first fit left the basin of the certified rotations; refitted from them")
             if cert2["duality_gap"] < cert["duality_gap"]:
                 fit, cert = fit2, cert2
+        cert.update(_problem_extent(d, w_ref))
     else:
         cert = {"certified": False, "duality_gap": math.nan, "method": "none", "notes": ["not computed"]}
     X, Y, ls, H, theta, nu, inl, r, chi2, Sig = fit
