@@ -187,7 +187,9 @@ def choose(candidates: list[Candidate], stated: Statement, files: str) -> Choice
         if by in ("claims", "physics"):
             others = [x for x in kept if x is not c]
             notes.append(f"conventions: {len(pool)} readings fit these files exactly as well (the same equation read "
-                         f"in another setup, or with X and Y exchanged); {' '.join(c.options)} is the one "
+                         f"in another setup, or with X and Y exchanged)"
+                         + (f"; of the {len(kept)} that keep what is stated," if narrowed else ";")
+                         + f" {' '.join(c.options)} is the one "
                          + ("the files claim" if by == "claims" else "physically possible") + ": "
                          + "; ".join(f"{' '.join(x.options)}: {_brief(x)}" for x in others))
         return Choice(c, by, notes=notes)
