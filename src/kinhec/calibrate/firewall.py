@@ -593,9 +593,9 @@ def check(hand: PoseStream, eye: PoseStream, *, setup: str | None = None, hand_p
     kept = sorted((x for x in scored if _consistent(x.reading, opts)), key=lambda x: -x.total)
     warns = _against_options(ctx, scored, kept, force, opts)
     best, rivals, margin, more = _settle(ctx, kept, stated, force)
-    chosen_notes = []
+    chosen_notes, choice = [], None
     if ctx.choose:  # a rig's cameras sit anywhere on its body: no flange to measure X against
-        best, chosen_notes, chosen_warns = _choose(ctx, scored, best, opts, force)
+        best, chosen_notes, chosen_warns, choice = _choose(ctx, scored, best, opts, force)
         more = more + chosen_warns
     notes = _notes(ctx, scored, best, rivals, margin, stated, kept, quat_free) + chosen_notes
     d = best.data
@@ -603,6 +603,10 @@ def check(hand: PoseStream, eye: PoseStream, *, setup: str | None = None, hand_p
         d.coarse = None  # estimated with other quaternions: calibrate estimates it again
     report = {"checked": True, "reading": ctx.options(best.reading), "margin": _num(margin, 3),
               "ranking": _ranking(ctx, scored), "n_readings": len(scored)}
+    if choice is not None:  # the readings that fit exactly as well, and what told them apart
+        report["fit_the_same"] = {"chosen_by": choice.by or "force", "readings": [
+            {"reading": list(c.options), "against": list(c.against), "impossible": list(c.impossible),
+             "publishes": c.publishes} for c in choice.candidates]}
     dec = _apply(best.reading, hand, eye, d.alignment, d.coarse, best.info["scale"], best.info["scale_std"], notes,
                  warns + more, report, stamped, offset, max_offset_s)
     dec.stated = stated
@@ -781,10 +785,10 @@ def _choose(ctx: _Words, scored: list, best: _Scored, opts: dict, force: bool):
     """
     choice = _choice(ctx, scored, best, opts)
     if choice.refusal is None:
-        return choice.chosen.key, choice.notes, []
+        return choice.chosen.key, choice.notes, [], choice
     if not force:
         raise InputError(choice.refusal)
-    return best, [], [f"{choice.refusal} (--force: kept {', '.join(ctx.options(best.reading)[:3])})"]
+    return best, [], [f"{choice.refusal} (--force: kept {', '.join(ctx.options(best.reading)[:3])})"], choice
 
 
 def _roles_only(a: _Scored, b: _Scored) -> bool:

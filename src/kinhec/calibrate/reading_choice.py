@@ -109,6 +109,7 @@ class Choice:
     by: str = ""
     refusal: str | None = None
     notes: list = field(default_factory=list)
+    candidates: list = field(default_factory=list)  # every reading of the group, as given
 
 
 _TOL = 1e-9
@@ -147,7 +148,18 @@ def choose(candidates: list[Candidate], stated: Statement, files: str) -> Choice
         What the user stated.
     files : str
         The files, for messages (``"a.txt, lines 1-30 and b.txt, lines 1-30"``).
+
+    Returns
+    -------
+    Choice
+        The reading chosen and why, or the refusal; ``candidates`` as given.
     """
+    choice = _choose(list(candidates), stated, files)
+    choice.candidates = list(candidates)
+    return choice
+
+
+def _choose(candidates: list[Candidate], stated: Statement, files: str) -> Choice:
     pool = list(candidates)
     if len(pool) <= 1:
         return Choice(pool[0] if pool else None, "only")
