@@ -55,6 +55,16 @@ monocular scale is estimated.
 :func:`rate_log_likelihood`: robots and motion capture report at tens to
 thousands of Hz, cameras at a few to about a hundred.
 
+Physical impossibility
+----------------------
+Priors score readings; they never decide between readings that fit exactly as
+well (:mod:`kinhec.calibrate.reading_choice`).  Those are told apart, after what
+is stated and what the files claim, only by what is impossible on the data: a
+camera or marker more than :data:`X_IMPOSSIBLE_M` from the flange it is mounted
+on, or the target behind the camera (:func:`front_fraction`) in more than
+:data:`BEHIND_MOST` of the views while the file read the other way puts it in
+front in :data:`VIEW_PASS` of them (a camera's file).
+
 Which file is the camera's
 --------------------------
 A camera sees its target: read as ``T_cam_target`` (eye-in-hand) or

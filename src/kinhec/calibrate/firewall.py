@@ -34,9 +34,15 @@ Options given by the user are never overruled.  The decision:
    tells them apart -- never recommending one of two readings that fit equally
    (``force``: a warning, the stated reading kept if it is among them).
 
-Readings that give the same numbers (eye-in-hand with ``T_target_cam`` and
-eye-to-hand with ``T_cam_marker``) differ only in names; of those, the one the
-evidence favours is reported.  The cost of the whole check is in
+Readings that fit *exactly* as well by a symmetry of ``A X = Y B`` (eye-in-hand
+with ``T_target_cam`` rows and eye-to-hand with ``T_cam_marker`` rows; both files
+inverted, ``X`` and ``Y`` exchanged) are not ranked by these scores: the group of
+the best reading goes to :mod:`kinhec.calibrate.reading_choice`, which tells them
+apart only by what is stated, what the files claim and what is physically
+impossible on the data, never by a prior or a default, and otherwise stops
+listing each with what it would publish (``Decision.report["fit_the_same"]``).
+Exchanged files keep the rule above (the roles as given, unless the evidence
+beats them decisively).  The cost of the whole check is in
 ``Decision.report["cost_s"]`` (CPU seconds).
 """
 
