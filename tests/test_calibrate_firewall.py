@@ -32,12 +32,26 @@ from kinhec.errors import InputError
 # --------------------------------------------------------------------------- #
 def recording(seed: int, setup: str, stamped: bool, n_stations: int = 20) -> dict:
     """Hand poses ``T_base_ee`` and the eye file as a PnP pipeline writes it (eye-in-hand ``T_cam_target``,
-    eye-to-hand ``T_cam_marker``), realistic magnitudes (``X`` within 0.2 m, ``Y`` about a metre)."""
+    eye-to-hand ``T_cam_marker``), realistic magnitudes (``X`` within 0.2 m, ``Y`` about a metre).
+
+    The camera sees its target: at the middle of the motion the target (or marker) lies 0.8-1.4 m straight
+    ahead of the camera, facing it, and the motion keeps it in front.  (``Y`` used to be drawn in any direction
+    and orientation, which put the target behind the camera in up to 84 % of the views: a reading that physics
+    rules out, which :mod:`kinhec.calibrate.reading_choice` now refuses.)
+    """
     rng = np.random.default_rng(seed)
     X = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 1.0, 3)), rng.uniform(-0.12, 0.12, 3))
-    d = rng.normal(size=3)
-    Y = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 1.0, 3)),
-                                                rng.uniform(0.8, 1.4) * d / np.linalg.norm(d))
+    rng.normal(size=3)  # (the draws of the earlier Y, kept so that the noise stays the same)
+    tilt = se3.so3_exp(0.3 * rng.normal(0, 1.0, 3))
+    T0 = se3.transform_from_rotation_translation(tilt @ np.diag([1.0, -1.0, -1.0]), [0.0, 0.0, rng.uniform(0.8, 1.4)])
+    A_mid = se3.transform_from_rotation_translation(np.eye(3), [0.5, 0.0, 0.4])
+    # T0 is T_cam_target (eye-in-hand) or T_cam_marker (eye-to-hand) at the middle pose; of the camera (or marker)
+    # turned either way about its x axis, the one that looks away from the base (Y, like X, has to be one of a
+    # flange's mount and the other a metre away for the hand's direction to be told apart by what is possible)
+    flip = se3.transform_from_rotation_translation(np.diag([1.0, -1.0, -1.0]), np.zeros(3))
+    Ys = [A_mid @ Xk @ (T0 if setup == "eye_in_hand" else se3.invert_transform(T0)) for Xk in (X, X @ flip)]
+    k = int(np.argmax([np.linalg.norm(Yk[:3, 3]) for Yk in Ys]))
+    X, Y = (X, X @ flip)[k], Ys[k]
     if stamped:  # hand at 100 Hz, camera at 20 Hz, camera stamps 30 ms late
         t_h = np.arange(0.0, 5.0, 0.01)
         w = np.stack([0.6 * np.sin(1.7 * t_h + 1), 0.5 * np.sin(2.3 * t_h), 0.7 * np.sin(1.3 * t_h + 2)], 1)
@@ -111,7 +125,10 @@ def write_case(rec: dict, fmt: str, faults, folder):
               "hand_mm" in faults)
     e = write(folder / f"camera_poses{ext}", fmt, E, rec["t_e"], "wxyz" if "eye_wxyz" in faults else "xyzw",
               "eye_mm" in faults)
-    opts = {"setup": None if rec["setup"] == "eye_in_hand" else "eye_to_hand"}
+    # the setup is stated for both setups: these generated eye files put the target in any direction from the
+    # camera, so nothing physical tells eye-in-hand with T_cam_target rows from eye-to-hand with T_target_cam rows
+    # (the same equation), and a default is not a statement (reading_choice)
+    opts = {"setup": rec["setup"]}
     if "flag_setup" in faults:
         opts["setup"] = "eye_to_hand" if rec["setup"] == "eye_in_hand" else "eye_in_hand"
     if "flag_hand_pose" in faults:

@@ -45,7 +45,7 @@ def test_gross_outliers_among_few_stations(tmp_path, n_clean):
         g, hand, eye, bad = _draw(n_clean, seed, tmp_path)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = calibrate(hand, eye, fmt="rwhe", eye_pose="cam_T_target")
+            res = calibrate(hand, eye, fmt="rwhe", eye_pose="cam_T_target", setup="eye_in_hand")
         out = set(res.outliers)
         clean_lost += len(out - bad)
         gross_kept += len(bad - out)
@@ -92,12 +92,12 @@ def test_five_clean_stations_keep_every_pair_and_three_are_refused(tmp_path):
     stations leave under one pair's worth of residuals after X and Y: refused, with the reason."""
     for seed in range(4):
         g, hand, eye = _clean(5, seed, tmp_path)
-        res = calibrate(hand, eye, fmt="rwhe", eye_pose="cam_T_target")
+        res = calibrate(hand, eye, fmt="rwhe", eye_pose="cam_T_target", setup="eye_in_hand")
         assert res.outliers == [] and res.observability["n_inliers"] == 5
         assert res.determined and res.observability["noise_dof"] >= 2.0
         e = np.concatenate([se3.so3_log(res.X[:3, :3].T @ g.X[:3, :3]), g.X[:3, 3] - res.X[:3, 3]])
         assert e @ np.linalg.solve(res.cov[:6, :6], e) < CHI2_6_999
     g, hand, eye = _clean(3, 0, tmp_path)
-    res = calibrate(hand, eye, fmt="rwhe", eye_pose="cam_T_target")
+    res = calibrate(hand, eye, fmt="rwhe", eye_pose="cam_T_target", setup="eye_in_hand")
     assert not res.determined
     assert any("pairs' worth of residuals" in w and "record more stations" in w for w in res.warnings), res.warnings
