@@ -182,6 +182,7 @@ class CoarseOffset:
     offset_s: float
     peak: float | None = None  # angular-speed correlation at the estimate (``offset="auto"``)
     estimated: bool = False  # the refinement estimates the offset further
+    at_edge: bool = False  # the estimate peaked at the edge of the searched range (kinhec.calibrate.stamp_units)
     notes: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
 
@@ -211,6 +212,7 @@ def coarse_offset(hand: PoseStream, A, eye: PoseStream, B, offset, max_offset_s:
             _w.simplefilter("ignore")
             est = estimate_time_offset(hand.t, A, eye.t, B, max_offset_s=max_offset_s)
         out.offset_s, out.peak = est.offset_s, est.peak_corr
+        out.at_edge = bool(est.at_boundary)
         if est.at_boundary:
             out.warnings.append(f"the clock offset lies at the edge of the searched +-{max_offset_s:g} s")
     except InputError:
@@ -222,7 +224,8 @@ def coarse_offset(hand: PoseStream, A, eye: PoseStream, B, offset, max_offset_s:
         grid = np.arange(-max_offset_s, max_offset_s + 1e-12, max(pe / 2, 1e-3))
         cost = scan_offset(hand.t, A, eye.t, B, grid, inverse_domain=inverse_domain)
         if np.isfinite(cost).any():
-            out.offset_s = float(grid[int(np.argmin(cost))])
+            j = int(np.argmin(cost))
+            out.offset_s, out.at_edge = float(grid[j]), j in (0, grid.size - 1)
         out.notes.append(f"the angular speeds correlate weakly (peak {out.peak:.2f}): the coarse clock offset "
                          f"({out.offset_s:.4g} s) comes from a scan of the pose fit")
     return out
