@@ -267,8 +267,11 @@ def _fitting(hand, eye, judged, units_hand, units_eye) -> list:
 
 
 def offset_at_edge(offset_s: float, max_offset_s: float, period_s: float) -> bool:
-    """Whether an estimated offset lies within one sample period of the edge of ``+-max_offset_s``."""
-    return abs(offset_s) >= max_offset_s - max(period_s, 1e-9)
+    """Whether a refined offset lies at (or beyond) the edge of ``+-max_offset_s``.
+
+    Within one sample period of it, or a tenth of the range for streams slower than that.
+    """
+    return abs(offset_s) >= max_offset_s - min(max(period_s, 0.0), 0.1 * max_offset_s)
 
 
 def check_offset_edge(hand, eye, offset_s: float, max_offset_s: float, *, coarse: bool, force: bool,
