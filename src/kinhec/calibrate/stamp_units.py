@@ -156,10 +156,10 @@ def settle_streams(hand, eyes: list, stated=None):
         return hand, eyes
     su = stated if isinstance(stated, tuple) else stamp_unit_pair(stated)
     out = []
-    hand_unit = su[0]
+    hand_unit = None
     h_first = hand
     for k, e in enumerate(eyes):
-        h2, e2, units = _settle(hand, e, (hand_unit, su[1]))
+        h2, e2, units = _settle(hand, e, su, hand_unit)
         if k == 0:
             h_first, hand_unit = h2, units[0]
         out.append(e2)
@@ -194,8 +194,11 @@ def settle(hand, eye, stated=None):
     return h, e
 
 
-def _settle(hand, eye, su):
-    """:func:`settle` on ``su = (hand unit, eye unit)`` (None: unstated); also the units used."""
+def _settle(hand, eye, su, hand_fixed: str | None = None):
+    """:func:`settle` on ``su = (hand unit, eye unit)`` (None: unstated); also the units used.
+
+    ``hand_fixed``: the hand's unit as settled with another eye stream (a rig).
+    """
     if hand.t is None or eye.t is None:
         if su != (None, None):
             which = hand if hand.t is None else eye
@@ -229,10 +232,11 @@ def _settle(hand, eye, su):
                    "no stamp unit gives a plausible stream: check the file's time column")
         raise InputError(f"{s.span()}: --stamp-unit {u} implies {_hz(rate)} over {_dur(dur)} for this file, "
                          f"not a plausible pose stream ({_why(ok, rate, dur)}); {fix}")
-    combos = [(uh, ue) for uh in ((su[0],) if su[0] else STAMP_UNITS) for ue in ((su[1],) if su[1] else STAMP_UNITS)]
+    hand_units = (hand_fixed or su[0],) if hand_fixed or su[0] else STAMP_UNITS
+    combos = [(uh, ue) for uh in hand_units for ue in ((su[1],) if su[1] else STAMP_UNITS)]
     fit = _fitting(hand, eye, judged, *zip(*combos)) if combos else []
     fit = [c for c in fit if c in combos]
-    read = (su[0] or "s", su[1] or "s")
+    read = (hand_fixed or su[0] or "s", su[1] or "s")
     if len(fit) == 1 and fit[0] == read:
         return (*(_rescaled(s, u, None) if u != "s" else s for s, u in zip(streams, read)), read)
     if len(fit) > 1:
