@@ -207,3 +207,18 @@ def test_offset_at_edge_rule():
     assert su.offset_at_edge(0.49, 0.5, 0.02) and su.offset_at_edge(-0.5, 0.5, 0.02)
     assert not su.offset_at_edge(0.0164, 0.5, 0.02) and not su.offset_at_edge(-0.4, 0.5, 0.02)
     assert not su.offset_at_edge(0.0, 0.5, 0.5) and su.offset_at_edge(0.46, 0.5, 0.5)  # a 2 Hz stream
+
+
+def test_rig_body_in_milliseconds_against_cameras_in_seconds(tmp_path):
+    """A mocap body stamped in ms against a rig of three cameras in s: the body is read in ms once, every camera fits."""
+    from test_calibrate_synthetic import rig
+
+    rig(tmp_path, np.random.default_rng(3))
+    ref = calibrate(tmp_path / "body.tum", tmp_path, setup="rig", offset="none")
+    rows = np.loadtxt(tmp_path / "body.tum")
+    rows[:, 0] *= 1000
+    write_tum(tmp_path / "body_ms.tum", rows, "s")  # the numbers as they are (ms)
+    res = calibrate(tmp_path / "body_ms.tum", tmp_path, setup="rig", offset="none")
+    assert sum("time stamps read in ms, not s" in n for n in res.notes) == 1
+    for name in ref.rig.cameras:
+        assert np.allclose(res.rig.X[name], ref.rig.X[name], atol=1e-9), name
