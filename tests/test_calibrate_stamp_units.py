@@ -222,3 +222,47 @@ def test_rig_body_in_milliseconds_against_cameras_in_seconds(tmp_path):
     assert sum("time stamps read in ms, not s" in n for n in res.notes) == 1
     for name in ref.rig.cameras:
         assert np.allclose(res.rig.X[name], ref.rig.X[name], atol=1e-9), name
+
+
+# --------------------------------------------------------------------------- #
+# What a file says: a CSV time column named with its unit
+# --------------------------------------------------------------------------- #
+def write_csv(path, rows: np.ndarray, unit: str, header_t: str):
+    stamps = ([str(int(round(float(v) * 1e9))) for v in rows[:, 0]] if unit == "ns" else
+              [repr(float(v) * FACTOR[unit]) for v in rows[:, 0]])
+    body = "".join(f"{s}," + ",".join(repr(float(x)) for x in r[1:]) + "\n" for s, r in zip(stamps, rows))
+    path.write_text(f"{header_t},x,y,z,qx,qy,qz,qw\n" + body)
+    return path
+
+
+@pytest.mark.parametrize("name", ["su.header_unit", "reader"])
+def test_time_column_names_state_their_unit(name, tmp_path):
+    names = {"t": None, "t_s": "s", "timestamp_ns": "ns", "#timestamp [ns]": "ns", "time [ms]": "ms", "t(us)": "us",
+             "stamp": None, "x_ms": None}
+    if name == "su.header_unit":
+        assert {k: su.header_unit(k) for k in names} == names
+        return
+    from kinhec.calibrate.readers import read_stream
+
+    p = tmp_path / "a.csv"
+    p.write_text("timestamp [ns],x,y,z,qx,qy,qz,qw\n1000000000,0,0,0,0,0,0,1\n1020000000,0,0,0,0,0,0,1\n")
+    s = read_stream(p, "csv")  # before, a column named with its unit was not a time column: paired by order
+    assert s.stamp_unit == "ns" and s.t is not None and s.t[1] - s.t[0] == 2e7
+
+
+def test_a_csv_header_in_ns_against_seconds(arm_rows, seconds_run, tmp_path):
+    hand = write_csv(tmp_path / "robot.csv", arm_rows[0], "ns", "timestamp_ns")
+    eye = write_csv(tmp_path / "camera.csv", arm_rows[1], "s", "t")
+    res = calibrate(hand, eye)
+    same_as(res, seconds_run)
+    assert not any("time stamps read in" in n for n in res.notes)  # the file said so: nothing corrected
+
+
+def test_a_header_claim_is_refused_when_implausible_and_overridden_by_the_user(arm_rows, seconds_run, tmp_path):
+    hand = write_csv(tmp_path / "robot.csv", arm_rows[0], "s", "t_ms")  # the header is wrong: seconds
+    eye = write_csv(tmp_path / "camera.csv", arm_rows[1], "s", "t")
+    one_line_exit_2(run("--hand", hand, "--eye", eye), f"{hand}, lines 2-", "its time column's name (ms) implies",
+                    "50 kHz", "--stamp-unit s")
+    res = calibrate(hand, eye, stamp_unit="s")  # the user is never overruled, and the file's claim is noted
+    same_as(res, seconds_run)
+    assert f"{hand}: its time column's name says ms; --stamp-unit s used" in res.notes

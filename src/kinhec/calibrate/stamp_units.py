@@ -32,8 +32,11 @@ of 1000) the other stream and the consistency decide.
 The rule (:func:`settle`):
 
 1. A stated unit (``stamp_unit``, one for both files or ``HAND,EYE``) is used
-   and never overruled.  When it makes its stream implausible, the run stops
-   naming the file, the rate and duration it implies and the unit that fits.
+   and never overruled; a file's own (a CSV time column named ``t_ns`` or
+   ``timestamp [ms]``: :func:`header_unit`) counts as stated unless the user
+   states another (noted).  When a stated unit makes its stream implausible,
+   the run stops naming the file, the rate and duration it implies and the
+   unit that fits.
 2. Unstated, the stamps are read in seconds (what the formats say).  When the
    seconds make a stream implausible or the streams inconsistent and exactly
    one unit pair makes both plausible and consistent, that pair is used with
@@ -50,11 +53,13 @@ The rule (:func:`settle`):
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from kinhec.errors import InputError, UnknownNameError
 
-__all__ = ["STAMP_UNITS", "SECONDS_PER_UNIT", "RATE_HZ", "DURATION_S", "MAX_SPAN_RATIO", "stamp_unit_pair",
+__all__ = ["STAMP_UNITS", "SECONDS_PER_UNIT", "header_unit", "RATE_HZ", "DURATION_S", "MAX_SPAN_RATIO", "stamp_unit_pair",
            "plausible", "settle", "settle_streams", "check_offset_edge", "offset_at_edge"]
 
 #: The stamp units kinhec reads, and their length in seconds.
@@ -68,6 +73,17 @@ DURATION_S = (1.0, 12 * 3600.0)
 MAX_SPAN_RATIO = 30.0
 #: Formats whose stamps are known in seconds (a bag's header stamps, a kinhec dataset): never judged.
 _KNOWN_SECONDS = ("bag", "kinhec")
+
+
+_HEADER = re.compile(r"^#?\s*(?:t|time|timestamp|stamp)\s*(?:_|\[|\()\s*(s|ms|us|µs|ns)\s*[\])]?$")
+
+
+def header_unit(name: str) -> str | None:
+    """The stamp unit a CSV time column's name states (``t_ns``, ``timestamp [ms]``, ``time(s)``), or None."""
+    m = _HEADER.match(name.strip().lower())
+    if m is None:
+        return None
+    return "us" if m.group(1) == "µs" else m.group(1)
 
 
 def stamp_unit_pair(value) -> tuple[str | None, str | None]:
@@ -140,13 +156,14 @@ def _why(ok: bool, rate: float, dur: float) -> str:
     return "; ".join(bad)
 
 
-def _rescaled(stream, unit: str, note: str | None):
-    """A copy of ``stream`` with its stamps in seconds (``unit`` as read), and ``note`` added."""
+def _rescaled(stream, unit: str, notes: list):
+    """A copy of ``stream`` with its stamps in seconds (``unit`` as read), and ``notes`` added."""
     from kinhec.calibrate.readers import PoseStream
 
     out = PoseStream(**{f: getattr(stream, f) for f in stream.__dataclass_fields__})
     out.t = stream.t * SECONDS_PER_UNIT[unit]
-    out.notes = list(stream.notes) + ([note] if note else [])
+    out.notes = list(stream.notes) + list(notes)
+    out.stamp_unit = "s"
     return out
 
 
@@ -211,6 +228,13 @@ def _settle(hand, eye, su, hand_fixed: str | None = None):
     if len(hand.t) < 2 or len(eye.t) < 2 or known:
         return hand, eye, ("s", "s")
     streams = (hand, eye)
+    user = su
+    # what each file states (a CSV time column named t_ns, timestamp [ms]) counts unless the user says otherwise
+    su = tuple(user[k] or s.stamp_unit for k, s in enumerate(streams))
+    said = [f"--stamp-unit {user[k]}" if user[k] else f"its time column's name ({s.stamp_unit})"
+            for k, s in enumerate(streams)]
+    overridden = {k: f"{s.path}: its time column's name says {s.stamp_unit}; --stamp-unit {user[k]} used"
+                  for k, s in enumerate(streams) if user[k] and s.stamp_unit and s.stamp_unit != user[k]}
     judged = [{u: plausible(s.t, u) for u in STAMP_UNITS} for s in streams]
     bad = [k for k, u in enumerate(su) if u is not None and not judged[k][u][0]]
     if bad:  # a stated unit is used, never overruled: one that makes its stream implausible stops the run
@@ -230,37 +254,34 @@ def _settle(hand, eye, su, hand_fixed: str | None = None):
             fix = (f"in {' or '.join(fits)} this file alone would be plausible, but then the two files do not "
                    "overlap in time: check both time columns" if fits else
                    "no stamp unit gives a plausible stream: check the file's time column")
-        raise InputError(f"{s.span()}: --stamp-unit {u} implies {_hz(rate)} over {_dur(dur)} for this file, "
+        raise InputError(f"{s.span()}: {said[k]} implies {_hz(rate)} over {_dur(dur)} for this file, "
                          f"not a plausible pose stream ({_why(ok, rate, dur)}); {fix}")
     hand_units = (hand_fixed or su[0],) if hand_fixed or su[0] else STAMP_UNITS
     combos = [(uh, ue) for uh in hand_units for ue in ((su[1],) if su[1] else STAMP_UNITS)]
     fit = _fitting(hand, eye, judged, *zip(*combos)) if combos else []
     fit = [c for c in fit if c in combos]
     read = (hand_fixed or su[0] or "s", su[1] or "s")
-    if len(fit) == 1 and fit[0] == read:
-        return (*(_rescaled(s, u, None) if u != "s" else s for s, u in zip(streams, read)), read)
     if len(fit) > 1:
         listed = "; ".join(f"{uh},{ue} ({_describe(hand.path, *judged[0][uh][1:], uh)}, "
                            f"{_describe(eye.path, *judged[1][ue][1:], ue)})" for uh, ue in fit)
         raise InputError(f"{hand.span()} and {eye.span()}: the time stamps fit {len(fit)} units equally: {listed}; "
                          "nothing tells them apart: state the unit with --stamp-unit UNIT or --stamp-unit HAND,EYE")
-    if not fit:  # nothing fits: the stamps stay as read (stated, or the formats' seconds); later checks judge them
-        return (*(_rescaled(s, u, None) if u != "s" else s for s, u in zip(streams, read)), read)
+    # one pair fits (used), or none (the stamps stay as read -- stated, or the formats' seconds; later checks judge)
+    used = fit[0] if fit else read
     out = []
-    for k, (s, u_read, u_used) in enumerate(zip(streams, read, fit[0])):
-        if u_used == u_read:
-            out.append(_rescaled(s, u_read, None) if u_read != "s" else s)
-            continue
-        ok_r, rate_r, dur_r = judged[k][u_read]
-        _, rate_u, dur_u = judged[k][u_used]
-        why = (_why(ok_r, rate_r, dur_r) if not ok_r else
-               f"the other file's stamps ({streams[1 - k].path}) are in {fit[0][1 - k]} and the two recordings overlap "
-               f"only so")
-        out.append(_rescaled(s, u_used, (
-            f"{s.path}: time stamps read in {u_used}, not {u_read}: in {u_read} they give {_hz(rate_r)} over "
-            f"{_dur(dur_r)} ({why}), in {u_used} {_hz(rate_u)} over {_dur(dur_u)}, the only unit that makes both files "
-            f"plausible and their spans overlap (--stamp-unit to state it)")))
-    return out[0], out[1], fit[0]
+    for k, (s, u_read, u_used) in enumerate(zip(streams, read, used)):
+        notes = [overridden[k]] if k in overridden else []
+        if u_used != u_read:
+            ok_r, rate_r, dur_r = judged[k][u_read]
+            _, rate_u, dur_u = judged[k][u_used]
+            why = (_why(ok_r, rate_r, dur_r) if not ok_r else
+                   f"the other file's stamps ({streams[1 - k].path}) are in {used[1 - k]} and the two recordings "
+                   "overlap only so")
+            notes.append(f"{s.path}: time stamps read in {u_used}, not {u_read}: in {u_read} they give {_hz(rate_r)} "
+                         f"over {_dur(dur_r)} ({why}), in {u_used} {_hz(rate_u)} over {_dur(dur_u)}, the only unit "
+                         "that makes both files plausible and their spans overlap (--stamp-unit to state it)")
+        out.append(s if u_used == "s" and not notes else _rescaled(s, u_used, notes))
+    return out[0], out[1], used
 
 
 def _fitting(hand, eye, judged, units_hand, units_eye) -> list:
