@@ -212,7 +212,7 @@ def coarse_offset(hand: PoseStream, A, eye: PoseStream, B, offset, max_offset_s:
             _w.simplefilter("ignore")
             est = estimate_time_offset(hand.t, A, eye.t, B, max_offset_s=max_offset_s)
         out.offset_s, out.peak = est.offset_s, est.peak_corr
-        out.at_edge = bool(est.at_boundary)
+        out.at_edge = bool(est.at_boundary)  # replaced by the scan's when the speeds correlate weakly
         if est.at_boundary:
             out.warnings.append(f"the clock offset lies at the edge of the searched +-{max_offset_s:g} s")
     except InputError:
@@ -225,7 +225,10 @@ def coarse_offset(hand: PoseStream, A, eye: PoseStream, B, offset, max_offset_s:
         cost = scan_offset(hand.t, A, eye.t, B, grid, inverse_domain=inverse_domain)
         if np.isfinite(cost).any():
             j = int(np.argmin(cost))
-            out.offset_s, out.at_edge = float(grid[j]), j in (0, grid.size - 1)
+            # an edge only where the grid resolves one: at least 5 steps, its end at the range's
+            out.offset_s, out.at_edge = float(grid[j]), grid.size >= 5 and j in (0, grid.size - 1) and bool(
+                abs(grid[j]) >= max_offset_s - 1e-9)
+            out.warnings = [w for w in out.warnings if not w.startswith("the clock offset lies at the edge")]
         out.notes.append(f"the angular speeds correlate weakly (peak {out.peak:.2f}): the coarse clock offset "
                          f"({out.offset_s:.4g} s) comes from a scan of the pose fit")
     return out
