@@ -149,6 +149,9 @@ def test_a_stated_implausible_unit_is_refused_naming_the_file_rate_and_fix(arm_r
     s = write_tum(tmp_path / "camera.tum", arm_rows[1], "s")
     one_line_exit_2(run("--hand", ns, "--eye", s, "--stamp-unit", "ms"), f"{ns}, lines", "--stamp-unit ns,s")
     one_line_exit_2(run("--hand", ns, "--eye", s, "--stamp-unit", "min"), "stamp unit", "ms")  # not a unit
+    forced = calibrate(hand, eye, stamp_unit="s", force=True)  # kept as stated, and said
+    assert any(n.endswith("; kept (--force)") and "--stamp-unit s implies 0.05 Hz" in n for n in forced.notes)
+    assert not any("time stamps read in" in n for n in forced.notes)
 
 
 def _stream(t, name):
@@ -162,6 +165,8 @@ def test_two_plausible_units_are_refused_listing_them():
     with pytest.raises(InputError, match=r"fit 2 units equally: s,s \(robot.tum in s: 1 Hz over 25 min.*ms,ms "
                                          r"\(robot.tum in ms: 1 kHz over 1.5 s.*--stamp-unit"):
         su.settle(hand, eye)
+    h, e = su.settle(hand, eye, force=True)  # forced: kept as read, and said
+    assert np.array_equal(h.t, hand.t) and e is eye and "fit 2 unit pairs equally (s,s, ms,ms); kept in s,s (--force)" in h.notes[-1]
     h, e = su.settle(hand, eye, "ms")  # stated: used
     assert np.allclose(h.t, hand.t / 1000) and np.allclose(e.t, eye.t / 1000)
     h, e = su.settle(hand, eye, "s")

@@ -515,7 +515,7 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         else:
             hand_s = read_stream(hand, fmt if fmt != "rig" else None)
     if dataset is None:  # the stamps' unit: stated, or judged from rates, durations and overlap
-        hand_s, eyes = stamp_units.settle_streams(hand_s, eyes, stamp_unit)
+        hand_s, eyes = stamp_units.settle_streams(hand_s, eyes, stamp_unit, force=force)
     elif stamp_unit is not None:
         raise InputError(f"stamp_unit: a kinhec dataset's stamps are in seconds, got --stamp-unit {stamp_unit}")
     if setup != "rig" and len(eyes) != 1:

@@ -167,7 +167,7 @@ def _rescaled(stream, unit: str, notes: list):
     return out
 
 
-def settle_streams(hand, eyes: list, stated=None):
+def settle_streams(hand, eyes: list, stated=None, *, force: bool = False):
     """:func:`settle` for a hand stream and every eye stream (a rig): the hand's unit is the first pair's."""
     if hand is None or not eyes:
         return hand, eyes
@@ -176,14 +176,14 @@ def settle_streams(hand, eyes: list, stated=None):
     hand_unit = None
     h_first = hand
     for k, e in enumerate(eyes):
-        h2, e2, units = _settle(hand, e, su, hand_unit)
+        h2, e2, units = _settle(hand, e, su, hand_unit, force=force)
         if k == 0:
             h_first, hand_unit = h2, units[0]
         out.append(e2)
     return h_first, out
 
 
-def settle(hand, eye, stated=None):
+def settle(hand, eye, stated=None, *, force: bool = False):
     """The stamp unit of each of two stamped streams; ``(hand, eye)`` with their stamps in seconds.
 
     Parameters
@@ -193,6 +193,9 @@ def settle(hand, eye, stated=None):
     stated : str or (str or None, str or None), optional
         The user's unit, one for both files or ``(hand, eye)`` (``"ms"``,
         ``"ns,s"``); None: unstated (read as seconds unless implausible).
+    force : bool
+        Keep a stated implausible unit, or the units as read (or stated) when
+        several fit, with a note, instead of raising.
 
     Returns
     -------
@@ -207,11 +210,11 @@ def settle(hand, eye, stated=None):
         rate and duration it implies and the unit that fits), or two or more
         unit pairs that fit equally (naming them).
     """
-    h, e, _ = _settle(hand, eye, stated if isinstance(stated, tuple) else stamp_unit_pair(stated))
+    h, e, _ = _settle(hand, eye, stated if isinstance(stated, tuple) else stamp_unit_pair(stated), force=force)
     return h, e
 
 
-def _settle(hand, eye, su, hand_fixed: str | None = None):
+def _settle(hand, eye, su, hand_fixed: str | None = None, *, force: bool = False):
     """:func:`settle` on ``su = (hand unit, eye unit)`` (None: unstated); also the units used.
 
     ``hand_fixed``: the hand's unit as settled with another eye stream (a rig).
@@ -254,20 +257,26 @@ def _settle(hand, eye, su, hand_fixed: str | None = None):
             fix = (f"in {' or '.join(fits)} this file alone would be plausible, but then the two files do not "
                    "overlap in time: check both time columns" if fits else
                    "no stamp unit gives a plausible stream: check the file's time column")
-        raise InputError(f"{s.span()}: {said[k]} implies {_hz(rate)} over {_dur(dur)} for this file, "
-                         f"not a plausible pose stream ({_why(ok, rate, dur)}); {fix}")
+        msg = (f"{s.span()}: {said[k]} implies {_hz(rate)} over {_dur(dur)} for this file, not a plausible pose "
+               f"stream ({_why(ok, rate, dur)}); {fix}")
+        if not force:
+            raise InputError(msg)
+        overridden[k] = msg + "; kept (--force)"
     hand_units = (hand_fixed or su[0],) if hand_fixed or su[0] else STAMP_UNITS
     combos = [(uh, ue) for uh in hand_units for ue in ((su[1],) if su[1] else STAMP_UNITS)]
     fit = _fitting(hand, eye, judged, *zip(*combos)) if combos else []
     fit = [c for c in fit if c in combos]
     read = (hand_fixed or su[0] or "s", su[1] or "s")
-    if len(fit) > 1:
+    if len(fit) > 1 and not (force and read in fit):
         listed = "; ".join(f"{uh},{ue} ({_describe(hand.path, *judged[0][uh][1:], uh)}, "
                            f"{_describe(eye.path, *judged[1][ue][1:], ue)})" for uh, ue in fit)
         raise InputError(f"{hand.span()} and {eye.span()}: the time stamps fit {len(fit)} units equally: {listed}; "
                          "nothing tells them apart: state the unit with --stamp-unit UNIT or --stamp-unit HAND,EYE")
     # one pair fits (used), or none (the stamps stay as read -- stated, or the formats' seconds; later checks judge)
-    used = fit[0] if fit else read
+    used = fit[0] if len(fit) == 1 else read
+    if len(fit) > 1:  # forced
+        overridden[0] = (f"{hand.path} and {eye.path}: the time stamps fit {len(fit)} unit pairs equally "
+                         f"({', '.join(f'{a},{b}' for a, b in fit)}); kept in {used[0]},{used[1]} (--force)")
     out = []
     for k, (s, u_read, u_used) in enumerate(zip(streams, read, used)):
         notes = [overridden[k]] if k in overridden else []
