@@ -26,8 +26,8 @@ from kinhec.calibrate import pairing as pr
 from kinhec.calibrate import robot_error
 from kinhec.calibrate import same_clock
 from kinhec.calibrate import scale as sc
-from kinhec.calibrate import stamp_units
 from kinhec.calibrate import solve as sv
+from kinhec.calibrate import stamp_units
 from kinhec.calibrate.observability import observability
 from kinhec.calibrate.options import nonnegative_pair
 from kinhec.calibrate.outliers import judge as judge_outliers
@@ -403,9 +403,9 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         (:mod:`kinhec.calibrate.robot_error`).  Default: not counted (noted).
     stamp_unit : {"s", "ms", "us", "ns", "HAND,EYE"}, optional
         Unit of the files' time stamps, never overruled (an implausible one
-        stops the run).  Default: seconds, unless they make a stream
-        implausible and exactly one unit fits both files
-        (:mod:`kinhec.calibrate.stamp_units`).
+        stops the run unless ``force``).  Default: what a file states (a CSV
+        column ``t_ns``), else seconds, unless they make a stream implausible
+        and exactly one unit fits both files (:mod:`kinhec.calibrate.stamp_units`).
 
     Returns
     -------
