@@ -29,8 +29,18 @@ ARM = REALDATA / "ethz_asl" / "robot_arm_real"
 FACTOR = {"s": 1, "ms": 1e3, "us": 1e6, "ns": 1e9}
 
 
+#: What the user states about the ETH arm's files written here as TUM: the camera on the flange, the eye poses
+#: T_target_cam (the names of the files written here claim nothing, so the setup has to be stated)
+ARM_STATED = dict(setup="eye_in_hand", eye_pose="target_T_cam")
+
+
+def arm(hand, eye, **kw):
+    return calibrate(hand, eye, **ARM_STATED, **kw)
+
+
 def run(*args):
-    return CliRunner().invoke(main, ["calibrate", *map(str, args)])
+    return CliRunner().invoke(main, ["calibrate", "--setup", "eye_in_hand", "--eye-pose", "target_T_cam",
+                                     *map(str, args)])
 
 
 def write_tum(path, rows: np.ndarray, unit: str):
@@ -55,7 +65,7 @@ def arm_rows():
 def seconds_run(arm_rows, tmp_path_factory):
     """The reference: the same TUM files with their stamps in seconds."""
     d = tmp_path_factory.mktemp("s")
-    res = calibrate(write_tum(d / "robot.tum", arm_rows[0], "s"), write_tum(d / "camera.tum", arm_rows[1], "s"))
+    res = arm(write_tum(d / "robot.tum", arm_rows[0], "s"), write_tum(d / "camera.tum", arm_rows[1], "s"))
     assert res.determined and 0.0155 < res.time_offset_s < 0.0175  # +16.4 ms
     assert not any("time stamps read in" in n for n in res.notes)  # seconds: nothing to say
     return res
@@ -81,7 +91,7 @@ def test_eth_stamps_in_milliseconds_give_the_seconds_offset_and_x(arm_rows, seco
     d = json.loads((tmp_path / "r.json").read_text())
     # before: 0.00 +- 0.00 ms, X 0.19 deg / 2.15 mm from the seconds run (1.87 mm in z against sigma 0.53 mm)
     assert abs(1000 * d["time_offset_s"] - 16.4) < 0.5 and 0.0003 < d["time_offset_std_s"] < 0.002
-    res = calibrate(hand, eye)
+    res = arm(hand, eye)
     same_as(res, seconds_run)
     for f, rate in (("robot_ms.tum", "0.05 Hz"), ("camera_ms.tum", "0.03 Hz")):
         note = next(n for n in res.notes if n.startswith(str(tmp_path / f)))
@@ -92,7 +102,7 @@ def test_eth_stamps_in_milliseconds_give_the_seconds_offset_and_x(arm_rows, seco
 
 @pytest.mark.parametrize("unit", ["us", "ns"])
 def test_eth_stamps_in_microseconds_and_nanoseconds(arm_rows, seconds_run, tmp_path, unit):
-    res = calibrate(write_tum(tmp_path / f"robot_{unit}.tum", arm_rows[0], unit),
+    res = arm(write_tum(tmp_path / f"robot_{unit}.tum", arm_rows[0], unit),
                     write_tum(tmp_path / f"camera_{unit}.tum", arm_rows[1], unit))
     same_as(res, seconds_run)
     assert sum(f"time stamps read in {unit}, not s" in n for n in res.notes) == 2
@@ -102,12 +112,12 @@ def test_ros_nanoseconds_since_the_epoch_against_seconds(arm_rows, seconds_run, 
     """A ROS-style stream (integer ns since the epoch) against one in seconds: only ns,s overlaps."""
     hand = write_tum(tmp_path / "robot_ns.tum", arm_rows[0], "ns")
     eye = write_tum(tmp_path / "camera.tum", arm_rows[1], "s")
-    res = calibrate(hand, eye)
+    res = arm(hand, eye)
     same_as(res, seconds_run)
     notes = [n for n in res.notes if "time stamps read in" in n]
     assert len(notes) == 1 and notes[0].startswith(f"{hand}: time stamps read in ns, not s"), notes
     # stated, the same (and nothing corrected)
-    stated = calibrate(hand, eye, stamp_unit="ns,s")
+    stated = arm(hand, eye, stamp_unit="ns,s")
     assert stated.time_offset_s == res.time_offset_s and np.array_equal(stated.X, res.X)
     assert not any("time stamps read in" in n for n in stated.notes)
 
@@ -149,7 +159,7 @@ def test_a_stated_implausible_unit_is_refused_naming_the_file_rate_and_fix(arm_r
     s = write_tum(tmp_path / "camera.tum", arm_rows[1], "s")
     one_line_exit_2(run("--hand", ns, "--eye", s, "--stamp-unit", "ms"), f"{ns}, lines", "--stamp-unit ns,s")
     one_line_exit_2(run("--hand", ns, "--eye", s, "--stamp-unit", "min"), "stamp unit", "ms")  # not a unit
-    forced = calibrate(hand, eye, stamp_unit="s", force=True)  # kept as stated, and said
+    forced = arm(hand, eye, stamp_unit="s", force=True)  # kept as stated, and said
     assert any(n.endswith("; kept (--force)") and "--stamp-unit s implies 0.05 Hz" in n for n in forced.notes)
     assert not any("time stamps read in" in n for n in forced.notes)
 
@@ -194,8 +204,8 @@ def test_an_offset_at_the_edge_of_the_search_is_refused(arm_rows, tmp_path):
                           "--offset SECONDS", "--stamp-unit")
     assert "50 Hz" in err and "30 Hz" in err
     with pytest.raises(InputError, match=r"edge of the searched \+-0.01 s"):
-        calibrate(hand, eye, max_offset_s=0.01)
-    forced = calibrate(hand, eye, max_offset_s=0.01, force=True)  # kept, and said: not determined
+        arm(hand, eye, max_offset_s=0.01)
+    forced = arm(hand, eye, max_offset_s=0.01, force=True)  # kept, and said: not determined
     assert not forced.determined and forced.observability["offset_at_edge"]
     assert forced.time_offset_s > 0.008  # pinned near the edge, not the true 16.4 ms
     assert forced.warnings[0].startswith("the clock offset is not determined") and "NOT determined" in forced.verdict
@@ -204,7 +214,7 @@ def test_an_offset_at_the_edge_of_the_search_is_refused(arm_rows, tmp_path):
     assert r.exit_code == 0 and "X is NOT determined" in r.output, r.output
     assert json.loads((tmp_path / "f.json").read_text())["observability"]["determined"] is False
     # widened as the message says: the true offset
-    wide = calibrate(hand, eye, max_offset_s=0.05)
+    wide = arm(hand, eye, max_offset_s=0.05)
     assert wide.determined and abs(1000 * wide.time_offset_s - 16.4) < 0.5
 
 
@@ -258,7 +268,7 @@ def test_time_column_names_state_their_unit(name, tmp_path):
 def test_a_csv_header_in_ns_against_seconds(arm_rows, seconds_run, tmp_path):
     hand = write_csv(tmp_path / "robot.csv", arm_rows[0], "ns", "timestamp_ns")
     eye = write_csv(tmp_path / "camera.csv", arm_rows[1], "s", "t")
-    res = calibrate(hand, eye)
+    res = arm(hand, eye)
     same_as(res, seconds_run)
     assert not any("time stamps read in" in n for n in res.notes)  # the file said so: nothing corrected
 
@@ -268,6 +278,6 @@ def test_a_header_claim_is_refused_when_implausible_and_overridden_by_the_user(a
     eye = write_csv(tmp_path / "camera.csv", arm_rows[1], "s", "t")
     one_line_exit_2(run("--hand", hand, "--eye", eye), f"{hand}, lines 2-", "its time column's name (ms) implies",
                     "50 kHz", "--stamp-unit s")
-    res = calibrate(hand, eye, stamp_unit="s")  # the user is never overruled, and the file's claim is noted
+    res = arm(hand, eye, stamp_unit="s")  # the user is never overruled, and the file's claim is noted
     same_as(res, seconds_run)
     assert f"{hand}: its time column's name says ms; --stamp-unit s used" in res.notes
