@@ -544,3 +544,38 @@ def test_exchanged_files_given_right_calibrate_to_the_truth_and_exchanged_exit_2
         assert any("readings fit about equally" in w for w in forced.warnings)
     else:
         assert "look exchanged" in msg, msg
+
+
+def _views_of_a_target(tilts_deg, rng) -> np.ndarray:
+    """``T_cam_target`` of cameras 0.6 m from a target, looking at a point near its origin, their line of sight
+    tilted from its normal by ``tilts_deg`` (random azimuth and roll)."""
+    out = []
+    for tilt in np.radians(tilts_deg):
+        az = rng.uniform(0.0, 2.0 * np.pi)
+        c = 0.6 * np.array([np.sin(tilt) * np.cos(az), np.sin(tilt) * np.sin(az), np.cos(tilt)])
+        z = rng.normal(scale=0.03, size=3) - c
+        z /= np.linalg.norm(z)
+        x = np.cross(rng.normal(size=3), z)
+        x /= np.linalg.norm(x)
+        T_target_cam = se3.transform_from_rotation_translation(np.column_stack([x, np.cross(z, x), z]), c)
+        out.append(se3.invert_transform(T_target_cam))
+    return np.array(out)
+
+
+def test_camera_view_fraction_is_the_same_for_a_file_and_its_inverse():
+    # 5 views within 60 deg of the target's normal comply, 3 beyond it do not; 2 cameras above the target but
+    # looking sideways (their axis square to the line of sight) do not either, whichever way the file is read.
+    rng = np.random.default_rng(21)
+    views = _views_of_a_target([20.0, 30.0, 40.0, 50.0, 55.0, 70.0, 75.0, 80.0], rng)
+    sideways = []
+    for c in ([0.5, 0.0, 0.6], [0.0, -0.4, 0.7]):
+        c = np.asarray(c)
+        z = np.cross([0.0, 0.0, 1.0], c)
+        z /= np.linalg.norm(z)  # square to the line of sight c and to the target's normal
+        x = np.array([0.0, 0.0, 1.0])
+        sideways.append(se3.invert_transform(se3.transform_from_rotation_translation(
+            np.column_stack([x, np.cross(z, x), z]), c)))
+    T = np.concatenate([views, np.array(sideways)])
+    assert cv.camera_view_fraction(T) == pytest.approx(0.5, abs=1e-12)
+    assert cv.camera_view_fraction(se3.invert_transform(T)) == pytest.approx(0.5, abs=1e-12)
+    assert cv.camera_view_fraction(T[8:]) == 0.0 and cv.camera_view_fraction(se3.invert_transform(T[8:])) == 0.0
