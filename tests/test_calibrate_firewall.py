@@ -579,3 +579,17 @@ def test_camera_view_fraction_is_the_same_for_a_file_and_its_inverse():
     assert cv.camera_view_fraction(T) == pytest.approx(0.5, abs=1e-12)
     assert cv.camera_view_fraction(se3.invert_transform(T)) == pytest.approx(0.5, abs=1e-12)
     assert cv.camera_view_fraction(T[8:]) == 0.0 and cv.camera_view_fraction(se3.invert_transform(T[8:])) == 0.0
+
+
+def test_a_given_offset_changes_sign_when_the_files_are_exchanged(tmp_path):
+    # A given offset relates the files as named (stamps of --eye = time of --hand + offset).  When the firewall
+    # finds the files exchanged and puts the robot's in front, the offset it hands on is turned round: 0.03 s
+    # becomes -0.03 s, still the given number (not estimated again).
+    rec = recording(3, "eye_in_hand", stamped=True)
+    h, e, opts = write_case(rec, "tum", ("swap",), tmp_path)
+    dec = fw.check(read_stream(h, "tum"), read_stream(e, "tum"), offset=0.03, **opts)
+    assert dec.reading.swap
+    assert dec.coarse is not None and not dec.coarse.estimated
+    assert dec.coarse.offset_s == pytest.approx(-0.03, abs=1e-15)
+    unswapped = fw.check(read_stream(e, "tum"), read_stream(h, "tum"), offset=0.03, **opts)
+    assert not unswapped.reading.swap and unswapped.coarse.offset_s == pytest.approx(0.03, abs=1e-15)
