@@ -228,3 +228,20 @@ def test_a_symmetric_chessboard_is_settled_by_the_hand_motion(rendered, tmp_path
     monkeypatch.setattr(symmetry, "resolve_half_turns", lambda T, *a: (np.zeros(len(T), dtype=bool), 0.0))
     bad = calibrate(r.hand, images=r.out / "images", target=r.target, intrinsics=r.intrinsics)
     assert bad.inputs["images"]["outliers"] == turned  # the views numbered from the wrong end do not fit
+
+
+def test_another_corner_method_replaces_the_first_only_beyond_the_sampling_margin():
+    from types import SimpleNamespace
+
+    from kinhec.calibrate import images as im
+
+    def run(rot, trans):  # a fake calibration: only the robot error level it estimated matters here
+        return (None, None, None, SimpleNamespace(observability={"robot_std_rad_m": (rot, trans)}))
+
+    n = 12  # margin 1 / sqrt(36) = 1/6 in log(rot std) + log(trans std)
+    first = run(1e-3, 5e-4)
+    for shrink, chosen in ((0.10, "sb"), (0.15, "sb"), (0.20, "classic"), (0.50, "classic")):
+        runs = {"sb": first, "classic": run(1e-3 * np.exp(-shrink), 5e-4)}
+        assert im._agrees_best(runs, n) == chosen, shrink
+    # a method that agrees worse never replaces the first, however small the margin
+    assert im._agrees_best({"sb": first, "classic": run(2e-3, 5e-4)}, 10_000) == "sb"
