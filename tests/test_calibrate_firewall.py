@@ -261,8 +261,9 @@ def test_priors_pin_their_figures():
 
 
 def test_the_readings_of_one_class_fit_exactly_with_x_and_y_exchanged_or_inverted():
-    """The identities the firewall's scoring rests on, on noise-free pairs: one class fit gives the X and Y of
-    all four readings of its class (both files inverted exchange X and Y, exchanged files invert them)."""
+    """The identities the firewall's scoring rests on: one class fit gives the X and Y of all four readings of
+    its class (both files inverted exchange X and Y, exchanged files invert them), so the lengths of their
+    translations are the fit's, exchanged when the reading inverts the file given as the hand."""
     rec = recording(5, "eye_in_hand", False)
     F_h, F_e = rec["A"], rec["E"]  # T_base_ee and T_cam_target (noisy: the fit is approximate)
     fits = [rd.fit_class(F_h, F_e), rd.fit_class(F_h, se3.invert_transform(F_e))]
@@ -272,7 +273,12 @@ def test_the_readings_of_one_class_fit_exactly_with_x_and_y_exchanged_or_inverte
         r = rd.Reading(swap=swap, hand_pose=hp, eye_pose=ep)
         if r.klass != 1:
             continue
-        X, Y = fits[1].transforms(r.swap, r.hand_file_inverted)
+        X, Y = (fits[1].Y, fits[1].X) if r.hand_file_inverted else (fits[1].X, fits[1].Y)
+        if r.swap:
+            X, Y = inv(X), inv(Y)
+        lens = np.linalg.norm([fits[1].X[:3, 3], fits[1].Y[:3, 3]], axis=1)
+        np.testing.assert_allclose(np.linalg.norm([X[:3, 3], Y[:3, 3]], axis=1),
+                                   lens[::-1] if r.hand_file_inverted else lens, rtol=1e-12)
         H, E = (F_e, F_h) if swap else (F_h, F_e)
         A = inv(H) if r.inv_hand else H
         B = inv(E) if r.inv_eye else E
