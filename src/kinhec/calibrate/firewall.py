@@ -371,7 +371,7 @@ def _score_all(hand, eye, datas, claims, *, scale, rig_reference, values) -> lis
             k = r.klass
             fit = d.fits[k]
             fit_term, lens = per_fit[k]
-            # |t| of X and Y (inverting a pose keeps the length of its translation: see ClassFit.transforms)
+            # |t| of X and Y (inverting a pose keeps the length of its translation: see ClassFit)
             x_len, y_len = lens[::-1] if r.hand_file_inverted else lens
             c_h, c_e = UNIT_M[uh], UNIT_M[ue]
             # H X = Y (s E) in file units: the eye translations in metres are c_e / (s c_h) times the hand's

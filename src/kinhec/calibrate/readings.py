@@ -280,6 +280,10 @@ class ClassFit:
 
     ``H X = Y (s E)``: ``H`` the file given as the hand, ``E`` the eye file (class 0) or its inverse (class 1),
     ``s`` the ratio converting the eye file's translations into the hand file's units.
+
+    The fit serves every reading of its class: inverting both files (``H^-1 Y = X E^-1``) exchanges ``X`` and
+    ``Y``; exchanging the files (``E X^-1 = Y^-1 H``) inverts both.  Either way the lengths of the two
+    translations stay, exchanged when the reading inverts the file given as the hand.
     """
 
     X: np.ndarray
@@ -290,19 +294,6 @@ class ClassFit:
     trans_med: float  # median translation residual of the motions [hand units]
     trans_ref: float  # median translation of the hand motions [hand units]
     n: int
-
-    def transforms(self, swap: bool, hand_file_inverted: bool) -> tuple[np.ndarray, np.ndarray]:
-        """``(X, Y)`` of a reading of this class.
-
-        ``hand_file_inverted``: the reading inverts the file given as the hand
-        (whatever role it plays); ``swap``: the files exchange roles.  From
-        ``H X_c = Y_c E_c``: inverting both files exchanges ``X`` and ``Y``,
-        exchanging the files inverts both.
-        """
-        X, Y = (self.Y, self.X) if hand_file_inverted else (self.X, self.Y)
-        if swap:
-            X, Y = se3.invert_transform(X, check=False), se3.invert_transform(Y, check=False)
-        return X, Y
 
 
 def _angles(R: np.ndarray) -> np.ndarray:
