@@ -177,9 +177,51 @@ def generated_recordings(seeds=(11, 12)) -> list[Recording]:
     return out
 
 
-def recordings() -> tuple[list[Recording], list[str]]:
+def recordings() -> tuple[list, list[str]]:
+    """Every recording (the real ones found, the generated ones, the calibrate-multi folders) and what is missing."""
     real, missing = real_recordings()
-    return real + generated_recordings(), missing
+    return real + generated_recordings() + multi_recordings(), missing
+
+
+@dataclass
+class MultiRecording:
+    """A ``calibrate-multi`` folder: one marker on the flange seen by two fixed cameras (eye-to-hand).
+
+    ``edges`` maps ``(x_id, y_id)`` to the hand rows ``T_base_ee`` and the eye rows ``T_cam_marker`` [m];
+    ``X``/``Y`` the truth per id.
+    """
+
+    name: str
+    edges: dict
+    X: dict
+    Y: dict
+    kind: str = "generated"
+    setup: str = "eye_to_hand"
+    stamped: bool = False
+    fmt: str = "rwhe"
+
+
+def multi_recordings(seeds=(11, 12)) -> list[MultiRecording]:
+    """Per seed, the generated eye-to-hand stations seen by a second camera, 0.5 m and 25 deg from the first,
+    with its own noise (the same levels as the first's)."""
+    from kinhec.generator import simulate
+
+    out = []
+    for seed in seeds:
+        g = simulate(dict(STATIONS, seed=seed, configuration="eye_to_hand"))
+        ok = np.isfinite(g.T_cam_target_meas).all(axis=(1, 2))
+        rng = np.random.default_rng(seed)
+        axis = rng.normal(size=3)
+        off = se3.transform_from_rotation_translation(se3.so3_exp(np.radians(25) * axis / np.linalg.norm(axis)),
+                                                      [0.5, 0.1, 0.0])  # fmt: skip
+        n = int(ok.sum())
+        noise = np.c_[rng.normal(0, 1e-3, (n, 3)), rng.normal(0, [3e-4, 3e-4, 1e-3], (n, 3))]
+        B1 = se3.invert_transform(off) @ g.T_cam_target_gt[ok] @ se3.se3_exp(noise)
+        A = g.T_base_ee_meas[ok]
+        out.append(MultiRecording(f"multi_gen_eth_{seed}", {("marker0", "cam0"): (A, g.T_cam_target_meas[ok]),
+                                                            ("marker0", "cam1"): (A, B1)},
+                                  {"marker0": g.X}, {"cam0": g.Y, "cam1": g.Y @ off}))  # fmt: skip
+    return out
 
 
 # --------------------------------------------------------------------------- #
@@ -332,6 +374,9 @@ CATALOGUE: list[Mistake] = [
     Mistake("wrong_eye_pose", "the other --eye-pose stated", _opt("eye_pose", lambda r: OTHER_EYE[r.eye_pose]),
             falsifies=frozenset({"eye_pose"}), right_run="exit 2 naming --eye-pose (the data contradict it)"),
     Mistake("neutral_names", "file names without frame words (a.txt, b.txt)", _neutral),
+    Mistake("multi_edge_inverted", "calibrate-multi: one camera's eye file inverted (a mislabelled edge)",
+            lambda case, rec: None, lambda r: isinstance(r, MultiRecording), falsifies=frozenset({"eye_pose"}),
+            right_run="exit 2 (the edge fits no common X), or the true X and Y"),
 ]
 BY_NAME = {m.name: m for m in CATALOGUE}
 #: Mistakes that say something about the same statement or the same rows, not combined with each other.
@@ -358,6 +403,11 @@ def runs(recs: list[Recording], only: set[str] | None = None) -> list[Run]:
     """Every run: each recording unmodified, with each mistake and each allowed pair, in both modes."""
     out = []
     for rec in recs:
+        if isinstance(rec, MultiRecording):
+            for combo, mode in itertools.product(((), ("multi_edge_inverted",)), MODES):
+                if only is None or set(combo) & only or (not combo and "none" in only):
+                    out.append(Run(rec.name, combo, mode))
+            continue
         names = [m.name for m in CATALOGUE if m.applies(rec)]
         combos = [()] + [(n,) for n in names]
         combos += [p for p in itertools.combinations(names, 2)
@@ -466,6 +516,40 @@ def _within(T, T_true, std) -> tuple[bool, float]:
     return ratio <= 1.0, ratio
 
 
+def write_multi(rec: MultiRecording, run: Run, folder: Path) -> list[str]:
+    """The ``calibrate-multi`` folder of a run and its arguments (without --json)."""
+    for (x, y), (A, E) in rec.edges.items():
+        edge = folder / x / y
+        edge.mkdir(parents=True, exist_ok=True)
+        if "multi_edge_inverted" in run.mistakes and y == "cam1":
+            E = se3.invert_transform(E)
+        (edge / "hand.txt").write_text(_rows_text("rwhe", A, None, "xyzw", False))
+        (edge / "eye.txt").write_text(_rows_text("rwhe", E, None, "xyzw", False))
+    args = ["calibrate-multi", str(folder)]
+    if run.mode == "stated":
+        args += ["--setup", rec.setup, "--hand-pose", "base_T_ee", "--eye-pose", "cam_T_target"]
+    return args
+
+
+def judge_multi(d: dict, rec: MultiRecording) -> tuple[bool, str]:
+    """Whether a calibrate-multi result gives every X and Y within 3σ of the truth."""
+    why = []
+    if d.get("configuration") != rec.setup:
+        why.append(f"configuration {d.get('configuration')} (true {rec.setup})")
+    for kind, truth in (("X", rec.X), ("Y", rec.Y)):
+        for k, T_true in truth.items():
+            got = d[kind].get(k)
+            if got is None:
+                why.append(f"no {kind} {k}")
+                continue
+            T = np.array(got["T"])
+            ok, r = _within(T, T_true, got["std"])
+            if not ok:
+                rot, tr = _err(T, T_true)
+                why.append(f"{kind} {k} {np.degrees(rot):.3g} deg / {1000 * tr:.3g} mm off ({r:.1f} x 3σ)")
+    return not why, "; ".join(why)
+
+
 @dataclass
 class Truth:
     setup: str
@@ -516,11 +600,31 @@ _STATE: dict = {}
 
 
 def _init() -> None:
+    import atexit
+    import shutil
+
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     recs, _ = recordings()
     _STATE["recs"] = {r.name: r for r in recs}
     _STATE["truth"] = {}
     _STATE["tmp"] = Path(tempfile.mkdtemp(prefix="kinhec-mistakes-"))
+    atexit.register(shutil.rmtree, _STATE["tmp"], ignore_errors=True)
+
+
+def parse_key(key: str) -> Run:
+    """The run a key names (``recording|mistake+mistake|mode``, ``none`` for no mistake)."""
+    rec, combo, mode = key.split("|")
+    return Run(rec, () if combo == "none" else tuple(combo.split("+")), mode)
+
+
+def write_run(key: str, folder: Path) -> str:
+    """Write the input of the run ``key`` into ``folder``; the command that calibrates it."""
+    recs, _ = recordings()
+    run = parse_key(key)
+    rec = next(r for r in recs if r.name == run.recording)
+    if isinstance(rec, MultiRecording):
+        return "kinhec " + shlex.join(write_multi(rec, run, Path(folder)))
+    return "kinhec " + shlex.join(write_case(make_case(rec, run), Path(folder)))
 
 
 def truth_of(rec: Recording) -> tuple[Truth | None, dict]:
@@ -543,14 +647,17 @@ def execute(run: Run) -> dict:
     if "recs" not in _STATE:
         _init()
     rec = _STATE["recs"][run.recording]
+    folder = _STATE["tmp"] / rec.name / f"{'+'.join(run.mistakes) or 'none'}-{run.mode}"
+    if isinstance(rec, MultiRecording):
+        return execute_multi(rec, run, folder)
     truth, _ = truth_of(rec)
     case = make_case(rec, run)
-    folder = _STATE["tmp"] / rec.name / f"{'+'.join(run.mistakes) or 'none'}-{run.mode}"
     args = write_case(case, folder)
     res = invoke(args, folder / "out.json")
     out = {"key": run.key, "recording": run.recording, "mistakes": list(run.mistakes), "mode": run.mode,
            "exit": res["exit"], "cpu_s": round(res["cpu_s"], 3), "false_statement": case.false_statement,
-           "command": "kinhec " + shlex.join(args), "why": ""}  # fmt: skip
+           "command": "kinhec " + shlex.join(args),
+           "reproduce": f"python benchmarks/mistakes.py --write {shlex.quote(run.key)} DIR", "why": ""}  # fmt: skip
     if res["exit"] == 0:
         if truth is None:
             out["outcome"], out["why"] = "crashed", "the reference run (correctly stated, unmodified) failed"
@@ -568,9 +675,25 @@ def execute(run: Run) -> dict:
         out["why"] = res["output"].strip().splitlines()[-1][:300] if res["output"].strip() else ""
     else:
         out["outcome"], out["why"] = "crashed", (res["error"] or res["output"].strip()[-300:])
-    if out["outcome"] in ("wrong", "crashed", "as_stated"):
-        # the files as they were written, kept beside the result to reproduce it
-        out["files"] = str(folder)
+    return out
+
+
+def execute_multi(rec: MultiRecording, run: Run, folder: Path) -> dict:
+    args = write_multi(rec, run, folder)
+    res = invoke(args, folder / "out.json")
+    false_statement = run.mode == "stated" and bool(run.mistakes)
+    out = {"key": run.key, "recording": run.recording, "mistakes": list(run.mistakes), "mode": run.mode,
+           "exit": res["exit"], "cpu_s": round(res["cpu_s"], 3), "false_statement": false_statement,
+           "command": "kinhec " + shlex.join(args),
+           "reproduce": f"python benchmarks/mistakes.py --write {shlex.quote(run.key)} DIR", "why": ""}  # fmt: skip
+    if res["exit"] == 0:
+        ok, why = judge_multi(res["json"], rec)
+        out["outcome"], out["why"] = ("right", "") if ok else ("wrong", why)
+    elif res["exit"] == 2:
+        out["outcome"] = "refused"
+        out["why"] = res["output"].strip().splitlines()[-1][:300] if res["output"].strip() else ""
+    else:
+        out["outcome"], out["why"] = "crashed", (res["error"] or res["output"].strip()[-300:])
     return out
 
 
@@ -642,7 +765,12 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default=None, help="comma-separated mistakes (runs that include one; 'none': clean)")
     ap.add_argument("--json", default=None, help="write every run and the table as JSON")
     ap.add_argument("--list", action="store_true", help="print the catalogue and the recordings, run nothing")
+    ap.add_argument("--write", nargs=2, metavar=("KEY", "DIR"),
+                    help="write the input of one run (its key as printed) into DIR and print its command")
     a = ap.parse_args(argv)
+    if a.write:
+        print(write_run(*a.write))
+        return 0
 
     recs, missing = recordings()
     if SHARED_REAL is None or not SHARED_REAL.exists():
@@ -657,8 +785,9 @@ def main(argv=None) -> int:
         for m in CATALOGUE:
             print(f"{m.name}: {m.what} [identifiable: {m.identifiable}; right run: {m.right_run}]")
         for r in recs:
-            print(f"{r.name}: {r.kind}, {r.setup}, {'stamped' if r.stamped else 'unstamped'}, {r.fmt}, "
-                  f"{len(r.A)} + {len(r.E)} rows")
+            rows = (f"{len(r.A)} + {len(r.E)} rows" if isinstance(r, Recording) else
+                    f"calibrate-multi, edges {', '.join('/'.join(e) for e in r.edges)}")
+            print(f"{r.name}: {r.kind}, {r.setup}, {'stamped' if r.stamped else 'unstamped'}, {r.fmt}, {rows}")
         print(f"runs: {len(todo)}")
         return 0
     n_all = len(todo)
@@ -680,7 +809,8 @@ def main(argv=None) -> int:
     summary = summarise(results)
     for r in results:
         if r["outcome"] in ("wrong", "crashed"):
-            print(f"\n!!! {r['outcome'].upper()}: {r['key']}: {r['why']}\n    {r['command']}\n    (files: {r['files']})")
+            print(f"\n!!! {r['outcome'].upper()}: {r['key']}: {r['why']}\n    {r['reproduce']}   # writes the files"
+                  f"\n    {r['command']}   # with DIR for the folder")
     print()
     print(table(summary))
     print()
@@ -695,7 +825,7 @@ def main(argv=None) -> int:
                "catalogue": [dict(name=m.name, what=m.what, identifiable=m.identifiable, right_run=m.right_run)
                              for m in CATALOGUE],
                "summary": summary,
-               "runs": [{k: v for k, v in r.items() if k != "files"} for r in results]}  # fmt: skip
+               "runs": [{k: v for k, v in r.items() if k not in ("command", "reproduce")} for r in results]}  # fmt: skip
         Path(a.json).parent.mkdir(parents=True, exist_ok=True)
         Path(a.json).write_text(json.dumps(doc, indent=1) + "\n")
         print(f"written: {a.json}")
