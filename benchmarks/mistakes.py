@@ -26,6 +26,11 @@ reading's and its transform within 3σ of the true sensor mount (X eye-in-hand, 
 Acceptance: 0 wrong answers, no crash, and correctly stated unmodified inputs refused in at most 2 % of runs.
 
     python benchmarks/mistakes.py [--sample N] [--jobs J] [--json FILE] [--only MISTAKE[,MISTAKE]] [--seed S]
+    python benchmarks/mistakes.py --write KEY DIR     # one run's input (KEY as printed), to reproduce it
+    python benchmarks/mistakes.py --list              # the catalogue, the recordings and the number of runs
+
+Cost: about 0.2 s of CPU per run on average (0.1 s median; the stamped ETH streams most), about 15 CPU-minutes for
+the 3,368 runs of the whole catalogue (``--jobs`` spreads them over processes).
 
 Deterministic: the recordings are seeded, the sample is a seeded choice of the runs, the table is sorted.
 """
@@ -759,7 +764,8 @@ def acceptance(summary: dict) -> list[str]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sample", type=int, default=None, help="a seeded random subset of N runs")
+    ap.add_argument("--sample", type=int, default=None,
+                    help="a seeded random subset of N runs with mistakes, and every unmodified run")
     ap.add_argument("--seed", type=int, default=0, help="seed of the sample")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes")
     ap.add_argument("--only", default=None, help="comma-separated mistakes (runs that include one; 'none': clean)")
@@ -791,9 +797,13 @@ def main(argv=None) -> int:
         print(f"runs: {len(todo)}")
         return 0
     n_all = len(todo)
-    if a.sample is not None and a.sample < len(todo):
-        idx = np.sort(np.random.default_rng(a.seed).choice(len(todo), a.sample, replace=False))
-        todo = [todo[i] for i in idx]
+    if a.sample is not None:  # N runs with mistakes drawn, and every unmodified run (the acceptance's 2 %)
+        clean = [r for r in todo if not r.mistakes]
+        rest = [r for r in todo if r.mistakes]
+        if a.sample < len(rest):
+            idx = np.sort(np.random.default_rng(a.seed).choice(len(rest), a.sample, replace=False))
+            rest = [rest[i] for i in idx]
+        todo = clean + rest
     print(f"{len(todo)} of {n_all} runs on {len(recs)} recordings ({sum(r.kind == 'real' for r in recs)} real), "
           f"{a.jobs} job(s)", flush=True)
     t0 = time.time()
