@@ -13,7 +13,9 @@ calibrate --json`` on each and classifies the outcome:
 * ``right``: exit 0 and the result is the true reading's;
 * ``WRONG``: exit 0 and it is not -- the property violated; printed with the command that reproduces it;
 * ``as stated``: exit 0 following a false statement of the user's about what the data cannot tell (a wrong
-  ``--setup``, directions stated for exchanged files): the reading came from the user, as the property allows;
+  ``--setup``, directions stated for exchanged files), with the numbers of a reading that fits exactly as well
+  as the true one (``X`` and ``Y`` as they are, both inverted or exchanged, within 3σ): the reading came from
+  the user, as the property allows;
 * ``refused``: exit 2;
 * ``crashed``: any other exit status (a failure too).
 
@@ -563,6 +565,21 @@ class Truth:
     frames: tuple[str, str]
 
 
+def indistinguishable(d: dict, truth: Truth) -> bool:
+    """Whether the result's numbers are those of a reading that fits exactly as well as the true one: the same
+    ``X`` and ``Y`` under other names (another setup), both inverted (files exchanged) or exchanged (both files
+    inverted), each within 3σ.  A false statement about what the data cannot tell leads there and nowhere else."""
+    X, Y = np.array(d["X"]), np.array(d["Y"]) if d["Y"] is not None else None
+    if Y is None:
+        return False
+    inv = se3.invert_transform
+    for Xa, Ya in ((truth.X, truth.Y), (inv(truth.X), inv(truth.Y)), (truth.Y, truth.X),
+                   (inv(truth.Y), inv(truth.X))):  # fmt: skip
+        if _within(X, Xa, d["X_std"])[0] and _within(Y, Ya, d["Y_std"])[0]:
+            return True
+    return False
+
+
 def judge(res: dict, truth: Truth) -> tuple[bool, str]:
     """Whether an exit-0 result is the true reading's, and why not."""
     d = res["json"]
@@ -670,8 +687,9 @@ def execute(run: Run) -> dict:
             ok, why = judge(res, truth)
             if ok:
                 out["outcome"] = "right"
-            elif case.false_statement and not all(BY_NAME[m].identifiable for m in run.mistakes
-                                                  if BY_NAME[m].falsifies & set(case.opts)):
+            elif (case.false_statement and not all(BY_NAME[m].identifiable for m in run.mistakes
+                                                   if BY_NAME[m].falsifies & set(case.opts))
+                  and indistinguishable(res["json"], truth)):
                 out["outcome"], out["why"] = "as_stated", why
             else:
                 out["outcome"], out["why"] = "wrong", why
