@@ -18,7 +18,7 @@ from conftest import REPO
 sys.path.insert(0, str(REPO / "benchmarks"))
 import mistakes as mk  # noqa: E402
 
-pytestmark = pytest.mark.heavy  # about 15 s of CPU: 63 runs and the recordings
+pytestmark = pytest.mark.heavy  # about 15 s of CPU: 62 runs and the recordings
 
 RECORDINGS = ("gen_eih_stations_11", "gen_eth_stations_11", "rwhe_kuka_1", "tabb_ds1")
 SINGLES = ("swap_files", "hand_inverted", "eye_inverted", "both_inverted", "hand_mm", "eye_mm",
@@ -28,7 +28,9 @@ STAMPED = (("gen_eih_stamped_11", ("eye_stamps_ms",), "unstated"),
            ("gen_eih_stamped_11", ("hand_quat_wxyz",), "unstated"),
            ("gen_eth_stamped_11", ("both_stamps_ms",), "unstated"),
            ("gen_eth_stamped_11", (), "unstated"),
-           ("multi_gen_eth_11", (), "stated"), ("multi_gen_eth_11", ("multi_edge_inverted",), "unstated"))  # fmt: skip
+           ("multi_gen_eth_11", (), "stated"))  # fmt: skip
+# Not here: calibrate-multi with an inverted edge (exit 0, that camera's Y 10 deg / 579 mm off with σ of 4 deg /
+# 100-120 mm per axis: at 1.01 times the 3σ bound on seed 11, 0.72 on seed 12, too close to the bound to pin).
 
 #: Wrong answers with exit 0 on this version, and what they are.
 KNOWN_WRONG = {
@@ -42,7 +44,6 @@ KNOWN_WRONG = {
     "rwhe_kuka_1|both_inverted|unstated": "both files inverted, names kept: read as eye-to-hand",
     "tabb_ds1|wrong_eye_pose|unstated": "--eye-pose target_T_cam given for T_cam_target: read as eye-to-hand",
     "gen_eth_stamped_11|both_stamps_ms|unstated": "eye-to-hand, both streams' stamps in ms: eye-in-hand and X 48 deg off",
-    "multi_gen_eth_11|multi_edge_inverted|unstated": "calibrate-multi, one camera's eye file inverted: its Y 579 mm off",
 }
 
 
