@@ -580,16 +580,19 @@ def indistinguishable(d: dict, truth: Truth) -> bool:
     return False
 
 
-def judge(res: dict, truth: Truth) -> tuple[bool, str]:
-    """Whether an exit-0 result is the true reading's, and why not."""
+def judge(res: dict, truth: Truth, ratios: list | None = None) -> tuple[bool, str]:
+    """Whether an exit-0 result is the true reading's, and why not (``ratios`` collects each pose's error over
+    its 3σ bound)."""
     d = res["json"]
     if d is None:
         return False, "no JSON written"
+    ratios = [] if ratios is None else ratios
     why = []
     if d["setup"] != truth.setup:
         why.append(f"setup {d['setup']} (true {truth.setup})")
     X = np.array(d["X"])
     ok, r = _within(X, truth.X, d["X_std"])
+    ratios.append(r)
     if not ok:
         why.append("X {:.3g} deg / {:.3g} mm off ({:.1f} x 3σ)".format(np.degrees(_err(X, truth.X)[0]),
                                                                       1000 * _err(X, truth.X)[1], r))
@@ -598,6 +601,7 @@ def judge(res: dict, truth: Truth) -> tuple[bool, str]:
     else:
         Y = np.array(d["Y"])
         ok, r = _within(Y, truth.Y, d["Y_std"])
+        ratios.append(r)
         if not ok:
             why.append("Y {:.3g} deg / {:.3g} mm off ({:.1f} x 3σ)".format(np.degrees(_err(Y, truth.Y)[0]),
                                                                           1000 * _err(Y, truth.Y)[1], r))
@@ -684,7 +688,9 @@ def execute(run: Run) -> dict:
         if truth is None:
             out["outcome"], out["why"] = "crashed", "the reference run (correctly stated, unmodified) failed"
         else:
-            ok, why = judge(res, truth)
+            ratios = []
+            ok, why = judge(res, truth, ratios)
+            out["ratio"] = round(float(max(ratios)), 3) if ratios else None  # the worst pose error over its 3σ bound
             if ok:
                 out["outcome"] = "right"
             elif (case.false_statement and not all(BY_NAME[m].identifiable for m in run.mistakes
