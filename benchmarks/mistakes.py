@@ -393,6 +393,8 @@ EXCLUSIVE = [{"wrong_setup", "setup_missing"}, {"hand_inverted", "both_inverted"
              {"eye_row_missing_middle", "eye_row_repeated"}]  # fmt: skip
 
 MODES = ("stated", "unstated")
+#: Mistakes that change what a file holds while its name keeps naming the frames it held before.
+DIRECTION_MISTAKES = {"hand_inverted", "eye_inverted", "both_inverted"}
 
 
 @dataclass(frozen=True)
@@ -684,6 +686,8 @@ def execute(run: Run) -> dict:
            "exit": res["exit"], "cpu_s": round(res["cpu_s"], 3), "false_statement": case.false_statement,
            "command": "kinhec " + shlex.join(args),
            "reproduce": f"python benchmarks/mistakes.py --write {shlex.quote(run.key)} DIR", "why": ""}  # fmt: skip
+    # the files' names still say the direction the mistake undid (kinhec reads names as claims)
+    out["stale_names"] = bool(set(run.mistakes) & DIRECTION_MISTAKES) and "neutral_names" not in run.mistakes
     if res["exit"] == 0:
         if truth is None:
             out["outcome"], out["why"] = "crashed", "the reference run (correctly stated, unmodified) failed"
@@ -843,7 +847,8 @@ def main(argv=None) -> int:
     summary = summarise(results)
     for r in results:
         if r["outcome"] in ("wrong", "crashed"):
-            print(f"\n!!! {r['outcome'].upper()}: {r['key']}: {r['why']}\n    {r['reproduce']}   # writes the files"
+            stale = " (the file names still name the directions before the mistake)" if r.get("stale_names") else ""
+            print(f"\n!!! {r['outcome'].upper()}: {r['key']}: {r['why']}{stale}\n    {r['reproduce']}   # writes the files"
                   f"\n    {r['command']}   # with DIR for the folder")
     print()
     print(table(summary))
