@@ -684,7 +684,7 @@ def execute(run: Run) -> dict:
     res = invoke(args, folder / "out.json")
     out = {"key": run.key, "recording": run.recording, "mistakes": list(run.mistakes), "mode": run.mode,
            "exit": res["exit"], "cpu_s": round(res["cpu_s"], 3), "false_statement": case.false_statement,
-           "command": "kinhec " + shlex.join(args),
+           "command": "kinhec " + shlex.join(args).replace(str(folder), "DIR"),
            "reproduce": f"python benchmarks/mistakes.py --write {shlex.quote(run.key)} DIR", "why": ""}  # fmt: skip
     # the files' names still say the direction the mistake undid (kinhec reads names as claims)
     out["stale_names"] = bool(set(run.mistakes) & DIRECTION_MISTAKES) and "neutral_names" not in run.mistakes
@@ -717,7 +717,7 @@ def execute_multi(rec: MultiRecording, run: Run, folder: Path) -> dict:
     false_statement = run.mode == "stated" and bool(run.mistakes)
     out = {"key": run.key, "recording": run.recording, "mistakes": list(run.mistakes), "mode": run.mode,
            "exit": res["exit"], "cpu_s": round(res["cpu_s"], 3), "false_statement": false_statement,
-           "command": "kinhec " + shlex.join(args),
+           "command": "kinhec " + shlex.join(args).replace(str(folder), "DIR"),
            "reproduce": f"python benchmarks/mistakes.py --write {shlex.quote(run.key)} DIR", "why": ""}  # fmt: skip
     if res["exit"] == 0:
         ok, why = judge_multi(res["json"], rec)
@@ -848,8 +848,8 @@ def main(argv=None) -> int:
     for r in results:
         if r["outcome"] in ("wrong", "crashed"):
             stale = " (the file names still name the directions before the mistake)" if r.get("stale_names") else ""
-            print(f"\n!!! {r['outcome'].upper()}: {r['key']}: {r['why']}{stale}\n    {r['reproduce']}   # writes the files"
-                  f"\n    {r['command']}   # with DIR for the folder")
+            print(f"\n!!! {r['outcome'].upper()}: {r['key']}: {r['why']}{stale}\n    {r['reproduce']} && "
+                  f"{r['command']}")
     print()
     print(table(summary))
     print()

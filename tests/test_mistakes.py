@@ -43,7 +43,7 @@ KNOWN_WRONG = {
     "rwhe_kuka_1|eye_inverted|unstated": "eye file inverted, name cam_T_target kept: read as eye-to-hand",
     "rwhe_kuka_1|both_inverted|unstated": "both files inverted, names kept: read as eye-to-hand",
     "tabb_ds1|wrong_eye_pose|unstated": "--eye-pose target_T_cam given for T_cam_target: read as eye-to-hand",
-    "gen_eth_stamped_11|both_stamps_ms|unstated": "eye-to-hand, both streams' stamps in ms: eye-in-hand and X 48 deg off",
+    "gen_eth_stamped_11|both_stamps_ms|unstated": "eye-to-hand, both stamps in ms: eye-in-hand, X 48 deg off",
 }
 
 
