@@ -15,7 +15,9 @@ calibrate --json`` on each and classifies the outcome:
 * ``as stated``: exit 0 following a false statement of the user's about what the data cannot tell (a wrong
   ``--setup``, directions stated for exchanged files), with the numbers of a reading that fits exactly as well
   as the true one (``X`` and ``Y`` as they are, both inverted or exchanged, within 3σ): the reading came from
-  the user, as the property allows;
+  the user, as the property allows; likewise a file whose name still claims the direction the mistake undid
+  (an inverted file not renamed), when the run took its reading from that claim: the files' claims come second
+  in the rule, after the user's statements;
 * ``refused``: exit 2;
 * ``crashed``: any other exit status (a failure too).
 
@@ -567,6 +569,12 @@ class Truth:
     frames: tuple[str, str]
 
 
+def _follows_claims(d: dict) -> bool:
+    """Whether the run took its reading from what the files claim (of readings that fit the same)."""
+    same = ((d.get("inputs") or {}).get("conventions") or {}).get("fit_the_same") or {}
+    return same.get("chosen_by") == "claims"
+
+
 def indistinguishable(d: dict, truth: Truth) -> bool:
     """Whether the result's numbers are those of a reading that fits exactly as well as the true one: the same
     ``X`` and ``Y`` under other names (another setup), both inverted (files exchanged) or exchanged (both files
@@ -701,6 +709,10 @@ def execute(run: Run) -> dict:
                                                    if BY_NAME[m].falsifies & set(case.opts))
                   and indistinguishable(res["json"], truth)):
                 out["outcome"], out["why"] = "as_stated", why
+            elif out["stale_names"] and _follows_claims(res["json"]) and indistinguishable(res["json"], truth):
+                # the names still claim the directions the mistake undid, and the readings that fit the same are
+                # told apart by what the files claim: a false claim followed, as a false statement is
+                out["outcome"], out["why"] = "as_stated", "as the stale file names claim: " + why
             else:
                 out["outcome"], out["why"] = "wrong", why
     elif res["exit"] == 2:

@@ -45,9 +45,11 @@ def test_the_files_claims_decide_before_physics():
               ("eye_in_hand", "ee_T_base"): ("its comment says T_base_ee",)}
     c = choose(group(against=claims), Statement(), FILES)
     assert c.chosen.key == ("eye_in_hand", "base_T_ee") and c.by == "claims"
-    # claimed by the files but physically impossible: the claims come first, physics separates what they leave
+    # claimed by the files but physically impossible: the claim is false (a stale name), so nothing tells the
+    # possible readings apart -- refused, naming them (publishing the impossible claim was an exit-0 wrong answer)
     c = choose(group(against=claims, impossible={("eye_in_hand", "base_T_ee"): ("X 1.2 m",)}), Statement(), FILES)
-    assert c.chosen.key == ("eye_in_hand", "base_T_ee")
+    assert c.chosen is None and "what the files claim about themselves is physically impossible" in c.refusal
+    assert "X 1.2 m" in c.refusal and "--setup eye_to_hand --hand-pose base_T_ee" in c.refusal
 
 
 def test_physics_decides_what_claims_leave():

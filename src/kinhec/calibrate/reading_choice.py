@@ -22,11 +22,14 @@ in this order:
    never changes the setup: it must agree with the reading chosen below, or the
    run stops);
 2. **what the files claim** (format, comment lines, names): the readings that
-   contradict the least of it;
+   contradict none of it -- when every reading contradicts some claim, the data
+   show a claim to be false and the claims decide nothing;
 3. **physical impossibility measured on the data**: a camera or marker more
    than :data:`~kinhec.calibrate.conventions.X_IMPOSSIBLE_M` from the flange it
    is mounted on, the target behind the camera in most views
-   (:func:`~kinhec.calibrate.conventions.front_fraction`).
+   (:func:`~kinhec.calibrate.conventions.front_fraction`).  A reading the files
+   claim that is physically impossible shows the claim to be false: the run
+   refuses, naming the readings that are possible.
 
 Never by a prior's likelihood ratio alone and never by a default.  Otherwise it
 refuses, listing every reading that fits, what each would publish (its ROS
@@ -173,7 +176,9 @@ def _choose(candidates: list[Candidate], stated: Statement, files: str) -> Choic
         fits = [c for c in pool if c.against_weight <= least_all + _TOL]
         fits = [c for c in fits if not c.impossible] or fits
         return Choice(None, refusal=_refuse(stated, kept, fits, files, "contradicts what the files claim"))
-    claimed = [c for c in kept if c.against_weight <= least + _TOL]
+    # claims decide only when one reading keeps all of them: when every reading contradicts some claim, the data
+    # show that a claim is false (a stale name, say), and weighing one false claim against another is a prior
+    claimed = [c for c in kept if c.against_weight <= least + _TOL] if least <= _TOL else kept
     # (3) physical impossibility, measured on the data
     possible = [c for c in claimed if not c.impossible]
     if not possible and narrowed:
@@ -181,6 +186,12 @@ def _choose(candidates: list[Candidate], stated: Statement, files: str) -> Choic
             [c for c in pool if not c.impossible]
         if fits:
             return Choice(None, refusal=_refuse(stated, kept, fits, files, "is physically impossible on these files"))
+    if not possible and claimed is not kept:
+        # what the files claim is impossible on the data (a stale name, say): the claim is false, and nothing
+        # else the run may use tells the possible readings apart from it -- refuse, naming them
+        fits = [c for c in kept if not c.impossible]
+        if fits:
+            return Choice(None, refusal=_refuse_claims(claimed, fits, files))
     left = possible or claimed
     if len(left) == 1:
         c = left[0]
@@ -215,6 +226,15 @@ def _choose(candidates: list[Candidate], stated: Statement, files: str) -> Choic
            f"impossible tells them apart: {items}{extra}; state the one that matches your recording with its options "
            "(a default is not a statement: kinhec does not pick one)")
     return Choice(None, refusal=msg)
+
+
+def _refuse_claims(claimed: list, fits: list, files: str) -> str:
+    faults = "; ".join(f"read as {' '.join(c.options)}: {_faults(c)}" for c in claimed)
+    fit = " or ".join(f"({c.text()})" for c in fits)
+    select = " or ".join(" ".join(c.options) for c in fits)
+    return (f"{files}: what the files claim about themselves is physically impossible on these files ({faults}); "
+            f"a claim is false (a file renamed or rewritten?); the reading{'s' if len(fits) > 1 else ''} that fit"
+            f"{'' if len(fits) > 1 else 's'}: {fit}; select {'one' if len(fits) > 1 else 'it'} with {select}")
 
 
 def _refuse(stated: Statement, kept: list, fits: list, files: str, why: str) -> str:

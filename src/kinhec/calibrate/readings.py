@@ -295,6 +295,19 @@ class ClassFit:
     trans_ref: float  # median translation of the hand motions [hand units]
     n: int
 
+    def transforms(self, swap: bool, hand_file_inverted: bool) -> tuple[np.ndarray, np.ndarray]:
+        """``(X, Y)`` of a reading of this class.
+
+        ``hand_file_inverted``: the reading inverts the file given as the hand
+        (whatever role it plays); ``swap``: the files exchange roles.  From
+        ``H X_c = Y_c E_c``: inverting both files exchanges ``X`` and ``Y``,
+        exchanging the files inverts both.
+        """
+        X, Y = (self.Y, self.X) if hand_file_inverted else (self.X, self.Y)
+        if swap:
+            X, Y = se3.invert_transform(X, check=False), se3.invert_transform(Y, check=False)
+        return X, Y
+
 
 def _angles(R: np.ndarray) -> np.ndarray:
     return np.arccos(np.clip(0.5 * (np.trace(R, axis1=1, axis2=2) - 1.0), -1.0, 1.0))
