@@ -55,3 +55,36 @@ def test_half_the_pairs_are_not_a_minority():
     inl[4] = False
     got = collapse.minority_collapse(A, inl)
     assert got is not None and got["n_inliers"] == 4 and got["rot_range_deg"] < collapse.MIN_ROT_RANGE_DEG
+
+
+def _fit_state(nu, n=20, seed=84):
+    from kinhec.solvers.he_ml_stages.model import predict
+    from kinhec.solvers.he_ml_stages.state import FitState
+
+    rng = np.random.default_rng(seed)
+    A = se3.random_poses(rng, n)
+    X, Y = se3.random_poses(rng, 2)
+    Cp = predict(A, X, Y, "eye_in_hand")
+    Cm = Cp @ se3.se3_exp(rng.normal(size=(n, 6)) * np.array([1e-3] * 3 + [1e-4] * 3))
+    inl = np.ones(n, bool)
+    inl[[3, 11]] = False
+    theta = np.array([1e-6, 1e-8, 4e-8, 1e-7, 1e-8])
+    return FitState(A=A, B=se3.invert_transform(Cm), configuration="eye_in_hand", robust=True, Cm=Cm, Cf=None, X=X,
+                    Y=Y, ls=0.0, with_scale=False, inl=inl, repaired=np.zeros(n, bool), theta=theta, nu=nu)  # fmt: skip
+
+
+def test_final_covariance_counts_the_fitted_parameters_and_the_student_weights():
+    from kinhec.solvers.he_ml_stages.covariance import final_covariance
+
+    gauss = _fit_state(math.inf)
+    cov_gauss = final_covariance(gauss, None)
+    # the components from the residual spreads lose the 12 fitted parameters of 6 x 18 inlying residuals
+    np.testing.assert_allclose(gauss.theta, _fit_state(math.inf).theta * 108.0 / 96.0, rtol=1e-15)
+    known = _fit_state(math.inf)
+    cov_known = final_covariance(known, {"given": True})  # known levels: nothing to correct
+    tol = 1e-7 * np.abs(cov_gauss).max()  # (up to the covariances' tiny diagonal floor)
+    np.testing.assert_allclose(cov_gauss, cov_known * 108.0 / 96.0, rtol=1e-6, atol=tol)
+    # Student-t weights with nu degrees of freedom: expected information (nu + 6) / (nu + 8) of the Gaussian's
+    student = _fit_state(5.0)
+    np.testing.assert_allclose(final_covariance(student, None), cov_gauss * 13.0 / 11.0, rtol=1e-6, atol=tol)
+    assert np.all(np.linalg.eigvalsh(cov_gauss) > 0)
