@@ -1,5 +1,5 @@
 """The corner path's reported quantities (``kinhec.calibrate.corners``): the standard deviations of its noise
-levels from their degrees of freedom, and the intrinsics it accepts."""
+levels from their degrees of freedom."""
 
 from __future__ import annotations
 
@@ -9,8 +9,6 @@ import numpy as np
 import pytest
 
 from kinhec.calibrate import calibrate
-from kinhec.calibrate.corners import parse_intrinsics
-from kinhec.errors import InputError
 from kinhec.observations import observations_from_recipe, write_observations
 
 
@@ -42,9 +40,3 @@ def test_noise_level_standard_deviations_follow_their_degrees_of_freedom(result)
         assert math.isclose(sd, std / math.sqrt(2.0 * d_rob), rel_tol=1e-12)
     assert rep["n_inliers"] == int(inl.sum())
 
-
-def test_intrinsics_need_positive_focal_lengths():
-    np.testing.assert_array_equal(parse_intrinsics("600, 610, 320, 240"), [600, 610, 320, 240, 0, 0, 0, 0, 0])
-    for bad in ("0,600,320,240", "600,0,320,240", "-600,600,320,240"):
-        with pytest.raises(InputError, match="fx, fy > 0"):
-            parse_intrinsics(bad)

@@ -1,5 +1,5 @@
-"""Which transform the tf tree (``kinhec.calibrate.tftree``) keeps: the first of a repeated stamp, the last of a
-republished static edge, the inverse when the second frame lies above the first, quaternions scalar last."""
+"""The tf tree (``kinhec.calibrate.tftree``): the inverse chain when the second frame lies above the first, and ROS
+quaternions scalar last."""
 
 from __future__ import annotations
 
@@ -24,25 +24,6 @@ def _flat(rows):
 def _poses(seed, n):
     rng = np.random.default_rng(seed)
     return se3.random_poses(rng, n)
-
-
-def test_a_repeated_stamp_keeps_its_first_transform():
-    T = _poses(91, 5)
-    rows = [("base", "ee", 1 * NS, T[0]), ("base", "ee", 2 * NS, T[1]), ("base", "ee", 2 * NS, T[2]),
-            ("base", "ee", 3 * NS, T[3]), ("base", "ee", 1 * NS, T[4])]  # fmt: skip
-    tree = TfTree.from_transforms(*_flat(rows))
-    (e,) = tree.edges
-    np.testing.assert_array_equal(e.t_ns, [1 * NS, 2 * NS, 3 * NS])
-    np.testing.assert_allclose(e.T, T[[0, 1, 3]], atol=1e-12)  # the first of each stamp, in stamp order
-    assert e.n_messages == 5
-
-
-def test_a_republished_static_edge_keeps_its_last_transform():
-    T = _poses(92, 3)
-    rows = [("ee", "cam", None, T[0]), ("ee", "cam", None, T[1]), ("ee", "cam", None, T[2])]
-    (e,) = TfTree.from_transforms(*_flat(rows)).edges
-    assert e.static
-    np.testing.assert_allclose(e.T[0], T[2], atol=1e-12)
 
 
 def test_lookup_of_a_frame_above_is_the_inverse_of_the_chain():
