@@ -47,20 +47,29 @@ def _m(id, file, original, mutated, tests, description) -> Mutant:
     return Mutant(id, file, original, mutated, tuple(tests), description)
 
 
-# test files, fastest first within each list
-_RE = ["tests/test_calibrate_robot_error.py"]
-_GATE = ["tests/test_calibrate_gate.py", "tests/test_calibrate_symptoms.py"]
-_SIGMA = ["tests/test_calibrate_gate.py", "tests/test_calibrate_sigma.py"]
-_SCALE = ["tests/test_calibrate_scale.py", "tests/test_calibrate_firewall.py"]
-_CORNERS = ["tests/test_calibrate_corners.py", "tests/test_calibrate_scale.py"]
-_EYE_BIAS = ["tests/test_jacobians.py", "tests/test_calibrate_firewall.py"]
-_OBS = ["tests/test_calibrate_gate.py", "tests/test_calibrate_robot_error.py", "tests/test_calibrate_sigma.py",
-        "tests/test_calibrate_synthetic.py"]
-_TF = ["tests/test_tftree.py", "tests/test_tf_messages.py", "tests/test_calibrate_bags.py"]
-_VISION = ["tests/test_vision.py"]
-_IMAGES = ["tests/test_vision.py", "tests/test_calibrate_images.py"]
-_MULTI = ["tests/test_certificate.py", "tests/test_jacobians.py", "tests/test_multi.py"]
-_HE_ML = ["tests/test_he_ml.py", "tests/test_he_ml_pixels.py", "tests/test_calibrate_symptoms.py"]
+# test files, fastest first within each list (the focused *_quantities files first)
+_RE = ["tests/test_calibrate_robot_error_quantities.py", "tests/test_calibrate_robot_error.py"]
+_GATE = ["tests/test_calibrate_outliers_quantities.py", "tests/test_calibrate_gate.py",
+         "tests/test_calibrate_symptoms.py"]
+_SIGMA = ["tests/test_calibrate_uncertainty_quantities.py", "tests/test_calibrate_gate.py",
+          "tests/test_calibrate_sigma.py"]
+_SCALE = ["tests/test_calibrate_free_scale_quantities.py", "tests/test_calibrate_scale_quantities.py",
+          "tests/test_calibrate_scale.py", "tests/test_calibrate_firewall.py"]
+_CORNERS = ["tests/test_calibrate_bundle_quantities.py", "tests/test_calibrate_corners_quantities.py",
+            "tests/test_calibrate_corners.py", "tests/test_calibrate_scale.py"]
+_EYE_BIAS = ["tests/test_calibrate_eye_bias_quantities.py", "tests/test_jacobians.py",
+             "tests/test_calibrate_firewall.py"]
+_OBS = ["tests/test_calibrate_observability_quantities.py", "tests/test_calibrate_gate.py",
+        "tests/test_calibrate_robot_error.py", "tests/test_calibrate_sigma.py", "tests/test_calibrate_synthetic.py"]
+_TF = ["tests/test_calibrate_tftree_quantities.py", "tests/test_tftree.py", "tests/test_tf_messages.py",
+       "tests/test_calibrate_bags.py"]
+_VISION = ["tests/test_vision_quantities.py", "tests/test_vision.py"]
+_IMAGES = ["tests/test_vision_quantities.py", "tests/test_calibrate_images_quantities.py", "tests/test_vision.py",
+           "tests/test_calibrate_images.py"]
+_MULTI = ["tests/test_solvers_multi_axyb_quantities.py", "tests/test_certificate.py", "tests/test_jacobians.py",
+          "tests/test_multi.py"]
+_HE_ML = ["tests/test_he_ml_stages_quantities.py", "tests/test_he_ml.py", "tests/test_he_ml_pixels.py",
+          "tests/test_calibrate_symptoms.py"]
 
 CATALOGUE: list[Mutant] = [
     # ---------------------------------------------------------------- calibrate/robot_error.py
