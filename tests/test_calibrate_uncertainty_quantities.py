@@ -69,3 +69,39 @@ def test_gate_predictive_threshold_by_hand():
         z[0] = u * np.sqrt(frac * q * (1.0 + h0))
         assert bool(unc.gate(z, G, inl, nu)[0]) is kept
     assert 0.0 < h0 < 1.0
+
+
+def test_autocorrelation_time_of_short_sequences_is_corrected_for_truncation():
+    """60 pairs: the sum up to the truncation lag L comes out short by about 2 L tau / n; corrected, the median
+    over seeded AR(1) sequences is the closed form (uncorrected, or with L counted in pairs of lags, it falls short
+    by 8 % and more)."""
+    rng = np.random.default_rng(24)
+    tau = np.concatenate([unc.autocorrelation_time(_ar1(rng, 60, 6, 0.5)) for _ in range(300)])
+    assert abs(np.median(tau) - 3.0) < 0.12
+
+
+def test_lag_one_correlation_by_hand():
+    # one column 1, 2, 3, 4: centred -1.5, -0.5, 0.5, 1.5; lag-one products 0.75 - 0.25 + 0.75 over the sum of squares 5
+    assert unc.lag_one_correlation(np.array([[1.0], [2.0], [3.0], [4.0]])) == 0.25
+    # independent residuals about a large common offset: no correlation
+    rng = np.random.default_rng(25)
+    z = 5.0 + rng.normal(size=(300, 6))
+    assert abs(unc.lag_one_correlation(z)) < 3.0 / np.sqrt(z.size)
+
+
+def test_gate_leave_one_out_threshold_by_hand():
+    """An inlier is kept up to ``T = (nu - 1) u / (nu - u) = p (nu - 1) / (nu - p) F(p, nu - p)`` at a tail 100
+    times smaller, ``u = |z|^2 / (1 - h)``."""
+    rng = np.random.default_rng(26)
+    G, z, inl, _ = _gate_case(rng)
+    inl[0] = True
+    C = np.linalg.inv(np.einsum("nkp,nkq->pq", G[inl], G[inl]))
+    p, nu, level = 6, 24.0, unc.GATE_LEVEL
+    h = float(np.trace(G[1] @ C @ G[1].T)) / p
+    q = p * (nu - 1.0) / (nu - p) * stats.f.ppf(1.0 - (1.0 - level) / unc.INLIER_LEVEL_RATIO, p, nu - p)
+    u_q = q * nu / (nu - 1.0 + q)  # T(u) = q
+    d = rng.normal(size=p)
+    d /= np.linalg.norm(d)
+    for frac, kept in ((0.997, True), (1.003, False)):  # the distance rises steeply near its bound: u_q within 1 %
+        z[1] = d * np.sqrt(frac * u_q * (1.0 - h))
+        assert bool(unc.gate(z, G, inl, nu)[1]) is kept

@@ -41,3 +41,15 @@ def test_certificate_threshold_has_three_degrees_of_freedom_per_rotation():
     K = len(fit.x_ids) + len(fit.y_ids)
     assert fit.certificate["threshold"] == stats.chi2.ppf(ma.ESTIMATE_GAP_QUANTILE, 3 * K)
     assert fit.certificate["duality_gap"] <= fit.certificate["threshold"] and fit.certificate["certified"]
+
+
+def test_reference_cost_is_in_chi_square_units():
+    """Weights ``1 / (2 sigma^2)`` and ``|I - exp(w)|_F^2 ~ 2 |w|^2``: each pair costs a chi-square of 3 degrees of
+    freedom, so over seeded scenes the reference cost averages 3 per pair (the gap is judged against chi2(3 K))."""
+    ratio = []
+    for seed in range(9, 15):
+        sc = scenes.draw_scene(seed, 0, n_cameras=2, n_targets=2)
+        fit = ma.multi_axyb(sc.pairs, certify="local")
+        n = sum(len(A) for A, _ in sc.pairs.values())
+        ratio.append(fit.certificate["cost"] / (3.0 * n))
+    assert 0.85 < float(np.mean(ratio)) < 1.2

@@ -78,3 +78,23 @@ def test_nearest_pose_within_half_a_period():
     np.testing.assert_array_equal(T[0], A[0])
     np.testing.assert_array_equal(T[2], A[4])
     assert source[0] == "line 1" and source[2] == "line 5"
+
+
+def test_robust_homography_is_as_efficient_as_least_squares_on_clean_corners():
+    """Tukey's biweight at 4.685 robust standard deviations loses about 5 % efficiency on Gaussian noise: over
+    seeded draws its mean squared error of the projected corners is within 10 % of plain least squares', and a
+    gross outlier leaves it where the clean corners put it."""
+    gx, gy = np.meshgrid(np.arange(5) * SPACING, np.arange(4) * SPACING)  # 20 corners: homography only
+    xy = np.column_stack([gx.ravel(), gy.ravel()])
+    H = np.array([[3000.0, 150.0, 200.0], [-100.0, 2900.0, 150.0], [0.3, 0.2, 1.0]])
+    h = np.column_stack([xy, np.ones(len(xy))]) @ H.T
+    uv = h[:, :2] / h[:, 2:]
+    rng = np.random.default_rng(104)
+    e_rob, e_ls = [], []
+    for _ in range(100):
+        obs = uv + rng.normal(size=uv.shape) * 0.3
+        e_rob.append(np.sum((checks._apply(checks._robust_fit(xy, obs)[0], xy) - uv) ** 2))
+        e_ls.append(np.sum((checks._apply(checks._homography(xy, obs), xy) - uv) ** 2))
+    assert np.mean(e_rob) / np.mean(e_ls) < 1.1
+    obs[7] += 40.0
+    assert np.sum((checks._apply(checks._robust_fit(xy, obs)[0], xy) - uv) ** 2) < 4.0 * np.mean(e_ls)
