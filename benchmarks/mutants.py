@@ -275,9 +275,8 @@ CATALOGUE: list[Mutant] = [
        "minority_collapse: needs both a small range and one axis (and for or)"),
     _m("X12", "vision/checks.py", "u = r / (4.685 * scale)", "u = r / scale", _VISION,
        "_robust_fit: Tukey weights without their tuning constant"),
-    _m("X13", "calibrate/free_scale.py", "free_fit = dict(fit, scale0=r, scale_prior_std=None)",
-       "free_fit = dict(fit, scale0=1.0 / r, scale_prior_std=None)", _SCALE,
-       "restart: the free fit starts from the inverse of the translation ratio"),
+    # (X13, the free-scale restart started from 1 / r instead of r, is left out as equivalent in effect: the free
+    # fit converges to the same optimum from either start, its scale and X differing by 2e-5 and 4 micrometres.)
 ]
 
 
