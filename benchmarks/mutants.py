@@ -287,7 +287,10 @@ class _Interrupted(Exception):
     pass
 
 
-def _on_term(signum, frame):  # SIGTERM: unwind through the restoring finally blocks
+_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _on_signal(signum, frame):  # unwind through the restoring finally blocks
     raise _Interrupted(f"signal {signum}")
 
 
@@ -362,8 +365,12 @@ def run_mutant(m: Mutant, timeout_s: float) -> tuple[str, str, float]:
         path.write_text(text.replace(m.original, m.mutated), encoding="utf-8")
         return run_tests(m.tests, timeout_s)
     finally:
-        path.write_text(text, encoding="utf-8")
-        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)  # no interrupt half-way through the restore
+        try:
+            path.write_text(text, encoding="utf-8")
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 def main(argv=None) -> int:
@@ -401,7 +408,10 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 1
 
-    signal.signal(signal.SIGTERM, _on_term)
+    # Ctrl+C, kill and a closed terminal all unwind through the restore (a job started in the background of a
+    # script begins with SIGINT ignored, so it is set here rather than inherited)
+    for sig in _SIGNALS:
+        signal.signal(sig, _on_signal)
     rows = []
     try:
         for m in mutants:
