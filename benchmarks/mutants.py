@@ -424,7 +424,8 @@ def main(argv=None) -> int:
     if args.markdown:
         print("| id | file | description | result | first failing test |\n|---|---|---|---|---|")
         for m, status, first, _ in rows:
-            print(f"| {m.id} | {m.file} | {m.description} | {status} | {first.replace('|', '/')} |")
+            cells = (m.id, m.file, m.description, status, first)
+            print("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     else:
         for m, status, first, _ in rows:
             print(f"{m.id:5s} {m.file:42s} {status:16s} {first:70s} {m.description}")
