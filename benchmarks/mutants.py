@@ -71,6 +71,13 @@ _MULTI = ["tests/test_solvers_multi_axyb_quantities.py", "tests/test_certificate
 _HE_ML = ["tests/test_he_ml_stages_quantities.py", "tests/test_he_ml.py", "tests/test_he_ml_pixels.py",
           "tests/test_calibrate_symptoms.py"]
 
+_STAMPS = ["tests/test_calibrate_stamp_units.py"]
+_ROWS = ["tests/test_row_alignment.py", "tests/test_calibrate_firewall.py"]
+_READINGS = ["tests/test_reading_choice.py", "tests/test_calibrate_symptoms.py", "tests/test_calibrate_cli.py",
+             "tests/test_calibrate_firewall.py"]
+_MULTI_EDGES = ["tests/test_multi_edges.py", "tests/test_multi.py"]
+_DECISIONS = ["tests/test_decision_stability.py", "tests/test_calibrate_symptoms.py", "tests/test_he_ml.py"]
+
 CATALOGUE: list[Mutant] = [
     # ---------------------------------------------------------------- calibrate/robot_error.py
     _m("RE1", "calibrate/robot_error.py", "S[:3, :3] = R.T", "S[:3, :3] = R", _RE,
@@ -267,8 +274,8 @@ CATALOGUE: list[Mutant] = [
        _TF, "lookup: the common span starts at the earliest first stamp, not the latest"),
     _m("X9", "vision/pairing.py", "<= np.abs(t[i] - t_query), i - 1, i)", "<= np.abs(t[i] - t_query), i, i - 1)",
        _IMAGES, "_poses_at: the farther of the two bracketing poses taken as the nearest"),
-    _m("X10", "solvers/multi_axyb.py", "w = np.where(a2 / var <= _CHI2_3_GATE, 0.5 / var, 0.0)",
-       "w = np.where(a2 / var <= _CHI2_3_GATE, 1.0 / var, 0.0)", _MULTI,
+    _m("X10", "solvers/multi_axyb.py", "np.where(a2 / var <= _CHI2_3_GATE, 0.5 / var, 0.0)",
+       "np.where(a2 / var <= _CHI2_3_GATE, 1.0 / var, 0.0)", _MULTI,
        "_reference_problem: weights 1 / sigma^2 instead of 1 / (2 sigma^2) (chi-square units lost)"),
     _m("X11", "solvers/he_ml_stages/collapse.py", "if rot_range < MIN_ROT_RANGE_DEG or lam2 < c.NEAR_DEGENERATE_LAMBDA2:",
        "if rot_range < MIN_ROT_RANGE_DEG and lam2 < c.NEAR_DEGENERATE_LAMBDA2:", _HE_ML,
@@ -277,6 +284,53 @@ CATALOGUE: list[Mutant] = [
        "_robust_fit: Tukey weights without their tuning constant"),
     # (X13, the free-scale restart started from 1 / r instead of r, is left out as equivalent in effect: the free
     # fit converges to the same optimum from either start, its scale and X differing by 2e-5 and 4 micrometres.)
+    # ---------------------------------------------------------------- the newest modules, by another hand
+    # Designed without reading the tests of these modules (stamp units, row alignment, the reading choice, the
+    # multi-camera edge check, the decisions kept off the last bits), and run once against the suite as it was.
+    _m("N1", "calibrate/stamp_units.py", "rate = 1.0 / (step * f) if step > 0", "rate = f / step if step > 0",
+       _STAMPS, "plausible: the rate divides by the unit's seconds instead of multiplying the step by them"),
+    _m("N2", "calibrate/stamp_units.py", "dur = span * f", "dur = span / f", _STAMPS,
+       "plausible: the duration divided by the unit's seconds"),
+    _m("N3", "calibrate/stamp_units.py", "return min(a1, b1) - max(a0, b0) >= 0.5 * short",
+       "return min(a1, b1) - max(a0, b0) >= 0.5 * long_", _STAMPS,
+       "consistency: the overlap asked of half the longer span, not the shorter"),
+    _m("N4", "calibrate/stamp_units.py", "return abs(offset_s) >= max_offset_s - min(",
+       "return abs(offset_s) >= max_offset_s + min(", _STAMPS,
+       "offset_at_edge: the sample period added to the range instead of taken off"),
+    _m("N5", "calibrate/row_alignment.py", "MARGIN = 2.0 * float(np.log(100.0))", "MARGIN = float(np.log(100.0))",
+       _ROWS, "row alignment: the margin in log units used as a cost (-2 ln) margin"),
+    _m("N6", "calibrate/row_alignment.py", "return CAP * np.log1p(chi2 / CAP)", "return np.log1p(chi2 / CAP)", _ROWS,
+       "row alignment: the pair cost without its scale (the Gaussian core lost)"),
+    _m("N7", "calibrate/row_alignment.py", "SKIP = CAP / 2", "SKIP = CAP * 2", _ROWS,
+       "row alignment: a row without a partner four times as dear"),
+    _m("N8", "calibrate/reading_choice.py", "    least_all = min(c.against_weight for c in pool)",
+       "    least_all = min(c.against_weight for c in kept)", _READINGS,
+       "reading choice: a statement checked against the claims of the readings it keeps only"),
+    _m("N9", "calibrate/reading_choice.py", "    if st.setup and st.eye_pose and c.eye_pose != st.eye_pose:",
+       "    if st.eye_pose and c.eye_pose != st.eye_pose:", _READINGS,
+       "reading choice: a stated eye direction binds without a stated setup"),
+    _m("N10", "calibrate/firewall.py", "    if x.info[\"x_m\"] > cv.X_IMPOSSIBLE_M:",
+       "    if x.info[\"y_m\"] > cv.X_IMPOSSIBLE_M:", _READINGS,
+       "physical check: the flange distance read from Y instead of X"),
+    _m("N11", "calibrate/multi_edges.py", "        return self.total[self.best] - self.total[READINGS[0]]",
+       "        return self.total[READINGS[0]] - self.total[self.best]", _MULTI_EDGES,
+       "edge check: the margin of the best reading over the one as read, sign turned"),
+    _m("N12", "calibrate/multi_edges.py", "        return sorted((r for r in READINGS if b - self.total[r] < cv.DECISIVE)",
+       "        return sorted((r for r in READINGS if b - self.total[r] <= 0.0)", _MULTI_EDGES,
+       "edge check: only the best reading counted as fitting (no margin)"),
+    _m("N13", "solvers/he_ml_stages/configuration.py", "    return rot > RESOLUTION and trans > RESOLUTION",
+       "    return rot > RESOLUTION or trans > RESOLUTION", _DECISIONS,
+       "configuration: residuals resolved when either part is above rounding"),
+    _m("N14", "solvers/he_ml_stages/configuration.py",
+       "    trans = math.sqrt(float(np.mean(r[:, 3:] ** 2))) / scale",
+       "    trans = math.sqrt(float(np.mean(r[:, 3:] ** 2)))", _DECISIONS,
+       "configuration: the translation residual compared with the resolution in metres, not relative"),
+    _m("N15", "solvers/he_ml.py", "he_ml(A, B, configuration=given, noise=noise",
+       "he_ml(A, B, configuration=fit.configuration, noise=noise", _DECISIONS,
+       "collapse refit: the configuration of the refused minority kept"),
+    _m("N16", "solvers/he_ml_stages/camera_drift.py",
+       "math.exp(min(max(lsp, -_LOG_SCALE_BOUND), _LOG_SCALE_BOUND))", "math.exp(lsp)", _DECISIONS,
+       "motion fit: the trial log-scale not clamped"),
 ]
 
 
