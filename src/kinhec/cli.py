@@ -726,18 +726,27 @@ def _input_error(ctx, command: str, exc: Exception) -> None:
               help="Write a ROS 2 launch file (Python) publishing the result as static transforms.")
 @click.option("--rig-world", type=click.Choice(["auto", "shared", "per_camera"]), default="auto", show_default=True,
               help="--setup rig: the cameras' poses are in one world (solved jointly), each in its own, or decided.")
+@click.option("--point", default=None, metavar="X,Y,Z",
+              help="A work point in the camera frame [m] (e.g. 0,0,0.5): the predicted 95 % error of its position "
+                   "in the robot base (default: the target's mean position in the camera).")
 @click.pass_context
 def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corners, intrinsics, intrinsics_std,
               robot_accuracy, fmt,
               hand_pose, eye_pose, units, quat_order, offset, max_offset, stamp_unit, scale, solver, json_out, yaml_out,
               figure_out, report_out, dataset, sequence, force, bag, hand_tf, eye_tf, hand_topic, eye_topic, launch_out,
-              rig_world):
+              rig_world, point):
     """Calibrate your own recordings: X (and Y), clock offset, scale, their uncertainty and a verdict.
 
     Exit status 0 on success, 2 on bad input or when the motion does not determine X (unless --force).
     """
     from kinhec.calibrate import calibrate as run
+    from kinhec.calibrate import held_out
 
+    if point is not None:
+        try:
+            point = held_out.parse_point(point)
+        except KinhecError as exc:
+            _input_error(ctx, "calibrate", exc)
     if fmt == "kinhec" and dataset is None and hand is not None:  # --format kinhec --hand DATASET --eye SEQUENCE
         dataset, sequence, hand, eye = hand, (eye[0] if eye else sequence), None, ()
     try:
@@ -756,6 +765,8 @@ def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corn
         _input_error(ctx, "calibrate", exc)
     from kinhec.calibrate.output import ros2_launch, ros_static_transform, ros_transforms, urdf_origin
 
+    if point is not None:
+        res.point_cam_m = point
     np_fmt = lambda v: " ".join(f"{x: .6f}" for x in v)  # noqa: E731
     click.echo(f"{res.X_name} (X):")
     for row in res.X:
@@ -771,6 +782,8 @@ def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corn
     for line in res.sigma_lines():  # every other estimated quantity with its standard deviation
         click.echo(line)
     click.echo(f"pairs: {res.n_pairs}, outliers: {len(res.outliers)}; initial solver {res.init_solver}")
+    for line in held_out.summary_lines(res):  # held-out accuracy and the error at the work point
+        click.echo(line)
     if "images" in res.inputs:
         from kinhec.calibrate.images import images_summary
 

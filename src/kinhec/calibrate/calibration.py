@@ -22,6 +22,7 @@ from kinhec import se3
 from kinhec.calibrate import eye_bias as eb
 from kinhec.calibrate import firewall as fw
 from kinhec.calibrate import free_scale
+from kinhec.calibrate import held_out as ho
 from kinhec.calibrate import pairing as pr
 from kinhec.calibrate import robot_error
 from kinhec.calibrate import same_clock
@@ -248,6 +249,9 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
         "outlier": ~sol.inliers,
     }
     curve = _offset_curve(pairing, sol, curve_period, eih) if estimate_offset else None
+    held = ho.assess_solution(sol, A_final, np.asarray(pairing.t, dtype=float) if stamped else None)
+    if ho.warning(held) is not None:  # held-out eye poses far worse than sigma predicts
+        warn.append(ho.warning(held))
     X_name, Y_name = _names(setup)
     return CalibrationResult(
         setup=setup, inputs={}, X=sol.X, Y=sol.Y, X_name=X_name, Y_name=Y_name, X_std=X_std, Y_std=Y_std,
@@ -255,7 +259,8 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
         time_offset_peak_corr=peak, scale=sol.scale, scale_std=scale_std, n_pairs=n,
         outliers=np.flatnonzero(~sol.inliers).tolist(), observability=obs, warnings=warn, notes=notes,
         residuals=residuals, offset_curve=curve, init_solver=name, cov=sol.cov, pairs=A_and_B,
-        where=f"{hand.span()} and {eye.span()}",
+        where=f"{hand.span()} and {eye.span()}", held_out=held,
+        point_cam_m=ho.default_point(A_and_B[1], setup, sol.scale),
     )  # fmt: skip
 
 

@@ -141,6 +141,8 @@ class CalibrationResult:
     cov: np.ndarray | None = field(default=None, repr=False)
     pairs: tuple | None = field(default=None, repr=False)  # (A, B) of the pairs at the final offset
     where: str = ""  # the input files and their line spans, for messages
+    held_out: dict | None = None  # leave-one-station-out accuracy (kinhec.calibrate.held_out.assess)
+    point_cam_m: np.ndarray | None = None  # the work point in the camera frame [m] (default: the target's mean)
 
     @property
     def determined(self) -> bool:
@@ -157,8 +159,26 @@ class CalibrationResult:
             return (f"X is NOT determined by this motion ({'; '.join(self.warnings[:1]) or 'see warnings'}); "
                     "do not use it.")
         extra = f", clock offset {1000 * self.time_offset_s:.1f} ms" if self.time_offset_s is not None else ""
+        held = ""
+        h = self.held_out
+        if h:  # the held-out accuracy beside what sigma predicts for it (kinhec.calibrate.held_out)
+            held = (f" Held-out eye poses {h['rms_mm']:.2g} mm / {h['rms_deg']:.2g} deg RMS (sigma predicts "
+                    f"{h['predicted_rms_mm']:.2g} mm / {h['predicted_rms_deg']:.2g} deg)"
+                    + (", far above: see the held-out warning." if not h.get("consistent", True) else "."))
         return (f"X determined to {rot:.2g} deg / {tr:.2g} mm (1 sigma) from {self.n_pairs} pairs "
-                f"({n_out} outlier{'s' if n_out != 1 else ''}){extra}.")
+                f"({n_out} outlier{'s' if n_out != 1 else ''}){extra}.{held}")
+
+    def point_error(self, point_cam_m=None) -> dict | None:
+        """The predicted 95 % error in the robot base of a point the camera sees (``point_cam_m``, camera frame [m];
+        default :attr:`point_cam_m`), :func:`kinhec.calibrate.held_out.point_error`; None without a point or a
+        covariance."""
+        p = self.point_cam_m if point_cam_m is None else point_cam_m
+        if p is None or self.cov is None or self.cov.shape[0] < 12 or self.Y is None:
+            return None
+        from kinhec.calibrate.held_out import point_error
+
+        A = None if self.pairs is None else self.pairs[0]
+        return point_error(self.cov, self.setup if self.setup != "rig" else "eye_in_hand", self.X, self.Y, p, A)
 
     @property
     def sigma(self) -> dict:
@@ -256,7 +276,11 @@ class CalibrationResult:
             {k: [float(x) for x in v] for k, v in self.offset_curve.items()},
             "rig": None if self.rig is None else self.rig.to_dict(),
             "sigma": self.sigma,
+            "held_out": None if self.held_out is None else dict(self.held_out),
         }
+        pe = self.point_error()
+        d["point_error_95_mm"] = None if pe is None else pe["point_error_95_mm"]
+        d["point_error"] = pe
         return d
 
     def write_json(self, path) -> Path:

@@ -112,6 +112,11 @@ class Solution:
     inflation_detail: unc.Inflation | None = None
     eye_bias_cov: np.ndarray | None = None  # (P, P) the part of cov due to the eye-pose systematic (considered)
     noise_model: str = "full"  # structure of noise_cov: "full", "diagonal" or "block" (by the degrees of freedom)
+    # the whitened system of the final fit, over the inliers in pair order (kinhec.calibrate.held_out reuses it):
+    whitening: np.ndarray | None = None  # (6, 6) W with W^T W = inv(noise_cov)
+    whitened_jacobian: np.ndarray | None = None  # (n_inliers, 6, P)
+    whitened_residuals: np.ndarray | None = None  # (n_inliers, 6)
+    prior_information: np.ndarray | None = None  # (P, P)
 
 
 # --------------------------------------------------------------------------- #
@@ -664,7 +669,8 @@ def refine(pairing, X0, Y0, *, offset0=None, scale0=None, estimate_offset=False,
     X, Y, off, s = st
     return Solution(X, Y, off, s, cov, r, inl, S, float(infl.factors[:6].max()), init_solver, its, noise_dof=float(dof),
                     fit_dof=float(fit_dof), scale_data_std=scale_data_std, inflation_detail=infl,
-                    eye_bias_cov=bias_cov, noise_model=kind)  # fmt: skip
+                    eye_bias_cov=bias_cov, noise_model=kind, whitening=W, whitened_jacobian=Gw, whitened_residuals=z,
+                    prior_information=Jp.T @ Jp)  # fmt: skip
 
 
 #: Fewest degrees of freedom (pairs) the gate may leave when it labels more pairs outliers: below, the noise
