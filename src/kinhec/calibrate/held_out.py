@@ -23,9 +23,11 @@ Each held-out error has the predictive covariance ``C_j = S_{-s} + G_j K_s
 G_j^T``: the noise covariance estimated without the station (``S_{-s}``, from
 the residual sums of squares less the station's deletion term ``sym(z_j
 e_j^T)``, ``nu - m_s`` degrees of freedom, in the structure of the fit's noise
-model) plus the leave-out fit's parameter covariance ``K_s = D H_{-s}^-1 D``
-(``D``: the square roots of the long-run variance factors of
-:func:`kinhec.calibrate.uncertainty.long_run_inflation`).  The systematic
+model) plus the leave-out fit's parameter covariance ``K_s = kappa_s D
+H_{-s}^-1 D`` (``D``: the square roots of the long-run variance factors of
+:func:`kinhec.calibrate.uncertainty.long_run_inflation`; ``kappa_s`` the mean
+variance of ``S_{-s}`` in whitened units, about 1 when the whitening came from
+the same residuals).  The systematic
 errors added to the covariance as *consider* terms (the intrinsics behind the
 eye poses, the robot's stated accuracy) are left out: a constant error of the
 camera or the flange frame is absorbed by ``X`` and ``Y`` and moves no held-out
@@ -214,6 +216,9 @@ def leave_one_station_out(G: np.ndarray, z: np.ndarray, station: np.ndarray, *, 
     # the deletion can overshoot on a dominant station: never below a tenth of the pooled covariance
     floor = 0.1 * np.diag(Z) / max(noise_dof, 1.0)
     Sw = np.stack([S + np.diag(np.maximum(floor - np.diag(S), 0.0)) for S in Sw])
+    # the parameter covariance at the noise level estimated without the station (the whitening's own level when the
+    # noise model came from these residuals, as in calibrate: kappa ~ 1)
+    K = K * (np.trace(Sw, axis1=1, axis2=2) / k)[:, None, None]
     C = Sw[inv] + np.einsum("nkp,npq,nlq->nkl", G, K[inv], G)
     d2 = np.einsum("ni,ni->n", e, np.linalg.solve(C, e[..., None])[..., 0])
     q = np.array([_region_quantile(v, noise_model, LEVEL) for v in nu_s])[inv]
@@ -338,11 +343,11 @@ def warning(held: dict | None) -> str | None:
     """The warning for a held-out RMS above the 99 % quantile of what sigma predicts (None when consistent)."""
     if not held or held.get("consistent", True):
         return None
-    return (f"held-out accuracy: the eye poses left out one station at a time are predicted to "
-            f"{held['rms_mm']:.3g} mm / {held['rms_deg']:.3g} deg RMS, above the 99 % bound of what sigma predicts "
-            f"({held['upper99_mm']:.3g} mm / {held['upper99_deg']:.3g} deg; expected {held['predicted_rms_mm']:.3g} mm /"
-            f" {held['predicted_rms_deg']:.3g} deg): the error bars are too small for these data (correlated errors "
-            "the model does not hold, or outliers kept)")
+    parts = [f"{held[f'rms_{u}']:.3g} {u} RMS against a 99 % bound of {held[f'upper99_{u}']:.3g} {u} (expected "
+             f"{held[f'predicted_rms_{u}']:.3g} {u})" for u in ("mm", "deg") if held[f"rms_{u}"] > held[f"upper99_{u}"]]
+    return (f"held-out accuracy: the eye poses of the {held['n']} stations, each left out of the fit in turn, are "
+            f"predicted to {' and '.join(parts)}: worse than sigma says (a station that pulls the fit and disagrees "
+            "with the rest -- an outlier kept, a pose far from the others -- or errors the model does not hold)")
 
 
 def summary_line(held: dict | None) -> str | None:
