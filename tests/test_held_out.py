@@ -201,7 +201,7 @@ def test_json_fields_present_and_consistent(files):
     assert 0.0 <= h["coverage95"] <= 1.0
     assert h["predicted_interval95_mm"][0] < h["predicted_rms_mm"] < h["predicted_interval95_mm"][1] < h["upper99_mm"]
     assert h["consistent"] == (h["rms_mm"] <= h["upper99_mm"] and h["rms_deg"] <= h["upper99_deg"])
-    assert f"Held-out eye poses {h['rms_mm']:.2g} mm" in d["verdict"]
+    assert f"Held-out eye poses {h['rms_mm']:.3g} mm" in d["verdict"]
     assert d["point_error_95_mm"] == d["point_error"]["point_error_95_mm"] > 0
     T = np.loadtxt(files / "eye.txt").reshape(-1, 4, 4)
     np.testing.assert_allclose(d["point_error"]["point_cam_m"], T[:, :3, 3].mean(axis=0) / d["scale"], rtol=1e-9)

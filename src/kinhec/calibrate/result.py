@@ -162,8 +162,8 @@ class CalibrationResult:
         held = ""
         h = self.held_out
         if h:  # the held-out accuracy beside what sigma predicts for it (kinhec.calibrate.held_out)
-            held = (f" Held-out eye poses {h['rms_mm']:.2g} mm / {h['rms_deg']:.2g} deg RMS (sigma predicts "
-                    f"{h['predicted_rms_mm']:.2g} mm / {h['predicted_rms_deg']:.2g} deg)"
+            held = (f" Held-out eye poses {h['rms_mm']:.3g} mm / {h['rms_deg']:.3g} deg RMS (sigma predicts "
+                    f"{h['predicted_rms_mm']:.3g} mm / {h['predicted_rms_deg']:.3g} deg)"
                     + (", far above: see the held-out warning." if not h.get("consistent", True) else "."))
         return (f"X determined to {rot:.2g} deg / {tr:.2g} mm (1 sigma) from {self.n_pairs} pairs "
                 f"({n_out} outlier{'s' if n_out != 1 else ''}){extra}.{held}")

@@ -6,7 +6,7 @@ The dict follows the calibration result contract (what ``kinhec calibrate
 ``Y``/``Y_std``, ``time_offset_s``/``time_offset_std_s`` (camera stamp =
 robot time + offset), ``scale``/``scale_std``, ``n_pairs``, ``outliers``,
 ``observability``, ``warnings``, ``verdict``, ``residuals`` (one entry per
-pair) and ``offset_curve``; ``notes``, ``init_solver`` and ``inputs`` are shown
+pair) and ``offset_curve``; ``notes``, ``init_solver``, ``inputs``, ``held_out`` and ``point_error`` are shown
 when present.  Other keys are ignored.  The observability section is built by
 :mod:`kinhec.report.observability`.
 """
@@ -307,6 +307,18 @@ def write_calibration_report(result: dict, out) -> Path:
     rows.append(("pairs used / outliers", f"{int(r['n_pairs'])} / {n_out}", ""))
     if r.get("init_solver"):
         rows.append(("initial estimate from", str(r["init_solver"]), ""))
+    h = r.get("held_out")
+    if isinstance(h, dict) and h.get("rms_mm") is not None:  # kinhec.calibrate.held_out
+        a, b = h.get("predicted_interval95_mm") or (np.nan, np.nan)
+        rows.append((f"held-out eye poses, RMS [mm / deg] ({int(h['n'])} stations left out in turn)",
+                     f"{_fmt(h['rms_mm'], 3)} / {_fmt(h['rms_deg'], 3)}",
+                     f"sigma predicts {_fmt(h['predicted_rms_mm'], 3)} / {_fmt(h['predicted_rms_deg'], 3)} "
+                     f"(95 %: {_fmt(a, 3)}-{_fmt(b, 3)} mm); {100 * _num(h['coverage95']):.0f} % inside their 95 % regions"))
+    pe = r.get("point_error")
+    if isinstance(pe, dict) and pe.get("point_error_95_mm") is not None:
+        p = ", ".join(_fmt(v, 3) for v in pe["point_cam_m"])
+        rows.append((f"work point ({p}) m in the camera: 95 % error in the robot base [mm]",
+                     _fmt(pe["point_error_95_mm"], 3), ""))
 
     obs = r["observability"] if isinstance(r["observability"], dict) else {}
     figures = {"fig-residuals": _residual_figure(r), "fig-frames": _frame_figure(r)}
