@@ -126,13 +126,14 @@ def stations(A: np.ndarray, t: np.ndarray | None, *, min_rot_deg: float = KEYFRA
 
 
 def _structured(Sw: np.ndarray, kind: str) -> np.ndarray:
-    """``Sw`` (6, 6) in the structure of the fit's noise model: full, diagonal, or one variance per block of 3."""
+    """``Sw`` (..., 6, 6) in the structure of the fit's noise model: full, diagonal, or one variance per block of 3."""
     if kind == "full":
-        return 0.5 * (Sw + Sw.T)
-    d = np.diag(Sw).copy()
+        return 0.5 * (Sw + np.swapaxes(Sw, -1, -2))
+    d = np.diagonal(Sw, axis1=-2, axis2=-1).copy()
     if kind == "block":
-        d[:3], d[3:] = d[:3].mean(), d[3:].mean()
-    return np.diag(d)
+        d[..., :3] = d[..., :3].mean(axis=-1, keepdims=True)
+        d[..., 3:] = d[..., 3:].mean(axis=-1, keepdims=True)
+    return d[..., :, None] * np.eye(Sw.shape[-1])
 
 
 def _region_quantile(nu: float, kind: str, level: float) -> float:
@@ -187,22 +188,21 @@ def leave_one_station_out(G: np.ndarray, z: np.ndarray, station: np.ndarray, *, 
         H = H + prior_information
     Hs = np.zeros((ns, P, P))
     gs = np.zeros((ns, P))
-    np.add.at(Hs, inv, np.einsum("nkp,nkq->npq", G, G))
-    np.add.at(gs, inv, np.einsum("nkp,nk->np", G, z))
+    Gt = np.swapaxes(G, 1, 2)
+    np.add.at(Hs, inv, Gt @ G)
+    np.add.at(gs, inv, (Gt @ z[..., None])[..., 0])
     m = np.bincount(inv, minlength=ns)
     Hm = H[None] - Hs
-    ok_s = np.ones(ns, dtype=bool)
-    Hinv = np.zeros_like(Hm)
+    # each P x P downdate inverted (P <= 14, batched); a station whose removal leaves X undetermined is skipped
     scale = np.sqrt(np.maximum(np.diag(H), 1e-300))
-    for s in range(ns):  # P x P each (P <= 14): cheap; a station whose removal leaves X undetermined is skipped
-        Hn = Hm[s] / np.outer(scale, scale)
-        w = np.linalg.eigvalsh(0.5 * (Hn + Hn.T))
-        if w[0] <= 1e-10 * w[-1]:
-            ok_s[s] = False
-            continue
-        Hinv[s] = np.linalg.inv(Hn) / np.outer(scale, scale)
+    Hn = Hm / np.outer(scale, scale)[None]
+    Hn = 0.5 * (Hn + np.swapaxes(Hn, 1, 2))
+    w = np.linalg.eigvalsh(Hn)
+    ok_s = w[:, 0] > 1e-10 * w[:, -1]
+    Hinv = np.zeros_like(Hm)
+    Hinv[ok_s] = np.linalg.inv(Hn[ok_s]) / np.outer(scale, scale)[None]
     delta = np.einsum("spq,sq->sp", Hinv, gs)
-    e = z + np.einsum("nkp,np->nk", G, delta[inv])
+    e = z + (G @ delta[inv][..., None])[..., 0]
     d = np.ones(P) if factors is None else np.sqrt(np.maximum(np.asarray(factors, dtype=np.float64), 1.0))
     K = Hinv * np.outer(d, d)[None]
     # noise covariance without the station: the residual sums of squares less its deletion term
@@ -212,16 +212,17 @@ def leave_one_station_out(G: np.ndarray, z: np.ndarray, station: np.ndarray, *, 
     np.add.at(Ds, inv, sym)
     nu_s = np.maximum(noise_dof - m, 1.0)
     scale_nu = noise_dof / nu_s
-    Sw = np.stack([_structured((Z - Ds[s]) / max(noise_dof, 1.0) * scale_nu[s], noise_model) for s in range(ns)])
+    Sw = _structured((Z[None] - Ds) / max(noise_dof, 1.0) * scale_nu[:, None, None], noise_model)
     # the deletion can overshoot on a dominant station: never below a tenth of the pooled covariance
     floor = 0.1 * np.diag(Z) / max(noise_dof, 1.0)
-    Sw = np.stack([S + np.diag(np.maximum(floor - np.diag(S), 0.0)) for S in Sw])
+    Sw = Sw + np.eye(k)[None] * np.maximum(floor[None] - np.diagonal(Sw, axis1=1, axis2=2), 0.0)[:, None, :]
     # the parameter covariance at the noise level estimated without the station (the whitening's own level when the
     # noise model came from these residuals, as in calibrate: kappa ~ 1)
     K = K * (np.trace(Sw, axis1=1, axis2=2) / k)[:, None, None]
-    C = Sw[inv] + np.einsum("nkp,npq,nlq->nkl", G, K[inv], G)
+    C = Sw[inv] + G @ K[inv] @ Gt
     d2 = np.einsum("ni,ni->n", e, np.linalg.solve(C, e[..., None])[..., 0])
-    q = np.array([_region_quantile(v, noise_model, LEVEL) for v in nu_s])[inv]
+    nus, back = np.unique(nu_s, return_inverse=True)
+    q = np.array([_region_quantile(v, noise_model, LEVEL) for v in nus])[back][inv]
     ok = ok_s[inv]
     return {"e": e, "C": C, "d2": d2, "q95": q, "delta": delta, "K": K, "Sw": Sw, "ok": ok, "stations": ids,
             "station_index": inv}
@@ -230,19 +231,21 @@ def leave_one_station_out(G: np.ndarray, z: np.ndarray, station: np.ndarray, *, 
 def _satterthwaite(G, K, Sw, inv, Q0, ok) -> tuple[float, float]:
     """Mean and variance of ``sum_j e_j^T Q0 e_j`` over the pairs in ``ok`` (stations independent, the pairs of one
     station correlated through their common leave-out fit)."""
-    mean = var = 0.0
-    for s in np.unique(inv[ok]):
-        sel = np.flatnonzero((inv == s) & ok)
-        Gs = G[sel]  # (m, 6, P)
-        Ks, Ss = K[s], Sw[s]
-        m = sel.size
-        QS = Q0 @ Ss
-        GQG = np.einsum("mkp,kl,mlq->pq", Gs, Q0, Gs)
-        GQSQG = np.einsum("mkp,kl,mlq->pq", Gs, QS @ Q0, Gs)
-        mean += m * np.trace(QS) + np.trace(Ks @ GQG)
-        KG = Ks @ GQG
-        var += 2.0 * (m * np.trace(QS @ QS) + 2.0 * np.trace(Ks @ GQSQG) + np.trace(KG @ KG))
-    return float(mean), float(var)
+    ns, P = K.shape[0], K.shape[1]
+    sel = np.flatnonzero(ok)
+    Gs, idx = G[sel], inv[sel]
+    m = np.bincount(idx, minlength=ns).astype(float)
+    GQG = np.zeros((ns, P, P))
+    GQSQG = np.zeros((ns, P, P))
+    Gst = np.swapaxes(Gs, 1, 2)
+    np.add.at(GQG, idx, Gst @ Q0[None] @ Gs)
+    QS = Q0[None] @ Sw  # (ns, 6, 6)
+    np.add.at(GQSQG, idx, Gst @ (QS @ Q0[None])[idx] @ Gs)
+    KG = K @ GQG
+    tr = lambda M: np.trace(M, axis1=-2, axis2=-1)  # noqa: E731
+    mean = m * tr(QS) + tr(KG)
+    var = 2.0 * (m * tr(QS @ QS) + 2.0 * tr(K @ GQSQG) + tr(KG @ KG))
+    return float(mean.sum()), float(var.sum())
 
 
 def _rms_interval(mean: float, var: float, n: int, level: float) -> tuple[float, float]:
@@ -298,7 +301,7 @@ def assess(G: np.ndarray, z: np.ndarray, W: np.ndarray, station: np.ndarray, *, 
         return None
     L = np.linalg.inv(W)  # L L^T = S
     r = lo["e"][ok] @ L.T  # held-out errors: rotation [rad], translation [m]
-    Cr = np.einsum("ij,njk,lk->nil", L, lo["C"][ok], L)
+    Cr = L[None] @ lo["C"][ok] @ L.T[None]
     npairs = int(ok.sum())
     out = {"n": int(np.unique(station[ok]).size), "n_pairs": npairs}
     for name, sl, unit in (("mm", slice(3, 6), 1000.0), ("deg", slice(0, 3), 180.0 / np.pi)):
