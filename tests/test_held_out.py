@@ -192,7 +192,7 @@ def test_json_fields_present_and_consistent(files):
     with the result; the verdict quotes the held-out RMS; the default point is the target's mean in the camera."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = calibrate(files / "hand.txt", files / "eye.txt", fmt="rwhe", eye_pose="cam_T_target")
+        res = calibrate(files / "hand.txt", files / "eye.txt", fmt="rwhe", setup="eye_in_hand", eye_pose="cam_T_target")
     d = json.loads(json.dumps(res.to_dict()))
     h = d["held_out"]
     for key in ("n", "rms_mm", "rms_deg", "predicted_rms_mm", "predicted_rms_deg", "coverage95"):
@@ -212,7 +212,7 @@ def test_json_fields_present_and_consistent(files):
 def test_cli_point_sets_the_work_point(files, tmp_path):
     out = tmp_path / "r.json"
     r = CliRunner().invoke(main, ["calibrate", "--hand", str(files / "hand.txt"), "--eye", str(files / "eye.txt"),
-                                  "--format", "rwhe", "--eye-pose", "cam_T_target", "--point", "0, 0, 0.5",
+                                  "--format", "rwhe", "--setup", "eye_in_hand", "--eye-pose", "cam_T_target", "--point", "0, 0, 0.5",
                                   "--json", str(out)])
     assert r.exit_code == 0, r.output
     d = json.loads(out.read_text())
