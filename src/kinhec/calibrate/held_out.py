@@ -34,9 +34,12 @@ camera or the flange frame is absorbed by ``X`` and ``Y`` and moves no held-out
 prediction.  A held-out error lies in its 95 % region when ``e_j^T C_j^-1 e_j``
 is below the 95 % quantile of its 6-dof distribution: Hotelling's ``T^2(6,
 nu')`` for a full noise covariance estimated from ``nu' = nu - m_s`` degrees of
-freedom (``6 nu' / (nu' - 5) F(6, nu' - 5)``), ``6 F(6, nu')`` for a diagonal
-one and ``6 F(6, 3 nu')`` for one variance per block; all three tend to the
-chi-square with 6 degrees of freedom.
+freedom (``6 nu' / (nu' - 5) F(6, nu' - 5)``); for a diagonal one, the sum of
+six squared t variables with ``nu' + 4`` degrees of freedom each (the fit
+shrinks each variance toward its block's mean with
+:data:`~kinhec.calibrate.solve.DIAG_NOISE_DOF` pseudo-degrees of freedom) as a
+scaled chi-square of its mean and variance; ``6 F(6, 3 nu')`` for one variance
+per block.  All tend to the chi-square with 6 degrees of freedom.
 
 The held-out RMS (translation [mm], rotation [deg], in the frame the eye poses
 were compared in) is reported beside its prediction ``sqrt(mean_j trace
@@ -79,6 +82,7 @@ import numpy as np
 
 from kinhec import se3
 from kinhec.errors import InputError
+from kinhec.calibrate.solve import DIAG_NOISE_DOF
 from kinhec.motion import KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS_M
 
 __all__ = ["stations", "leave_one_station_out", "assess", "assess_solution", "summary_line", "summary_lines", "warning", "parse_point", "point_error", "radius_95",
@@ -147,6 +151,14 @@ def _region_quantile(nu: float, kind: str, level: float) -> float:
         nu = max(nu, p + 0.5)
         return float(p * nu / (nu - p + 1.0) * stats.f.ppf(level, p, nu - p + 1.0))
     nu = max(nu, 0.5)
+    if kind == "diagonal" and nu + DIAG_NOISE_DOF > 4.5:
+        # six whitened components, each variance from nu degrees of freedom plus the DIAG_NOISE_DOF pseudo-degrees of
+        # freedom of its shrinkage toward its block's mean: a sum of six t^2, as a scaled chi-square of its mean and
+        # variance (Satterthwaite)
+        n = nu + DIAG_NOISE_DOF
+        mean = p * n / (n - 2.0)
+        var = p * 2.0 * n * n * (n - 1.0) / ((n - 2.0) ** 2 * (n - 4.0))
+        return float(var / (2.0 * mean) * stats.chi2.ppf(level, 2.0 * mean * mean / var))
     return float(p * stats.f.ppf(level, p, 3.0 * nu if kind == "block" else nu))
 
 
@@ -317,7 +329,7 @@ def assess(G: np.ndarray, z: np.ndarray, W: np.ndarray, station: np.ndarray, *, 
     out["coverage95"] = float(np.mean(lo["d2"][ok] <= lo["q95"][ok]))
     out["consistent"] = bool(out["rms_mm"] <= out["upper99_mm"] and out["rms_deg"] <= out["upper99_deg"])
     out["method"] = ("leave one station out, first order (deletion formulas on the whitened normal equations); "
-                     f"95 % regions from the 6-dof {'Hotelling T2' if noise_model == 'full' else 'F'} distribution "
+                     f"95 % regions from the 6-dof {'Hotelling T2' if noise_model == 'full' else 'studentised'} distribution "
                      f"of a {noise_model} noise covariance")
     return out
 
