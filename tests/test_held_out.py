@@ -88,6 +88,28 @@ def test_stations_of_a_stamped_stream_follow_the_hand():
     np.testing.assert_array_equal(ho.stations(A, None), np.arange(9))
 
 
+def test_a_stamped_recording_is_held_out_by_station(tmp_path):
+    """A continuous 10 Hz recording with 1 s dwells at 12 waypoints, as TUM files with stamps: its pairs are held out
+    a station at a time (fewer stations than pairs, every inlier held out), and the figures agree with sigma."""
+    g = simulate(dict(STATIONS, sampling_mode="continuous", n_stations=12, camera_rate_hz=10.0, dwell_s=1.0, seed=3))
+
+    def tum(path, t, T):
+        q = np.array([se3.quaternion_from_matrix(R, check=False) for R in T[:, :3, :3]])  # w, x, y, z
+        np.savetxt(path, np.column_stack([t, T[:, :3, 3], q[:, 1:], q[:, :1]]), fmt="%.12g")
+
+    tum(tmp_path / "hand.tum", g.t_robot_s, g.T_base_ee_meas)
+    tum(tmp_path / "eye.tum", g.t_camera_s, g.T_cam_target_meas)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = calibrate(tmp_path / "hand.tum", tmp_path / "eye.tum", setup="eye_in_hand", eye_pose="cam_T_target",
+                        offset="none")
+    h = res.held_out
+    assert h["n_pairs"] == res.n_pairs - len(res.outliers)
+    assert 12 <= h["n"] < h["n_pairs"] / 2
+    assert h["consistent"] and 0.9 <= h["coverage95"] <= 0.99
+    assert h["rms_mm"] == pytest.approx(h["predicted_rms_mm"], rel=0.15)
+
+
 def test_held_out_regions_cover_95_percent_over_seeded_recordings():
     """50 seeded recordings (12-25 stations, both setups): the share of held-out eye poses inside their 95 %
     regions within 3 binomial standard deviations of 95 % (the pairs of one recording share its noise estimate:
