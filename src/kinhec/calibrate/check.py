@@ -38,6 +38,12 @@ degrees of freedom ``observability.noise_dof``).  A calibration that does not st
 noise estimated from the new pairs' scatter about their mean residual (diagonal; ``n - 1`` degrees of freedom;
 at least 7 pairs); then only the Wald part is tested.  ``noise_source`` says which.
 
+Correlated residuals.  When the calibration found its residuals correlated along its recording (the arm's
+pose-dependent errors, a camera's slowly varying bias) it inflated the variance of ``X`` by
+``observability.covariance_inflation``.  New pairs of the same rig are taken to be correlated alike: their
+information ``H`` counts ``1 / tau`` of its nominal value and the misfit its degrees of freedom ``/ tau``, with
+``tau`` that factor.
+
 The stored ``X_std`` counts the camera intrinsics' assumed systematic error (``observability.eye_bias``): a
 constant of the camera, shared by the stored and the new poses, so it does not separate them; its part
 (``X_std_added``) is taken out of ``Sigma0``.  The JSON holds no cross-covariance of ``X`` and ``Y``:
@@ -85,7 +91,7 @@ class StoredCalibration:
     cov: np.ndarray  # (12, 12) diagonal: phi_X, d_X, phi_Y, d_Y
     noise_std: np.ndarray | None  # (6,) rad, m
     noise_dof: float | None
-    tau: float  # integrated autocorrelation time of the residuals in pair order (1: independent)
+    tau: float  # variance factor of correlated residuals (observability.covariance_inflation; 1: independent)
     scale: float | None
     time_offset_s: float | None
     inverse_domain: bool
@@ -195,7 +201,9 @@ def load_calibration(path, setup: str | None = None) -> StoredCalibration:
     if noise_std is not None and not np.all(np.isfinite(noise_std) & (noise_std > 0)):
         noise_std = None
     nd = obs.get("noise_dof")
-    tau = float(obs.get("autocorrelation_time") or 1.0) if obs.get("drift") else 1.0
+    # the variance factor the calibration gave X for residuals correlated along its recording (and pairs that
+    # scatter more than the pooled noise): the new pairs, from the same rig, carry that much less information
+    tau = float(obs.get("covariance_inflation") or 1.0)
     inputs = dict(d.get("inputs") or {})
     return StoredCalibration(path=str(path), setup=st, X=X, Y=Y, cov=cov, noise_std=noise_std,
                              noise_dof=float(nd) if nd is not None else None, tau=max(1.0, tau),
@@ -303,8 +311,8 @@ def consistency(r: np.ndarray, J: np.ndarray, cov0: np.ndarray, noise_std: np.nd
     ``cov0`` (12, 12): the stored calibration's covariance of ``(phi_X, d_X, phi_Y, d_Y)``; ``noise_std`` (6,):
     the residual standard deviations (None: estimated from ``r``), with ``noise_dof`` degrees of freedom.
     ``theta`` of the result is the estimated ``X``, ``Y`` of the new pairs as a perturbation of the stored ones.
-    ``tau``: the integrated autocorrelation time of the residuals in pair order (the stored calibration's, when it
-    found them correlated): the new pairs' information counts ``1 / tau`` as much, and so do the misfit's
+    ``tau``: the variance factor of residuals correlated in pair order (the stored calibration's
+    ``observability.covariance_inflation``): the new pairs' information counts ``1 / tau`` as much, and so do the misfit's
     degrees of freedom.
     """
     r = np.asarray(r, dtype=float)
@@ -402,8 +410,8 @@ def check(calibration, hand, eye, *, alpha: float = 0.01, setup: str | None = No
                          "(--hand-pose, --eye-pose, --units), or pairs that do not belong together")  # fmt: skip
     res = consistency(r, J, stored.cov, stored.noise_std, stored.noise_dof, alpha, stored.tau)
     if stored.tau > 1.0:
-        res.notes.append(f"the calibration found its residuals correlated along the recording (autocorrelation time "
-                         f"{stored.tau:.3g} pairs): the new pairs count as {len(A) / stored.tau:.3g} independent ones")
+        res.notes.append(f"the calibration found its residuals correlated along the recording (variance factor "
+                         f"{stored.tau:.3g}): the new pairs count as {len(A) / stored.tau:.3g} independent ones")
     return res, stored, (A, B)
 
 
