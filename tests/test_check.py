@@ -149,11 +149,13 @@ def test_one_pair_is_the_joint_test_only(recording):
     assert res.consistent and any("joint test only" in n for n in res.notes)
 
 
-def test_false_alarm_rate_within_binomial_bound():
+@pytest.mark.parametrize("alpha,n", [(0.01, 25), (0.05, 25), (0.05, 2)])
+def test_false_alarm_rate_within_binomial_bound(alpha, n):
     """200 seeded clean draws of the statistic (the model it assumes: stored error ~ Sigma0, noise ~ S with its
-    own estimate from noise_dof degrees of freedom): rejections within the binomial 99.9 % bounds of alpha."""
+    own estimate from noise_dof degrees of freedom): rejections within the binomial 99.9 % bounds of alpha; with
+    two pairs, the joint test."""
     rng = np.random.default_rng(11)
-    alpha, n_draw, n = 0.05, 200, 25
+    n_draw = 200
     noise = np.array([1e-3, 1e-3, 1e-3, 3e-4, 3e-4, 1e-3])
     cov0 = np.diag(np.r_[[4e-4] * 3, [3e-4] * 3, [2e-4] * 3, [1e-4] * 3] ** 2)
     nu = 30.0
@@ -162,8 +164,10 @@ def test_false_alarm_rate_within_binomial_bound():
         J = rng.normal(size=(n, 6, 12)) * 0.7
         theta = rng.multivariate_normal(np.zeros(12), cov0)
         r = rng.normal(size=(n, 6)) * noise - J @ theta
-        est = noise * np.sqrt(rng.chisquare(nu, 6) / nu)  # the stored noise is an estimate
-        rejected += not ck.consistency(r, J, cov0, est, nu, alpha).consistent
+        est = noise * np.sqrt(rng.chisquare(nu, 6) / nu) if n > 2 else noise  # the stored noise is an estimate
+        res = ck.consistency(r, J, cov0, est, nu, alpha)
+        assert res.test == ("joint" if n < 3 else "wald+misfit")
+        rejected += not res.consistent
     lo, hi = stats.binom.ppf([0.0005, 0.9995], n_draw, alpha)
     assert lo <= rejected <= hi, rejected
 
@@ -278,3 +282,26 @@ def test_not_a_calibration_json(recording, tmp_path):
         data["setup"] = "rig"
         bad.write_text(json.dumps(data))
         ck.load_calibration(bad)
+
+
+def test_eye_to_hand_marker_knocked_is_x(tmp_path):
+    """Eye-to-hand: the residual domain, the generated change and the attribution hold for X = T_ee_marker too."""
+    g = simulate(dict(STATIONS, seed=21, configuration="eye_to_hand", n_stations=N_CAL + N_CHECK))
+    A, T = g.T_base_ee_meas, g.T_cam_target_meas
+    _write(tmp_path / "h1.txt", A[:N_CAL])
+    _write(tmp_path / "e1.txt", T[:N_CAL])
+    _write(tmp_path / "h2.txt", A[N_CAL:])
+    _write(tmp_path / "e2.txt", T[N_CAL:])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res0 = calibrate(tmp_path / "h1.txt", tmp_path / "e1.txt", fmt="rwhe", eye_pose="cam_T_target",
+                         setup="eye_to_hand")
+    res0.write_json(tmp_path / "c.json")
+    assert ck.check(tmp_path / "c.json", tmp_path / "h2.txt", tmp_path / "e2.txt")[0].consistent
+    for which, k in (("X", 3), ("Y", 1)):
+        step = np.zeros(6)
+        step[k] = 10 * {"X": res0.X_std, "Y": res0.Y_std}[which][k]
+        mc = with_mount_change(g, start=N_CAL, **{f"d{which}": step})
+        _write(tmp_path / "e3.txt", mc.T_cam_target_meas[N_CAL:])
+        res, _, _ = ck.check(tmp_path / "c.json", tmp_path / "h2.txt", tmp_path / "e3.txt")
+        assert not res.consistent and res.named == which, (which, res.named, res.stat)
