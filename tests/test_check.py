@@ -305,3 +305,46 @@ def test_eye_to_hand_marker_knocked_is_x(tmp_path):
         _write(tmp_path / "e3.txt", mc.T_cam_target_meas[N_CAL:])
         res, _, _ = ck.check(tmp_path / "c.json", tmp_path / "h2.txt", tmp_path / "e3.txt")
         assert not res.consistent and res.named == which, (which, res.named, res.stat)
+
+
+def test_bag_streams_checked_against_a_calibration_of_files(tmp_path):
+    """The new poses from a ROS bag (pose topics) are read as the stored calibration's TUM files were: the same
+    poses give the same verdict as the files, and a bag with a moved camera is caught."""
+    pytest.importorskip("rosbags", reason="rosbags is not installed (pip install 'kinhec[ros]')")
+    from test_calibrate_synthetic import exported
+
+    from kinhec.calibrate.bag_writer import PoseTopic, write_bag
+    from kinhec.calibrate.readers import read_stream
+
+    _, hand, eye = exported(tmp_path, 0)
+    h, e = read_stream(hand, "tum"), read_stream(eye, "tum")  # T_base_ee, T_target_cam
+    half_h, half_e = len(h.t) // 2, len(e.t) // 2
+    lines_h, lines_e = hand.read_text().splitlines(), eye.read_text().splitlines()
+    head_h = [ln for ln in lines_h if ln.startswith("#")]
+    head_e = [ln for ln in lines_e if ln.startswith("#")]
+    body_h = [ln for ln in lines_h if not ln.startswith("#")]
+    body_e = [ln for ln in lines_e if not ln.startswith("#")]
+    (tmp_path / "h1.tum").write_text("\n".join(head_h + body_h[:half_h]) + "\n")
+    (tmp_path / "e1.tum").write_text("\n".join(head_e + body_e[:half_e]) + "\n")
+    (tmp_path / "h2.tum").write_text("\n".join(head_h + body_h[half_h:]) + "\n")
+    (tmp_path / "e2.tum").write_text("\n".join(head_e + body_e[half_e:]) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        calibrate(tmp_path / "h1.tum", tmp_path / "e1.tum", setup="eye_in_hand", fmt="tum",
+                  eye_pose="target_T_cam").write_json(tmp_path / "c.json")
+    files = ck.check(tmp_path / "c.json", tmp_path / "h2.tum", tmp_path / "e2.tum")[0]
+    moved = np.eye(4)
+    moved[:3, 3] = [0.0, 0.02, 0.0]  # the target moved 20 mm: every camera pose in the target frame shifts
+    for name, E, consistent in (("same", e.T[half_e:], True), ("moved", moved @ e.T[half_e:], False)):
+        poses = [PoseTopic("/robot/tool_pose", "PoseStamped", "base_link", h.T[half_h:], h.t[half_h:]),
+                 PoseTopic("/camera/pose", "PoseStamped", "target", E, e.t[half_e:])]
+        bag = write_bag(tmp_path / f"{name}.bag", storage="ros1", poses=poses, epoch_s=1_700_000_000)
+        r = CliRunner().invoke(main, ["check", str(tmp_path / "c.json"), "--bag", str(bag), "--hand-topic",
+                                      "/robot/tool_pose", "--eye-topic", "/camera/pose", "--json",
+                                      str(tmp_path / f"{name}.json")])  # fmt: skip
+        assert r.exit_code == (0 if consistent else 3), r.output
+        j = json.loads((tmp_path / f"{name}.json").read_text())
+        if consistent:
+            assert j["n_pairs"] == files.n_pairs and abs(j["p_value"] - files.p_value) < 1e-6 * max(1, files.p_value)
+        else:
+            assert j["changed"]["Y"]["changed"] is True

@@ -229,20 +229,20 @@ def read_new_pairs(stored: StoredCalibration, hand, eye, *, fmt: str | None = No
 
     inp = stored.inputs
     fmt = fmt or inp.get("format")
-    if fmt in ("kinhec", "observations", "rig"):
+    if fmt not in ("tum", "eth", "csv", "rwhe", "tabb"):  # a bag's, a dataset's, a corner file's: guessed
         fmt = None
     hand_pose = hand_pose or inp.get("hand_pose")
     eye_pose = eye_pose or inp.get("eye_pose")
     units = units or inp.get("units")
     u_hand, u_eye = cb._units_pair(units)
     q = quat_order or inp.get("quat_order")
-    hs, es = read_stream(hand, fmt), read_stream(eye, fmt)
+    hs, es = read_stream(hand, fmt), read_stream(eye, fmt)  # streams already read (a bag's) pass through
     if q:
         parts = [p.strip() for p in str(q).split(",")]
         qh, qe = parts[0], parts[-1]
-        if qh not in ("-", "") and hs.fmt in ("tum", "eth"):
+        if qh not in ("-", "") and hs.fmt in ("tum", "eth") and not isinstance(hand, type(hs)):
             hs = with_quaternion_order(hs, qh)
-        if qe not in ("-", "") and es.fmt in ("tum", "eth"):
+        if qe not in ("-", "") and es.fmt in ("tum", "eth") and not isinstance(eye, type(es)):
             es = with_quaternion_order(es, qe)
     A = cb._hand_metric(hs, hand_pose, u_hand)
     B = cb._eye_solver_form(es, eye_pose, u_eye, stored.setup)
