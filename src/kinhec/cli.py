@@ -836,6 +836,71 @@ def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corn
         ctx.exit(2)
 
 
+@main.command("check")
+@click.argument("calibration", type=click.Path(dir_okay=False), metavar="CALIB.json")
+@click.option("--hand", "hand", default=None, metavar="FILE", help="New hand poses (read as the calibration read its own).")
+@click.option("--eye", "eye", default=None, metavar="FILE", help="New eye poses (read as the calibration read its own).")
+@click.option("--bag", default=None, metavar="FILE",
+              help="New poses from a ROS 1 .bag, ROS 2 .db3/.mcap or bag folder, named by --hand-tf/--hand-topic and "
+                   "--eye-tf/--eye-topic (instead of --hand and --eye).")
+@click.option("--hand-tf", default=None, metavar="BASE:EE", help="Hand as a tf frame pair of --bag.")
+@click.option("--eye-tf", default=None, metavar="CAMERA:TARGET", help="Eye as a tf frame pair of --bag.")
+@click.option("--hand-topic", default=None, metavar="TOPIC", help="Hand as a pose topic of --bag.")
+@click.option("--eye-topic", default=None, metavar="TOPIC", help="Eye as a pose topic of --bag.")
+@click.option("--alpha", default=0.01, show_default=True, type=float, help="False-alarm rate of the test.")
+@click.option("--setup", type=click.Choice(["eye_in_hand", "eye_to_hand"]), default=None,
+              help="The setup the calibration must be of (default: the calibration's).")
+@click.option("--format", "fmt", type=click.Choice(["tum", "eth", "csv", "rwhe", "tabb"]), default=None,
+              help="File format (default: the calibration's, else guessed).")
+@click.option("--hand-pose", type=click.Choice(["base_T_ee", "ee_T_base"]), default=None,
+              help="Direction of the hand poses (default: the calibration's).")
+@click.option("--eye-pose", type=click.Choice(["cam_T_target", "target_T_cam"]), default=None,
+              help="Direction of the eye poses (default: the calibration's).")
+@click.option("--units", default=None, metavar="m|mm|HAND,EYE", help="Translation units (default: the calibration's).")
+@click.option("--quat-order", default=None, metavar="xyzw|wxyz|HAND,EYE", help="Quaternion order (default: the calibration's).")
+@click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False), metavar="OUT",
+              help="Write the verdict as JSON.")
+@click.option("--update", "update_out", default=None, type=click.Path(dir_okay=False), metavar="OUT.json",
+              help="Write the calibration re-estimated with the new pairs (the stored one as a prior).")
+@click.pass_context
+def check(ctx, calibration, hand, eye, bag, hand_tf, eye_tf, hand_topic, eye_topic, alpha, setup, fmt, hand_pose,
+          eye_pose, units, quat_order, json_out, update_out):
+    """Are new pose pairs consistent with a stored calibration (kinhec calibrate --json)?
+
+    Exit status 0 consistent, 3 changed, 2 bad input (nothing written).
+    """
+    from kinhec import jsonutil
+    from kinhec.calibrate import check as ck
+
+    try:
+        if bag is not None or hand_tf or eye_tf or hand_topic or eye_topic:
+            from kinhec.calibrate.bags import cli_streams, read_bag
+
+            h_name, e_names = cli_streams(bag, hand, [eye] if eye else [], hand_tf, [eye_tf] if eye_tf else [],
+                                          hand_topic, [eye_topic] if eye_topic else [])  # fmt: skip
+            if h_name is None:
+                raise InputError("--bag: expected the hand stream as --hand-tf BASE:EE or --hand-topic TOPIC, got neither")
+            hand, eyes = read_bag(bag, h_name, e_names)
+            eye = eyes[0]
+        elif hand is None or eye is None:
+            raise InputError(f"{'--hand' if hand is None else '--eye'}: expected the new poses as --hand FILE --eye FILE "
+                             "(or --bag with its streams), got none")  # fmt: skip
+        res, stored, (A, B) = ck.check(calibration, hand, eye, alpha=alpha, setup=setup, fmt=fmt, hand_pose=hand_pose,
+                                       eye_pose=eye_pose, units=units, quat_order=quat_order)  # fmt: skip
+        updated = ck.update(stored, res, A, B) if update_out else None
+    except (KinhecError, OSError) as exc:
+        _input_error(ctx, "check", exc)
+    for line in ck.summary_lines(res):
+        click.echo(line)
+    if json_out:
+        jsonutil.dump(res.to_dict(), Path(json_out))
+        click.echo(f"written: {json_out}")
+    if updated is not None:
+        jsonutil.dump(updated, Path(update_out))
+        click.echo(f"updated calibration ({updated['update']['how']}) written: {update_out}")
+    ctx.exit(0 if res.consistent else 3)
+
+
 @main.command("calibrate-multi")
 @click.argument("folder", type=click.Path(exists=True, file_okay=False))
 @click.option("--setup", type=click.Choice(["eye_to_hand", "eye_in_hand"]), default="eye_to_hand", show_default=True,
