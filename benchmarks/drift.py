@@ -69,7 +69,7 @@ def one_recording(seed: int, n_cal: int, n_check: int, alpha: float, delay_after
     _write(tmp / "e.txt", T[:n_cal])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = calibrate(tmp / "h.txt", tmp / "e.txt", fmt="rwhe", eye_pose="cam_T_target")
+        res = calibrate(tmp / "h.txt", tmp / "e.txt", fmt="rwhe", eye_pose="cam_T_target", setup="eye_in_hand")
     res.write_json(tmp / "c.json")
     stored = ck.load_calibration(tmp / "c.json")
     stored_std = {"X": res.X_std, "Y": res.Y_std}
@@ -155,14 +155,14 @@ def _real_halves(tmp: Path):
         ref = json.loads((DATA / "rwhe_calib" / name / "opencv_reference_calibration.json").read_text())
         E = np.array([v["T_cam_target"] for v in ref["per_view"]], dtype=float)
         H = read_stream(DATA / "rwhe_calib" / name / "RobotPosesVec.txt", "rwhe").T
-        out.append((name, H, E, dict(fmt="rwhe", hand_pose="base_T_ee", eye_pose="cam_T_target")))
+        out.append((name, H, E, dict(fmt="rwhe", hand_pose="base_T_ee", eye_pose="cam_T_target", setup="eye_in_hand")))
     h = read_stream(DATA / "tabb_ds1" / "robot_cali.txt", "tabb")
     e = read_stream(DATA / "tabb_ds1" / "cali.txt", "tabb")
     H = se3.invert_transform(h.T, check=False)
     H[:, :3, 3] /= 1000
     E = e.T.copy()
     E[:, :3, 3] /= 1000
-    out.append(("tabb_ds1", H, E, dict(fmt="rwhe", hand_pose="base_T_ee", eye_pose="cam_T_target")))
+    out.append(("tabb_ds1", H, E, dict(fmt="rwhe", hand_pose="base_T_ee", eye_pose="cam_T_target", setup="eye_in_hand")))
     rows = []
     for name, H, E, kw in out:
         m = len(H) // 2
@@ -182,7 +182,7 @@ def _real_halves(tmp: Path):
         (tmp / f"eth_{tag}1.csv").write_text("\n".join(l for l, s in zip(lines, t) if s < mid) + "\n")
         (tmp / f"eth_{tag}2.csv").write_text("\n".join(l for l, s in zip(lines, t) if s >= mid) + "\n")
     rows.append(("eth_robot_arm_real", tmp / "eth_h1.csv", tmp / "eth_e1.csv", tmp / "eth_h2.csv", tmp / "eth_e2.csv",
-                 dict(fmt="eth", eye_pose="target_T_cam")))  # fmt: skip
+                 dict(fmt="eth", eye_pose="target_T_cam", setup="eye_in_hand")))  # fmt: skip
     return rows
 
 

@@ -40,7 +40,7 @@ def recording(tmp_path_factory):
     _write(d / "e2.txt", T[N_CAL:])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = calibrate(d / "h1.txt", d / "e1.txt", fmt="rwhe", eye_pose="cam_T_target")
+        res = calibrate(d / "h1.txt", d / "e1.txt", fmt="rwhe", eye_pose="cam_T_target", setup="eye_in_hand")
     res.write_json(d / "calib.json")
     return g, d, res
 
@@ -183,7 +183,7 @@ def test_false_alarm_rate_on_generated_recordings(tmp_path):
         _write(tmp_path / "e.txt", T[:20])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            calibrate(tmp_path / "h.txt", tmp_path / "e.txt", fmt="rwhe", eye_pose="cam_T_target").write_json(
+            calibrate(tmp_path / "h.txt", tmp_path / "e.txt", fmt="rwhe", eye_pose="cam_T_target", setup="eye_in_hand").write_json(
                 tmp_path / "c.json")
         _write(tmp_path / "h2.txt", A[20:])
         _write(tmp_path / "e2.txt", T[20:])
