@@ -1,0 +1,134 @@
+"""Detection over a folder: the worker count changes nothing, the fast path's corners, a wrong chessboard size stopped early.
+
+Rendered 1280x800 views (:mod:`kinhec.vision.render`) cover it on a bare clone; the RWHE-Calib kuka_1 images
+(``shared/realdata/rwhe_calib/kuka_1``) check it on real pictures where they are present.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from conftest import shared_data
+
+from scipy.spatial.transform import Rotation
+
+from kinhec.cli import main
+from kinhec.errors import InputError
+from kinhec.vision.detect import check_board_size, detect, detect_images
+from kinhec.vision.pairing import list_images
+from kinhec.vision.targets import parse_target
+
+cv2 = pytest.importorskip("cv2")
+
+BOARD = "chessboard:9x6:0.025"
+K = (900.0, 900.0, 640.0, 400.0)
+SIZE = (1280, 800)  # smaller side >= QUICK_MIN_SIDE: the half-size search runs
+
+
+def _pose(rx_deg: float, ry_deg: float, shift_m) -> np.ndarray:
+    """The 9x6 board (25 mm squares) about 0.55 m in front of the camera, turned a little."""
+    R = Rotation.from_rotvec(np.radians([rx_deg, ry_deg, 3.0])).as_matrix()
+    T = np.eye(4)
+    T[:3, :3] = R
+    centre = np.array([4 * 0.025, 2.5 * 0.025, 0.0])
+    T[:3, 3] = -R @ centre + np.array([shift_m[0], shift_m[1], 0.55])
+    return T
+
+
+@pytest.fixture(scope="module")
+def views(tmp_path_factory):
+    """Four rendered views of a 9x6 chessboard (PNG) and a hand file with a pose per image."""
+    from kinhec.vision.render import RenderSettings, render_view
+
+    out = tmp_path_factory.mktemp("views")
+    (out / "images").mkdir()
+    poses = [(-12, 8, (0.02, -0.01)), (10, -6, (-0.03, 0.02)), (5, 14, (0.0, 0.03)), (-8, -12, (0.04, 0.0))]
+    for i, (rx, ry, sh) in enumerate(poses):
+        img = render_view(BOARD, K, SIZE, _pose(rx, ry, sh), np.random.default_rng(i),
+                          RenderSettings(blur_px=0.8, noise_dn=2.0))  # fmt: skip
+        cv2.imwrite(str(out / "images" / f"{i:02d}.png"), img)
+    (out / "hand.txt").write_text("".join(" ".join(f"{v:g}" for v in np.eye(4).ravel()) + "\n" for _ in poses))
+    return out
+
+
+def _same(a, b) -> bool:
+    return all(x.ok == y.ok and np.array_equal(x.uv_px, y.uv_px) and x.method == y.method
+               and all(np.array_equal(p[1], q[1]) for p, q in zip(x.alternatives, y.alternatives))
+               for x, y in zip(a, b))  # fmt: skip
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_the_worker_count_changes_no_corner(views, fast):
+    paths = list_images(views / "images")
+    threads = cv2.getNumThreads()
+    one = detect_images(paths, BOARD, workers=1, fast=fast)
+    two = detect_images(paths, BOARD, workers=2, fast=fast)
+    assert cv2.getNumThreads() == threads  # OpenCV's own thread count restored
+    assert all(d.ok for d in one), [d.reason for d in one]
+    assert _same(one, two)  # bit for bit, both sub-pixel sets
+
+
+def test_workers_must_be_positive(views):
+    with pytest.raises(InputError, match="workers: expected a positive number, got 0"):
+        detect_images(list_images(views / "images"), BOARD, workers=0)
+
+
+def test_fast_path_corners_agree_with_the_whole_image_search_on_rendered_views(views):
+    for p in list_images(views / "images"):
+        full, fast = detect(p, BOARD), detect(p, BOARD, fast=True)
+        assert full.ok and fast.ok
+        np.testing.assert_array_equal(full.ids, fast.ids)
+        for m in ("sector", "cornersubpix"):
+            d = np.linalg.norm(full.with_method(m).uv_px - fast.with_method(m).uv_px, axis=1)
+            assert np.median(d) < 0.05 and d.max() < 0.25, (p.name, m, np.median(d), d.max())
+
+
+def test_a_size_in_squares_stops_with_the_inner_corner_count(views):
+    r = CliRunner().invoke(main, ["calibrate", "--images", str(views / "images"), "--hand", str(views / "hand.txt"),
+                                  "--target", "chessboard:10x7:0.025"])  # fmt: skip
+    assert r.exit_code == 2, r.output
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1, r.output
+    assert "no 10x7 chessboard in 00.png, 01.png, 02.png" in lines[0]
+    assert "9x6 inner corners found in 00.png: give inner corners, not squares: chessboard:9x6:0.025" in lines[0]
+
+
+def test_a_right_size_or_a_board_absent_passes_the_size_check(views, tmp_path):
+    paths = list_images(views / "images")
+    check_board_size(paths, parse_target(BOARD))  # found: nothing raised
+    blank = tmp_path / "blank.png"
+    cv2.imwrite(str(blank), np.full((800, 1280), 128, np.uint8))
+    check_board_size([blank] * 3, parse_target(BOARD))  # nothing near: the full search goes on
+
+
+# --- the real kuka_1 images -------------------------------------------------------------------------------------
+
+
+def _kuka_1():
+    return shared_data("realdata/rwhe_calib/kuka_1", "the RWHE-Calib kuka_1 images")
+
+
+def test_kuka_1_workers_and_fast_path(tmp_path):
+    k = _kuka_1()
+    paths = list_images(k / "images")[:3]
+    one = detect_images(paths, "chessboard:28x17:0.02", workers=1)
+    two = detect_images(paths, "chessboard:28x17:0.02", workers=2)
+    assert all(d.ok for d in one) and _same(one, two)
+    fast = detect_images(paths, "chessboard:28x17:0.02", workers=2, fast=True)
+    d = np.concatenate([np.linalg.norm(a.with_method("sector").uv_px - b.with_method("sector").uv_px, axis=1)
+                        for a, b in zip(one, fast)])  # fmt: skip
+    assert np.median(d) < 0.05 and d.max() < 0.3, (np.median(d), d.max())  # measured: 0.02 / 0.15 px on 30 views
+
+
+def test_kuka_1_size_in_squares_refused_within_seconds():
+    k = _kuka_1()
+    c = time.process_time()
+    r = CliRunner().invoke(main, ["calibrate", "--images", str(k / "images"), "--hand", str(k / "RobotPosesVec.txt"),
+                                  "--target", "chessboard:29x18:0.02"])  # fmt: skip
+    cpu = time.process_time() - c
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1, r.output
+    assert "28x17 inner corners found in 01.png: give inner corners, not squares: chessboard:28x17:0.02" in r.output
+    assert cpu < 10.0, cpu  # measured 2.5-2.7 s of CPU (the whole command); was 328 s before failing every image
