@@ -117,7 +117,8 @@ class BlockJacobian:
         Bw = B * w[ok][:, None]
         n = s.n_params
         H = np.zeros((n, n))
-        H[:ns, :ns] = S.T @ Sw
+        Hss = S.T @ Sw
+        H[:ns, :ns] = 0.5 * (Hss + Hss.T)  # symmetric to the last bit (a product's halves round apart)
         g = None if r is None else np.empty(n)
         if g is not None:
             g[:ns] = Sw.T @ r
@@ -130,7 +131,8 @@ class BlockJacobian:
             for v in range(N):
                 a, e = bounds[v], bounds[v + 1]
                 j = ns + b * v
-                H[j : j + b, j : j + b] = B_o[a:e].T @ Bw_o[a:e]
+                Hbb = B_o[a:e].T @ Bw_o[a:e]
+                H[j : j + b, j : j + b] = 0.5 * (Hbb + Hbb.T)
                 H[:ns, j : j + b] = Sw_o[a:e].T @ B_o[a:e]
                 H[j : j + b, :ns] = H[:ns, j : j + b].T
                 if g is not None:
