@@ -85,9 +85,11 @@ def main() -> None:
         cases = {}
         (tmp / "s").mkdir()
         make(tmp / "s", 3000, 0)
-        cases["3,000-frame streams, 100 Hz (TUM)"] = (tmp / "s" / "hand.tum", tmp / "s" / "eye.tum", {})
+        # generated files say nothing about their setup and directions: stated (a default is not a statement)
+        stated = {"setup": "eye_in_hand", "hand_pose": "base_T_ee"}
+        cases["3,000-frame streams, 100 Hz (TUM)"] = (tmp / "s" / "hand.tum", tmp / "s" / "eye.tum", stated)
         (tmp / "u").mkdir()
-        cases["30 stations (4x4 text)"] = (*stations(tmp / "u"), {})
+        cases["30 stations (4x4 text)"] = (*stations(tmp / "u"), stated)
         cases.update(tabb_kuka(tmp))
         eth = next((p / "shared" / "realdata" / "ethz_asl" / "robot_arm_real" for p in REPO.parents
                     if (p / "shared" / "realdata" / "ethz_asl" / "robot_arm_real").is_dir()), None)

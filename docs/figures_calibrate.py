@@ -3,7 +3,9 @@
 Every block is recomputed from the files that travel with the repository: the Tabb, RWHE-Calib and ETH-ASL
 recordings under ``tests/data/realdata`` (sources and licences in its ``SOURCES.toml``) and the corner files
 of the regression suite (``regression/observations``).  OpenCV's rows of the Tabb table need ``cv2`` (dev
-extra).  Written by ``python docs/build_figures.py``; checked by ``tests/test_doc_figures.py``.
+extra).  The mistake fuzzer's table is written from its stored output (``docs/mistakes.run.json``, from
+``python benchmarks/mistakes.py --json docs/mistakes.run.json``), not re-run: the whole catalogue takes about a
+quarter of an hour of CPU.  Written by ``python docs/build_figures.py``; checked by ``tests/test_doc_figures.py``.
 """
 
 from __future__ import annotations
@@ -24,7 +26,10 @@ OPENCV_METHODS = ("PARK", "TSAI", "HORAUD", "DANIILIDIS", "ANDREFF")
 
 
 #: The page's blocks, in page order; those whose figures depend on the OpenCV version installed.
-NAMES = ('calibrate.corners', 'calibrate.tabb', 'calibrate.rwhe', 'calibrate.eth-arm', 'calibrate.prime-sense')
+NAMES = ('calibrate.mistakes', 'calibrate.corners', 'calibrate.tabb', 'calibrate.rwhe', 'calibrate.eth-arm',
+         'calibrate.prime-sense')
+#: The stored output of ``python benchmarks/mistakes.py --json`` (the mistake fuzzer's runs and table).
+MISTAKES = HERE / "mistakes.run.json"
 OPENCV_BLOCKS = ('calibrate.tabb',)
 
 
@@ -460,9 +465,50 @@ def render_prime_sense(f: dict) -> str:
     )
 
 
+def render_mistakes(doc: dict) -> str:
+    """The mistake fuzzer's table from its stored ``--json`` output (``benchmarks/mistakes.py``)."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("mistakes", REPO / "benchmarks" / "mistakes.py")
+    mk = sys.modules.get("mistakes") or importlib.util.module_from_spec(spec)
+    if "mistakes" not in sys.modules:
+        sys.modules["mistakes"] = mk
+        spec.loader.exec_module(mk)
+    s, n_all = doc["summary"], doc["runs_in_catalogue"]
+    n = s["total"]["runs"]
+    recs = doc["recordings"]
+    n_real = sum(r["kind"] == "real" for r in recs)
+    scope = (f"All {n} runs" if n == n_all else
+             f"A sample of {n} of the {n_all} runs (`--sample {doc['sample']} --seed {doc['seed']}`: that many runs "
+             f"with mistakes drawn, and every unmodified one; the whole catalogue is yet to be run and stored)")
+    if doc.get("only"):
+        scope += f", runs with `{doc['only']}` only"
+    out = [f"{scope}, on {len(recs)} recordings ({n_real} real: {', '.join(r['name'] for r in recs if r['kind'] == 'real')}; "
+           f"{len(recs) - n_real} generated), {s['cpu_s_total']:.0f} s of CPU (median {s['cpu_s_per_run_median']:.2f} s "
+           "per run). Each row counts the runs that include the mistake (a pair counts in both rows); \"refused, "
+           "unstated\" is the share refused among the runs without the user's statements.", "", mk.table(s), ""]
+    out += [line[0].upper() + line[1:] + "." for line in mk.acceptance(s)]
+    wrong = [r for r in doc["runs"] if r["outcome"] == "wrong"]
+    if wrong:
+        shown = wrong[:12]
+        out += ["", "The exit-0 wrong answers" + (f" (the first {len(shown)} of {len(wrong)})" if len(wrong) > len(shown)
+                                                  else "") + ", each reproduced by `python benchmarks/mistakes.py "
+                "--write 'RECORDING|MISTAKE+MISTAKE|STATED' DIR` and the command it prints:", "", "| run (recording, mistakes, statements) | what was wrong |",
+                "|---|---|"]
+        out += [f"| `{r['recording']}`, {' + '.join(f'`{m}`' for m in r['mistakes']) or 'unmodified'}, {r['mode']} | "
+                f"{r['why']} |" for r in shown]
+    return "\n".join(out) + "\n"
+
+
+def mistakes_facts(path: Path = MISTAKES) -> dict:
+    return json.loads(Path(path).read_text())
+
+
 def blocks(corners: dict | None = None) -> dict[str, str]:
     """Every block of the page, recomputed (``corners``: results of :func:`corners_results`, if at hand)."""
     return {
+        "calibrate.mistakes": render_mistakes(mistakes_facts()),
         "calibrate.corners": render_corners(corners if corners is not None else corners_results()),
         "calibrate.tabb": render_tabb(tabb_facts()),
         "calibrate.rwhe": render_rwhe(rwhe_facts()),

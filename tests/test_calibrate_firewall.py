@@ -32,12 +32,26 @@ from kinhec.errors import InputError
 # --------------------------------------------------------------------------- #
 def recording(seed: int, setup: str, stamped: bool, n_stations: int = 20) -> dict:
     """Hand poses ``T_base_ee`` and the eye file as a PnP pipeline writes it (eye-in-hand ``T_cam_target``,
-    eye-to-hand ``T_cam_marker``), realistic magnitudes (``X`` within 0.2 m, ``Y`` about a metre)."""
+    eye-to-hand ``T_cam_marker``), realistic magnitudes (``X`` within 0.2 m, ``Y`` about a metre).
+
+    The camera sees its target: at the middle of the motion the target (or marker) lies 0.8-1.4 m straight
+    ahead of the camera, facing it, and the motion keeps it in front.  (``Y`` used to be drawn in any direction
+    and orientation, which put the target behind the camera in up to 84 % of the views: a reading that physics
+    rules out, which :mod:`kinhec.calibrate.reading_choice` now refuses.)
+    """
     rng = np.random.default_rng(seed)
     X = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 1.0, 3)), rng.uniform(-0.12, 0.12, 3))
-    d = rng.normal(size=3)
-    Y = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 1.0, 3)),
-                                                rng.uniform(0.8, 1.4) * d / np.linalg.norm(d))
+    rng.normal(size=3)  # (the draws of the earlier Y, kept so that the noise stays the same)
+    tilt = se3.so3_exp(0.3 * rng.normal(0, 1.0, 3))
+    T0 = se3.transform_from_rotation_translation(tilt @ np.diag([1.0, -1.0, -1.0]), [0.0, 0.0, rng.uniform(0.8, 1.4)])
+    A_mid = se3.transform_from_rotation_translation(np.eye(3), [0.5, 0.0, 0.4])
+    # T0 is T_cam_target (eye-in-hand) or T_cam_marker (eye-to-hand) at the middle pose; of the camera (or marker)
+    # turned either way about its x axis, the one that looks away from the base (Y, like X, has to be one of a
+    # flange's mount and the other a metre away for the hand's direction to be told apart by what is possible)
+    flip = se3.transform_from_rotation_translation(np.diag([1.0, -1.0, -1.0]), np.zeros(3))
+    Ys = [A_mid @ Xk @ (T0 if setup == "eye_in_hand" else se3.invert_transform(T0)) for Xk in (X, X @ flip)]
+    k = int(np.argmax([np.linalg.norm(Yk[:3, 3]) for Yk in Ys]))
+    X, Y = (X, X @ flip)[k], Ys[k]
     if stamped:  # hand at 100 Hz, camera at 20 Hz, camera stamps 30 ms late
         t_h = np.arange(0.0, 5.0, 0.01)
         w = np.stack([0.6 * np.sin(1.7 * t_h + 1), 0.5 * np.sin(2.3 * t_h), 0.7 * np.sin(1.3 * t_h + 2)], 1)
@@ -111,7 +125,10 @@ def write_case(rec: dict, fmt: str, faults, folder):
               "hand_mm" in faults)
     e = write(folder / f"camera_poses{ext}", fmt, E, rec["t_e"], "wxyz" if "eye_wxyz" in faults else "xyzw",
               "eye_mm" in faults)
-    opts = {"setup": None if rec["setup"] == "eye_in_hand" else "eye_to_hand"}
+    # the setup is stated for both setups: these generated eye files put the target in any direction from the
+    # camera, so nothing physical tells eye-in-hand with T_cam_target rows from eye-to-hand with T_target_cam rows
+    # (the same equation), and a default is not a statement (reading_choice)
+    opts = {"setup": rec["setup"]}
     if "flag_setup" in faults:
         opts["setup"] = "eye_to_hand" if rec["setup"] == "eye_in_hand" else "eye_in_hand"
     if "flag_hand_pose" in faults:
@@ -261,8 +278,9 @@ def test_priors_pin_their_figures():
 
 
 def test_the_readings_of_one_class_fit_exactly_with_x_and_y_exchanged_or_inverted():
-    """The identities the firewall's scoring rests on, on noise-free pairs: one class fit gives the X and Y of
-    all four readings of its class (both files inverted exchange X and Y, exchanged files invert them)."""
+    """The identities the firewall's scoring rests on: one class fit gives the X and Y of all four readings of
+    its class (both files inverted exchange X and Y, exchanged files invert them), so the lengths of their
+    translations are the fit's, exchanged when the reading inverts the file given as the hand."""
     rec = recording(5, "eye_in_hand", False)
     F_h, F_e = rec["A"], rec["E"]  # T_base_ee and T_cam_target (noisy: the fit is approximate)
     fits = [rd.fit_class(F_h, F_e), rd.fit_class(F_h, se3.invert_transform(F_e))]
@@ -272,7 +290,12 @@ def test_the_readings_of_one_class_fit_exactly_with_x_and_y_exchanged_or_inverte
         r = rd.Reading(swap=swap, hand_pose=hp, eye_pose=ep)
         if r.klass != 1:
             continue
-        X, Y = fits[1].transforms(r.swap, r.hand_file_inverted)
+        X, Y = (fits[1].Y, fits[1].X) if r.hand_file_inverted else (fits[1].X, fits[1].Y)
+        if r.swap:
+            X, Y = inv(X), inv(Y)
+        lens = np.linalg.norm([fits[1].X[:3, 3], fits[1].Y[:3, 3]], axis=1)
+        np.testing.assert_allclose(np.linalg.norm([X[:3, 3], Y[:3, 3]], axis=1),
+                                   lens[::-1] if r.hand_file_inverted else lens, rtol=1e-12)
         H, E = (F_e, F_h) if swap else (F_h, F_e)
         A = inv(H) if r.inv_hand else H
         B = inv(E) if r.inv_eye else E
@@ -544,3 +567,52 @@ def test_exchanged_files_given_right_calibrate_to_the_truth_and_exchanged_exit_2
         assert any("readings fit about equally" in w for w in forced.warnings)
     else:
         assert "look exchanged" in msg, msg
+
+
+def _views_of_a_target(tilts_deg, rng) -> np.ndarray:
+    """``T_cam_target`` of cameras 0.6 m from a target, looking at a point near its origin, their line of sight
+    tilted from its normal by ``tilts_deg`` (random azimuth and roll)."""
+    out = []
+    for tilt in np.radians(tilts_deg):
+        az = rng.uniform(0.0, 2.0 * np.pi)
+        c = 0.6 * np.array([np.sin(tilt) * np.cos(az), np.sin(tilt) * np.sin(az), np.cos(tilt)])
+        z = rng.normal(scale=0.03, size=3) - c
+        z /= np.linalg.norm(z)
+        x = np.cross(rng.normal(size=3), z)
+        x /= np.linalg.norm(x)
+        T_target_cam = se3.transform_from_rotation_translation(np.column_stack([x, np.cross(z, x), z]), c)
+        out.append(se3.invert_transform(T_target_cam))
+    return np.array(out)
+
+
+def test_camera_view_fraction_is_the_same_for_a_file_and_its_inverse():
+    # 5 views within 60 deg of the target's normal comply, 3 beyond it do not; 2 cameras above the target but
+    # looking sideways (their axis square to the line of sight) do not either, whichever way the file is read.
+    rng = np.random.default_rng(21)
+    views = _views_of_a_target([20.0, 30.0, 40.0, 50.0, 55.0, 70.0, 75.0, 80.0], rng)
+    sideways = []
+    for c in ([0.5, 0.0, 0.6], [0.0, -0.4, 0.7]):
+        c = np.asarray(c)
+        z = np.cross([0.0, 0.0, 1.0], c)
+        z /= np.linalg.norm(z)  # square to the line of sight c and to the target's normal
+        x = np.array([0.0, 0.0, 1.0])
+        sideways.append(se3.invert_transform(se3.transform_from_rotation_translation(
+            np.column_stack([x, np.cross(z, x), z]), c)))
+    T = np.concatenate([views, np.array(sideways)])
+    assert cv.camera_view_fraction(T) == pytest.approx(0.5, abs=1e-12)
+    assert cv.camera_view_fraction(se3.invert_transform(T)) == pytest.approx(0.5, abs=1e-12)
+    assert cv.camera_view_fraction(T[8:]) == 0.0 and cv.camera_view_fraction(se3.invert_transform(T[8:])) == 0.0
+
+
+def test_a_given_offset_changes_sign_when_the_files_are_exchanged(tmp_path):
+    # A given offset relates the files as named (stamps of --eye = time of --hand + offset).  When the firewall
+    # finds the files exchanged and puts the robot's in front, the offset it hands on is turned round: 0.03 s
+    # becomes -0.03 s, still the given number (not estimated again).
+    rec = recording(3, "eye_in_hand", stamped=True)
+    h, e, opts = write_case(rec, "tum", ("swap",), tmp_path)
+    dec = fw.check(read_stream(h, "tum"), read_stream(e, "tum"), offset=0.03, **opts)
+    assert dec.reading.swap
+    assert dec.coarse is not None and not dec.coarse.estimated
+    assert dec.coarse.offset_s == pytest.approx(-0.03, abs=1e-15)
+    unswapped = fw.check(read_stream(e, "tum"), read_stream(h, "tum"), offset=0.03, **opts)
+    assert not unswapped.reading.swap and unswapped.coarse.offset_s == pytest.approx(0.03, abs=1e-15)

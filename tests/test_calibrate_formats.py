@@ -94,7 +94,7 @@ def test_figure_is_drawn_and_matplotlib_stays_lazy(tmp_path):
     from test_calibrate_cli import streams, write_tum
 
     tt, A, C = streams(np.random.default_rng(4))
-    res = calibrate(write_tum(tmp_path / "h.tum", tt, A), write_tum(tmp_path / "e.tum", tt, C))
+    res = calibrate(write_tum(tmp_path / "h.tum", tt, A), write_tum(tmp_path / "e.tum", tt, C), setup="eye_in_hand")
     out = res.figure(tmp_path / "fig.png")
     assert out.stat().st_size > 10_000
     code = "import sys, kinhec.calibrate; print('matplotlib' in sys.modules)"
@@ -114,7 +114,7 @@ def test_figure_text_stays_on_the_page(tmp_path, n_warnings):
     from test_calibrate_cli import streams, write_tum
 
     tt, A, C = streams(np.random.default_rng(4))
-    res = calibrate(write_tum(tmp_path / "h.tum", tt, A), write_tum(tmp_path / "e.tum", tt, C))
+    res = calibrate(write_tum(tmp_path / "h.tum", tt, A), write_tum(tmp_path / "e.tum", tt, C), setup="eye_in_hand")
     long = "the hand rotates about nearly one axis only, so the rotation of X about it is poorly determined; " * 3
     res = dataclasses.replace(res, warnings=[long] * n_warnings)
     fig = build(res)

@@ -262,3 +262,42 @@ def test_a_symmetric_chessboard_is_settled_by_the_hand_motion(rendered, tmp_path
     monkeypatch.setattr(symmetry, "resolve_half_turns", lambda T, *a: (np.zeros(len(T), dtype=bool), 0.0))
     bad = calibrate(r.hand, images=r.out / "images", target=r.target, intrinsics=r.intrinsics)
     assert bad.inputs["images"]["outliers"] == turned  # the views numbered from the wrong end do not fit
+
+
+def test_another_corner_method_replaces_the_first_only_beyond_the_sampling_margin():
+    from types import SimpleNamespace
+
+    from kinhec.calibrate import images as im
+
+    def run(rot, trans):  # a fake calibration: only the robot error level it estimated matters here
+        return (None, None, None, SimpleNamespace(observability={"robot_std_rad_m": (rot, trans)}))
+
+    n = 12  # margin 1 / sqrt(36) = 1/6 in log(rot std) + log(trans std)
+    first = run(1e-3, 5e-4)
+    for shrink, chosen in ((0.10, "sb"), (0.15, "sb"), (0.20, "classic"), (0.50, "classic")):
+        runs = {"sb": first, "classic": run(1e-3 * np.exp(-shrink), 5e-4)}
+        assert im._agrees_best(runs, n) == chosen, shrink
+    # a method that agrees worse never replaces the first, however small the margin
+    assert im._agrees_best({"sb": first, "classic": run(2e-3, 5e-4)}, 10_000) == "sb"
+
+
+def test_an_image_inside_a_hole_of_the_hand_log_gets_no_pose():
+    from types import SimpleNamespace
+
+    # a 100 Hz hand log over 10 s with nothing logged from 4 s to 6 s; images stamped before, in and after the hole
+    t = np.arange(0.0, 10.0, 0.01)
+    t = t[(t < 4.0) | (t > 6.0 - 1e-9)]
+    w = np.stack([0.4 * np.sin(0.7 * t), 0.3 * np.cos(0.5 * t), 0.2 * t / 10], axis=1)
+    A = se3.transform_from_rotation_translation(se3.so3_exp(w), np.stack([0.5 + 0.1 * np.sin(t), 0.1 * np.cos(t),
+                                                                          0.4 + 0.01 * t], axis=1))
+    hand = SimpleNamespace(t=t, lines=np.arange(1, t.size + 1), path="hand.tum", fmt="tum")
+    stamps = [1.005, 3.5, 4.02, 5.0, 5.98, 7.255]
+    images = [Path(f"frame_{s:.3f}.png") for s in stamps]
+    p = pair_images(images, hand, A, "stamp")
+    assert sorted(p.missing) == [2, 3, 4]  # 4.02 s, 5.0 s and 5.98 s lie between the poses at 3.99 s and 6.00 s
+    assert all("gap" in p.missing[k] for k in (2, 3, 4))
+    assert np.isnan(p.T_base_ee[[2, 3, 4]]).all()
+    np.testing.assert_array_equal(p.paired, [0, 1, 5])
+    for k in (0, 1, 5):  # the others are interpolated between their neighbours
+        np.testing.assert_allclose(p.T_base_ee[k], se3.interpolate_poses(t, A, np.array([stamps[k]]))[0],
+                                   atol=1e-12)

@@ -120,3 +120,39 @@ def test_a_rig_is_refused_with_a_level(tmp_path):
     with pytest.raises(InputError, match="robot_accuracy: counted for one camera"):
         calibrate(tmp_path / "hand.txt", [tmp_path / "a.txt", tmp_path / "b.txt"], setup="rig",
                   robot_accuracy=(0.1, 1.0))
+
+
+def _pose(rng):
+    T = np.eye(4)
+    T[:3, :3] = se3.so3_exp(rng.normal(size=3))
+    T[:3, 3] = rng.normal(scale=0.3, size=3)
+    return T
+
+
+def test_consider_cov_of_a_pure_translation_level_is_one_third_of_it_per_axis_in_metres():
+    # 1 mm RMS over three axes: each axis carries (1e-3 m)^2 / 3; no rotation level, so no lever arm either.
+    T = _pose(np.random.default_rng(3))
+    C = re_.consider_cov(T, (0.0, 1.0))
+    np.testing.assert_allclose(C[3:, 3:], np.eye(3) * 1e-6 / 3.0, rtol=1e-12, atol=0.0)
+    np.testing.assert_allclose(C[:3, :], 0.0, atol=0.0)
+    # 0.5 deg RMS: the rotation block is R^T (rad^2 / 3) R = (rad^2 / 3) I.
+    C = re_.consider_cov(T, (0.5, 0.0))
+    np.testing.assert_allclose(C[:3, :3], np.eye(3) * math.radians(0.5) ** 2 / 3.0, rtol=1e-12, atol=1e-20)
+
+
+def test_apply_enlarges_the_full_covariance_and_the_standard_deviations_alike():
+    from types import SimpleNamespace
+
+    rng = np.random.default_rng(11)
+    L = rng.normal(scale=1e-3, size=(12, 12))
+    cov = L @ L.T
+    res = SimpleNamespace(X=_pose(rng), Y=_pose(rng), cov=cov.copy(), X_std=np.sqrt(np.diag(cov)[:6]),
+                          Y_std=np.sqrt(np.diag(cov)[6:12]), observability={}, notes=[])
+    re_.apply(res, (0.05, 0.3))
+    np.testing.assert_allclose(np.sqrt(np.diag(res.cov)[:6]), res.X_std, rtol=1e-12)
+    np.testing.assert_allclose(np.sqrt(np.diag(res.cov)[6:12]), res.Y_std, rtol=1e-12)
+    # and both blocks grew by exactly the consider covariance of their own transform
+    np.testing.assert_allclose(res.cov[:6, :6] - cov[:6, :6], re_.consider_cov(res.X, (0.05, 0.3)), atol=1e-18)
+    np.testing.assert_allclose(res.cov[6:12, 6:12] - cov[6:12, 6:12], re_.consider_cov(res.Y, (0.05, 0.3)),
+                               atol=1e-18)
+    np.testing.assert_array_equal(res.cov[:6, 6:12], cov[:6, 6:12])

@@ -343,3 +343,86 @@ def test_runs_test_and_the_judgement_of_outlier_labels():
     assert "would not determine X" in judge(inl, A_axis)
     w[::2, :2] = rng.normal(0, 0.5, (20, 2))  # the same labels on inliers that turn about every axis: supported
     assert judge(inl, se3.transform_from_rotation_translation(se3.so3_exp(w), A_axis[:, :3, 3])) is None
+
+
+# --------------------------------------------------------------------------- #
+# readings that fit the same: told apart only by what is stated, what the files claim, what is physically
+# possible (kinhec.calibrate.reading_choice); never by a default
+# --------------------------------------------------------------------------- #
+def _smoke_export(smoke_tier, folder: Path, comments: bool = True) -> tuple[Path, Path]:
+    """The smoke tier's eye-to-hand noise-000004 exported as TUM and renamed robot_poses.txt / camera_poses.txt
+    (without the ``# kinhec export`` comment line that states each file's frames and setup when ``comments`` is
+    False)."""
+    from kinhec.export import export_sequence
+    from kinhec.io import load_manifest
+
+    man = load_manifest(smoke_tier)
+    assert man.set_index("sequence_id").loc["noise-000004", "configuration"] == "eye_to_hand"
+    export_sequence(smoke_tier, "noise-000004", "tum", folder / "export")
+    out = []
+    for src, name in (("noise-000004_base_ee_meas.tum", "robot_poses.txt"),
+                      ("noise-000004_cam_marker_meas.tum", "camera_poses.txt")):
+        lines = (folder / "export" / src).read_text().splitlines(True)
+        (folder / name).write_text("".join(x for x in lines if comments or "kinhec export" not in x))
+        out.append(folder / name)
+    return out[0], out[1]
+
+
+def test_renamed_eye_to_hand_export_is_read_from_its_comment_lines(smoke_tier, tmp_path):
+    """An eye-to-hand export renamed robot_poses.txt / camera_poses.txt, no option: the comment lines survive the
+    renaming and state T_cam_marker and eye_to_hand, so the camera is published fixed in the base, not on the
+    flange."""
+    hand, eye = _smoke_export(smoke_tier, tmp_path)
+    r = run("--hand", hand, "--eye", eye)
+    assert r.exit_code == 0, r.output
+    assert "T_ee_marker (X)" in r.output and "T_base_cam (Y)" in r.output
+    assert "--frame-id base --child-frame-id cam" in r.output and "corrected" not in r.output
+
+
+def test_eye_to_hand_recording_without_claims_or_setup_is_refused_naming_both_setups(smoke_tier, tmp_path):
+    """The same files without the export's comment line, no option.  It used to say "corrected to --eye-pose
+    target_T_cam", label the result T_ee_cam and publish the fixed camera on the flange (``--frame-id ee
+    --child-frame-id cam``): eye-in-hand with T_target_cam rows and eye-to-hand with T_cam_marker rows are the same
+    equation, and here nothing stated, claimed or physically impossible tells them apart."""
+    hand, eye = _smoke_export(smoke_tier, tmp_path, comments=False)
+    err = one_line_exit_2(run("--hand", hand, "--eye", eye), "robot_poses.txt, lines ",
+                          "2 readings fit these files exactly as well",
+                          "--setup eye_to_hand --hand-pose base_T_ee --eye-pose cam_T_target",
+                          "--setup eye_in_hand --hand-pose base_T_ee --eye-pose target_T_cam",
+                          "--frame-id base --child-frame-id cam", "--frame-id ee --child-frame-id cam",
+                          "a default is not a statement")
+    assert "X = T_ee_marker" in err and "X = T_ee_cam" in err
+    # stated, it calibrates as stated
+    r = run("--hand", hand, "--eye", eye, "--setup", "eye_to_hand")
+    assert r.exit_code == 0 and "--frame-id base --child-frame-id cam" in r.output, r.output
+
+
+def test_eth_eye_pose_against_the_file_name_is_refused_not_fitted_by_another_setup(arm):
+    """ETH robot_arm_real, ``--eye-pose cam_T_target`` against the eye file's name (``…_target_ir``: T_target_cam).
+    It used to say "corrected to --setup eye_to_hand" (in the same note: "X puts the camera 18 mm from the flange")
+    and publish ``base -> cam`` at the board's position."""
+    hand, eye = arm
+    err = one_line_exit_2(run("--hand", hand, "--eye", eye, "--eye-pose", "cam_T_target"),
+                          "--eye-pose cam_T_target contradicts what the files claim",
+                          "an unstated setup is not changed to fit it", "says T_target_cam (target_ir)",
+                          "select it with --setup eye_in_hand --hand-pose base_T_ee --eye-pose target_T_cam",
+                          "--frame-id ee --child-frame-id cam")
+    assert "corrected" not in err
+
+
+def test_rwhe_inverted_camera_poses_with_a_wrong_eye_pose_are_refused(tmp_path):
+    """RWHE kuka_1 with the camera poses written inverted (T_target_cam) and ``--eye-pose cam_T_target``: it used to
+    say "corrected to --setup eye_to_hand" and publish a camera 2.75 m from the base.  Read so, the marker lies
+    behind the camera in every view: refused, naming the reading that fits."""
+    d = json.loads((DATA / "rwhe_calib" / "kuka_1" / "opencv_reference_calibration.json").read_text())
+    T = se3.invert_transform(np.array([p["T_cam_target"] for p in d["per_view"]], dtype=float))
+    cam = tmp_path / "cam.txt"
+    cam.write_text("".join(" ".join(repr(float(v)) for v in M.ravel()) + "\n" for M in T))
+    hand = DATA / "rwhe_calib" / "kuka_1" / "RobotPosesVec.txt"
+    err = one_line_exit_2(run("--hand", hand, "--eye", cam, "--format", "rwhe", "--eye-pose", "cam_T_target"),
+                          "--eye-pose cam_T_target is physically impossible on these files",
+                          "the marker lies behind the camera in 100% of the views",
+                          "select it with --setup eye_in_hand --hand-pose base_T_ee --eye-pose target_T_cam")
+    assert "corrected" not in err
+    r = run("--hand", hand, "--eye", cam, "--format", "rwhe", "--eye-pose", "target_T_cam")
+    assert r.exit_code == 0 and "T_ee_cam (X)" in r.output, r.output

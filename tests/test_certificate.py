@@ -153,3 +153,24 @@ def test_disconnected_edges_are_refused():
     prob, _, _ = problem(rng, n_x=2, n_y=2, edges=[(0, 0), (1, 1)])
     with pytest.raises(InputError, match="not connected"):
         ct.initial_rotations(prob)
+
+
+def test_the_start_follows_the_best_determined_edges_past_a_very_noisy_one():
+    # two X and two Y joined by four edges (a cycle): three with 0.3 deg of noise on R_B, one with 57 deg (1 rad)
+    # per axis.  The spanning tree of the start must leave the noisy edge out, so that every rotation starts within
+    # a few tenths of a degree of the truth (reached through the noisy edge, one starts about 9 deg off).
+    rng = np.random.default_rng(39)
+    n_x, n_y, n = 2, 2, 8
+    RX, RY = se3.random_rotations(rng, n_x), se3.random_rotations(rng, n_y)
+    edges = [(0, 0), (0, 1), (1, 0), (1, 1)]
+    RA, RB, W = [], [], []
+    for e, (i, j) in enumerate(edges):
+        noise = 1.0 if e == 2 else np.radians(0.3)
+        ra = se3.random_rotations(rng, n)
+        RA.append(ra)
+        RB.append(RY[j].T @ ra @ RX[i] @ se3.so3_exp(rng.normal(0, noise, (n, 3))))
+        W.append(np.ones(n))
+    prob = ct.rotation_problem(edges, RA, RB, W, n_x, n_y)
+    R0 = ct.initial_rotations(prob)
+    err = np.degrees(se3.rotation_angle(np.swapaxes(R0, 1, 2) @ np.concatenate([RX, RY])))
+    assert err.max() < 2.0, err

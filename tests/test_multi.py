@@ -385,3 +385,27 @@ def test_rig_is_solved_jointly_in_one_world_only(tmp_path):
     _rig(tmp_path / "two", np.random.default_rng(21), worlds="two")
     res = calibrate(tmp_path / "two" / "body.tum", tmp_path / "two", setup="rig", offset="none")
     assert res.rig.joint is None
+
+
+def test_the_start_recovers_a_monocular_scale_far_from_one():
+    # every camera's translations shrunk to 0.2 of metric (camera translation = s x metric): the linear start
+    # solves for k = 1/s and must hand on s = 0.2, not 5, with X and Y translations near the truth; the robust
+    # fit from there keeps every (clean) pair
+    sc = scenes.draw_scene(34, 0, n_cameras=2, n_targets=2, pairs_per_edge=12)
+    pairs = {}
+    for e, (A, B) in sc.pairs.items():
+        B = B.copy()
+        B[:, :3, 3] *= 0.2
+        pairs[e] = (A, B)
+    from kinhec.solvers import multi_axyb as ma
+
+    d = graph_data(pairs, scale=True)
+    X0, Y0, ls0, _ = ma._initial(d, True, "local", "scs", [])
+    np.testing.assert_allclose(np.exp(ls0), 0.2, rtol=0.01)
+    for k, T in zip(d.x_ids, X0):
+        assert np.linalg.norm(T[:3, 3] - sc.X[k][:3, 3]) < 0.01
+    for k, T in zip(d.y_ids, Y0):
+        assert np.linalg.norm(T[:3, 3] - sc.Y[k][:3, 3]) < 0.01
+    res = multi_axyb(pairs, scale=True, certify=None)
+    assert res.scale == pytest.approx({k: 0.2 for k in d.scaled}, rel=0.01)
+    assert all(v.all() for v in res.inliers.values())

@@ -700,6 +700,10 @@ def _input_error(ctx, command: str, exc: Exception) -> None:
               help="Quaternion column order of TUM/ETH files (default xyzw, scalar last).")
 @click.option("--offset", default="auto", show_default=True, metavar="auto|none|SECONDS",
               help="Clock offset (eye stamp = hand time + offset): estimated, zero or given.")
+@click.option("--max-offset", default=0.5, show_default=True, type=float, metavar="SECONDS",
+              help="Largest clock offset searched by --offset auto; an offset at its edge stops the run.")
+@click.option("--stamp-unit", default=None, metavar="s|ms|us|ns|HAND,EYE",
+              help="Unit of the time stamps (default: seconds, unless implausible and one unit fits both files).")
 @click.option("--scale", is_flag=False, flag_value="free", default=None, type=click.Choice(["free", "fixed"]),
               help="The scale of the eye translations: --scale (or --scale free) estimates it freely (monocular VO / "
                    "SLAM); --scale fixed holds it at 1 (translations known exact). Default: metric, estimated "
@@ -729,11 +733,11 @@ def _input_error(ctx, command: str, exc: Exception) -> None:
 @click.option("--rig-world", type=click.Choice(["auto", "shared", "per_camera"]), default="auto", show_default=True,
               help="--setup rig: the cameras' poses are in one world (solved jointly), each in its own, or decided.")
 @click.pass_context
-def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corners, workers, fast_detection, intrinsics,
-              intrinsics_std,
-              robot_accuracy, fmt,
-              hand_pose, eye_pose, units, quat_order, offset, scale, solver, json_out, yaml_out, figure_out, report_out,
-              dataset, sequence, force, bag, hand_tf, eye_tf, hand_topic, eye_topic, launch_out, rig_world):
+def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corners, workers, fast_detection,
+              intrinsics, intrinsics_std, robot_accuracy, fmt,
+              hand_pose, eye_pose, units, quat_order, offset, max_offset, stamp_unit, scale, solver, json_out, yaml_out,
+              figure_out, report_out, dataset, sequence, force, bag, hand_tf, eye_tf, hand_topic, eye_topic, launch_out,
+              rig_world):
     """Calibrate your own recordings: X (and Y), clock offset, scale, their uncertainty and a verdict.
 
     Exit status 0 on success, 2 on bad input or when the motion does not determine X (unless --force).
@@ -753,7 +757,8 @@ def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corn
                   target=target, pairing=pairing, save_corners=save_corners,
                   progress=_detection_progress() if images else None, rig_world=rig_world,
                   quat_order=quat_order, intrinsics_std=intrinsics_std, robot_accuracy=robot_accuracy,
-                  workers=workers, fast_detection=fast_detection)  # fmt: skip
+                  max_offset_s=max_offset, stamp_unit=stamp_unit, workers=workers,
+                  fast_detection=fast_detection)  # fmt: skip
     except (KinhecError, OSError) as exc:
         _input_error(ctx, "calibrate", exc)
     from kinhec.calibrate.output import ros2_launch, ros_static_transform, ros_transforms, urdf_origin

@@ -27,6 +27,7 @@ from kinhec.calibrate import robot_error
 from kinhec.calibrate import same_clock
 from kinhec.calibrate import scale as sc
 from kinhec.calibrate import solve as sv
+from kinhec.calibrate import stamp_units
 from kinhec.calibrate.observability import observability
 from kinhec.calibrate.options import nonnegative_pair
 from kinhec.calibrate.outliers import judge as judge_outliers
@@ -120,6 +121,7 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
     stamped = hand.t is not None and eye.t is not None
     peak = None
     off0 = None
+    offset_edge = False
     estimate_offset = False
     curve_period = None
     if stamped:
@@ -131,6 +133,9 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
         off0, peak, estimate_offset = co.offset_s, co.peak, co.estimated
         warn += co.warnings
         notes += co.notes
+        if estimate_offset and co.at_edge:  # an offset at the edge of its search is never determined
+            offset_edge = stamp_units.check_offset_edge(hand, eye, off0, max_offset_s, coarse=True, force=force,
+                                                        warnings=warn)
         pr.check_overlap(hand, eye, max(abs(off0), 1e-9) + 1e-9 if offset != "auto" else max_offset_s)
         ph = float(np.median(np.diff(hand.t)))
         pe = float(np.median(np.diff(eye.t)))
@@ -179,6 +184,9 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
         if restart is not None:
             notes.append(restart)
             X0, Y0 = sol.X, sol.Y
+    if estimate_offset and not offset_edge and stamp_units.offset_at_edge(sol.offset, max_offset_s, curve_period):
+        offset_edge = stamp_units.check_offset_edge(hand, eye, sol.offset, max_offset_s, coarse=False, force=force,
+                                                    warnings=warn)
     freed = not scale and not fixed_scale and fit.get("scale_prior_std") is None
     why = judge_outliers(sol.inliers, pairing.at(sol.offset)[0])
     if why is not None:  # not outliers the fit supports: every pair kept
@@ -203,6 +211,8 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
     obs, obs_warn = observability(A_final[sol.inliers], sol.cov[:12, :12], X_std, tau, drift_refused=bool(scale),
                                   noise_dof=sol.fit_dof)  # fmt: skip
     obs["n_inliers"] = int(sol.inliers.sum())
+    if offset_edge:  # kept under --force: the offset, and X paired at it, are not determined
+        obs["determined"], obs["offset_at_edge"] = False, True
     obs.update(sv.noise_report(sol))
     if fixed_scale:
         scale_rep, scale_warn, scale_notes = sc.describe_fixed()
@@ -220,7 +230,9 @@ def _one(hand: PoseStream, A, eye: PoseStream, eye_pose, units_eye, setup, *, of
     if sol.eye_bias_cov is not None:
         obs["eye_bias"] = eb.describe(eye_bias_prior, sol.eye_bias_cov[:6, :6])
         notes.append(eb.note(eye_bias_prior))
-    warn[:0] = obs_warn  # the verdict quotes the first warning: observability first
+    warn[:0] = obs_warn if not offset_edge else []  # the verdict quotes the first warning: observability first
+    if offset_edge:  # one message for the edge: the coarse estimate's warning is part of it
+        warn[:] = [w for w in warn if not w.startswith("the clock offset lies at the edge")] + obs_warn
     warn += scale_warn
     notes += scale_notes
     n_out = int((~sol.inliers).sum())
@@ -303,7 +315,8 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
               max_offset_s: float = MAX_OFFSET_S, corners=None, intrinsics=None, bag=None, images=None, target=None,
               pairing: str = "auto", save_corners=None, progress=None, rig_world: str = "auto",
               quat_order: str | None = None, intrinsics_std=None, robot_accuracy=None,
-              workers: int | None = None, fast_detection: bool = False) -> CalibrationResult:
+              stamp_unit: str | None = None, workers: int | None = None,
+              fast_detection: bool = False) -> CalibrationResult:
     """Calibrate ``X`` (and ``Y``) from a hand pose file and one or more eye pose files, or from corners or images.
 
     Parameters
@@ -392,6 +405,11 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         is constant over the recording moves ``X`` and ``Y`` one for one and no
         residual shows it, so it is added to their covariances
         (:mod:`kinhec.calibrate.robot_error`).  Default: not counted (noted).
+    stamp_unit : {"s", "ms", "us", "ns", "HAND,EYE"}, optional
+        Unit of the files' time stamps, never overruled (an implausible one
+        stops the run unless ``force``).  Default: what a file states (a CSV
+        column ``t_ns``), else seconds, unless they make a stream implausible
+        and exactly one unit fits both files (:mod:`kinhec.calibrate.stamp_units`).
 
     Returns
     -------
@@ -440,7 +458,7 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         moot = [f"{n} {v!r}" if v is not True else n for n, v in (
             ("scale", "fixed" if fixed_scale else (scale or None)), ("solver", solver), ("units", units),
             ("offset", None if offset == "auto" else offset), ("format", fmt), ("hand_pose", hand_pose), ("eye_pose", eye_pose), ("quat_order", quat_order),
-            ("sequence", sequence)) if v is not None]
+            ("sequence", sequence), ("stamp_unit", stamp_unit)) if v is not None]
         if moot:
             raise InputError(f"corners: these options do not apply to a corner file (its views are paired by order, "
                              f"in metres, with no clock offset or scale, solved by he_ml on the pixels), got "
@@ -501,6 +519,10 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
                              "cameras can do without)")
         else:
             hand_s = read_stream(hand, fmt if fmt != "rig" else None)
+    if dataset is None:  # the stamps' unit: stated, or judged from rates, durations and overlap
+        hand_s, eyes = stamp_units.settle_streams(hand_s, eyes, stamp_unit, force=force)
+    elif stamp_unit is not None:
+        raise InputError(f"stamp_unit: a kinhec dataset's stamps are in seconds, got --stamp-unit {stamp_unit}")
     if setup != "rig" and len(eyes) != 1:
         raise InputError(f"eye: expected one eye stream for {setup}, got {len(eyes)} ({', '.join(e.name for e in eyes)}); "
                          "use --setup rig for several cameras")

@@ -55,6 +55,16 @@ monocular scale is estimated.
 :func:`rate_log_likelihood`: robots and motion capture report at tens to
 thousands of Hz, cameras at a few to about a hundred.
 
+Physical impossibility
+----------------------
+Priors score readings; they never decide between readings that fit exactly as
+well (:mod:`kinhec.calibrate.reading_choice`).  Those are told apart, after what
+is stated and what the files claim, only by what is impossible on the data: a
+camera or marker more than :data:`X_IMPOSSIBLE_M` from the flange it is mounted
+on, or the target behind the camera (:func:`front_fraction`) in more than
+:data:`BEHIND_MOST` of the views while the file read the other way puts it in
+front in :data:`VIEW_PASS` of them (a camera's file).
+
 Which file is the camera's
 --------------------------
 A camera sees its target: read as ``T_cam_target`` (eye-in-hand) or
@@ -84,7 +94,7 @@ __all__ = ["Claim", "WEIGHTS", "DECISIVE", "file_claims", "frames_in", "frames_o
            "x_log_prior", "magnitude_log_prior", "scale_log_prior", "rate_log_likelihood", "median_norm",
            "MAX_PLAUSIBLE_M", "MIN_PLAUSIBLE_M", "X_TYPICAL_M", "X_LOG_STD", "X_TAIL_M", "X_FALL_M", "X_MIN_M",
            "SCALE_LOG_STD", "camera_view_fraction", "VIEW_HALF_ANGLE_DEG", "FACING_DEG", "VIEW_RANGE_M",
-           "VIEW_PASS", "VIEW_FAIL", "VIEW_WEIGHT"]
+           "VIEW_PASS", "VIEW_FAIL", "VIEW_WEIGHT", "X_IMPOSSIBLE_M", "front_fraction", "BEHIND_MOST"]
 
 #: Weight [log units] a reading loses for contradicting a claim of each source.
 WEIGHTS = {"option": 10.0, "format": 8.0, "comment": 6.0, "name": 3.0, "convention": 3.0, "default": 0.4}
@@ -120,6 +130,13 @@ VIEW_PASS = 0.9
 VIEW_FAIL = 0.8
 #: Weight [log units] of one file reading as a camera's and the other not.
 VIEW_WEIGHT = 3.0
+#: A camera (or marker) mounted on a flange farther than this [m] from it is taken as physically impossible when
+#: readings that fit the same are told apart (:mod:`kinhec.calibrate.reading_choice`; the prior above stays a
+#: score): longer than the longest mounts, shorter than a base-to-target or base-to-camera distance.
+X_IMPOSSIBLE_M = 0.5
+#: A reading that puts the target behind the camera in more than this share of the views is physically impossible
+#: (when the file read the other way puts it in front in :data:`VIEW_PASS` of them: a camera's file).
+BEHIND_MOST = 0.5
 #: ln(rate / Hz): centre and spread of robot/mocap rates and of camera rates.
 _RATE_HAND = (np.log(200.0), 1.2)
 _RATE_EYE = (np.log(30.0), 0.7)
@@ -367,6 +384,16 @@ def rate_log_likelihood(rate_hz: float | None, role: str) -> float:
 def median_norm(T) -> float:
     """Median translation magnitude of poses (N, 4, 4) [their units]."""
     return float(np.median(np.linalg.norm(T[:, :3, 3], axis=1)))
+
+
+def front_fraction(T_cam_obj) -> float:
+    """Share of poses ``T_cam_obj`` (N, 4, 4) that put the object in front of the camera (``z > 0``, any range).
+
+    Direction-specific, unlike :func:`camera_view_fraction`: the object behind
+    the camera is impossible for any lens, whatever the target's axes are.
+    """
+    T = np.asarray(T_cam_obj, dtype=float)
+    return float(np.mean(T[:, 2, 3] > 0.0)) if len(T) else 0.0
 
 
 def camera_view_fraction(T, unit_m: float | None = 1.0) -> float:

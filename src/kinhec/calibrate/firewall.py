@@ -34,9 +34,15 @@ Options given by the user are never overruled.  The decision:
    tells them apart -- never recommending one of two readings that fit equally
    (``force``: a warning, the stated reading kept if it is among them).
 
-Readings that give the same numbers (eye-in-hand with ``T_target_cam`` and
-eye-to-hand with ``T_cam_marker``) differ only in names; of those, the one the
-evidence favours is reported.  The cost of the whole check is in
+Readings that fit *exactly* as well by a symmetry of ``A X = Y B`` (eye-in-hand
+with ``T_target_cam`` rows and eye-to-hand with ``T_cam_marker`` rows; both files
+inverted, ``X`` and ``Y`` exchanged) are not ranked by these scores: the group of
+the best reading goes to :mod:`kinhec.calibrate.reading_choice`, which tells them
+apart only by what is stated, what the files claim and what is physically
+impossible on the data, never by a prior or a default, and otherwise stops
+listing each with what it would publish (``Decision.report["fit_the_same"]``).
+Exchanged files keep the rule above (the roles as given, unless the evidence
+beats them decisively).  The cost of the whole check is in
 ``Decision.report["cost_s"]`` (CPU seconds).
 """
 
@@ -51,6 +57,7 @@ import numpy as np
 from kinhec import se3
 from kinhec.calibrate import conventions as cv
 from kinhec.calibrate import pairing as pr
+from kinhec.calibrate import reading_choice as rc
 from kinhec.calibrate import readings as rd
 from kinhec.calibrate import row_alignment as ra
 from kinhec.calibrate.readers import PoseStream, with_quaternion_order
@@ -364,7 +371,7 @@ def _score_all(hand, eye, datas, claims, *, scale, rig_reference, values) -> lis
             k = r.klass
             fit = d.fits[k]
             fit_term, lens = per_fit[k]
-            # |t| of X and Y (inverting a pose keeps the length of its translation: see ClassFit.transforms)
+            # |t| of X and Y (inverting a pose keeps the length of its translation: see ClassFit)
             x_len, y_len = lens[::-1] if r.hand_file_inverted else lens
             c_h, c_e = UNIT_M[uh], UNIT_M[ue]
             # H X = Y (s E) in file units: the eye translations in metres are c_e / (s c_h) times the hand's
@@ -623,16 +630,24 @@ def check(hand: PoseStream, eye: PoseStream, *, setup: str | None = None, hand_p
     # the prior on X is a flange's: cameras on a rig's body (or a rig folder's) sit anywhere on it
     no_x_prior = rig or rig_reference or "rig" in (hand.fmt, eye.fmt)
     scored = _score_all(hand, eye, datas, claims, scale=scale, rig_reference=no_x_prior, values=values)
-    ctx = _Words(hand, eye, {(d.quat, d.variant): d.alignment for d in datas}, rig)
+    ctx = _Words(hand, eye, {(d.quat, d.variant): d.alignment for d in datas}, rig, choose=not no_x_prior)
     kept = sorted((x for x in scored if _consistent(x.reading, opts)), key=lambda x: -x.total)
-    warns = _against_options(ctx, scored, kept, force)
+    warns = _against_options(ctx, scored, kept, force, opts)
     best, rivals, margin, more = _settle(ctx, kept, stated, force)
-    notes = _notes(ctx, scored, best, rivals, margin, stated, kept, quat_free)
+    chosen_notes, choice = [], None
+    if ctx.choose:  # a rig's cameras sit anywhere on its body: no flange to measure X against
+        best, chosen_notes, chosen_warns, choice = _choose(ctx, scored, best, opts, force)
+        more = more + chosen_warns
+    notes = _notes(ctx, scored, best, rivals, margin, stated, kept, quat_free) + chosen_notes
     d = best.data
     if d.reused:
         d.coarse = None  # estimated with other quaternions: calibrate estimates it again
     report = {"checked": True, "reading": ctx.options(best.reading), "margin": _num(margin, 3),
               "ranking": _ranking(ctx, scored), "n_readings": len(scored)}
+    if choice is not None:  # the readings that fit exactly as well, and what told them apart
+        report["fit_the_same"] = {"chosen_by": choice.by or "force", "readings": [
+            {"reading": list(c.options), "against": list(c.against), "impossible": list(c.impossible),
+             "publishes": c.publishes} for c in choice.candidates]}
     dec = _apply(best.reading, hand, eye, d.alignment, d.coarse, best.info["scale"], best.info["scale_std"], notes,
                  warns + more, report, stamped, offset, max_offset_s)
     dec.stated = stated
@@ -648,6 +663,8 @@ class _Words:
     eye: PoseStream
     aligns: dict
     rig: bool
+    choose: bool = True  # readings that fit the same are told apart by reading_choice (not on a rig)
+    _front: dict = field(default_factory=dict)
 
     @property
     def files(self) -> str:
@@ -662,13 +679,24 @@ class _Words:
     def why(self, a: _Scored, b: _Scored) -> str:
         return _why(a, b, self.hand, self.eye)
 
+    def front(self, r: Reading, quat: tuple) -> tuple[float, float]:
+        """Shares of the eye file's poses that put the target in front of the camera, in ``r``'s eye direction and
+        the other (:func:`~kinhec.calibrate.conventions.front_fraction`)."""
+        f = 0 if r.swap else 1
+        key = (f, quat[f])
+        if key not in self._front:
+            T = _streams(self.hand, self.eye, quat)[f].T
+            self._front[key] = (cv.front_fraction(T), cv.front_fraction(_inv(T)))
+        as_read, inverted = self._front[key]
+        return (as_read, inverted) if r.eye_pose == "cam_T_target" else (inverted, as_read)
+
 
 def _fits_text(x: _Scored) -> str:
     return (f"X {_len(x.info['x_m'])} from the flange, Y {_len(x.info['y_m'])}, fit {x.info['rot_deg']:.2g} deg / "
             f"{x.info['trans_mm']:.3g} mm")
 
 
-def _against_options(ctx: _Words, scored: list, kept: list, force: bool) -> list[str]:
+def _against_options(ctx: _Words, scored: list, kept: list, force: bool, opts: dict) -> list[str]:
     """Raise (or, with ``force``, warn) when a reading against the options beats every reading that keeps them."""
     best_free = max(scored, key=lambda x: x.free)
     # of the readings that give its numbers, the one that keeps most options (eye-to-hand with T_cam_marker
@@ -676,6 +704,8 @@ def _against_options(ctx: _Words, scored: list, kept: list, force: bool) -> list
     best_free = max((x for x in scored if _same_numbers(x, best_free) and x.free >= best_free.free - 1e-9),
                     key=lambda x: x.total)
     best_kept = kept[0]
+    if ctx.choose and _twins(best_free, best_kept) and _choice(ctx, scored, best_kept, opts).refusal is None:
+        return []  # they fit exactly as well, and what is stated, claimed or possible picks one (reading_choice)
     given = list(dict.fromkeys(c.why for c, _ in best_free.against if c.source == "option"))
     if best_free.free - best_kept.free < cv.DECISIVE or not given:
         return []
@@ -704,7 +734,8 @@ def _settle(ctx: _Words, kept: list, stated: Reading, force: bool):
     ``force``: the stated reading among them, or the best, and a warning).
     """
     best = kept[0]
-    rivals = [x for x in kept if not _same_numbers(x, best)]
+    # readings that fit exactly as well (another setup, X and Y exchanged) are told apart by reading_choice
+    rivals = [x for x in kept if not _same_numbers(x, best) and not (ctx.choose and _twins(x, best))]
     margin = best.total - rivals[0].total if rivals else float("inf")
     swapped = next((x for x in rivals if x.reading.swap != best.reading.swap), None)
     tie = swapped is not None and _roles_only(best, swapped)
@@ -732,6 +763,73 @@ def _settle(ctx: _Words, kept: list, stated: Reading, force: bool):
         best = stated_s
     kept_text = ", ".join(ctx.changes(best.reading, stated)) or "the stated reading"
     return best, rivals, margin, [f"{msg} (--force: kept {kept_text})"]
+
+
+def _twins(a: _Scored, b: _Scored) -> bool:
+    """Readings that fit exactly as well by a symmetry of ``A X = Y B``: the same data, roles, units and direction
+    class, read in either setup or with both files inverted (X and Y exchanged)."""
+    ra, rb = a.reading, b.reading
+    return a.data is b.data and ra.swap == rb.swap and ra.units == rb.units and ra.klass == rb.klass
+
+
+#: Sources of what a file claims about itself.
+FILE_SOURCES = ("format", "comment", "name")
+
+
+def _candidate(ctx: _Words, x: _Scored) -> rc.Candidate:
+    """A reading of a twin group as :mod:`kinhec.calibrate.reading_choice` sees it."""
+    from kinhec.calibrate.output import ros_static_transform
+
+    r = x.reading
+    eth = r.setup == "eye_to_hand"
+    opts = ([] if ctx.rig else [f"--setup {r.setup}"]) + [f"--hand-pose {r.hand_pose}", f"--eye-pose {r.eye_pose}"]
+    against = [(c, f) for c, f in x.against if c.source in FILE_SOURCES and c.attribute in ("frames", "setup")]
+    X, Y = x.data.fits[r.klass].transforms(r.swap, r.hand_file_inverted)
+    X, Y = X.copy(), Y.copy()
+    for T, m in ((X, x.info["x_m"]), (Y, x.info["y_m"])):  # the coarse fit's translations in metres
+        n = float(np.linalg.norm(T[:3, 3]))
+        T[:3, 3] *= m / n if n > 0 else 1.0
+    thing = "marker" if eth else "camera"
+    impossible = []
+    if x.info["x_m"] > cv.X_IMPOSSIBLE_M:
+        impossible.append(f"X puts the {thing} {_len(x.info['x_m'])} from the flange it is mounted on (more than "
+                          f"{cv.X_IMPOSSIBLE_M:g} m)")
+    own, other = ctx.front(r, x.data.quat)
+    if own < 1.0 - cv.BEHIND_MOST and other >= cv.VIEW_PASS:
+        impossible.append(f"the {'marker' if eth else 'target'} lies behind the camera in {1 - own:.0%} of the views "
+                          f"(read the other way, in front in {other:.0%})")
+    if eth:
+        summary = (f"X = T_ee_marker, the marker {_len(x.info['x_m'])} from the flange; Y = T_base_cam, the camera "
+                   f"{_len(x.info['y_m'])} from the base")
+        publishes = ros_static_transform(Y, "base", "cam")
+    else:
+        summary = (f"X = T_ee_cam, the camera {_len(x.info['x_m'])} from the flange; Y = T_base_target, the target "
+                   f"{_len(x.info['y_m'])} from the base")
+        publishes = ros_static_transform(X, "ee", "cam")
+    return rc.Candidate(x, r.setup, r.hand_pose, r.eye_pose, tuple(opts), tuple(c.why for c, _ in against),
+                        float(sum(c.weight for c, _ in against)), tuple(impossible), summary + " (coarse fit)",
+                        publishes)
+
+
+def _choice(ctx: _Words, scored: list, best: _Scored, opts: dict) -> rc.Choice:
+    """:func:`reading_choice.choose` on the readings that fit exactly as well as ``best``."""
+    group = [x for x in scored if _twins(x, best) and (x.reading.quat, x.reading.align) == (best.reading.quat,
+                                                                                           best.reading.align)]
+    stated = rc.Statement(opts.get("setup"), opts.get("hand_pose"), opts.get("eye_pose"))
+    return rc.choose([_candidate(ctx, x) for x in group], stated, ctx.files)
+
+
+def _choose(ctx: _Words, scored: list, best: _Scored, opts: dict, force: bool):
+    """Of the readings that fit exactly as well as ``best``, the one :func:`reading_choice.choose` picks.
+
+    Returns ``(reading, notes, warnings)``; raises (with ``force``: warns and keeps ``best``) when it refuses.
+    """
+    choice = _choice(ctx, scored, best, opts)
+    if choice.refusal is None:
+        return choice.chosen.key, choice.notes, [], choice
+    if not force:
+        raise InputError(choice.refusal)
+    return best, [], [f"{choice.refusal} (--force: kept {', '.join(ctx.options(best.reading)[:3])})"], choice
 
 
 def _roles_only(a: _Scored, b: _Scored) -> bool:

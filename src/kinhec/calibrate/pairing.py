@@ -229,6 +229,7 @@ class CoarseOffset:
     offset_s: float
     peak: float | None = None  # angular-speed correlation at the estimate (``offset="auto"``)
     estimated: bool = False  # the refinement estimates the offset further
+    at_edge: bool = False  # the estimate peaked at the edge of the searched range (kinhec.calibrate.stamp_units)
     notes: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
 
@@ -258,6 +259,9 @@ def coarse_offset(hand: PoseStream, A, eye: PoseStream, B, offset, max_offset_s:
             _w.simplefilter("ignore")
             est = estimate_time_offset(hand.t, A, eye.t, B, max_offset_s=max_offset_s)
         out.offset_s, out.peak = est.offset_s, est.peak_corr
+        # an edge of a search of at least 3 lags (a range narrower than the lag step searched nothing: the
+        # refinement decides); replaced by the scan's when the speeds correlate weakly
+        out.at_edge = bool(est.at_boundary) and np.size(est.lags_s) >= 3
         if est.at_boundary:
             out.warnings.append(f"the clock offset lies at the edge of the searched +-{max_offset_s:g} s")
     except InputError:
@@ -269,7 +273,11 @@ def coarse_offset(hand: PoseStream, A, eye: PoseStream, B, offset, max_offset_s:
         grid = np.arange(-max_offset_s, max_offset_s + 1e-12, max(pe / 2, 1e-3))
         cost = scan_offset(hand.t, A, eye.t, B, grid, inverse_domain=inverse_domain)
         if np.isfinite(cost).any():
-            out.offset_s = float(grid[int(np.argmin(cost))])
+            j = int(np.argmin(cost))
+            # an edge only where the grid resolves one: at least 5 steps, its end at the range's
+            out.offset_s, out.at_edge = float(grid[j]), grid.size >= 5 and j in (0, grid.size - 1) and bool(
+                abs(grid[j]) >= max_offset_s - 1e-9)
+            out.warnings = [w for w in out.warnings if not w.startswith("the clock offset lies at the edge")]
         out.notes.append(f"the angular speeds correlate weakly (peak {out.peak:.2f}): the coarse clock offset "
                          f"({out.offset_s:.4g} s) comes from a scan of the pose fit")
     return out

@@ -23,7 +23,9 @@ for the formats whose quaternion columns are known only by position (``tum``,
 :func:`with_quaternion_order` can read them in the other order.
 ``csv``
     Comma-separated with a header naming the columns: a time column
-    (``t``, ``time``, ``timestamp``, ``stamp``; optional), the position
+    (``t``, ``time``, ``timestamp``, ``stamp``, or named with its unit,
+    ``t_ns``, ``timestamp [ms]``, which sets :attr:`PoseStream.stamp_unit`;
+    optional), the position
     (``x y z``, ``tx ty tz``, ``px py pz`` or ``pos_x ...``) and the quaternion
     (``qx qy qz qw`` in any column order).
 ``rwhe``
@@ -113,6 +115,10 @@ class PoseStream:
     item : str
         What ``lines`` counts, for messages: ``"line"`` (files), ``"message"``
         or ``"sample"`` (bags).
+    stamp_unit : str or None
+        Unit the file states for its time stamps (a CSV header such as
+        ``t_ns`` or ``timestamp [ms]``: ``"s"``, ``"ms"``, ``"us"``, ``"ns"``),
+        None when it says nothing (:mod:`kinhec.calibrate.stamp_units`).
     mounts : dict, optional
         Per frame of the stream that hangs below a static subtree in the
         recording: ``{"frame": root, "T_frame_sensor": 4x4 list}``, the root of
@@ -137,6 +143,7 @@ class PoseStream:
     frames: tuple | None = None
     item: str = "line"
     mounts: dict | None = None
+    stamp_unit: str | None = None
 
     def __len__(self) -> int:
         return int(self.T.shape[0])
@@ -381,6 +388,12 @@ def _read_csv(path: Path, name: str) -> PoseStream:
         hit = [i for i, h in enumerate(header) if h in names]
         if hit:
             col[key] = hit[0]
+    if "t" not in col:  # a time column named with its unit (t_ns, timestamp [ms]): kinhec.calibrate.stamp_units
+        from kinhec.calibrate.stamp_units import header_unit
+
+        hit = [i for i, h in enumerate(header) if header_unit(h) is not None]
+        if hit:
+            col["t"] = hit[0]
     missing = [k for k in ("x", "y", "z", "qx", "qy", "qz", "qw") if k not in col]
     if missing:
         raise _fail(path, head_k, f"expected a header naming the columns t, x, y, z, qx, qy, qz, qw; "
@@ -398,7 +411,9 @@ def _read_csv(path: Path, name: str) -> PoseStream:
     _check_finite(path, use, lines)
     T = _poses_from_pq(path, data[:, order[:3]], data[:, order[3:]], lines)
     if "t" in col:
-        return _stamped(path, "csv", data[:, col["t"]], T, lines, name)
+        from kinhec.calibrate.stamp_units import header_unit
+
+        return _stamped(path, "csv", data[:, col["t"]], T, lines, name, stamp_unit=header_unit(header[col["t"]]))
     return PoseStream(T, None, lines, str(path), name, "csv")
 
 

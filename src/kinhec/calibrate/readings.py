@@ -280,6 +280,10 @@ class ClassFit:
 
     ``H X = Y (s E)``: ``H`` the file given as the hand, ``E`` the eye file (class 0) or its inverse (class 1),
     ``s`` the ratio converting the eye file's translations into the hand file's units.
+
+    The fit serves every reading of its class: inverting both files (``H^-1 Y = X E^-1``) exchanges ``X`` and
+    ``Y``; exchanging the files (``E X^-1 = Y^-1 H``) inverts both.  Either way the lengths of the two
+    translations stay, exchanged when the reading inverts the file given as the hand.
     """
 
     X: np.ndarray

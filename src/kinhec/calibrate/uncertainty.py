@@ -321,6 +321,8 @@ def gate_diagonal(r: np.ndarray, G: np.ndarray, inliers: np.ndarray, nu: float, 
     out[inliers] = ((t_in <= q_in) | ~judged).all(axis=1)
     ex = ~inliers
     t_ex = z[ex] ** 2 / (1.0 + h[ex])
-    q_ex = (nu_k + 1.0) / nu_k * special.fdtri(1.0, nu_k, 1.0 - tail)
+    # an excluded pair is a prediction from the inliers' fit: its residual has variance sigma^2 (1 + h), independent
+    # of the variance estimated from the inliers on nu_k degrees of freedom, so t_ex ~ F(1, nu_k)
+    q_ex = special.fdtri(1.0, nu_k, 1.0 - tail)
     out[ex] = ((t_ex <= q_ex) | ~judged).all(axis=1)
     return out

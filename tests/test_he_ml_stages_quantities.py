@@ -1,0 +1,90 @@
+"""Stages of ``he_ml`` (``kinhec.solvers.he_ml_stages``) against independent computations: the Student-t and
+Gaussian log-likelihoods against scipy's densities, the whitener against numpy's inverse and determinant, and the
+minority-collapse rule at exactly half the pairs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import stats
+
+from kinhec import se3
+from kinhec.solvers.he_ml_stages import collapse, reweighting
+from kinhec.solvers.he_ml_stages import variance_components as vc
+
+
+def _covariances(rng, n):
+    M = rng.normal(size=(n, 6, 6)) * np.array([1e-3, 1e-3, 1e-3, 1e-4, 1e-4, 1e-4])[:, None]
+    return M @ np.swapaxes(M, 1, 2) + 1e-9 * np.eye(6)
+
+
+def test_whitener_gives_the_inverse_and_the_log_determinant():
+    rng = np.random.default_rng(81)
+    S = _covariances(rng, 7)
+    Linv, Sinv, logdet = vc.whitener(S)
+    np.testing.assert_allclose(Sinv @ S, np.broadcast_to(np.eye(6), S.shape), atol=1e-8)
+    np.testing.assert_allclose(logdet, np.linalg.slogdet(S)[1], rtol=1e-12)
+    np.testing.assert_allclose(np.swapaxes(Linv, 1, 2) @ Linv, Sinv, rtol=1e-10)
+
+
+def test_log_likelihoods_are_scipys_densities():
+    rng = np.random.default_rng(82)
+    S = _covariances(rng, 9)
+    r = np.array([rng.multivariate_normal(np.zeros(6), s) for s in S]) * 1.7
+    Sinv = np.linalg.inv(S)
+    d2 = np.einsum("ni,nij,nj->n", r, Sinv, r)
+    logdet = np.linalg.slogdet(S)[1]
+    for nu in (3.0, 7.5):
+        want = sum(stats.multivariate_t(np.zeros(6), s, df=nu).logpdf(x) for x, s in zip(r, S))
+        assert math.isclose(reweighting.t_loglik(d2, logdet, nu), want, rel_tol=1e-9)
+    want = sum(stats.multivariate_normal(np.zeros(6), s).logpdf(x) for x, s in zip(r, S))
+    assert math.isclose(reweighting.t_loglik(d2, logdet, math.inf), want, rel_tol=1e-9)
+
+
+def test_half_the_pairs_are_not_a_minority():
+    """10 pairs, 5 inliers standing still: no collapse at half; one inlier fewer is a collapse."""
+    rng = np.random.default_rng(83)
+    w = rng.normal(size=(10, 3))
+    w *= 0.5 / np.linalg.norm(w, axis=1, keepdims=True)
+    w[:5] = 1e-4 * rng.normal(size=(5, 3))  # the first five hardly rotate
+    A = se3.transform_from_rotation_translation(se3.so3_exp(w), rng.normal(size=(10, 3)))
+    inl = np.zeros(10, bool)
+    inl[:5] = True
+    assert collapse.minority_collapse(A, inl) is None
+    inl[4] = False
+    got = collapse.minority_collapse(A, inl)
+    assert got is not None and got["n_inliers"] == 4 and got["rot_range_deg"] < collapse.MIN_ROT_RANGE_DEG
+
+
+def _fit_state(nu, n=20, seed=84):
+    from kinhec.solvers.he_ml_stages.model import predict
+    from kinhec.solvers.he_ml_stages.state import FitState
+
+    rng = np.random.default_rng(seed)
+    A = se3.random_poses(rng, n)
+    X, Y = se3.random_poses(rng, 2)
+    Cp = predict(A, X, Y, "eye_in_hand")
+    Cm = Cp @ se3.se3_exp(rng.normal(size=(n, 6)) * np.array([1e-3] * 3 + [1e-4] * 3))
+    inl = np.ones(n, bool)
+    inl[[3, 11]] = False
+    theta = np.array([1e-6, 1e-8, 4e-8, 1e-7, 1e-8])
+    return FitState(A=A, B=se3.invert_transform(Cm), configuration="eye_in_hand", robust=True, Cm=Cm, Cf=None, X=X,
+                    Y=Y, ls=0.0, with_scale=False, inl=inl, repaired=np.zeros(n, bool), theta=theta, nu=nu)  # fmt: skip
+
+
+def test_final_covariance_counts_the_fitted_parameters_and_the_student_weights():
+    from kinhec.solvers.he_ml_stages.covariance import final_covariance
+
+    gauss = _fit_state(math.inf)
+    cov_gauss = final_covariance(gauss, None)
+    # the components from the residual spreads lose the 12 fitted parameters of 6 x 18 inlying residuals
+    np.testing.assert_allclose(gauss.theta, _fit_state(math.inf).theta * 108.0 / 96.0, rtol=1e-15)
+    known = _fit_state(math.inf)
+    cov_known = final_covariance(known, {"given": True})  # known levels: nothing to correct
+    tol = 1e-7 * np.abs(cov_gauss).max()  # (up to the covariances' tiny diagonal floor)
+    np.testing.assert_allclose(cov_gauss, cov_known * 108.0 / 96.0, rtol=1e-6, atol=tol)
+    # Student-t weights with nu degrees of freedom: expected information (nu + 6) / (nu + 8) of the Gaussian's
+    student = _fit_state(5.0)
+    np.testing.assert_allclose(final_covariance(student, None), cov_gauss * 13.0 / 11.0, rtol=1e-6, atol=tol)
+    assert np.all(np.linalg.eigvalsh(cov_gauss) > 0)
