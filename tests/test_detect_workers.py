@@ -6,6 +6,7 @@ Rendered 1280x800 views (:mod:`kinhec.vision.render`) cover it on a bare clone; 
 
 from __future__ import annotations
 
+import json
 import time
 
 import numpy as np
@@ -50,7 +51,11 @@ def views(tmp_path_factory):
         img = render_view(BOARD, K, SIZE, _pose(rx, ry, sh), np.random.default_rng(i),
                           RenderSettings(blur_px=0.8, noise_dn=2.0))  # fmt: skip
         cv2.imwrite(str(out / "images" / f"{i:02d}.png"), img)
-    (out / "hand.txt").write_text("".join(" ".join(f"{v:g}" for v in np.eye(4).ravel()) + "\n" for _ in poses))
+    # eye in hand with X = T_ee_cam and the board at the base's origin (Y = I): T_base_ee = inv(T_cam_target) inv(X)
+    X = np.eye(4)
+    X[:3, 3] = (0.05, -0.02, 0.1)
+    hand = [np.linalg.inv(_pose(rx, ry, sh)) @ np.linalg.inv(X) for rx, ry, sh in poses]
+    (out / "hand.txt").write_text("".join(" ".join(f"{v:.12g}" for v in T.ravel()) + "\n" for T in hand))
     return out
 
 
@@ -74,6 +79,20 @@ def test_the_worker_count_changes_no_corner(views, fast):
 def test_workers_must_be_positive(views):
     with pytest.raises(InputError, match="workers: expected a positive number, got 0"):
         detect_images(list_images(views / "images"), BOARD, workers=0)
+    r = CliRunner().invoke(main, ["calibrate", "--images", str(views / "images"), "--hand", str(views / "hand.txt"),
+                                  "--target", BOARD, "--workers", "0"])  # fmt: skip
+    assert r.exit_code == 2 and "expected an integer >= 1, got 0" in r.output, r.output
+
+
+def test_the_result_reports_what_detection_and_calibration_cost(views, tmp_path):
+    out = tmp_path / "res.json"
+    r = CliRunner().invoke(main, ["calibrate", "--images", str(views / "images"), "--hand", str(views / "hand.txt"),
+                                  "--target", BOARD, "--intrinsics", ",".join(map(str, K)), "--workers", "2",
+                                  "--force", "--json", str(out)])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    cost = json.loads(out.read_text())["inputs"]["images"]["cost"]
+    assert cost["workers"] == 2 and cost["detection_cpu_s"] > 0 and cost["calibration_wall_s"] > 0, cost
+    assert "note: detection: 4 images in " in r.output and "s CPU (2 workers); calibration: " in r.output
 
 
 def test_fast_path_corners_agree_with_the_whole_image_search_on_rendered_views(views):
