@@ -115,6 +115,15 @@ def test_a_size_in_squares_stops_with_the_inner_corner_count(views):
     assert "9x6 inner corners found in 00.png: give inner corners, not squares: chessboard:9x6:0.025" in lines[0]
 
 
+def test_a_size_in_squares_is_caught_on_small_images_too(views, tmp_path):
+    for p in list_images(views / "images")[:3]:  # 640x400: searched at their own size
+        cv2.imwrite(str(tmp_path / p.name), cv2.resize(cv2.imread(str(p), cv2.IMREAD_GRAYSCALE), (640, 400),
+                                                       interpolation=cv2.INTER_AREA))  # fmt: skip
+    with pytest.raises(InputError, match=r"9x6 inner corners found in 00.png: give inner corners, not squares: "
+                                         r"chessboard:9x6:0.025$"):  # fmt: skip
+        detect_images(list_images(tmp_path), "chessboard:10x7:0.025")
+
+
 def test_a_right_size_or_a_board_absent_passes_the_size_check(views, tmp_path):
     paths = list_images(views / "images")
     check_board_size(paths, parse_target(BOARD))  # found: nothing raised

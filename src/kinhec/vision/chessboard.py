@@ -99,6 +99,8 @@ WINDOW_MARGIN_SQUARES = 2.0
 def quick_find_chessboard(gray: np.ndarray, board: Chessboard, size: tuple[int, int] | None = None) -> np.ndarray | None:
     """The inner corners ``(K, 2)`` found on the image at half size, in full-size pixels [px] (rough), or None.
 
+    An image whose smaller side is under :data:`QUICK_MIN_SIDE` px is searched at its own size.
+
     OpenCV's classic detector with its fast check (``findChessboardCorners`` with ``CALIB_CB_FAST_CHECK``; a few ms
     on a 964x604 image whether the board is there or not), then the sector detector on the same half-size image.
     ``size`` ``(cols, rows)`` searches another number of inner corners than the board's (for the hint on a wrong
@@ -107,14 +109,15 @@ def quick_find_chessboard(gray: np.ndarray, board: Chessboard, size: tuple[int, 
     cv2 = require_cv2()
     size = (board.cols, board.rows) if size is None else tuple(size)
     h, w = gray.shape
-    half = cv2.resize(gray, (w // 2, h // 2), interpolation=cv2.INTER_AREA)
+    scale = 2.0 if min(h, w) >= QUICK_MIN_SIDE else 1.0  # a smaller image is searched as it is
+    small = cv2.resize(gray, (w // 2, h // 2), interpolation=cv2.INTER_AREA) if scale == 2.0 else gray
     flags = cv2.CALIB_CB_FAST_CHECK | cv2.CALIB_CB_ADAPTIVE_THRESH | cv2.CALIB_CB_NORMALIZE_IMAGE
-    ok, corners = cv2.findChessboardCorners(half, size, flags=flags)
+    ok, corners = cv2.findChessboardCorners(small, size, flags=flags)
     if not ok:
-        ok, corners = cv2.findChessboardCornersSB(half, size, flags=0)
+        ok, corners = cv2.findChessboardCornersSB(small, size, flags=0)
     if not ok:
         return None
-    return (corners.reshape(-1, 2).astype(np.float64) + 0.5) * 2.0 - 0.5  # pixel centres at integers
+    return (corners.reshape(-1, 2).astype(np.float64) + 0.5) * scale - 0.5  # pixel centres at integers
 
 
 def _find_in_window(gray: np.ndarray, board: Chessboard, rough: np.ndarray) -> np.ndarray | None:

@@ -25,7 +25,8 @@ from kinhec.vision._cv import require_cv2
 from kinhec.vision.detection import Detection
 from kinhec.vision.targets import AprilGrid, Charuco, Chessboard, parse_target
 
-__all__ = ["IMAGE_SUFFIXES", "PROBE_IMAGES", "read_gray", "detect", "detect_images", "check_board_size", "available_cores", "one_method", "observations_from_detections"]
+__all__ = ["IMAGE_SUFFIXES", "PROBE_IMAGES", "read_gray", "detect", "detect_images", "check_board_size",
+           "available_cores", "one_method", "observations_from_detections"]
 
 #: File suffixes read as images (case-insensitive).
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".pgm", ".ppm", ".pnm", ".webp")
@@ -159,19 +160,18 @@ def check_board_size(paths, board: Chessboard) -> None:
     """Stop early when a chessboard's size is likely wrong: a one-line :class:`~kinhec.errors.InputError`.
 
     The first :data:`PROBE_IMAGES` images are searched at half size
-    (:func:`kinhec.vision.chessboard.quick_find_chessboard`, 0.01-0.7 s each on 1928x1208 images); when the board
+    (:func:`kinhec.vision.chessboard.quick_find_chessboard`, 0.01-0.7 s each on 1928x1208 images; a small image
+    at its own size); when the board
     is in none of them, the sizes next to the given one are tried on the first image
     (:func:`kinhec.vision.chessboard.suggest_chessboard_size`). One found stops the run naming it; none found
     lets the full search go on (a board too small or blurred for the half-size image).
     """
-    from kinhec.vision.chessboard import QUICK_MIN_SIDE, quick_find_chessboard, suggest_chessboard_size
+    from kinhec.vision.chessboard import quick_find_chessboard, suggest_chessboard_size
 
     probe = paths[:PROBE_IMAGES]
     first = None
     for p in probe:
         gray = read_gray(p)
-        if min(gray.shape) < QUICK_MIN_SIDE:
-            return
         if quick_find_chessboard(gray, board) is not None:
             return
         first = gray if first is None else first
