@@ -76,6 +76,26 @@ def test_the_worker_count_changes_no_corner(views, fast):
     assert _same(one, two)  # bit for bit, both sub-pixel sets
 
 
+@pytest.mark.parametrize("spec", ["charuco:8x6:0.03:0.022:DICT_5X5_100", "aprilgrid:5x4:0.03:0.3"])
+def test_the_worker_count_changes_no_marker_corner(spec, tmp_path):
+    """ChArUco and AprilGrid views in threads: each thread has its own OpenCV detector, the corners are the same."""
+    from kinhec.vision.render import RenderSettings, render_view
+
+    t = parse_target(spec)
+    for i, (rx, ry, sh) in enumerate([(-12, 8, (0.02, -0.01)), (10, -6, (-0.03, 0.02)), (5, 14, (0.0, 0.03))]):
+        T_cam_centred = np.eye(4)
+        T_cam_centred[:3, :3] = Rotation.from_rotvec(np.radians([rx, ry, 3.0])).as_matrix() @ np.diag([1.0, -1.0, -1.0])
+        T_cam_centred[:3, 3] = (sh[0], sh[1], 0.45)
+        img = render_view(t, K, SIZE, T_cam_centred @ t.T_centred_target, np.random.default_rng(i),
+                          RenderSettings(blur_px=0.8, noise_dn=2.0))  # fmt: skip
+        cv2.imwrite(str(tmp_path / f"{i:02d}.png"), img)
+    paths = list_images(tmp_path)
+    one = detect_images(paths, t, workers=1)
+    two = detect_images(paths, t, workers=3)
+    assert all(d.ok and d.n_points >= 20 for d in one), [(d.reason, d.n_points) for d in one]
+    assert _same(one, two) and all(np.array_equal(a.ids, b.ids) for a, b in zip(one, two))
+
+
 def test_workers_must_be_positive(views):
     with pytest.raises(InputError, match="workers: expected a positive number, got 0"):
         detect_images(list_images(views / "images"), BOARD, workers=0)
