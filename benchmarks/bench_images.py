@@ -3,6 +3,7 @@
 Usage::
 
     nice python benchmarks/bench_images.py [--out DIR] [--stations 15] [--camera hd] [--quick]
+    python benchmarks/bench_images.py --cost [bench_detect.py's options]
 
 A set of synchronous pnp sequences (both setups, every target kind, two
 levels of blur and noise, two robots: 24 sequences; ``--quick``: the first
@@ -22,6 +23,11 @@ It prints per sequence the views used, the error of the corners the calibration 
 the X errors (rotation [deg], translation [mm]) of the three, and the medians
 over the set with the ratios ``images / exact`` and ``images / exact+noise``.
 The rendered folders are kept in ``--out`` (resumed when run again).
+
+``--cost`` prints what ``calibrate --images`` costs on the RWHE-Calib kuka_1
+images instead (CPU and wall of detection and calibration with 1 and more
+workers, the fast path's corners, a wrong board size refused):
+``benchmarks/bench_detect.py``, which it runs.
 """
 
 from __future__ import annotations
@@ -140,6 +146,12 @@ def summarise(rows: list) -> None:
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if "--cost" in argv:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import bench_detect
+
+        return bench_detect.main([v for v in argv if v != "--cost"])
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=None, help="Folder of the rendered sequences (default: a temporary one).")
     ap.add_argument("--stations", type=int, default=15)

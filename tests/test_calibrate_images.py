@@ -88,7 +88,9 @@ def test_calibrate_from_images_lands_on_the_truth_like_the_exact_corners(rendere
     assert rot < max(3 * rot_e, 0.02) and tr < max(3 * tr_e, 0.3) + tr_scale, (rot, tr, rot_e, tr_e, tr_scale)
     obs = read_observations(corners)  # the saved detection calibrates to the same X through --corners
     assert obs.n_views == 8 and json.loads(corners.read_text())["input"]["views"][3]["meta"]["image"] == "0003.png"
-    assert se3.pose_error(calibrate(corners=corners, intrinsics=k).X, np.array(d["X"]))[1] < 1e-6
+    # the same to 1e-5 mm: the file carries the hand poses as quaternions (last-bit changes), which the bundle's stop
+    # (steps far below the standard deviation) can carry to a few 1e-6 mm
+    assert se3.pose_error(calibrate(corners=corners, intrinsics=k).X, np.array(d["X"]))[1] < 1e-5
 
 
 def test_a_view_dropped_in_the_middle_does_not_shift_the_pairing(rendered, tmp_path):

@@ -51,7 +51,7 @@ def _calibrate_with_failures(monkeypatch, tmp_path, n_images, failed):
     monkeypatch.setattr("kinhec.vision.pairing.pair_images", lambda f, h, A_, mode: SimpleNamespace(
         paired=np.arange(n_images), missing={}, T_base_ee=A, mode="order", source=[f"line {i + 1}" for i in
         range(n_images)], notes=[]))  # fmt: skip
-    def detect(f, t, progress=None):
+    def detect(f, t, progress=None, **options):  # workers, fast
         return [det(i not in failed) for i in range(len(f))]
 
     monkeypatch.setattr("kinhec.vision.detect.detect_images", detect)

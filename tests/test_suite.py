@@ -119,7 +119,8 @@ def test_parameters_are_compared_on_the_scale_of_their_sigma(suite_copy):
     path.write_text(json.dumps(doc))
     (r,) = check(suite_copy, only=["synth_eye_to_hand"])
     assert sorted(m.split(":")[0] for m in r.messages) == ["k3", "statistics.rms_px"], r.messages
-    assert re.search(r"moved 0\.002\d* sigma > 0\.001", r.messages[0]) and repr(k3 + 2e-3 * s3) in r.messages[0]
+    # 0.002 sigma less the run's own change since the reference (k3 here: about 1e-5 sigma, round-off of the bundle)
+    assert re.search(r"moved 0\.00(?:19|2)\d* sigma > 0\.001", r.messages[0]) and repr(k3 + 2e-3 * s3) in r.messages[0]
     # a tolerance key that is not one of the four is refused, naming the entry
     toml = (suite_copy / "suite.toml").read_text().replace("sigma = 1e-3,", "sigmas = 1e-3,", 1)
     (suite_copy / "suite.toml").write_text(toml)

@@ -673,6 +673,12 @@ def _input_error(ctx, command: str, exc: Exception) -> None:
                    "their names, or by a CSV map (image, pose or t).")
 @click.option("--save-corners", default=None, type=click.Path(dir_okay=False), metavar="FILE",
               help="With --images: write the detected corners as an observation JSON (the input of --corners).")
+@click.option("--workers", type=int, default=None, callback=_positive_int, metavar="N",
+              help="With --images: images detected at once (default: the cores available; the corners do not "
+                   "depend on it).")
+@click.option("--fast-detection", is_flag=True,
+              help="With --images: find a chessboard at half size first, then at full resolution in its window only "
+                   "(about 3x less CPU; corners within about 0.02 px of the whole image's search, not identical).")
 @click.option("--intrinsics", default=None, metavar="fx,fy,cx,cy[,k1,k2,p1,p2[,k3]]",
               help="With --corners or --images: known intrinsics [px] (default: estimated from the views).")
 @click.option("--intrinsics-std", default=None, metavar="FOCAL,PP",
@@ -730,8 +736,8 @@ def _input_error(ctx, command: str, exc: Exception) -> None:
               help="A work point in the camera frame [m] (e.g. 0,0,0.5): the predicted 95 % error of its position "
                    "in the robot base (default: the target's mean position in the camera).")
 @click.pass_context
-def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corners, intrinsics, intrinsics_std,
-              robot_accuracy, fmt,
+def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corners, workers, fast_detection,
+              intrinsics, intrinsics_std, robot_accuracy, fmt,
               hand_pose, eye_pose, units, quat_order, offset, max_offset, stamp_unit, scale, solver, json_out, yaml_out,
               figure_out, report_out, dataset, sequence, force, bag, hand_tf, eye_tf, hand_topic, eye_topic, launch_out,
               rig_world, point):
@@ -760,7 +766,8 @@ def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corn
                   target=target, pairing=pairing, save_corners=save_corners,
                   progress=_detection_progress() if images else None, rig_world=rig_world,
                   quat_order=quat_order, intrinsics_std=intrinsics_std, robot_accuracy=robot_accuracy,
-                  max_offset_s=max_offset, stamp_unit=stamp_unit)  # fmt: skip
+                  max_offset_s=max_offset, stamp_unit=stamp_unit, workers=workers,
+                  fast_detection=fast_detection)  # fmt: skip
     except (KinhecError, OSError) as exc:
         _input_error(ctx, "calibrate", exc)
     from kinhec.calibrate.output import ros2_launch, ros_static_transform, ros_transforms, urdf_origin

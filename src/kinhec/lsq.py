@@ -40,7 +40,7 @@ import scipy.sparse as sp
 
 from kinhec.errors import InputError
 
-__all__ = ["BlockStructure", "block_jacobian", "LMResult", "levenberg_marquardt", "huber_weights"]
+__all__ = ["BlockStructure", "BlockJacobian", "block_jacobian", "block_jacobian_parts", "LMResult", "levenberg_marquardt", "huber_weights"]
 
 
 @dataclass(frozen=True)
@@ -75,13 +75,79 @@ class BlockStructure:
         return sp.csr_matrix((np.ones(rows.size, dtype=np.int8), (rows, cols)), shape=(M, self.n_params))
 
 
-def block_jacobian(fun: Callable[[np.ndarray], np.ndarray], x: np.ndarray, r0: np.ndarray,
-                   s: BlockStructure, *, central: bool = False) -> sp.csr_matrix:  # fmt: skip
-    """Finite-difference Jacobian of ``fun`` at ``x`` (``r0 = fun(x)``) with the structure ``s``.
+@dataclass(frozen=True)
+class BlockJacobian:
+    """A Jacobian with the sparsity of a :class:`BlockStructure`, kept as its nonzero parts.
+
+    ``shared`` ``(M, n_shared)``: the columns of the shared parameters (dense); ``blocks`` ``(K, block)``: the
+    entries of the per-view columns on the rows ``rows`` ``(K,)`` (those whose view is ``>= 0``), each in the
+    columns of its own view's block.
+    """
+
+    shared: np.ndarray
+    blocks: np.ndarray
+    rows: np.ndarray
+    structure: BlockStructure
+
+    def csr(self) -> sp.csr_matrix:
+        """The Jacobian as a CSR matrix ``(M, n_params)``."""
+        s = self.structure
+        M = self.shared.shape[0]
+        ok = self.rows
+        rows = np.concatenate([np.repeat(np.arange(M), s.n_shared), np.repeat(ok, s.block)])
+        cols = np.concatenate([
+            np.tile(np.arange(s.n_shared), M),
+            (s.n_shared + s.block * s.row_view[ok][:, None] + np.arange(s.block)).ravel(),
+        ])  # fmt: skip
+        vals = np.concatenate([self.shared.ravel(), self.blocks.ravel()])
+        return sp.csr_matrix((vals, (rows, cols)), shape=(M, s.n_params))
+
+    def normal(self, r: np.ndarray | None = None, w: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+        """``(J^T W J, J^T W r)`` as dense arrays from the blocks (``W = diag(w)``, default the identity).
+
+        Equal to the sparse products up to the order of the sums (a few units of the last digit): the shared
+        columns as one dense product, each view's own block and its coupling to the shared columns summed
+        over that view's rows only.
+        """
+        s = self.structure
+        S, B, ok = self.shared, self.blocks, self.rows
+        ns, b, N = s.n_shared, s.block, s.n_views
+        w = np.ones(S.shape[0]) if w is None else np.asarray(w, dtype=np.float64)
+        Sw = S * w[:, None]
+        Bw = B * w[ok][:, None]
+        n = s.n_params
+        H = np.zeros((n, n))
+        Hss = S.T @ Sw
+        H[:ns, :ns] = 0.5 * (Hss + Hss.T)  # symmetric to the last bit (a product's halves round apart)
+        g = None if r is None else np.empty(n)
+        if g is not None:
+            g[:ns] = Sw.T @ r
+        if N and ok.size:
+            view = s.row_view[ok]
+            order = np.argsort(view, kind="stable")
+            bounds = np.searchsorted(view[order], np.arange(N + 1))
+            Sw_o, B_o, Bw_o = Sw[ok[order]], B[order], Bw[order]
+            rB_o = None if r is None else Bw_o * r[ok[order]][:, None]
+            for v in range(N):
+                a, e = bounds[v], bounds[v + 1]
+                j = ns + b * v
+                Hbb = B_o[a:e].T @ Bw_o[a:e]
+                H[j : j + b, j : j + b] = 0.5 * (Hbb + Hbb.T)
+                H[:ns, j : j + b] = Sw_o[a:e].T @ B_o[a:e]
+                H[j : j + b, :ns] = H[:ns, j : j + b].T
+                if g is not None:
+                    g[j : j + b] = rB_o[a:e].sum(axis=0)
+        elif g is not None:
+            g[ns:] = 0.0
+        return H, g
+
+
+def block_jacobian_parts(fun: Callable[[np.ndarray], np.ndarray], x: np.ndarray, r0: np.ndarray,
+                         s: BlockStructure, *, central: bool = False) -> BlockJacobian:  # fmt: skip
+    """Finite-difference Jacobian of ``fun`` at ``x`` (``r0 = fun(x)``) with the structure ``s``, as its parts.
 
     Forward differences (``n_shared + block`` evaluations of ``fun``, relative
     error about 1e-8), or ``central`` ones (twice as many, about 1e-10).
-    Returns a CSR matrix of shape ``(len(r0), s.n_params)``.
     """
     M = r0.size
     eps = np.finfo(float).eps ** (1.0 / 3.0 if central else 0.5)
@@ -108,13 +174,19 @@ def block_jacobian(fun: Callable[[np.ndarray], np.ndarray], x: np.ndarray, r0: n
             continue
         df, dx = diff(idx)
         vals_b[:, c] = df[ok] / dx[s.row_view[ok]]
-    rows = np.concatenate([np.repeat(np.arange(M), s.n_shared), np.repeat(ok, s.block)])
-    cols = np.concatenate([
-        np.tile(np.arange(s.n_shared), M),
-        (s.n_shared + s.block * s.row_view[ok][:, None] + np.arange(s.block)).ravel(),
-    ])  # fmt: skip
-    vals = np.concatenate([cols_dense.ravel(), vals_b.ravel()])
-    return sp.csr_matrix((vals, (rows, cols)), shape=(M, s.n_params))
+    return BlockJacobian(cols_dense, vals_b, ok, s)
+
+
+def block_jacobian(fun: Callable[[np.ndarray], np.ndarray], x: np.ndarray, r0: np.ndarray,
+                   s: BlockStructure, *, central: bool = False) -> sp.csr_matrix:  # fmt: skip
+    """Finite-difference Jacobian of ``fun`` at ``x`` (``r0 = fun(x)``) with the structure ``s``.
+
+    Forward differences (``n_shared + block`` evaluations of ``fun``, relative
+    error about 1e-8), or ``central`` ones (twice as many, about 1e-10).
+    Returns a CSR matrix of shape ``(len(r0), s.n_params)`` (:func:`block_jacobian_parts` keeps the parts,
+    whose :meth:`BlockJacobian.normal` forms ``J^T J`` without the sparse products).
+    """
+    return block_jacobian_parts(fun, x, r0, s, central=central).csr()
 
 
 def huber_weights(r: np.ndarray, f_scale: float) -> np.ndarray:
@@ -206,12 +278,10 @@ def levenberg_marquardt(fun, x0, structure: BlockStructure, *, n_robust: int | N
     lam = 1e-3
     converged = False
     it = 0
-    J = block_jacobian(fun, x, r, structure)
+    J = block_jacobian_parts(fun, x, r, structure)
     for it in range(1, max_iter + 1):
         w = weights(r)
-        Jw = J.multiply(w[:, None]).tocsr()
-        H = (J.T @ Jw).toarray()
-        g = Jw.T @ r
+        H, g = J.normal(r, w)
         d = np.maximum(np.diag(H), 1e-12 * max(np.diag(H).max(), 1e-300))
         accepted = False
         while lam < 1e16:
@@ -233,7 +303,7 @@ def levenberg_marquardt(fun, x0, structure: BlockStructure, *, n_robust: int | N
         small_step = np.all(np.abs(dx) <= tol * np.maximum(1.0, np.abs(x)))
         x, r, cost = x_new, r_new, c_new
         lam = max(lam / 3.0, 1e-12)
-        J = block_jacobian(fun, x, r, structure)
+        J = block_jacobian_parts(fun, x, r, structure)
         if small_step:
             converged = True
             break
@@ -241,14 +311,13 @@ def levenberg_marquardt(fun, x0, structure: BlockStructure, *, n_robust: int | N
     # millionth of a standard deviation apart, but the gradient J^T W r can;
     # two undamped steps land on its zero, so the result no longer depends on
     # the round-off of the cost (the last digits are stable across platforms).
-    J = block_jacobian(fun, x, r, structure, central=True)
+    J = block_jacobian_parts(fun, x, r, structure, central=True)
     for _ in range(2):
         w = weights(r)
-        Jw = J.multiply(w[:, None]).tocsr()
-        H = (J.T @ Jw).toarray()
+        H, g = J.normal(r, w)
         d = np.maximum(np.diag(H), 1e-12 * max(np.diag(H).max(), 1e-300))
         try:
-            dx = np.linalg.solve(H + 1e-12 * np.diag(d), -(Jw.T @ r))
+            dx = np.linalg.solve(H + 1e-12 * np.diag(d), -g)
         except np.linalg.LinAlgError:
             break
         r_new = fun(x + dx)
@@ -258,5 +327,5 @@ def levenberg_marquardt(fun, x0, structure: BlockStructure, *, n_robust: int | N
         if c_new > cost * (1.0 + 1e-9):
             break
         x, r, cost = x + dx, r_new, c_new
-        J = block_jacobian(fun, x, r, structure, central=True)
-    return LMResult(x, r, J, weights(r), cost, it, converged)
+        J = block_jacobian_parts(fun, x, r, structure, central=True)
+    return LMResult(x, r, J.csr(), weights(r), cost, it, converged)

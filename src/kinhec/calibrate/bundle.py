@@ -52,7 +52,7 @@ import numpy as np
 
 from kinhec import se3
 from kinhec.intrinsics import INTRINSIC_NAMES, PackedViews, project
-from kinhec.lsq import BlockStructure, block_jacobian
+from kinhec.lsq import BlockStructure, block_jacobian_parts
 
 __all__ = ["BundleFit", "refine_bundle", "INTRINSICS_PRIOR", "DISTORTION_PRIOR"]
 
@@ -233,6 +233,7 @@ def refine_bundle(views: PackedViews, A, X0, Y0, intrinsics0, configuration: str
     n_prior = (n_int if k_std is not None else 0) + int(est_b)
     row_view = np.concatenate([np.repeat(view_of_point, 2), np.repeat(np.arange(N), 6), np.full(n_prior, -1)])
     structure = BlockStructure(ns, N, 6, row_view)
+    pix_rows = (np.arange(row_view.size) < n_pix).astype(np.float64)
     x = np.zeros(structure.n_params)
     x[:n_int] = k0[free]
     if twists0 is not None:
@@ -242,9 +243,8 @@ def refine_bundle(views: PackedViews, A, X0, Y0, intrinsics0, configuration: str
     lam, still, it = 1e-3, 0, 0
     r = fun(x)
     for it in range(1, _MAX_ITER + 1):
-        J = block_jacobian(fun, x, r, structure)
-        H = (J.T @ J).toarray()
-        g = J.T @ r
+        J = block_jacobian_parts(fun, x, r, structure)
+        H, g = J.normal(r)
         cost = float(r @ r)
         d = np.maximum(np.diag(H), 1e-12 * max(float(np.diag(H).max()), 1e-300))
         step = np.zeros_like(x)
@@ -261,8 +261,7 @@ def refine_bundle(views: PackedViews, A, X0, Y0, intrinsics0, configuration: str
                 break
             lam *= 4.0
         C = _inverse(H)
-        Jp = J[:n_pix]
-        tr_p = float(np.sum((Jp @ C) * Jp.toarray()))
+        tr_p = float(np.sum(C * J.normal(w=pix_rows)[0]))  # trace(J_p C J_p^T), J_p the pixel rows
         s_px = lv["s_px"]
         e2 = float(np.sum((r[:n_pix] * s_px) ** 2))
         s_new = float(np.sqrt(max((e2 + s_px**2 * tr_p) / n_pix, 1e-24)))
@@ -288,8 +287,7 @@ def refine_bundle(views: PackedViews, A, X0, Y0, intrinsics0, configuration: str
     xc = res_x.copy()
     xc[n_int : n_int + 12] = 0.0
     r = fun(xc)
-    J = block_jacobian(fun, xc, r, structure, central=True)
-    H = (J.T @ J).toarray()
+    H = block_jacobian_parts(fun, xc, r, structure, central=True).normal()[0]
     cov_full = _inverse(H)
     # order: X, Y, intrinsics, log b; translations into the parent frames
     order = np.r_[n_int : n_int + 12, 0:n_int, n_int + 12 : ns].astype(int)

@@ -320,7 +320,8 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
               max_offset_s: float = MAX_OFFSET_S, corners=None, intrinsics=None, bag=None, images=None, target=None,
               pairing: str = "auto", save_corners=None, progress=None, rig_world: str = "auto",
               quat_order: str | None = None, intrinsics_std=None, robot_accuracy=None,
-              stamp_unit: str | None = None) -> CalibrationResult:
+              stamp_unit: str | None = None, workers: int | None = None,
+              fast_detection: bool = False) -> CalibrationResult:
     """Calibrate ``X`` (and ``Y``) from a hand pose file and one or more eye pose files, or from corners or images.
 
     Parameters
@@ -381,7 +382,10 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         ``"stamp"`` or a CSV map), and the corners are calibrated as with
         ``corners`` (:mod:`kinhec.calibrate.images`); ``save_corners`` writes
         them as an observation file; ``progress(done, total, detection)`` is
-        called after each image.
+        called after each image; ``workers`` images are detected at once
+        (default: the cores available; the result does not depend on it);
+        ``fast_detection`` finds a chessboard at half size first
+        (:func:`kinhec.vision.chessboard.find_chessboard`).
     bag : str or Path, optional
         A ROS 1 ``.bag``, ROS 2 ``.db3`` / ``.mcap`` or ROS 2 bag folder; ``hand``
         and ``eye`` then name its streams: a tf frame pair ``BASE:EE`` /
@@ -448,7 +452,8 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
         from kinhec.calibrate.images import calibrate_images
 
         res = calibrate_images(images, hand, target, setup=setup, fmt=fmt, hand_pose=hand_pose, units=units,
-                               pairing=pairing, intrinsics=intrinsics, save_corners=save_corners, progress=progress)
+                               pairing=pairing, intrinsics=intrinsics, save_corners=save_corners, progress=progress,
+                               workers=workers, fast_detection=fast_detection)
         robot_error.apply(res, level)
         return res
     if corners is not None:

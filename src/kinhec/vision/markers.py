@@ -36,6 +36,7 @@ columns of the target (collinear points fix no pose).
 
 from __future__ import annotations
 
+import threading
 from functools import lru_cache
 
 import numpy as np
@@ -75,13 +76,29 @@ def charuco_board(target: Charuco):
     return board
 
 
-@lru_cache(maxsize=None)
+_THREAD = threading.local()
+
+
+def _per_thread(key, make):
+    """``make()`` once per thread and key: OpenCV's detector objects are not shared between the threads of
+    :func:`kinhec.vision.detect.detect_images` (each thread's die with it)."""
+    cache = getattr(_THREAD, "detectors", None)
+    if cache is None:
+        cache = _THREAD.detectors = {}
+    if key not in cache:
+        cache[key] = make()
+    return cache[key]
+
+
 def _charuco_detector(target: Charuco):
-    cv2 = require_cv2()
-    ch = cv2.aruco.CharucoParameters()
-    ch.minMarkers = 1  # a corner next to one found marker counts (it is refined on the image anyway)
-    ch.tryRefineMarkers = True  # look again for the markers the board's layout says are missing
-    return cv2.aruco.CharucoDetector(charuco_board(target), ch, _detector_parameters())
+    def make():
+        cv2 = require_cv2()
+        ch = cv2.aruco.CharucoParameters()
+        ch.minMarkers = 1  # a corner next to one found marker counts (it is refined on the image anyway)
+        ch.tryRefineMarkers = True  # look again for the markers the board's layout says are missing
+        return cv2.aruco.CharucoDetector(charuco_board(target), ch, _detector_parameters())
+
+    return _per_thread(("charuco", target), make)
 
 
 def _detector_parameters(border_bits: int = 1, refine: bool = False):
@@ -96,10 +113,10 @@ def _detector_parameters(border_bits: int = 1, refine: bool = False):
     return params
 
 
-@lru_cache(maxsize=None)
 def _marker_detector(name: str, border_bits: int = 1, refine: bool = False):
     cv2 = require_cv2()
-    return cv2.aruco.ArucoDetector(dictionary(name), _detector_parameters(border_bits, refine))
+    return _per_thread(("markers", name, border_bits, refine),
+                       lambda: cv2.aruco.ArucoDetector(dictionary(name), _detector_parameters(border_bits, refine)))
 
 
 def other_markers(gray: np.ndarray, exclude: str) -> tuple[str, int] | None:
