@@ -15,9 +15,11 @@ calibrate --json`` on each and classifies the outcome:
 * ``as stated``: exit 0 following a false statement of the user's about what the data cannot tell (a wrong
   ``--setup``, directions stated for exchanged files), with the numbers of a reading that fits exactly as well
   as the true one (``X`` and ``Y`` as they are, both inverted or exchanged, within 3σ): the reading came from
-  the user, as the property allows; likewise a file whose name still claims the direction the mistake undid
-  (an inverted file not renamed), when the run took its reading from that claim: the files' claims come second
-  in the rule, after the user's statements;
+  the user, as the property allows;
+* ``as claimed``: the same, following a false claim of the files: an inverted file that still carries the name
+  (or format) of the direction it had, when the run took the reading that keeps the files' claims among
+  readings that fit exactly as well.  The files' claims come second in the rule, after the user's statements;
+  counted apart, as the price of trusting names;
 * ``refused``: exit 2;
 * ``crashed``: any other exit status (a failure too).
 
@@ -570,9 +572,15 @@ class Truth:
 
 
 def _follows_claims(d: dict) -> bool:
-    """Whether the run took its reading from what the files claim (of readings that fit the same)."""
-    same = ((d.get("inputs") or {}).get("conventions") or {}).get("fit_the_same") or {}
-    return same.get("chosen_by") == "claims"
+    """Whether the run's reading, of readings that fit the same, is one that keeps every claim of the files while
+    another does not (the files' claims narrowed the choice, physics perhaps finishing it)."""
+    conv = (d.get("inputs") or {}).get("conventions") or {}
+    same = conv.get("fit_the_same") or {}
+    if same.get("chosen_by") not in ("claims", "physics"):
+        return False
+    used = set(conv.get("reading") or ())
+    chosen = [r for r in same.get("readings", ()) if set(r["reading"]) <= used]
+    return bool(chosen) and not chosen[0]["against"] and any(r["against"] for r in same["readings"])
 
 
 def indistinguishable(d: dict, truth: Truth) -> bool:
@@ -712,7 +720,7 @@ def execute(run: Run) -> dict:
             elif out["stale_names"] and _follows_claims(res["json"]) and indistinguishable(res["json"], truth):
                 # the names still claim the directions the mistake undid, and the readings that fit the same are
                 # told apart by what the files claim: a false claim followed, as a false statement is
-                out["outcome"], out["why"] = "as_stated", "as the stale file names claim: " + why
+                out["outcome"], out["why"] = "as_claimed", why
             else:
                 out["outcome"], out["why"] = "wrong", why
     elif res["exit"] == 2:
@@ -745,7 +753,7 @@ def execute_multi(rec: MultiRecording, run: Run, folder: Path) -> dict:
 # --------------------------------------------------------------------------- #
 # the table
 # --------------------------------------------------------------------------- #
-OUTCOMES = ("right", "wrong", "as_stated", "refused", "crashed")
+OUTCOMES = ("right", "wrong", "as_stated", "as_claimed", "refused", "crashed")
 
 
 def summarise(results: list[dict]) -> dict:
@@ -779,12 +787,13 @@ def summarise(results: list[dict]) -> dict:
 
 
 def table(summary: dict) -> str:
-    head = "| mistake | runs | right | wrong | as stated | refused | crashed | refused, unstated |"
-    lines = [head, "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    head = "| mistake | runs | right | wrong | as stated | as claimed | refused | crashed | refused, unstated |"
+    lines = [head, "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
 
     def row(name, r):
         share = f"{100 * r['unstated_refused'] / r['unstated']:.0f} %" if r["unstated"] else "-"
-        return (f"| {name} | {r['runs']} | {r['right']} | {r['wrong']} | {r['as_stated']} | {r['refused']} | "
+        return (f"| {name} | {r['runs']} | {r['right']} | {r['wrong']} | {r['as_stated']} | {r['as_claimed']} | "
+                f"{r['refused']} | "
                 f"{r['crashed']} | {share} |")
 
     for name, r in summary["rows"].items():

@@ -61,6 +61,6 @@ def test_the_catalogue_has_the_ordinary_mistakes():
 @pytest.mark.parametrize("run", _cases())
 def test_no_exit_0_wrong_answer(run):
     out = mk.execute(run)
-    assert out["outcome"] in ("right", "refused", "as_stated"), f"{out['outcome']}: {out['why']}\n{out['command']}"
+    assert out["outcome"] in ("right", "refused", "as_stated", "as_claimed"), f"{out['outcome']}: {out['why']}\n{out['command']}"
     if not run.mistakes and run.mode == "stated":
         assert out["outcome"] == "right"  # a correctly stated, unmodified recording is calibrated
