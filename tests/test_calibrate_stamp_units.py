@@ -281,3 +281,14 @@ def test_a_header_claim_is_refused_when_implausible_and_overridden_by_the_user(a
     res = arm(hand, eye, stamp_unit="s")  # the user is never overruled, and the file's claim is noted
     same_as(res, seconds_run)
     assert f"{hand}: its time column's name says ms; --stamp-unit s used" in res.notes
+
+
+def test_streams_are_consistent_when_they_overlap_by_half_the_shorter_span():
+    """A camera recording 4 s inside a robot's 10 s log: the whole of the shorter span overlaps (consistent), though
+    less than half of the longer does; a camera log that overlaps 1 s of its 4 s is not."""
+    robot = np.arange(0.0, 10.0, 0.01)
+    inside = np.arange(2.0, 6.0, 1 / 30)
+    assert su._consistent(robot, 1.0, inside, 1.0)
+    assert su._consistent(robot * 1e3, 1e-3, inside, 1.0)  # the same in ms against s
+    assert not su._consistent(robot, 1.0, inside + 7.0, 1.0)  # 9-13 s: 1 s of 4 overlaps
+    assert not su._consistent(robot, 1.0, np.arange(0.0, 400.0, 1.0), 1.0)  # 40 times the span: not one recording

@@ -111,3 +111,37 @@ def test_calibrate_decisions_survive_last_bit_changes_on_real_recordings(tmp_pat
             got = cal.calibrate(*files, **kw)
         assert ds.changed(ds.calibrate_decisions(ref), ds.calibrate_decisions(got)) == {}, name
         assert se3.pose_error(got.X, ref.X)[1] < 1e-6, name
+
+
+def test_the_resolution_is_relative_to_the_camera_distance():
+    """Residuals of 1e-9 m are rounding for a camera 100 m away (1e-11 of it), a real error for one 1 cm away."""
+    rng = np.random.default_rng(21)
+    r = np.c_[rng.normal(0, 1e-3, (10, 3)), rng.normal(0, 1e-9, (10, 3))]
+    far = se3.transform_from_rotation_translation(np.eye(3), [0.0, 0.0, 100.0])[None].repeat(10, axis=0)
+    near = se3.transform_from_rotation_translation(np.eye(3), [0.0, 0.0, 0.01])[None].repeat(10, axis=0)
+    assert not conf_stage.resolved(r, far)
+    assert conf_stage.resolved(r, near)
+
+
+def test_a_refused_collapse_is_refitted_without_the_minoritys_configuration(monkeypatch):
+    """The refit after a refused collapse identifies the configuration from every pair (or takes the caller's): the
+    collapsed minority's choice is no evidence."""
+    import sys
+
+    he_ml_module = sys.modules["kinhec.solvers.he_ml"]  # the module (the package exports the function by its name)
+
+    A, C, X, Y = static_run_analogue()
+    B = se3.invert_transform(C)
+    calls = []
+    inner = he_ml_module.he_ml
+
+    def spy(*args, **kw):
+        calls.append(kw.get("configuration"))
+        return inner(*args, **kw)
+
+    monkeypatch.setattr(he_ml_module, "he_ml", spy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        inner(A, B)
+        inner(A, B, configuration="eye_in_hand")
+    assert calls == [None, "eye_in_hand"]  # one refit per call, with what the caller gave

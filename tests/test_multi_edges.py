@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from kinhec import scenes, se3
 from kinhec.calibrate import calibrate_multi
+from kinhec.calibrate import conventions as cv
 from kinhec.calibrate import multi_edges as me
 from kinhec.cli import main
 
@@ -234,3 +235,16 @@ def test_the_certificate_is_stated_for_the_edges_it_covers():
             "gate)") in res.verdict  # fmt: skip
     for k in ("tag00", "tag01", "tag03"):
         assert np.degrees(np.linalg.norm(se3.so3_log(res.X[k][:3, :3].T @ sc.X[k][:3, :3]))) < 0.5
+
+
+def test_every_reading_within_the_decisive_margin_of_the_best_fits():
+    """Readings the evidence cannot separate by a factor of 100 all fit (and the edge is then not read by default)."""
+    r0, r1, r2, r3 = me.READINGS
+    total = {r0: -3.0, r1: -3.0 - 0.5 * cv.DECISIVE, r2: -3.0 - 1.5 * cv.DECISIVE, r3: -50.0}
+    chk = me.EdgeCheck(edge=("tag01", "cam01"), n=8, own=total, graph={r: 0.0 for r in total}, total=total,
+                       fit={}, gives={}, refs=("X", "Y"))
+    assert chk.best == r0 and chk.margin == 0.0 and not chk.contradicted
+    assert chk.fitting == [r0, r1]  # within ln 100 of the best; r2 and r3 beyond it
+    flipped = {**total, r1: 5.0}
+    chk = me.EdgeCheck(("tag01", "cam01"), 8, flipped, {r: 0.0 for r in total}, flipped, {}, {}, ("X", "Y"))
+    assert chk.best == r1 and chk.margin == pytest.approx(8.0) and chk.contradicted and chk.fitting == [r1]

@@ -252,3 +252,12 @@ def test_the_firewall_refuses_alignments_the_fit_cannot_tell_apart(tmp_path, kuk
         fw.check(hand, eye)
     dec = fw.check(hand, eye, force=True)
     assert dec.alignment.hand_index.size == 30 and "kept with --force" in dec.alignment.note
+
+
+def test_the_margin_is_the_firewalls_factor_of_100_on_the_cost_scale():
+    """Costs are -2 ln of a likelihood, so the firewall's factor of 100 (ln 100 in log-likelihood) is 2 ln 100."""
+    from kinhec.calibrate import conventions as cv
+
+    assert ra.MARGIN == pytest.approx(2.0 * cv.DECISIVE)
+    assert ra._rho(np.array([0.0, 1.0, 2.0]))[1] == pytest.approx(ra.CAP * np.log1p(1.0 / ra.CAP))
+    assert np.allclose(ra._rho(np.array([1e-6, 1e-4])), [1e-6, 1e-4], rtol=1e-4)  # the Gaussian core: -2 ln = chi2
