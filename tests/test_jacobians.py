@@ -684,6 +684,9 @@ NOT_DERIVATIVES = {
     "solvers.he_ml_stages.model:fitted_jacobian": "pair_jacobians with the column of scale_jacobian appended",
     "bounds:_squared_normals": "squared standard normal draws",
     "solvers.multi_axyb:assemble_normal": "assembly of given local Jacobians (test_multi)",
+    "calibrate.check:residuals_and_jacobian": "central differences of calibrate.solve.residuals; test_check holds "
+                                              "its first-order prediction to a perturbed fit",
+    "calibrate.held_out:_normal_sample": "squared standard normals at Sobol points, not a derivative",
 }
 
 _DERIVATIVE_NAME = re.compile(r"(^|_)(jac|jacobian|jacobians|gradient|gradient_hessian|hessian|information|normal|"
