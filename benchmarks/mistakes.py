@@ -571,6 +571,14 @@ class Truth:
     frames: tuple[str, str]
 
 
+def _as_one(mistakes) -> tuple:
+    """The mistakes with the hand and the eye file inverted separately counted as both files inverted: together they
+    are the exact symmetry of ``A X = Y B`` that exchanges X and Y, which no data can tell."""
+    if {"hand_inverted", "eye_inverted"} <= set(mistakes):
+        return tuple(m for m in mistakes if m not in ("hand_inverted", "eye_inverted")) + ("both_inverted",)
+    return tuple(mistakes)
+
+
 def _follows_claims(d: dict) -> bool:
     """Whether the run's reading, of readings that fit the same, is one that keeps every claim of the files while
     another does not (the files' claims narrowed the choice, physics perhaps finishing it)."""
@@ -713,7 +721,7 @@ def execute(run: Run) -> dict:
             out["ratio"] = round(float(max(ratios)), 3) if ratios else None  # the worst pose error over its 3σ bound
             if ok:
                 out["outcome"] = "right"
-            elif (case.false_statement and not all(BY_NAME[m].identifiable for m in run.mistakes
+            elif (case.false_statement and not all(BY_NAME[m].identifiable for m in _as_one(run.mistakes)
                                                    if BY_NAME[m].falsifies & set(case.opts))
                   and indistinguishable(res["json"], truth)):
                 out["outcome"], out["why"] = "as_stated", why
