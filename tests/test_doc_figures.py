@@ -42,7 +42,8 @@ def test_the_tolerance_is_one_unit_of_the_last_printed_digit():
     assert build.mismatches("peak 0.07, so the scan", "peak 0.988, so the correlation")[0] == "the text differs:"
     assert build.format_block("a " * 80 + "\n\n| x | y |\n")  == build.format_block(build.format_block("a " * 80 + "\n\n| x | y |\n"))
     assert build.mismatches("--x 0.258775325 --y 0.0319272279", "--x 0.258775317 --y 0.0319272307") == []  # 1e-6
-    assert build.mismatches("--x 0.258775325", "--x 0.258776325")  # 4e-6 of the value
+    assert build.mismatches("--x 0.258775325", "--x 0.258785325")  # 4e-5 of the value
+    assert build.mismatches("trans_mm  0.536573", "trans_mm  0.536570") == []  # 6e-6: another CPU's kernels
     console = "```\n$ kinhec calibrate " + "--x 1 " * 40 + "\n  two  spaces\n```\n"
     assert build.format_block("see:\n" + console) == "see:\n" + console  # console output stays as printed
 
