@@ -33,6 +33,11 @@ def recording(tmp_path_factory):
     """A 50-station recording: the first 25 calibrated (JSON written), the other 25 as new files."""
     d = tmp_path_factory.mktemp("check")
     g = simulate(dict(STATIONS, seed=7, n_stations=N_CAL + N_CHECK))
+    return g, d, _calibrated_halves(g, d, "eye_in_hand", "calib.json")
+
+
+def _calibrated_halves(g, d, setup: str, name: str):
+    """The first N_CAL stations of ``g`` written and calibrated (JSON ``d / name``), the rest written as new files."""
     A, T = g.T_base_ee_meas, g.T_cam_target_meas
     _write(d / "h1.txt", A[:N_CAL])
     _write(d / "e1.txt", T[:N_CAL])
@@ -40,9 +45,9 @@ def recording(tmp_path_factory):
     _write(d / "e2.txt", T[N_CAL:])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = calibrate(d / "h1.txt", d / "e1.txt", fmt="rwhe", eye_pose="cam_T_target", setup="eye_in_hand")
-    res.write_json(d / "calib.json")
-    return g, d, res
+        res = calibrate(d / "h1.txt", d / "e1.txt", fmt="rwhe", eye_pose="cam_T_target", setup=setup)
+    res.write_json(d / name)
+    return res
 
 
 def _knocked(g, d, name, **change):
@@ -287,16 +292,7 @@ def test_not_a_calibration_json(recording, tmp_path):
 def test_eye_to_hand_marker_knocked_is_x(tmp_path):
     """Eye-to-hand: the residual domain, the generated change and the attribution hold for X = T_ee_marker too."""
     g = simulate(dict(STATIONS, seed=21, configuration="eye_to_hand", n_stations=N_CAL + N_CHECK))
-    A, T = g.T_base_ee_meas, g.T_cam_target_meas
-    _write(tmp_path / "h1.txt", A[:N_CAL])
-    _write(tmp_path / "e1.txt", T[:N_CAL])
-    _write(tmp_path / "h2.txt", A[N_CAL:])
-    _write(tmp_path / "e2.txt", T[N_CAL:])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        res0 = calibrate(tmp_path / "h1.txt", tmp_path / "e1.txt", fmt="rwhe", eye_pose="cam_T_target",
-                         setup="eye_to_hand")
-    res0.write_json(tmp_path / "c.json")
+    res0 = _calibrated_halves(g, tmp_path, "eye_to_hand", "c.json")
     assert ck.check(tmp_path / "c.json", tmp_path / "h2.txt", tmp_path / "e2.txt")[0].consistent
     for which, k in (("X", 3), ("Y", 1)):
         step = np.zeros(6)

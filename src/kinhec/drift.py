@@ -28,11 +28,7 @@ __all__ = ["MountChange", "with_mount_change", "perturb"]
 
 def perturb(T: np.ndarray, d) -> np.ndarray:
     """``T`` with rotation ``R exp(d[:3])`` and translation ``t + d[3:]`` (the calibration's perturbation)."""
-    d = np.asarray(d, dtype=float)
-    out = np.array(T, dtype=float, copy=True)
-    out[:3, :3] = T[:3, :3] @ se3.so3_exp(d[:3])
-    out[:3, 3] = T[:3, 3] + d[3:6]
-    return out
+    return se3.retract(T, d)
 
 
 @dataclass

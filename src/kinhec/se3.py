@@ -46,6 +46,7 @@ __all__ = [
     "hat",
     "vee",
     "so3_exp",
+    "retract",
     "so3_log",
     "se3_exp",
     "se3_log",
@@ -469,6 +470,16 @@ def se3_log(T, *, check: bool = True) -> np.ndarray:
 def perturb_right(T, xi) -> np.ndarray:
     """``T @ exp(xi)``: perturbation expressed in the moving (child) frame of ``T``."""
     return check_transforms(T, "T") @ se3_exp(xi)
+
+
+def retract(T, d) -> np.ndarray:
+    """``T`` (4, 4) moved by ``d = (phi, dt)``: rotation ``R exp(phi)`` (in ``T``'s child frame), translation
+    ``t + dt`` (in its parent frame) -- the perturbation in which kinhec calibrate states its covariances."""
+    d = np.asarray(d, dtype=np.float64)
+    out = np.array(T, dtype=np.float64, copy=True)
+    out[:3, :3] = out[:3, :3] @ so3_exp(d[:3])
+    out[:3, 3] = out[:3, 3] + d[3:6]
+    return out
 
 
 def perturb_left(T, xi) -> np.ndarray:

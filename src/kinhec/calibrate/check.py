@@ -264,13 +264,6 @@ def read_new_pairs(stored: StoredCalibration, hand, eye, *, fmt: str | None = No
 # --------------------------------------------------------------------------- #
 # statistics
 # --------------------------------------------------------------------------- #
-def _perturb(T: np.ndarray, d: np.ndarray) -> np.ndarray:
-    out = T.copy()
-    out[:3, :3] = T[:3, :3] @ se3.so3_exp(d[:3])
-    out[:3, 3] = T[:3, 3] + d[3:6]
-    return out
-
-
 def residuals_and_jacobian(A, B, X, Y, scale=None, inverse_domain: bool = True, step: float = 1e-6):
     """Residuals ``(N, 6)`` of ``A_i X = Y B_i`` and their Jacobian ``(N, 6, 12)`` in ``(phi_X, d_X, phi_Y, d_Y)``
     (right rotation perturbation, additive translation in the parent frame), by central differences."""
@@ -279,8 +272,8 @@ def residuals_and_jacobian(A, B, X, Y, scale=None, inverse_domain: bool = True, 
     for k in range(12):
         e = np.zeros(12)
         e[k] = step
-        rp = sv.residuals(A, B, _perturb(X, e[:6]), _perturb(Y, e[6:]), scale, inverse_domain)
-        rm = sv.residuals(A, B, _perturb(X, -e[:6]), _perturb(Y, -e[6:]), scale, inverse_domain)
+        rp = sv.residuals(A, B, se3.retract(X, e[:6]), se3.retract(Y, e[6:]), scale, inverse_domain)
+        rm = sv.residuals(A, B, se3.retract(X, -e[:6]), se3.retract(Y, -e[6:]), scale, inverse_domain)
         J[:, :, k] = (rp - rm) / (2 * step)
     return r, J
 
@@ -437,7 +430,7 @@ def _own_fit(A, B, stored: StoredCalibration, iterations: int = 8):
         r, J = residuals_and_jacobian(A, B, X, Y, stored.scale, stored.inverse_domain)
         Jw = J * Sinv[None, :, None]
         step = -np.linalg.lstsq(np.einsum("nik,nil->kl", Jw, J), np.einsum("nik,ni->k", Jw, r), rcond=None)[0]
-        X, Y = _perturb(X, step[:6]), _perturb(Y, step[6:])
+        X, Y = se3.retract(X, step[:6]), se3.retract(Y, step[6:])
     r = sv.residuals(A, B, X, Y, stored.scale, stored.inverse_domain)
     d2 = np.einsum("ni,i,ni->n", r, Sinv, r) / 6
     return (float(np.median(d2)), float(np.degrees(np.median(np.linalg.norm(r[:, :3], axis=1)))),
@@ -474,7 +467,7 @@ def update(stored: StoredCalibration, res: CheckResult, A, B, iterations: int = 
         H = np.einsum("nik,nil->kl", Jw, J) + Pinv
         g = np.einsum("nik,ni->k", Jw, r) + Pinv @ theta
         step = -np.linalg.lstsq(H, g, rcond=None)[0]
-        X, Y = _perturb(X, step[:6]), _perturb(Y, step[6:])
+        X, Y = se3.retract(X, step[:6]), se3.retract(Y, step[6:])
         theta = theta + step
         if np.abs(step).max() < 1e-10:
             break

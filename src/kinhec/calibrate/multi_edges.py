@@ -229,10 +229,6 @@ def _own_gives(fits, r):
     return fits[int(r[0] != r[1])].transforms(False, r[0])
 
 
-def _angles(R) -> np.ndarray:
-    return np.arccos(np.clip(0.5 * (np.trace(R, axis1=-2, axis2=-1) - 1.0), -1.0, 1.0))
-
-
 def _mean_pose(T):
     return c.transform(c.project_to_so3(T[:, :3, :3].sum(axis=0)), T[:, :3, 3].mean(axis=0))
 
@@ -250,7 +246,7 @@ def _graph_fit(A, B, X, Y, metric: bool):
         Xk = _inv(A) @ Y @ B
         Xh = _mean_pose(Xk)
         D, n_eff, gives = _inv(Xh) @ Xk, len(A) - 1, (Xh, Y)
-    rot = float(np.median(_angles(D[:, :3, :3])))
+    rot = float(np.median(rd.rotation_angles(D[:, :3, :3])))
     trans = float(np.median(np.linalg.norm(D[:, :3, 3], axis=1))) if metric else math.nan
     return rot, trans, n_eff, gives
 
@@ -398,7 +394,7 @@ def _gives_text(ch: EdgeCheck, r) -> str:
                 continue
             if ref is not None:
                 d = _inv(ref) @ T
-                out.append(f"{name} {math.degrees(float(_angles(d[:3, :3]))):.3g} deg / "
+                out.append(f"{name} {math.degrees(float(rd.rotation_angles(d[:3, :3]))):.3g} deg / "
                            f"{1000 * float(np.linalg.norm(T[:3, 3] - ref[:3, 3])):.3g} mm from the other edges'")
             else:
                 out.append(f"{name} {_pose_text(T)}")

@@ -55,7 +55,7 @@ from kinhec import se3
 from kinhec.calibrate.pairing import Alignment
 from kinhec.solvers import _common as c
 
-__all__ = ["Reading", "ClassFit", "angle_matrix", "congruence", "order_alignments", "fit_class", "SUBSAMPLE",
+__all__ = ["Reading", "ClassFit", "angle_matrix", "rotation_angles", "congruence", "order_alignments", "fit_class", "SUBSAMPLE",
            "MAX_SHIFT", "CAP"]
 
 #: Pairs (evenly spread) on which the classes are fitted and the congruence is scored.
@@ -309,8 +309,9 @@ class ClassFit:
         return X, Y
 
 
-def _angles(R: np.ndarray) -> np.ndarray:
-    return np.arccos(np.clip(0.5 * (np.trace(R, axis1=1, axis2=2) - 1.0), -1.0, 1.0))
+def rotation_angles(R: np.ndarray) -> np.ndarray:
+    """Angles [rad] of rotations ``(..., 3, 3)`` from their traces (the firewall's cheap measure)."""
+    return np.arccos(np.clip(0.5 * (np.trace(R, axis1=-2, axis2=-1) - 1.0), -1.0, 1.0))
 
 
 def fit_class(H: np.ndarray, E: np.ndarray) -> ClassFit:
@@ -332,7 +333,7 @@ def fit_class(H: np.ndarray, E: np.ndarray) -> ClassFit:
     keep = np.ones(len(Hi), dtype=bool)
     for _ in range(2):
         R = c.project_to_so3(alpha[keep].T @ beta[keep])
-        res_r = _angles(np.swapaxes(RA @ R, 1, 2) @ (R @ RB))
+        res_r = rotation_angles(np.swapaxes(RA @ R, 1, 2) @ (R @ RB))
         keep = res_r <= max(3.0 * float(np.median(res_r)), 1e-9)
     # translations: (R_A - I) t_X - s R t_B = -t_A on the motions
     M = np.concatenate([RA - np.eye(3), -(tB @ R.T)[:, :, None]], axis=2)  # (m, 3, 4)

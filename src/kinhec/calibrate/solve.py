@@ -180,9 +180,8 @@ def _log_small(R: np.ndarray) -> np.ndarray:
 
 
 def _retract(T: np.ndarray, d: np.ndarray) -> np.ndarray:
-    out = T.copy()
-    out[:3, :3] = c.project_to_so3(T[:3, :3] @ se3.so3_exp(d[:3]))
-    out[:3, 3] = T[:3, 3] + d[3:6]
+    out = se3.retract(T, d)
+    out[:3, :3] = c.project_to_so3(out[:3, :3])
     return out
 
 
