@@ -8,7 +8,7 @@ Prints the figures of docs/multi.md (run from the repository root, on one core f
 1. **Accuracy** over ``--scenes`` random scenes (2-8 cameras, 2-16 targets, dense and sparse graphs, both
    set-ups, 4-15 pairs per edge, camera levels c1-c3, robot r1): per unknown the error of the joint fit
    (:func:`kinhec.calibrate.calibrate_multi`) and of every per-pair fit (``he_ml`` on one edge alone) divided
-   by the expected median error of the joint Cramér-Rao bound (:func:`kinhec.scenes.scene_bound`); the
+   by the expected median error of the joint Cramér-Rao bound (:func:`kinhec.evaluate.bounds.scene_bound`); the
    joint covariance's NEES per 6-dof unknown; how often the estimate is certified.
 2. **Runtime**: 8 cameras x 16 targets x 3,000 pairs (dense), CPU time of ``calibrate_multi`` (median of
    repeats), with the certificate in closed form (default) and with the SDP forced (``certify="sdp"``).
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kinhec import scenes, se3
+from kinhec import bounds, scenes, se3
 from kinhec.calibrate import calibrate, calibrate_multi
 from kinhec.solvers import certificate as ct
 from kinhec.solvers.he_ml import he_ml
@@ -53,7 +53,7 @@ def accuracy(n_scenes: int, quick: bool, outliers: float = 0.0, student_t: float
         t0 = time.process_time()
         res = calibrate_multi(sc.pairs)
         cpu.append(time.process_time() - t0)
-        b = scenes.scene_bound(sc)
+        b = bounds.scene_bound(sc)
         cert.append(res.certificate["certified"])
         fit = res.fit
         sj = []

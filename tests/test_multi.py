@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 from scipy.stats import chi2
 
-from kinhec import scenes, se3
+from kinhec import bounds, scenes, se3
 from kinhec.bounds import bound_from_pairs
 from kinhec.calibrate import calibrate_multi
 from kinhec.cli import main
@@ -119,7 +119,7 @@ def test_joint_beats_each_pair_alone_and_meets_the_bound():
     for sid in range(3):
         sc = scenes.draw_scene(4, sid, n_cameras=3, n_targets=4, graph="dense", pairs_per_edge=6)
         res = calibrate_multi(sc.pairs)
-        b = scenes.scene_bound(sc)
+        b = bounds.scene_bound(sc)
         for kind, T in (("X", sc.X), ("Y", sc.Y)):
             for k in T:
                 est = res.X[k] if kind == "X" else res.Y[k]
@@ -250,7 +250,7 @@ def test_certify_sdp_and_no_certificate():
 def test_one_edge_graph_bound_is_the_single_pair_bound():
     sc = scenes.draw_scene(14, 0, n_cameras=1, n_targets=1, pairs_per_edge=15, robot_noise="r2")
     (e,) = sc.pairs
-    gb = scenes.scene_bound(sc)
+    gb = bounds.scene_bound(sc)
     C = sc.C_true[e]
     X = sc.X[e[0]]
     J, G = pm.pair_jacobians(C, X, sc.configuration)
@@ -265,7 +265,7 @@ def test_one_edge_graph_bound_is_the_single_pair_bound():
 def test_joint_bound_shrinks_with_more_edges():
     dense = scenes.draw_scene(15, 0, n_cameras=3, n_targets=3, graph="dense")
     tree = scenes.draw_scene(15, 0, n_cameras=3, n_targets=3, graph="tree")
-    bd, bt = scenes.scene_bound(dense), scenes.scene_bound(tree)
+    bd, bt = bounds.scene_bound(dense), bounds.scene_bound(tree)
     assert np.mean([v[1] for v in bd.median.values()]) < np.mean([v[1] for v in bt.median.values()])
 
 

@@ -1,18 +1,22 @@
 """kinhec: hand-eye (A X = X B) and robot-world/hand-eye (A X = Y B) calibration toolkit.
 
-The package is organised in layers; a lower layer never imports a higher one:
+The package is a stack of groups, each importing only the groups below it
+(docs/architecture.md draws them; tests/test_layers.py holds the rule):
 
-``se3`` -> ``robots``, ``cameras`` -> (generator, io, solvers) -> (benchmark,
-validate) -> (viz, cli).  ``import kinhec`` stays light: it imports only the
-standard library; the public loaders and :mod:`kinhec.se3` are resolved on
-first use.
+``util`` -> ``geometry`` -> ``models`` -> ``io`` -> ``solvers`` -> ``synth`` ->
+``vision`` -> ``calibrate`` -> ``evaluate`` -> ``dataset`` -> ``report`` ->
+``planner`` -> ``cli``.  Modules of the earlier flat layout keep their import
+paths (``kinhec.se3`` is ``kinhec.geometry.se3``: :mod:`kinhec.util.moved`).
+``import kinhec`` stays light: it imports only the standard library; the
+public loaders and :mod:`kinhec.geometry.se3` are resolved on first use.
 """
 
 from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from kinhec.errors import (  # noqa: E402  (standard library only)
+from kinhec.util import moved as _moved  # noqa: E402  (standard library only)
+from kinhec.util.errors import (  # noqa: E402  (standard library only)
     DatasetFormatError,
     DegenerateMotionError,
     InputError,
@@ -20,11 +24,13 @@ from kinhec.errors import (  # noqa: E402  (standard library only)
     UnknownNameError,
 )
 
+_moved.install()
+
 # Public names resolved on first use, so that ``import kinhec`` (and with it
 # every ``kinhec`` command's start-up) pulls in neither numpy nor pyarrow nor
 # pandas: ``kinhec.load_sequence`` imports :mod:`kinhec.io` when first touched.
 _LAZY = {
-    "se3": ("kinhec.se3", None),
+    "se3": ("kinhec.geometry.se3", None),
     "Sequence": ("kinhec.io", "Sequence"),
     "iter_sequences": ("kinhec.io", "iter_sequences"),
     "load_manifest": ("kinhec.io", "load_manifest"),
@@ -36,6 +42,9 @@ def __getattr__(name: str):
     try:
         module_name, attr = _LAZY[name]
     except KeyError:
+        moved = _moved.module_getattr(name)
+        if moved is not None:
+            return moved
         raise AttributeError(f"module 'kinhec' has no attribute {name!r}") from None
     import importlib
 

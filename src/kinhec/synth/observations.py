@@ -27,7 +27,7 @@ calibration tools, so they can run on exactly the same data::
 * ``mode`` says where the camera is: ``eye_in_hand`` (on the flange, the
   target fixed in the world) or ``eye_to_hand`` (fixed, the target on the flange).
 
-The JSON Schema is ``kinhec/data/observation_set.schema.json``
+The JSON Schema is ``kinhec/io/data/observation_set.schema.json``
 (:func:`schema_path`); :func:`read_observations` validates every file
 against it and names the file and the JSON path of the first violation.
 
@@ -113,7 +113,7 @@ class ObservationSet:
 
 def schema_path(name: str = "observation_set") -> Path:
     """Path of a JSON Schema shipped with kinhec (``observation_set``)."""
-    return Path(str(resources.files("kinhec") / "data" / f"{name}.schema.json"))
+    return Path(str(resources.files("kinhec") / "io" / "data" / f"{name}.schema.json"))
 
 
 def load_schema(name: str = "observation_set") -> dict:

@@ -10,7 +10,7 @@ from kinhec import __version__
 
 def license_text() -> str:
     """The MIT licence under which generated datasets are released."""
-    return resources.files("kinhec").joinpath("data", "LICENSE.dataset").read_text()
+    return resources.files("kinhec").joinpath("io", "data", "LICENSE.dataset").read_text()
 
 
 def citation_cff(*, url: str | None = None) -> str:

@@ -49,6 +49,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -59,6 +60,9 @@ from kinhec.motion import KEYFRAME_MAX, KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS
 from kinhec.recipe_json import robot_student_t_dof
 from kinhec.robots import get_robot
 from kinhec.solvers import pair_model as pm
+
+if TYPE_CHECKING:
+    from kinhec.synth.scenes import MultiScene
 
 __all__ = [
     "N_SAMPLES",
@@ -611,3 +615,16 @@ def graph_bound(A, C, X: dict, Y: dict, configuration: str, *, camera_noise, rob
                     rot, tr = (math.inf, tr) if part == 0 else (rot, math.inf)
             median[f"{kind}:{key}"] = (rot, tr)
     return GraphBound(cov, list(d.x_ids), list(d.y_ids), list(d.scaled), median, d.n)
+
+
+def scene_bound(scene: MultiScene, *, scale_unknown: bool | None = None):
+    """Cramér-Rao bound of the joint problem of a :class:`~kinhec.synth.scenes.MultiScene` (:func:`graph_bound`).
+
+    ``scale_unknown`` (default: whether the scene has a monocular scale) makes every camera's ``log s`` a
+    nuisance parameter.  Outliers are not in the model (the bound then holds for the inliers' problem).
+    """
+    mono = any(s != 1.0 for s in scene.scale.values()) if scale_unknown is None else bool(scale_unknown)
+    return graph_bound(scene.A_true, scene.C_true, scene.X, scene.Y, scene.configuration,
+                       camera_noise=scene.camera_noise, robot_noise=scene.robot_noise,
+                       student_t_dof=scene.student_t_dof, scale_groups=scene.cameras if mono else None,
+                       masks={e: ~m for e, m in scene.outliers.items()})  # fmt: skip

@@ -44,7 +44,7 @@ from kinhec import noise as nz
 from kinhec import se3
 from kinhec.errors import InputError, UnknownNameError
 
-__all__ = ["GRAPHS", "CONFIGURATIONS", "MultiScene", "draw_scene", "scene_bound"]
+__all__ = ["GRAPHS", "CONFIGURATIONS", "MultiScene", "draw_scene"]
 
 GRAPHS = ("dense", "sparse", "tree")
 CONFIGURATIONS = ("eye_to_hand", "eye_in_hand")
@@ -288,18 +288,3 @@ def draw_scene(seed: int, scene_id: int, *, n_cameras: int = 3, n_targets: int =
                       X=dict(zip(x_ids, X)), Y=dict(zip(y_ids, Y)), pairs=pairs, A_true=A_true, C_true=C_true,
                       camera_noise=cam_sd, robot_noise=rob_sd, student_t_dof=student_t_dof, scale=scales,
                       outliers=outliers)  # fmt: skip
-
-
-def scene_bound(scene: MultiScene, *, scale_unknown: bool | None = None):
-    """Cramér-Rao bound of the joint problem of a scene (:func:`kinhec.bounds.graph_bound`).
-
-    ``scale_unknown`` (default: whether the scene has a monocular scale) makes every camera's ``log s`` a
-    nuisance parameter.  Outliers are not in the model (the bound then holds for the inliers' problem).
-    """
-    from kinhec.bounds import graph_bound
-
-    mono = any(s != 1.0 for s in scene.scale.values()) if scale_unknown is None else bool(scale_unknown)
-    return graph_bound(scene.A_true, scene.C_true, scene.X, scene.Y, scene.configuration,
-                       camera_noise=scene.camera_noise, robot_noise=scene.robot_noise,
-                       student_t_dof=scene.student_t_dof, scale_groups=scene.cameras if mono else None,
-                       masks={e: ~m for e, m in scene.outliers.items()})  # fmt: skip

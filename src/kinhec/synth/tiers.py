@@ -146,7 +146,7 @@ def load_tier(name_or_path: str | Path) -> Tier:
     """
     s = str(name_or_path)
     if s in TIER_NAMES:
-        text = resources.files("kinhec").joinpath("configs", f"{s}.yaml").read_text()
+        text = resources.files("kinhec").joinpath("synth", "configs", f"{s}.yaml").read_text()
         data = _safe_load(text)
         source = f"builtin:{s}"
     else:

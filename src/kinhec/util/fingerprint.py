@@ -38,7 +38,7 @@ def source_digest() -> str:
     protocol code (an edited checkout between two runs of the same version)
     are computed again rather than reused.
     """
-    pkg = Path(__file__).resolve().parent
+    pkg = Path(__file__).resolve().parent.parent  # the package: this module sits in kinhec/util
     h = hashlib.sha256()
     for path in sorted(pkg.rglob("*.py")):
         h.update(path.relative_to(pkg).as_posix().encode() + b"\0")

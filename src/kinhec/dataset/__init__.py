@@ -1,0 +1,1 @@
+"""Operations on a dataset folder: validate, clean, export, inventory, the dataset card."""

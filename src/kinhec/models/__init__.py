@@ -1,0 +1,1 @@
+"""Physical models: robot arms (``robots``), cameras and targets (``cameras``), intrinsics, PnP, noise."""

@@ -1,0 +1,1 @@
+"""Plumbing every layer may use: errors, files, JSON, BLAS threads, executors, folder locks, fingerprints, provenance, colours."""
