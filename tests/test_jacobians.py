@@ -302,7 +302,7 @@ def _pixels_marginal(rng, mp):
 # --------------------------------------------------------------------------- #
 # PnP, the block finite differences, calibrate
 # --------------------------------------------------------------------------- #
-@jacobian("pnp.normal_equations", ("pnp:_normal_equations",))
+@jacobian("pnp.normal_equations", ("models.pnp:_normal_equations",))
 def _pnp_normal_equations(rng, mp):
     from kinhec import pnp
 
@@ -323,7 +323,7 @@ def _pnp_normal_equations(rng, mp):
     return out
 
 
-@jacobian("lsq.block_jacobian", ("lsq:block_jacobian",))
+@jacobian("lsq.block_jacobian", ("geometry.lsq:block_jacobian",))
 def _block_jacobian(rng, mp):
     from kinhec.lsq import BlockStructure, block_jacobian
 
@@ -488,7 +488,7 @@ def _certificate(rng, mp):
 # --------------------------------------------------------------------------- #
 # robots, trajectories, planner, bounds, vision
 # --------------------------------------------------------------------------- #
-@jacobian("robots.jacobian", ("robots:RobotModel.jacobian", "robots:RobotModel.fk_jacobian"))
+@jacobian("robots.jacobian", ("models.robots:RobotModel.jacobian", "models.robots:RobotModel.fk_jacobian"))
 def _robot_jacobian(rng, mp):
     from kinhec.robots import get_robot
 
@@ -507,8 +507,8 @@ def _robot_jacobian(rng, mp):
     return out
 
 
-@jacobian("trajectories.joint_velocities", ("trajectories:SinusoidJointTrajectory.joint_velocities",
-                                            "trajectories:WaypointJointTrajectory.joint_velocities"))  # fmt: skip
+@jacobian("trajectories.joint_velocities", ("synth.trajectories:SinusoidJointTrajectory.joint_velocities",
+                                            "synth.trajectories:WaypointJointTrajectory.joint_velocities"))  # fmt: skip
 def _joint_velocities(rng, mp):
     from kinhec import trajectories as tj
     from kinhec.robots import get_robot
@@ -548,7 +548,7 @@ def _planner_information(rng, mp):
     return out
 
 
-@jacobian("bounds.fisher_information", ("bounds:fisher_information",))
+@jacobian("bounds.fisher_information", ("evaluate.bounds:fisher_information",))
 def _fisher(rng, mp):
     from kinhec import bounds
 
@@ -591,7 +591,7 @@ def _whitened(Sigma_full, residual):
     return lambda x: scipy.linalg.solve_triangular(Lf, np.ravel(residual(x)), lower=True)
 
 
-@jacobian("bounds.random_walk_information", ("bounds:random_walk_information", "bounds:_bound_from_information"))
+@jacobian("bounds.random_walk_information", ("evaluate.bounds:random_walk_information", "evaluate.bounds:_bound_from_information"))
 def _random_walk_information(rng, mp):
     """The structured (banded Cholesky + Woodbury) information against the Gauss-Newton normal matrix of the
     residuals whitened by the dense covariance; then the whole bound of :func:`bounds.bound_from_pairs` with
@@ -674,15 +674,15 @@ def test_analytic_derivative_matches_finite_differences(name, monkeypatch):
 
 #: Functions whose names say derivative or information but that compute none (or that another test checks).
 NOT_DERIVATIVES = {
-    "lsq:block_jacobian_parts": "block_jacobian's body (block_jacobian returns its parts as CSR), checked there",
-    "lsq:BlockJacobian.normal": "J^T W J and J^T W r from a Jacobian's blocks; tests/test_lsq_normal.py holds it to "
+    "geometry.lsq:block_jacobian_parts": "block_jacobian's body (block_jacobian returns its parts as CSR), checked there",
+    "geometry.lsq:BlockJacobian.normal": "J^T W J and J^T W r from a Jacobian's blocks; tests/test_lsq_normal.py holds it to "
                                 "the dense products",
-    "bounds:_inverse_information": "the pseudo-inverse of an information matrix (checked with the bound's tests)",
-    "bounds:student_t_information_factor": "a constant factor, checked against a Monte-Carlo of the score "
+    "evaluate.bounds:_inverse_information": "the pseudo-inverse of an information matrix (checked with the bound's tests)",
+    "evaluate.bounds:student_t_information_factor": "a constant factor, checked against a Monte-Carlo of the score "
                                            "(test_bound_branches)",
     "planner.design:prior_information": "a constant prior",
     "solvers.he_ml_stages.model:fitted_jacobian": "pair_jacobians with the column of scale_jacobian appended",
-    "bounds:_squared_normals": "squared standard normal draws",
+    "evaluate.bounds:_squared_normals": "squared standard normal draws",
     "solvers.multi_axyb:assemble_normal": "assembly of given local Jacobians (test_multi)",
     "calibrate.check:residuals_and_jacobian": "central differences of calibrate.solve.residuals; test_check holds "
                                               "its first-order prediction to a perturbed fit",

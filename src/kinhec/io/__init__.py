@@ -42,31 +42,39 @@ Imports go one way: ``_common`` <- ``tables`` <- ``index`` <- ``shards``;
 
 from __future__ import annotations
 
-from kinhec.io._common import (
-    INDEX_CSV_FILE,
-    INDEX_FILE,
-    INDEX_METADATA_KEY,
-    LEGACY_INDEX_METADATA_KEY,
-    LOCATION_COLUMNS,
-    WRITER,
-    WRITER_METADATA_KEY,
-    is_asynchronous,
-)
-from kinhec.io.index import load_manifest, write_index
-from kinhec.io.reader import iter_sequences, load_sequence, read_tables
-from kinhec.io.sequence import CameraStream, RobotStream, Sequence
-from kinhec.io.shards import (
-    _row_groups_hold_ids,  # noqa: F401  (tests and benchmarks/bench_resume.py reach it through kinhec.io)
-    _rows_list_ids,  # noqa: F401
-    index_is_current,
-    read_shard_index,
-    rebuild_index,
-    shard_paths,
-    shard_status,
-    shard_writer,
-    write_shard,
-)
-from kinhec.io.tables import camera_table, robot_table
+import importlib
+
+# Every name below is loaded with its module on first use, so that importing a light module of this
+# group (``kinhec.io.tracks``, ``kinhec.io.publish``) does not load pandas or pyarrow.
+_WHERE = {
+    "INDEX_CSV_FILE": "_common",
+    "INDEX_FILE": "_common",
+    "INDEX_METADATA_KEY": "_common",
+    "LEGACY_INDEX_METADATA_KEY": "_common",
+    "LOCATION_COLUMNS": "_common",
+    "WRITER": "_common",
+    "WRITER_METADATA_KEY": "_common",
+    "is_asynchronous": "_common",
+    "load_manifest": "index",
+    "write_index": "index",
+    "iter_sequences": "reader",
+    "load_sequence": "reader",
+    "read_tables": "reader",
+    "CameraStream": "sequence",
+    "RobotStream": "sequence",
+    "Sequence": "sequence",
+    "_row_groups_hold_ids": "shards",
+    "_rows_list_ids": "shards",
+    "index_is_current": "shards",
+    "read_shard_index": "shards",
+    "rebuild_index": "shards",
+    "shard_paths": "shards",
+    "shard_status": "shards",
+    "shard_writer": "shards",
+    "write_shard": "shards",
+    "camera_table": "tables",
+    "robot_table": "tables",
+}
 
 __all__ = [
     "INDEX_FILE",
@@ -91,3 +99,18 @@ __all__ = [
     "CameraStream",
     "Sequence",
 ]
+
+
+def __getattr__(name: str):
+    try:
+        module = _WHERE[name]
+    except KeyError:
+        raise AttributeError(f"module 'kinhec.io' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f"kinhec.io.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_WHERE))
+
