@@ -13,7 +13,7 @@ PKG = Path(kinhec.__file__).parent
 
 # Lower number = lower layer.  Every module of the package must be listed here.
 LAYERS = {
-    "errors": 0, "palette": 0, "schema": 0, "jsonutil": 0, "fsutil": 0, "tracks": 0, "locking": 0, "fingerprint": 1, "upload": 0,
+    "errors": 0, "palette": 0, "schema": 0, "jsonutil": 0, "fsutil": 0, "tracks": 0, "locking": 0, "fingerprint": 1,
     "encoding": 0, "blas": 0,
     "se3": 1,
     "robots": 2, "cameras": 2, "motion": 2, "tiers": 2, "tier_schema": 2,
