@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
 from typing import Callable
 
@@ -49,6 +50,10 @@ from kinhec.solvers._common import axis_scatter_lambda2
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
+# the support modules the tests share with the benchmark and docs scripts (``support.bag_writer``, ...), kept in
+# benchmarks/support/ and not shipped with kinhec; appended, so that no script of benchmarks/ hides an installed module
+if str(REPO / "benchmarks") not in sys.path:
+    sys.path.append(str(REPO / "benchmarks"))
 #: Real public hand-eye data copied into the repository (SOURCES.toml).
 REALDATA = TESTS / "data" / "realdata"
 #: Files of the published KinHEC dataset copied into the repository (SOURCES.toml).

@@ -24,11 +24,12 @@ from test_calibrate_synthetic import exported, within_3_sigma  # noqa: E402
 
 from kinhec import se3  # noqa: E402
 from kinhec.calibrate import calibrate  # noqa: E402
-from kinhec.calibrate.bag_writer import STORAGES, PoseTopic, TfEdge, stamps_ns, write_bag  # noqa: E402
 from kinhec.calibrate.bags import read_bag  # noqa: E402
 from kinhec.calibrate.output import ros2_launch, ros_transforms  # noqa: E402
 from kinhec.calibrate.readers import read_stream  # noqa: E402
 from kinhec.cli import main  # noqa: E402
+
+from support.bag_writer import STORAGES, PoseTopic, TfEdge, stamps_ns, write_bag  # noqa: E402
 
 EPOCH = 1_700_000_000  # ROS time of the recordings [s]
 

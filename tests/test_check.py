@@ -309,8 +309,8 @@ def test_bag_streams_checked_against_a_calibration_of_files(tmp_path):
     pytest.importorskip("rosbags", reason="rosbags is not installed (pip install 'kinhec[ros]')")
     from test_calibrate_synthetic import exported
 
-    from kinhec.calibrate.bag_writer import PoseTopic, write_bag
     from kinhec.calibrate.readers import read_stream
+    from support.bag_writer import PoseTopic, write_bag
 
     _, hand, eye = exported(tmp_path, 0)
     h, e = read_stream(hand, "tum"), read_stream(eye, "tum")  # T_base_ee, T_target_cam

@@ -17,11 +17,11 @@ LAYERS = {
     "encoding": 0, "blas": 0,
     "se3": 1,
     "robots": 2, "cameras": 2, "motion": 2, "tiers": 2, "tier_schema": 2,
-    "pnp": 3, "camera_bias": 4, "noise": 3, "trajectories": 3, "recipe": 3, "recipe_json": 3,
+    "pnp": 3, "noise": 3, "trajectories": 3, "recipe": 3, "recipe_json": 3,
     "lsq": 1, "intrinsics": 3, "observations": 5, "suite": 6,
     "generator": 4, "drift": 4, "scenes": 4, "io": 4, "solvers": 4, "bounds": 4, "executors": 4, "provenance": 4, "export": 5, "calibrate": 5,
     "runner": 5, "benchmark": 5, "validate": 5, "validation_record": 5, "publish": 5, "vision": 5,
-    "inventory": 6, "fidelity": 6, "fidelity_draws": 6, "viz": 6, "planner": 6, "report": 6, "card": 6, "clean": 6, "cli": 7, "__main__": 7,
+    "inventory": 6, "fidelity": 6, "viz": 6, "planner": 6, "report": 6, "card": 6, "clean": 6, "cli": 7, "__main__": 7,
 }  # fmt: skip
 
 
