@@ -7,11 +7,12 @@ import collections
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import PUBLISHED_CARD, PUBLISHED_SMOKE_TRIMMED, REPO
 
 from kinhec import cameras, fidelity, tiers
 from kinhec.errors import InputError
 from kinhec.generator import simulate
+
+from helpers.paths import PUBLISHED_CARD, PUBLISHED_SMOKE_TRIMMED, REPO
 
 # the card and the published index travel with the repository (tests/data/published); the station tests read
 # the whole published copy (every shard) and skip without it
