@@ -31,8 +31,9 @@ from pathlib import Path
 import numpy as np
 
 from kinhec import se3
-from kinhec.calibrate.bag_writer import PoseTopic, TfEdge, write_bag
 from kinhec.calibrate.bags import _Bag, _open, read_bag
+
+from support.bag_writer import PoseTopic, TfEdge, write_bag
 
 ARM_HZ, CAM_HZ, EPOCH = 125.0, 30.0, 1_700_000_000
 

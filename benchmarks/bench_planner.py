@@ -53,10 +53,11 @@ from kinhec.calibrate import calibrate
 from kinhec.planner import DEFAULT_GUESS_TOLERANCE, PlanLimits, Scene, noise_model, plan_poses
 from kinhec.planner.candidates import sample_candidates
 from kinhec.planner.model import pose_information, sigma_curve
-from kinhec.planner.simulate import simulate_measurements
 from kinhec.robots import get_robot
 from kinhec.solvers.he_ml import he_ml
 from kinhec.trajectories import lookat, sample_hand_eye
+
+from support.planner_simulate import simulate_measurements
 
 ROBOTS = ("ur5e", "panda", "iiwa14")
 SETUPS = ("eye_in_hand", "eye_to_hand")

@@ -1,6 +1,6 @@
 """``kinhec check`` on recordings whose mount is knocked or drifts: detection, attribution, delay, false alarms.
 
-Generated recordings (the calibrate tests' station recording, ``tests/conftest.py``'s ``STATIONS``: UR5e,
+Generated recordings (the calibrate tests' station recording, ``STATIONS`` of ``tests/helpers/recordings.py``: UR5e,
 eye-in-hand, look-at stations, Gaussian robot and camera pose noise) of ``--n-cal + --n-check`` stations, each
 seeded by its index: ``kinhec.calibrate.calibrate`` on the first ``--n-cal`` stations, its JSON read back as
 ``kinhec check`` reads it, then the test (:func:`kinhec.calibrate.check.consistency`) on the other
@@ -47,7 +47,7 @@ KINDS = [("X", "rot"), ("X", "trans"), ("Y", "rot"), ("Y", "trans")]
 
 
 def _stations():
-    from conftest import STATIONS
+    from helpers.recordings import STATIONS
 
     return STATIONS
 
@@ -146,7 +146,7 @@ def summarise(rows: list, alpha: float) -> dict:
 # real recordings split in halves
 # --------------------------------------------------------------------------- #
 def _real_halves(tmp: Path):
-    from conftest import REALDATA as DATA
+    from helpers.paths import REALDATA as DATA
 
     from kinhec.calibrate.readers import read_stream
 

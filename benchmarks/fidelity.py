@@ -52,7 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fidelity_draws import section as draws_section  # noqa: E402  (the scripts beside this one)
 from fidelity_mixed import mixed_section  # noqa: E402
 
-from kinhec import fidelity_draws  # noqa: E402
+from support import fidelity_draws  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 CARD = HERE.parent / "tests" / "data" / "published" / "card_full_000_d083e06558e04aff.txt"

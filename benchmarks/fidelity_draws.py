@@ -7,7 +7,7 @@ Usage::
     python benchmarks/fidelity_draws.py --store-published 0=DIR [0=DIR2] 1=DIR ...
 
 Draw ``k`` is the small tier with its global seed moved by ``k * 1000``
-(``kinhec.fidelity_draws.draw_seed``); draw 0 is the shipped tier.  The first
+(``support.fidelity_draws.draw_seed``, ``benchmarks/support/``); draw 0 is the shipped tier.  The first
 form generates kinhec's draws 1..N of the ``mixed`` and ``outliers`` tracks in a
 temporary folder, benchmarks them with the published baselines (``oracle``),
 takes draw 0 from ``docs/leaderboard_small.results.parquet``, stores the
@@ -34,7 +34,7 @@ from pathlib import Path
 import pandas as pd
 
 from kinhec import fidelity
-from kinhec import fidelity_draws as fd
+from support import fidelity_draws as fd
 
 HERE = Path(__file__).resolve().parent
 DOCS = HERE.parent / "docs"

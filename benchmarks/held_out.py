@@ -5,7 +5,7 @@ Usage::
     python benchmarks/held_out.py [--per-cell 30] [--seed 0] [--intrinsics-std 0,0] [--out FILE.json]
 
 Recordings come from the generator's public API (:func:`kinhec.generator.simulate` on the ``stations`` recipe of
-``tests/conftest.py``, a 25-station ``lookat`` tour with anisotropic camera noise), seeded by their index, in four
+``tests/helpers/recordings.py``, a 25-station ``lookat`` tour with anisotropic camera noise), seeded by their index, in four
 cells: eye-in-hand and eye-to-hand, each
 
 * ``stations``: one frame per station (12, 25 or 40 stations by turns), written as row-ordered 4x4 files without
@@ -46,7 +46,7 @@ STATIONS = dict(sequence_id="noise-000000", track="noise", seed=11, robot="ur5e"
                 family="lookat", sampling_mode="stations", n_stations=25, camera="hd",
                 robot_noise_models=("se3_gaussian",), robot_rot_std_rad=2e-4, robot_trans_std_m=1e-4,
                 camera_noise_model="se3_gaussian", camera_rot_std_rad=1e-3, camera_trans_std_m=3e-4,
-                camera_trans_std_z_m=1e-3)  # fmt: skip  (tests/conftest.py STATIONS)
+                camera_trans_std_z_m=1e-3)  # fmt: skip  (tests/helpers/recordings.py STATIONS)
 STAMPED = dict(STATIONS, sampling_mode="continuous", n_stations=12, camera_rate_hz=10.0, dwell_s=1.0)
 N_STATIONS = (12, 25, 40)
 

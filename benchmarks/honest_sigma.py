@@ -63,10 +63,11 @@ import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from kinhec import se3  # noqa: E402
-from kinhec.camera_bias import apply_board_scale, intrinsics_bias  # noqa: E402
 from kinhec.errors import KinhecError  # noqa: E402
 from kinhec.tiers import expand_tier, load_tier  # noqa: E402
 from kinhec.tracks import TRACKS  # noqa: E402
+
+from support.camera_bias import apply_board_scale, intrinsics_bias  # noqa: E402
 
 VARIANTS = ("clean", "board", "intrinsics", "both")
 #: Board size error (1 sigma, relative).

@@ -152,7 +152,7 @@ def real_recordings() -> tuple[list[Recording], list[str]]:
     return out, missing
 
 
-#: tests/conftest.py's STATIONS: 25 look-at stations of a UR5e, realistic robot and camera noise.
+#: STATIONS of tests/helpers/recordings.py: 25 look-at stations of a UR5e, realistic robot and camera noise.
 STATIONS = dict(sequence_id="noise-000000", track="noise", seed=11, robot="ur5e", configuration="eye_in_hand",
                 family="lookat", sampling_mode="stations", n_stations=25, camera="hd",
                 robot_noise_models=("se3_gaussian",), robot_rot_std_rad=2e-4, robot_trans_std_m=1e-4,

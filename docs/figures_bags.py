@@ -1,7 +1,7 @@
 """The run-derived figures of ``docs/bags.md``: ``kinhec calibrate --bag`` on a bag written by the page's own recipe.
 
 * ``bags.run``, ``bags.launch``, ``bags.wrong-names``: the page's Python block (a generated smoke sequence,
-  ``noise-000000``, written into a ROS 1 bag with ``kinhec.calibrate.bag_writer``) is run in a temporary folder,
+  ``noise-000000``, written into a ROS 1 bag with ``support.bag_writer``, ``benchmarks/support/``) is run in a temporary folder,
   then the page's commands on that bag; the console output (its ``note:`` lines left out), the launch file
   (shortened as on the page) and the error for a wrong frame name go on the page as printed.
 * ``bags.eth``: the ETH-ASL ``robot_arm_real`` CSVs kept with the tests (``tests/data/realdata``) written into a
@@ -19,6 +19,7 @@ import io
 import math
 import os
 import re
+import sys
 import tempfile
 import warnings
 from pathlib import Path
@@ -29,6 +30,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 PAGE = HERE / "bags.md"
 ETH_ARM = REPO / "tests" / "data" / "realdata" / "ethz_asl" / "robot_arm_real"
+if str(REPO / "benchmarks") not in sys.path:  # support.bag_writer (benchmarks/support/): not shipped with kinhec
+    sys.path.append(str(REPO / "benchmarks"))
 
 #: The page's blocks, in page order; those whose figures depend on the OpenCV version installed (none).
 NAMES = ("bags.run", "bags.launch", "bags.wrong-names", "bags.eth")
@@ -127,8 +130,8 @@ def _below(x: float) -> str:
 
 def _eth_block() -> str:
     from kinhec.calibrate import calibrate
-    from kinhec.calibrate.bag_writer import TfEdge, write_bag
     from kinhec.calibrate.readers import read_stream
+    from support.bag_writer import TfEdge, write_bag
 
     files = sorted(ETH_ARM.glob("*.csv"))
     hand = next(f for f in files if "hinge" in f.name)

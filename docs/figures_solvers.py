@@ -4,7 +4,7 @@
   ``docs/leaderboard_small`` (``docs/leaderboard_small.results.parquet``, which
   ``tests/test_leaderboard_page.py`` holds to a fresh benchmark);
 * ``solvers.opencv``: every hand-eye method of kinhec against OpenCV's (``cv2``, dev extra) on 60 noisy
-  synthetic chains (the chains of ``tests/test_solvers_synth.py``, 20 poses on a small arm's workspace,
+  synthetic chains (the chains of ``tests/helpers/chains.py``, 20 poses on a small arm's workspace,
   robot noise 0.5 mrad / 0.3 mm, camera noise 2 mrad / 1, 1, 3 mm; 30 per configuration), recomputed.
 
 Written by ``python docs/build_figures.py``; checked by ``tests/test_doc_figures.py``.
@@ -85,7 +85,7 @@ def _chains():
     """The 60 chains: seeds 0..29 per configuration; a chain with a pair motion above 168 deg is redrawn."""
     sys.path.insert(0, str(REPO / "tests"))
     try:
-        from test_solvers_synth import CONFIGURATIONS, make_chain
+        from helpers.chains import CONFIGURATIONS, make_chain
     finally:
         sys.path.remove(str(REPO / "tests"))
     from kinhec import se3

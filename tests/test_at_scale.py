@@ -19,7 +19,8 @@ from kinhec.errors import InputError
 from kinhec.fingerprint import run_fingerprint
 from kinhec.locking import lock_holder, writer_lock
 from kinhec.runner import generate_dataset
-from kinhec.upload import UPLOAD_EXCLUDE, published_files, upload_command
+
+from helpers.upload import UPLOAD_EXCLUDE, published_files, upload_command
 
 REPO = Path(__file__).resolve().parents[1]
 

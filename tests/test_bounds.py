@@ -15,7 +15,8 @@ from kinhec.runner import generate_dataset
 from kinhec.solvers import pair_model as pm
 from kinhec.solvers.he_ml import he_ml
 
-from test_solvers_synth import make_chain
+from helpers.chains import make_chain
+
 
 def _camera_meas(chain):
     return pm.camera_poses(chain.B_abs_gt, chain.configuration)

@@ -18,17 +18,18 @@ from click.testing import CliRunner
 
 pytest.importorskip("rosbags", reason="rosbags is not installed (pip install 'kinhec[ros]')")
 
-from test_calibrate_cli import streams  # noqa: E402
-from test_calibrate_real import ETH  # noqa: E402
-from test_calibrate_synthetic import exported, within_3_sigma  # noqa: E402
-
 from kinhec import se3  # noqa: E402
 from kinhec.calibrate import calibrate  # noqa: E402
-from kinhec.calibrate.bag_writer import STORAGES, PoseTopic, TfEdge, stamps_ns, write_bag  # noqa: E402
 from kinhec.calibrate.bags import read_bag  # noqa: E402
 from kinhec.calibrate.output import ros2_launch, ros_transforms  # noqa: E402
 from kinhec.calibrate.readers import read_stream  # noqa: E402
 from kinhec.cli import main  # noqa: E402
+
+from helpers.checks import within_3_sigma  # noqa: E402
+from helpers.paths import ETH  # noqa: E402
+from helpers.recordings import exported, streams  # noqa: E402
+
+from support.bag_writer import STORAGES, PoseTopic, TfEdge, stamps_ns, write_bag  # noqa: E402
 
 EPOCH = 1_700_000_000  # ROS time of the recordings [s]
 
@@ -82,13 +83,13 @@ def test_bag_gives_the_result_of_the_sequence_files(generated, storage):
     if storage == "ros1":  # docs/bags.md, "Checked against files", quotes this run
         import re
 
-        from test_doc_outputs import _build_figures
+        from helpers.doc_pages import build_figures
 
         page = (Path(__file__).resolve().parents[1] / "docs" / "bags.md").read_text(encoding="utf-8")
         m = re.search(r"the truth lies within\s+(\S+) sigma \(`X`, `Y`\) and (\S+) sigma \(offset\)", page)
         z_offset = abs(res.time_offset_s - seq.time_offset) / res.time_offset_std_s
         d = max(np.abs(res.X - ref.X).max(), np.abs(res.Y - ref.Y).max()), abs(res.time_offset_s - ref.time_offset_s)
-        assert m is not None and _build_figures().mismatches(" ".join(m.groups()), f"{z} {z_offset}") == [], \
+        assert m is not None and build_figures().mismatches(" ".join(m.groups()), f"{z} {z_offset}") == [], \
             (z, z_offset, d)  # fmt: skip
         assert "TUM files to better than 1e-10 per element and the clock\noffset to better than 1e-10 s" in page
         assert max(d) < 1e-10, d

@@ -12,31 +12,8 @@ from click.testing import CliRunner
 from kinhec import se3
 from kinhec.cli import main
 
-X_TRUE = se3.transform_from_rotation_translation(se3.so3_exp([0.3, -0.2, 1.2]), [0.03, -0.05, 0.09])
-Y_TRUE = se3.transform_from_rotation_translation(se3.so3_exp([0.1, 2.0, 0.2]), [0.8, 0.1, -0.2])
-
-
-def streams(rng, n=40, *, axis=None, noise=True):
-    """Stamped ``T_base_ee`` and ``T_cam_target`` (eye-in-hand) on one clock; ``axis`` makes every rotation about it."""
-    t = np.arange(n) * 0.5
-    if axis is None:
-        w = rng.normal(0, 0.5, (n, 3))
-    else:
-        w = np.outer(rng.uniform(-1.0, 1.0, n), axis)
-    A = se3.transform_from_rotation_translation(se3.so3_exp(w), rng.normal([0.5, 0, 0.4], 0.15, (n, 3)))
-    T_cam_target = se3.invert_transform(A @ X_TRUE) @ Y_TRUE
-    if noise:
-        T_cam_target = T_cam_target @ se3.se3_exp(np.c_[rng.normal(0, 1e-3, (n, 3)), rng.normal(0, 5e-4, (n, 3))])
-        A = A @ se3.se3_exp(np.c_[rng.normal(0, 2e-4, (n, 3)), rng.normal(0, 2e-4, (n, 3))])
-    return t, A, T_cam_target
-
-
-def write_tum(path, t, T, *, header=True):
-    q = se3.quaternion_from_matrix(T[:, :3, :3])  # w x y z
-    rows = np.column_stack([t, T[:, :3, 3], q[:, 1:], q[:, :1]])
-    lines = (["# timestamp tx ty tz qx qy qz qw"] if header else []) + [" ".join(repr(v) for v in r) for r in rows.tolist()]
-    path.write_text("\n".join(lines) + "\n")
-    return path
+from helpers.checks import one_line_exit_2
+from helpers.recordings import X_TRUE, streams, write_tum
 
 
 @pytest.fixture
@@ -76,15 +53,6 @@ def test_success_writes_the_json_contract(good, tmp_path):
     fs.release()
 
 
-def _one_line_exit_2(r, *fragments):
-    assert r.exit_code == 2, r.output
-    err = r.stderr.strip()
-    assert "\n" not in err and "Traceback" not in r.output + r.stderr, err
-    for f in fragments:
-        assert f in err, (f, err)
-    return err
-
-
 def _x_of(r, tmp_path):
     """X printed by a successful run (its JSON is written next to the test's files)."""
     assert r.exit_code == 0, r.output
@@ -102,7 +70,7 @@ def test_inverted_hand_poses_are_corrected_with_a_note(good, tmp_path):
     assert rot < 0.5 and tr < 5
     assert "note: conventions: corrected to --hand-pose ee_T_base" in r.output
     # stated on the command line, the wrong direction is refused, not overruled
-    err = _one_line_exit_2(run("--hand", bad, "--eye", eye, "--hand-pose", "base_T_ee", "--setup", "eye_in_hand"),
+    err = one_line_exit_2(run("--hand", bad, "--eye", eye, "--hand-pose", "base_T_ee", "--setup", "eye_in_hand"),
                            "inv.tum, lines 2-41",
                            "--hand-pose base_T_ee", "--hand-pose ee_T_base")
     assert "does not fit" in err
@@ -119,13 +87,13 @@ def test_inverted_eye_poses_are_corrected_with_a_note(good, tmp_path):
     # --eye-pose stated without the setup: the unstated setup is never changed to fit it.  (It used to be: the
     # run said "corrected to --setup eye_to_hand" and published the camera fixed beside the robot.)  Both readings
     # that fit are named, with what each publishes and the options that select it.
-    err = _one_line_exit_2(run("--hand", hand, "--eye", bad, "--eye-pose", "cam_T_target"), "inv_eye.tum, lines 2-41",
+    err = one_line_exit_2(run("--hand", hand, "--eye", bad, "--eye-pose", "cam_T_target"), "inv_eye.tum, lines 2-41",
                            "readings fit these files exactly as well", "--setup eye_to_hand --hand-pose base_T_ee "
                            "--eye-pose cam_T_target", "--setup eye_in_hand --hand-pose base_T_ee --eye-pose target_T_cam",
                            "--frame-id ee --child-frame-id cam", "--frame-id base --child-frame-id cam")
     assert "--eye-pose cam_T_target alone does not say which" in err
     # both stated: refused, naming the two options
-    _one_line_exit_2(run("--hand", hand, "--eye", bad, "--eye-pose", "cam_T_target", "--setup", "eye_in_hand"),
+    one_line_exit_2(run("--hand", hand, "--eye", bad, "--eye-pose", "cam_T_target", "--setup", "eye_in_hand"),
                      "inv_eye.tum, lines 2-41", "--eye-pose cam_T_target does not fit", "--eye-pose target_T_cam")
 
 
@@ -143,7 +111,7 @@ def test_millimetres(good, tmp_path):
         assert rot < 0.5 and tr < 5
         assert f"corrected to {units}" in r.output, r.output
     # a unit stated on the command line that the files contradict stops the run, naming it
-    _one_line_exit_2(run("--hand", h_mm, "--eye", eye, "--units", "m", "--setup", "eye_in_hand"),
+    one_line_exit_2(run("--hand", h_mm, "--eye", eye, "--units", "m", "--setup", "eye_in_hand"),
                      "hand_1.tum, lines 2-41", "--units m", "--units mm,m")
     assert run("--hand", h_mm, "--eye", e_mm, "--units", "mm", "--setup", "eye_in_hand").exit_code == 0
     assert run("--hand", h_mm, "--eye", eye, "--units", "mm,m", "--setup", "eye_in_hand").exit_code == 0
@@ -153,8 +121,8 @@ def test_fewer_than_three_pairs(good, tmp_path):
     _, _, (t, A, C) = good
     h = write_tum(tmp_path / "h2.tum", t[:2], A[:2])
     e = write_tum(tmp_path / "e2.tum", t[:2], C[:2])
-    _one_line_exit_2(run("--hand", h, "--eye", e), "h2.tum, lines 2-3", "at least 3")
-    _one_line_exit_2(run("--hand", h, "--eye", e, "--offset", "none"), "h2.tum, lines 2-3", "at least 3")
+    one_line_exit_2(run("--hand", h, "--eye", e), "h2.tum, lines 2-3", "at least 3")
+    one_line_exit_2(run("--hand", h, "--eye", e, "--offset", "none"), "h2.tum, lines 2-3", "at least 3")
 
 
 def test_parallel_rotation_axes(tmp_path):
@@ -162,7 +130,7 @@ def test_parallel_rotation_axes(tmp_path):
     t, A, C = streams(rng, axis=np.array([0.0, 0.0, 1.0]), noise=False)
     h = write_tum(tmp_path / "h.tum", t, A)
     e = write_tum(tmp_path / "e.tum", t, C)
-    err = _one_line_exit_2(run("--hand", h, "--eye", e), "h.tum, lines 2-41", "not determined")
+    err = one_line_exit_2(run("--hand", h, "--eye", e), "h.tum, lines 2-41", "not determined")
     assert "parallel" in err or "one axis" in err
 
 
@@ -172,7 +140,7 @@ def test_parallel_rotation_axes_with_noise_is_undetermined_unless_forced(tmp_pat
     h = write_tum(tmp_path / "h.tum", t, A)
     e = write_tum(tmp_path / "e.tum", t, C)
     out = tmp_path / "r.json"
-    err = _one_line_exit_2(run("--hand", h, "--eye", e, "--json", out), "h.tum, lines 2-41", "not determined")
+    err = one_line_exit_2(run("--hand", h, "--eye", e, "--json", out), "h.tum, lines 2-41", "not determined")
     assert "axis" in err
     forced = run("--hand", h, "--eye", e, "--force", "--json", out)
     assert forced.exit_code == 0 and json.loads(out.read_text())["observability"]["determined"] is False
@@ -190,7 +158,7 @@ def test_bad_rows_name_their_line(good, tmp_path, row, fragment):
     lines[7] = row
     bad = tmp_path / "bad.tum"
     bad.write_text("\n".join(lines) + "\n")
-    _one_line_exit_2(run("--hand", bad, "--eye", eye), "bad.tum, line 8:", fragment)
+    one_line_exit_2(run("--hand", bad, "--eye", eye), "bad.tum, line 8:", fragment)
 
 
 def test_non_orthonormal_matrix_row(tmp_path, good):
@@ -199,7 +167,7 @@ def test_non_orthonormal_matrix_row(tmp_path, good):
     M[4, 0, 0] += 0.05
     for name, T in (("h.txt", M), ("e.txt", C)):
         (tmp_path / name).write_text("".join(" ".join(repr(v) for v in m.ravel().tolist()) + "\n" for m in T))
-    _one_line_exit_2(run("--hand", tmp_path / "h.txt", "--eye", tmp_path / "e.txt", "--format", "rwhe"),
+    one_line_exit_2(run("--hand", tmp_path / "h.txt", "--eye", tmp_path / "e.txt", "--format", "rwhe"),
                      "h.txt, line 5:", "orthonormal")
 
 
@@ -208,7 +176,7 @@ def test_non_increasing_stamps(good, tmp_path):
     t2 = t.copy()
     t2[10] = t2[8]
     bad = write_tum(tmp_path / "back.tum", t2, A)
-    _one_line_exit_2(run("--hand", bad, "--eye", eye), "back.tum, line 12:", "non-decreasing")
+    one_line_exit_2(run("--hand", bad, "--eye", eye), "back.tum, line 12:", "non-decreasing")
 
 
 def test_repeated_stamps_are_dropped_and_reported(good, tmp_path):
@@ -226,16 +194,16 @@ def test_repeated_stamps_are_dropped_and_reported(good, tmp_path):
 def test_streams_that_do_not_overlap(good, tmp_path):
     hand, _, (t, A, C) = good
     late = write_tum(tmp_path / "late.tum", t + 1000.0, C)
-    _one_line_exit_2(run("--hand", hand, "--eye", late), "hand.tum, lines 2-41", "late.tum, lines 2-41", "overlap")
+    one_line_exit_2(run("--hand", hand, "--eye", late), "hand.tum, lines 2-41", "late.tum, lines 2-41", "overlap")
 
 
 def test_empty_file(good, tmp_path):
     hand, _, _ = good
     empty = tmp_path / "empty.tum"
     empty.write_text("# only a header\n\n")
-    _one_line_exit_2(run("--hand", hand, "--eye", empty), "empty.tum, line 1:", "empty file")
+    one_line_exit_2(run("--hand", hand, "--eye", empty), "empty.tum, line 1:", "empty file")
 
 
 def test_missing_file(good, tmp_path):
     hand, _, _ = good
-    _one_line_exit_2(run("--hand", hand, "--eye", tmp_path / "nope.tum"), "nope.tum")
+    one_line_exit_2(run("--hand", hand, "--eye", tmp_path / "nope.tum"), "nope.tum")

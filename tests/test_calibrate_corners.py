@@ -7,7 +7,6 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import REALDATA, REPO
 
 from kinhec import se3
 from kinhec.calibrate import calibrate
@@ -16,6 +15,8 @@ from kinhec.cli import main
 from kinhec.errors import InputError
 from kinhec.observations import observations_from_recipe, transform_from_pose_json, write_observations
 from kinhec.solvers.registry import get_solver
+
+from helpers.paths import REALDATA, REPO
 
 SUITE = REPO / "regression"
 

@@ -91,7 +91,7 @@ def test_urdf_rpy_and_ros_line_round_trip():
 
 
 def test_figure_is_drawn_and_matplotlib_stays_lazy(tmp_path):
-    from test_calibrate_cli import streams, write_tum
+    from helpers.recordings import streams, write_tum
 
     tt, A, C = streams(np.random.default_rng(4))
     res = calibrate(write_tum(tmp_path / "h.tum", tt, A), write_tum(tmp_path / "e.tum", tt, C), setup="eye_in_hand")
@@ -111,7 +111,7 @@ def test_figure_text_stays_on_the_page(tmp_path, n_warnings):
     from matplotlib.text import Text
 
     from kinhec.calibrate.figure import build
-    from test_calibrate_cli import streams, write_tum
+    from helpers.recordings import streams, write_tum
 
     tt, A, C = streams(np.random.default_rng(4))
     res = calibrate(write_tum(tmp_path / "h.tum", tt, A), write_tum(tmp_path / "e.tum", tt, C), setup="eye_in_hand")

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import shared_data
 import yaml
 from click.testing import CliRunner
 
@@ -22,6 +21,8 @@ from kinhec.errors import InputError
 from kinhec.observations import read_observations
 from kinhec.runner import generate_dataset
 from kinhec.vision.pairing import list_images, natural_key, pair_images
+
+from helpers.paths import shared_data
 
 cv2 = pytest.importorskip("cv2")
 
@@ -219,7 +220,7 @@ def test_the_walk_through_of_docs_images_is_what_the_command_prints(kuka_1, kuka
     import re
 
     import cv2
-    from test_doc_outputs import console_mismatches, fenced_after
+    from helpers.doc_pages import console_mismatches, fenced_after
 
     page = (ROOT / "docs" / "images.md").read_text(encoding="utf-8")
     stated = re.search(r"prints \(with OpenCV (\d+\.\d+)", page).group(1)
@@ -252,12 +253,12 @@ def test_a_symmetric_chessboard_is_settled_by_the_hand_motion(rendered, tmp_path
     # docs/images.md quotes this run
     import re
 
-    from test_doc_outputs import _build_figures
+    from helpers.doc_pages import build_figures
 
     page = (ROOT / "docs" / "images.md").read_text(encoding="utf-8")
     m = re.search(r"top-left numbering, (\d+) of (\d+) views are renumbered and `X` lands (\S+) deg / (\S+) mm",
                   " ".join(page.split()))  # fmt: skip
-    assert m is not None and _build_figures().mismatches(" ".join(m.groups()),
+    assert m is not None and build_figures().mismatches(" ".join(m.groups()),
                                                          f"{len(turned)} {res.n_pairs} {rot} {tr}") == [], (turned, rot, tr)  # fmt: skip
     monkeypatch.setattr(symmetry, "resolve_half_turns", lambda T, *a: (np.zeros(len(T), dtype=bool), 0.0))
     bad = calibrate(r.hand, images=r.out / "images", target=r.target, intrinsics=r.intrinsics)

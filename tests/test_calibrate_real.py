@@ -10,10 +10,11 @@ import json
 
 import numpy as np
 import pytest
-from conftest import REALDATA as DATA
 
 from kinhec import se3
 from kinhec.calibrate import calibrate
+
+from helpers.paths import REALDATA as DATA
 
 ETH = DATA / "ethz_asl"
 

@@ -14,7 +14,7 @@ from kinhec.calibrate import calibrate
 from kinhec.errors import InputError, KinhecError
 from kinhec.generator import simulate
 
-from conftest import STATIONS as STATIONS_25
+from helpers.recordings import STATIONS as STATIONS_25
 
 CHI2_6_999 = float(stats.chi2.ppf(0.999, 6))
 

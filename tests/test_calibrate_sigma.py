@@ -19,12 +19,13 @@ from kinhec.calibrate import calibrate
 from kinhec.calibrate import solve as sv
 from kinhec.calibrate import uncertainty as unc
 from kinhec.calibrate.pairing import OrderPairing
-from kinhec.camera_bias import apply_board_scale
 from kinhec.cli import main
 from kinhec.generator import generate_sequence, simulate
 from kinhec.observations import ObservationSet, observations_from_recipe, transform_from_pose_json, write_observations
 from kinhec.recipe import Recipe
 from kinhec.tiers import expand_track, load_tier
+
+from support.camera_bias import apply_board_scale
 
 REPO = Path(__file__).resolve().parents[1]
 

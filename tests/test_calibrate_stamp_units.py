@@ -13,7 +13,6 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import REALDATA
 
 from kinhec import se3
 from kinhec.calibrate import calibrate
@@ -22,8 +21,10 @@ from kinhec.calibrate.readers import PoseStream
 from kinhec.cli import main
 from kinhec.errors import InputError
 
-from test_calibrate_cli import _one_line_exit_2 as one_line_exit_2
-from test_calibrate_synthetic import EYE_POSE, exported, within_3_sigma
+from helpers.checks import one_line_exit_2, within_3_sigma
+from helpers.paths import REALDATA
+from helpers.recordings import EYE_POSE, exported
+
 
 ARM = REALDATA / "ethz_asl" / "robot_arm_real"
 FACTOR = {"s": 1, "ms": 1e3, "us": 1e6, "ns": 1e9}
@@ -226,7 +227,7 @@ def test_offset_at_edge_rule():
 
 def test_rig_body_in_milliseconds_against_cameras_in_seconds(tmp_path):
     """A mocap body stamped in ms against a rig of three cameras in s: the body is read in ms once, every camera fits."""
-    from test_calibrate_synthetic import rig
+    from helpers.recordings import rig
 
     rig(tmp_path, np.random.default_rng(3))
     ref = calibrate(tmp_path / "body.tum", tmp_path, setup="rig", offset="none")

@@ -21,8 +21,8 @@ from kinhec.calibrate import calibrate
 from kinhec.cli import main
 from kinhec.errors import InputError
 
-from test_calibrate_cli import _one_line_exit_2 as one_line_exit_2
-from test_calibrate_synthetic import EYE_POSE, exported
+from helpers.checks import one_line_exit_2
+from helpers.recordings import EYE_POSE, exported, static_run_analogue
 
 DATA = Path(__file__).resolve().parent / "data" / "realdata"
 ETH = DATA / "ethz_asl"
@@ -170,28 +170,6 @@ def test_outliers_do_not_make_a_metric_stream_look_monocular(tmp_path):
 # --------------------------------------------------------------------------- #
 # unstamped pairs in row order with a run of repeated rows (the multi-camera set of the issue)
 # --------------------------------------------------------------------------- #
-def static_run_analogue(seed=0, n=60, n_static=26, noise_mm=30.0, noise_deg=1.0):
-    """One camera of a motion-capture rig seeing a tag, pairs in row order: a smooth path with 51 deg of rotation,
-    30 mm / 1 deg of noise on the tag poses, and a run of ``n_static`` rows where nothing moved (the same pair
-    written again and again).  Returns ``(A = T_world_body, C = T_cam_tag, X = T_body_cam, Y = T_world_tag)``."""
-    rng = np.random.default_rng(seed)
-    X = se3.transform_from_rotation_translation(se3.so3_exp([0.2, -1.4, 0.3]), [0.06, 0.09, 0.04])
-    Y = se3.transform_from_rotation_translation(se3.so3_exp([0.0, 0.0, 0.7]), [2.0, 0.5, 1.2])
-    s = np.linspace(0, 1, n)
-    half = np.radians(51.0) / 2
-    ang = np.c_[0.5 * half * np.sin(2 * np.pi * 2.1 * s + 1), half * np.sin(2 * np.pi * 1.3 * s + 2),
-                0.3 * half * np.sin(2 * np.pi * 0.7 * s + 3)]
-    dist = 1.2 + 2.8 * (0.5 + 0.5 * np.sin(2 * np.pi * 0.9 * s + 4))
-    R_tc = se3.so3_exp(ang) @ se3.so3_exp([np.pi, 0, 0])  # the camera looks at the tag
-    T_tag_cam = se3.transform_from_rotation_translation(R_tc, -np.einsum("nij,nj->ni", R_tc, np.c_[0 * s, 0 * s, dist]))
-    A = Y @ T_tag_cam @ se3.invert_transform(X)
-    C = se3.invert_transform(T_tag_cam) @ se3.se3_exp(np.c_[rng.normal(0, np.radians(noise_deg), (n, 3)),
-                                                            rng.normal(0, noise_mm * 1e-3, (n, 3))])
-    run_ = slice(n // 3, n // 3 + n_static)
-    A[run_], C[run_] = A[n // 3], C[n // 3]
-    return A, C, X, Y
-
-
 def _rows(path, T):
     path.write_text("".join(" ".join(repr(v) for v in M.ravel().tolist()) + "\n" for M in T))
     return path

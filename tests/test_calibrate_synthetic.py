@@ -6,47 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kinhec import io as kio
 from kinhec import se3
 from kinhec.calibrate import calibrate
-from kinhec.export import export_sequence
-from kinhec.generator import generate_sequence
-from kinhec.recipe import Recipe
 
-NOISE = dict(robot_noise_models=("se3_gaussian",), camera_noise_model="se3_gaussian", robot_rot_std_rad=2e-4,
-             robot_trans_std_m=2e-4, camera_rot_std_rad=1e-3, camera_trans_std_m=1e-3, camera_trans_std_z_m=2e-3)
-
-
-def exported(root, k, **kw):
-    """A kinhec sequence written as a dataset and exported as TUM: (Sequence, hand file, eye file)."""
-    recipe = dict(sequence_id=f"noise-{k:06d}", track="noise", level="test", seed=300 + k, robot="ur5e",
-                  configuration="eye_in_hand", family="joint_sinusoid", camera="hd", sampling_mode="continuous",
-                  duration_s=12.0, camera_rate_hz=30.0, **NOISE)  # fmt: skip
-    recipe.update(kw)
-    tables = generate_sequence(Recipe.from_dict(recipe))
-    kio.write_index(root, kio.write_shard(root, "noise", k, [tables]))
-    sid = recipe["sequence_id"]
-    export_sequence(root, sid, "tum", root / "tum")
-    seq = kio.load_sequence(root, sid)
-    # kinhec's TUM export writes the moving body in the fixed frame: the camera in the target frame (eye-in-hand),
-    # the marker in the camera frame (eye-to-hand); calibrate is told which (EYE_POSE)
-    eye = "target_cam" if seq.configuration == "eye_in_hand" else "cam_marker"
-    return seq, root / "tum" / f"{sid}_base_ee_meas.tum", root / "tum" / f"{sid}_{eye}_meas.tum"
-
-
-#: ``eye_pose`` of the exported eye file, per configuration.
-EYE_POSE = {"eye_in_hand": "target_T_cam", "eye_to_hand": "cam_T_target"}
-
-
-def right_error(T_est, T_true):
-    """Error of ``T_est`` in the parametrisation of the reported std: rotation in its frame, translation."""
-    return np.concatenate([se3.so3_log(T_est[:3, :3].T @ T_true[:3, :3]), T_true[:3, 3] - T_est[:3, 3]])
-
-
-def within_3_sigma(T_est, T_true, std, k=3.0):
-    z = np.abs(right_error(T_est, T_true)) / std
-    assert z.max() < k, z
-    return z
+from helpers.checks import right_error, within_3_sigma
+from helpers.recordings import EYE_POSE, exported, rig
 
 
 @pytest.mark.parametrize("case", [
@@ -93,29 +57,6 @@ def test_monocular_scale(tmp_path):
 # --------------------------------------------------------------------------- #
 # a 3-camera rig in the layout of a mocap rig folder (gt_poses/camNN_poses.txt)
 # --------------------------------------------------------------------------- #
-def _tum(path, t, T):
-    q = se3.quaternion_from_matrix(T[:, :3, :3])
-    rows = np.column_stack([t, T[:, :3, 3], q[:, 1:], q[:, :1]])
-    path.write_text("".join(" ".join(repr(v) for v in r) + "\n" for r in rows.tolist()))
-
-
-def rig(tmp_path, rng, n=80, cams=3):
-    t = np.arange(n) / 10.0
-    body = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 0.6, (n, 3))), rng.normal(0, 0.5, (n, 3)))
-    X = {f"cam{k + 1:02d}": se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 1.0, 3)),
-                                                                     rng.normal(0, 0.15, 3)) for k in range(cams)}
-    Y = se3.transform_from_rotation_translation(se3.so3_exp([0.0, 0.0, 0.3]), [0.004, -0.03, -0.03])
-    (tmp_path / "gt_poses").mkdir()
-    for name, Xk in X.items():
-        world_T_cam = se3.invert_transform(Y) @ body @ Xk  # camera-to-world in the mocap world
-        # mocap-like noise: orientation error of the body, position error in the world
-        world_T_cam[:, :3, :3] = world_T_cam[:, :3, :3] @ se3.so3_exp(rng.normal(0, 2e-3, (n, 3)))
-        world_T_cam[:, :3, 3] += rng.normal(0, 2e-3, (n, 3))
-        _tum(tmp_path / "gt_poses" / f"{name}_poses.txt", t, world_T_cam)
-    _tum(tmp_path / "body.tum", t, body)
-    return X
-
-
 def test_three_camera_rig(tmp_path):
     X = rig(tmp_path, np.random.default_rng(3))
     res = calibrate(tmp_path / "body.tum", tmp_path, setup="rig", offset="none")
@@ -266,7 +207,7 @@ def test_refinement_gates_outliers_at_the_chi_square_quantile():
     from kinhec.calibrate.pairing import OrderPairing
     from kinhec.solvers import pair_model as pm
 
-    from test_solvers_synth import make_chain
+    from helpers.chains import make_chain
 
     rng = np.random.default_rng(12)
     ch = make_chain(rng, 60, configuration="eye_in_hand")

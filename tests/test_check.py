@@ -19,7 +19,7 @@ from kinhec.drift import perturb, with_mount_change
 from kinhec.errors import InputError
 from kinhec.generator import simulate
 
-from conftest import STATIONS
+from helpers.recordings import STATIONS
 
 N_CAL, N_CHECK = 25, 25
 
@@ -307,10 +307,10 @@ def test_bag_streams_checked_against_a_calibration_of_files(tmp_path):
     """The new poses from a ROS bag (pose topics) are read as the stored calibration's TUM files were: the same
     poses give the same verdict as the files, and a bag with a moved camera is caught."""
     pytest.importorskip("rosbags", reason="rosbags is not installed (pip install 'kinhec[ros]')")
-    from test_calibrate_synthetic import exported
+    from helpers.recordings import exported
 
-    from kinhec.calibrate.bag_writer import PoseTopic, write_bag
     from kinhec.calibrate.readers import read_stream
+    from support.bag_writer import PoseTopic, write_bag
 
     _, hand, eye = exported(tmp_path, 0)
     h, e = read_stream(hand, "tum"), read_stream(eye, "tum")  # T_base_ee, T_target_cam

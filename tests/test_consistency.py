@@ -20,7 +20,7 @@ from kinhec.solvers import pair_model as pm
 from kinhec.solvers.he_ml import he_ml
 from kinhec.solvers.he_ml_stages import reweighting
 
-from test_solvers_synth import make_chain
+from helpers.chains import make_chain
 
 C3 = noise.camera_level("c3")
 R2 = noise.robot_level("r2")

@@ -20,8 +20,8 @@ from kinhec import load_manifest, load_sequence, se3
 from kinhec.solvers.he_ml import he_ml
 from kinhec.solvers.he_ml_stages import configuration as conf_stage
 
-from conftest import REPO
-from test_calibrate_symptoms import static_run_analogue
+from helpers.paths import REPO
+from helpers.recordings import static_run_analogue
 
 
 def _script():

@@ -12,7 +12,6 @@ import time
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import shared_data
 
 from scipy.spatial.transform import Rotation
 
@@ -21,6 +20,8 @@ from kinhec.errors import InputError
 from kinhec.vision.detect import check_board_size, detect, detect_images
 from kinhec.vision.pairing import list_images
 from kinhec.vision.targets import parse_target
+
+from helpers.paths import shared_data
 
 cv2 = pytest.importorskip("cv2")
 

@@ -14,7 +14,8 @@ import re
 import sys
 
 import pytest
-from conftest import REPO
+
+from helpers.paths import REPO
 
 DOCS = REPO / "docs"
 

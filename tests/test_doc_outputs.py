@@ -9,68 +9,19 @@ from __future__ import annotations
 
 import importlib.util
 import re
-import sys
-
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import COLLECTED, COLLECTED_ARGS, REPO, TESTS
 
 from kinhec.cameras import get_target
 from kinhec.vision.targets import target_for_preset
 
+from helpers.collection import COLLECTED, COLLECTED_ARGS
+from helpers.doc_pages import DOCS, build_figures, console_mismatches
+from helpers.paths import REPO, TESTS
+
 README = (REPO / "README.md").read_text(encoding="utf-8")
-DOCS = REPO / "docs"
-
-
-def _build_figures():
-    """``docs/build_figures.py`` (its tolerance: one unit of the last printed digit, or 1e-6 of a long number)."""
-    if "build_figures" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("build_figures", DOCS / "build_figures.py")
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules["build_figures"] = mod
-        spec.loader.exec_module(mod)
-    return sys.modules["build_figures"]
-
-
-def fenced_after(page: str, marker: str) -> str:
-    """The body of the first fenced block after the first occurrence of ``marker`` in ``page``."""
-    m = re.compile(r"```[\w]*\n(.*?)\n```", re.S).search(page, page.index(marker))
-    return m.group(1)
-
-
-def console_mismatches(shown: str, printed: str, *, skip_prefix: str = "note: ") -> list[str]:
-    """Where a console excerpt on a page differs from what a command printed.
-
-    Every line of ``shown`` must be a line of ``printed``, in order, with the same text and every number within one
-    unit of its last printed digit.  A line ``...`` stands for any number of printed lines; a line ending in ``...``
-    for a printed line cut there; printed lines starting with ``skip_prefix`` may be left out anywhere.
-    """
-    build = _build_figures()
-    out_lines = printed.rstrip("\n").split("\n")
-    k, gap, problems = 0, False, []
-    for line in shown.rstrip("\n").split("\n"):
-        if line.strip() == "...":
-            gap = True
-            continue
-        cut = line.endswith(" ...")
-        want = line[: -len(" ...")] if cut else line
-        while k < len(out_lines):
-            got = out_lines[k]
-            if cut:
-                got = " ".join(got.split(" ")[: len(want.split(" "))])
-            k += 1
-            if not build.mismatches(want, got):
-                break
-            if not (gap or got.startswith(skip_prefix)):
-                problems.append(f"{line!r} on the page, {out_lines[k - 1]!r} printed: "
-                                + "; ".join(build.mismatches(want, got)))  # fmt: skip
-                break
-        else:
-            problems.append(f"{line!r} on the page, not printed")
-        gap = False
-    return problems
 
 
 def test_console_excerpts_are_compared_line_by_line():
@@ -145,7 +96,7 @@ def _stored(entry: str, who: str) -> dict:
 def test_readme_and_regression_page_quote_the_suite_s_stored_results():
     """The chain RMS figures of README.md and docs/regression.md are the regression suite's reference results
     (``kinhec suite check`` re-solves every entry against them)."""
-    build = _build_figures()
+    build = build_figures()
     rms = {e: _stored(e, "kinhec")["rms_px"] for e in ("kuka_1", "kuka_2", "kuka_1_prior", "kuka_2_prior")}
     park = {e: _stored(e, "opencv")["rms_px"] for e in ("kuka_1", "kuka_2")}
     m = re.search(r"RMS through the whole chain is (\S+) / (\S+) px with the robot\s+poses as measured \(OpenCV's "
@@ -172,11 +123,11 @@ def test_readme_report_sizes_are_the_pages_sizes(smoke_benchmarked, tmp_path):
     and the calibration page of a temporal smoke sequence (the times beside them are measurements in a browser,
     stated with their conditions)."""
     import kinhec
-    from conftest import calibration_result
+    from helpers.calibration_result import calibration_result
     from kinhec.report import build_benchmark_report, write_calibration_report
     from kinhec.report.page import _packed_plotly, plotly_source
 
-    build = _build_figures()
+    build = build_figures()
 
     def same(stated: str, value: float) -> bool:
         return not build.mismatches(stated, f"{value:.6f}")
@@ -204,7 +155,7 @@ def test_regression_page_table_is_what_its_script_prints(capsys):
     printed = dict(re.findall(r"^  (\w+): (X \S+ deg / \S+ mm from Park, chain RMS \S+ px)$", capsys.readouterr().out,
                               re.M))  # fmt: skip
     page = (DOCS / "regression.md").read_text(encoding="utf-8")
-    build = _build_figures()
+    build = build_figures()
     for entry in ("kuka_1", "kuka_1_prior", "kuka_2", "kuka_2_prior"):
         label = f"{entry} (poses exact)" if "prior" not in entry else f"{entry}, evaluated on measured poses"
         deg, mm, rms = re.search(rf"^\| {re.escape(label)} \| (\S+), (\S+) \| (\S+) \|", page, re.M).groups()

@@ -16,10 +16,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import built_once
 
 from kinhec.runner import generate_dataset
 from kinhec.solvers import registry
+
+from helpers.builds import built_once
 
 REPO = Path(__file__).resolve().parents[1]
 DOC_FILES = ["README.md"] + sorted(p.relative_to(REPO).as_posix() for p in (REPO / "docs").glob("*.md"))
@@ -29,7 +30,7 @@ SKIP_RE = re.compile(r"<!-- not run: (?P<why>.+?) -->")
 #: (file, reason) of every block that is not run.
 EXPECTED_SKIPS = [
     ("README.md", "needs dask-jobqueue and a SLURM cluster"),
-    ("docs/calibrate.md", "needs a recording laid out as above (tests/test_calibrate_synthetic.py builds one)"),
+    ("docs/calibrate.md", "needs a recording laid out as above (tests/helpers/recordings.py builds one)"),
 ]
 
 

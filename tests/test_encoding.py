@@ -10,7 +10,7 @@ from kinhec import io as kio
 from kinhec.encoding import ZSTD_LEVEL, stream_write_options
 from kinhec.schema import CAMERA_SCHEMA, ROBOT_SCHEMA
 
-from test_io import build_sequences  # noqa: E402
+from helpers.datasets import build_sequences  # noqa: E402
 
 
 def _bits(col: pa.ChunkedArray):

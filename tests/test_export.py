@@ -11,7 +11,8 @@ from kinhec import jsonutil
 from kinhec.errors import InputError, UnknownNameError
 from kinhec.export import export_sequence
 from kinhec.schema import CAMERA_SCHEMA, ROBOT_SCHEMA
-from test_io import write_dataset
+
+from helpers.datasets import write_dataset
 
 
 @pytest.fixture(scope="module")

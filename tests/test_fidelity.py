@@ -7,11 +7,12 @@ import collections
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import PUBLISHED_CARD, PUBLISHED_SMOKE_TRIMMED, REPO
 
 from kinhec import cameras, fidelity, tiers
 from kinhec.errors import InputError
 from kinhec.generator import simulate
+
+from helpers.paths import PUBLISHED_CARD, PUBLISHED_SMOKE_TRIMMED, REPO
 
 # the card and the published index travel with the repository (tests/data/published); the station tests read
 # the whole published copy (every shard) and skip without it
@@ -358,7 +359,7 @@ def test_medians_csv_round_trip_and_errors(tmp_path):
 
 
 # --------------------------------------------------------------------------- #
-# several draws of the small tier (kinhec.fidelity_draws)
+# several draws of the small tier (support.fidelity_draws, benchmarks/support/)
 # --------------------------------------------------------------------------- #
 def _draws_script():
     return _script("fidelity_draws")
@@ -368,7 +369,7 @@ def test_small_tier_draws_pooled_within_bounds_where_one_published_draw_is_not()
     """docs/fidelity.md's section over several draws is rebuilt from the two stored tables; pooled over four
     draws every baseline's mixed and outliers medians are within 0.5-2x the published ones, while the published
     toolkit's own draws of the mixed track lie beyond 2x of each other (the reason one draw cannot settle it)."""
-    from kinhec import fidelity_draws as fd
+    from support import fidelity_draws as fd
 
     mod = _draws_script()
     page = (REPO / "docs" / "fidelity.md").read_text(encoding="utf-8")
@@ -395,7 +396,7 @@ def test_small_tier_draws_pooled_within_bounds_where_one_published_draw_is_not()
 
 
 def test_draw_medians_pool_the_rows_and_refuse_bad_input(tmp_path):
-    from kinhec import fidelity_draws as fd
+    from support import fidelity_draws as fd
 
     def rows(errs):
         return pd.DataFrame({"track": "mixed", "solver": "shah", "eval_sync": "oracle", "ok": True,
@@ -424,7 +425,7 @@ def test_draw_medians_pool_the_rows_and_refuse_bad_input(tmp_path):
 @pytest.mark.heavy
 def test_a_kinhec_draw_reproduces_its_stored_medians(tmp_path):
     """Draw 1 generated and benchmarked again gives the stored medians (the seed is the only input)."""
-    from kinhec import fidelity_draws as fd
+    from support import fidelity_draws as fd
 
     mod = _draws_script()
     got = fd.draw_medians({1: mod.kinhec_draw(1, tmp_path, workers=1)}).set_index(["track", "solver", "draw"])

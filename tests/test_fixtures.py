@@ -11,7 +11,8 @@ import hashlib
 import sys
 
 import pytest
-from conftest import PUBLISHED, PUBLISHED_CARD, REALDATA, TESTS, shared_data, shared_root
+
+from helpers.paths import PUBLISHED, PUBLISHED_CARD, REALDATA, TESTS, shared_data, shared_root
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -11,7 +11,7 @@ from kinhec.solvers import get_solver, shah
 from kinhec.solvers import pair_model as pm
 from kinhec.solvers.he_ml import DRIFT_LAG1, NOISE_KEYS, he_ml
 
-from test_solvers_synth import make_chain
+from helpers.chains import make_chain
 
 C3 = noise.camera_level("c3")
 R2 = noise.robot_level("r2")

@@ -21,7 +21,7 @@ from kinhec.calibrate.scale import PRIOR_STD
 from kinhec.cli import main
 from kinhec.generator import simulate
 
-from conftest import STATIONS
+from helpers.recordings import STATIONS
 
 
 def _pairing(g, setup):

@@ -13,7 +13,8 @@ from __future__ import annotations
 import sys
 
 import pytest
-from conftest import REPO
+
+from helpers.paths import REPO
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 import mistakes as mk  # noqa: E402

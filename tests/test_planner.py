@@ -20,11 +20,12 @@ from kinhec.planner.candidates import sample_candidates
 from kinhec.planner.design import prior_information, select_poses
 from kinhec.planner.model import pose_information, robot_flange_covariance, sigma_curve, x_translation_variance
 from kinhec.planner.path import order_path, path_time
-from kinhec.planner.simulate import simulate_measurements
 from kinhec.robots import get_robot
 from kinhec.solvers import get_solver
 from kinhec.solvers import pair_model as pm
 from kinhec.trajectories import lookat, sample_hand_eye
+
+from support.planner_simulate import simulate_measurements
 
 VIEWS = 400  # candidate viewpoints in these tests (the default is 1500)
 TRUSTED = PlanLimits(guess_tolerance_mm=0.0, guess_tolerance_deg=0.0)  # the guesses are the truth

@@ -36,7 +36,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-from conftest import PUBLISHED, PUBLISHED_SMOKE_TRIMMED
 
 from kinhec import io as kio
 from kinhec.benchmark import run_benchmark
@@ -45,6 +44,8 @@ from kinhec.recipe_json import CONFIG_KEYS, CONFIG_NESTED_KEYS, EXTRA_KEYS, reci
 from kinhec.robots import RobotModel, get_robot
 from kinhec.schema import RESULTS_BOUND_FIELDS
 from kinhec.validate import validate_dataset
+
+from helpers.paths import PUBLISHED, PUBLISHED_SMOKE_TRIMMED
 
 FIXTURE = PUBLISHED_SMOKE_TRIMMED
 #: The shard kept in the trimmed copy; the published shards of one stream share its schema.

@@ -21,7 +21,7 @@ from kinhec.report import data as rdata
 from kinhec.report.sequences import pack, sequence_payloads, unpack
 from kinhec.validate import validate_dataset
 
-from conftest import calibration_result
+from helpers.calibration_result import calibration_result
 
 
 def _page_text(path) -> str:

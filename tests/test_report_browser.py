@@ -23,7 +23,7 @@ import pytest
 import kinhec
 from kinhec.report import build_benchmark_report, write_calibration_report
 
-from conftest import calibration_result
+from helpers.calibration_result import calibration_result
 
 pytestmark = pytest.mark.heavy
 

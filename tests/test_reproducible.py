@@ -86,7 +86,7 @@ def test_suite_entries_and_benchmark_units_solve_on_one_blas_thread(monkeypatch,
         return {}
 
     monkeypatch.setattr(srunner, "run_problem", spy)
-    from conftest import REPO
+    from helpers.paths import REPO
 
     suite = load_suite(REPO / "regression")
     with threadpool_limits(limits=2, user_api="blas"):

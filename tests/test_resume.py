@@ -10,7 +10,7 @@ from kinhec import io as kio
 from kinhec import runner
 from kinhec.tiers import expand_tier, load_tier, shards_of_track
 
-from test_io import build_sequences  # noqa: E402  (the hand-built fixture of the io tests)
+from helpers.datasets import build_sequences  # noqa: E402  (the hand-built fixture of the io tests)
 
 
 @pytest.fixture()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_solvers_synth import CONFIGURATIONS, WORKSPACES, make_chain
+from helpers.chains import CONFIGURATIONS, WORKSPACES, make_chain
 
 from kinhec import se3, solvers
 from kinhec.errors import ConvergenceError, DegenerateMotionError, InputError, UnknownNameError

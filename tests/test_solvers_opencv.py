@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_solvers_synth import CONFIGURATIONS, make_chain
+from helpers.chains import CONFIGURATIONS, make_chain
 
 from kinhec import se3, solvers
 

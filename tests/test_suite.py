@@ -11,7 +11,7 @@ import subprocess
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import REALDATA, REPO
+from helpers.paths import REALDATA, REPO
 
 from kinhec import se3
 from kinhec.cameras import get_camera

@@ -9,8 +9,9 @@ import pytest
 
 pytest.importorskip("rosbags", reason="rosbags is not installed (pip install 'kinhec[ros]')")
 
-from kinhec.calibrate.bag_writer import _store  # noqa: E402
 from kinhec.calibrate.tf_messages import decode_batch  # noqa: E402
+
+from support.bag_writer import _store  # noqa: E402
 
 TF = "tf2_msgs/msg/TFMessage"
 

@@ -9,7 +9,7 @@ import pytest
 from kinhec import viz
 from kinhec.errors import InputError
 
-from test_viz import full_run, smoke, with_results  # noqa: F401  (module fixtures of the figure tests)
+from helpers.figure_runs import full_run, smoke, with_results  # noqa: F401  (module fixtures of the figure tests)
 
 
 def _sha(p) -> str:

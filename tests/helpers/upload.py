@@ -1,4 +1,5 @@
-"""Which files of a dataset folder are published, and the command that uploads exactly those.
+"""Which files of a dataset folder are published, and the command that uploads exactly those (the tests' copy of
+the recipe in ``docs/performance.md``, "Publishing a folder"; kinhec has no upload command).
 
 A dataset folder also holds kinhec's scratch state: the lock, logs and
 benchmark parts under ``.kinhec/``, the outputs of subset benchmark runs

@@ -1,0 +1,129 @@
+"""Hand and eye recordings with a known truth, the input of the calibrate tests: kinhec's station recording, streams
+on one clock, kinhec sequences exported as TUM, a motion-capture rig folder, a run of repeated rows."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kinhec import io as kio
+from kinhec import se3
+from kinhec.export import export_sequence
+from kinhec.generator import generate_sequence
+from kinhec.recipe import Recipe
+
+#: A station recording on a UR5e: look-at path, Gaussian robot and camera pose noise (the calibrate tests'
+#: generated input; ``n_stations`` and ``seed`` are varied).
+STATIONS = dict(sequence_id="noise-000000", track="noise", seed=11, robot="ur5e", configuration="eye_in_hand",
+                family="lookat", sampling_mode="stations", n_stations=25, camera="hd",
+                robot_noise_models=("se3_gaussian",), robot_rot_std_rad=2e-4, robot_trans_std_m=1e-4,
+                camera_noise_model="se3_gaussian", camera_rot_std_rad=1e-3, camera_trans_std_m=3e-4,
+                camera_trans_std_z_m=1e-3)  # fmt: skip
+
+
+# --------------------------------------------------------------------------- #
+# stamped T_base_ee and T_cam_target on one clock, written as TUM
+# --------------------------------------------------------------------------- #
+X_TRUE = se3.transform_from_rotation_translation(se3.so3_exp([0.3, -0.2, 1.2]), [0.03, -0.05, 0.09])
+Y_TRUE = se3.transform_from_rotation_translation(se3.so3_exp([0.1, 2.0, 0.2]), [0.8, 0.1, -0.2])
+
+
+def streams(rng, n=40, *, axis=None, noise=True):
+    """Stamped ``T_base_ee`` and ``T_cam_target`` (eye-in-hand) on one clock; ``axis`` makes every rotation about it."""
+    t = np.arange(n) * 0.5
+    if axis is None:
+        w = rng.normal(0, 0.5, (n, 3))
+    else:
+        w = np.outer(rng.uniform(-1.0, 1.0, n), axis)
+    A = se3.transform_from_rotation_translation(se3.so3_exp(w), rng.normal([0.5, 0, 0.4], 0.15, (n, 3)))
+    T_cam_target = se3.invert_transform(A @ X_TRUE) @ Y_TRUE
+    if noise:
+        T_cam_target = T_cam_target @ se3.se3_exp(np.c_[rng.normal(0, 1e-3, (n, 3)), rng.normal(0, 5e-4, (n, 3))])
+        A = A @ se3.se3_exp(np.c_[rng.normal(0, 2e-4, (n, 3)), rng.normal(0, 2e-4, (n, 3))])
+    return t, A, T_cam_target
+
+
+def write_tum(path, t, T, *, header=True):
+    q = se3.quaternion_from_matrix(T[:, :3, :3])  # w x y z
+    rows = np.column_stack([t, T[:, :3, 3], q[:, 1:], q[:, :1]])
+    lines = (["# timestamp tx ty tz qx qy qz qw"] if header else []) + [" ".join(repr(v) for v in r) for r in rows.tolist()]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+# --------------------------------------------------------------------------- #
+# a kinhec sequence written as a dataset and exported as TUM
+# --------------------------------------------------------------------------- #
+NOISE = dict(robot_noise_models=("se3_gaussian",), camera_noise_model="se3_gaussian", robot_rot_std_rad=2e-4,
+             robot_trans_std_m=2e-4, camera_rot_std_rad=1e-3, camera_trans_std_m=1e-3, camera_trans_std_z_m=2e-3)
+
+
+def exported(root, k, **kw):
+    """A kinhec sequence written as a dataset and exported as TUM: (Sequence, hand file, eye file)."""
+    recipe = dict(sequence_id=f"noise-{k:06d}", track="noise", level="test", seed=300 + k, robot="ur5e",
+                  configuration="eye_in_hand", family="joint_sinusoid", camera="hd", sampling_mode="continuous",
+                  duration_s=12.0, camera_rate_hz=30.0, **NOISE)  # fmt: skip
+    recipe.update(kw)
+    tables = generate_sequence(Recipe.from_dict(recipe))
+    kio.write_index(root, kio.write_shard(root, "noise", k, [tables]))
+    sid = recipe["sequence_id"]
+    export_sequence(root, sid, "tum", root / "tum")
+    seq = kio.load_sequence(root, sid)
+    # kinhec's TUM export writes the moving body in the fixed frame: the camera in the target frame (eye-in-hand),
+    # the marker in the camera frame (eye-to-hand); calibrate is told which (EYE_POSE)
+    eye = "target_cam" if seq.configuration == "eye_in_hand" else "cam_marker"
+    return seq, root / "tum" / f"{sid}_base_ee_meas.tum", root / "tum" / f"{sid}_{eye}_meas.tum"
+
+
+#: ``eye_pose`` of the exported eye file, per configuration.
+EYE_POSE = {"eye_in_hand": "target_T_cam", "eye_to_hand": "cam_T_target"}
+
+
+# --------------------------------------------------------------------------- #
+# a 3-camera rig in the layout of a mocap rig folder (gt_poses/camNN_poses.txt)
+# --------------------------------------------------------------------------- #
+def _tum(path, t, T):
+    q = se3.quaternion_from_matrix(T[:, :3, :3])
+    rows = np.column_stack([t, T[:, :3, 3], q[:, 1:], q[:, :1]])
+    path.write_text("".join(" ".join(repr(v) for v in r) + "\n" for r in rows.tolist()))
+
+
+def rig(tmp_path, rng, n=80, cams=3):
+    t = np.arange(n) / 10.0
+    body = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 0.6, (n, 3))), rng.normal(0, 0.5, (n, 3)))
+    X = {f"cam{k + 1:02d}": se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 1.0, 3)),
+                                                                     rng.normal(0, 0.15, 3)) for k in range(cams)}
+    Y = se3.transform_from_rotation_translation(se3.so3_exp([0.0, 0.0, 0.3]), [0.004, -0.03, -0.03])
+    (tmp_path / "gt_poses").mkdir()
+    for name, Xk in X.items():
+        world_T_cam = se3.invert_transform(Y) @ body @ Xk  # camera-to-world in the mocap world
+        # mocap-like noise: orientation error of the body, position error in the world
+        world_T_cam[:, :3, :3] = world_T_cam[:, :3, :3] @ se3.so3_exp(rng.normal(0, 2e-3, (n, 3)))
+        world_T_cam[:, :3, 3] += rng.normal(0, 2e-3, (n, 3))
+        _tum(tmp_path / "gt_poses" / f"{name}_poses.txt", t, world_T_cam)
+    _tum(tmp_path / "body.tum", t, body)
+    return X
+
+
+# --------------------------------------------------------------------------- #
+# unstamped pairs in row order with a run of repeated rows (the multi-camera set of the issue)
+# --------------------------------------------------------------------------- #
+def static_run_analogue(seed=0, n=60, n_static=26, noise_mm=30.0, noise_deg=1.0):
+    """One camera of a motion-capture rig seeing a tag, pairs in row order: a smooth path with 51 deg of rotation,
+    30 mm / 1 deg of noise on the tag poses, and a run of ``n_static`` rows where nothing moved (the same pair
+    written again and again).  Returns ``(A = T_world_body, C = T_cam_tag, X = T_body_cam, Y = T_world_tag)``."""
+    rng = np.random.default_rng(seed)
+    X = se3.transform_from_rotation_translation(se3.so3_exp([0.2, -1.4, 0.3]), [0.06, 0.09, 0.04])
+    Y = se3.transform_from_rotation_translation(se3.so3_exp([0.0, 0.0, 0.7]), [2.0, 0.5, 1.2])
+    s = np.linspace(0, 1, n)
+    half = np.radians(51.0) / 2
+    ang = np.c_[0.5 * half * np.sin(2 * np.pi * 2.1 * s + 1), half * np.sin(2 * np.pi * 1.3 * s + 2),
+                0.3 * half * np.sin(2 * np.pi * 0.7 * s + 3)]
+    dist = 1.2 + 2.8 * (0.5 + 0.5 * np.sin(2 * np.pi * 0.9 * s + 4))
+    R_tc = se3.so3_exp(ang) @ se3.so3_exp([np.pi, 0, 0])  # the camera looks at the tag
+    T_tag_cam = se3.transform_from_rotation_translation(R_tc, -np.einsum("nij,nj->ni", R_tc, np.c_[0 * s, 0 * s, dist]))
+    A = Y @ T_tag_cam @ se3.invert_transform(X)
+    C = se3.invert_transform(T_tag_cam) @ se3.se3_exp(np.c_[rng.normal(0, np.radians(noise_deg), (n, 3)),
+                                                            rng.normal(0, noise_mm * 1e-3, (n, 3))])
+    run_ = slice(n // 3, n // 3 + n_static)
+    A[run_], C[run_] = A[n // 3], C[n // 3]
+    return A, C, X, Y
