@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from kinhec.calibrate import free_scale
 from kinhec.calibrate import same_clock
 from kinhec.calibrate import scale as sc
