@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from kinhec import load_manifest, load_sequence, se3
-from kinhec.calibrate import calibration as calibration_module
+from kinhec.calibrate import inputs as calibration_inputs
 from kinhec.calibrate import calibrate
 from kinhec.errors import KinhecError
 from kinhec.runner import generate_dataset
@@ -120,7 +120,7 @@ def real_cases(tmp: Path) -> list[tuple[str, tuple, dict]]:
 
 
 def sweep_calibrate(draws: int) -> tuple[int, int]:
-    read_stream, read_streams = calibration_module.read_stream, calibration_module.read_streams
+    read_stream, read_streams = calibration_inputs.read_stream, calibration_inputs.read_streams
     runs = flips = 0
     with tempfile.TemporaryDirectory() as tmp:
         for name, files, kw in real_cases(Path(tmp)):
@@ -133,12 +133,12 @@ def sweep_calibrate(draws: int) -> tuple[int, int]:
                     stream.T = nudge(stream.T, rng)
                     return stream
 
-                calibration_module.read_stream = lambda *a, **kw_: nudged(read_stream(*a, **kw_))
-                calibration_module.read_streams = lambda *a, **kw_: [nudged(s) for s in read_streams(*a, **kw_)]
+                calibration_inputs.read_stream = lambda *a, **kw_: nudged(read_stream(*a, **kw_))
+                calibration_inputs.read_streams = lambda *a, **kw_: [nudged(s) for s in read_streams(*a, **kw_)]
                 try:
                     res = calibrate(*files, **kw)
                 finally:
-                    calibration_module.read_stream, calibration_module.read_streams = read_stream, read_streams
+                    calibration_inputs.read_stream, calibration_inputs.read_streams = read_stream, read_streams
                 diff = changed(ref_d, calibrate_decisions(res))
                 if ref.time_offset_s is not None and ref.time_offset_std_s:
                     moved = abs(res.time_offset_s - ref.time_offset_s) / ref.time_offset_std_s

@@ -22,7 +22,7 @@ from kinhec.calibrate import conventions as cv
 from kinhec.calibrate import eye_bias as eb
 from kinhec.calibrate import firewall as fw
 from kinhec.calibrate import readings as rd
-from kinhec.calibrate.calibration import _eye_solver_form, _hand_metric
+from kinhec.calibrate.frames import eye_solver_form, hand_metric
 from kinhec.calibrate.readers import read_stream, with_quaternion_order
 from kinhec.errors import InputError
 
@@ -142,8 +142,8 @@ def solver_forms(dec):
     """The paired ``A = T_base_ee`` [m] and eye solver-form poses a decision hands to the solver."""
     r = dec.reading
     u_hand, u_eye = (r.units[1], r.units[0]) if r.swap else r.units
-    A = _hand_metric(dec.hand, r.hand_pose, u_hand)
-    B = _eye_solver_form(dec.eye, r.eye_pose, u_eye, r.setup)
+    A = hand_metric(dec.hand, r.hand_pose, u_hand)
+    B = eye_solver_form(dec.eye, r.eye_pose, u_eye, r.setup)
     if dec.alignment is not None:
         return A[dec.alignment.hand_index], B[dec.alignment.eye_index]
     return A, B

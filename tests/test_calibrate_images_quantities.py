@@ -47,7 +47,7 @@ def _calibrate_with_failures(monkeypatch, tmp_path, n_images, failed):
     monkeypatch.setattr("kinhec.vision.targets.parse_target", lambda spec: SimpleNamespace(spec=spec, symmetric=False))
     monkeypatch.setattr("kinhec.vision.pairing.list_images", lambda folder: files)
     monkeypatch.setattr(images, "read_stream", lambda path, fmt: hand)
-    monkeypatch.setattr(images, "_hand_metric", lambda h, pose, units: A)
+    monkeypatch.setattr(images, "hand_metric", lambda h, pose, units: A)
     monkeypatch.setattr("kinhec.vision.pairing.pair_images", lambda f, h, A_, mode: SimpleNamespace(
         paired=np.arange(n_images), missing={}, T_base_ee=A, mode="order", source=[f"line {i + 1}" for i in
         range(n_images)], notes=[]))  # fmt: skip

@@ -286,7 +286,7 @@ def test_the_start_is_the_candidate_most_pairs_agree_with():
         B = se3.invert_transform(C)
         cands = sv.initial_candidates(A, B)
         assert "consensus" in [c[0] for c in cands]
-        med = np.array([sv._score(A, B, Xc, Yc, s) for _, Xc, Yc, s in cands])
+        med = np.array([sv.score(A, B, Xc, Yc, s) for _, Xc, Yc, s in cands])
         by_median = cands[int(np.argmin((med / med.min(axis=0)).sum(axis=1)))]
         err_new.append(se3.pose_error(cands[0][1], X))
         err_old.append(se3.pose_error(by_median[1], X))

@@ -95,11 +95,12 @@ def test_calibrate_decisions_survive_last_bit_changes_on_real_recordings(tmp_pat
     cases = [c for c in ds.real_cases(tmp_path) if c[0] in ("tabb_ds1", "kuka_1", "robot_arm_real")]
     assert len(cases) == 3
     import kinhec.calibrate.calibration as cal
+    import kinhec.calibrate.inputs as inputs_module
 
     for name, files, kw in cases:
         ref = cal.calibrate(*files, **kw)
         rng = np.random.default_rng([17, len(name)])
-        read_stream = cal.read_stream
+        read_stream = inputs_module.read_stream
 
         def nudged(*a, **k):
             s = read_stream(*a, **k)
@@ -107,7 +108,7 @@ def test_calibrate_decisions_survive_last_bit_changes_on_real_recordings(tmp_pat
             return s
 
         with monkeypatch.context() as m:
-            m.setattr(cal, "read_stream", nudged)
+            m.setattr(inputs_module, "read_stream", nudged)
             got = cal.calibrate(*files, **kw)
         assert ds.changed(ds.calibrate_decisions(ref), ds.calibrate_decisions(got)) == {}, name
         assert se3.pose_error(got.X, ref.X)[1] < 1e-6, name

@@ -186,7 +186,7 @@ def test_point_error_jacobian_matches_finite_differences(setup):
     T, k = (Y, 6) if setup == "eye_to_hand" else (X, 0)
 
     def pos(d):
-        Tp = sv._retract(T, d)
+        Tp = sv.retract(T, d)
         q = Tp[:3, :3] @ p + Tp[:3, 3]
         return q if setup == "eye_to_hand" else A[0, :3, :3] @ q + A[0, :3, 3]
 

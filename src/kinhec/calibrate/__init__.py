@@ -6,6 +6,19 @@ robustly over the registry's solvers, refines ``X``, ``Y``, the offset and the
 scale jointly with outlier rejection, and returns a :class:`CalibrationResult`
 with standard deviations, per-pair residuals and an observability verdict.
 
+Stages of :func:`calibrate` (:mod:`calibration` runs them in turn; each a module with its own result):
+
+1. options (:mod:`options`: checked once into :class:`~kinhec.calibrate.options.Options`; images and
+   corner files branch off here to :mod:`images` and :mod:`corners`),
+2. inputs (:mod:`inputs`: the streams from files, a bag or a dataset),
+3. conventions (:mod:`firewall` decides the reading, :mod:`stages.conventions` applies it with
+   :mod:`frames`),
+4. pairing (:mod:`stages.pairing`),
+5. solve (:mod:`stages.solve`),
+6. uncertainty (:mod:`stages.uncertainty`),
+7. verdict (:mod:`stages.verdict`),
+8. outputs (:mod:`stages.outputs`; a rig's cameras then jointly: :mod:`stages.rig`).
+
 Modules, by role: :mod:`readers` (every pose-file format), :mod:`bags` (ROS 1
 and ROS 2 bags through rosbags: tf frame pairs via :mod:`tftree` and
 :mod:`tf_messages`, pose topics; :mod:`bag_writer` writes them), :mod:`pairing`
@@ -25,7 +38,8 @@ and the joint solution of a rig).
 
 from __future__ import annotations
 
-from kinhec.calibrate.calibration import EYE_POSES, HAND_POSES, SETUPS, UNITS, calibrate
+from kinhec.calibrate.calibration import calibrate
+from kinhec.calibrate.frames import EYE_POSES, HAND_POSES, SETUPS, UNITS
 from kinhec.calibrate.multi import MultiCalibrationResult, calibrate_multi
 from kinhec.calibrate.readers import FORMATS, PoseStream, read_stream, read_streams
 from kinhec.calibrate.result import CalibrationResult, RigResult

@@ -42,7 +42,7 @@ import numpy as np
 
 from kinhec.calibrate.readers import PoseStream
 from kinhec.calibrate.tf_messages import decode_batch
-from kinhec.calibrate.tftree import TfTree, _dedup, transforms_from_ros
+from kinhec.calibrate.tftree import TfTree, dedup, transforms_from_ros
 from kinhec.errors import InputError
 
 __all__ = ["POSE_TYPES", "TF_TOPICS", "BAG_SUFFIXES", "read_bag", "parse_stream", "frame_names", "cli_streams"]
@@ -207,7 +207,7 @@ class _Bag:
             raise InputError(f"{where}, message {i + 1}: expected finite numbers and a unit quaternion, got position "
                              f"{list(p[i])}, quaternion (x y z w) {list(q[i])}")
         n_back = int(np.count_nonzero(np.diff(t_ns) < 0))
-        keep = _dedup(t_ns)
+        keep = dedup(t_ns)
         if n_back:
             notes.append(f"{where}: {n_back} message(s) out of stamp order; sorted by header stamp")
         n_dup = t_ns.size - keep.size

@@ -53,6 +53,7 @@ import numpy as np
 from kinhec import se3
 from kinhec.intrinsics import INTRINSIC_NAMES, PackedViews, project
 from kinhec.lsq import BlockStructure, block_jacobian_parts
+from kinhec.solvers.reprojection import chain_poses
 
 __all__ = ["BundleFit", "refine_bundle", "INTRINSICS_PRIOR", "DISTORTION_PRIOR"]
 
@@ -151,9 +152,82 @@ def _inverse(H: np.ndarray, exact: bool = False) -> np.ndarray:
 
 
 def _chain(A, X, Y, configuration):
-    from kinhec.solvers.reprojection import chain_poses
-
     return chain_poses(A, X, Y, configuration)
+
+
+def _em(fun, x, structure, pix_rows, n_pix: int, ns: int, N: int, lv: dict):
+    """Generalised EM (see :func:`refine_bundle`): returns the parameters and the iterations run; ``lv`` (the
+    noise levels ``fun`` whitens with) is updated in place."""
+    lam, still, it = 1e-3, 0, 0
+    r = fun(x)
+    for it in range(1, _MAX_ITER + 1):
+        J = block_jacobian_parts(fun, x, r, structure)
+        H, g = J.normal(r)
+        cost = float(r @ r)
+        d = np.maximum(np.diag(H), 1e-12 * max(float(np.diag(H).max()), 1e-300))
+        step = np.zeros_like(x)
+        for _ in range(12):
+            try:
+                dx = np.linalg.solve(H + lam * np.diag(d), -g)
+            except np.linalg.LinAlgError:
+                lam *= 10.0
+                continue
+            r_new = fun(x + dx)
+            if np.isfinite(r_new).all() and float(r_new @ r_new) < cost:
+                x, r, step = x + dx, r_new, dx
+                lam = max(lam / 3.0, 1e-12)
+                break
+            lam *= 4.0
+        C = _inverse(H)
+        tr_p = float(np.sum(C * J.normal(w=pix_rows)[0]))  # trace(J_p C J_p^T), J_p the pixel rows
+        s_px = lv["s_px"]
+        e2 = float(np.sum((r[:n_pix] * s_px) ** 2))
+        s_new = float(np.sqrt(max((e2 + s_px**2 * tr_p) / n_pix, 1e-24)))
+        xi = x[ns:].reshape(N, 6)
+        dC = np.diagonal(C)[ns:].reshape(N, 6)
+        v_rot = (np.sum(xi[:, :3] ** 2) + np.sum(dC[:, :3])) / (3 * N)
+        v_trans = (np.sum(xi[:, 3:] ** 2) + np.sum(dC[:, 3:])) / (3 * N)
+        sig_new = np.maximum(np.sqrt([v_rot] * 3 + [v_trans] * 3), _STD_FLOOR)
+        moved = max(abs(s_new / s_px - 1.0), float(np.max(np.abs(sig_new / lv["sig"] - 1.0))))
+        lv["s_px"], lv["sig"] = s_new, sig_new
+        r = fun(x)
+        # the shared unknowns have stopped moving: their step far below their uncertainty
+        sd = np.sqrt(np.maximum(np.diagonal(C)[:ns], 1e-300))
+        still = still + 1 if float(np.max(np.abs(step[:ns]) / sd)) < _STEP_TOL else 0
+        if still and (moved < _EM_TOL or still >= _STILL_ITER):
+            break
+    return x, it
+
+
+def _covariance(fun, x, structure, X, Y, n_int: int, ns: int, board_prior_std):
+    """The covariance at the solution (X and Y re-centred), ordered X, Y, intrinsics, log b with translations in
+    the parent frames; the pixels' own standard deviation of ``log b``; the re-centred parameters."""
+    est_b = board_prior_std is not None
+    res_x = x
+    # covariance at the solution, X and Y re-centred (perturbations about the estimate)
+    xc = res_x.copy()
+    xc[n_int : n_int + 12] = 0.0
+    r = fun(xc)
+    H = block_jacobian_parts(fun, xc, r, structure, central=True).normal()[0]
+    cov_full = _inverse(H)
+    # order: X, Y, intrinsics, log b; translations into the parent frames
+    order = np.r_[n_int : n_int + 12, 0:n_int, n_int + 12 : ns].astype(int)
+    cov = cov_full[np.ix_(order, order)]
+    T = np.eye(cov.shape[0])
+    T[3:6, 3:6] = X[:3, :3]
+    T[9:12, 9:12] = Y[:3, :3]
+    cov = T @ cov @ T.T
+    data_std = float("inf")
+    if est_b:  # information on log b from the pixels alone: drop its prior row
+        kb = n_int + 12
+        Hd = H.copy()
+        Hd[kb, kb] -= 1.0 / board_prior_std**2
+        try:
+            v = float(_inverse(Hd, exact=True)[kb, kb])
+            data_std = float(np.sqrt(v)) if v > 0 else float("inf")
+        except np.linalg.LinAlgError:
+            pass
+    return cov, data_std, xc
 
 
 def refine_bundle(views: PackedViews, A, X0, Y0, intrinsics0, configuration: str, *, pixel_std: float,
@@ -240,72 +314,13 @@ def refine_bundle(views: PackedViews, A, X0, Y0, intrinsics0, configuration: str
         x[ns:] = np.nan_to_num(np.asarray(twists0, dtype=np.float64)).ravel()
     # generalised EM: a damped Gauss-Newton step at the current noise levels, then their EM update from the
     # posterior (restricted likelihood: the shared unknowns' uncertainty counts, as their flat priors make it)
-    lam, still, it = 1e-3, 0, 0
-    r = fun(x)
-    for it in range(1, _MAX_ITER + 1):
-        J = block_jacobian_parts(fun, x, r, structure)
-        H, g = J.normal(r)
-        cost = float(r @ r)
-        d = np.maximum(np.diag(H), 1e-12 * max(float(np.diag(H).max()), 1e-300))
-        step = np.zeros_like(x)
-        for _ in range(12):
-            try:
-                dx = np.linalg.solve(H + lam * np.diag(d), -g)
-            except np.linalg.LinAlgError:
-                lam *= 10.0
-                continue
-            r_new = fun(x + dx)
-            if np.isfinite(r_new).all() and float(r_new @ r_new) < cost:
-                x, r, step = x + dx, r_new, dx
-                lam = max(lam / 3.0, 1e-12)
-                break
-            lam *= 4.0
-        C = _inverse(H)
-        tr_p = float(np.sum(C * J.normal(w=pix_rows)[0]))  # trace(J_p C J_p^T), J_p the pixel rows
-        s_px = lv["s_px"]
-        e2 = float(np.sum((r[:n_pix] * s_px) ** 2))
-        s_new = float(np.sqrt(max((e2 + s_px**2 * tr_p) / n_pix, 1e-24)))
-        xi = x[ns:].reshape(N, 6)
-        dC = np.diagonal(C)[ns:].reshape(N, 6)
-        v_rot = (np.sum(xi[:, :3] ** 2) + np.sum(dC[:, :3])) / (3 * N)
-        v_trans = (np.sum(xi[:, 3:] ** 2) + np.sum(dC[:, 3:])) / (3 * N)
-        sig_new = np.maximum(np.sqrt([v_rot] * 3 + [v_trans] * 3), _STD_FLOOR)
-        moved = max(abs(s_new / s_px - 1.0), float(np.max(np.abs(sig_new / lv["sig"] - 1.0))))
-        lv["s_px"], lv["sig"] = s_new, sig_new
-        r = fun(x)
-        # the shared unknowns have stopped moving: their step far below their uncertainty
-        sd = np.sqrt(np.maximum(np.diagonal(C)[:ns], 1e-300))
-        still = still + 1 if float(np.max(np.abs(step[:ns]) / sd)) < _STEP_TOL else 0
-        if still and (moved < _EM_TOL or still >= _STILL_ITER):
-            break
+    x, it = _em(fun, x, structure, pix_rows, n_pix, ns, N, lv)
     n_iter = it
     k, X, Y, b, xi = unpack(x)
     s_px = lv["s_px"]
     res_x = x
-    # covariance at the solution, X and Y re-centred (perturbations about the estimate)
     X0, Y0 = X, Y
-    xc = res_x.copy()
-    xc[n_int : n_int + 12] = 0.0
-    r = fun(xc)
-    H = block_jacobian_parts(fun, xc, r, structure, central=True).normal()[0]
-    cov_full = _inverse(H)
-    # order: X, Y, intrinsics, log b; translations into the parent frames
-    order = np.r_[n_int : n_int + 12, 0:n_int, n_int + 12 : ns].astype(int)
-    cov = cov_full[np.ix_(order, order)]
-    T = np.eye(cov.shape[0])
-    T[3:6, 3:6] = X[:3, :3]
-    T[9:12, 9:12] = Y[:3, :3]
-    cov = T @ cov @ T.T
-    data_std = float("inf")
-    if est_b:  # information on log b from the pixels alone: drop its prior row
-        kb = n_int + 12
-        Hd = H.copy()
-        Hd[kb, kb] -= 1.0 / board_prior_std**2
-        try:
-            v = float(_inverse(Hd, exact=True)[kb, kb])
-            data_std = float(np.sqrt(v)) if v > 0 else float("inf")
-        except np.linalg.LinAlgError:
-            pass
+    cov, data_std, xc = _covariance(fun, res_x, structure, X, Y, n_int, ns, board_prior_std)
     e = fun(xc)[:n_pix] * s_px
     rms = float(np.sqrt(np.mean(e * e) * 2.0)) if e.size else float("nan")
     names = tuple(INTRINSIC_NAMES[i] for i in free)

@@ -60,9 +60,14 @@ import numpy as np
 from scipy import stats
 
 from kinhec import se3
+from kinhec.calibrate import pairing as pr
 from kinhec.calibrate import solve as sv
-from kinhec.calibrate.result import quat_xyzw
+from kinhec.calibrate.frames import eye_solver_form, hand_metric
+from kinhec.calibrate.option_values import units_pair
+from kinhec.calibrate.output import quat_xyzw
+from kinhec.calibrate.readers import read_stream, with_quaternion_order
 from kinhec.errors import InputError
+from kinhec.solvers import shah
 
 __all__ = ["StoredCalibration", "CheckResult", "load_calibration", "read_new_pairs", "residuals_and_jacobian",
            "consistency", "check", "update", "SEPARABLE_CORR", "MIN_PAIRS_ATTRIBUTION"]
@@ -223,10 +228,6 @@ def read_new_pairs(stored: StoredCalibration, hand, eye, *, fmt: str | None = No
 
     Stamped files are paired by time at the stored clock offset (SLERP of the denser stream), others by order.
     """
-    from kinhec.calibrate import calibration as cb
-    from kinhec.calibrate import pairing as pr
-    from kinhec.calibrate.readers import read_stream, with_quaternion_order
-
     inp = stored.inputs
     fmt = fmt or inp.get("format")
     if fmt not in ("tum", "eth", "csv", "rwhe", "tabb"):  # a bag's, a dataset's, a corner file's: guessed
@@ -234,7 +235,7 @@ def read_new_pairs(stored: StoredCalibration, hand, eye, *, fmt: str | None = No
     hand_pose = hand_pose or inp.get("hand_pose")
     eye_pose = eye_pose or inp.get("eye_pose")
     units = units or inp.get("units")
-    u_hand, u_eye = cb._units_pair(units)
+    u_hand, u_eye = units_pair(units)
     q = quat_order or inp.get("quat_order")
     hs, es = read_stream(hand, fmt), read_stream(eye, fmt)  # streams already read (a bag's) pass through
     if q:
@@ -244,8 +245,8 @@ def read_new_pairs(stored: StoredCalibration, hand, eye, *, fmt: str | None = No
             hs = with_quaternion_order(hs, qh)
         if qe not in ("-", "") and es.fmt in ("tum", "eth") and not isinstance(eye, type(es)):
             es = with_quaternion_order(es, qe)
-    A = cb._hand_metric(hs, hand_pose, u_hand)
-    B = cb._eye_solver_form(es, eye_pose, u_eye, stored.setup)
+    A = hand_metric(hs, hand_pose, u_hand)
+    B = eye_solver_form(es, eye_pose, u_eye, stored.setup)
     where = f"{hs.span()} and {es.span()}"
     if hs.t is not None and es.t is not None:
         off = stored.time_offset_s or 0.0
@@ -419,8 +420,6 @@ def _own_fit(A, B, stored: StoredCalibration, iterations: int = 8):
     and the median rotation [deg] and translation [mm] residuals; None below 3 pairs or without a stored noise."""
     if len(A) < MIN_PAIRS_ATTRIBUTION or stored.noise_std is None:
         return None
-    from kinhec.solvers import shah
-
     try:
         X, Y = shah(A, B)
     except Exception:  # noqa: BLE001 -- a degenerate motion: judged by the stored X, Y instead

@@ -40,10 +40,16 @@ import numpy as np
 
 from kinhec.calibrate import free_scale
 from kinhec.calibrate import scale as sc
-from kinhec.calibrate.calibration import _names
+from kinhec.calibrate.bundle import DISTORTION_PRIOR, INTRINSICS_PRIOR, refine_bundle
+from kinhec.calibrate.frames import names as frame_names
 from kinhec.calibrate.observability import observability
 from kinhec.calibrate.result import CalibrationResult
+from kinhec.blas import single_threaded_blas
 from kinhec.errors import InputError
+from kinhec.intrinsics import calibrate_camera, camera_calibration, pack_views
+from kinhec.solvers import pair_model as pm
+from kinhec.solvers.he_ml import he_ml
+from kinhec.solvers.reprojection import PixelViews, chain_poses
 
 __all__ = ["calibrate_corners", "parse_intrinsics", "solve_corners"]
 
@@ -72,9 +78,6 @@ def chain_rms_note(obs, camera, A, res) -> str:
     its figures.  The pixel stage refines each view's robot pose; its RMS (on the
     inliers) is the other figure.
     """
-    from kinhec.intrinsics import camera_calibration, pack_views
-    from kinhec.solvers.reprojection import chain_poses
-
     views = pack_views(obs.points_3d, obs.points_2d)
     measured = camera_calibration(views, camera.intrinsics, chain_poses(A, res.X, res.Y, obs.mode)).rms_px
     refined = res.info.get("pixel_rms", float("nan"))
@@ -89,19 +92,12 @@ def solve_corners(obs, camera):
     :class:`kinhec.intrinsics.CameraCalibration` of its views; the pose pairs come from the camera's view
     poses, ``X`` and ``Y`` from the pixels (``pixels=``).  Returns the :class:`~kinhec.solvers.he_ml.HeMlResult`.
     """
-    from kinhec.solvers import pair_model as pm
-    from kinhec.solvers.he_ml import he_ml
-    from kinhec.solvers.reprojection import PixelViews
-
     pixels = PixelViews(obs.points_3d, obs.points_2d, obs.image_size, obs.mode, camera.intrinsics)
     return he_ml(obs.T_base_ee, pm.camera_poses(camera.T_cam_target, obs.mode), pixels=pixels)
 
 
 def _bundle(obs, cam, res, inl, given, prior):
     """:func:`kinhec.calibrate.bundle.refine_bundle` on the inlying views from ``he_ml``'s pixel solution."""
-    from kinhec.calibrate.bundle import DISTORTION_PRIOR, INTRINSICS_PRIOR, refine_bundle
-    from kinhec.intrinsics import pack_views
-
     sel = np.flatnonzero(inl)
     views = pack_views([obs.points_3d[i] for i in sel], [obs.points_2d[i] for i in sel])
     kv = cam.intrinsics
@@ -163,17 +159,13 @@ def calibrate_corners(path, *, intrinsics=None, setup: str | None = None, where:
     threads only spin (2.5x the CPU time on 2 cores for the kuka_1 views), and the result's last digits then
     do not depend on the thread setting.
     """
-    from kinhec.blas import single_threaded_blas
-
     with single_threaded_blas():
         return _calibrate_corners(path, intrinsics=intrinsics, setup=setup, where=where,
                                   intrinsics_prior=intrinsics_prior)  # fmt: skip
 
 
 def _calibrate_corners(path, *, intrinsics, setup, where, intrinsics_prior) -> CalibrationResult:
-    from kinhec.intrinsics import calibrate_camera, pack_views
-    from kinhec.observations import ObservationSet, read_observations
-    from kinhec.solvers import pair_model as pm
+    from kinhec.observations import ObservationSet, read_observations  # lazy: it loads pandas (kinhec.generator)
 
     if isinstance(path, ObservationSet):
         obs, path = path, Path(where or "observations")
@@ -252,7 +244,7 @@ def _calibrate_corners(path, *, intrinsics, setup, where, intrinsics_prior) -> C
         "trans_mm": 1000 * np.linalg.norm(r[:, 3:], axis=1),
         "outlier": ~inl,
     }
-    X_name, Y_name = _names(obs.mode)
+    X_name, Y_name = frame_names(obs.mode)
     inputs = {"corners": str(path), "format": "observations", "intrinsics": [float(v) for v in cam.intrinsics],
               "intrinsics_source": "given" if k is not None else "estimated", "hand_pose": "base_T_ee",
               "eye_pose": "cam_T_target", "units": "m", "intrinsics_refined": [float(v) for v in fit.intrinsics]}  # fmt: skip

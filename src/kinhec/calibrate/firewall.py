@@ -60,9 +60,12 @@ from kinhec.calibrate import pairing as pr
 from kinhec.calibrate import reading_choice as rc
 from kinhec.calibrate import readings as rd
 from kinhec.calibrate import row_alignment as ra
+from kinhec.calibrate.observability import MIN_LAMBDA2, MIN_ROT_RANGE_DEG
+from kinhec.calibrate.output import ros_static_transform
 from kinhec.calibrate.readers import PoseStream, with_quaternion_order
 from kinhec.calibrate.readings import Reading
 from kinhec.errors import InputError
+from kinhec.solvers import _common as c
 
 __all__ = ["Decision", "check", "HAND_POSES", "EYE_POSES", "SETUPS_CHECKED", "UNIT_M"]
 
@@ -778,8 +781,6 @@ FILE_SOURCES = ("format", "comment", "name")
 
 def _candidate(ctx: _Words, x: _Scored) -> rc.Candidate:
     """A reading of a twin group as :mod:`kinhec.calibrate.reading_choice` sees it."""
-    from kinhec.calibrate.output import ros_static_transform
-
     r = x.reading
     eth = r.setup == "eye_to_hand"
     opts = ([] if ctx.rig else [f"--setup {r.setup}"]) + [f"--hand-pose {r.hand_pose}", f"--eye-pose {r.eye_pose}"]
@@ -892,9 +893,6 @@ def _ranking(ctx: _Words, scored: list, top: int = 8) -> list[dict]:
 
 def _degenerate(R: np.ndarray) -> bool:
     """Rotations about one axis only, or within 2 deg of each other: no reading can be told by its fit."""
-    from kinhec.calibrate.observability import MIN_LAMBDA2, MIN_ROT_RANGE_DEG
-    from kinhec.solvers import _common as c
-
     U, _, Vt = np.linalg.svd(R.sum(axis=0))
     Rm = U @ np.diag([1.0, 1.0, np.sign(np.linalg.det(U @ Vt))]) @ Vt
     w = c.rotvecs(Rm.T @ R)

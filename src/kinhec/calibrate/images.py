@@ -34,15 +34,22 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
-from kinhec.calibrate.calibration import HAND_POSES, _hand_metric, _units_pair
+from kinhec.blas import single_threaded_blas
+from kinhec.calibrate import corners as co
+from kinhec.calibrate.frames import HAND_POSES, hand_metric
+from kinhec.calibrate.option_values import units_pair
 from kinhec.calibrate.readers import read_stream
 from kinhec.calibrate.result import CalibrationResult
 from kinhec.errors import InputError, UnknownNameError
+from kinhec.intrinsics import calibrate_camera, pack_views
+from kinhec.vision import pairing as image_pairing
+from kinhec.vision import symmetry, targets
 
 __all__ = ["calibrate_images", "write_corners"]
 
@@ -71,7 +78,7 @@ class _Clock:
 
 def write_corners(path, obs, image_names) -> Path:
     """Write an observation set as JSON with each view's image name in ``meta.image``; returns the path."""
-    from kinhec.observations import observations_to_json, write_document
+    from kinhec.observations import observations_to_json, write_document  # lazy: it loads pandas
 
     doc = observations_to_json(obs)
     for v, name in zip(doc["input"]["views"], image_names):
@@ -120,11 +127,8 @@ def calibrate_images(images, hand, target, *, setup: str | None = None, fmt: str
         cannot be paired, fewer than 3 accepted views (the message lists why
         the others were dropped).
     """
-    from kinhec.blas import single_threaded_blas
-    from kinhec.calibrate.corners import calibrate_corners
+    # lazy: kinhec.vision.detect loads pandas (through kinhec.observations)
     from kinhec.vision.detect import available_cores, detect_images, observations_from_detections
-    from kinhec.vision.pairing import list_images, pair_images
-    from kinhec.vision.targets import parse_target
 
     if hand is None:
         raise InputError("hand: expected the hand pose file (--hand) that goes with the images, got none")
@@ -134,13 +138,13 @@ def calibrate_images(images, hand, target, *, setup: str | None = None, fmt: str
     setup = "eye_in_hand" if setup is None else setup
     if setup not in ("eye_in_hand", "eye_to_hand"):
         raise UnknownNameError("setup for images (one camera)", setup, ("eye_in_hand", "eye_to_hand"))
-    t = parse_target(target)
+    t = targets.parse_target(target)
     folder = Path(images)
-    files = list_images(folder)
+    files = image_pairing.list_images(folder)
     hand_s = read_stream(hand, fmt if fmt not in ("rig", "kinhec") else None)
-    units_hand, _ = _units_pair(units)
-    A = _hand_metric(hand_s, hand_pose, units_hand)
-    pr = pair_images(files, hand_s, A, pairing)
+    units_hand, _ = units_pair(units)
+    A = hand_metric(hand_s, hand_pose, units_hand)
+    pr = image_pairing.pair_images(files, hand_s, A, pairing)
     paired = pr.paired
     n_workers = max(1, min(available_cores() if workers is None else int(workers), len(paired)))
     clock = _Clock()
@@ -168,7 +172,7 @@ def calibrate_images(images, hand, target, *, setup: str | None = None, fmt: str
             turned_note, turned = None, []
             if getattr(t, "symmetric", False):
                 obs, turned_note, turned = _settle_half_turns(obs, t, setup, intrinsics, names)
-            res = calibrate_corners(obs, intrinsics=intrinsics, setup=setup, where=f"{folder}")
+            res = co.calibrate_corners(obs, intrinsics=intrinsics, setup=setup, where=f"{folder}")
             runs[method] = (obs, turned_note, turned, res)
     method = _agrees_best(runs, used.size)
     cal_cost = clock.lap()
@@ -176,17 +180,44 @@ def calibrate_images(images, hand, target, *, setup: str | None = None, fmt: str
     if save_corners is not None:
         write_corners(save_corners, obs, names)
     if len(runs) > 1:
-        levels = ", ".join(f"{m}: {1e3 * runs[m][3].observability['robot_std_rad_m'][0]:.3g} mrad / "
-                           f"{1e3 * runs[m][3].observability['robot_std_rad_m'][1]:.3g} mm" for m in sorted(runs))
-        if method != next(iter(runs)):
-            why = "whose views agree best with the hand's poses"
-        elif min(runs, key=lambda m: _robot_level(runs[m][3])) != method:
-            why = "whose corners fit the board's plane best (the hand's poses cannot tell the sets apart)"
-        else:
-            why = "whose corners fit the board's plane best and whose views agree best with the hand's poses"
-        res.notes.insert(0, f"corners by {method}, {why}; the robot error level each set of corners leaves: {levels}")
+        res.notes.insert(0, _choice_note(runs, method))
     res.where = f"{where} ({used.size} views)"
-    res.inputs.update({
+    res.inputs.update(_images_inputs(res, folder, t, pr, files, used, dropped, turned,
+                                     (n_workers, det_cost, cal_cost), save_corners, hand_s, hand_pose,
+                                     units_hand))
+    res.residuals["t_s"] = used.astype(float)  # the image's position in the folder
+    res.notes = [n for n in res.notes if not n.startswith("views paired by order")]  # said below, with the images
+    res.notes[:0] = pr.notes + [f"{used.size} of {len(files)} images used ({t.spec}); "
+                                f"{len(dropped)} dropped" + (f": {', '.join(files[i].name for i in dropped)}" if dropped else "")]
+    res.notes.append(f"detection: {len(paired)} images in {det_cost[0]:.1f} s wall, {det_cost[1]:.1f} s CPU "
+                     f"({n_workers} worker{'s' if n_workers > 1 else ''}); calibration: {cal_cost[0]:.1f} s wall, "
+                     f"{cal_cost[1]:.1f} s CPU{f' ({len(runs)} sets of corners)' if len(runs) > 1 else ''}; CPU is "
+                     "user + system time, every thread counted")
+    if len(dropped) > DROPPED_WARN_FRACTION * len(files):
+        res.warnings.append(f"{len(dropped)} of {len(files)} images dropped (see inputs.images.dropped)")
+    if turned_note is not None:
+        res.notes.insert(len(pr.notes) + 1, turned_note)
+    return res
+
+
+def _choice_note(runs: dict, method: str) -> str:
+    """The note of which set of corners was kept (``runs``: per sub-pixel method, its calibration) and why."""
+    levels = ", ".join(f"{m}: {1e3 * runs[m][3].observability['robot_std_rad_m'][0]:.3g} mrad / "
+                       f"{1e3 * runs[m][3].observability['robot_std_rad_m'][1]:.3g} mm" for m in sorted(runs))
+    if method != next(iter(runs)):
+        why = "whose views agree best with the hand's poses"
+    elif min(runs, key=lambda m: _robot_level(runs[m][3])) != method:
+        why = "whose corners fit the board's plane best (the hand's poses cannot tell the sets apart)"
+    else:
+        why = "whose corners fit the board's plane best and whose views agree best with the hand's poses"
+    return f"corners by {method}, {why}; the robot error level each set of corners leaves: {levels}"
+
+
+def _images_inputs(res, folder, t, pr, files, used, dropped, turned, cost, save_corners, hand_s, hand_pose,
+                   units_hand) -> dict:
+    """The result's ``inputs`` of a calibration from images: the hand file, the images used and dropped, the cost."""
+    n_workers, det_cost, cal_cost = cost
+    return {
         "corners": None if save_corners is None else str(save_corners),
         "format": "images",
         "hand": hand_s.path,
@@ -206,20 +237,7 @@ def calibrate_images(images, hand, target, *, setup: str | None = None, fmt: str
                      "detection_cpu_s": round(det_cost[1], 3), "calibration_wall_s": round(cal_cost[0], 3),
                      "calibration_cpu_s": round(cal_cost[1], 3)},
         },
-    })  # fmt: skip
-    res.residuals["t_s"] = used.astype(float)  # the image's position in the folder
-    res.notes = [n for n in res.notes if not n.startswith("views paired by order")]  # said below, with the images
-    res.notes[:0] = pr.notes + [f"{used.size} of {len(files)} images used ({t.spec}); "
-                                f"{len(dropped)} dropped" + (f": {', '.join(files[i].name for i in dropped)}" if dropped else "")]
-    res.notes.append(f"detection: {len(paired)} images in {det_cost[0]:.1f} s wall, {det_cost[1]:.1f} s CPU "
-                     f"({n_workers} worker{'s' if n_workers > 1 else ''}); calibration: {cal_cost[0]:.1f} s wall, "
-                     f"{cal_cost[1]:.1f} s CPU{f' ({len(runs)} sets of corners)' if len(runs) > 1 else ''}; CPU is "
-                     "user + system time, every thread counted")
-    if len(dropped) > DROPPED_WARN_FRACTION * len(files):
-        res.warnings.append(f"{len(dropped)} of {len(files)} images dropped (see inputs.images.dropped)")
-    if turned_note is not None:
-        res.notes.insert(len(pr.notes) + 1, turned_note)
-    return res
+    }  # fmt: skip
 
 
 def _methods(detections) -> list[str]:
@@ -256,19 +274,13 @@ def _robot_level(result: CalibrationResult) -> float:
 
 def _settle_half_turns(obs, board, setup: str, intrinsics, names) -> tuple:
     """Renumber the views of a half-turn-symmetric chessboard to agree with the hand's motion (:mod:`kinhec.vision.symmetry`)."""
-    from dataclasses import replace
-
-    from kinhec.calibrate.corners import parse_intrinsics
-    from kinhec.intrinsics import calibrate_camera, pack_views
-    from kinhec.vision.symmetry import resolve_half_turns
-
-    k = None if intrinsics is None else parse_intrinsics(intrinsics)
+    k = None if intrinsics is None else co.parse_intrinsics(intrinsics)
     try:
         cam = calibrate_camera(pack_views(obs.points_3d, obs.points_2d), obs.image_size, intrinsics=k)
     except Exception as exc:  # noqa: BLE001 - the camera calibration proper reports it with its context
         return obs, (f"the {board.spec} board looks the same turned by half a turn; its views could not be checked "
                      f"against the hand's motion ({exc}): corner 0 is the one nearest each image's top-left"), []
-    turn, mismatch = resolve_half_turns(cam.T_cam_target, obs.T_base_ee, board, setup)
+    turn, mismatch = symmetry.resolve_half_turns(cam.T_cam_target, obs.T_base_ee, board, setup)
     p2 = [uv[::-1].copy() if f else uv for uv, f in zip(obs.points_2d, turn)]
     which = ", ".join(n for n, f in zip(names, turn) if f) or "none"
     note = (f"the {board.spec} board looks the same turned by half a turn: {int(turn.sum())} view(s) renumbered from "

@@ -30,7 +30,17 @@ from pathlib import Path
 import numpy as np
 
 from kinhec import __version__, jsonutil, se3
+from kinhec.calibrate import multi_edges as me
+from kinhec.calibrate import pairing as pr
+from kinhec.calibrate.frames import eye_solver_form, hand_metric
+from kinhec.calibrate.multi_edges import EdgeFiles, stated_direction
+from kinhec.calibrate.observability import MAX_X_STD_DEG, MAX_X_STD_M
+from kinhec.calibrate.option_values import units_pair
+from kinhec.calibrate.output import quat_xyzw
+from kinhec.calibrate.readers import read_stream
 from kinhec.errors import InputError, KinhecError, UnknownNameError
+from kinhec.solvers.multi_axyb import _parent_std as _solver_parent_std
+from kinhec.solvers.multi_axyb import graph_data, multi_axyb
 
 __all__ = ["MultiCalibrationResult", "calibrate_multi", "read_pairs", "calibrate_multi_dir", "joint_rig",
            "SETUPS", "RIG_WORLDS"]  # fmt: skip
@@ -148,8 +158,6 @@ class MultiCalibrationResult:
 
     def to_dict(self) -> dict:
         """The JSON-ready dictionary (keys may be added, never removed or renamed)."""
-        from kinhec.calibrate.result import quat_xyzw
-
         def poses(T, S):
             return {str(k): {"T": _mat(v), "quat_xyzw": quat_xyzw(v), "t_m": [float(x) for x in v[:3, 3]],
                              "std": [float(x) for x in S[k]]} for k, v in T.items()}  # fmt: skip
@@ -196,9 +204,7 @@ def jsonutil_safe(d: dict) -> dict:
 
 
 def _parent_std(T, cov):
-    from kinhec.solvers.multi_axyb import _parent_std as f
-
-    return f(T, cov)
+    return _solver_parent_std(T, cov)
 
 
 def _camera_pairs(fit) -> tuple[dict, dict]:
@@ -215,8 +221,6 @@ def _camera_pairs(fit) -> tuple[dict, dict]:
 
 def _precision(fit, observability: dict) -> tuple[dict, list[str]]:
     """Every unknown whose standard deviations exceed the limits of ``kinhec calibrate`` is not determined."""
-    from kinhec.calibrate.observability import MAX_X_STD_DEG, MAX_X_STD_M
-
     obs = {k: dict(v) for k, v in observability.items()}
     warns = []
     for kind, S in (("X", fit.X_std), ("Y", fit.Y_std)):
@@ -282,9 +286,6 @@ def calibrate_multi(pairs, *, configuration: str | None = None, scale=False, noi
         equally while the one as read does not (naming the edge, what each reading gives and how to state it),
         unless ``force``.
     """
-    from kinhec.calibrate import multi_edges as me
-    from kinhec.solvers.multi_axyb import graph_data, multi_axyb
-
     reading_warnings, edge_readings = [], []
     if check_readings:
         d = graph_data(pairs, configuration, scale)  # the pairs checked before anything is fitted
@@ -365,17 +366,12 @@ def _read_edges(folder, *, setup: str = "eye_to_hand", fmt: str | None = None, h
                 eye_pose: str | None = None, units: str | None = None, edge_poses=None, drop=()):  # fmt: skip
     """The pairs, what each edge was read as (:class:`~kinhec.calibrate.multi_edges.EdgeFiles`) and the edges
     left out (see :func:`read_pairs`)."""
-    from kinhec.calibrate import calibration as cal
-    from kinhec.calibrate import pairing as pr
-    from kinhec.calibrate.multi_edges import EdgeFiles, stated_direction
-    from kinhec.calibrate.readers import read_stream
-
     if setup not in SETUPS:
         raise UnknownNameError("setup", setup, SETUPS)
     root = Path(folder)
     if not root.is_dir():
         raise InputError(f"{root}: expected a folder of <x_id>/<y_id>/{{hand,eye}} files, got no such folder")
-    uh, ue = cal._units_pair(units)
+    uh, ue = units_pair(units)
     per_edge, dropped = _edge_options(edge_poses, drop)
     found = {(x.name, y.name): y for x in sorted(p for p in root.iterdir() if p.is_dir())
              for y in sorted(p for p in x.iterdir() if p.is_dir())}  # fmt: skip
@@ -392,9 +388,9 @@ def _read_edges(folder, *, setup: str = "eye_to_hand", fmt: str | None = None, h
         eye = read_stream(_one_file(ydir, "eye"), fmt)
         hp, hsrc = stated_direction(hand, "hand", key, per_edge.get((x, y, "hand")), hand_pose)
         ep, esrc = stated_direction(eye, "eye", key, per_edge.get((x, y, "eye")), eye_pose)
-        A = cal._hand_metric(hand, hp, uh)
+        A = hand_metric(hand, hp, uh)
         # the solver's B: T_cam_tag eye-to-hand, T_target_cam eye-in-hand (kinhec.calibrate's solver form)
-        B = cal._eye_solver_form(eye, ep, ue, setup)
+        B = eye_solver_form(eye, ep, ue, setup)
         if hand.t is not None and eye.t is not None and len(hand) != len(eye):
             p = pr.TimePairing(hand, A, eye, B, 0.0, 0.0)
             A, B = p.at(0.0)

@@ -23,9 +23,14 @@ import re
 import numpy as np
 
 from kinhec import __version__, se3
-from kinhec.calibrate.result import quat_xyzw
 
-__all__ = ["opencv_yaml", "ros_static_transform", "urdf_origin", "rpy_from_matrix", "ros_transforms", "ros2_launch"]
+__all__ = ["quat_xyzw", "opencv_yaml", "ros_static_transform", "urdf_origin", "rpy_from_matrix", "ros_transforms", "ros2_launch"]
+
+
+def quat_xyzw(T: np.ndarray) -> list[float]:
+    """Quaternion ``[qx, qy, qz, qw]`` (scalar last, ``qw >= 0``) of the rotation of ``T``."""
+    q = se3.quaternion_from_matrix(T[:3, :3], check=False)  # w, x, y, z with w >= 0
+    return [float(q[1]), float(q[2]), float(q[3]), float(q[0])]
 
 
 def _g(v: float) -> str:

@@ -20,15 +20,19 @@ partner, as when a failed detection drops an image: see
 
 from __future__ import annotations
 
+import warnings as _warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from kinhec import se3
 from kinhec.calibrate.readers import PoseStream
-from kinhec.errors import InputError
+from kinhec.calibrate.solve import motions_between, robust_y, score
+from kinhec.errors import InputError, KinhecError
+from kinhec.solvers.axxb_park_martin import _park_martin
+from kinhec.solvers.time_offset import estimate_time_offset
 
-__all__ = ["GAP_FACTOR", "MIN_PEAK_CORR", "TimePairing", "OrderPairing", "Alignment", "CoarseOffset", "check_overlap",
+__all__ = ["GAP_FACTOR", "MIN_PEAK_CORR", "Interpolator", "scan_offset", "TimePairing", "OrderPairing", "Alignment", "CoarseOffset", "check_overlap",
            "pair_by_order", "drop_repeated_pairs", "coarse_offset"]
 
 #: An interpolation interval longer than this many median periods of the denser stream is a gap.
@@ -37,7 +41,7 @@ GAP_FACTOR = 3.0
 MIN_PEAK_CORR = 0.5
 
 
-class _Interpolator:
+class Interpolator:
     """Fast repeated SLERP of one stream (relative rotations precomputed once)."""
 
     def __init__(self, t: np.ndarray, T: np.ndarray) -> None:
@@ -242,21 +246,17 @@ def coarse_offset(hand: PoseStream, A, eye: PoseStream, B, offset, max_offset_s:
     :func:`kinhec.solvers.estimate_time_offset` (which does not depend on the
     direction of either stream); when the speeds correlate weakly (below
     :data:`MIN_PEAK_CORR`), a scan of the pose fit over ``+-max_offset_s``
-    (:func:`kinhec.calibrate.solve.scan_offset`), which does.
+    (:func:`scan_offset`), which does.
     """
     if offset in (None, "none"):
         return CoarseOffset(0.0)
     if offset != "auto":
         return CoarseOffset(float(offset))
     check_overlap(hand, eye, max_offset_s)
-    import warnings as _w
-
-    from kinhec.solvers.time_offset import estimate_time_offset
-
     out = CoarseOffset(0.0, estimated=True)
     try:
-        with _w.catch_warnings():
-            _w.simplefilter("ignore")
+        with _warnings.catch_warnings():
+            _warnings.simplefilter("ignore")
             est = estimate_time_offset(hand.t, A, eye.t, B, max_offset_s=max_offset_s)
         out.offset_s, out.peak = est.offset_s, est.peak_corr
         # an edge of a search of at least 3 lags (a range narrower than the lag step searched nothing: the
@@ -267,8 +267,6 @@ def coarse_offset(hand: PoseStream, A, eye: PoseStream, B, offset, max_offset_s:
     except InputError:
         out.offset_s, out.peak = 0.0, 0.0
     if out.peak is not None and out.peak < MIN_PEAK_CORR:
-        from kinhec.calibrate.solve import scan_offset
-
         pe = float(np.median(np.diff(eye.t)))
         grid = np.arange(-max_offset_s, max_offset_s + 1e-12, max(pe / 2, 1e-3))
         cost = scan_offset(hand.t, A, eye.t, B, grid, inverse_domain=inverse_domain)
@@ -281,6 +279,51 @@ def coarse_offset(hand: PoseStream, A, eye: PoseStream, B, offset, max_offset_s:
         out.notes.append(f"the angular speeds correlate weakly (peak {out.peak:.2f}): the coarse clock offset "
                          f"({out.offset_s:.4g} s) comes from a scan of the pose fit")
     return out
+
+
+def scan_offset(hand_t, A, eye_t, B, offsets, *, inverse_domain=True, n_pairs: int = 30):
+    """Pose-fit cost of candidate clock offsets: Park-Martin ``X`` and robust ``Y`` on a subsample at each.
+
+    Used when the angular speeds do not correlate (noisy or featureless rotation).
+
+    Parameters
+    ----------
+    hand_t, A : ndarray, shapes (Nh,), (Nh, 4, 4)
+        Hand stream ``T_base_ee`` [m].
+    eye_t, B : ndarray, shapes (Ne,), (Ne, 4, 4)
+        Eye stream in solver form.
+    offsets : ndarray, shape (K,)
+        Candidate offsets [s] (eye stamp = hand time + offset).
+
+    Returns
+    -------
+    ndarray, shape (K,)
+        Relative cost (lower is better; inf where it cannot be evaluated).
+    """
+    lo, hi = hand_t[0] + np.max(offsets), hand_t[-1] + np.min(offsets)
+    cand = np.flatnonzero((eye_t >= lo) & (eye_t <= hi))
+    if cand.size < 3:
+        return np.full(len(offsets), np.inf)
+    pick = cand[np.unique(np.linspace(0, cand.size - 1, min(cand.size, n_pairs)).round().astype(int))]
+    interp = Interpolator(hand_t, A)
+    Bs = B[pick]
+    sub = np.arange(pick.size)
+    out = np.full((len(offsets), 2), np.inf)
+    with _warnings.catch_warnings():
+        _warnings.simplefilter("ignore")
+        for k, o in enumerate(offsets):
+            As = interp(eye_t[pick] - o)
+            Am, Bm = motions_between(As, Bs, sub)
+            try:
+                X = _park_martin(Am, Bm, check_axes=False)
+            except (KinhecError, np.linalg.LinAlgError):
+                continue
+            out[k] = score(As, Bs, X, robust_y(As, Bs, X), None, inverse_domain)
+    ok = np.isfinite(out).all(axis=1)
+    if not ok.any():
+        return np.full(len(offsets), np.inf)
+    m = np.maximum(out[ok].min(axis=0), 1e-15)
+    return np.where(ok, (out / m).sum(axis=1), np.inf)
 
 
 class TimePairing:
@@ -313,11 +356,11 @@ class TimePairing:
         # the denser stream is interpolated at the samples of the sparser one
         self.interp_hand = nh / max(span_h, 1e-12) >= ne / max(span_e, 1e-12)
         if self.interp_hand:
-            self._dense = _Interpolator(hand.t, A)
+            self._dense = Interpolator(hand.t, A)
             t_sparse, self._fixed, sparse = eye.t, B, eye
             shift = -1.0  # hand time = eye stamp - offset
         else:
-            self._dense = _Interpolator(eye.t, B)
+            self._dense = Interpolator(eye.t, B)
             t_sparse, self._fixed, sparse = hand.t, A, hand
             shift = +1.0  # eye stamp = hand time + offset
         self._shift = shift
@@ -372,9 +415,9 @@ def sample_pairs(hand: PoseStream, H: np.ndarray, eye: PoseStream, E: np.ndarray
     span_h = max(hand.t[-1] - hand.t[0], 1e-12)
     span_e = max(eye.t[-1] - eye.t[0], 1e-12)
     if hand.t.size / span_h >= eye.t.size / span_e:
-        dense, fixed, tq, sign = _Interpolator(hand.t, H), E, eye.t - offset_s, 1
+        dense, fixed, tq, sign = Interpolator(hand.t, H), E, eye.t - offset_s, 1
     else:
-        dense, fixed, tq, sign = _Interpolator(eye.t, E), H, hand.t + offset_s, -1
+        dense, fixed, tq, sign = Interpolator(eye.t, E), H, hand.t + offset_s, -1
     ok = np.flatnonzero(dense.valid(tq))
     if ok.size == 0:
         return np.zeros((0, 4, 4)), np.zeros((0, 4, 4))

@@ -58,7 +58,7 @@ import numpy as np
 from kinhec import se3
 from kinhec.errors import InputError, UnknownNameError
 
-__all__ = ["FORMATS", "QUAT_ORDERS", "PoseStream", "read_stream", "read_streams", "read_kinhec", "detect_format",
+__all__ = ["FORMATS", "QUAT_ORDERS", "PoseStream", "header_unit", "read_stream", "read_streams", "read_kinhec", "detect_format",
            "to_metres", "rig_cameras", "with_quaternion_order"]
 
 #: Formats understood by :func:`read_stream` (``kinhec`` sequences are read by :mod:`kinhec.calibrate.sources`).
@@ -71,6 +71,18 @@ ROTATION_TOL = 1e-3
 QUATERNION_TOL = 1e-2
 #: Orders of the four quaternion columns: scalar last (TUM, ROS) or scalar first.
 QUAT_ORDERS = ("xyzw", "wxyz")
+
+
+#: A CSV time column's name that states its unit (``t_ns``, ``timestamp [ms]``, ``time(s)``).
+_HEADER = re.compile(r"^#?\s*(?:t|time|timestamp|stamp)\s*(?:_|\[|\()\s*(s|ms|us|µs|ns)\s*[\])]?$")
+
+
+def header_unit(name: str) -> str | None:
+    """The stamp unit a CSV time column's name states (``t_ns``, ``timestamp [ms]``, ``time(s)``), or None."""
+    m = _HEADER.match(name.strip().lower())
+    if m is None:
+        return None
+    return "us" if m.group(1) == "µs" else m.group(1)
 
 
 @dataclass
@@ -389,8 +401,6 @@ def _read_csv(path: Path, name: str) -> PoseStream:
         if hit:
             col[key] = hit[0]
     if "t" not in col:  # a time column named with its unit (t_ns, timestamp [ms]): kinhec.calibrate.stamp_units
-        from kinhec.calibrate.stamp_units import header_unit
-
         hit = [i for i, h in enumerate(header) if header_unit(h) is not None]
         if hit:
             col["t"] = hit[0]
@@ -411,8 +421,6 @@ def _read_csv(path: Path, name: str) -> PoseStream:
     _check_finite(path, use, lines)
     T = _poses_from_pq(path, data[:, order[:3]], data[:, order[3:]], lines)
     if "t" in col:
-        from kinhec.calibrate.stamp_units import header_unit
-
         return _stamped(path, "csv", data[:, col["t"]], T, lines, name, stamp_unit=header_unit(header[col["t"]]))
     return PoseStream(T, None, lines, str(path), name, "csv")
 

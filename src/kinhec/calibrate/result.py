@@ -13,15 +13,13 @@ from pathlib import Path
 
 import numpy as np
 
-from kinhec import __version__, jsonutil, se3
+from kinhec import __version__, jsonutil
+from kinhec.calibrate import held_out as ho
+from kinhec.calibrate import output
+from kinhec.calibrate.figure import draw
+from kinhec.calibrate.output import quat_xyzw
 
 __all__ = ["CalibrationResult", "RigResult", "quat_xyzw"]
-
-
-def quat_xyzw(T: np.ndarray) -> list[float]:
-    """Quaternion ``[qx, qy, qz, qw]`` (scalar last, ``qw >= 0``) of the rotation of ``T``."""
-    q = se3.quaternion_from_matrix(T[:3, :3], check=False)  # w, x, y, z with w >= 0
-    return [float(q[1]), float(q[2]), float(q[3]), float(q[0])]
 
 
 def _mat(T) -> list | None:
@@ -175,10 +173,8 @@ class CalibrationResult:
         p = self.point_cam_m if point_cam_m is None else point_cam_m
         if p is None or self.cov is None or self.cov.shape[0] < 12 or self.Y is None:
             return None
-        from kinhec.calibrate.held_out import point_error
-
         A = None if self.pairs is None else self.pairs[0]
-        return point_error(self.cov, self.setup if self.setup != "rig" else "eye_in_hand", self.X, self.Y, p, A)
+        return ho.point_error(self.cov, self.setup if self.setup != "rig" else "eye_in_hand", self.X, self.Y, p, A)
 
     @property
     def sigma(self) -> dict:
@@ -291,23 +287,15 @@ class CalibrationResult:
 
     # forms to paste into a robot stack (see kinhec.calibrate.output)
     def opencv_yaml(self) -> str:
-        from kinhec.calibrate.output import opencv_yaml
-
-        return opencv_yaml(self)
+        return output.opencv_yaml(self)
 
     def ros_static_transform(self, parent: str | None = None, child: str | None = None) -> str:
-        from kinhec.calibrate.output import ros_static_transform
-
         _, a, b = self.X_name.split("_", 2)
-        return ros_static_transform(self.X, parent or a, child or b)
+        return output.ros_static_transform(self.X, parent or a, child or b)
 
     def urdf_origin(self) -> str:
-        from kinhec.calibrate.output import urdf_origin
-
-        return urdf_origin(self.X)
+        return output.urdf_origin(self.X)
 
     def figure(self, path):
         """Draw the one-page figure (residuals over time, offset curve, axes) to ``path``; needs matplotlib."""
-        from kinhec.calibrate.figure import draw
-
         return draw(self, path)

@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from kinhec import se3
-from kinhec.calibrate.options import nonnegative_pair
+from kinhec.calibrate.option_values import nonnegative_pair
 
 __all__ = ["parse", "sensitivity", "consider_cov", "apply", "UNSTATED_NOTE"]
 

@@ -81,12 +81,13 @@ programme runs over the rows in Python, each step on whole arrays of its
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from kinhec import se3
-from kinhec.calibrate.pairing import Alignment
+from kinhec.calibrate import readings as rd
+from kinhec.calibrate.pairing import Alignment, describe_unpaired
 from kinhec.solvers import _common as c
 
 __all__ = ["MAX_UNPAIRED", "CAP", "MARGIN", "RowAlignment", "align_rows", "fit_absolute", "pair_residuals", "with_note",
@@ -598,8 +599,6 @@ def align_rows(H: np.ndarray, E: np.ndarray, start: Alignment | None = None) -> 
     RowAlignment or None
         None when the lengths differ by more than :data:`MAX_UNPAIRED` or a file holds fewer than 8 poses.
     """
-    from kinhec.calibrate import readings as rd
-
     t0 = time.process_time()
     nh, ne = len(H), len(E)
     d = ne - nh
@@ -662,10 +661,6 @@ def _differs(a: Candidate, b: Candidate) -> str:
 
 def with_note(row: RowAlignment, hand, eye, *, force: bool = False) -> Alignment:
     """The chosen alignment with the note of how it was chosen (``hand``, ``eye``: the PoseStreams of the files)."""
-    from dataclasses import replace
-
-    from kinhec.calibrate.pairing import describe_unpaired
-
     al = row.alignment
     if row.decided and al.is_identity:
         return al
@@ -688,8 +683,6 @@ def _ratio(margin: float) -> str:
 
 def ambiguity(row: RowAlignment, hand, eye) -> str:
     """The message of a refusal: the alignments the fit cannot tell apart, the rows each leaves out, what each gives."""
-    from kinhec.calibrate.pairing import describe_unpaired
-
     items = [f"(1) {describe_unpaired(row.best.alignment, hand, eye)}"]
     for k, x in enumerate(row.rivals[:3]):
         items.append(f"({k + 2}) {describe_unpaired(x.alignment, hand, eye)}: {0.5 * (x.cost - row.best.cost):.1f} "

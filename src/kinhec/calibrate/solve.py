@@ -78,7 +78,7 @@ from kinhec.solvers import _common as c
 from kinhec.solvers import registry
 from kinhec.solvers.axxb_andreff import andreff
 
-__all__ = ["Solution", "initial_candidates", "consensus_order", "refine", "noise_report", "scan_offset", "choose_domain",
+__all__ = ["Solution", "retract", "score", "motions_between", "robust_y", "initial_candidates", "consensus_order", "refine", "noise_report", "choose_domain",
            "CHI2_6_9999", "motions_between", "robust_y"]
 
 #: 99.99 % quantile of the chi-square distribution with 6 degrees of freedom (outlier gate).
@@ -179,7 +179,7 @@ def _log_small(R: np.ndarray) -> np.ndarray:
     return w * f[:, None]
 
 
-def _retract(T: np.ndarray, d: np.ndarray) -> np.ndarray:
+def retract(T: np.ndarray, d: np.ndarray) -> np.ndarray:
     out = se3.retract(T, d)
     out[:3, :3] = c.project_to_so3(out[:3, :3])
     return out
@@ -206,7 +206,7 @@ def robust_y(A, B, X) -> np.ndarray:
     return c.transform(R, np.median(Yi[:, :3, 3], axis=0))
 
 
-def _score(A, B, X, Y, scale, inverse_domain=True):
+def score(A, B, X, Y, scale, inverse_domain=True):
     r = residuals(A, B, X, Y, scale, inverse_domain)
     return float(np.median(np.linalg.norm(r[:, :3], axis=1))), float(np.median(np.linalg.norm(r[:, 3:], axis=1)))
 
@@ -332,54 +332,6 @@ def choose_domain(A, B, X, Y, scale=None) -> bool:
     return bool(out[0] <= out[1])
 
 
-def scan_offset(hand_t, A, eye_t, B, offsets, *, inverse_domain=True, n_pairs: int = 30):
-    """Pose-fit cost of candidate clock offsets: Park-Martin ``X`` and robust ``Y`` on a subsample at each.
-
-    Used when the angular speeds do not correlate (noisy or featureless rotation).
-
-    Parameters
-    ----------
-    hand_t, A : ndarray, shapes (Nh,), (Nh, 4, 4)
-        Hand stream ``T_base_ee`` [m].
-    eye_t, B : ndarray, shapes (Ne,), (Ne, 4, 4)
-        Eye stream in solver form.
-    offsets : ndarray, shape (K,)
-        Candidate offsets [s] (eye stamp = hand time + offset).
-
-    Returns
-    -------
-    ndarray, shape (K,)
-        Relative cost (lower is better; inf where it cannot be evaluated).
-    """
-    from kinhec.calibrate.pairing import _Interpolator
-    from kinhec.solvers.axxb_park_martin import _park_martin
-
-    lo, hi = hand_t[0] + np.max(offsets), hand_t[-1] + np.min(offsets)
-    cand = np.flatnonzero((eye_t >= lo) & (eye_t <= hi))
-    if cand.size < 3:
-        return np.full(len(offsets), np.inf)
-    pick = cand[np.unique(np.linspace(0, cand.size - 1, min(cand.size, n_pairs)).round().astype(int))]
-    interp = _Interpolator(hand_t, A)
-    Bs = B[pick]
-    sub = np.arange(pick.size)
-    out = np.full((len(offsets), 2), np.inf)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for k, o in enumerate(offsets):
-            As = interp(eye_t[pick] - o)
-            Am, Bm = motions_between(As, Bs, sub)
-            try:
-                X = _park_martin(Am, Bm, check_axes=False)
-            except (KinhecError, np.linalg.LinAlgError):
-                continue
-            out[k] = _score(As, Bs, X, robust_y(As, Bs, X), None, inverse_domain)
-    ok = np.isfinite(out).all(axis=1)
-    if not ok.any():
-        return np.full(len(offsets), np.inf)
-    m = np.maximum(out[ok].min(axis=0), 1e-15)
-    return np.where(ok, (out / m).sum(axis=1), np.inf)
-
-
 # --------------------------------------------------------------------------- #
 # refinement
 # --------------------------------------------------------------------------- #
@@ -442,8 +394,8 @@ class _Problem:
 
     def apply(self, st, p):
         X, Y, off, s = st
-        X = _retract(X, p[0:6])
-        Y = _retract(Y, p[6:12])
+        X = retract(X, p[0:6])
+        Y = retract(Y, p[6:12])
         if self.eo:
             off = off + p[12]
         if self.es:
@@ -537,6 +489,51 @@ def _lm(prob: _Problem, st, mask, W, max_iter=30):
     return st, it
 
 
+def _rounds(prob: _Problem, st, S, inl, r, all_mask, reject: bool, max_rounds: int):
+    """The rounds of :func:`refine`: the fit at the current noise model and labels, then both re-estimated, until
+    they settle; returns the state, noise covariance, labels, residuals (all pairs) and iterations."""
+    its = 0
+    seen = [inl.copy()]  # the labels of every round, to tell a cycle
+    frozen = False
+    for _ in range(max_rounds):
+        W = np.linalg.cholesky(np.linalg.inv(S)).T  # W^T W = S^-1
+        st, k = _lm(prob, st, inl, W)
+        its += k
+        r = prob.res(st, all_mask)
+        dof = _dof(prob, st, inl, W)
+        S_new, _, _ = _noise_model(r[inl], dof)
+        # the noise model and the fit are solved alternately until both settle
+        change = np.abs(np.sqrt(np.diag(S_new)) / np.sqrt(np.diag(S)) - 1.0).max()
+        S = S_new
+        stable = change < NOISE_TOL
+        if reject and not frozen:
+            # from the degrees of freedom a 6x6 covariance needs on, the gate's distances use the full sample
+            # covariance, whose distribution (Hotelling's) it knows, whatever structure the fit's noise model has
+            if dof >= FULL_NOISE_DOF:
+                Wg = np.linalg.cholesky(np.linalg.inv(_floor((r[inl].T @ r[inl]) / dof))).T
+                Gw = np.einsum("ij,njp->nip", Wg, prob.jac(st, all_mask))
+                new = unc.gate(r @ Wg.T, Gw, inl, dof)
+            else:  # too few degrees of freedom for a 6x6 covariance: each component on its own
+                new = unc.gate_diagonal(r, prob.jac(st, all_mask), inl, dof)
+                if new.sum() - (inl.sum() - dof) < MIN_GATE_DOF:  # what is left could judge nothing: re-admit only
+                    new = new | inl
+            if new.sum() < max(3, prob.P // 6 + 2):
+                new = inl
+            earlier = [i for i, h in enumerate(seen[:-1]) if np.array_equal(h, new)]
+            if earlier and not np.array_equal(new, inl):
+                # the labels cycle (a pair on the gate's edge, in and out by turns): every pair some state of the
+                # cycle keeps is kept, and the labels stop changing
+                new = np.logical_or.reduce(seen[earlier[0]:] + [new])
+                frozen, stable = True, False
+            else:
+                stable = stable and np.array_equal(new, inl)
+            seen.append(new.copy())
+            inl = new
+        if stable:
+            break
+    return st, S, inl, r, its
+
+
 def refine(pairing, X0, Y0, *, offset0=None, scale0=None, estimate_offset=False, estimate_scale=False,
            scale_prior_std: float | None = None, eye_bias_prior=None, eye_in_hand: bool = True, max_rounds: int = 12,
            reject: bool = True, init_solver: str = "", inverse_domain: bool = True) -> Solution:  # fmt: skip
@@ -592,45 +589,7 @@ def refine(pairing, X0, Y0, *, offset0=None, scale0=None, estimate_offset=False,
             # what these labels leave could judge nothing (5 clean stations lost 2 here, and the fit interpolated
             # the other 3): the rounds start from every pair
             inl = all_mask.copy()
-    its = 0
-    seen = [inl.copy()]  # the labels of every round, to tell a cycle
-    frozen = False
-    for _ in range(max_rounds):
-        W = np.linalg.cholesky(np.linalg.inv(S)).T  # W^T W = S^-1
-        st, k = _lm(prob, st, inl, W)
-        its += k
-        r = prob.res(st, all_mask)
-        dof = _dof(prob, st, inl, W)
-        S_new, _, _ = _noise_model(r[inl], dof)
-        # the noise model and the fit are solved alternately until both settle
-        change = np.abs(np.sqrt(np.diag(S_new)) / np.sqrt(np.diag(S)) - 1.0).max()
-        S = S_new
-        stable = change < NOISE_TOL
-        if reject and not frozen:
-            # from the degrees of freedom a 6x6 covariance needs on, the gate's distances use the full sample
-            # covariance, whose distribution (Hotelling's) it knows, whatever structure the fit's noise model has
-            if dof >= FULL_NOISE_DOF:
-                Wg = np.linalg.cholesky(np.linalg.inv(_floor((r[inl].T @ r[inl]) / dof))).T
-                Gw = np.einsum("ij,njp->nip", Wg, prob.jac(st, all_mask))
-                new = unc.gate(r @ Wg.T, Gw, inl, dof)
-            else:  # too few degrees of freedom for a 6x6 covariance: each component on its own
-                new = unc.gate_diagonal(r, prob.jac(st, all_mask), inl, dof)
-                if new.sum() - (inl.sum() - dof) < MIN_GATE_DOF:  # what is left could judge nothing: re-admit only
-                    new = new | inl
-            if new.sum() < max(3, prob.P // 6 + 2):
-                new = inl
-            earlier = [i for i, h in enumerate(seen[:-1]) if np.array_equal(h, new)]
-            if earlier and not np.array_equal(new, inl):
-                # the labels cycle (a pair on the gate's edge, in and out by turns): every pair some state of the
-                # cycle keeps is kept, and the labels stop changing
-                new = np.logical_or.reduce(seen[earlier[0]:] + [new])
-                frozen, stable = True, False
-            else:
-                stable = stable and np.array_equal(new, inl)
-            seen.append(new.copy())
-            inl = new
-        if stable:
-            break
+    st, S, inl, r, its = _rounds(prob, st, S, inl, r, all_mask, reject, max_rounds)
     W = np.linalg.cholesky(np.linalg.inv(S)).T
     Gw = np.einsum("ij,njp->nip", W, prob.jac(st, inl))
     Jw = Gw.reshape(-1, prob.P)

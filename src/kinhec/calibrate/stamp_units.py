@@ -53,10 +53,10 @@ The rule (:func:`settle`):
 
 from __future__ import annotations
 
-import re
 
 import numpy as np
 
+from kinhec.calibrate.readers import PoseStream, header_unit
 from kinhec.errors import InputError, UnknownNameError
 
 __all__ = ["STAMP_UNITS", "SECONDS_PER_UNIT", "header_unit", "RATE_HZ", "DURATION_S", "MAX_SPAN_RATIO", "stamp_unit_pair",
@@ -73,17 +73,6 @@ DURATION_S = (1.0, 12 * 3600.0)
 MAX_SPAN_RATIO = 30.0
 #: Formats whose stamps are known in seconds (a bag's header stamps, a kinhec dataset): never judged.
 _KNOWN_SECONDS = ("bag", "kinhec")
-
-
-_HEADER = re.compile(r"^#?\s*(?:t|time|timestamp|stamp)\s*(?:_|\[|\()\s*(s|ms|us|µs|ns)\s*[\])]?$")
-
-
-def header_unit(name: str) -> str | None:
-    """The stamp unit a CSV time column's name states (``t_ns``, ``timestamp [ms]``, ``time(s)``), or None."""
-    m = _HEADER.match(name.strip().lower())
-    if m is None:
-        return None
-    return "us" if m.group(1) == "µs" else m.group(1)
 
 
 def stamp_unit_pair(value) -> tuple[str | None, str | None]:
@@ -158,8 +147,6 @@ def _why(ok: bool, rate: float, dur: float) -> str:
 
 def _rescaled(stream, unit: str, notes: list):
     """A copy of ``stream`` with its stamps in seconds (``unit`` as read), and ``notes`` added."""
-    from kinhec.calibrate.readers import PoseStream
-
     out = PoseStream(**{f: getattr(stream, f) for f in stream.__dataclass_fields__})
     out.t = stream.t * SECONDS_PER_UNIT[unit]
     out.notes = list(stream.notes) + list(notes)

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kinhec import se3
-from kinhec.calibrate.pairing import GAP_FACTOR, _Interpolator
+from kinhec.calibrate.pairing import GAP_FACTOR, Interpolator
 from kinhec.errors import InputError
 
 __all__ = ["Edge", "Lookup", "TfTree", "transforms_from_ros"]
@@ -137,7 +137,7 @@ def transforms_from_ros(p: np.ndarray, q_xyzw: np.ndarray) -> tuple[np.ndarray, 
     return T, bad
 
 
-def _dedup(t_ns: np.ndarray) -> np.ndarray:
+def dedup(t_ns: np.ndarray) -> np.ndarray:
     """Indices sorting ``t_ns`` (stable) with repeated stamps reduced to their first occurrence."""
     order = np.argsort(t_ns, kind="stable")
     ts = t_ns[order]
@@ -225,7 +225,7 @@ class TfTree:
             a, b = names[edge_of[idx[0]]]
             dyn = idx[~static[idx]]
             if dyn.size:
-                keep = dyn[_dedup(t_ns[dyn])]
+                keep = dyn[dedup(t_ns[dyn])]
                 edges.append(Edge(a, b, t_ns[keep], T[keep], int(idx.size)))
             else:
                 edges.append(Edge(a, b, None, T[idx[-1:]], int(idx.size)))
@@ -381,7 +381,7 @@ class TfTree:
             if e is driver:
                 poses[id(e)] = e.T[sel]
                 continue
-            f = _Interpolator((e.t_ns - lo) / 1e9, e.T)
+            f = Interpolator((e.t_ns - lo) / 1e9, e.T)
             valid = f.valid(tq)
             if not valid.all():
                 notes.append(f"{self.source}: {int((~valid).sum())} sample(s) of tf {a} -> {b} fall in gaps (longer "

@@ -1,0 +1,99 @@
+"""Stage 3 of one camera: ``X``, ``Y``, the clock offset and the scale, refined with outlier rejection.
+
+The registry's solvers give the initial candidates (:func:`kinhec.calibrate.solve.initial_candidates`);
+the residuals are compared in the domain whose noise model fits best; :func:`kinhec.calibrate.solve.refine`
+refines jointly.  Then: a repeated path may have locked the coarse offset on a wrong peak, so the same
+clock is tried too (:mod:`~kinhec.calibrate.same_clock`); a metric stream's scale prior is freed when the
+translations are far from metric (:mod:`~kinhec.calibrate.free_scale`); outlier labels the fit does not
+support are dropped and every pair kept (:mod:`~kinhec.calibrate.outliers`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kinhec.calibrate import free_scale
+from kinhec.calibrate import same_clock
+from kinhec.calibrate import scale as sc
+from kinhec.calibrate import solve as sv
+from kinhec.calibrate import stamp_units
+from kinhec.calibrate.options import Options
+from kinhec.calibrate.outliers import judge as judge_outliers
+from kinhec.calibrate.stages.conventions import Conventions
+from kinhec.calibrate.stages.pairing import Paired
+from kinhec.errors import DegenerateMotionError, InputError
+
+__all__ = ["Solved", "solve"]
+
+
+@dataclass
+class Solved:
+    """The refined solution (:class:`kinhec.calibrate.solve.Solution`) and how it was reached.
+
+    ``pairing`` is the one it holds for (the same clock's when that won), ``fit`` the refinement's options,
+    ``init_solver`` the initial candidate's solver, ``inverse_domain`` the residuals' domain, ``freed``
+    whether the scale's prior was freed, ``offset_edge`` whether the offset lies at the edge of its search.
+    """
+
+    sol: sv.Solution
+    pairing: object
+    fit: dict
+    init_solver: str
+    inverse_domain: bool
+    freed: bool
+    offset_edge: bool
+
+
+def _start(cv: Conventions, paired: Paired, opts: Options):
+    Ap, Bp = paired.pairing.at(paired.offset0)
+    try:
+        cands = sv.initial_candidates(Ap, Bp, solver=opts.solver, estimate_scale=opts.scale,
+                                      inverse_domain=cv.file_domain)
+    except DegenerateMotionError as exc:
+        raise InputError(f"{cv.where}: X is not determined by this motion: {exc}") from None
+    name, X0, Y0, s0 = cands[0]
+    eih = sv.choose_domain(Ap, Bp, X0, Y0, s0)
+    cv.notes.append(f"residuals compared as {'T_cam_target' if eih != (cv.setup == 'eye_to_hand') else 'T_target_cam'} "
+                    "(the noise model that fits best)")
+    cv.notes.append(f"initial estimate from {name} (of {len(cands)} candidates: the one most pairs agree with)")
+    return name, X0, Y0, s0, eih
+
+
+def solve(cv: Conventions, paired: Paired, opts: Options, eye_bias_prior=None) -> Solved:
+    """Initialise and refine on ``paired``'s pairs (``eye_bias_prior``: the eye poses' systematic error's prior)."""
+    scale, fixed_scale = opts.scale, opts.fixed_scale
+    pairing, estimate_offset, offset_edge = paired.pairing, paired.estimate_offset, paired.offset_edge
+    name, X0, Y0, s0, eih = _start(cv, paired, opts)
+    # the scale of the eye translations is always estimated: freely when asked for (--scale), under the prior of
+    # a metric stream otherwise (kinhec.calibrate.scale)
+    # (held at 1 with scale="fixed")
+    fit = dict(offset0=paired.offset0, scale0=s0 if scale else 1.0, estimate_offset=estimate_offset,
+               estimate_scale=not fixed_scale, scale_prior_std=None if scale or fixed_scale else sc.PRIOR_STD,
+               init_solver=name, inverse_domain=eih, eye_bias_prior=None if scale else eye_bias_prior,
+               eye_in_hand=cv.setup != "eye_to_hand")  # fmt: skip
+    sol = sv.refine(pairing, X0, Y0, **fit)
+    if estimate_offset:  # a repeated path can lock the coarse offset on a wrong peak: try the same clock too
+        alt = same_clock.refit_from_zero_offset(cv.hand, cv.A, cv.eye, cv.B, pairing, sol, fit,
+                                                margin_s=paired.margin_s, period_s=paired.period_s,
+                                                solver=opts.solver, scale=scale, candidate_domain=cv.file_domain)
+        if alt is not None:
+            pairing, sol, X0, Y0, fit, note = alt
+            cv.notes.append(note)
+    if not scale and not fixed_scale:
+        sol, fit, restart = free_scale.restart(pairing, X0, Y0, fit, sol, cv.decision)
+        if restart is not None:
+            cv.notes.append(restart)
+            X0, Y0 = sol.X, sol.Y
+    if estimate_offset and not offset_edge and stamp_units.offset_at_edge(sol.offset, opts.max_offset_s,
+                                                                          paired.period_s):
+        offset_edge = stamp_units.check_offset_edge(cv.hand, cv.eye, sol.offset, opts.max_offset_s, coarse=False,
+                                                    force=opts.force, warnings=cv.warnings)
+    freed = not scale and not fixed_scale and fit.get("scale_prior_std") is None
+    why = judge_outliers(sol.inliers, pairing.at(sol.offset)[0])
+    if why is not None:  # not outliers the fit supports: every pair kept
+        n, n_out0 = len(paired), int((~sol.inliers).sum())
+        cv.warnings.append(f"the chi-square gate labelled {n_out0} of {n} pairs ({100 * n_out0 / n:.0f} %) outliers, "
+                           f"more than the fit supports: {why}; all pairs kept (their residuals are not independent "
+                           "Gaussian noise, and X carries that error)")
+        sol = sv.refine(pairing, X0, Y0, reject=False, **fit)
+    return Solved(sol, pairing, fit, name, eih, freed, offset_edge)
