@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kinhec import se3
-from kinhec.cameras import VISIBILITY_MARGIN_PX, _inside_image, _pixels, _to_camera, as_camera, as_target
+from kinhec.cameras import VISIBILITY_MARGIN_PX, as_camera, as_target, inside_image, pinhole_pixels, to_camera
 from kinhec.errors import InputError
 from kinhec.motion import KEYFRAME_MAX, KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS_M
 from kinhec.recipe_json import robot_student_t_dof
@@ -164,9 +164,9 @@ def _pnp_covariance(C: np.ndarray, camera, target, pixel_std: float) -> np.ndarr
     cam = as_camera(camera)
     tgt = as_target(target)
     pts = tgt.points_m
-    Pc = _to_camera(C, pts)  # (N, P, 3)
-    uv, depth = _pixels(cam, Pc)
-    inside = _inside_image(cam, uv, depth, VISIBILITY_MARGIN_PX).astype(np.float64)
+    Pc = to_camera(C, pts)  # (N, P, 3)
+    uv, depth = pinhole_pixels(cam, Pc)
+    inside = inside_image(cam, uv, depth, VISIBILITY_MARGIN_PX).astype(np.float64)
     Xc, Yc, Zc = Pc[..., 0], Pc[..., 1], np.where(Pc[..., 2] > 0, Pc[..., 2], 1.0)
     x, y, iz = Xc / Zc, Yc / Zc, 1.0 / Zc
     return (pixel_std / cam.f_px) ** 2 * pm.pnp_unit_covariance(C, x, y, iz, inside)

@@ -45,7 +45,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kinhec import se3
-from kinhec.cameras import MAX_DEPTH_M, MIN_DEPTH_M, CameraPreset, TargetPreset, _pixels, _to_camera, _view_angles_deg
+from kinhec.cameras import (
+    MAX_DEPTH_M,
+    MIN_DEPTH_M,
+    CameraPreset,
+    TargetPreset,
+    pinhole_pixels,
+    to_camera,
+    view_angles_deg_unchecked,
+)
 from kinhec.errors import InputError
 from kinhec.planner.guesses import DEFAULT_GUESS_TOLERANCE
 from kinhec.robots import RobotModel
@@ -243,11 +251,11 @@ def _in_view(scene: Scene, C: np.ndarray, limits: PlanLimits):
     """Whole target in view at poses ``C`` ``(N, 4, 4)``: the mask, the smallest border distance [px], the view
     angle [deg] and the depth of the target centre [m], each ``(N,)``."""
     cam, tgt = scene.camera, scene.target
-    uv, depth = _pixels(cam, _to_camera(C, tgt.points_m))
+    uv, depth = pinhole_pixels(cam, to_camera(C, tgt.points_m))
     with np.errstate(invalid="ignore"):
         border = np.minimum.reduce([uv[..., 0], cam.width_px - uv[..., 0], uv[..., 1], cam.height_px - uv[..., 1]])
     border = np.where((depth > 0) & np.isfinite(border), border, -np.inf).min(axis=-1)
-    angle = _view_angles_deg(C)
+    angle = view_angles_deg_unchecked(C)
     dc = C[:, 2, 3]
     visible = (border >= limits.margin_px) & (dc >= MIN_DEPTH_M) & (dc <= MAX_DEPTH_M) & (angle <= limits.max_view_angle_deg)
     return visible, border, angle, dc
