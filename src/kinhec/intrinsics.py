@@ -348,7 +348,7 @@ def calibrate_camera(views: PackedViews, image_size, *, fix_k3: bool = False, in
     def unpack(x):
         k = k0.copy()
         k[:n_int] = x[:n_int]
-        T = T0 @ se3._se3_exp(x[n_int:].reshape(N, 6))
+        T = T0 @ se3.se3_exp_unchecked(x[n_int:].reshape(N, 6))
         return k, T
 
     def fun(x):

@@ -321,7 +321,7 @@ def _exp_left(delta: np.ndarray, T: np.ndarray) -> np.ndarray:
     n = delta.shape[0]
     w = delta[:, :3]
     th2 = np.einsum("ni,ni->n", w, w)
-    A, B, C = se3._so3_coeffs(np.sqrt(th2))
+    A, B, C = se3.so3_coefficients(np.sqrt(th2))
     K = np.zeros((n, 3, 3))
     K[:, 0, 1] = -w[:, 2]
     K[:, 0, 2] = w[:, 1]

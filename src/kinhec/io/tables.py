@@ -52,7 +52,7 @@ def _pose_columns_from_transforms(T: np.ndarray, prefix: str) -> dict[str, np.nd
     """Seven float columns (position [m], quaternion w >= 0) of poses ``(N, 4, 4)``; NaN rows stay NaN."""
     ok = np.isfinite(T).all(axis=(1, 2))
     P = np.where(ok[:, None], T[:, :3, 3], np.nan)
-    Q = np.where(ok[:, None], se3._quaternion_from_matrix(T[:, :3, :3]), np.nan)
+    Q = np.where(ok[:, None], se3.quaternion_from_matrix_unchecked(T[:, :3, :3]), np.nan)
     names = pose_columns(prefix)
     out = {names[i]: P[:, i] for i in range(3)}
     out.update({names[3 + i]: Q[:, i] for i in range(4)})

@@ -225,9 +225,9 @@ def _refine(views: PackedViews, A, X0, Y0, k0, init_rms, configuration, refine_r
     def unpack(x):
         k = np.array(k0, dtype=np.float64)
         k[:n_int] = x[:n_int]
-        X = X0 @ se3._se3_exp(x[n_int : n_int + 6])
-        Y = Y0 @ se3._se3_exp(x[n_int + 6 : n_int + 12])
-        Ab = A @ se3._se3_exp(x[n_shared:].reshape(N, 6)) if refine_robot else A
+        X = X0 @ se3.se3_exp_unchecked(x[n_int : n_int + 6])
+        Y = Y0 @ se3.se3_exp_unchecked(x[n_int + 6 : n_int + 12])
+        Ab = A @ se3.se3_exp_unchecked(x[n_shared:].reshape(N, 6)) if refine_robot else A
         return k, X, Y, Ab
 
     def fun(x):
