@@ -56,11 +56,11 @@ from kinhec.io.index import load_manifest, write_index
 from kinhec.io.reader import iter_sequences, load_sequence, read_tables
 from kinhec.io.sequence import CameraStream, RobotStream, Sequence
 from kinhec.io.shards import (
-    _row_groups_hold_ids,  # noqa: F401  (tests and benchmarks/bench_resume.py reach it through kinhec.io)
-    _rows_list_ids,  # noqa: F401
     index_is_current,
     read_shard_index,
     rebuild_index,
+    row_groups_hold_ids,  # noqa: F401  (tests and benchmarks/bench_resume.py reach it through kinhec.io)
+    rows_list_ids,  # noqa: F401
     shard_paths,
     shard_status,
     shard_writer,
