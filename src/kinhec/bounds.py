@@ -70,6 +70,8 @@ __all__ = [
     "student_t_information_factor",
     "GraphBound",
     "graph_bound",
+    "pnp_covariance",
+    "inverse_information",
 ]
 
 #: Samples of ``N(0, cov_X)`` behind the expected median errors.
@@ -159,7 +161,7 @@ def median_errors(cov6: np.ndarray, rng: np.random.Generator | None = None,
     return math.degrees(out[0]), 1000.0 * out[1]
 
 
-def _pnp_covariance(C: np.ndarray, camera, target, pixel_std: float) -> np.ndarray:
+def pnp_covariance(C: np.ndarray, camera, target, pixel_std: float) -> np.ndarray:
     """Covariance (N, 6, 6) of ``rho`` for PnP from noisy pixels (pinhole, points inside the image)."""
     cam = as_camera(camera)
     tgt = as_target(target)
@@ -355,7 +357,7 @@ def bound_from_pairs(A, C, X, Y, configuration: str, *, camera_cov=None, camera_
 
 def _bound_from_information(F: np.ndarray, n: int, rng, n_samples: int) -> SequenceBound:
     """The bound of a Fisher information ``F`` (P, P) of ``(dx, dy[, log s])`` from ``n`` pairs."""
-    cov, unidentified = _inverse_information(F)
+    cov, unidentified = inverse_information(F)
     xr, xt = median_errors(cov[:6, :6], rng, n_samples)
     yr, yt = median_errors(cov[6:12, 6:12], rng, n_samples)
     # a block touched by a direction the data do not determine (e.g. rotations about one axis only) has no bound
@@ -367,7 +369,7 @@ def _bound_from_information(F: np.ndarray, n: int, rng, n_samples: int) -> Seque
 UNIDENTIFIED_TOL = 1e-10
 
 
-def _inverse_information(F: np.ndarray):
+def inverse_information(F: np.ndarray):
     """Pseudo-inverse of ``F`` and, per block (X rot, X trans, Y rot, Y trans), whether it meets its null space."""
     d = np.sqrt(np.clip(np.diag(F), 1e-300, None))
     Fn = F / np.outer(d, d)
@@ -492,8 +494,8 @@ def sequence_bound(seq, *, time_offset=None, keyframes=None, rng=None, n_samples
                                               _info_get(info, "camera_trans_std_m", 0.0),
                                               _info_get(info, "camera_trans_std_z_m", 0.0))  # fmt: skip
     elif model == "pnp":
-        camera_cov = _pnp_covariance(C, str(info.get("camera")), str(info.get("target")),
-                                     _info_get(info, "pixel_std", 0.0))  # fmt: skip
+        camera_cov = pnp_covariance(C, str(info.get("camera")), str(info.get("target")),
+                                    _info_get(info, "pixel_std", 0.0))  # fmt: skip
     elif model == "vo_drift":
         walk = _vo_increments(seq.camera.T_cam_target_gt, idx, _info_get(info, "camera_rot_std_rad", 0.0),
                               _info_get(info, "camera_trans_std_m", 0.0), dof if np.isfinite(dof) else None)  # fmt: skip

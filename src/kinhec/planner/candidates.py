@@ -58,7 +58,7 @@ from kinhec.errors import InputError
 from kinhec.planner.guesses import DEFAULT_GUESS_TOLERANCE
 from kinhec.robots import RobotModel
 from kinhec.solvers import pair_model as pm
-from kinhec.trajectories import _cone_directions, _frames_from_z, viewing_distance_range
+from kinhec.trajectories import cone_directions, frames_from_z, viewing_distance_range
 
 __all__ = ["SETUPS", "PlanLimits", "Scene", "Candidates", "feasibility", "sample_candidates"]
 
@@ -310,7 +310,7 @@ def _viewpoints(scene: Scene, rng: np.random.Generator, m: int, limits: PlanLimi
     if scene.configuration == "eye_in_hand":
         Y = scene.Y
         lo, hi = eih_distance_range(scene, limits)
-        dirs = _cone_directions(rng, np.broadcast_to(Y[:3, 2], (m, 3)), half)
+        dirs = cone_directions(rng, np.broadcast_to(Y[:3, 2], (m, 3)), half)
         d = rng.uniform(lo, hi, m)
         centre = Y[:3, 3] + dirs * d[:, None]
         w, h = tgt.size_m
@@ -318,7 +318,7 @@ def _viewpoints(scene: Scene, rng: np.random.Generator, m: int, limits: PlanLimi
         aim = Y[:3, 3] + local @ Y[:3, :3].T
         z = aim - centre
         z /= np.linalg.norm(z, axis=-1, keepdims=True)
-        T_obs = se3.transform_from_rotation_translation(_frames_from_z(z, rng.uniform(-math.pi, math.pi, m)), centre)
+        T_obs = se3.transform_from_rotation_translation(frames_from_z(z, rng.uniform(-math.pi, math.pi, m)), centre)
     else:
         Y = scene.Y
         far = float(np.linalg.norm(Y[:3, 3] - _shoulder(scene.robot))) + scene.robot.reach_m
@@ -329,8 +329,8 @@ def _viewpoints(scene: Scene, rng: np.random.Generator, m: int, limits: PlanLimi
         p = p_cam @ Y[:3, :3].T + Y[:3, 3]
         to_cam = Y[:3, 3] - p
         to_cam /= np.linalg.norm(to_cam, axis=-1, keepdims=True)
-        n = _cone_directions(rng, to_cam, half)
-        T_obs = se3.transform_from_rotation_translation(_frames_from_z(n, rng.uniform(-math.pi, math.pi, m)), p)
+        n = cone_directions(rng, to_cam, half)
+        T_obs = se3.transform_from_rotation_translation(frames_from_z(n, rng.uniform(-math.pi, math.pi, m)), p)
     return T_obs @ se3.invert_transform(scene.X, check=False)
 
 

@@ -18,7 +18,7 @@ import numpy as np
 
 import kinhec
 from kinhec import se3
-from kinhec.bounds import _inverse_information
+from kinhec.bounds import inverse_information
 from kinhec.cameras import (
     VISIBILITY_MARGIN_PX,
     CameraPreset,
@@ -471,7 +471,7 @@ def _calibrated_tolerance(calib_info: dict, info_taken: np.ndarray) -> tuple[tup
     tol = tolerance_from_std(calib_info["X_std"], calib_info["Y_std"])
     source = "calibration's standard deviations"
     if info_taken.shape[0]:
-        cov, unidentified = _inverse_information(info_taken.sum(axis=0))
+        cov, unidentified = inverse_information(info_taken.sum(axis=0))
         if not any(unidentified):
             sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
             bound = tolerance_from_std(sd[:6], sd[6:])
