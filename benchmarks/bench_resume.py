@@ -63,12 +63,12 @@ def main() -> None:
     t_new, _ = _check_all(root, tasks)
 
     # shard_status looks the helper up in its own module, so patch it there
-    original = kio_impl._row_groups_hold_ids
-    kio_impl._row_groups_hold_ids = lambda md, expected: None  # force reading the id columns
+    original = kio_impl.row_groups_hold_ids
+    kio_impl.row_groups_hold_ids = lambda md, expected: None  # force reading the id columns
     try:
         t_old, done_old = _check_all(root, tasks)
     finally:
-        kio_impl._row_groups_hold_ids = original
+        kio_impl.row_groups_hold_ids = original
     assert done_old == done
 
     full = load_tier("full")

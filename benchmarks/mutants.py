@@ -218,7 +218,7 @@ CATALOGUE: list[Mutant] = [
     _m("MA2", "solvers/multi_axyb.py", "J[:, :6] = -pm.adjoint(se3.invert_transform(Z, check=False))",
        "J[:, :6] = -pm.adjoint(Z)", _MULTI, "relative: Jacobian with Ad(Z) instead of Ad(inv Z) (forgotten inverse)"),
     _m("MA3", "solvers/multi_axyb.py", "D[3:, 3:] = T[:3, :3]\n    return np.sqrt(", "D[3:, 3:] = T[:3, :3].T\n    return np.sqrt(",
-       _MULTI, "_parent_std: translation rotated by R^T instead of R"),
+       _MULTI, "parent_std: translation rotated by R^T instead of R"),
     _m("MA4", "solvers/multi_axyb.py", "tau = float(chi2_dist.ppf(ESTIMATE_GAP_QUANTILE, 3 * K))",
        "tau = float(chi2_dist.ppf(ESTIMATE_GAP_QUANTILE, K))", _MULTI,
        "_certify: gap threshold with K instead of 3 K degrees of freedom"),

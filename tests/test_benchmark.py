@@ -342,7 +342,7 @@ def test_finished_parts_are_reused(noise_free, tmp_path, monkeypatch):
     (first.out / "leaderboard.md").unlink()
     import kinhec.benchmark.sequence as bm
 
-    monkeypatch.setattr(bm, "_evaluate", lambda *a: pytest.fail("a finished part was recomputed"))
+    monkeypatch.setattr(bm, "evaluate_rows", lambda *a: pytest.fail("a finished part was recomputed"))
     again = run_benchmark(noise_free, out=out, solvers=["shah", "park_martin"])
     assert again.skipped_units == 3 and again.computed_units == 0
     assert again.out == first.out and again.fingerprint == first.fingerprint
@@ -584,15 +584,15 @@ def test_parts_are_assembled_in_the_results_order(smoke_run, tmp_path):
 
 
 def test_text_columns_read_missing_values_as_empty_strings():
-    from kinhec.benchmark.summary import _ordered, _strings
+    from kinhec.benchmark.summary import ordered_names, string_column
 
     s = pd.Series(["noise", None, "mixed", np.nan, "noise", pd.NA], dtype=object)
-    got = _strings(s)
+    got = string_column(s)
     assert got.dtype == object and list(got) == ["noise", "", "mixed", "", "noise", ""]
-    assert list(_strings(pd.Series(["a", None], dtype="string"))) == ["a", ""]
-    assert list(_strings(pd.Series([None, None], dtype=object))) == ["", ""]
+    assert list(string_column(pd.Series(["a", None], dtype="string"))) == ["a", ""]
+    assert list(string_column(pd.Series([None, None], dtype=object))) == ["", ""]
     # anything but text goes through str()
-    assert list(_strings(pd.Series([1.5, None, 2], dtype=object))) == ["1.5", "", "2"]
+    assert list(string_column(pd.Series([1.5, None, 2], dtype=object))) == ["1.5", "", "2"]
     # the distinct names: the reference's order first, then the rest sorted, from an array as from a list
     vals = np.array(["pnp", "", "zeta", "noise", "alpha", "pnp"], dtype=object)
-    assert _ordered(vals, TRACKS) == _ordered(list(vals), TRACKS) == ["noise", "pnp", "", "alpha", "zeta"]
+    assert ordered_names(vals, TRACKS) == ordered_names(list(vals), TRACKS) == ["noise", "pnp", "", "alpha", "zeta"]

@@ -157,10 +157,10 @@ def test_pnp_bound_matches_monte_carlo():
         C[i] = se3.transform_from_rotation_translation(R, p)
     A = Y @ se3.invert_transform(C) @ se3.invert_transform(X)
     px = 0.5
-    b = bounds.bound_from_pairs(A, C, X, Y, "eye_in_hand", camera_cov=bounds._pnp_covariance(C, cam, tgt, px),
+    b = bounds.bound_from_pairs(A, C, X, Y, "eye_in_hand", camera_cov=bounds.pnp_covariance(C, cam, tgt, px),
                                 rng=np.random.default_rng(0))  # fmt: skip
     errs = []
-    Sig = bounds._pnp_covariance(C, cam, tgt, px)
+    Sig = bounds.pnp_covariance(C, cam, tgt, px)
     for _ in range(150):
         Cm = simulate_pnp(cam, tgt, C, px, rng, available=np.ones(n, dtype=bool)).T_cam_target
         # ML with the exact per-pair covariance: one Gauss-Newton step from the truth is the efficient estimate

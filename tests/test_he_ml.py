@@ -184,7 +184,7 @@ def test_pnp_pairs_reach_the_exact_covariance_estimator():
         n = A.shape[0]
         assert n >= 20
         J, G = pm.pair_jacobians(C, g.X, conf)
-        Sigma = bounds._pnp_covariance(C, camera, target, px) + G @ robot_cov @ np.swapaxes(G, 1, 2)
+        Sigma = bounds.pnp_covariance(C, camera, target, px) + G @ robot_cov @ np.swapaxes(G, 1, 2)
         b = bounds.bound_from_pairs(A, C, g.X, g.Y, conf, camera_cov=Sigma, rng=np.random.default_rng(0))
         W = np.linalg.inv(Sigma)
         H = np.einsum("nip,nij,njq->pq", J, W, J)

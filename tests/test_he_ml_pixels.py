@@ -147,7 +147,7 @@ def test_pixel_stage_reaches_the_cramer_rao_bound_where_the_poses_do_not():
     the pose fit is far above.
     """
     from kinhec import noise
-    from kinhec.bounds import _pnp_covariance, bound_from_pairs
+    from kinhec.bounds import bound_from_pairs, pnp_covariance
     from kinhec.pnp import solve_pnp
 
     target, camera, s_px, r_rot, r_tr = "marker_3x3_30mm", "vga", 1.0, 2e-4, 1e-4
@@ -157,7 +157,7 @@ def test_pixel_stage_reaches_the_cramer_rao_bound_where_the_poses_do_not():
     uv0 = px.uv_px[keep]
     conf, X, Y = px.configuration, px.X, px.Y
     robot_cov = np.broadcast_to(np.diag([r_rot**2] * 3 + [r_tr**2] * 3), (keep.size, 6, 6))
-    bound = bound_from_pairs(A0, C0, X, Y, conf, camera_cov=_pnp_covariance(C0, camera, target, s_px),
+    bound = bound_from_pairs(A0, C0, X, Y, conf, camera_cov=pnp_covariance(C0, camera, target, s_px),
                              robot_cov=robot_cov)  # fmt: skip
     info = np.linalg.inv(bound.cov[:6, :6])
     rng = np.random.default_rng(2024)

@@ -677,7 +677,7 @@ NOT_DERIVATIVES = {
     "geometry.lsq:block_jacobian_parts": "block_jacobian's body (block_jacobian returns its parts as CSR), checked there",
     "geometry.lsq:BlockJacobian.normal": "J^T W J and J^T W r from a Jacobian's blocks; tests/test_lsq_normal.py holds it to "
                                 "the dense products",
-    "evaluate.bounds:_inverse_information": "the pseudo-inverse of an information matrix (checked with the bound's tests)",
+    "evaluate.bounds:inverse_information": "the pseudo-inverse of an information matrix (checked with the bound's tests)",
     "evaluate.bounds:student_t_information_factor": "a constant factor, checked against a Monte-Carlo of the score "
                                            "(test_bound_branches)",
     "planner.design:prior_information": "a constant prior",

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from kinhec import se3
-from kinhec.bounds import _pnp_covariance, bound_from_pairs
+from kinhec.bounds import bound_from_pairs, pnp_covariance
 from kinhec.cameras import get_camera, get_target, project_points, view_angles_deg, visibility
 from kinhec.cli import main
 from kinhec.errors import InputError, UnknownNameError
@@ -108,7 +108,7 @@ def test_information_matches_the_bound_of_kinhec_bounds(camera_noise):
     C = c.C[:7]
     info = pose_information(C, sc.X, "eye_in_hand", noise, sc.camera, sc.target)
     if camera_noise == "pnp":
-        cam_cov = _pnp_covariance(C, sc.camera, sc.target, noise.pixel_std_px)
+        cam_cov = pnp_covariance(C, sc.camera, sc.target, noise.pixel_std_px)
     else:
         cam_cov = pm.camera_covariance(C, noise.camera_rot_std_rad, noise.camera_trans_std_xy_m,
                                        noise.camera_trans_std_z_m)  # fmt: skip

@@ -91,13 +91,13 @@ def test_suite_entries_and_benchmark_units_solve_on_one_blas_thread(monkeypatch,
     suite = load_suite(REPO / "regression")
     with threadpool_limits(limits=2, user_api="blas"):
         srunner.solve_entry(suite, suite.entries[0])
-    original = bench._evaluate
+    original = bench.evaluate_rows
 
     def evaluate(*args, **kwargs):
         seen.append([d["num_threads"] for d in threadpool_info() if d["user_api"] == "blas"])
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(bench, "_evaluate", evaluate)
+    monkeypatch.setattr(bench, "evaluate_rows", evaluate)
     root = tmp_path / "data"
     assert generate_dataset("smoke", root, workers=1, tracks=["noise"], limit=1, progress=False).ok
     with threadpool_limits(limits=2, user_api="blas"):

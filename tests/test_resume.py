@@ -64,10 +64,10 @@ def test_files_without_statistics_fall_back_to_the_id_column(shard):
 def test_rows_list_ids_needs_every_id_in_order():
     text = b'[{"sequence_id":"noise-000000","config_json":"{\\"sequence_id\\": \\"noise-000005\\"}"},' \
            b'{"sequence_id":"noise-000001"}]'
-    assert kio._rows_list_ids(text, ["noise-000000", "noise-000001"])
-    assert not kio._rows_list_ids(text, ["noise-000001", "noise-000000"])
-    assert not kio._rows_list_ids(text, ["noise-000000"])  # a row too many
-    assert not kio._rows_list_ids(text, ["noise-000000", "noise-000005"])  # only quoted inside config_json
+    assert kio.rows_list_ids(text, ["noise-000000", "noise-000001"])
+    assert not kio.rows_list_ids(text, ["noise-000001", "noise-000000"])
+    assert not kio.rows_list_ids(text, ["noise-000000"])  # a row too many
+    assert not kio.rows_list_ids(text, ["noise-000000", "noise-000005"])  # only quoted inside config_json
 
 
 @pytest.mark.parametrize("limit", [None, 2, 7])

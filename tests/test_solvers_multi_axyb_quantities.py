@@ -26,13 +26,13 @@ def test_parent_frame_standard_deviations_turn_with_the_rotation():
     """``T exp(omega, v)`` moves the translation by ``R v``: a quarter turn about z swaps the x and y spreads."""
     T = se3.transform_from_rotation_translation(se3.so3_exp(np.array([0.0, 0.0, math.pi / 2])), np.zeros(3))
     cov = np.diag([1.0, 2.0, 3.0, 0.01, 0.04, 0.09])
-    np.testing.assert_allclose(ma._parent_std(T, cov), [1.0, math.sqrt(2.0), math.sqrt(3.0), 0.2, 0.1, 0.3],
+    np.testing.assert_allclose(ma.parent_std(T, cov), [1.0, math.sqrt(2.0), math.sqrt(3.0), 0.2, 0.1, 0.3],
                                atol=1e-15)  # fmt: skip
     # the translation's own spread: for a generic rotation, the spread of R v over seeded draws of v
     rng = np.random.default_rng(72)
     T[:3, :3] = se3.random_rotations(rng, 1)[0]
     v = rng.multivariate_normal(np.zeros(3), cov[3:, 3:], size=100_000)
-    np.testing.assert_allclose(ma._parent_std(T, cov)[3:], (v @ T[:3, :3].T).std(axis=0), rtol=0.02)
+    np.testing.assert_allclose(ma.parent_std(T, cov)[3:], (v @ T[:3, :3].T).std(axis=0), rtol=0.02)
 
 
 def test_certificate_threshold_has_three_degrees_of_freedom_per_rotation():

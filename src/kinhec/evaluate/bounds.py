@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kinhec import se3
-from kinhec.cameras import VISIBILITY_MARGIN_PX, _inside_image, _pixels, _to_camera, as_camera, as_target
+from kinhec.cameras import VISIBILITY_MARGIN_PX, as_camera, as_target, inside_image, pinhole_pixels, to_camera
 from kinhec.errors import InputError
 from kinhec.motion import KEYFRAME_MAX, KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS_M
 from kinhec.recipe_json import robot_student_t_dof
@@ -74,6 +74,8 @@ __all__ = [
     "student_t_information_factor",
     "GraphBound",
     "graph_bound",
+    "pnp_covariance",
+    "inverse_information",
 ]
 
 #: Samples of ``N(0, cov_X)`` behind the expected median errors.
@@ -163,14 +165,14 @@ def median_errors(cov6: np.ndarray, rng: np.random.Generator | None = None,
     return math.degrees(out[0]), 1000.0 * out[1]
 
 
-def _pnp_covariance(C: np.ndarray, camera, target, pixel_std: float) -> np.ndarray:
+def pnp_covariance(C: np.ndarray, camera, target, pixel_std: float) -> np.ndarray:
     """Covariance (N, 6, 6) of ``rho`` for PnP from noisy pixels (pinhole, points inside the image)."""
     cam = as_camera(camera)
     tgt = as_target(target)
     pts = tgt.points_m
-    Pc = _to_camera(C, pts)  # (N, P, 3)
-    uv, depth = _pixels(cam, Pc)
-    inside = _inside_image(cam, uv, depth, VISIBILITY_MARGIN_PX).astype(np.float64)
+    Pc = to_camera(C, pts)  # (N, P, 3)
+    uv, depth = pinhole_pixels(cam, Pc)
+    inside = inside_image(cam, uv, depth, VISIBILITY_MARGIN_PX).astype(np.float64)
     Xc, Yc, Zc = Pc[..., 0], Pc[..., 1], np.where(Pc[..., 2] > 0, Pc[..., 2], 1.0)
     x, y, iz = Xc / Zc, Yc / Zc, 1.0 / Zc
     return (pixel_std / cam.f_px) ** 2 * pm.pnp_unit_covariance(C, x, y, iz, inside)
@@ -359,7 +361,7 @@ def bound_from_pairs(A, C, X, Y, configuration: str, *, camera_cov=None, camera_
 
 def _bound_from_information(F: np.ndarray, n: int, rng, n_samples: int) -> SequenceBound:
     """The bound of a Fisher information ``F`` (P, P) of ``(dx, dy[, log s])`` from ``n`` pairs."""
-    cov, unidentified = _inverse_information(F)
+    cov, unidentified = inverse_information(F)
     xr, xt = median_errors(cov[:6, :6], rng, n_samples)
     yr, yt = median_errors(cov[6:12, 6:12], rng, n_samples)
     # a block touched by a direction the data do not determine (e.g. rotations about one axis only) has no bound
@@ -371,7 +373,7 @@ def _bound_from_information(F: np.ndarray, n: int, rng, n_samples: int) -> Seque
 UNIDENTIFIED_TOL = 1e-10
 
 
-def _inverse_information(F: np.ndarray):
+def inverse_information(F: np.ndarray):
     """Pseudo-inverse of ``F`` and, per block (X rot, X trans, Y rot, Y trans), whether it meets its null space."""
     d = np.sqrt(np.clip(np.diag(F), 1e-300, None))
     Fn = F / np.outer(d, d)
@@ -496,8 +498,8 @@ def sequence_bound(seq, *, time_offset=None, keyframes=None, rng=None, n_samples
                                               _info_get(info, "camera_trans_std_m", 0.0),
                                               _info_get(info, "camera_trans_std_z_m", 0.0))  # fmt: skip
     elif model == "pnp":
-        camera_cov = _pnp_covariance(C, str(info.get("camera")), str(info.get("target")),
-                                     _info_get(info, "pixel_std", 0.0))  # fmt: skip
+        camera_cov = pnp_covariance(C, str(info.get("camera")), str(info.get("target")),
+                                    _info_get(info, "pixel_std", 0.0))  # fmt: skip
     elif model == "vo_drift":
         walk = _vo_increments(seq.camera.T_cam_target_gt, idx, _info_get(info, "camera_rot_std_rad", 0.0),
                               _info_get(info, "camera_trans_std_m", 0.0), dof if np.isfinite(dof) else None)  # fmt: skip

@@ -210,8 +210,9 @@ def worst_ratio(table: pd.DataFrame) -> tuple[float, tuple[str, str, str]]:
     return best
 
 
-def _fmt(x: float, digits: int) -> str:
+def format_value(x: float, digits: int) -> str:
     return "-" if not np.isfinite(x) else f"{x:.{digits}f}"
+_fmt = format_value  # old name, kept for kinhec.fidelity_draws until it moves to the public one
 
 
 def render_markdown(table: pd.DataFrame, *, title_ours: str, title_card: str) -> str:
@@ -244,8 +245,8 @@ def render_markdown(table: pd.DataFrame, *, title_ours: str, title_card: str) ->
         out += [f"### `{track}`", ""]
         if sh is not None:
             out += [
-                f"Geometric-mean ratio over the solvers: rotation {_fmt(sh['gmean_rot'], 2)}, translation "
-                f"{_fmt(sh['gmean_trans'], 2)}"
+                f"Geometric-mean ratio over the solvers: rotation {format_value(sh['gmean_rot'], 2)}, translation "
+                f"{format_value(sh['gmean_trans'], 2)}"
                 + (" (systematic shift)" if bool(sh["shift_rot"]) or bool(sh["shift_trans"]) else "")
                 + ".",
                 "",
@@ -257,15 +258,16 @@ def render_markdown(table: pd.DataFrame, *, title_ours: str, title_card: str) ->
         ]
         for solver, row in table.loc[track].iterrows():
             def ratio(k):
-                s = _fmt(row[f"ratio_{k}"], 2)
+                s = format_value(row[f"ratio_{k}"], 2)
                 bad = np.isfinite(row[f"ratio_{k}"]) and not RATIO_LOW <= row[f"ratio_{k}"] <= RATIO_HIGH
                 return f"**{s}**" if bad and row["checked"] else s
 
             name = f"`{solver}`" if row["checked"] else f"*`{solver}`*"
             n = "-" if not np.isfinite(row.get("n", np.nan)) else f"{int(row['n']):,} / {int(row['n_rows']):,}"
             out.append(
-                f"| {name} | {_fmt(row['rot_card'], 3)} | {_fmt(row['rot_ours'], 3)} | {ratio('rot')} "
-                f"| {_fmt(row['trans_card'], 2)} | {_fmt(row['trans_ours'], 2)} | {ratio('trans')} | {n} |"
+                f"| {name} | {format_value(row['rot_card'], 3)} | {format_value(row['rot_ours'], 3)} | {ratio('rot')} "
+                f"| {format_value(row['trans_card'], 2)} | {format_value(row['trans_ours'], 2)} | {ratio('trans')} "
+                f"| {n} |"
             )
         out.append("")
     failed = table[(table["n"] < table["n_rows"]) & table["checked"]]
@@ -283,9 +285,10 @@ def render_markdown(table: pd.DataFrame, *, title_ours: str, title_card: str) ->
         ]
         for (track, solver), row in failed.iterrows():
             out.append(
-                f"| `{track}` | `{solver}` | {int(row['n']):,} / {int(row['n_rows']):,} | {_fmt(row['ratio_rot'], 2)} "
-                f"| {_fmt(row['rot_worst'] / row['rot_card'], 2)} | {_fmt(row['ratio_trans'], 2)} "
-                f"| {_fmt(row['trans_worst'] / row['trans_card'], 2)} |"
+                f"| `{track}` | `{solver}` | {int(row['n']):,} / {int(row['n_rows']):,} "
+                f"| {format_value(row['ratio_rot'], 2)} "
+                f"| {format_value(row['rot_worst'] / row['rot_card'], 2)} | {format_value(row['ratio_trans'], 2)} "
+                f"| {format_value(row['trans_worst'] / row['trans_card'], 2)} |"
             )
         out.append("")
     out += ["## Left out of the bounds check", ""]
@@ -350,8 +353,8 @@ def render_same_data(table: pd.DataFrame, *, tracks=("monocular",), title: str =
         label = "every track" if track == "all" else f"`{track}` only"
         lines.append(f"| *{label}* | | | | |")
         for solver, r in sub.iterrows():
-            lines.append(f"| `{solver}` | {int(r['n'])} | {r['identical']:.0%} | {_fmt(r['gm_rot'], 3)} | "
-                         f"{_fmt(r['gm_trans'], 3)} |")  # fmt: skip
+            lines.append(f"| `{solver}` | {int(r['n'])} | {r['identical']:.0%} | {format_value(r['gm_rot'], 3)} | "
+                         f"{format_value(r['gm_trans'], 3)} |")  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
@@ -362,17 +365,18 @@ SAME_BEGIN, SAME_END = "<!-- same-data:begin -->", "<!-- same-data:end -->"
 
 def write_medians(medians: pd.DataFrame, path: str | Path) -> Path:
     """Store :func:`results_medians` as CSV (``track, solver, rot, trans, n, n_rows``; the published side of a tier)."""
-    return _write_table(medians[["rot", "trans", "n", "n_rows"]].reset_index(), path)
+    return write_table(medians[["rot", "trans", "n", "n_rows"]].reset_index(), path)
 
 
-def _write_table(table: pd.DataFrame, path: str | Path) -> Path:
+def write_table(table: pd.DataFrame, path: str | Path) -> Path:
     """``table`` (its columns, no index) as the CSV the stored comparisons use: six significant digits, ``\\n``."""
     path = Path(path)
     table.to_csv(path, index=False, float_format="%.6g", lineterminator="\n")
     return path
+_write_table = write_table  # old name, kept for kinhec.fidelity_draws until it moves to the public one
 
 
-def _read_table(path: str | Path, what: str, columns: list[str], index) -> pd.DataFrame:
+def read_table(path: str | Path, what: str, columns: list[str], index) -> pd.DataFrame:
     """A stored CSV with ``columns`` (checked: a missing file or column is an :class:`InputError` naming it)."""
     path = Path(path)
     try:
@@ -383,6 +387,7 @@ def _read_table(path: str | Path, what: str, columns: list[str], index) -> pd.Da
     if missing:
         raise InputError(f"{path}: expected the columns {', '.join(columns)}; missing {missing}")
     return t.set_index(index)
+_read_table = read_table  # old name, kept for kinhec.fidelity_draws until it moves to the public one
 
 
 def read_medians(path: str | Path) -> pd.DataFrame:
@@ -393,8 +398,8 @@ def read_medians(path: str | Path) -> pd.DataFrame:
     InputError
         The file is missing or lacks a column (the message names it).
     """
-    return _read_table(path, "medians (track, solver, rot, trans, n, n_rows)",
-                       ["track", "solver", "rot", "trans", "n", "n_rows"], ["track", "solver"])
+    return read_table(path, "medians (track, solver, rot, trans, n, n_rows)",
+                      ["track", "solver", "rot", "trans", "n", "n_rows"], ["track", "solver"])
 
 
 def small_tier_table(ours: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
@@ -432,7 +437,8 @@ def render_small_tier(table: pd.DataFrame, *, focus: str = "andreff_scale") -> s
     for track in tracks:
         if (track, focus) in table.index:
             r = table.loc[(track, focus)]
-            out.append(f"| `{track}` | {_fmt(r['trans_card'], 2)} | {_fmt(r['trans_ours'], 2)} | {_fmt(r['ratio_trans'], 2)} |")
+            out.append(f"| `{track}` | {format_value(r['trans_card'], 2)} | {format_value(r['trans_ours'], 2)} "
+                       f"| {format_value(r['ratio_trans'], 2)} |")
     out += ["", "Every solver, ratio kinhec / published of the median rotation / translation error of `X`:", "",
             "| solver | " + " | ".join(f"`{t}`" for t in tracks) + " |", "|---|" + "---|" * len(tracks)]
     for solver in dict.fromkeys(table.index.get_level_values("solver")):
@@ -445,7 +451,7 @@ def render_small_tier(table: pd.DataFrame, *, focus: str = "andreff_scale") -> s
             parts = []
             for k in ("rot", "trans"):
                 x = r[f"ratio_{k}"]
-                txt = _fmt(x, 2)
+                txt = format_value(x, 2)
                 parts.append(f"**{txt}**" if r["checked"] and np.isfinite(x) and not RATIO_LOW <= x <= RATIO_HIGH else txt)
             cells.append(" / ".join(parts))
         name = f"`{solver}`" if solver not in EXCLUDED else f"*`{solver}`*"
@@ -591,7 +597,7 @@ def mixed_parameter_quantiles(rows: pd.DataFrame) -> pd.DataFrame:
 
 def write_mixed_quantiles(table: pd.DataFrame, path: str | Path) -> Path:
     """Store :func:`mixed_parameter_quantiles` as CSV (the published side of the comparison)."""
-    return _write_table(table.reset_index(), path)
+    return write_table(table.reset_index(), path)
 
 
 def read_mixed_quantiles(path: str | Path) -> pd.DataFrame:
@@ -602,7 +608,7 @@ def read_mixed_quantiles(path: str | Path) -> pd.DataFrame:
     InputError
         The file is missing or lacks a column (the message names it).
     """
-    return _read_table(path, "mixed-track parameter quantiles", ["parameter", "n", "share", *_QCOLS], "parameter")
+    return read_table(path, "mixed-track parameter quantiles", ["parameter", "n", "share", *_QCOLS], "parameter")
 
 
 def _g(x: float) -> str:

@@ -61,6 +61,9 @@ __all__ = [
     "random_axes_in_cone",
     "random_poses",
     "pose_error",
+    "se3_exp_unchecked",
+    "so3_coefficients",
+    "quaternion_from_matrix_unchecked",
 ]
 
 #: Tolerance on ``R^T R - I`` and ``det(R) - 1`` accepted by :func:`check_rotations`.
@@ -246,10 +249,10 @@ def _matrix_from_quaternion(q: np.ndarray) -> np.ndarray:
 def quaternion_from_matrix(R, *, check: bool = True) -> np.ndarray:
     """Unit quaternions ``(..., 4)`` (w, x, y, z; ``w >= 0``) from rotation matrices ``(..., 3, 3)``."""
     R = check_rotations(R, "R") if check else np.asarray(R, dtype=np.float64)
-    return _quaternion_from_matrix(R)
+    return quaternion_from_matrix_unchecked(R)
 
 
-def _quaternion_from_matrix(R: np.ndarray) -> np.ndarray:
+def quaternion_from_matrix_unchecked(R: np.ndarray) -> np.ndarray:
     """Shepperd's method, batched: w >= 0, accurate to round-off at every angle, NaN in -> NaN out.
 
     Of the four expressions ``4 w^2 = 1 + tr``, ``4 x^2 = 1 + r00 - r11 - r22``,
@@ -324,7 +327,7 @@ def transform_from_pq(p, q_wxyz, *, normalize: bool = False) -> np.ndarray:
 def pq_from_transform(T, *, check: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Positions ``(..., 3)`` [m] and quaternions ``(..., 4)`` (w, x, y, z; ``w >= 0``) of poses ``(..., 4, 4)``."""
     T = check_transforms(T, "T") if check else np.asarray(T, dtype=np.float64)
-    return T[..., :3, 3].copy(), _quaternion_from_matrix(T[..., :3, :3])
+    return T[..., :3, 3].copy(), quaternion_from_matrix_unchecked(T[..., :3, :3])
 
 
 def invert_transform(T, *, check: bool = True) -> np.ndarray:
@@ -374,7 +377,7 @@ def vee(W) -> np.ndarray:
     )
 
 
-def _so3_coeffs(theta: np.ndarray):
+def so3_coefficients(theta: np.ndarray):
     """A = sin(t)/t, B = (1-cos t)/t^2, C = (t - sin t)/t^3 with Taylor series near 0."""
     small = theta < 1e-4
     t = np.where(small, 1.0, theta)
@@ -396,7 +399,7 @@ def so3_exp(omega) -> np.ndarray:
 
 def _so3_exp(w: np.ndarray) -> np.ndarray:
     theta = np.linalg.norm(w, axis=-1)
-    A, B, _ = _so3_coeffs(theta)
+    A, B, _ = so3_coefficients(theta)
     K = hat(w)
     # (I + A K) + B K^2 in place: the same sums, in the same order, without the temporaries
     out = A[..., None, None] * K
@@ -429,25 +432,26 @@ def _log_from_quaternion(q: np.ndarray) -> np.ndarray:
 
 
 def _so3_log(R: np.ndarray) -> np.ndarray:
-    return _log_from_quaternion(_quaternion_from_matrix(R))
+    return _log_from_quaternion(quaternion_from_matrix_unchecked(R))
 
 
 def se3_exp(xi) -> np.ndarray:
     """Poses ``(..., 4, 4)`` of twists ``xi = (omega, v)`` of shape ``(..., 6)`` (rotation first)."""
     xi = check_array(xi, "xi", (6,))
-    return _se3_exp(xi)
+    return se3_exp_unchecked(xi)
 
 
-def _se3_exp(xi: np.ndarray) -> np.ndarray:
+def se3_exp_unchecked(xi: np.ndarray) -> np.ndarray:
     w, v = xi[..., :3], xi[..., 3:]
     theta = np.linalg.norm(w, axis=-1)
-    A, B, C = _so3_coeffs(theta)
+    A, B, C = so3_coefficients(theta)
     K = hat(w)
     K2 = K @ K
     I = np.eye(3)
     R = I + A[..., None, None] * K + B[..., None, None] * K2
     V = I + B[..., None, None] * K + C[..., None, None] * K2
     return transform_from_rotation_translation(R, (V @ v[..., None])[..., 0])
+_se3_exp = se3_exp_unchecked  # old name, kept for kinhec.calibrate until it moves to the public one
 
 
 def se3_log(T, *, check: bool = True) -> np.ndarray:
@@ -490,7 +494,7 @@ def perturb_left(T, xi) -> np.ndarray:
 def rotation_angle(R, *, check: bool = True) -> np.ndarray:
     """Geodesic angle [rad] in ``[0, pi]`` of rotations ``(..., 3, 3)``."""
     R = check_rotations(R, "R") if check else np.asarray(R, dtype=np.float64)
-    q = _quaternion_from_matrix(R)
+    q = quaternion_from_matrix_unchecked(R)
     return 2.0 * np.arctan2(np.linalg.norm(q[..., 1:], axis=-1), np.abs(q[..., 0]))
 
 

@@ -47,7 +47,7 @@ def is_asynchronous(sync_value) -> bool:
     return isinstance(sync_value, str) and sync_value.strip().lower().startswith("async")
 
 
-def _is_missing(v) -> bool:
+def is_missing(v) -> bool:
     if v is None or v is pd.NA or v is pd.NaT:
         return True
     if isinstance(v, (float, np.floating)):
@@ -55,12 +55,12 @@ def _is_missing(v) -> bool:
     return False
 
 
-def _fsync_file(path: Path) -> None:
+def fsync_file(path: Path) -> None:
     with open(path, "rb+") as fh:
         os.fsync(fh.fileno())
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
     # Makes the rename itself durable on POSIX; not possible (nor needed) everywhere.
     try:
         fd = os.open(path, os.O_RDONLY)
@@ -74,17 +74,17 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _tmp_path(path: Path) -> Path:
+def tmp_path_of(path: Path) -> Path:
     return path.with_name(path.name + ".tmp")
 
 
-def _check_track(track) -> str:
+def check_track(track) -> str:
     if not isinstance(track, str) or track not in TRACKS:
         raise UnknownNameError("track", track, TRACKS)
     return track
 
 
-def _check_shard_index(shard_index) -> int:
+def check_shard_index(shard_index) -> int:
     if isinstance(shard_index, bool) or not isinstance(shard_index, (int, np.integer)) or not (
         0 <= int(shard_index) <= 99999
     ):
@@ -92,7 +92,7 @@ def _check_shard_index(shard_index) -> int:
     return int(shard_index)
 
 
-def _did_you_mean(name, candidates) -> str:
+def did_you_mean(name, candidates) -> str:
     """``"; did you mean 'x' or 'y'?"`` with the closest candidates, or an empty string."""
     import difflib
 
@@ -100,7 +100,7 @@ def _did_you_mean(name, candidates) -> str:
     return "; did you mean " + " or ".join(repr(c) for c in close) + "?" if close else ""
 
 
-def _dataset_root(root) -> Path:
+def dataset_root(root) -> Path:
     """The dataset folder as a Path; raises when it is not a kinhec dataset."""
     try:
         root = Path(root)

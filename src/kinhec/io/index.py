@@ -31,17 +31,18 @@ from kinhec.io._common import (
     INDEX_CSV_FILE,
     INDEX_FILE,
     LOCATION_COLUMNS,
-    _dataset_root,
-    _did_you_mean,
-    _fsync_dir,
-    _fsync_file,
-    _is_missing,
-    _tmp_path,
+    dataset_root,
+    did_you_mean,
+    fsync_dir,
+    fsync_file,
+    is_missing,
+    tmp_path_of,
 )
-from kinhec.io.tables import _conform, _kind
+from kinhec.io.tables import arrow_kind, conform_table
 from kinhec.schema import COMPRESSION, INDEX_CSV_COLUMNS, INDEX_SCHEMA, TRACKS, pose_columns
 
-__all__ = ["write_index", "load_manifest"]
+__all__ = ["write_index", "load_manifest", "check_manifest_columns", "check_unique_ids", "encode_index_rows",
+           "index_table", "manifest_row", "sort_index"]
 
 
 # --------------------------------------------------------------------------- #
@@ -50,7 +51,7 @@ __all__ = ["write_index", "load_manifest"]
 def _bad_value(values, name: str, where: str, what: str, ok) -> InputError:
     """Error naming the first element of ``values`` for which ``ok`` is false."""
     for i, v in enumerate(values):
-        if not _is_missing(v) and not ok(v):
+        if not is_missing(v) and not ok(v):
             return InputError(f"{where}: column {name!r}: expected {what}, got {v!r} in row {i}")
     return InputError(f"{where}: column {name!r}: expected {what}")
 
@@ -114,12 +115,12 @@ def _string_values(values: pd.Series, name: str, where: str) -> pa.Array:
         arr = pa.array(values, from_pandas=True)  # NaN / None -> null
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         arr = None
-    if arr is not None and (pa.types.is_null(arr.type) or _kind(arr.type) == "string"):
+    if arr is not None and (pa.types.is_null(arr.type) or arrow_kind(arr.type) == "string"):
         return arr.cast(pa.string())
     raise _bad_value(values.to_numpy(dtype=object), name, where, "a string", lambda v: isinstance(v, str))
 
 
-def _index_table(rows_or_frame, where: str) -> pa.Table:
+def index_table(rows_or_frame, where: str) -> pa.Table:
     """Typed index table (exactly :data:`INDEX_SCHEMA`) from a list of row dicts or a DataFrame.
 
     Floating-point columns never hold nulls (missing -> NaN; the strings
@@ -167,7 +168,7 @@ def _index_table(rows_or_frame, where: str) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=INDEX_SCHEMA)
 
 
-def _sort_index(table: pa.Table) -> pa.Table:
+def sort_index(table: pa.Table) -> pa.Table:
     """Rows sorted by track (in :data:`~kinhec.schema.TRACKS` order, unknown tracks after, by name) then id."""
     if table.num_rows == 0:
         return table
@@ -183,7 +184,7 @@ def _track_names(table: pa.Table) -> np.ndarray:
     return np.array(["" if v is None else v for v in table.column("track").to_pylist()], dtype=object)
 
 
-def _check_unique_ids(table: pa.Table, where: str) -> None:
+def check_unique_ids(table: pa.Table, where: str) -> None:
     ids = table.column("sequence_id")
     if ids.null_count:
         raise InputError(f"{where}: expected a sequence_id on every row, got {ids.null_count} missing")
@@ -193,7 +194,7 @@ def _check_unique_ids(table: pa.Table, where: str) -> None:
         raise InputError(f"{where}: expected unique sequence ids, got duplicates {dup[:5]}")
 
 
-def _encode_index_rows(table: pa.Table) -> str:
+def encode_index_rows(table: pa.Table) -> str:
     """The ``kinhec_manifest`` text, as the published toolkit writes it: ``json.dumps`` with NaN and Infinity tokens."""
     rows = table.to_pylist()
     # the published order: index columns, then the four file locations last
@@ -221,11 +222,11 @@ def _write_by_track(table: pa.Table, path: Path) -> None:
 def _write_index_files(root: Path, table: pa.Table) -> list[Path]:
     pq_path = root / INDEX_FILE
     csv_path = root / INDEX_CSV_FILE
-    tmp_pq = _tmp_path(pq_path)
-    tmp_csv = _tmp_path(csv_path)
+    tmp_pq = tmp_path_of(pq_path)
+    tmp_csv = tmp_path_of(csv_path)
     try:
         _write_by_track(table, tmp_pq)
-        _fsync_file(tmp_pq)
+        fsync_file(tmp_pq)
         int_types = {f.type: pd.ArrowDtype(f.type) for f in INDEX_SCHEMA if pa.types.is_integer(f.type)}
         df = table.select(INDEX_CSV_COLUMNS).to_pandas(types_mapper=int_types.get)
         with open(tmp_csv, "w", encoding="utf-8", newline="") as fh:
@@ -234,7 +235,7 @@ def _write_index_files(root: Path, table: pa.Table) -> list[Path]:
             os.fsync(fh.fileno())
         os.replace(tmp_pq, pq_path)
         os.replace(tmp_csv, csv_path)
-        _fsync_dir(root)
+        fsync_dir(root)
     finally:
         tmp_pq.unlink(missing_ok=True)
         tmp_csv.unlink(missing_ok=True)
@@ -261,11 +262,11 @@ def write_index(root, rows_or_dataframe) -> list[Path]:
         file has exactly ``INDEX_SCHEMA`` (zstd), the CSV the columns
         :data:`~kinhec.schema.INDEX_CSV_COLUMNS`.
     """
-    table = _index_table(rows_or_dataframe, "rows_or_dataframe")
-    _check_unique_ids(table, "rows_or_dataframe")
+    table = index_table(rows_or_dataframe, "rows_or_dataframe")
+    check_unique_ids(table, "rows_or_dataframe")
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
-    return _write_index_files(root, _sort_index(table))
+    return _write_index_files(root, sort_index(table))
 
 
 # --------------------------------------------------------------------------- #
@@ -286,7 +287,7 @@ def _read_index_table(root: Path, filters=None, without=()) -> pa.Table:
 def _conform_index(table: pa.Table, where: str, without=()) -> pa.Table:
     """Index columns cast to :data:`INDEX_SCHEMA` types (but the ``without`` ones); extra columns are kept after them."""
     schema = INDEX_SCHEMA if not without else pa.schema([f for f in INDEX_SCHEMA if f.name not in without])
-    conformed = _conform(table.select([n for n in table.schema.names if n in schema.names]), schema, where)
+    conformed = conform_table(table.select([n for n in table.schema.names if n in schema.names]), schema, where)
     extra = [n for n in table.schema.names if n not in INDEX_SCHEMA.names]
     for n in extra:
         conformed = conformed.append_column(table.schema.field(n), table.column(n))
@@ -318,7 +319,7 @@ def load_manifest(root, *, without=()) -> pd.DataFrame:
         If ``root`` is not a dataset folder, the index cannot be read, or
         columns are missing or have the wrong kind of type.
     """
-    root = _dataset_root(root)
+    root = dataset_root(root)
     without = _columns_left_out(without)
     return _read_index_table(root, without=without).to_pandas()
 
@@ -339,7 +340,7 @@ def read_index_column(root, column: str, sequence_ids, tracks) -> dict:
 
     Only the row groups that may hold the tracks are read (an index written by kinhec has one per track).
     """
-    root = _dataset_root(root)
+    root = dataset_root(root)
     ids = list(sequence_ids)
     if not ids:
         return {}
@@ -352,7 +353,7 @@ def read_index_column(root, column: str, sequence_ids, tracks) -> dict:
     return dict(zip(table.column("sequence_id").to_pylist(), table.column(column).to_pylist()))
 
 
-def _manifest_row(root: Path, sequence_id, manifest) -> dict:
+def manifest_row(root: Path, sequence_id, manifest) -> dict:
     if not isinstance(sequence_id, str):
         raise InputError(f"sequence_id: expected a string such as 'noise-000000', got {sequence_id!r}")
     if manifest is None:
@@ -360,7 +361,7 @@ def _manifest_row(root: Path, sequence_id, manifest) -> dict:
         if table.num_rows == 0:
             ids = pq.read_table(root / INDEX_FILE, columns=["sequence_id"]).column("sequence_id").to_pylist()
             raise InputError(
-                f"sequence_id: unknown sequence {sequence_id!r}{_did_you_mean(sequence_id, ids)}; "
+                f"sequence_id: unknown sequence {sequence_id!r}{did_you_mean(sequence_id, ids)}; "
                 f"{root / INDEX_FILE} lists {len(ids)} sequences, not this one"
             )
         if table.num_rows > 1:
@@ -368,12 +369,12 @@ def _manifest_row(root: Path, sequence_id, manifest) -> dict:
         return table.to_pylist()[0]
     if not isinstance(manifest, pd.DataFrame):
         raise InputError(f"manifest: expected the DataFrame of load_manifest, got {type(manifest).__name__}")
-    _check_manifest_columns(manifest)
+    check_manifest_columns(manifest)
     hit = manifest.loc[(manifest["sequence_id"] == sequence_id).to_numpy()]
     if len(hit) == 0:
         ids = [str(v) for v in manifest["sequence_id"]]
         raise InputError(
-            f"sequence_id: unknown sequence {sequence_id!r}{_did_you_mean(sequence_id, ids)}; the manifest lists "
+            f"sequence_id: unknown sequence {sequence_id!r}{did_you_mean(sequence_id, ids)}; the manifest lists "
             f"{len(manifest)} sequences, not this one"
         )
     if len(hit) > 1:
@@ -386,7 +387,7 @@ _NEEDED_COLUMNS = ("sequence_id", "configuration", "sync", "time_offset_s", "sca
 )
 
 
-def _check_manifest_columns(manifest: pd.DataFrame) -> None:
+def check_manifest_columns(manifest: pd.DataFrame) -> None:
     missing = [c for c in _NEEDED_COLUMNS if c not in manifest.columns]
     if missing:
         raise InputError(f"manifest: expected the index columns of load_manifest, got a frame missing {missing}")

@@ -18,10 +18,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from kinhec.errors import DatasetFormatError, InputError
-from kinhec.io._common import _dataset_root, _did_you_mean, _is_missing
-from kinhec.io.index import _check_manifest_columns, _manifest_row, load_manifest
+from kinhec.io._common import dataset_root, did_you_mean, is_missing
+from kinhec.io.index import check_manifest_columns, load_manifest, manifest_row
 from kinhec.io.sequence import Sequence
-from kinhec.io.tables import _conform
+from kinhec.io.tables import conform_table
 from kinhec.schema import CAMERA_SCHEMA, ROBOT_SCHEMA, SequenceTables
 
 __all__ = ["read_tables", "load_sequence", "iter_sequences"]
@@ -43,7 +43,7 @@ class _ShardReader:
         sid = info["sequence_id"]
         rel = info.get(f"{stream}_file")
         rg = info.get(f"{stream}_row_group")
-        if not isinstance(rel, str) or not rel or _is_missing(rg):
+        if not isinstance(rel, str) or not rel or is_missing(rg):
             raise DatasetFormatError(f"index row of {sid!r}: expected {stream}_file and {stream}_row_group, got {rel!r} / {rg!r}")
         path = root / rel
         if path != self.path:
@@ -73,7 +73,7 @@ class _ShardReader:
         found = [v for v in pc.unique(table.column("sequence_id")).to_pylist() if v != sid]
         if found:
             raise DatasetFormatError(f"{path}: row group {rg} holds sequence {found[0]!r}, expected {sid!r}")
-        return _conform(table, schema, f"{path} row group {rg}")
+        return conform_table(table, schema, f"{path} row group {rg}")
 
 
 def read_tables(root, sequence_id: str, manifest=None) -> SequenceTables:
@@ -82,8 +82,8 @@ def read_tables(root, sequence_id: str, manifest=None) -> SequenceTables:
     Reads only the sequence's row group of each shard file.  See
     :func:`load_sequence` for the arguments and errors.
     """
-    root = _dataset_root(root)
-    info = _manifest_row(root, sequence_id, manifest)
+    root = dataset_root(root)
+    info = manifest_row(root, sequence_id, manifest)
     reader = _ShardReader()
     try:
         robot = reader.read(root, info, "robot", ROBOT_SCHEMA)
@@ -140,12 +140,12 @@ def iter_sequences(root, manifest=None, sequence_ids=None):
     A shard file is opened once for a run of consecutive sequences stored in
     it, and only their row groups are read.
     """
-    root = _dataset_root(root)
+    root = dataset_root(root)
     if manifest is None:
         manifest = load_manifest(root)
     elif not isinstance(manifest, pd.DataFrame):
         raise InputError(f"manifest: expected the DataFrame of load_manifest, got {type(manifest).__name__}")
-    _check_manifest_columns(manifest)
+    check_manifest_columns(manifest)
     if sequence_ids is not None:
         ids = [sequence_ids] if isinstance(sequence_ids, str) else list(sequence_ids)
         index = pd.Index(manifest["sequence_id"])
@@ -156,7 +156,7 @@ def iter_sequences(root, manifest=None, sequence_ids=None):
         unknown = [s for s, p in zip(ids, pos) if p < 0]
         if unknown:
             raise InputError(f"sequence_ids: unknown sequences {unknown[:5]} ({len(unknown)} not in the manifest)"
-                             f"{_did_you_mean(unknown[0], [str(v) for v in index])}")  # fmt: skip
+                             f"{did_you_mean(unknown[0], [str(v) for v in index])}")  # fmt: skip
         manifest = manifest.iloc[pos]
     records = manifest.to_dict("records")
     robot_reader, camera_reader = _ShardReader(), _ShardReader()

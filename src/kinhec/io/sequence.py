@@ -34,8 +34,8 @@ import pyarrow as pa
 
 from kinhec import jsonutil, se3
 from kinhec.errors import DatasetFormatError, InputError
-from kinhec.io._common import _is_missing, is_asynchronous
-from kinhec.io.tables import _bool_column, _conform, _float_column, _int_column, _joint_matrix, _poses_from_table
+from kinhec.io._common import is_asynchronous, is_missing
+from kinhec.io.tables import bool_column, conform_table, float_column, int_column, joint_matrix, poses_from_table
 from kinhec.motion import (
     KEYFRAME_MAX,
     KEYFRAME_MIN_ROT_DEG,
@@ -140,29 +140,29 @@ class CameraStream:
 # --------------------------------------------------------------------------- #
 def _robot_stream(table: pa.Table, dof_hint: int, where: str) -> RobotStream:
     return RobotStream(
-        t=_float_column(table, "t"),
-        q_meas=_joint_matrix(table, "q_meas", dof_hint, where),
-        q_gt=_joint_matrix(table, "q_gt", dof_hint, where),
-        T_base_ee_gt=_poses_from_table(table, "base_ee_gt", where),
-        T_base_ee_meas=_poses_from_table(table, "base_ee_meas", where),
-        frame=_int_column(table, "frame"),
+        t=float_column(table, "t"),
+        q_meas=joint_matrix(table, "q_meas", dof_hint, where),
+        q_gt=joint_matrix(table, "q_gt", dof_hint, where),
+        T_base_ee_gt=poses_from_table(table, "base_ee_gt", where),
+        T_base_ee_meas=poses_from_table(table, "base_ee_meas", where),
+        frame=int_column(table, "frame"),
     )
 
 
 def _camera_stream(table: pa.Table, where: str) -> CameraStream:
     return CameraStream(
-        t=_float_column(table, "t"),
-        t_gt=_float_column(table, "t_gt"),
-        T_base_ee_gt=_poses_from_table(table, "base_ee_gt", where),
-        T_cam_target_gt=_poses_from_table(table, "cam_target_gt", where),
-        T_cam_target_meas=_poses_from_table(table, "cam_target_meas", where),
-        visible=_bool_column(table, "visible"),
-        outlier=_bool_column(table, "outlier"),
-        n_points=_int_column(table, "n_points"),
-        depth_m=_float_column(table, "depth_m"),
-        view_angle_deg=_float_column(table, "view_angle_deg"),
-        reproj_rmse_px=_float_column(table, "reproj_rmse_px"),
-        frame=_int_column(table, "frame"),
+        t=float_column(table, "t"),
+        t_gt=float_column(table, "t_gt"),
+        T_base_ee_gt=poses_from_table(table, "base_ee_gt", where),
+        T_cam_target_gt=poses_from_table(table, "cam_target_gt", where),
+        T_cam_target_meas=poses_from_table(table, "cam_target_meas", where),
+        visible=bool_column(table, "visible"),
+        outlier=bool_column(table, "outlier"),
+        n_points=int_column(table, "n_points"),
+        depth_m=float_column(table, "depth_m"),
+        view_angle_deg=float_column(table, "view_angle_deg"),
+        reproj_rmse_px=float_column(table, "reproj_rmse_px"),
+        frame=int_column(table, "frame"),
     )
 
 
@@ -182,7 +182,7 @@ def _pose_from_info(info, prefix: str, sid) -> np.ndarray:
 
 def _decode_json_column(info, name: str, sid):
     text = info.get(name)
-    if _is_missing(text) or (isinstance(text, str) and not text.strip()):
+    if is_missing(text) or (isinstance(text, str) and not text.strip()):
         return {}
     try:
         return jsonutil.loads(text)
@@ -239,10 +239,10 @@ class Sequence:
             index_row = index_row.to_dict()
         sid = index_row.get("sequence_id")
         where = f"sequence {sid!r}"
-        robot_table = _conform(robot_table, ROBOT_SCHEMA, f"{where} robot table")
-        camera_table = _conform(camera_table, CAMERA_SCHEMA, f"{where} camera table")
+        robot_table = conform_table(robot_table, ROBOT_SCHEMA, f"{where} robot table")
+        camera_table = conform_table(camera_table, CAMERA_SCHEMA, f"{where} camera table")
         dof = index_row.get("dof")
-        dof_hint = 0 if _is_missing(dof) else int(dof)
+        dof_hint = 0 if is_missing(dof) else int(dof)
         return cls(index_row, _robot_stream(robot_table, dof_hint, where), _camera_stream(camera_table, where))
 
     # ---- index fields ------------------------------------------------------
@@ -264,13 +264,13 @@ class Sequence:
     def time_offset(self) -> float:
         """Ground-truth clock offset [s]: camera stamp = true instant + offset (+ jitter); 0 if not recorded."""
         v = self.info.get("time_offset_s")
-        return 0.0 if _is_missing(v) else float(v)
+        return 0.0 if is_missing(v) else float(v)
 
     @property
     def scale(self) -> float:
         """Monocular translation scale of the camera stream (1 for metric sequences)."""
         v = self.info.get("scale")
-        return 1.0 if _is_missing(v) else float(v)
+        return 1.0 if is_missing(v) else float(v)
 
     @cached_property
     def config(self) -> dict:

@@ -41,18 +41,18 @@ from kinhec.io._common import (
     LEGACY_INDEX_METADATA_KEY,
     WRITER,
     WRITER_METADATA_KEY,
-    _check_shard_index,
-    _check_track,
-    _fsync_dir,
-    _fsync_file,
-    _tmp_path,
+    check_shard_index,
+    check_track,
+    fsync_dir,
+    fsync_file,
+    tmp_path_of,
 )
-from kinhec.io.index import _check_unique_ids, _encode_index_rows, _index_table, _sort_index
-from kinhec.io.tables import _conform
+from kinhec.io.index import check_unique_ids, encode_index_rows, index_table, sort_index
+from kinhec.io.tables import conform_table
 from kinhec.schema import CAMERA_SCHEMA, INDEX_SCHEMA, ROBOT_SCHEMA, SequenceTables, shard_name
 
 __all__ = ["shard_paths", "write_shard", "read_shard_index", "shard_writer", "shard_status", "rebuild_index",
-           "index_is_current"]
+           "index_is_current", "row_groups_hold_ids", "rows_list_ids"]
 
 _INDEX_NAMES = frozenset(INDEX_SCHEMA.names)
 _SHARD_RE = re.compile(r"^(?P<track>[A-Za-z0-9_]+)-(?P<shard>\d{5})\.parquet$")
@@ -63,13 +63,13 @@ _SHARD_RE = re.compile(r"^(?P<track>[A-Za-z0-9_]+)-(?P<shard>\d{5})\.parquet$")
 # --------------------------------------------------------------------------- #
 def shard_paths(root, track: str, shard_index: int) -> tuple[Path, Path]:
     """Absolute paths of the robot and camera files of a shard."""
-    name = shard_name(_check_track(track), _check_shard_index(shard_index))
+    name = shard_name(check_track(track), check_shard_index(shard_index))
     root = Path(root)
     return root / "robot" / name, root / "camera" / name
 
 
 def _write_parquet_tmp(path: Path, schema: pa.Schema, tables, metadata: dict[str, str] | None) -> Path:
-    tmp = _tmp_path(path)
+    tmp = tmp_path_of(path)
     try:
         # in the Arrow schema (so also the file's key-value metadata), where the published shards keep it
         full = schema.with_metadata(metadata) if metadata else schema
@@ -77,7 +77,7 @@ def _write_parquet_tmp(path: Path, schema: pa.Schema, tables, metadata: dict[str
             for tbl in tables:
                 writer.write_table(tbl.replace_schema_metadata(metadata) if metadata else tbl,
                                    row_group_size=max(tbl.num_rows, 1))  # fmt: skip
-        _fsync_file(tmp)
+        fsync_file(tmp)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -112,8 +112,8 @@ def write_shard(root, track: str, shard_index: int, sequences) -> list[dict]:
     renamed over ``<name>.parquet``; the rows are also stored in the files'
     key-value metadata under :data:`INDEX_METADATA_KEY`.
     """
-    track = _check_track(track)
-    shard_index = _check_shard_index(shard_index)
+    track = check_track(track)
+    shard_index = check_shard_index(shard_index)
     sequences = list(sequences)
     if not sequences:
         raise InputError("sequences: expected at least one SequenceTables, got none")
@@ -137,7 +137,7 @@ def write_shard(root, track: str, shard_index: int, sequences) -> list[dict]:
             tbl = getattr(st, stream)
             if not isinstance(tbl, pa.Table):
                 raise InputError(f"{where}.{stream}: expected a pyarrow.Table, got {type(tbl).__name__}")
-            tbl = _conform(tbl, schema, f"{where}.{stream} ({sid!r})", error=InputError, exact_names=True)
+            tbl = conform_table(tbl, schema, f"{where}.{stream} ({sid!r})", error=InputError, exact_names=True)
             found = [v for v in pc.unique(tbl.column("sequence_id")).to_pylist() if v != sid]
             if found:
                 raise InputError(f"{where}.{stream}: expected sequence_id {sid!r} on every row, got {found[:3]}")
@@ -145,9 +145,9 @@ def write_shard(root, track: str, shard_index: int, sequences) -> list[dict]:
         row = dict(st.index_row)
         row.update(robot_file=rel_robot, camera_file=rel_camera, robot_row_group=k, camera_row_group=k)
         rows.append(row)
-    table = _index_table(rows, "sequences (index rows)")
-    _check_unique_ids(table, "sequences")
-    meta = {INDEX_METADATA_KEY: _encode_index_rows(table), WRITER_METADATA_KEY: WRITER}
+    table = index_table(rows, "sequences (index rows)")
+    check_unique_ids(table, "sequences")
+    meta = {INDEX_METADATA_KEY: encode_index_rows(table), WRITER_METADATA_KEY: WRITER}
     robot_path, camera_path = shard_paths(root, track, shard_index)
     robot_path.parent.mkdir(parents=True, exist_ok=True)
     camera_path.parent.mkdir(parents=True, exist_ok=True)
@@ -159,8 +159,8 @@ def write_shard(root, track: str, shard_index: int, sequences) -> list[dict]:
         raise
     os.replace(tmp_robot, robot_path)
     os.replace(tmp_camera, camera_path)
-    _fsync_dir(robot_path.parent)
-    _fsync_dir(camera_path.parent)
+    fsync_dir(robot_path.parent)
+    fsync_dir(camera_path.parent)
     return table.to_pylist()
 
 
@@ -217,7 +217,7 @@ def read_shard_index(path) -> list[dict]:
     rows = _decode_index_metadata(_index_text(_key_values(path), path), str(path))
     try:
         # restores the types, NaN written as null and inf written as strings
-        return _index_table(rows, str(path)).to_pylist() if rows else []
+        return index_table(rows, str(path)).to_pylist() if rows else []
     except InputError as exc:
         raise DatasetFormatError(str(exc)) from None
 
@@ -235,7 +235,7 @@ def shard_writer(path) -> str | None:
 # --------------------------------------------------------------------------- #
 # shard status (resume)
 # --------------------------------------------------------------------------- #
-def _row_groups_hold_ids(md, expected: list[str]) -> bool | None:
+def row_groups_hold_ids(md, expected: list[str]) -> bool | None:
     """Whether row group ``k`` holds only ``expected[k]``, decided from the footer's column statistics.
 
     ``True`` or ``False`` when every row group of the ``sequence_id`` column has
@@ -283,7 +283,7 @@ def shard_status(root, track: str, shard_index: int, expected_ids) -> str:
                 return "corrupt"
             if not md.schema.to_arrow_schema().equals(schema, check_metadata=False):
                 return "corrupt"
-            by_stats = _row_groups_hold_ids(md, expected)
+            by_stats = row_groups_hold_ids(md, expected)
             if by_stats is False:
                 return "corrupt"
             if by_stats is None:  # no usable statistics (another writer): read the id column
@@ -297,7 +297,7 @@ def shard_status(root, track: str, shard_index: int, expected_ids) -> str:
             text = (md.metadata or {}).get(INDEX_METADATA_KEY.encode())
             if text is None or (texts and text != texts[0]):
                 return "corrupt"  # no index rows, or the two files come from different writes
-            if not texts and not _rows_list_ids(text, expected):
+            if not texts and not rows_list_ids(text, expected):
                 # the byte search is conclusive only when it succeeds: decode to be sure
                 if [r.get("sequence_id") for r in jsonutil.loads(text)] != expected:
                     return "corrupt"
@@ -307,7 +307,7 @@ def shard_status(root, track: str, shard_index: int, expected_ids) -> str:
     return "complete"
 
 
-def _rows_list_ids(text: bytes, expected: list[str]) -> bool:
+def rows_list_ids(text: bytes, expected: list[str]) -> bool:
     """Whether the stored index rows (JSON text) name the ``expected`` ids, in order.
 
     A byte search instead of a JSON decode (the rows of a 200-sequence shard
@@ -414,8 +414,8 @@ def rebuild_index(root, *, skip_corrupt: bool = False) -> pd.DataFrame:
             "this folder (move the others to a folder of their own)"
         )
     try:
-        table = _index_table(rows, f"{root} (shard metadata)")
-        _check_unique_ids(table, f"{root} (shard metadata)")
+        table = index_table(rows, f"{root} (shard metadata)")
+        check_unique_ids(table, f"{root} (shard metadata)")
     except InputError as exc:
         raise DatasetFormatError(str(exc)) from None
-    return _sort_index(table).to_pandas()
+    return sort_index(table).to_pandas()

@@ -6,7 +6,7 @@ and :data:`~kinhec.schema.CAMERA_SCHEMA`): 4x4 poses become the seven
 ``<prefix>_p*`` / ``<prefix>_q*`` columns (quaternions with ``qw >= 0``), joint
 arrays become ``list<double>`` columns.  The private decoders turn those
 columns back into numpy arrays (:mod:`kinhec.io.sequence` builds its streams
-with them), and ``_conform`` casts a table read from disk, or handed in by a
+with them), and ``conform_table`` casts a table read from disk, or handed in by a
 caller, to exactly its kinhec schema.
 """
 
@@ -20,24 +20,25 @@ from kinhec import se3
 from kinhec.errors import DatasetFormatError, InputError
 from kinhec.schema import CAMERA_SCHEMA, ROBOT_SCHEMA, pose_columns
 
-__all__ = ["robot_table", "camera_table"]
+__all__ = ["robot_table", "camera_table", "bool_column", "conform_table", "float_column", "int_column", "joint_matrix",
+           "arrow_kind", "poses_from_table"]
 
 
 # --------------------------------------------------------------------------- #
 # Arrow <-> numpy: poses, joint lists and columns
 # --------------------------------------------------------------------------- #
-def _float_column(table: pa.Table, name: str) -> np.ndarray:
+def float_column(table: pa.Table, name: str) -> np.ndarray:
     col = table.column(name)
     if col.null_count:
         col = pc.fill_null(col, np.nan)
     return np.array(col.to_numpy(), dtype=np.float64)
 
 
-def _poses_from_table(table: pa.Table, prefix: str, where: str) -> np.ndarray:
+def poses_from_table(table: pa.Table, prefix: str, where: str) -> np.ndarray:
     """``(N, 4, 4)`` poses from the seven ``<prefix>_p*`` / ``<prefix>_q*`` columns; NaN rows where any is missing."""
     cols = pose_columns(prefix)
-    P = np.column_stack([_float_column(table, c) for c in cols[:3]]) if table.num_rows else np.zeros((0, 3))
-    Q = np.column_stack([_float_column(table, c) for c in cols[3:]]) if table.num_rows else np.zeros((0, 4))
+    P = np.column_stack([float_column(table, c) for c in cols[:3]]) if table.num_rows else np.zeros((0, 3))
+    Q = np.column_stack([float_column(table, c) for c in cols[3:]]) if table.num_rows else np.zeros((0, 4))
     ok = np.isfinite(P).all(axis=1) & np.isfinite(Q).all(axis=1)
     T = np.full((table.num_rows, 4, 4), np.nan)
     if ok.any():
@@ -52,14 +53,14 @@ def _pose_columns_from_transforms(T: np.ndarray, prefix: str) -> dict[str, np.nd
     """Seven float columns (position [m], quaternion w >= 0) of poses ``(N, 4, 4)``; NaN rows stay NaN."""
     ok = np.isfinite(T).all(axis=(1, 2))
     P = np.where(ok[:, None], T[:, :3, 3], np.nan)
-    Q = np.where(ok[:, None], se3._quaternion_from_matrix(T[:, :3, :3]), np.nan)
+    Q = np.where(ok[:, None], se3.quaternion_from_matrix_unchecked(T[:, :3, :3]), np.nan)
     names = pose_columns(prefix)
     out = {names[i]: P[:, i] for i in range(3)}
     out.update({names[3 + i]: Q[:, i] for i in range(4)})
     return out
 
 
-def _joint_matrix(table: pa.Table, name: str, dof_hint: int, where: str) -> np.ndarray:
+def joint_matrix(table: pa.Table, name: str, dof_hint: int, where: str) -> np.ndarray:
     """``(N, dof)`` float array of a ``list<double>`` column (flatten + reshape, no per-row Python)."""
     col = table.column(name)
     col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
@@ -119,14 +120,14 @@ def _gt_poses(T, name: str, n: int) -> np.ndarray:
     return a
 
 
-def _bool_column(table: pa.Table, name: str) -> np.ndarray:
+def bool_column(table: pa.Table, name: str) -> np.ndarray:
     col = table.column(name)
     if col.null_count:
         col = pc.fill_null(col, False)
     return np.array(col.to_numpy(), dtype=bool)
 
 
-def _int_column(table: pa.Table, name: str) -> np.ndarray:
+def int_column(table: pa.Table, name: str) -> np.ndarray:
     col = table.column(name)
     if col.null_count:
         col = pc.fill_null(col, 0)
@@ -268,9 +269,9 @@ def camera_table(
 # --------------------------------------------------------------------------- #
 # conforming a table to its kinhec schema
 # --------------------------------------------------------------------------- #
-def _kind(t: pa.DataType) -> str:
+def arrow_kind(t: pa.DataType) -> str:
     if pa.types.is_dictionary(t):
-        return _kind(t.value_type)
+        return arrow_kind(t.value_type)
     if pa.types.is_string(t) or pa.types.is_large_string(t) or getattr(pa.types, "is_string_view", lambda _: False)(t):
         return "string"
     if pa.types.is_integer(t):
@@ -280,13 +281,13 @@ def _kind(t: pa.DataType) -> str:
     if pa.types.is_boolean(t):
         return "bool"
     if pa.types.is_list(t) or pa.types.is_large_list(t):
-        return "list<" + _kind(t.value_type) + ">"
+        return "list<" + arrow_kind(t.value_type) + ">"
     if pa.types.is_null(t):
         return "null"
     return str(t)
 
 
-def _conform(table: pa.Table, schema: pa.Schema, where: str, *, error=DatasetFormatError, exact_names=False) -> pa.Table:
+def conform_table(table: pa.Table, schema: pa.Schema, where: str, *, error=DatasetFormatError, exact_names=False) -> pa.Table:
     """``table`` with exactly ``schema`` (column order and types).
 
     Columns of the same kind but another width (``int64`` for ``int32``,
@@ -314,7 +315,7 @@ def _conform(table: pa.Table, schema: pa.Schema, where: str, *, error=DatasetFor
     bad = []
     for field in schema:
         got = table.schema.field(field.name).type
-        if got != field.type and _kind(got) not in (_kind(field.type), "null"):
+        if got != field.type and arrow_kind(got) not in (arrow_kind(field.type), "null"):
             bad.append(f"{field.name!r}: expected {field.type}, got {got}")
     if bad:
         raise error(f"{where}: mistyped columns: " + "; ".join(bad))

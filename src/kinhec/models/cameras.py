@@ -71,6 +71,12 @@ __all__ = [
     "camera_json",
     "target_json",
     "cameras_targets_json",
+    "camera_coordinates",
+    "to_camera",
+    "pinhole_pixels",
+    "inside_image",
+    "view_angles_deg_unchecked",
+    "visibility_rule",
 ]
 
 #: Margin [px] that a point must keep from every image border to count as inside.
@@ -289,7 +295,7 @@ def check_points(points_m, name: str = "points_m") -> np.ndarray:
     return a
 
 
-def _camera_coordinates(T: np.ndarray, points: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def camera_coordinates(T: np.ndarray, points: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Camera-frame coordinates ``X, Y, Z`` (each (..., P)) of points (P, 3) under poses (..., 4, 4).
 
     Broadcast multiply-adds rather than a matrix product: no multi-threaded
@@ -307,12 +313,12 @@ def _camera_coordinates(T: np.ndarray, points: np.ndarray) -> tuple[np.ndarray, 
     return out[0], out[1], out[2]
 
 
-def _to_camera(T: np.ndarray, points: np.ndarray) -> np.ndarray:
+def to_camera(T: np.ndarray, points: np.ndarray) -> np.ndarray:
     """Points ``(P, 3)`` mapped by poses ``(..., 4, 4)``: ``(..., P, 3)`` in the camera frame."""
-    return np.stack(_camera_coordinates(T, points), axis=-1)
+    return np.stack(camera_coordinates(T, points), axis=-1)
 
 
-def _pixels(cam: CameraPreset, p_cam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def pinhole_pixels(cam: CameraPreset, p_cam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Pinhole pixels ``(..., 2)`` and depths ``(...,)`` of camera-frame points ``(..., 3)``.
 
     Points with depth ``<= 0`` have no image: their pixels are NaN.
@@ -350,10 +356,10 @@ def project_points(camera, T_cam_target, points_m) -> tuple[np.ndarray, np.ndarr
     cam = as_camera(camera)
     T = se3.check_transforms(T_cam_target, "T_cam_target")
     pts = check_points(points_m)
-    return _pixels(cam, _to_camera(T, pts))
+    return pinhole_pixels(cam, to_camera(T, pts))
 
 
-def _inside_image(cam: CameraPreset, uv: np.ndarray, depth: np.ndarray, margin_px: float) -> np.ndarray:
+def inside_image(cam: CameraPreset, uv: np.ndarray, depth: np.ndarray, margin_px: float) -> np.ndarray:
     """Boolean ``(...)``: positive depth and inside ``[margin, size - margin]`` on both axes (inclusive)."""
     u = uv[..., 0]
     v = uv[..., 1]
@@ -389,7 +395,7 @@ def points_in_image(camera, uv_px, depth_m, *, margin_px: float = VISIBILITY_MAR
     depth = se3.check_array(depth_m, "depth_m", (), allow_nan=True)
     if depth.shape != uv.shape[:-1]:
         raise InputError(f"depth_m: expected shape {uv.shape[:-1]} to match uv_px, got shape {depth.shape}")
-    return _inside_image(cam, uv, depth, float(margin_px))
+    return inside_image(cam, uv, depth, float(margin_px))
 
 
 # --------------------------------------------------------------------------- #
@@ -429,10 +435,10 @@ def view_angles_deg(T_cam_target) -> np.ndarray:
     centre, where the line of sight is undefined.
     """
     T = se3.check_transforms(T_cam_target, "T_cam_target")
-    return _view_angles_deg(T)
+    return view_angles_deg_unchecked(T)
 
 
-def _view_angles_deg(T: np.ndarray) -> np.ndarray:
+def view_angles_deg_unchecked(T: np.ndarray) -> np.ndarray:
     n = T[..., :3, 2]
     s = -T[..., :3, 3]
     return np.degrees(np.arctan2(np.linalg.norm(np.cross(n, s), axis=-1), np.einsum("...i,...i->...", n, s)))
@@ -462,11 +468,11 @@ def visibility(camera, target, T_cam_target, *, check: bool = True) -> Visibilit
     cam = as_camera(camera)
     tgt = as_target(target)
     T = se3.check_transforms(T_cam_target, "T_cam_target") if check else np.asarray(T_cam_target, dtype=np.float64)
-    uv, depth = _pixels(cam, _to_camera(T, tgt.points_m))
-    return _visibility(cam, tgt, T, _inside_image(cam, uv, depth, VISIBILITY_MARGIN_PX))
+    uv, depth = pinhole_pixels(cam, to_camera(T, tgt.points_m))
+    return visibility_rule(cam, tgt, T, inside_image(cam, uv, depth, VISIBILITY_MARGIN_PX))
 
 
-def _visibility(cam: CameraPreset, tgt: TargetPreset, T: np.ndarray, inside: np.ndarray) -> Visibility:
+def visibility_rule(cam: CameraPreset, tgt: TargetPreset, T: np.ndarray, inside: np.ndarray) -> Visibility:
     """The visibility rule, given the poses (..., 4, 4) and which points are inside the image (..., P)."""
     n_points = inside.sum(axis=-1)
     if tgt.kind == "checkerboard":
@@ -474,7 +480,7 @@ def _visibility(cam: CameraPreset, tgt: TargetPreset, T: np.ndarray, inside: np.
     else:
         enough = n_points >= tgt.min_visible_points
     depth_c = T[..., 2, 3].copy()
-    angle = _view_angles_deg(T)
+    angle = view_angles_deg_unchecked(T)
     visible = enough & (depth_c >= MIN_DEPTH_M) & (depth_c <= MAX_DEPTH_M) & (angle < MAX_VIEW_ANGLE_DEG)
     return Visibility(visible=visible, n_points=n_points.astype(np.int64), depth_m=depth_c, view_angle_deg=angle)
 

@@ -60,6 +60,7 @@ __all__ = [
     "calibrate_camera",
     "camera_calibration",
     "residual_norms",
+    "normalisation",
 ]
 
 #: Names of the intrinsics vector, in order.
@@ -164,7 +165,7 @@ def project(intrinsics, T_cam_target, points_3d) -> np.ndarray:
     return xyd * k[None, None, 0:2] + k[None, None, 2:4]
 
 
-def _normalisation(pts: np.ndarray) -> np.ndarray:
+def normalisation(pts: np.ndarray) -> np.ndarray:
     c = pts.mean(axis=0)
     s = np.sqrt(2.0) / max(np.mean(np.linalg.norm(pts - c, axis=1)), 1e-12)
     return np.array([[s, 0.0, -s * c[0]], [0.0, s, -s * c[1]], [0.0, 0.0, 1.0]])
@@ -185,7 +186,7 @@ def homographies(views: PackedViews) -> np.ndarray:
             raise InputError(f"view {i}: expected at least {MIN_POINTS} points for a homography, got {int(m.sum())}")
         src = views.points_3d[i, m, :2]
         dst = views.points_2d[i, m]
-        Ts, Td = _normalisation(src), _normalisation(dst)
+        Ts, Td = normalisation(src), normalisation(dst)
         s = src @ Ts[:2, :2].T + Ts[:2, 2]
         d = dst @ Td[:2, :2].T + Td[:2, 2]
         n = s.shape[0]
@@ -348,7 +349,7 @@ def calibrate_camera(views: PackedViews, image_size, *, fix_k3: bool = False, in
     def unpack(x):
         k = k0.copy()
         k[:n_int] = x[:n_int]
-        T = T0 @ se3._se3_exp(x[n_int:].reshape(N, 6))
+        T = T0 @ se3.se3_exp_unchecked(x[n_int:].reshape(N, 6))
         return k, T
 
     def fun(x):

@@ -78,14 +78,14 @@ from kinhec import se3
 from kinhec.cameras import (
     VISIBILITY_MARGIN_PX,
     CameraPreset,
-    _camera_coordinates,
-    _inside_image,
-    _pixels,
-    _to_camera,
-    _visibility,
     as_camera,
     as_target,
+    camera_coordinates,
     check_points,
+    inside_image,
+    pinhole_pixels,
+    to_camera,
+    visibility_rule,
 )
 from kinhec.errors import InputError
 
@@ -162,7 +162,7 @@ def _residuals(cam: CameraPreset, T: np.ndarray, pts: np.ndarray, u_obs: np.ndar
     and zero residuals (see :func:`_normal_equations`).  Works on (n, P)
     component arrays, which is much faster than a batch of small products.
     """
-    X, Y, Z = _camera_coordinates(T, pts)
+    X, Y, Z = camera_coordinates(T, pts)
     front = Z > 0.0
     inv_z = 1.0 / np.where(front, Z, 1.0)
     if w is not None:
@@ -321,7 +321,7 @@ def _exp_left(delta: np.ndarray, T: np.ndarray) -> np.ndarray:
     n = delta.shape[0]
     w = delta[:, :3]
     th2 = np.einsum("ni,ni->n", w, w)
-    A, B, C = se3._so3_coeffs(np.sqrt(th2))
+    A, B, C = se3.so3_coefficients(np.sqrt(th2))
     K = np.zeros((n, 3, 3))
     K[:, 0, 1] = -w[:, 2]
     K[:, 0, 2] = w[:, 1]
@@ -556,7 +556,7 @@ def reprojection_rmse_px(camera, points_m, uv_px, T_cam_target, *, mask=None) ->
     if T.shape != (N, 4, 4):
         raise InputError(f"T_cam_target: expected shape ({N}, 4, 4), got shape {T.shape}")
     m = np.ones((N, P), dtype=bool) if mask is None else _check_mask(mask, (N, P))
-    proj, _ = _pixels(cam, _to_camera(T, pts))
+    proj, _ = pinhole_pixels(cam, to_camera(T, pts))
     d2 = np.where(m, ((proj - uv) ** 2).sum(axis=-1), 0.0)
     n = m.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -611,10 +611,10 @@ def simulate_pnp(camera, target, T_cam_target_gt, pixel_std: float, rng: np.rand
     if not isinstance(rng, np.random.Generator):
         raise InputError(f"rng: expected a numpy.random.Generator, got {type(rng).__name__}")
     pts = tgt.points_m
-    uv_true, depth = _pixels(cam, _to_camera(T_gt, pts))
-    inside = _inside_image(cam, uv_true, depth, VISIBILITY_MARGIN_PX)
+    uv_true, depth = pinhole_pixels(cam, to_camera(T_gt, pts))
+    inside = inside_image(cam, uv_true, depth, VISIBILITY_MARGIN_PX)
     if available is None:
-        avail = _visibility(cam, tgt, T_gt, inside).visible
+        avail = visibility_rule(cam, tgt, T_gt, inside).visible
     else:
         avail = np.asarray(available)
         if avail.dtype != np.bool_ or avail.shape != (N,):

@@ -45,12 +45,20 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kinhec import se3
-from kinhec.cameras import MAX_DEPTH_M, MIN_DEPTH_M, CameraPreset, TargetPreset, _pixels, _to_camera, _view_angles_deg
+from kinhec.cameras import (
+    MAX_DEPTH_M,
+    MIN_DEPTH_M,
+    CameraPreset,
+    TargetPreset,
+    pinhole_pixels,
+    to_camera,
+    view_angles_deg_unchecked,
+)
 from kinhec.errors import InputError
 from kinhec.planner.guesses import DEFAULT_GUESS_TOLERANCE
 from kinhec.robots import RobotModel
 from kinhec.solvers import pair_model as pm
-from kinhec.trajectories import _cone_directions, _frames_from_z, viewing_distance_range
+from kinhec.trajectories import cone_directions, frames_from_z, viewing_distance_range
 
 __all__ = ["SETUPS", "PlanLimits", "Scene", "Candidates", "feasibility", "sample_candidates"]
 
@@ -243,11 +251,11 @@ def _in_view(scene: Scene, C: np.ndarray, limits: PlanLimits):
     """Whole target in view at poses ``C`` ``(N, 4, 4)``: the mask, the smallest border distance [px], the view
     angle [deg] and the depth of the target centre [m], each ``(N,)``."""
     cam, tgt = scene.camera, scene.target
-    uv, depth = _pixels(cam, _to_camera(C, tgt.points_m))
+    uv, depth = pinhole_pixels(cam, to_camera(C, tgt.points_m))
     with np.errstate(invalid="ignore"):
         border = np.minimum.reduce([uv[..., 0], cam.width_px - uv[..., 0], uv[..., 1], cam.height_px - uv[..., 1]])
     border = np.where((depth > 0) & np.isfinite(border), border, -np.inf).min(axis=-1)
-    angle = _view_angles_deg(C)
+    angle = view_angles_deg_unchecked(C)
     dc = C[:, 2, 3]
     visible = (border >= limits.margin_px) & (dc >= MIN_DEPTH_M) & (dc <= MAX_DEPTH_M) & (angle <= limits.max_view_angle_deg)
     return visible, border, angle, dc
@@ -302,7 +310,7 @@ def _viewpoints(scene: Scene, rng: np.random.Generator, m: int, limits: PlanLimi
     if scene.configuration == "eye_in_hand":
         Y = scene.Y
         lo, hi = eih_distance_range(scene, limits)
-        dirs = _cone_directions(rng, np.broadcast_to(Y[:3, 2], (m, 3)), half)
+        dirs = cone_directions(rng, np.broadcast_to(Y[:3, 2], (m, 3)), half)
         d = rng.uniform(lo, hi, m)
         centre = Y[:3, 3] + dirs * d[:, None]
         w, h = tgt.size_m
@@ -310,7 +318,7 @@ def _viewpoints(scene: Scene, rng: np.random.Generator, m: int, limits: PlanLimi
         aim = Y[:3, 3] + local @ Y[:3, :3].T
         z = aim - centre
         z /= np.linalg.norm(z, axis=-1, keepdims=True)
-        T_obs = se3.transform_from_rotation_translation(_frames_from_z(z, rng.uniform(-math.pi, math.pi, m)), centre)
+        T_obs = se3.transform_from_rotation_translation(frames_from_z(z, rng.uniform(-math.pi, math.pi, m)), centre)
     else:
         Y = scene.Y
         far = float(np.linalg.norm(Y[:3, 3] - _shoulder(scene.robot))) + scene.robot.reach_m
@@ -321,8 +329,8 @@ def _viewpoints(scene: Scene, rng: np.random.Generator, m: int, limits: PlanLimi
         p = p_cam @ Y[:3, :3].T + Y[:3, 3]
         to_cam = Y[:3, 3] - p
         to_cam /= np.linalg.norm(to_cam, axis=-1, keepdims=True)
-        n = _cone_directions(rng, to_cam, half)
-        T_obs = se3.transform_from_rotation_translation(_frames_from_z(n, rng.uniform(-math.pi, math.pi, m)), p)
+        n = cone_directions(rng, to_cam, half)
+        T_obs = se3.transform_from_rotation_translation(frames_from_z(n, rng.uniform(-math.pi, math.pi, m)), p)
     return T_obs @ se3.invert_transform(scene.X, check=False)
 
 

@@ -34,7 +34,7 @@ def draw(plan, path) -> Path:
     Path
     """
     from kinhec.viz import _style
-    from kinhec.viz.scene import _board_outline, _poly, _transform
+    from kinhec.viz.scene import add_polygon, board_outline, transform_points
 
     sc = plan.scene
     robot, cam, tgt = sc.robot, sc.camera, sc.target
@@ -56,16 +56,16 @@ def draw(plan, path) -> Path:
             for i, p in enumerate(flange):
                 ax.text(*p, f" {i + 1}", fontsize=7)
         T_cam = sc.T_base_cam(plan.T_base_ee) if k else sc.Y[None]
-        outline = _board_outline(tgt.points_m, tgt.pitch_m)
+        outline = board_outline(tgt.points_m, tgt.pitch_m)
         if eih:
-            corners = _transform(sc.Y[None], outline)[0]
-            _poly(ax, corners, _REF_COLOR)
+            corners = transform_points(sc.Y[None], outline)[0]
+            add_polygon(ax, corners, _REF_COLOR)
             ref = corners
             depth = float(np.clip(0.5 * np.median(np.linalg.norm(T_cam[:, :3, 3] - sc.Y[:3, 3], axis=-1)), 0.03, 0.3))
         else:
-            ref = _transform(plan.T_base_ee @ sc.X, outline) if k else np.zeros((0, 4, 3))
+            ref = transform_points(plan.T_base_ee @ sc.X, outline) if k else np.zeros((0, 4, 3))
             for c in ref:
-                _poly(ax, c, _REF_COLOR)
+                add_polygon(ax, c, _REF_COLOR)
             ref = ref.reshape(-1, 3)
             depth = 0.3 * float(np.linalg.norm(sc.Y[:3, 3] - (flange.mean(axis=0) if k else 0.0)))
             T_cam = sc.Y[None]

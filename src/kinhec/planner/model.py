@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kinhec.bounds import _inverse_information, _pnp_covariance
+from kinhec.bounds import inverse_information, pnp_covariance
 from kinhec.errors import InputError
 from kinhec.noise import CAMERA_LEVELS, ROBOT_LEVELS, camera_level, robot_level
 from kinhec.solvers import pair_model as pm
@@ -121,7 +121,7 @@ def camera_covariance(C: np.ndarray, noise: PlannerNoise, camera, target) -> np.
     """
     if noise.camera_model == "se3_gaussian":
         return pm.camera_covariance(C, noise.camera_rot_std_rad, noise.camera_trans_std_xy_m, noise.camera_trans_std_z_m)
-    return _pnp_covariance(C, camera, target, noise.pixel_std_px)
+    return pnp_covariance(C, camera, target, noise.pixel_std_px)
 
 
 def robot_flange_covariance(n: int, noise: PlannerNoise) -> np.ndarray:
@@ -198,7 +198,7 @@ def sigma_curve(info: np.ndarray, F_before: np.ndarray | None = None) -> dict:
     t, r = [], []
     for k in range(info.shape[0]):
         F = F + info[k]
-        cov, unidentified = _inverse_information(F)
+        cov, unidentified = inverse_information(F)
         r.append(math.inf if unidentified[0] else math.degrees(math.sqrt(max(np.trace(cov[:3, :3]), 0.0))))
         t.append(math.inf if unidentified[1] else 1000.0 * math.sqrt(max(np.trace(cov[3:6, 3:6]), 0.0)))
     return {"trans_rms_mm": np.asarray(t), "rot_rms_deg": np.asarray(r)}

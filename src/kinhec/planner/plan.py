@@ -18,8 +18,17 @@ import numpy as np
 
 import kinhec
 from kinhec import se3
-from kinhec.bounds import _inverse_information
-from kinhec.cameras import VISIBILITY_MARGIN_PX, CameraPreset, TargetPreset, _inside_image, _pixels, _to_camera, as_camera, as_target
+from kinhec.bounds import inverse_information
+from kinhec.cameras import (
+    VISIBILITY_MARGIN_PX,
+    CameraPreset,
+    TargetPreset,
+    as_camera,
+    as_target,
+    inside_image,
+    pinhole_pixels,
+    to_camera,
+)
 from kinhec.errors import InputError
 from kinhec.planner.candidates import N_VIEWS, SETUPS, Candidates, PlanLimits, Scene, feasibility, sample_candidates
 from kinhec.planner.design import prior_information, select_poses
@@ -348,8 +357,8 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
     info_taken = np.zeros((0, 12, 12))
     if T_taken.shape[0]:
         C_taken = scene.observed(T_taken)
-        uv, depth = _pixels(cam, _to_camera(C_taken, tgt.points_m))
-        n_in = _inside_image(cam, uv, depth, VISIBILITY_MARGIN_PX).sum(axis=-1)
+        uv, depth = pinhole_pixels(cam, to_camera(C_taken, tgt.points_m))
+        n_in = inside_image(cam, uv, depth, VISIBILITY_MARGIN_PX).sum(axis=-1)
         seen = n_in >= MIN_TAKEN_POINTS
         if not seen.all():
             rows = ", ".join(str(i + 1) for i in np.flatnonzero(~seen))
@@ -462,7 +471,7 @@ def _calibrated_tolerance(calib_info: dict, info_taken: np.ndarray) -> tuple[tup
     tol = tolerance_from_std(calib_info["X_std"], calib_info["Y_std"])
     source = "calibration's standard deviations"
     if info_taken.shape[0]:
-        cov, unidentified = _inverse_information(info_taken.sum(axis=0))
+        cov, unidentified = inverse_information(info_taken.sum(axis=0))
         if not any(unidentified):
             sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
             bound = tolerance_from_std(sd[:6], sd[6:])

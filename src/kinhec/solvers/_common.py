@@ -2,8 +2,8 @@
 
 Everything here works on stacked arrays: ``A`` and ``B`` of shape ``(N, 4, 4)``.
 The public solvers call :func:`check_motions` or :func:`check_pairs` once at
-their boundary and then hand clean float64 arrays to the private kernels
-(``_park_martin`` and friends), which trust their input.  The registry and the
+their boundary and then hand clean float64 arrays to the kernels
+(``park_martin_kernel`` and friends), which trust their input.  The registry and the
 refinements call the kernels directly, so data are checked exactly once.
 """
 

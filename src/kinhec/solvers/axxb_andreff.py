@@ -58,7 +58,7 @@ import numpy as np
 from kinhec.errors import DegenerateMotionError, InputError
 from kinhec.solvers import _common as c
 
-__all__ = ["andreff"]
+__all__ = ["andreff", "andreff_kernel"]
 
 CITATION = (
     'N. Andreff, R. Horaud and B. Espiau, "Robot hand-eye calibration using structure-from-motion," '
@@ -79,7 +79,7 @@ def _rotation_andreff(A: np.ndarray, B: np.ndarray) -> np.ndarray:
 SCALE_REGRESSORS = ("robot", "camera")
 
 
-def _andreff(A: np.ndarray, B: np.ndarray, unknown_scale: bool = False, scale_regressor: str = "robot"):
+def andreff_kernel(A: np.ndarray, B: np.ndarray, unknown_scale: bool = False, scale_regressor: str = "robot"):
     c.check_rotation_axes(c.rotvecs(A[:, :3, :3]), "andreff_scale" if unknown_scale else "andreff")
     name = "andreff_scale" if unknown_scale else "andreff"
     U = _rotation_andreff(A, B)
@@ -159,4 +159,4 @@ def andreff(A, B, *, unknown_scale: bool = False, scale_regressor: str = "robot"
     if scale_regressor not in SCALE_REGRESSORS:
         raise InputError(f"scale_regressor: expected one of {list(SCALE_REGRESSORS)}, got {scale_regressor!r}")
     A, B = c.check_motions(A, B)
-    return _andreff(A, B, bool(unknown_scale), scale_regressor)
+    return andreff_kernel(A, B, bool(unknown_scale), scale_regressor)

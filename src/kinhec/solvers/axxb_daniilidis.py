@@ -38,7 +38,7 @@ import numpy as np
 from kinhec.errors import DegenerateMotionError
 from kinhec.solvers import _common as c
 
-__all__ = ["daniilidis"]
+__all__ = ["daniilidis", "daniilidis_kernel"]
 
 CITATION = (
     'K. Daniilidis, "Hand-eye calibration using dual quaternions," Int. J. Robotics Research 18(3), '
@@ -55,7 +55,7 @@ def _dual_vector_parts(T: np.ndarray, q: np.ndarray):
     return v, dual_v
 
 
-def _daniilidis(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+def daniilidis_kernel(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     qA, qB = c.motion_quats(A, B)
     c.check_rotation_axes(c.rotvecs_from_quats(qA), "daniilidis")
     a, a_d = _dual_vector_parts(A, qA)
@@ -124,4 +124,4 @@ def daniilidis(A, B) -> np.ndarray:
         All rotation axes of ``A`` parallel (or no rotation at all).
     """
     A, B = c.check_motions(A, B)
-    return _daniilidis(A, B)
+    return daniilidis_kernel(A, B)

@@ -27,7 +27,7 @@ import numpy as np
 
 from kinhec.solvers import _common as c
 
-__all__ = ["horaud_dornaika"]
+__all__ = ["horaud_dornaika", "horaud_dornaika_kernel"]
 
 CITATION = (
     'R. Horaud and F. Dornaika, "Hand-eye calibration," Int. J. Robotics Research 14(3), 1995.'
@@ -62,7 +62,7 @@ def quat_right(q: np.ndarray) -> np.ndarray:
     )
 
 
-def _horaud_dornaika(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+def horaud_dornaika_kernel(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     qA, qB = c.motion_quats(A, B)
     c.check_rotation_axes(c.rotvecs_from_quats(qA), "horaud_dornaika")
     D = quat_left(qA) - quat_right(qB)
@@ -96,4 +96,4 @@ def horaud_dornaika(A, B) -> np.ndarray:
         All rotation axes of ``A`` parallel (or no rotation at all).
     """
     A, B = c.check_motions(A, B)
-    return _horaud_dornaika(A, B)
+    return horaud_dornaika_kernel(A, B)

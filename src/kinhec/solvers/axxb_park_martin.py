@@ -27,7 +27,7 @@ import numpy as np
 
 from kinhec.solvers import _common as c
 
-__all__ = ["park_martin"]
+__all__ = ["park_martin", "park_martin_kernel", "rotation_park_martin"]
 
 CITATION = (
     'F. C. Park and B. J. Martin, "Robot sensor calibration: solving AX = XB on the Euclidean group," '
@@ -35,7 +35,7 @@ CITATION = (
 )
 
 
-def _rotation_park_martin(alpha: np.ndarray, beta: np.ndarray) -> np.ndarray:
+def rotation_park_martin(alpha: np.ndarray, beta: np.ndarray) -> np.ndarray:
     """Rotation(s) ``R`` minimising ``sum |alpha - R beta|^2``; batched over leading axes.
 
     ``alpha``, ``beta``: (..., K, 3).
@@ -44,15 +44,16 @@ def _rotation_park_martin(alpha: np.ndarray, beta: np.ndarray) -> np.ndarray:
     return c.project_to_so3(Mt)
 
 
-def _park_martin(A: np.ndarray, B: np.ndarray, *, check_axes: bool = True) -> np.ndarray:
+def park_martin_kernel(A: np.ndarray, B: np.ndarray, *, check_axes: bool = True) -> np.ndarray:
     qA, qB = c.motion_quats(A, B)
     alpha = c.rotvecs_from_quats(qA)
     beta = c.rotvecs_from_quats(qB)
     if check_axes:
         c.check_rotation_axes(alpha, "park_martin")
-    R_X = _rotation_park_martin(alpha, beta)
+    R_X = rotation_park_martin(alpha, beta)
     t_X = c.translation_axxb(A, B, R_X)
     return c.transform(R_X, t_X)
+_park_martin = park_martin_kernel  # old name, kept for kinhec.calibrate until it moves to the public one
 
 
 def park_martin(A, B) -> np.ndarray:
@@ -78,4 +79,4 @@ def park_martin(A, B) -> np.ndarray:
         All rotation axes of ``A`` parallel (or no rotation at all).
     """
     A, B = c.check_motions(A, B)
-    return _park_martin(A, B)
+    return park_martin_kernel(A, B)

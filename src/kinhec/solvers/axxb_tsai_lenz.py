@@ -28,7 +28,7 @@ import numpy as np
 
 from kinhec.solvers import _common as c
 
-__all__ = ["tsai_lenz"]
+__all__ = ["tsai_lenz", "tsai_lenz_kernel"]
 
 CITATION = (
     'R. Y. Tsai and R. K. Lenz, "A new technique for fully autonomous and efficient 3D robotics '
@@ -36,7 +36,7 @@ CITATION = (
 )
 
 
-def _tsai_lenz(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+def tsai_lenz_kernel(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     qA, qB = c.motion_quats(A, B)
     c.check_rotation_axes(c.rotvecs_from_quats(qA), "tsai_lenz")
     P_A = 2.0 * qA[:, 1:]
@@ -74,4 +74,4 @@ def tsai_lenz(A, B) -> np.ndarray:
         All rotation axes of ``A`` parallel (or no rotation at all).
     """
     A, B = c.check_motions(A, B)
-    return _tsai_lenz(A, B)
+    return tsai_lenz_kernel(A, B)

@@ -49,7 +49,7 @@ import numpy as np
 
 from kinhec.solvers import _common as c
 
-__all__ = ["li_kronecker", "InconsistentTranslationWarning", "translation_f_statistic"]
+__all__ = ["li_kronecker", "InconsistentTranslationWarning", "translation_f_statistic", "li_kronecker_kernel"]
 
 #: Tail probability below which the translation counts as rejected by its own residuals.
 F_ALPHA = 1e-3
@@ -64,7 +64,7 @@ CITATION = (
 )
 
 
-def _li_kronecker(A: np.ndarray, B: np.ndarray):
+def li_kronecker_kernel(A: np.ndarray, B: np.ndarray):
     RA, RB = A[:, :3, :3], B[:, :3, :3]
     c.check_rotation_axes(c.relative_rotvecs_of_poses(RA), "li_kronecker", "the motions between the poses A_abs")
     n = A.shape[0]
@@ -167,4 +167,4 @@ def li_kronecker(A_abs, B_abs):
         The flange rotations all differ by rotations about one axis.
     """
     A, B = c.check_pairs(A_abs, B_abs)
-    return _li_kronecker(A, B)
+    return li_kronecker_kernel(A, B)

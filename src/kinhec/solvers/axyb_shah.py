@@ -30,7 +30,7 @@ import numpy as np
 
 from kinhec.solvers import _common as c
 
-__all__ = ["shah"]
+__all__ = ["shah", "shah_kernel"]
 
 CITATION = (
     'M. Shah, "Solving the robot-world/hand-eye calibration problem using the Kronecker product," '
@@ -38,7 +38,7 @@ CITATION = (
 )
 
 
-def _shah(A: np.ndarray, B: np.ndarray):
+def shah_kernel(A: np.ndarray, B: np.ndarray):
     RA, RB = A[:, :3, :3], B[:, :3, :3]
     c.check_rotation_axes(c.relative_rotvecs_of_poses(RA), "shah", "the motions between the poses A_abs")
     K = np.einsum("nij,nkl->ikjl", RB, RA).reshape(9, 9)
@@ -81,4 +81,4 @@ def shah(A_abs, B_abs):
         The flange rotations all differ by rotations about one axis.
     """
     A, B = c.check_pairs(A_abs, B_abs)
-    return _shah(A, B)
+    return shah_kernel(A, B)

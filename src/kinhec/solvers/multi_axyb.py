@@ -67,7 +67,7 @@ from kinhec.solvers.he_ml_stages import variance_components as vc
 from kinhec.solvers import pair_model as pm
 
 __all__ = ["CITATION", "ESTIMATE_GAP_QUANTILE", "MultiAxybResult", "multi_axyb", "assemble_normal",
-           "GraphData", "graph_data"]  # fmt: skip
+           "GraphData", "graph_data", "parent_std"]  # fmt: skip
 
 CITATION = ct.CITATION
 #: Chi-square quantile (``3 K`` degrees of freedom) of the estimate's duality gap below which it is certified.
@@ -545,7 +545,7 @@ class MultiAxybResult:
         """Standard deviations (6,): rotation [rad] (right perturbation), then translation [m] in the parent
         frame (the spread of the translation column itself, as :mod:`kinhec.calibrate` reports it)."""
         T = self.X[key] if kind == "X" else self.Y[key]
-        return _parent_std(T, self.cov_of(kind, key))
+        return parent_std(T, self.cov_of(kind, key))
 
     @property
     def X_std(self) -> dict:
@@ -571,11 +571,12 @@ class MultiAxybResult:
         return Z, J @ self.cov[np.ix_(idx, idx)] @ J.T
 
 
-def _parent_std(T: np.ndarray, cov: np.ndarray) -> np.ndarray:
+def parent_std(T: np.ndarray, cov: np.ndarray) -> np.ndarray:
     """Standard deviations of ``(omega, d)`` with ``T exp(omega, v)``: ``d = R v`` (the translation's own change)."""
     D = np.eye(6)
     D[3:, 3:] = T[:3, :3]
     return np.sqrt(np.maximum(np.diag(D @ cov @ D.T), 0.0))
+_parent_std = parent_std  # old name, kept for kinhec.calibrate until it moves to the public one
 
 
 # --------------------------------------------------------------------------- #
@@ -607,7 +608,7 @@ def _estimate_noise(d, r, Q, w, inl, theta, known):
 
 def _sigma(d, theta, Q):
     """Per-pair covariance (N, 6, 6) from each pair's camera components."""
-    return np.einsum("nk,knij->nij", theta[d.group], Q) + vc._FLOOR * np.eye(6)
+    return np.einsum("nk,knij->nij", theta[d.group], Q) + vc.COVARIANCE_FLOOR * np.eye(6)
 
 
 def _student_weights(nu: np.ndarray, chi2: np.ndarray) -> np.ndarray:

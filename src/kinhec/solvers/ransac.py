@@ -52,8 +52,8 @@ import numpy as np
 from kinhec import se3
 from kinhec.errors import ConvergenceError, DegenerateMotionError, InputError
 from kinhec.solvers import _common as c
-from kinhec.solvers.axxb_park_martin import _park_martin, _rotation_park_martin
-from kinhec.solvers.refine import _refine_twist
+from kinhec.solvers.axxb_park_martin import park_martin_kernel, rotation_park_martin
+from kinhec.solvers.refine import refine_twist
 
 __all__ = ["RansacResult", "ransac_axxb", "RANSAC_SEED", "NoConsensusWarning"]
 
@@ -172,7 +172,7 @@ def _ransac_axxb(A, B, rng, rot_thr, trans_thr, n_hyp, min_axis_angle_rad, refit
             stacklevel=3,
         )
     # hypotheses: Park-Martin on two motions each
-    R_h = _rotation_park_martin(alpha[pairs], beta[pairs])  # (H, 3, 3)
+    R_h = rotation_park_martin(alpha[pairs], beta[pairs])  # (H, 3, 3)
     C = RA[pairs] - np.eye(3)  # (H, 2, 3, 3)
     d = np.einsum("hij,hkj->hki", R_h, tB[pairs]) - tA[pairs]  # (H, 2, 3)
     C = C.reshape(-1, 6, 3)
@@ -197,7 +197,7 @@ def _ransac_axxb(A, B, rng, rot_thr, trans_thr, n_hyp, min_axis_angle_rad, refit
     for _ in range(refit_iterations):
         if inl.sum() < 2 or c.axis_scatter_lambda2(alpha[inl]) < c.DEGENERATE_LAMBDA2:
             break
-        X_new = _park_martin(A[inl], B[inl], check_axes=False)
+        X_new = park_martin_kernel(A[inl], B[inl], check_axes=False)
         inl_new = _inliers(alpha, beta, RA, tA, tB, X_new, rot_thr, trans_thr)
         X = X_new
         if np.array_equal(inl_new, inl):
@@ -210,7 +210,7 @@ def _ransac_axxb(A, B, rng, rot_thr, trans_thr, n_hyp, min_axis_angle_rad, refit
             raise ConvergenceError(message)
         return _every_motion(A, B, alpha, beta, rot_thr, trans_thr, polish, len(pairs), message)
     if polish:
-        X_p = _refine_twist(A[inl], B[inl], X)[0]
+        X_p = refine_twist(A[inl], B[inl], X)[0]
         inl_p = _inliers(alpha, beta, RA, tA, tB, X_p, rot_thr, trans_thr)
         if inl_p.sum() >= inl.sum():
             X, inl = X_p, inl_p
@@ -226,9 +226,9 @@ def _inliers(alpha, beta, RA, tA, tB, X, rot_thr, trans_thr) -> np.ndarray:
 def _every_motion(A, B, alpha, beta, rot_thr, trans_thr, polish, n_hyp, message) -> RansacResult:
     """No consensus (``on_no_consensus="all"``): Park-Martin on every motion, then the polish, with a warning."""
     warnings.warn(message + "; every motion is taken as an inlier", NoConsensusWarning, stacklevel=4)
-    X = _park_martin(A, B, check_axes=False)
+    X = park_martin_kernel(A, B, check_axes=False)
     if polish:
-        X = _refine_twist(A, B, X)[0]
+        X = refine_twist(A, B, X)[0]
     return RansacResult(X=X, inliers=np.ones(A.shape[0], dtype=bool), n_inliers=int(A.shape[0]),
                         n_hypotheses=int(n_hyp), consensus=False)  # fmt: skip
 

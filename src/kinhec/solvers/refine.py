@@ -50,7 +50,7 @@ from kinhec import se3
 from kinhec.errors import InputError
 from kinhec.solvers import _common as c
 
-__all__ = ["refine_lm", "refine_lm_axyb"]
+__all__ = ["refine_lm", "refine_lm_axyb", "refine_twist"]
 
 CITATION = (
     'R. Horaud and F. Dornaika, "Hand-eye calibration," Int. J. Robotics Research 14(3), 1995; '
@@ -254,7 +254,7 @@ def refine_lm(A, B, X0, *, cost: str = "twist", rot_std_rad=None, trans_std_m=No
     ts = _check_std(trans_std_m, "trans_std_m")
     c.check_rotation_axes(c.rotvecs(A[:, :3, :3]), "refine_lm")
     if _check_cost(cost) == "twist":
-        return _refine_twist(A, B, X0, None, rs, ts, int(max_nfev))[0]
+        return refine_twist(A, B, X0, None, rs, ts, int(max_nfev))[0]
     return _refine_lm(A, B, X0, rs, ts, int(max_nfev))
 
 
@@ -373,7 +373,7 @@ def refine_lm_axyb(A_abs, B_abs, X0, Y0, *, cost: str = "twist", rot_std_rad=Non
     c.check_rotation_axes(c.relative_rotvecs_of_poses(A[:, :3, :3]), "refine_lm_axyb",
                           "the motions between the poses A_abs")
     if _check_cost(cost) == "twist":
-        return _refine_twist(A, B, X0, Y0, rs, ts, int(max_nfev))
+        return refine_twist(A, B, X0, Y0, rs, ts, int(max_nfev))
     return _refine_lm_axyb(A, B, X0, Y0, rs, ts, int(max_nfev))
 
 
@@ -473,7 +473,7 @@ def _twist_problem(A, B, X0, Y0, s_r: float, s_t: float):
     return fun, jac, unpack
 
 
-def _refine_twist(A, B, X0, Y0=None, rot_std=None, trans_std=None, max_nfev: int = 200):
+def refine_twist(A, B, X0, Y0=None, rot_std=None, trans_std=None, max_nfev: int = 200):
     """Unweighted (or given-scale) Levenberg-Marquardt on the twist residual; ``(X, Y)``."""
     from scipy.optimize import least_squares
 

@@ -166,14 +166,14 @@ def _axxb(kernel):
 def _run_andreff_scale(A, B):
     # the published toolkit's form (1/s with the camera translations as regressor; see axxb_andreff)
     A, B = c.check_motions(A, B)
-    X, s = _andreff_mod._andreff(A, B, unknown_scale=True, scale_regressor="camera")
+    X, s = _andreff_mod.andreff_kernel(A, B, unknown_scale=True, scale_regressor="camera")
     return SolverResult(X=X, scale=float(s))
 
 
 def _run_park_martin_lm(A, B):
     A, B = c.check_motions(A, B)
-    X0 = _park_mod._park_martin(A, B)
-    return SolverResult(X=_refine_mod._refine_twist(A, B, X0)[0])
+    X0 = _park_mod.park_martin_kernel(A, B)
+    return SolverResult(X=_refine_mod.refine_twist(A, B, X0)[0])
 
 
 #: How the registry's ``ransac_park_martin`` calls :func:`kinhec.solvers.ransac_axxb`: an estimate on every
@@ -190,20 +190,20 @@ def _run_ransac(A, B):
 
 def _run_shah(A, B):
     A, B = c.check_pairs(A, B)
-    X, Y = _shah_mod._shah(A, B)
+    X, Y = _shah_mod.shah_kernel(A, B)
     return SolverResult(X=X, Y=Y)
 
 
 def _run_li(A, B):
     A, B = c.check_pairs(A, B)
-    X, Y = _li_mod._li_kronecker(A, B)
+    X, Y = _li_mod.li_kronecker_kernel(A, B)
     return SolverResult(X=X, Y=Y)
 
 
 def _run_shah_lm(A, B):
     A, B = c.check_pairs(A, B)
-    X0, Y0 = _shah_mod._shah(A, B)
-    X, Y = _refine_mod._refine_twist(A, B, X0, Y0)
+    X0, Y0 = _shah_mod.shah_kernel(A, B)
+    X, Y = _refine_mod.refine_twist(A, B, X0, Y0)
     return SolverResult(X=X, Y=Y)
 
 
@@ -223,15 +223,15 @@ _LM_CITE = _refine_mod.CITATION
 SOLVERS: dict[str, SolverSpec] = {
     s.name: s
     for s in (
-        SolverSpec("tsai_lenz", "axxb", _axxb(_tsai_mod._tsai_lenz), "X", _tsai_mod.CITATION,
+        SolverSpec("tsai_lenz", "axxb", _axxb(_tsai_mod.tsai_lenz_kernel), "X", _tsai_mod.CITATION,
                    "modified Rodrigues vectors, then translation by least squares"),
-        SolverSpec("park_martin", "axxb", _axxb(_park_mod._park_martin), "X", _park_mod.CITATION,
+        SolverSpec("park_martin", "axxb", _axxb(_park_mod.park_martin_kernel), "X", _park_mod.CITATION,
                    "Procrustes fit of the rotation logarithms, then translation by least squares"),
-        SolverSpec("horaud_dornaika", "axxb", _axxb(_horaud_mod._horaud_dornaika), "X", _horaud_mod.CITATION,
+        SolverSpec("horaud_dornaika", "axxb", _axxb(_horaud_mod.horaud_dornaika_kernel), "X", _horaud_mod.CITATION,
                    "smallest eigenvector of the quaternion form, then translation by least squares"),
-        SolverSpec("daniilidis", "axxb", _axxb(_daniilidis_mod._daniilidis), "X", _daniilidis_mod.CITATION,
+        SolverSpec("daniilidis", "axxb", _axxb(_daniilidis_mod.daniilidis_kernel), "X", _daniilidis_mod.CITATION,
                    "dual quaternions: rotation and translation from one SVD"),
-        SolverSpec("andreff", "axxb", _axxb(_andreff_mod._andreff), "X", _andreff_mod.CITATION,
+        SolverSpec("andreff", "axxb", _axxb(_andreff_mod.andreff_kernel), "X", _andreff_mod.CITATION,
                    "linear Kronecker system, then translation with the known scale"),
         SolverSpec("andreff_scale", "axxb", _run_andreff_scale, "X, scale", _andreff_mod.CITATION,
                    "linear Kronecker system, then the translation and 1/s with the camera translations as regressor "

@@ -75,7 +75,7 @@ from kinhec.intrinsics import (
 )
 from kinhec.lsq import BlockStructure, block_jacobian, huber_weights, levenberg_marquardt
 from kinhec.solvers import _common as c
-from kinhec.solvers.axyb_shah import _shah
+from kinhec.solvers.axyb_shah import shah_kernel
 
 __all__ = ["CONFIGURATIONS", "POSE_PARAMETER_NAMES", "ReprojectionResult", "PixelViews", "solve_reprojection",
            "solve_pixel_views", "chain_poses"]
@@ -194,7 +194,7 @@ def solve_reprojection(points_3d, points_2d, T_base_ee, image_size, *, configura
         raise InputError(f"camera: expected a calibration of these {views.n_views} views, got {cal.T_cam_target.shape[0]}")
     B = se3.invert_transform(cal.T_cam_target, check=False) if configuration == "eye_in_hand" else cal.T_cam_target
     A_chk, B_chk = c.check_pairs(A, B)
-    X0, Y0 = _shah(A_chk, B_chk)
+    X0, Y0 = shah_kernel(A_chk, B_chk)
     return _refine(views, A, X0, Y0, cal.intrinsics, cal.rms_px, configuration, refine_robot,
                    robot_prior_rot_rad, robot_prior_trans_m, loss, f_scale_px, fix_k3, refine_intrinsics)  # fmt: skip
 
@@ -225,9 +225,9 @@ def _refine(views: PackedViews, A, X0, Y0, k0, init_rms, configuration, refine_r
     def unpack(x):
         k = np.array(k0, dtype=np.float64)
         k[:n_int] = x[:n_int]
-        X = X0 @ se3._se3_exp(x[n_int : n_int + 6])
-        Y = Y0 @ se3._se3_exp(x[n_int + 6 : n_int + 12])
-        Ab = A @ se3._se3_exp(x[n_shared:].reshape(N, 6)) if refine_robot else A
+        X = X0 @ se3.se3_exp_unchecked(x[n_int : n_int + 6])
+        Y = Y0 @ se3.se3_exp_unchecked(x[n_int + 6 : n_int + 12])
+        Ab = A @ se3.se3_exp_unchecked(x[n_shared:].reshape(N, 6)) if refine_robot else A
         return k, X, Y, Ab
 
     def fun(x):

@@ -86,6 +86,7 @@ __all__ = [
     "index_row",
     "config_record",
     "extra_record",
+    "seed_streams",
 ]
 
 #: Index columns left for the shard writer.
@@ -138,7 +139,7 @@ class GeneratedSequence:
         self.__dict__.update(kw)
 
 
-def _children(seed: int) -> dict[str, np.random.Generator]:
+def seed_streams(seed: int) -> dict[str, np.random.Generator]:
     seqs = np.random.SeedSequence(int(seed)).spawn(len(_STREAMS))
     return {name: np.random.default_rng(s) for name, s in zip(_STREAMS, seqs)}
 
@@ -184,7 +185,7 @@ def simulate(recipe) -> GeneratedSequence:
     written.
     """
     r = as_recipe(recipe)
-    rngs = _children(r.seed)
+    rngs = seed_streams(r.seed)
     models = r.robot_noise_models
     nominal = get_robot(r.robot)
     if "dh_error" in models:

@@ -46,10 +46,10 @@ from pathlib import Path
 import numpy as np
 
 from kinhec import se3
-from kinhec.cameras import _inside_image, _pixels, _to_camera, get_camera, get_target, VISIBILITY_MARGIN_PX
+from kinhec.cameras import VISIBILITY_MARGIN_PX, get_camera, get_target, inside_image, pinhole_pixels, to_camera
 from kinhec.errors import DatasetFormatError, InputError
 from kinhec.fsutil import atomic_write_text
-from kinhec.generator import _children, as_recipe, simulate
+from kinhec.generator import as_recipe, seed_streams, simulate
 from kinhec.intrinsics import INTRINSIC_NAMES
 
 __all__ = [
@@ -467,9 +467,9 @@ def recipe_pixels(recipe) -> RecipePixels:
         raise InputError(f"recipe {r.sequence_id}: expected a synchronous sequence (one robot pose per camera frame)")
     cam, tgt = get_camera(r.camera), get_target(r.target)
     pts = tgt.points_m
-    uv_true, depth = _pixels(cam, _to_camera(g.T_cam_target_gt, pts))
-    inside = _inside_image(cam, uv_true, depth, VISIBILITY_MARGIN_PX)
-    rng = _children(r.seed)["camera_noise"]
+    uv_true, depth = pinhole_pixels(cam, to_camera(g.T_cam_target_gt, pts))
+    inside = inside_image(cam, uv_true, depth, VISIBILITY_MARGIN_PX)
+    rng = seed_streams(r.seed)["camera_noise"]
     noise = rng.standard_normal((g.T_cam_target_gt.shape[0], pts.shape[0], 2))  # the generator's first draw
     k = np.array([cam.f_px, cam.f_px, cam.cx_px, cam.cy_px, 0.0, 0.0, 0.0, 0.0, 0.0])
     return RecipePixels(r.sequence_id, r.configuration, (cam.width_px, cam.height_px), k, pts,

@@ -90,6 +90,8 @@ __all__ = [
     "place_world",
     "Clocks",
     "make_clocks",
+    "cone_directions",
+    "frames_from_z",
 ]
 
 #: Speed caps of the free-floating ``free6d``: (linear [m/s], angular [rad/s]); motions use ``speed_fraction`` of them.
@@ -182,7 +184,7 @@ def _perpendicular_basis(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return e1, e2
 
 
-def _cone_directions(rng: np.random.Generator, axes: np.ndarray, half_angle_rad: float) -> np.ndarray:
+def cone_directions(rng: np.random.Generator, axes: np.ndarray, half_angle_rad: float) -> np.ndarray:
     """One direction per row of ``axes`` ``(M, 3)``, uniform on the cap of ``half_angle_rad`` around it."""
     m = axes.shape[0]
     z = 1.0 - rng.random(m) * (1.0 - math.cos(half_angle_rad))
@@ -192,7 +194,7 @@ def _cone_directions(rng: np.random.Generator, axes: np.ndarray, half_angle_rad:
     return (r * np.cos(phi))[:, None] * e1 + (r * np.sin(phi))[:, None] * e2 + z[:, None] * axes
 
 
-def _frames_from_z(z_axes: np.ndarray, roll_rad: np.ndarray) -> np.ndarray:
+def frames_from_z(z_axes: np.ndarray, roll_rad: np.ndarray) -> np.ndarray:
     """Rotations ``(M, 3, 3)`` whose third column is ``z_axes`` and whose x axis is rolled by ``roll_rad``."""
     e1, e2 = _perpendicular_basis(z_axes)
     x = np.cos(roll_rad)[:, None] * e1 + np.sin(roll_rad)[:, None] * e2
@@ -560,8 +562,8 @@ def sample_hand_eye(rng: np.random.Generator, configuration: str) -> np.ndarray:
         raise InputError(f"configuration: expected 'eye_in_hand' or 'eye_to_hand', got {configuration!r}")
     xy = _disc(rng, 1, lateral_m)[0]
     z = rng.uniform(*z_range)
-    axis = _cone_directions(rng, np.array([[0.0, 0.0, 1.0]]), math.radians(cone_deg))
-    R = _frames_from_z(axis, rng.uniform(-math.pi, math.pi, 1))[0]
+    axis = cone_directions(rng, np.array([[0.0, 0.0, 1.0]]), math.radians(cone_deg))
+    R = frames_from_z(axis, rng.uniform(-math.pi, math.pi, 1))[0]
     return se3.transform_from_rotation_translation(R, np.array([xy[0], xy[1], z]))
 
 
@@ -826,8 +828,8 @@ def _board_pose(rng, W, az0, d_mid):
     el = min(el, math.asin(min(1.0, max(0.0, (W[2] - FLOOR_Z_M) / d_mid))))
     u = np.array([math.cos(el) * math.cos(az), math.cos(el) * math.sin(az), -math.sin(el)])
     B = W + d_mid * u
-    n = _cone_directions(rng, -u[None], math.radians(10.0))
-    R = _frames_from_z(n, rng.uniform(-math.pi, math.pi, 1))[0]
+    n = cone_directions(rng, -u[None], math.radians(10.0))
+    R = frames_from_z(n, rng.uniform(-math.pi, math.pi, 1))[0]
     return se3.transform_from_rotation_translation(R, B)
 
 
@@ -837,7 +839,7 @@ def _static_camera_pose(rng, W, az0):
     el = math.radians(rng.uniform(*STATIC_CAMERA_ELEVATION_DEG))
     u = np.array([math.cos(el) * math.cos(az), math.cos(el) * math.sin(az), math.sin(el)])
     C = W + rng.uniform(*STATIC_CAMERA_DISTANCE_M) * u
-    R = _frames_from_z(-u[None], rng.uniform(-math.pi, math.pi, 1))[0]
+    R = frames_from_z(-u[None], rng.uniform(-math.pi, math.pi, 1))[0]
     return se3.transform_from_rotation_translation(R, C)
 
 
@@ -845,13 +847,13 @@ def _eye_in_hand_candidates(rng, Y, m, d_range, target):
     """``m`` camera poses ``T_base_cam`` on the cap around the board normal, looking at the board."""
     B = Y[:3, 3]
     n = Y[:3, 2]
-    dirs = _cone_directions(rng, np.broadcast_to(n, (m, 3)), math.radians(LOOKAT_CAP_HALF_ANGLE_DEG))
+    dirs = cone_directions(rng, np.broadcast_to(n, (m, 3)), math.radians(LOOKAT_CAP_HALF_ANGLE_DEG))
     C = B + dirs * rng.uniform(d_range[0], d_range[1], m)[:, None]
     w, h = target.size_m
     aim_local = np.column_stack([rng.uniform(-0.25, 0.25, m) * w, rng.uniform(-0.25, 0.25, m) * h, np.zeros(m)])
     aim = B + aim_local @ Y[:3, :3].T
     z = _unit(aim - C)
-    R = _frames_from_z(z, rng.uniform(-math.pi, math.pi, m))
+    R = frames_from_z(z, rng.uniform(-math.pi, math.pi, m))
     return se3.transform_from_rotation_translation(R, C)
 
 
@@ -859,8 +861,8 @@ def _eye_to_hand_candidates(rng, Y, m, W, radius_m):
     """``m`` marker poses ``T_base_marker`` near ``W`` whose normals face the static camera."""
     C = Y[:3, 3]
     P = W + _ball(rng, m, radius_m)
-    n = _cone_directions(rng, _unit(C - P), math.radians(MARKER_CONE_HALF_ANGLE_DEG))
-    R = _frames_from_z(n, rng.uniform(-math.pi, math.pi, m))
+    n = cone_directions(rng, _unit(C - P), math.radians(MARKER_CONE_HALF_ANGLE_DEG))
+    R = frames_from_z(n, rng.uniform(-math.pi, math.pi, m))
     return se3.transform_from_rotation_translation(R, P)
 
 
@@ -1097,15 +1099,15 @@ def place_world(T_base_ee: np.ndarray, X: np.ndarray, configuration: str, camera
         C = TX[f, :3, 3]
         z = TX[f, :3, 2]
         B = C + z * d[:, None]
-        n = _cone_directions(rng, -z, math.radians(20.0))
-        Yc = se3.transform_from_rotation_translation(_frames_from_z(n, roll), B)
+        n = cone_directions(rng, -z, math.radians(20.0))
+        Yc = se3.transform_from_rotation_translation(frames_from_z(n, roll), B)
     elif configuration == "eye_to_hand":
         P = TX[f, :3, 3]
-        n = _cone_directions(rng, TX[f, :3, 2], math.radians(STATIC_CAMERA_CONE_DEG))
+        n = cone_directions(rng, TX[f, :3, 2], math.radians(STATIC_CAMERA_CONE_DEG))
         C = P + n * rng.uniform(*STATIC_CAMERA_DISTANCE_M, m)[:, None]
         centre = TX[:, :3, 3].mean(axis=0)
         z = _unit(centre - C)
-        Yc = se3.transform_from_rotation_translation(_frames_from_z(z, roll), C)
+        Yc = se3.transform_from_rotation_translation(frames_from_z(z, roll), C)
     else:
         raise InputError(f"configuration: expected 'eye_in_hand' or 'eye_to_hand', got {configuration!r}")
     # keep the first n_candidates placements above the floor (all of them are scored if too few are)

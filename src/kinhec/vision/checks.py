@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kinhec.intrinsics import _normalisation
+from kinhec.intrinsics import normalisation
 
 __all__ = ["BAD_FRACTION", "BAD_MIN_PX", "MAX_BAD_FRACTION", "FitCheck", "fit_check", "orientation_sign"]
 
@@ -82,7 +82,7 @@ class FitCheck:
 
 def _homography(xy: np.ndarray, uv: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
     """Weighted normalised DLT (Hartley): ``uv ~ H [x, y, 1]``, ``H[2, 2] = 1``."""
-    Ts, Td = _normalisation(xy), _normalisation(uv)
+    Ts, Td = normalisation(xy), normalisation(uv)
     a = xy @ Ts[:2, :2].T + Ts[:2, 2]
     b = uv @ Td[:2, :2].T + Td[:2, 2]
     one, zero = np.ones(len(a)), np.zeros((len(a), 3))

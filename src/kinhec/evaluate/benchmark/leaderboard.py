@@ -10,15 +10,16 @@ import pandas as pd
 from kinhec import __version__
 from kinhec.solvers import registry as _registry
 from kinhec.benchmark.protocol import SCALE_SOLVER
-from kinhec.benchmark.summary import _Columns, _median, _ordered, _strings, efficiency_summary, summarize_results
+from kinhec.benchmark.summary import (ResultColumns, efficiency_summary, finite_median, ordered_names, string_column,
+                                     summarize_results)
 
 def efficiency_markdown(results: pd.DataFrame, solvers=None, *, summary=None) -> str:
     """The efficiency section of the leaderboard (empty string without bound columns)."""
     eff = efficiency_summary(results, solvers) if summary is None else summary
     if not eff:
         return ""
-    used = _ordered([s for per in eff.values() for s in per],
-                    _registry.evaluated_names() if solvers is None else list(solvers))  # fmt: skip
+    used = ordered_names([s for per in eff.values() for s in per],
+                         _registry.evaluated_names() if solvers is None else list(solvers))  # fmt: skip
     lines = ["## Efficiency (error / Cramér-Rao bound)", "",
              "Median over the sequences of each solver's X error divided by the sequence's Cramér-Rao bound "
              "(rotation / translation, `oracle`); 1 is the best any unbiased solver can do on the same keyframe "
@@ -110,7 +111,7 @@ def describe_failed_rows(results: pd.DataFrame, limit: int = 3) -> list[str]:
     bad = results.loc[~results["ok"].to_numpy(dtype=bool, na_value=False)]
     lines = []
     taken = np.zeros(len(bad), dtype=bool)
-    errors = _strings(bad["error"]) if "error" in bad.columns else np.full(len(bad), "", dtype=object)
+    errors = string_column(bad["error"]) if "error" in bad.columns else np.full(len(bad), "", dtype=object)
     for prefix, kind, meaning in FAILURE_KINDS:
         mine = np.array([(not t) and e.startswith(prefix) for e, t in zip(errors, taken)], dtype=bool)
         taken |= mine
@@ -166,7 +167,7 @@ def leaderboard_markdown(results: pd.DataFrame, solvers=None, dataset: str | Non
     if plugins:
         lines += [f"Marked (plug-in): {', '.join(f'`{s}`' for s in plugins)}, solvers registered by the user "
                   "(`kinhec.solvers.register`), evaluated under the same protocol as the kinhec baselines.", ""]  # fmt: skip
-    cols = _Columns(results) if results is not None and len(results) else None
+    cols = ResultColumns(results) if results is not None and len(results) else None
     # the medians lead; the means follow them, apart: a few degenerate sequences (a motion about one axis) can
     # dominate a mean by orders of magnitude
     header = ["solver", "n", "succ.", "X rot median [deg]", "X trans median [mm]", "Y rot median [deg]",
@@ -227,7 +228,7 @@ def leaderboard_markdown(results: pd.DataFrame, solvers=None, dataset: str | Non
                     r = [_leaderboard_cell(v)]
                     for name in names:
                         x = cols.num[col][sel[cols.solver[sel] == name]]
-                        r.append(_f(_median(x), 3))
+                        r.append(_f(finite_median(x), 3))
                     rows.append(r)
                 n_seq = int(np.unique(cols.sid[sweep]).size)
                 lines += [f"### {what} versus `{k}` (oracle synchronisation, other factors marginalised)", "",

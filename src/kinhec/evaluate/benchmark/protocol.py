@@ -41,14 +41,14 @@ RESULTS_CSV_FILE = "results.csv"
 LEADERBOARD_FILE = "leaderboard.md"
 SUMMARY_FILE = "summary.json"
 PROTOCOL_FILE = "protocol.json"
-_LOG_NAME = "benchmark.log"
+LOG_FILE = "benchmark.log"
 
 # index columns copied to every result row, by kind
-_META_STR = ("sequence_id", "track", "level", "robot", "configuration", "family", "sampling_mode", "sync",
-             "camera_noise_model", "robot_noise_models")  # fmt: skip
-_META_FLOAT = ("outlier_fraction", "scale", "time_offset_s", "axis_scatter_lambda2", "mean_rot_angle_deg")
-_META_INT = ("n_camera_frames",)
-_RECIPE_COLUMNS = ("config_json", "extra_json")
+META_STR = ("sequence_id", "track", "level", "robot", "configuration", "family", "sampling_mode", "sync",
+            "camera_noise_model", "robot_noise_models")  # fmt: skip
+META_FLOAT = ("outlier_fraction", "scale", "time_offset_s", "axis_scatter_lambda2", "mean_rot_angle_deg")
+META_INT = ("n_camera_frames",)
+RECIPE_COLUMNS = ("config_json", "extra_json")
 
 
 #: Tracks whose pnp sequences get the pixel solvers' rows.
@@ -58,7 +58,7 @@ PIXEL_TRACKS = ("pnp",)
 PIXEL_CHECK_TOL = (1e-4, 1e-3)
 
 
-def _missing(v) -> bool:
+def is_missing_value(v) -> bool:
     return v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and math.isnan(v))
 
 
@@ -93,21 +93,21 @@ def _known_names(value, what: str, kind: str, known) -> list[str]:
     return [n for n in known if n in wanted]
 
 
-def _check_solvers(solvers) -> list[str]:
+def check_solvers(solvers) -> list[str]:
     """Solver names (pose, pixel and plug-in) in leaderboard order; unknown names raise :class:`UnknownNameError`."""
     known = _registry.evaluated_names()
     return known if solvers is None else _known_names(solvers, "solvers", "solver", known)
 
 
-def _check_tracks(tracks) -> list[str] | None:
+def check_tracks(tracks) -> list[str] | None:
     return None if tracks is None else _known_names(tracks, "tracks", "track", TRACKS)
 
 
-def _check_sync(sync) -> list[str]:
+def check_sync(sync) -> list[str]:
     return _known_names(sync, "sync", "sync mode", EVAL_SYNCS)
 
 
-def _check_count(value, name: str, *, allow_none: bool) -> int | None:
+def check_count(value, name: str, *, allow_none: bool) -> int | None:
     if value is None and allow_none:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
@@ -124,8 +124,8 @@ def protocol_info(solvers=None, sync=EVAL_SYNCS) -> dict:
     """Every constant of the protocol, the solvers evaluated and the library versions (``protocol.json``)."""
     import scipy
 
-    names = _check_solvers(solvers)
-    syncs = _check_sync(sync)
+    names = check_solvers(solvers)
+    syncs = check_sync(sync)
     return {
         "protocol_version": PROTOCOL_VERSION,
         "eval_sync": {

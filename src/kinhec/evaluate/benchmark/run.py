@@ -32,11 +32,11 @@ from kinhec.schema import COMPRESSION, RESULTS_SCHEMA
 from kinhec.solvers import registry as _registry
 from kinhec.benchmark import sequence as _sequence
 from kinhec.benchmark.leaderboard import leaderboard_markdown
-from kinhec.benchmark.protocol import (_LOG_NAME, _RECIPE_COLUMNS, EVAL_SYNCS, LEADERBOARD_FILE, PART_METADATA_KEY,
-                                      PIXEL_TRACKS, PROTOCOL_FILE, PROTOCOL_VERSION, RESULTS_CSV_FILE, RESULTS_DIR,
-                                      RESULTS_FILE, SUMMARY_FILE, _check_count, _check_solvers, _check_sync,
-                                      _check_tracks, protocol_info)
-from kinhec.benchmark.sequence import _error_text, _failed_rows, _results_table, _stored_recipe, pixels_available
+from kinhec.benchmark.protocol import (EVAL_SYNCS, LEADERBOARD_FILE, LOG_FILE, PART_METADATA_KEY, PIXEL_TRACKS,
+                                      PROTOCOL_FILE, PROTOCOL_VERSION, RECIPE_COLUMNS, RESULTS_CSV_FILE, RESULTS_DIR,
+                                      RESULTS_FILE, SUMMARY_FILE, check_count, check_solvers, check_sync, check_tracks,
+                                      protocol_info)
+from kinhec.benchmark.sequence import error_text, failed_rows, pixels_available, results_table, stored_recipe
 from kinhec.benchmark.summary import summarize_results
 
 # --------------------------------------------------------------------------- #
@@ -139,11 +139,11 @@ def run_unit(task: BenchmarkTask) -> UnitOutcome:
             for rec, seq in _loaded(task.root, task.records):
                 current = rec.get("sequence_id")
                 if isinstance(seq, BaseException):
-                    rows.extend(_failed_rows(rec, specs, task.sync, "reading failed: " + _error_text(seq)))
+                    rows.extend(failed_rows(rec, specs, task.sync, "reading failed: " + error_text(seq)))
                 else:
-                    rows.extend(_sequence._evaluate(seq, specs, task.sync))
+                    rows.extend(_sequence.evaluate_rows(seq, specs, task.sync))
         current = None
-        table = _results_table(rows)
+        table = results_table(rows)
         meta = {PART_METADATA_KEY: jsonutil.dumps({"fingerprint": task.fingerprint, "sequence_ids": task.sequence_ids})}
         _write_parquet_atomic(Path(task.part_path), table.replace_schema_metadata(meta))
         n_failed = sum(1 for r in rows if not r["ok"])
@@ -152,7 +152,7 @@ def run_unit(task: BenchmarkTask) -> UnitOutcome:
     except Exception as exc:  # reported to the parent, which logs the traceback and goes on
         return UnitOutcome(
             task.track, task.shard_index, len(task.records), False, time.process_time() - t0, unit=task.unit,
-            failed_sequence=current, error=_error_text(exc), traceback=traceback.format_exc(),
+            failed_sequence=current, error=error_text(exc), traceback=traceback.format_exc(),
         )  # fmt: skip
 
 
@@ -261,7 +261,7 @@ def _slim_index(root: Path, pixels: bool) -> pd.DataFrame:
     cannot qualify, :func:`pixels_available`), and the rows whose pixels can be rebuilt keep it cut down
     to ``{"recipe": ...}``; every other row has None there.
     """
-    out = kio.load_manifest(root, without=_RECIPE_COLUMNS)
+    out = kio.load_manifest(root, without=RECIPE_COLUMNS)
     if pixels:
         extra = np.full(len(out), None, dtype=object)
         maybe = np.flatnonzero(out["track"].astype(str).isin(PIXEL_TRACKS).to_numpy()
@@ -271,7 +271,7 @@ def _slim_index(root: Path, pixels: bool) -> pd.DataFrame:
             for i, r in zip(maybe, out.iloc[maybe].to_dict("records")):
                 r["extra_json"] = texts.get(r["sequence_id"])
                 if pixels_available(r):
-                    extra[i] = jsonutil.dumps({"recipe": _stored_recipe(r)})
+                    extra[i] = jsonutil.dumps({"recipe": stored_recipe(r)})
         out["extra_json"] = extra
     return out
 
@@ -434,16 +434,16 @@ def run_benchmark(
         solver_modules = [solver_modules]
     solver_modules = list(solver_modules or ())
     _registry.load_plugins(solver_modules)
-    solver_list = _check_solvers(solvers)
+    solver_list = check_solvers(solvers)
     # plug-ins registered by an importable module are imported again by workers that lack them
     solver_modules += [m for n in solver_list if _registry.is_plugin(n)
                        for m in [_registry.SOLVERS[n].module] if m and m != "__main__" and m not in solver_modules]  # fmt: skip
-    track_list = _check_tracks(tracks)
-    sync_list = _check_sync(sync)
-    max_sequences = _check_count(max_sequences, "max_sequences", allow_none=True)
+    track_list = check_tracks(tracks)
+    sync_list = check_sync(sync)
+    max_sequences = check_count(max_sequences, "max_sequences", allow_none=True)
     if workers is None:
         workers = os.cpu_count() or 1
-    workers = _check_count(workers, "workers", allow_none=False)
+    workers = check_count(workers, "workers", allow_none=False)
     if executor not in EXECUTORS:
         raise InputError(f"executor: expected one of {', '.join(EXECUTORS)}, got {executor!r}")
     if scheduler:
@@ -482,7 +482,7 @@ def run_benchmark(
         tasks = _plan(root.resolve(), selected, parts.resolve(), solver_list, sync_list, solver_modules)
         summary.planned_sequences = len(selected)
         summary.planned_units = len(tasks)
-        summary.log_path = parts / _LOG_NAME
+        summary.log_path = parts / LOG_FILE
         todo = [t for t in tasks if not _part_is_current(Path(t.part_path), t.fingerprint, t.sequence_ids)]
         summary.skipped_units = len(tasks) - len(todo)
         done = summary.planned_sequences - sum(len(t.records) for t in todo)
@@ -532,7 +532,7 @@ def _run_tasks(todo, workers, executor, scheduler, summary: BenchmarkSummary, em
                     outcome = fut.result()
                 except Exception as exc:  # a worker process died, or the cluster lost the task
                     outcome = UnitOutcome(task.track, task.shard_index, len(task.records), False, unit=task.unit,
-                                          error=_error_text(exc), traceback=traceback.format_exc())  # fmt: skip
+                                          error=error_text(exc), traceback=traceback.format_exc())  # fmt: skip
                 if outcome.ok and not Path(task.part_path).is_file():  # a worker writing a folder of its own
                     outcome = UnitOutcome(task.track, task.shard_index, len(task.records), False, unit=task.unit,
                                           error=f"a worker reported {task.part_path} written, but it is not there: "

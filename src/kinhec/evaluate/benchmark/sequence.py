@@ -19,8 +19,8 @@ from kinhec.motion import KEYFRAME_MAX, KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS
 from kinhec.schema import RESULTS_SCHEMA
 from kinhec.solvers import DegenerateMotionWarning, estimate_time_offset
 from kinhec.solvers import registry as _registry
-from kinhec.benchmark.protocol import (_META_FLOAT, _META_INT, _META_STR, EVAL_SYNCS, PIXEL_CHECK_TOL, PIXEL_KIND,
-                                      PIXEL_TRACKS, TIME_OFFSET_SETTINGS, _check_solvers, _check_sync, _missing)
+from kinhec.benchmark.protocol import (EVAL_SYNCS, META_FLOAT, META_INT, META_STR, PIXEL_CHECK_TOL, PIXEL_KIND,
+                                      PIXEL_TRACKS, TIME_OFFSET_SETTINGS, check_solvers, check_sync, is_missing_value)
 
 # --------------------------------------------------------------------------- #
 # one sequence
@@ -33,25 +33,25 @@ def is_monocular(info) -> bool:
     if info.get("world_frame") == "vo_origin":
         return True
     s = info.get("scale")
-    return not _missing(s) and float(s) != 1.0
+    return not is_missing_value(s) and float(s) != 1.0
 
 
 def _meta(info) -> dict:
     """The index columns copied to every result row of a sequence."""
     out = {}
-    for c in _META_STR:
+    for c in META_STR:
         v = info.get(c)
-        out[c] = None if _missing(v) else str(v)
-    for c in _META_FLOAT:
+        out[c] = None if is_missing_value(v) else str(v)
+    for c in META_FLOAT:
         v = info.get(c)
         try:
-            out[c] = math.nan if _missing(v) else float(v)
+            out[c] = math.nan if is_missing_value(v) else float(v)
         except (TypeError, ValueError):
             out[c] = math.nan
-    for c in _META_INT:
+    for c in META_INT:
         v = info.get(c)
         try:
-            out[c] = None if _missing(v) else int(v)
+            out[c] = None if is_missing_value(v) else int(v)
         except (TypeError, ValueError):
             out[c] = None
     return out
@@ -102,7 +102,7 @@ def add_bound_columns(rows: list[dict], seq, time_offset, keyframes=None) -> Non
                 row[col] = err / bound if 0 < bound < math.inf else math.nan
 
 
-def _error_text(exc: BaseException) -> str:
+def error_text(exc: BaseException) -> str:
     msg = str(exc).strip().replace("\n", " ")
     return f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__
 
@@ -133,10 +133,10 @@ def _solvers_for(info, specs) -> list:
     return out
 
 
-def _stored_recipe(info):
+def stored_recipe(info):
     """The kinhec recipe in an index row's ``extra_json`` (a dict), or None."""
     text = info.get("extra_json")
-    if _missing(text) or not isinstance(text, str) or '"recipe"' not in text:
+    if is_missing_value(text) or not isinstance(text, str) or '"recipe"' not in text:
         return None
     try:
         extra = jsonutil.loads(text)
@@ -162,7 +162,7 @@ def pixels_available(info) -> bool:
         return False
     if str(info.get("camera_noise_model")) != "pnp" or kio.is_asynchronous(info.get("sync")):
         return False
-    return _stored_recipe(info) is not None
+    return stored_recipe(info) is not None
 
 
 def _estimate_offset(seq):
@@ -204,7 +204,7 @@ def _pixel_input(seq, inputs):
     """
     from kinhec.observations import recipe_pixels
 
-    recipe = _stored_recipe(seq.info)
+    recipe = stored_recipe(seq.info)
     if recipe is None:
         raise InputError(f"sequence {seq.sequence_id!r}: no kinhec recipe in extra_json, the pixels cannot be rebuilt")
     A, _ = inputs["axyb"]
@@ -253,7 +253,7 @@ def _run_solvers(seq, specs, inputs, scale_true: float, meta: dict, mode: str, t
             except Exception as exc:  # every pixel solver of the sequence gets the reason
                 inputs[PIXEL_KIND] = exc
         if wants_pixels and isinstance(inputs[PIXEL_KIND], BaseException):
-            row["error"] = "pixels could not be rebuilt: " + _error_text(inputs[PIXEL_KIND])
+            row["error"] = "pixels could not be rebuilt: " + error_text(inputs[PIXEL_KIND])
             rows.append(row)
             continue
         A, B = inputs[spec.kind]
@@ -266,7 +266,7 @@ def _run_solvers(seq, specs, inputs, scale_true: float, meta: dict, mode: str, t
             try:
                 res = _registry.normalise_result(run(A, B), spec.kind, spec.name)
             except Exception as exc:  # recorded; the run goes on
-                res, note = None, _error_text(exc)
+                res, note = None, error_text(exc)
             row["runtime_ms"] = 1000.0 * (time.perf_counter() - t0)
         with_y = spec.kind in _WITH_Y
         if res is not None:
@@ -307,7 +307,7 @@ _WITH_Y = ("axyb", "pixels")
 _NAN_TIMING = {"time_offset_runtime_ms": math.nan, "time_offset_peak_corr": math.nan, "time_offset_est_s": math.nan}
 
 
-def _failed_rows(info, specs, syncs, message: str) -> list[dict]:
+def failed_rows(info, specs, syncs, message: str) -> list[dict]:
     meta = _meta(info)
     rows = []
     for mode in _modes(info, syncs):
@@ -319,7 +319,7 @@ def _failed_rows(info, specs, syncs, message: str) -> list[dict]:
     return rows
 
 
-def _evaluate(seq, specs, syncs) -> list[dict]:
+def evaluate_rows(seq, specs, syncs) -> list[dict]:
     info = seq.info
     meta = _meta(info)
     here = _solvers_for(info, specs)
@@ -333,7 +333,7 @@ def _evaluate(seq, specs, syncs) -> list[dict]:
             try:
                 est, rt_ms = _estimate_offset(seq)
             except Exception as exc:
-                msg = "clock-offset estimation failed: " + _error_text(exc)
+                msg = "clock-offset estimation failed: " + error_text(exc)
                 timing = dict(_NAN_TIMING, time_offset_err_ms=math.nan)
                 for spec in here:
                     row = _row(meta, mode, spec.name, timing)
@@ -350,7 +350,7 @@ def _evaluate(seq, specs, syncs) -> list[dict]:
         try:
             inputs = _solver_input(seq, offset)
         except Exception as exc:
-            msg = "pairing failed: " + _error_text(exc)
+            msg = "pairing failed: " + error_text(exc)
             for spec in here:
                 row = _row(meta, mode, spec.name, timing)
                 row["error"] = msg
@@ -388,12 +388,12 @@ def evaluate_sequence(seq, solvers=None, sync=EVAL_SYNCS) -> pd.DataFrame:
     UnknownNameError
         For an unknown solver or synchronisation name.
     """
-    names = _check_solvers(solvers)
-    syncs = _check_sync(sync)
+    names = check_solvers(solvers)
+    syncs = check_sync(sync)
     specs = [_registry.evaluated_spec(n) for n in names]
-    return _results_table(_evaluate(seq, specs, syncs)).to_pandas()
+    return results_table(evaluate_rows(seq, specs, syncs)).to_pandas()
 
 
-def _results_table(rows: list[dict]) -> pa.Table:
+def results_table(rows: list[dict]) -> pa.Table:
     cols = {f.name: [r[f.name] for r in rows] for f in RESULTS_SCHEMA}
     return pa.Table.from_pydict(cols, schema=RESULTS_SCHEMA)

@@ -9,7 +9,7 @@ import pandas as pd
 
 from kinhec.schema import TRACKS
 from kinhec.solvers import registry as _registry
-from kinhec.benchmark.protocol import EVAL_SYNCS, _missing
+from kinhec.benchmark.protocol import EVAL_SYNCS, is_missing_value
 
 # --------------------------------------------------------------------------- #
 # summaries
@@ -18,7 +18,7 @@ _STAT_COLUMNS = ("X_rot_err_deg", "X_trans_err_mm", "Y_rot_err_deg", "Y_trans_er
                  "scale_err_rel", "n_inliers", "n_motions")  # fmt: skip
 
 
-def _ordered(values, reference) -> list:
+def ordered_names(values, reference) -> list:
     """The distinct strings of ``values``: those of ``reference`` in its order, then the others sorted."""
     if isinstance(values, np.ndarray) and values.dtype == object:
         values = [v for v in pd.unique(values) if isinstance(v, str)]  # (first appearance, as below; one C pass)
@@ -32,7 +32,7 @@ def _num(s: pd.Series) -> np.ndarray:
     return pd.to_numeric(s, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
 
 
-def _strings(s: pd.Series) -> np.ndarray:
+def string_column(s: pd.Series) -> np.ndarray:
     """A column as an object array of str, missing values (None, NaN, NA) as ``""``."""
     codes, uniques = pd.factorize(s, use_na_sentinel=True)
     names = np.asarray(uniques, dtype=object)
@@ -40,10 +40,10 @@ def _strings(s: pd.Series) -> np.ndarray:
         # strings and missing values (the results' text columns): every row points at one of the distinct
         # strings (a few per column but the sequence ids), missing ones (code -1) at the last, ""
         return np.append(names, "")[codes]
-    return np.array(["" if _missing(v) else str(v) for v in s.to_numpy(dtype=object)], dtype=object)
+    return np.array(["" if is_missing_value(v) else str(v) for v in s.to_numpy(dtype=object)], dtype=object)
 
 
-def _median(x: np.ndarray) -> float:
+def finite_median(x: np.ndarray) -> float:
     x = x[np.isfinite(x)]
     return float(np.median(x)) if x.size else math.nan
 
@@ -56,18 +56,18 @@ def _mean(x: np.ndarray) -> float:
 _ERROR_COLUMNS = ("X_rot_err_deg", "X_trans_err_mm", "Y_rot_err_deg", "Y_trans_err_mm")
 
 
-class _Columns:
+class ResultColumns:
     """The columns of a results table as numpy arrays, extracted once."""
 
     def __init__(self, results: pd.DataFrame) -> None:
         self.ok = results["ok"].to_numpy(dtype=bool, na_value=False)
         self.num = {c: _num(results[c]) for c in _STAT_COLUMNS + ("time_offset_err_ms", "time_offset_peak_corr",
                                                                   "time_offset_runtime_ms")}  # fmt: skip
-        self.track = _strings(results["track"])
-        self.solver = _strings(results["solver"])
-        self.mode = _strings(results["eval_sync"])
-        self.level = _strings(results["level"])
-        self.sid = _strings(results["sequence_id"])
+        self.track = string_column(results["track"])
+        self.solver = string_column(results["solver"])
+        self.mode = string_column(results["eval_sync"])
+        self.level = string_column(results["level"])
+        self.sid = string_column(results["sequence_id"])
 
     def stats(self, idx: np.ndarray, compact: bool = False) -> dict:
         ok = self.ok[idx]
@@ -75,7 +75,7 @@ class _Columns:
         d = {"n": n, "n_ok": int(ok.sum()), "success_rate": float(ok.mean()) if n else math.nan}
         for c in (_ERROR_COLUMNS if compact else _STAT_COLUMNS):
             x = self.num[c][idx][ok]
-            d[f"{c}_median"] = _median(x)
+            d[f"{c}_median"] = finite_median(x)
             if c in _ERROR_COLUMNS and not compact:
                 d[f"{c}_mean"] = _mean(x)
         return d
@@ -86,10 +86,10 @@ class _Columns:
         err = np.abs(self.num["time_offset_err_ms"][one])
         return {
             "n_sequences": int(one.size),
-            "abs_err_ms_median": _median(err),
+            "abs_err_ms_median": finite_median(err),
             "abs_err_ms_mean": _mean(err),
-            "peak_corr_median": _median(self.num["time_offset_peak_corr"][one]),
-            "runtime_ms_median": _median(self.num["time_offset_runtime_ms"][one]),
+            "peak_corr_median": finite_median(self.num["time_offset_peak_corr"][one]),
+            "runtime_ms_median": finite_median(self.num["time_offset_runtime_ms"][one]),
         }
 
 
@@ -121,17 +121,17 @@ def summarize_results(results: pd.DataFrame, solvers=None) -> dict:
     out: dict = {"sequences": {}, "results": {}, "levels": {}, "clock_offset": {}, "efficiency": {}}
     if results is None or len(results) == 0:
         return out
-    cols = _Columns(results)
+    cols = ResultColumns(results)
     by_track = _groups(cols.track)
-    for track in _ordered(cols.track, TRACKS):
+    for track in ordered_names(cols.track, TRACKS):
         out["sequences"][track] = int(np.unique(cols.sid[by_track[(track,)]]).size)
     by_tsm = _groups(cols.track, cols.solver, cols.mode)
     oracle = np.flatnonzero(cols.mode == "oracle")
     by_tls = _groups(cols.track[oracle], cols.level[oracle], cols.solver[oracle])
     estimated = np.flatnonzero(cols.mode == "estimated")
     by_t_est = _groups(cols.track[estimated])
-    tracks = _ordered(cols.track, TRACKS)
-    solvers_seen = _ordered(cols.solver, solver_order)
+    tracks = ordered_names(cols.track, TRACKS)
+    solvers_seen = ordered_names(cols.solver, solver_order)
     for track in tracks:
         per = {}
         for solver in solvers_seen:
@@ -168,23 +168,24 @@ def efficiency_summary(results: pd.DataFrame, solvers=None) -> dict:
     if results is None or len(results) == 0 or not all(c in results.columns for c in _EFFICIENCY_COLUMNS):
         return {}
     solver_order = _registry.evaluated_names() if solvers is None else list(solvers)
-    oracle = np.flatnonzero(_strings(results["eval_sync"]) == "oracle")  # (columns taken by index: no copy of the frame)
-    track, solver = _strings(results["track"])[oracle], _strings(results["solver"])[oracle]
+    # (columns taken by index: no copy of the frame)
+    oracle = np.flatnonzero(string_column(results["eval_sync"]) == "oracle")
+    track, solver = string_column(results["track"])[oracle], string_column(results["solver"])[oracle]
     eff = {c: _num(results[c])[oracle] for c in _EFFICIENCY_COLUMNS}
     modelled = results["crlb_modelled"].to_numpy(dtype=object)[oracle]
     finite = np.isfinite(eff["X_rot_efficiency"])
     by_ts = _groups(track[finite], solver[finite])
     rows = np.flatnonzero(finite)
     out: dict = {}
-    for t in _ordered(track, TRACKS):
+    for t in ordered_names(track, TRACKS):
         per = {}
-        for sv in _ordered(solver[track == t], solver_order):
+        for sv in ordered_names(solver[track == t], solver_order):
             if (t, sv) not in by_ts:
                 continue
             idx = rows[by_ts[(t, sv)]]
             d = {"n": int(idx.size)}
             for c in _EFFICIENCY_COLUMNS:
-                d[f"{c}_median"] = _median(eff[c][idx])
+                d[f"{c}_median"] = finite_median(eff[c][idx])
             d["modelled_fraction"] = float(np.mean([m is True or m == 1 for m in modelled[idx]]))
             per[sv] = d
         if per:

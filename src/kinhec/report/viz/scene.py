@@ -12,7 +12,7 @@ from kinhec.io import Sequence
 from kinhec.robots import get_robot
 from kinhec.viz import _style
 
-__all__ = ["plot_scene"]
+__all__ = ["plot_scene", "board_outline", "add_polygon", "transform_points"]
 
 _ARM_COLOR = "#555555"
 _PATH_COLOR = "#4c72b0"
@@ -57,13 +57,13 @@ def target_points(seq: Sequence) -> tuple[np.ndarray, float]:
         return np.stack([X.ravel(), Y.ravel(), np.zeros(X.size)], axis=-1), pitch
 
 
-def _board_outline(points: np.ndarray, pitch: float) -> np.ndarray:
+def board_outline(points: np.ndarray, pitch: float) -> np.ndarray:
     lo = points[:, :2].min(axis=0) - 0.5 * pitch
     hi = points[:, :2].max(axis=0) + 0.5 * pitch
     return np.array([[lo[0], lo[1], 0.0], [hi[0], lo[1], 0.0], [hi[0], hi[1], 0.0], [lo[0], hi[1], 0.0]])
 
 
-def _transform(T: np.ndarray, p: np.ndarray) -> np.ndarray:
+def transform_points(T: np.ndarray, p: np.ndarray) -> np.ndarray:
     """Points ``p`` (P, 3) under poses ``T`` (N, 4, 4) -> (N, P, 3)."""
     return p @ T[:, :3, :3].transpose(0, 2, 1) + T[:, None, :3, 3]
 
@@ -147,9 +147,9 @@ def plot_scene(seq: Sequence, path, *, n_cameras: int = 12) -> Path:
                 ref_pts = seq.Y[None, :3, 3]
                 ref_center = seq.Y[:3, 3]
             else:
-                corners = _transform(seq.Y[None], _board_outline(pts_target, pitch))[0]
-                _poly(ax, corners, _REF_COLOR)
-                bp = _transform(seq.Y[None], pts_target)[0]
+                corners = transform_points(seq.Y[None], board_outline(pts_target, pitch))[0]
+                add_polygon(ax, corners, _REF_COLOR)
+                bp = transform_points(seq.Y[None], pts_target)[0]
                 ax.scatter(bp[:, 0], bp[:, 1], bp[:, 2], color="k", s=2, depthshade=False)
                 ref_pts = corners
                 ref_center = seq.Y[:3, 3]
@@ -160,9 +160,9 @@ def plot_scene(seq: Sequence, path, *, n_cameras: int = 12) -> Path:
             centre = flange.mean(axis=0) if len(flange) else seq.Y[:3, 3] + seq.Y[:3, 2]
             depth = float(np.clip(0.3 * np.linalg.norm(centre - seq.Y[:3, 3]), 0.05, 0.4))
             T_base_marker = T_base_ee_sel @ seq.X
-            outline = _transform(T_base_marker, _board_outline(pts_target, pitch))
+            outline = transform_points(T_base_marker, board_outline(pts_target, pitch))
             for c in outline:
-                _poly(ax, c, _REF_COLOR)
+                add_polygon(ax, c, _REF_COLOR)
             ref_pts = outline.reshape(-1, 3)
             sight_to = T_base_marker[:, :3, 3]
             sight_from = np.broadcast_to(seq.Y[:3, 3], sight_to.shape)
@@ -220,7 +220,7 @@ def plot_scene(seq: Sequence, path, *, n_cameras: int = 12) -> Path:
         return _style.save(fig, path)
 
 
-def _poly(ax, corners: np.ndarray, color: str) -> None:
+def add_polygon(ax, corners: np.ndarray, color: str) -> None:
     from mpl_toolkits.mplot3d.art3d import Poly3DCollection
 
     ax.add_collection3d(Poly3DCollection([corners], facecolor=color, edgecolor="k", linewidths=0.6, alpha=0.55))

@@ -134,7 +134,7 @@ def normalised_points(views: PackedViews, intrinsics: np.ndarray, n_iter: int = 
 
 def _exp_right(T: np.ndarray, xi: np.ndarray) -> np.ndarray:
     """``T exp(xi)`` for (N, 4, 4) poses and (N, 6) twists, or one pose and one twist."""
-    return T @ se3._se3_exp(xi)
+    return T @ se3.se3_exp_unchecked(xi)
 
 
 class _Problem:

@@ -31,7 +31,7 @@ from kinhec.solvers.he_ml_stages.model import ROBUST_MIN_PAIRS, mv
 NOISE_KEYS = ("camera_rot_std_rad", "camera_trans_std_m", "camera_trans_std_z_m", "robot_rot_std_rad",
               "robot_trans_std_m")  # fmt: skip
 #: Added to the diagonal of every covariance.
-_FLOOR = 1e-16
+COVARIANCE_FLOOR = 1e-16
 #: Smallest variance component [rad^2 or m^2]: exact data keep an invertible covariance.
 VAR_FLOOR = 1e-24
 #: Half-widths of the generic PnP targets, as fractions of the median target distance (see :func:`target_shapes`).
@@ -135,7 +135,7 @@ def noise_from_theta(theta: np.ndarray) -> dict:
 def sigma(theta: np.ndarray, Q: np.ndarray) -> np.ndarray:
     """Per-pair covariances (n, 6, 6) ``sum_k theta_k Q_k`` (plus a tiny diagonal floor)."""
     k, n = Q.shape[:2]
-    return (theta @ Q.reshape(k, -1)).reshape(n, 6, 6) + _FLOOR * np.eye(6)
+    return (theta @ Q.reshape(k, -1)).reshape(n, 6, 6) + COVARIANCE_FLOOR * np.eye(6)
 
 
 def pairs(Q: np.ndarray, idx: np.ndarray, n: int) -> np.ndarray:
