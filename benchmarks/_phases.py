@@ -19,7 +19,7 @@ def phase_breakdown(root: Path, per_sequence: bool = False) -> dict:
     ``sync``, ``n_camera_frames``, ``evaluations`` and the same phases and solvers as keys, in CPU seconds;
     ``read`` is the time to read that sequence; the first-use imports are not in them).
     """
-    from kinhec.benchmark import sequence as bm
+    from kinhec.evaluate.benchmark import sequence as bm
     from kinhec import io as kio
     from kinhec.solvers import registry
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kinhec import se3
+from kinhec.geometry import se3
 
 
 def eye_in_hand_rig(rng: np.random.Generator, n: int):

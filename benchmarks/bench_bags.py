@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate.bags import _Bag, _open, read_bag
 
 from support.bag_writer import PoseTopic, TfEdge, write_bag

@@ -40,8 +40,8 @@ import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from kinhec import io as kio  # noqa: E402
-from kinhec import benchmark as bm  # noqa: E402
-from kinhec.runner import generate_dataset  # noqa: E402
+from kinhec.evaluate import benchmark as bm  # noqa: E402
+from kinhec.synth.runner import generate_dataset  # noqa: E402
 from kinhec.solvers import registry  # noqa: E402
 
 from _phases import phase_breakdown  # noqa: E402  (benchmarks/_phases.py)

@@ -32,7 +32,7 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from kinhec import se3  # noqa: E402
+from kinhec.geometry import se3  # noqa: E402
 from kinhec.calibrate import calibrate  # noqa: E402
 
 BUDGET_S = 1.0

@@ -39,9 +39,9 @@ from pathlib import Path  # noqa: E402
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
-from kinhec import se3  # noqa: E402
+from kinhec.geometry import se3  # noqa: E402
 from kinhec.calibrate import calibrate  # noqa: E402
-from kinhec.errors import InputError  # noqa: E402
+from kinhec.util.errors import InputError  # noqa: E402
 from kinhec.vision.detect import available_cores, detect_images  # noqa: E402
 from kinhec.vision.pairing import list_images  # noqa: E402
 from kinhec.vision.targets import parse_target  # noqa: E402

@@ -33,7 +33,7 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from kinhec import se3  # noqa: E402
+from kinhec.geometry import se3  # noqa: E402
 from kinhec.calibrate import calibrate  # noqa: E402
 from kinhec.calibrate import firewall as fw  # noqa: E402
 from kinhec.calibrate import pairing as pr  # noqa: E402

@@ -21,8 +21,8 @@ import pstats
 import sys
 import time
 
-from kinhec.generator import generate_sequence
-from kinhec.recipe import Recipe
+from kinhec.synth.generator import generate_sequence
+from kinhec.synth.recipe import Recipe
 
 R2 = dict(robot_rot_std_rad=0.0005, robot_trans_std_m=0.0003)
 C2 = dict(camera_rot_std_rad=0.002, camera_trans_std_m=0.001, camera_trans_std_z_m=0.003)
@@ -84,7 +84,7 @@ def bench_cases(repeats: int) -> None:
 
 
 def bench_tier(tier_name: str, every: int) -> None:
-    from kinhec.tiers import expand_tier, load_tier
+    from kinhec.synth.tiers import expand_tier, load_tier
 
     recipes = expand_tier(load_tier(tier_name))
     generate_sequence(next(iter(recipes.values()))[0])  # warm-up

@@ -6,7 +6,7 @@ Usage::
 
 Builds one synthetic eye-in-hand rig of ``--keyframes`` flange poses (hand-eye
 transform of a few centimetres, board about 0.7 m away) and draws the
-measurements with the generator's own noise code (:mod:`kinhec.noise`, levels
+measurements with the generator's own noise code (:mod:`kinhec.models.noise`, levels
 r2 / c2), then times ``he_ml`` (median and best wall time of ``--repeats``
 calls, input checks included) in four settings: noise levels estimated (the
 registry's call), noise levels given, 20 % outliers (random poses and planar
@@ -31,7 +31,8 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from kinhec import noise, se3  # noqa: E402
+from kinhec.geometry import se3  # noqa: E402
+from kinhec.models import noise
 from kinhec.solvers.he_ml import he_ml  # noqa: E402
 
 from _rigs import eye_in_hand_rig  # noqa: E402  (benchmarks/_rigs.py)
@@ -53,7 +54,7 @@ def _time(fn, repeats: int) -> tuple[float, float, float]:
 
 def _pixel_sequence(n: int, seed: int):
     """Flange poses, PnP camera poses (as ``B``), pixels and X of a generated pnp sequence of ``n`` stations."""
-    from kinhec.observations import recipe_pixels
+    from kinhec.synth.observations import recipe_pixels
     from kinhec.solvers import pair_model as pm
 
     r_rot, r_tr = noise.robot_level("r2")

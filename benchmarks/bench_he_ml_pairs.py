@@ -22,7 +22,8 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from kinhec import noise, se3  # noqa: E402
+from kinhec.geometry import se3  # noqa: E402
+from kinhec.models import noise
 from kinhec.solvers.he_ml import he_ml  # noqa: E402
 
 from _rigs import eye_in_hand_rig  # noqa: E402  (benchmarks/_rigs.py)

@@ -46,11 +46,11 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from kinhec import se3  # noqa: E402
+from kinhec.geometry import se3  # noqa: E402
 from kinhec.calibrate import calibrate  # noqa: E402
 from kinhec.calibrate.images import write_corners  # noqa: E402
-from kinhec.observations import ObservationSet, read_observations  # noqa: E402
-from kinhec.tiers import sequence_seed  # noqa: E402
+from kinhec.synth.observations import ObservationSet, read_observations  # noqa: E402
+from kinhec.synth.tiers import sequence_seed  # noqa: E402
 from kinhec.vision.render import RenderSettings, render_sequence  # noqa: E402
 
 GLOBAL_SEED = 2028

@@ -11,7 +11,7 @@ stream over 20 s, a 15 Hz camera), then prints the median wall time of
 * ``iter_sequences`` over a shard of 20 such sequences (per sequence),
 * ``write_shard`` of those 20 sequences.
 
-Then compares the stream encoding of :mod:`kinhec.encoding` with the
+Then compares the stream encoding of :mod:`kinhec.io.encoding` with the
 previous one (zstd level 3, dictionaries and statistics on every column, no
 byte-stream split): bytes per frame and the time to load one sequence, on this
 synthetic shard and, with ``--data FOLDER``, on the sequences of a generated
@@ -30,8 +30,9 @@ from pathlib import Path
 import numpy as np
 
 from kinhec import io as kio
-from kinhec import jsonutil, se3
-from kinhec.schema import INDEX_SCHEMA, SequenceTables, sequence_id
+from kinhec.geometry import se3
+from kinhec.util import jsonutil
+from kinhec.io.schema import INDEX_SCHEMA, SequenceTables, sequence_id
 
 N_ROBOT = 10_000
 N_CAMERA = 300
@@ -138,7 +139,7 @@ def _bytes_per_frame(root: Path) -> float:
 
 
 def compare_encodings(data: Path | None) -> None:
-    from kinhec.encoding import stream_write_options
+    from kinhec.io.encoding import stream_write_options
 
     rng = np.random.default_rng(1)
     with tempfile.TemporaryDirectory() as tmp:
@@ -152,7 +153,7 @@ def compare_encodings(data: Path | None) -> None:
         man = kio.load_manifest(src)
         ids = list(man.sequence_id.iloc[:: max(1, len(man) // 40)])
         variants = {"previous (zstd 3, dictionaries, all statistics)": _previous_options,
-                    "kinhec.encoding (byte-stream split, zstd 9)": stream_write_options}  # fmt: skip
+                    "kinhec.io.encoding (byte-stream split, zstd 9)": stream_write_options}  # fmt: skip
         dirs = {}
         for k, (label, options) in enumerate(variants.items()):
             dirs[label] = Path(tmp) / f"variant{k}"

@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from kinhec import robots
+from kinhec.models import robots
 
 
 def best_time(fn, repeat: int) -> float:

@@ -29,7 +29,9 @@ from pathlib import Path
 
 import numpy as np
 
-from kinhec import bounds, scenes, se3
+from kinhec.evaluate import bounds
+from kinhec.geometry import se3
+from kinhec.synth import scenes
 from kinhec.calibrate import calibrate, calibrate_multi
 from kinhec.solvers import certificate as ct
 from kinhec.solvers.he_ml import he_ml
@@ -217,7 +219,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="Per-pair fits on six edges per scene only.")
     ap.add_argument("--only", choices=["accuracy", "runtime", "tightness", "rig"], default=None)
     ap.add_argument("--outliers", type=float, default=0.0, help="Accuracy: share of every edge's pairs replaced by "
-                    "random-pose outliers (kinhec.noise.random_pose_outliers).")
+                    "random-pose outliers (kinhec.models.noise.random_pose_outliers).")
     ap.add_argument("--student-t", type=float, default=None, help="Accuracy: Student-t camera noise with this many "
                     "degrees of freedom.")
     a = ap.parse_args()

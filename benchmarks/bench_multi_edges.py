@@ -14,7 +14,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from kinhec import scenes, se3
+from kinhec.geometry import se3
+from kinhec.synth import scenes
 from kinhec.calibrate import multi_edges as me
 
 

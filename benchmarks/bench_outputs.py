@@ -9,8 +9,8 @@ process of its benchmark holds them all while it writes ``results.parquet``,
 ``results.csv``, the leaderboard and ``summary.json``.  This script builds a
 results table of ``--rows`` rows by repeating the rows of ``RESULTS.parquet``
 (a small tier's results; every copy gets its own sequence ids), writes it as
-parts, and times :func:`kinhec.benchmark.run._assemble` plus
-:func:`kinhec.benchmark.run._write_outputs` in a fresh process, printing the CPU
+parts, and times :func:`kinhec.evaluate.benchmark.run._assemble` plus
+:func:`kinhec.evaluate.benchmark.run._write_outputs` in a fresh process, printing the CPU
 time and the process's peak resident memory before and after the phase.
 """
 
@@ -27,7 +27,7 @@ _CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
 import pyarrow.parquet as pq
-from kinhec.benchmark import protocol, run as b
+from kinhec.evaluate.benchmark import protocol, run as b
 
 parts, out, root = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
 paths = sorted(parts.glob("*.parquet"))

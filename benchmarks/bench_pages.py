@@ -25,10 +25,10 @@ from pathlib import Path
 
 
 def _write_pages(tmp: Path) -> list[Path]:
-    from kinhec.benchmark import run_benchmark
+    from kinhec.evaluate.benchmark import run_benchmark
     from kinhec.calibrate import calibrate
     from kinhec.report import build_benchmark_report, write_calibration_report
-    from kinhec.runner import generate_dataset
+    from kinhec.synth.runner import generate_dataset
 
     root = tmp / "smoke"
     generate_dataset("smoke", root, workers=2, progress=False)

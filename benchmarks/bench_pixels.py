@@ -6,11 +6,11 @@ Usage::
 
 Without ``DATA`` the tier's tracks (default: the small tier's pnp track) are
 generated into a temporary folder first.  For every sequence whose pixels the
-benchmark can rebuild (:func:`kinhec.benchmark.pixels_available`) the script
+benchmark can rebuild (:func:`kinhec.evaluate.benchmark.pixels_available`) the script
 times, as the benchmark does them, in one process:
 
 * ``rebuild``: re-simulating the pixels from the recipe
-  (:func:`kinhec.observations.recipe_pixels`) and checking them against the
+  (:func:`kinhec.synth.observations.recipe_pixels`) and checking them against the
   stored poses (not part of the solver's ``runtime_ms``);
 * ``solve``: the solver call on the protocol's keyframes (what ``runtime_ms`` holds);
 * ``pose solvers``: the twelve pose solvers on the same keyframes, together.
@@ -38,10 +38,10 @@ import time  # noqa: E402
 import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from kinhec import benchmark as bm  # noqa: E402
-from kinhec.benchmark import sequence as bseq  # noqa: E402
+from kinhec.evaluate import benchmark as bm  # noqa: E402
+from kinhec.evaluate.benchmark import sequence as bseq  # noqa: E402
 from kinhec import io as kio  # noqa: E402
-from kinhec.runner import generate_dataset  # noqa: E402
+from kinhec.synth.runner import generate_dataset  # noqa: E402
 from kinhec.solvers import registry  # noqa: E402
 from kinhec.solvers.reprojection import solve_pixel_views  # noqa: E402
 

@@ -8,7 +8,7 @@ Usage::
     python benchmarks/bench_planner.py robustness --seeds 20    # guesses off by 5 cm and 10 deg
 
 Scenes: for each (robot, set-up, seed) the true ``X`` is drawn by
-:func:`kinhec.trajectories.sample_hand_eye` and ``Y`` by the generator's
+:func:`kinhec.synth.trajectories.sample_hand_eye` and ``Y`` by the generator's
 ``lookat`` family (board below and in front of the arm, or a static camera
 0.9-1.6 m away), which also yields the generator's own 10 random stations.
 Camera ``hd``; target ``checker_9x6_25mm`` (eye-in-hand) or
@@ -29,7 +29,7 @@ trusted (tolerance zero), with the default tolerance (50 mm, 10 deg), and the
 two-stage workflow (5 poses with the default tolerance, recorded, calibrated by
 ``kinhec calibrate`` from the files a user would write, then 5 more planned with
 ``--taken`` and ``--guesses-from`` the calibration's JSON).  A pose counts when
-the target is visible under the true geometry (:func:`kinhec.cameras.visibility`);
+the target is visible under the true geometry (:func:`kinhec.models.cameras.visibility`);
 the poses that do not see it are not recorded.  References: the plan from the
 true ``X`` and ``Y`` and 10 random feasible poses of the true geometry.
 """
@@ -46,16 +46,16 @@ from pathlib import Path
 
 import numpy as np
 
-from kinhec import se3
-from kinhec.cameras import get_camera, get_target, visibility
-from kinhec.errors import InputError
+from kinhec.geometry import se3
+from kinhec.models.cameras import get_camera, get_target, visibility
+from kinhec.util.errors import InputError
 from kinhec.calibrate import calibrate
 from kinhec.planner import DEFAULT_GUESS_TOLERANCE, PlanLimits, Scene, noise_model, plan_poses
 from kinhec.planner.candidates import sample_candidates
 from kinhec.planner.model import pose_information, sigma_curve
-from kinhec.robots import get_robot
+from kinhec.models.robots import get_robot
 from kinhec.solvers.he_ml import he_ml
-from kinhec.trajectories import lookat, sample_hand_eye
+from kinhec.synth.trajectories import lookat, sample_hand_eye
 
 from support.planner_simulate import simulate_measurements
 

@@ -6,7 +6,7 @@ Run from the repository root (single process, BLAS threads as configured)::
     python benchmarks/bench_pnp.py --camera vga --target checker_7x5_20mm --pixel-std 1.0
     python benchmarks/bench_pnp.py --quick           # 1,000 frames, one repetition
 
-Prints the time per frame of ``kinhec.pnp.simulate_pnp`` (wall clock, best of
+Prints the time per frame of ``kinhec.models.pnp.simulate_pnp`` (wall clock, best of
 ``--repeat`` runs; the process CPU time of the same runs next to it, which
 exceeds the wall time when BLAS threads spin), the split between the
 visibility/projection part and the LM solve, the iteration statistics, and,
@@ -26,7 +26,8 @@ import time
 
 import numpy as np
 
-from kinhec import cameras, pnp, se3
+from kinhec.geometry import se3
+from kinhec.models import cameras, pnp
 
 
 def best_time(fn, repeat: int) -> tuple[float, float, object]:

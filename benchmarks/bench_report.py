@@ -21,9 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from kinhec.benchmark import run_benchmark
+from kinhec.evaluate.benchmark import run_benchmark
 from kinhec.report import build_benchmark_report
-from kinhec.runner import generate_dataset
+from kinhec.synth.runner import generate_dataset
 
 
 def main() -> None:

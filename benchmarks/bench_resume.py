@@ -27,9 +27,9 @@ import time
 from pathlib import Path
 
 from kinhec import io as kio
-from kinhec import runner
+from kinhec.synth import runner
 from kinhec.io import shards as kio_impl
-from kinhec.tiers import load_tier
+from kinhec.synth.tiers import load_tier
 
 
 def _check_all(root: Path, tasks) -> tuple[float, int]:

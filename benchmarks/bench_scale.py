@@ -28,10 +28,10 @@ from collections import defaultdict
 from pathlib import Path
 
 from kinhec import io as kio
-from kinhec.benchmark import run_benchmark
-from kinhec.generator import generate_sequence
-from kinhec.recipe import Recipe
-from kinhec.tiers import expand_tier, load_tier, plan_counts
+from kinhec.evaluate.benchmark import run_benchmark
+from kinhec.synth.generator import generate_sequence
+from kinhec.synth.recipe import Recipe
+from kinhec.synth.tiers import expand_tier, load_tier, plan_counts
 
 PUBLISHED_GEN_CPU_S_PER_SEQ = 11.0
 PUBLISHED_BENCH_CPU_S_PER_SEQ = 1.85

@@ -63,7 +63,7 @@ def main() -> None:
     from threadpoolctl import threadpool_limits
 
     t0 = time.process_time()
-    import kinhec.benchmark  # noqa: F401  (with pandas and pyarrow)
+    import kinhec.evaluate.benchmark  # noqa: F401  (with pandas and pyarrow)
 
     t_kinhec = time.process_time() - t0
     t0 = time.process_time()
@@ -74,7 +74,7 @@ def main() -> None:
     rows = res["sequences"]
     solvers = [s for s, c in res["calls"].items() if c]
     print(f"{args.folder}: {res['n']} sequences, {total:.2f} CPU-s over the sequences (BLAS threads "
-          f"{args.threads}); imports before the pass: kinhec.benchmark (with pandas, pyarrow) {t_kinhec:.2f} CPU-s, "
+          f"{args.threads}); imports before the pass: kinhec.evaluate.benchmark (with pandas, pyarrow) {t_kinhec:.2f} CPU-s, "
           f"scipy.linalg/optimize/special {res['phases']['first-use imports (scipy)']:.2f} CPU-s\n")  # fmt: skip
 
     tracks = sorted({r["track"] for r in rows}, key=lambda t: -sum(r["solvers"] for r in rows if r["track"] == t))

@@ -29,7 +29,8 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from kinhec import motion, se3, solvers  # noqa: E402
+from kinhec import solvers  # noqa: E402
+from kinhec.geometry import motion, se3
 
 from _rigs import eye_in_hand_rig  # noqa: E402  (benchmarks/_rigs.py)
 

@@ -9,9 +9,9 @@ import argparse
 import time
 from pathlib import Path
 
-from kinhec.intrinsics import calibrate_camera, pack_views
-from kinhec.observations import read_observations
-from kinhec.suite import check
+from kinhec.models.intrinsics import calibrate_camera, pack_views
+from kinhec.synth.observations import read_observations
+from kinhec.evaluate.suite import check
 
 ROOT = Path(__file__).resolve().parents[1] / "regression"
 

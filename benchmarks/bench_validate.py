@@ -2,7 +2,7 @@
 
 Generates the smoke tier (46 sequences) into a temporary folder, or uses the
 folder given on the command line, then prints the wall time of
-:func:`kinhec.validate.validate_dataset` (best and median of a few runs), the
+:func:`kinhec.dataset.validate.validate_dataset` (best and median of a few runs), the
 throughput in sequences and frames per second, the time of a sampled run
 (``max_sequences``) and the share of each phase (folder-level checks, reading
 the row groups, the per-sequence checks).
@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 from kinhec import io as kio
-from kinhec.runner import generate_dataset
-from kinhec.validate import validate_dataset
+from kinhec.synth.runner import generate_dataset
+from kinhec.dataset.validate import validate_dataset
 
 
 def main() -> None:

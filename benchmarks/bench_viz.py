@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from kinhec.viz import make_figures
+from kinhec.report.viz import make_figures
 
 
 def main() -> None:
@@ -28,8 +28,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = args.data
         if root is None:
-            from kinhec.benchmark import run_benchmark
-            from kinhec.runner import generate_dataset
+            from kinhec.evaluate.benchmark import run_benchmark
+            from kinhec.synth.runner import generate_dataset
 
             root = Path(tmp) / "smoke"
             generate_dataset("smoke", root, workers=args.workers)

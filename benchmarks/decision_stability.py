@@ -31,11 +31,12 @@ from pathlib import Path
 
 import numpy as np
 
-from kinhec import load_manifest, load_sequence, se3
+from kinhec import load_manifest, load_sequence
+from kinhec.geometry import se3
 from kinhec.calibrate import inputs as calibration_inputs
 from kinhec.calibrate import calibrate
-from kinhec.errors import KinhecError
-from kinhec.runner import generate_dataset
+from kinhec.util.errors import KinhecError
+from kinhec.synth.runner import generate_dataset
 from kinhec.solvers.he_ml import he_ml
 
 REAL = Path(__file__).resolve().parents[1] / "tests" / "data" / "realdata"

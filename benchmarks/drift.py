@@ -7,7 +7,7 @@ seeded by its index: ``kinhec.calibrate.calibrate`` on the first ``--n-cal`` sta
 ``--n-check`` stations
 
 * as recorded (false alarms);
-* with ``X`` or ``Y`` knocked (:func:`kinhec.drift.with_mount_change`) from the first checked station on: a
+* with ``X`` or ``Y`` knocked (:func:`kinhec.synth.drift.with_mount_change`) from the first checked station on: a
   rotation about, or a translation along, one axis drawn per recording, of 1, 2, 4, 8 standard deviations of the
   stored calibration (its ``X_std`` / ``Y_std`` of that component) and of 0.2, 1, 5 mm / 0.02, 0.2, 1 deg;
 * knocked by 4 sigma after ``--delay-after`` clean stations, tested on the first ``k`` checked stations for
@@ -35,11 +35,11 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from kinhec import se3  # noqa: E402
+from kinhec.geometry import se3  # noqa: E402
 from kinhec.calibrate import calibrate  # noqa: E402
 from kinhec.calibrate import check as ck  # noqa: E402
-from kinhec.drift import with_mount_change  # noqa: E402
-from kinhec.generator import simulate  # noqa: E402
+from kinhec.synth.drift import with_mount_change  # noqa: E402
+from kinhec.synth.generator import simulate  # noqa: E402
 
 SIGMAS = (1, 2, 4, 8)
 ABS = {"rot": (np.radians(0.02), np.radians(0.2), np.radians(1.0)), "trans": (2e-4, 1e-3, 5e-3)}

@@ -13,7 +13,7 @@ summary and tables.  ``DIR`` (default: ``shared/published/smoke`` beside the
 checkout or one of its parents) is a copy written by the published toolkit with its ``benchmarks/``: the
 script benchmarks a scratch copy of it with kinhec and fills the template's
 ``<!-- SAME_DATA -->`` marker with both toolkits' errors on the same sequences
-(:func:`kinhec.fidelity.same_data`).  The script prints the summary lines and
+(:func:`kinhec.evaluate.fidelity.same_data`).  The script prints the summary lines and
 the worst ratio.
 
 The small-tier section (template marker ``<!-- SMALL_TIER -->``) compares
@@ -46,7 +46,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from kinhec import fidelity
+from kinhec.evaluate import fidelity
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fidelity_draws import section as draws_section  # noqa: E402  (the scripts beside this one)
@@ -83,7 +83,7 @@ def small_tier_section(results=SMALL_RESULTS, published=PUBLISHED_SMALL) -> str:
 
 def _benchmark_copy(copy: Path) -> pd.DataFrame:
     """kinhec's results on a scratch copy of a published copy (its data only)."""
-    from kinhec.benchmark import run_benchmark
+    from kinhec.evaluate.benchmark import run_benchmark
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "copy"

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from kinhec import fidelity
+from kinhec.evaluate import fidelity
 from support import fidelity_draws as fd
 
 HERE = Path(__file__).resolve().parent
@@ -61,9 +61,9 @@ def write_section(page: Path = PAGE) -> str:
 
 def kinhec_draw(draw: int, root: Path, workers: int) -> pd.DataFrame:
     """Generate kinhec's draw ``draw`` of the small tier's draw tracks under ``root`` and benchmark it."""
-    from kinhec.benchmark import run_benchmark
-    from kinhec.runner import generate_dataset
-    from kinhec.tiers import load_tier
+    from kinhec.evaluate.benchmark import run_benchmark
+    from kinhec.synth.runner import generate_dataset
+    from kinhec.synth.tiers import load_tier
 
     tier = load_tier("small")
     cfg = dict(tier.config, global_seed=fd.draw_seed(tier.global_seed, draw))

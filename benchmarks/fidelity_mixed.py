@@ -12,7 +12,7 @@ and rewrites the section between ``<!-- mixed-params:begin -->`` and
 stores those quantiles from the index of a small tier written by the published
 toolkit (``kinhec generate --tier small --tracks mixed --out DIR`` with the
 published ``kinhec`` 1.1.0 in a scratch environment).  The functions are
-``kinhec.fidelity.mixed_parameter_quantiles`` and ``render_mixed_parameters``.
+``kinhec.evaluate.fidelity.mixed_parameter_quantiles`` and ``render_mixed_parameters``.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from kinhec import fidelity
-from kinhec.tiers import expand_track, load_tier
+from kinhec.evaluate import fidelity
+from kinhec.synth.tiers import expand_track, load_tier
 
 HERE = Path(__file__).resolve().parent
 DOCS = HERE.parent / "docs"

@@ -4,7 +4,7 @@ Usage::
 
     python benchmarks/held_out.py [--per-cell 30] [--seed 0] [--intrinsics-std 0,0] [--out FILE.json]
 
-Recordings come from the generator's public API (:func:`kinhec.generator.simulate` on the ``stations`` recipe of
+Recordings come from the generator's public API (:func:`kinhec.synth.generator.simulate` on the ``stations`` recipe of
 ``tests/helpers/recordings.py``, a 25-station ``lookat`` tour with anisotropic camera noise), seeded by their index, in four
 cells: eye-in-hand and eye-to-hand, each
 
@@ -37,10 +37,10 @@ from pathlib import Path
 
 import numpy as np
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate import calibrate
-from kinhec.errors import KinhecError
-from kinhec.generator import simulate
+from kinhec.util.errors import KinhecError
+from kinhec.synth.generator import simulate
 
 STATIONS = dict(sequence_id="noise-000000", track="noise", seed=11, robot="ur5e", configuration="eye_in_hand",
                 family="lookat", sampling_mode="stations", n_stations=25, camera="hd",

@@ -26,7 +26,7 @@ metric scale: it is always ``clean``.  The rows ``dh_error`` and
 off (the ``robot_error`` track and part of ``mixed``): the part of such an
 error that is constant in the flange frame is absorbed by ``X`` and seen by no
 residual.  ``--robot-accuracy stated`` gives calibrate each recording's own
-robot accuracy (:func:`kinhec.generator.robot_accuracy`: the RMS rotation and distance of
+robot accuracy (:func:`kinhec.synth.generator.robot_accuracy`: the RMS rotation and distance of
 the true flange poses from the nominal model's over the recording; zero
 without a kinematic error), as a user who knows the robot's absolute accuracy
 would; ``none`` (default) counts none; ``DEG,MM`` one level for all.
@@ -62,10 +62,10 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
 
-from kinhec import se3  # noqa: E402
-from kinhec.errors import KinhecError  # noqa: E402
-from kinhec.tiers import expand_tier, load_tier  # noqa: E402
-from kinhec.tracks import TRACKS  # noqa: E402
+from kinhec.geometry import se3  # noqa: E402
+from kinhec.util.errors import KinhecError  # noqa: E402
+from kinhec.synth.tiers import expand_tier, load_tier  # noqa: E402
+from kinhec.io.tracks import TRACKS  # noqa: E402
 
 from support.camera_bias import apply_board_scale, intrinsics_bias  # noqa: E402
 
@@ -104,7 +104,7 @@ def _write_rows(path, T):
 
 def pose_recording(recipe: dict, folder: Path, seed: int, index: int, variant: str):
     """Write one recording's streams; return ``(calibrate kwargs, truth X, info)``."""
-    from kinhec.generator import robot_accuracy, simulate
+    from kinhec.synth.generator import robot_accuracy, simulate
 
     g = simulate(recipe)
     r = g.recipe
@@ -137,7 +137,7 @@ def pose_recording(recipe: dict, folder: Path, seed: int, index: int, variant: s
 
 def corners_recipe(recipe: dict, rng) -> dict | None:
     """The recipe as a ``pnp`` station sequence (one view per robot pose), or None when it cannot be one."""
-    from kinhec.recipe import Recipe
+    from kinhec.synth.recipe import Recipe
 
     d = dict(recipe)
     if d.get("world_frame") != "target":
@@ -157,7 +157,7 @@ def corners_recipe(recipe: dict, rng) -> dict | None:
 
 def corners_recording(recipe: dict, folder: Path, seed: int, index: int, variant: str):
     """Write one recording's observation file; return ``(calibrate kwargs, truth X, info)`` or None."""
-    from kinhec.observations import ObservationSet, observations_from_recipe, write_observations
+    from kinhec.synth.observations import ObservationSet, observations_from_recipe, write_observations
 
     obs, truth = observations_from_recipe(recipe)
     if obs.n_views < 6:
@@ -171,9 +171,9 @@ def corners_recording(recipe: dict, folder: Path, seed: int, index: int, variant
     if variant in ("intrinsics", "both"):
         p = truth["parameters"]
         kw["intrinsics"] = [p["fx"] * fs, p["fy"] * fs, p["cx"] + dc[0], p["cy"] + dc[1]]
-    from kinhec.observations import transform_from_pose_json
+    from kinhec.synth.observations import transform_from_pose_json
 
-    from kinhec.generator import robot_accuracy, simulate
+    from kinhec.synth.generator import robot_accuracy, simulate
 
     return kw, transform_from_pose_json(truth["poses"]["X"]), dict(board_scale=k, f_scale=fs, dc=dc.tolist(),
                                                                    n_views=obs.n_views,

@@ -58,7 +58,7 @@ from typing import Callable
 
 import numpy as np
 
-from kinhec import se3
+from kinhec.geometry import se3
 
 REPO = Path(__file__).resolve().parents[1]
 REAL = REPO / "tests" / "data" / "realdata"
@@ -163,7 +163,7 @@ STATIONS = dict(sequence_id="noise-000000", track="noise", seed=11, robot="ur5e"
 def generated_recordings(seeds=(11, 12)) -> list[Recording]:
     """Both setups, stamped (8 s of joint sinusoids, camera 40 ms late, TUM as ``kinhec export`` names it) and
     unstamped (25 stations, 4x4 text as a PnP pipeline writes ``T_cam_target``), per seed."""
-    from kinhec.generator import simulate
+    from kinhec.synth.generator import simulate
 
     out = []
     for seed, setup in itertools.product(seeds, ("eye_in_hand", "eye_to_hand")):
@@ -215,7 +215,7 @@ class MultiRecording:
 def multi_recordings(seeds=(11, 12)) -> list[MultiRecording]:
     """Per seed, the generated eye-to-hand stations seen by a second camera, 0.5 m and 25 deg from the first,
     with its own noise (the same levels as the first's)."""
-    from kinhec.generator import simulate
+    from kinhec.synth.generator import simulate
 
     out = []
     for seed in seeds:

@@ -91,7 +91,7 @@ def _launch_excerpt(text: str) -> list[str]:
 
 
 def _recording_blocks() -> dict[str, str]:
-    from kinhec.runner import generate_dataset
+    from kinhec.synth.runner import generate_dataset
 
     cwd = os.getcwd()
     with tempfile.TemporaryDirectory(prefix="kinhec_bags_doc_") as tmp:

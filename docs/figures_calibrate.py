@@ -79,10 +79,10 @@ def tabb_facts() -> dict:
     """Tabb DS1 by kinhec and by OpenCV's Shah and Li, against Tabb's own result; the two refused inputs."""
     import cv2
 
-    from kinhec import se3
+    from kinhec.geometry import se3
     from kinhec.calibrate import calibrate
     from kinhec.calibrate.readers import read_stream
-    from kinhec.errors import KinhecError
+    from kinhec.util.errors import KinhecError
 
     d = REALDATA / "tabb_ds1"
     text = (d / "transformations_rwhe_AA_RPI.txt").read_text().split("Z")
@@ -119,7 +119,7 @@ def _x_std(res) -> tuple[float, float]:
 def rwhe_facts() -> dict:
     """RWHE-Calib kuka_1/kuka_2 from the robot poses and OpenCV's per-view camera poses, against OpenCV's X; the same
     with the intrinsics taken as exact (``intrinsics_std=(0, 0)``) and with the scale held at 1."""
-    from kinhec import se3
+    from kinhec.geometry import se3
     from kinhec.calibrate import calibrate
 
     out = {}
@@ -153,7 +153,7 @@ def _eth(run: str):
 
 def _refusal(fn, *args, **kwargs) -> str:
     """The message a run that must stop stops with (a RuntimeError when it does not stop)."""
-    from kinhec.errors import KinhecError
+    from kinhec.util.errors import KinhecError
 
     try:
         _quiet(fn, *args, **kwargs)
@@ -261,7 +261,7 @@ def prime_sense_facts() -> dict:
 # the blocks
 # --------------------------------------------------------------------------- #
 def render_corners(results: dict) -> str:
-    from kinhec import se3
+    from kinhec.geometry import se3
 
     lines = ["| | X from OpenCV's Park | scale of the eye translations | robot errors (estimated) | pixel noise | 1 sigma of X |",
              "|---|---|---|---|---|---|"]  # fmt: skip

@@ -88,7 +88,7 @@ def _chains():
         from helpers.chains import CONFIGURATIONS, make_chain
     finally:
         sys.path.remove(str(REPO / "tests"))
-    from kinhec import se3
+    from kinhec.geometry import se3
 
     out = []
     for configuration in CONFIGURATIONS:
@@ -104,7 +104,7 @@ def _chains():
 
 
 def _all_pairs(A_abs, B_abs):
-    from kinhec import se3
+    from kinhec.geometry import se3
 
     i, j = np.triu_indices(A_abs.shape[0], 1)
     return se3.invert_transform(A_abs[j]) @ A_abs[i], se3.invert_transform(B_abs[j]) @ B_abs[i]
@@ -114,7 +114,8 @@ def opencv_facts() -> dict:
     """Per method: deviations from OpenCV and errors to the truth over the chains (deg, mm per chain)."""
     import cv2
 
-    from kinhec import se3, solvers
+    from kinhec import solvers
+    from kinhec.geometry import se3
 
     err = lambda T, U: np.array(se3.pose_error(T, U))  # noqa: E731
     rows = {name: {"same": [], "same_truth": [], "protocol": [], "cv": [], "kinhec": []} for name in HAND_EYE + ROBOT_WORLD}

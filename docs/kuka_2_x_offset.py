@@ -21,10 +21,10 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import least_squares
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate import calibrate
-from kinhec.intrinsics import calibrate_camera, pack_views, project
-from kinhec.observations import read_observations
+from kinhec.models.intrinsics import calibrate_camera, pack_views, project
+from kinhec.synth.observations import read_observations
 from kinhec.solvers.registry import SOLVERS
 from kinhec.solvers.reprojection import chain_poses, solve_reprojection
 
@@ -213,7 +213,7 @@ def main(trials: int) -> None:
 
 def stored_chains() -> None:
     """The stored results of both arms through the chain of measured poses (the table "Nor does the other reading")."""
-    from kinhec.intrinsics import INTRINSIC_NAMES
+    from kinhec.models.intrinsics import INTRINSIC_NAMES
 
     print("== stored results through the measured poses (the intrinsics, X and Y of each entry)")
     for arm in ("kuka_1", "kuka_2"):

@@ -7,7 +7,7 @@ anything (``tests/test_leaderboard_page.py`` does so and compares byte for byte)
 
 * ``docs/leaderboard_small.results.parquet``: the ``results.parquet`` of the run;
 * ``docs/leaderboard_small.run.json``: the commands' wall and CPU times, the folder's size on disk, the
-  machine, and the BLAS that computed the results (:func:`kinhec.blas.blas_signature`: the rows reproduce
+  machine, and the BLAS that computed the results (:func:`kinhec.util.blas.blas_signature`: the rows reproduce
   bit for bit on the same BLAS and CPU kernel; on another BLAS or numpy the iterative solvers move within
   their tolerances, see tests/test_leaderboard_page.py).  ``docs/performance.md``
   quotes the same run (``docs/figures_performance.py``).
@@ -49,7 +49,7 @@ def _med(summ: dict, track: str, solver: str, col: str) -> float:
 
 def page_text(results: pd.DataFrame, run: dict) -> str:
     """The page for a results table and the run's timings (``run["generate"|"benchmark"]["wall_s"|"cpu_s"]``)."""
-    from kinhec.benchmark import leaderboard_markdown, summarize_results
+    from kinhec.evaluate.benchmark import leaderboard_markdown, summarize_results
     from kinhec.solvers import BASELINES
 
     summ = summarize_results(results)
@@ -107,7 +107,7 @@ def page_text(results: pd.DataFrame, run: dict) -> str:
         "  bytes, which made them depend on the last bits of the motions, and so on the BLAS build and CPU).",
         "* Every solver runs on every sequence, as in the published protocol (`andreff_scale` too; on a metric",
         "  sequence it estimates a scale near 1). The last section, after the per-track tables, compares each",
-        "  solver's error with the Cramér-Rao bound of the same keyframe pairs (`kinhec.bounds`).",
+        "  solver's error with the Cramér-Rao bound of the same keyframe pairs (`kinhec.evaluate.bounds`).",
         "",
         "The rest of this page is `small/benchmarks/leaderboard.md` as written by `kinhec benchmark`.",
         "",
@@ -133,8 +133,8 @@ def write_page(results_path: Path = RESULTS, run_path: Path = RUN_INFO, page: Pa
 
 def measure(data: Path) -> None:
     """Generate (or resume) and benchmark the small tier in ``data``; store the results and timings here."""
-    from kinhec.benchmark import run_benchmark
-    from kinhec.runner import generate_dataset
+    from kinhec.evaluate.benchmark import run_benchmark
+    from kinhec.synth.runner import generate_dataset
 
     gen = generate_dataset("small", data, workers=WORKERS, progress=False)
     if not gen.ok:
@@ -151,7 +151,7 @@ def measure(data: Path) -> None:
 
     import pyarrow.parquet as pq
 
-    from kinhec.blas import blas_signature
+    from kinhec.util.blas import blas_signature
 
     shards = sorted(data.glob("robot/*.parquet")) + sorted(data.glob("camera/*.parquet"))
     run = {"generate": {"wall_s": round(gen.wall_s, 1), "cpu_s": round(gen.cpu_s, 1)},

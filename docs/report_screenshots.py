@@ -49,8 +49,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = args.data
         if root is None:
-            from kinhec.benchmark import run_benchmark
-            from kinhec.runner import generate_dataset
+            from kinhec.evaluate.benchmark import run_benchmark
+            from kinhec.synth.runner import generate_dataset
 
             root = Path(tmp) / "smoke"
             generate_dataset("smoke", root, workers=2, progress=False)

@@ -15,7 +15,8 @@ import sys
 
 import numpy as np
 
-from kinhec import KinhecError, load_manifest, load_sequence, se3
+from kinhec import KinhecError, load_manifest, load_sequence
+from kinhec.geometry import se3
 
 
 def main() -> None:

@@ -15,7 +15,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from kinhec import KinhecError, load_manifest, load_sequence, se3, solvers
+from kinhec import KinhecError, load_manifest, load_sequence, solvers
+from kinhec.geometry import se3
 
 SOLVERS = {
     "tsai_lenz": solvers.tsai_lenz,

@@ -16,7 +16,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from kinhec import KinhecError, load_manifest, load_sequence, se3, solvers
+from kinhec import KinhecError, load_manifest, load_sequence, solvers
+from kinhec.geometry import se3
 
 
 def calibrate(seq) -> None:

@@ -21,7 +21,8 @@ import warnings
 
 import numpy as np
 
-from kinhec import DegenerateMotionError, KinhecError, iter_sequences, load_manifest, se3, solvers
+from kinhec import DegenerateMotionError, KinhecError, iter_sequences, load_manifest, solvers
+from kinhec.geometry import se3
 from kinhec.solvers import NEAR_DEGENERATE_LAMBDA2, DegenerateMotionWarning
 
 

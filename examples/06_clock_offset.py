@@ -19,7 +19,8 @@ import sys
 
 import numpy as np
 
-from kinhec import KinhecError, iter_sequences, load_manifest, se3, solvers
+from kinhec import KinhecError, iter_sequences, load_manifest, solvers
+from kinhec.geometry import se3
 from kinhec.io import is_asynchronous
 
 

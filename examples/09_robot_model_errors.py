@@ -21,8 +21,9 @@ import sys
 
 import numpy as np
 
-from kinhec import KinhecError, iter_sequences, load_manifest, se3, solvers
-from kinhec.robots import RobotModel, get_robot
+from kinhec import KinhecError, iter_sequences, load_manifest, solvers
+from kinhec.geometry import se3
+from kinhec.models.robots import RobotModel, get_robot
 
 
 def main() -> None:

@@ -26,7 +26,9 @@ import sys
 
 import numpy as np
 
-from kinhec import KinhecError, cameras, iter_sequences, load_manifest, se3, solvers
+from kinhec import KinhecError, iter_sequences, load_manifest, solvers
+from kinhec.geometry import se3
+from kinhec.models import cameras
 
 
 def main() -> None:

@@ -25,8 +25,10 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from kinhec import KinhecError, iter_sequences, load_manifest, se3, solvers, tiers
-from kinhec.runner import generate_dataset
+from kinhec import KinhecError, iter_sequences, load_manifest, solvers
+from kinhec.geometry import se3
+from kinhec.synth import tiers
+from kinhec.synth.runner import generate_dataset
 
 
 def custom_config(base: dict) -> dict:

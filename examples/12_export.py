@@ -4,7 +4,7 @@ Usage::
 
     python examples/12_export.py [DATA] [SEQUENCE_ID] [--out DIR] [--hf]
 
-Writes the sequence with ``kinhec.export.export_sequence`` as CSV tables and
+Writes the sequence with ``kinhec.dataset.export.export_sequence`` as CSV tables and
 as TUM trajectories (``timestamp tx ty tz qx qy qz qw``, quaternion scalar
 last, as read by evo and most SLAM tools) into DIR (a temporary folder unless
 ``--out`` is given), reads the TUM file back and checks it against the
@@ -23,8 +23,9 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from kinhec import KinhecError, load_manifest, load_sequence, se3
-from kinhec.export import export_sequence
+from kinhec import KinhecError, load_manifest, load_sequence
+from kinhec.geometry import se3
+from kinhec.dataset.export import export_sequence
 
 
 def run(data: str, sid: str | None, out: Path, hf: bool) -> None:

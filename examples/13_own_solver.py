@@ -56,7 +56,7 @@ solvers.register("axis_mean", "axxb", axis_mean, description="toy: Procrustes on
 
 
 def main() -> None:
-    from kinhec.benchmark import run_benchmark
+    from kinhec.evaluate.benchmark import run_benchmark
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("data", nargs="?", default="data", help="dataset folder (default: data)")

@@ -1,11 +1,11 @@
 """Dask worker preload of tests/test_cluster.py: every shard takes half a second longer (nothing else changes).
 
-The client sends ``kinhec.runner.run_shard`` by reference, so the worker runs the wrapper below.
+The client sends ``kinhec.synth.runner.run_shard`` by reference, so the worker runs the wrapper below.
 """
 
 import time
 
-import kinhec.runner as _runner
+import kinhec.synth.runner as _runner
 
 _original = _runner.run_shard
 
@@ -15,5 +15,5 @@ def run_shard(task):
     return _original(task)
 
 
-run_shard.__module__, run_shard.__qualname__ = "kinhec.runner", "run_shard"
+run_shard.__module__, run_shard.__qualname__ = "kinhec.synth.runner", "run_shard"
 _runner.run_shard = run_shard

@@ -40,8 +40,8 @@ if _PIN_BLAS:  # a BLAS loaded before this file (by a plugin) is limited too
 
     threadpool_limits(limits=1, user_api="blas")
 
-from kinhec.benchmark import run_benchmark  # noqa: E402
-from kinhec.runner import generate_dataset  # noqa: E402
+from kinhec.evaluate.benchmark import run_benchmark  # noqa: E402
+from kinhec.synth.runner import generate_dataset  # noqa: E402
 
 # what the test files share lives in tests/helpers/ (pytest puts tests/ on sys.path before importing this file);
 # the names below are the ones this file uses

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from kinhec.benchmark import run_benchmark
-from kinhec.errors import InputError
-from kinhec.fingerprint import run_fingerprint
-from kinhec.locking import lock_holder, writer_lock
-from kinhec.runner import generate_dataset
+from kinhec.evaluate.benchmark import run_benchmark
+from kinhec.util.errors import InputError
+from kinhec.util.fingerprint import run_fingerprint
+from kinhec.util.locking import lock_holder, writer_lock
+from kinhec.synth.runner import generate_dataset
 
 from helpers.upload import UPLOAD_EXCLUDE, published_files, upload_command
 
@@ -132,7 +132,7 @@ def _second_ctrl_c(proc, draining):
 _SLOW_GENERATE = """
 import os, signal, sys, time
 signal.signal(signal.SIGINT, signal.default_int_handler)  # a parent started in the background may ignore SIGINT
-import kinhec.runner as r
+import kinhec.synth.runner as r
 
 original = r.run_shard
 
@@ -142,7 +142,7 @@ def run_shard(task):
     time.sleep(120)  # a long shard: the first Ctrl+C would wait for it
     return original(task)
 
-run_shard.__module__, run_shard.__qualname__ = "kinhec.runner", "run_shard"
+run_shard.__module__, run_shard.__qualname__ = "kinhec.synth.runner", "run_shard"
 r.run_shard = run_shard
 
 original_drain = r.drain_after_interrupt
@@ -193,7 +193,7 @@ def test_a_second_ctrl_c_stops_at_once_and_the_next_run_resumes(tmp_path):
 _SLOW_BENCHMARK = """
 import os, signal, sys, time
 signal.signal(signal.SIGINT, signal.default_int_handler)  # a parent started in the background may ignore SIGINT
-import kinhec.benchmark.run as b
+import kinhec.evaluate.benchmark.run as b
 
 original = b.run_unit
 MARK = os.environ["KINHEC_TEST_MARK"]
@@ -205,7 +205,7 @@ def run_unit(task):
         time.sleep(120)
     return original(task)
 
-run_unit.__module__, run_unit.__qualname__ = "kinhec.benchmark.run", "run_unit"
+run_unit.__module__, run_unit.__qualname__ = "kinhec.evaluate.benchmark.run", "run_unit"
 b.run_unit = run_unit
 
 original_drain = b.drain_after_interrupt
@@ -237,7 +237,7 @@ def test_a_second_ctrl_c_stops_a_benchmark_at_once_and_it_resumes(tiny, tmp_path
     draining = tmp_path / "draining"
     try:
         deadline = time.monotonic() + 60
-        while not list(data.glob(".kinhec/benchmark/*/*.parquet")):
+        while not list(data.glob(".kinhec/evaluate/benchmark/*/*.parquet")):
             assert proc.poll() is None and time.monotonic() < deadline, "the first unit was never written"
             time.sleep(0.1)
         time.sleep(0.5)

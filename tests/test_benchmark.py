@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from kinhec import io as kio
-from kinhec.benchmark import (
+from kinhec.evaluate.benchmark import (
     EVAL_SYNCS,
     PROTOCOL_VERSION,
     describe_failed_rows,
@@ -30,12 +30,12 @@ from kinhec.benchmark import (
     pixels_available,
     run_benchmark,
 )
-from kinhec.errors import InputError, UnknownNameError
-from kinhec.locking import writer_lock
-from kinhec.generator import generate_sequence
-from kinhec.recipe import Recipe
-from kinhec.runner import generate_dataset
-from kinhec.schema import RESULTS_SCHEMA, TRACKS
+from kinhec.util.errors import InputError, UnknownNameError
+from kinhec.util.locking import writer_lock
+from kinhec.synth.generator import generate_sequence
+from kinhec.synth.recipe import Recipe
+from kinhec.synth.runner import generate_dataset
+from kinhec.io.schema import RESULTS_SCHEMA, TRACKS
 from kinhec.solvers import registry
 from kinhec.solvers.registry import SolverResult, SolverSpec
 
@@ -340,7 +340,7 @@ def test_finished_parts_are_reused(noise_free, tmp_path, monkeypatch):
     assert first.computed_units == first.planned_units == 3 and first.skipped_units == 0
     (first.out / "results.parquet").unlink()
     (first.out / "leaderboard.md").unlink()
-    import kinhec.benchmark.sequence as bm
+    import kinhec.evaluate.benchmark.sequence as bm
 
     monkeypatch.setattr(bm, "evaluate_rows", lambda *a: pytest.fail("a finished part was recomputed"))
     again = run_benchmark(noise_free, out=out, solvers=["shah", "park_martin"])
@@ -351,8 +351,8 @@ def test_finished_parts_are_reused(noise_free, tmp_path, monkeypatch):
 
 
 def test_parts_of_other_solver_code_are_recomputed(noise_free, tmp_path, monkeypatch):
-    import kinhec.benchmark.run as bm
-    from kinhec.fingerprint import source_digest
+    import kinhec.evaluate.benchmark.run as bm
+    from kinhec.util.fingerprint import source_digest
 
     assert len(source_digest()) == 16 and source_digest() == source_digest()
     out = tmp_path / "b"
@@ -565,7 +565,7 @@ def test_unreadable_sequences_make_the_run_fail(smoke, tmp_path):
 
 
 def test_parts_are_assembled_in_the_results_order(smoke_run, tmp_path):
-    from kinhec.benchmark.run import _assemble
+    from kinhec.evaluate.benchmark.run import _assemble
 
     table = pq.read_table(smoke_run.out / "results.parquet").replace_schema_metadata(None)
     # the rows shuffled over three parts come back as one table sorted by sequence, synchronisation and solver
@@ -584,7 +584,7 @@ def test_parts_are_assembled_in_the_results_order(smoke_run, tmp_path):
 
 
 def test_text_columns_read_missing_values_as_empty_strings():
-    from kinhec.benchmark.summary import ordered_names, string_column
+    from kinhec.evaluate.benchmark.summary import ordered_names, string_column
 
     s = pd.Series(["noise", None, "mixed", np.nan, "noise", pd.NA], dtype=object)
     got = string_column(s)

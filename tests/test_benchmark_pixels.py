@@ -14,12 +14,13 @@ import pandas as pd
 import pytest
 
 from kinhec import io as kio
-from kinhec import jsonutil, se3
-from kinhec.cameras import get_camera
-from kinhec.benchmark import evaluate_sequence, pixels_available, run_benchmark
-from kinhec.motion import KEYFRAME_MAX, KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS_M
-from kinhec.observations import recipe_pixels
-from kinhec.runner import generate_dataset
+from kinhec.geometry import se3
+from kinhec.util import jsonutil
+from kinhec.models.cameras import get_camera
+from kinhec.evaluate.benchmark import evaluate_sequence, pixels_available, run_benchmark
+from kinhec.geometry.motion import KEYFRAME_MAX, KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS_M
+from kinhec.synth.observations import recipe_pixels
+from kinhec.synth.runner import generate_dataset
 from kinhec.solvers import registry
 from kinhec.solvers.reprojection import solve_pixel_views
 
@@ -202,11 +203,11 @@ def test_registry_keeps_reprojection_out_of_the_pose_solvers():
     assert not registry.is_plugin("reprojection")
     assert registry.evaluated_names()[: len(registry.BASELINES)] == list(registry.BASELINES)
     assert "reprojection" not in registry.solver_names()  # the calibration commands get pose solvers only
-    from kinhec.errors import InputError
+    from kinhec.util.errors import InputError
 
     with pytest.raises(InputError, match="kinhec baseline"):
         registry.register("reprojection", "axxb", lambda A, B: np.eye(4))
-    from kinhec.viz import _style
+    from kinhec.report.viz import _style
 
     assert _style.solver_label("reprojection") == "reprojection" and "reprojection" in _style.SOLVER_COLORS
 
@@ -218,7 +219,7 @@ def test_recipes_read_alike_from_one_row_group_or_one_per_track(data, tmp_path):
 
     import pyarrow.parquet as pq
 
-    from kinhec.benchmark.run import _slim_index
+    from kinhec.evaluate.benchmark.run import _slim_index
 
     assert pq.ParquetFile(data / "sequences.parquet").num_row_groups == 2  # noise, pnp
     per_track = _slim_index(data, True)

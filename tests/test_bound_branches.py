@@ -1,7 +1,7 @@
 """Every branch of the Cramér-Rao bound against an independent Monte-Carlo of the generator's noise.
 
 For one small generated sequence per branch the errors of the keyframe pairs are drawn again and again
-with kinhec.noise (the generator's own noise code) on the sequence's true streams, paired as the benchmark
+with kinhec.models.noise (the generator's own noise code) on the sequence's true streams, paired as the benchmark
 pairs them (the robot stream interpolated at the camera stamps), and fed to an efficient estimator that
 knows nothing of the bound: generalised least squares with the *empirical* covariance of the pair errors
 (from training draws apart from the test draws).  Its errors in ``X`` and in ``Y`` must have the covariances
@@ -17,10 +17,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from kinhec import bounds, noise, se3
-from kinhec.generator import generate_sequence
+from kinhec.evaluate import bounds
+from kinhec.geometry import se3
+from kinhec.models import noise
+from kinhec.synth.generator import generate_sequence
 from kinhec.io import Sequence
-from kinhec.robots import get_robot
+from kinhec.models.robots import get_robot
 from kinhec.solvers import pair_model as pm
 
 #: Training draws (the estimator's weights) and test draws (the NEES) of every branch.
@@ -37,7 +39,7 @@ def _sequence(**kw) -> Sequence:
 
 def _interpolate(t, T, tq):
     """Poses of the stream ``T`` (..., N, 4, 4) at ``t`` (N,) at the query times ``tq`` (M, K): SLERP and linear
-    translation between the two neighbouring samples (written here, apart from kinhec.se3)."""
+    translation between the two neighbouring samples (written here, apart from kinhec.geometry.se3)."""
     j = np.clip(np.searchsorted(t, tq), 1, t.size - 1)
     w = ((tq - t[j - 1]) / (t[j] - t[j - 1]))[..., None]
     if T.ndim == 3:
@@ -267,7 +269,7 @@ def test_student_t_noise_scales_the_bound(where):
 
 
 def test_robot_student_t_read_from_either_form_of_config():
-    from kinhec.recipe_json import robot_student_t_dof
+    from kinhec.synth.recipe_json import robot_student_t_dof
 
     assert robot_student_t_dof({"robot_noise": {"student_t_dof": 4.0}}) == 4.0
     assert robot_student_t_dof({"robot_noise": {"student_t_dof": None}}) is None

@@ -1,4 +1,4 @@
-"""The Cramér-Rao bound (kinhec.bounds): model against the generator's noise code, and Monte-Carlo of an efficient estimator."""
+"""The Cramér-Rao bound (kinhec.evaluate.bounds): model against the generator's noise code, and Monte-Carlo of an efficient estimator."""
 
 from __future__ import annotations
 
@@ -6,12 +6,14 @@ import math
 import numpy as np
 import pytest
 
-from kinhec import bounds, noise, se3
+from kinhec.evaluate import bounds
+from kinhec.geometry import se3
+from kinhec.models import noise
 from kinhec import io as kio
-from kinhec.cameras import get_camera, get_target
-from kinhec.errors import InputError
-from kinhec.pnp import simulate_pnp
-from kinhec.runner import generate_dataset
+from kinhec.models.cameras import get_camera, get_target
+from kinhec.util.errors import InputError
+from kinhec.models.pnp import simulate_pnp
+from kinhec.synth.runner import generate_dataset
 from kinhec.solvers import pair_model as pm
 from kinhec.solvers.he_ml import he_ml
 
@@ -68,7 +70,7 @@ def test_inverse_cholesky(shape):
 
 
 def test_camera_covariance_matches_the_generator_noise():
-    """Normalised camera errors drawn by kinhec.noise have mean chi-square 6 and the predicted covariance."""
+    """Normalised camera errors drawn by kinhec.models.noise have mean chi-square 6 and the predicted covariance."""
     rng = np.random.default_rng(4)
     ch = make_chain(rng, 4000, configuration="eye_in_hand")
     C = _camera_meas(ch)

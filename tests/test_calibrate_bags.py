@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 pytest.importorskip("rosbags", reason="rosbags is not installed (pip install 'kinhec[ros]')")
 
-from kinhec import se3  # noqa: E402
+from kinhec.geometry import se3  # noqa: E402
 from kinhec.calibrate import calibrate  # noqa: E402
 from kinhec.calibrate.bags import read_bag  # noqa: E402
 from kinhec.calibrate.output import ros2_launch, ros_transforms  # noqa: E402

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate import scale as sc
 from kinhec.calibrate.bundle import refine_bundle
-from kinhec.intrinsics import pack_views, project
+from kinhec.models.intrinsics import pack_views, project
 
 K = np.array([600.0, 600.0, 320.0, 240.0, 0.0, 0.0, 0.0, 0.0, 0.0])
 PX, ROT, TRANS = 0.3, 1e-3, 1e-3  # pixel noise [px], flange twist noise [rad, m]

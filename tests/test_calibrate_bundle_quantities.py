@@ -1,5 +1,5 @@
 """The joint pixel refinement (``kinhec.calibrate.bundle``) on a small seeded rig: its twist exponential against
-:func:`kinhec.se3.se3_exp`, its RMS against the residuals recomputed from its answer, its noise levels and board
+:func:`kinhec.geometry.se3.se3_exp`, its RMS against the residuals recomputed from its answer, its noise levels and board
 scale against the ones the pixels were drawn with."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import math
 import numpy as np
 import pytest
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate import bundle as bd
-from kinhec.intrinsics import pack_views, project
+from kinhec.models.intrinsics import pack_views, project
 from kinhec.solvers.reprojection import chain_poses
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.cli import main
 
 from helpers.checks import one_line_exit_2

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate import calibrate
 from kinhec.calibrate.corners import parse_intrinsics
 from kinhec.cli import main
-from kinhec.errors import InputError
-from kinhec.observations import observations_from_recipe, transform_from_pose_json, write_observations
+from kinhec.util.errors import InputError
+from kinhec.synth.observations import observations_from_recipe, transform_from_pose_json, write_observations
 from kinhec.solvers.registry import get_solver
 
 from helpers.paths import REALDATA, REPO

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from kinhec.calibrate import calibrate
-from kinhec.observations import observations_from_recipe, write_observations
+from kinhec.synth.observations import observations_from_recipe, write_observations
 
 
 @pytest.fixture(scope="module")

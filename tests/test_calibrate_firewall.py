@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate import calibrate
 from kinhec.calibrate import conventions as cv
 from kinhec.calibrate import eye_bias as eb
@@ -24,7 +24,7 @@ from kinhec.calibrate import firewall as fw
 from kinhec.calibrate import readings as rd
 from kinhec.calibrate.frames import eye_solver_form, hand_metric
 from kinhec.calibrate.readers import read_stream, with_quaternion_order
-from kinhec.errors import InputError
+from kinhec.util.errors import InputError
 
 
 # --------------------------------------------------------------------------- #

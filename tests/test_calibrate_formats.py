@@ -9,11 +9,11 @@ import sys
 import numpy as np
 import pytest
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate import calibrate, read_stream, read_streams
 from kinhec.calibrate.output import ros_static_transform, rpy_from_matrix, urdf_origin
 from kinhec.calibrate.readers import detect_format
-from kinhec.errors import InputError
+from kinhec.util.errors import InputError
 
 RNG = np.random.default_rng(21)
 T = se3.random_poses(RNG, 5, 0.5)

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate import calibrate
 from kinhec.calibrate import uncertainty as unc
-from kinhec.generator import simulate
+from kinhec.synth.generator import simulate
 
 from helpers.recordings import STATIONS as STATIONS_25
 

@@ -13,13 +13,14 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from kinhec import se3, tiers
+from kinhec.geometry import se3
+from kinhec.synth import tiers
 from kinhec.calibrate import calibrate
 from kinhec.calibrate.readers import read_stream
 from kinhec.cli import main
-from kinhec.errors import InputError
-from kinhec.observations import read_observations
-from kinhec.runner import generate_dataset
+from kinhec.util.errors import InputError
+from kinhec.synth.observations import read_observations
+from kinhec.synth.runner import generate_dataset
 from kinhec.vision.pairing import list_images, natural_key, pair_images
 
 from helpers.paths import shared_data

@@ -29,7 +29,7 @@ def _calibrate_with_failures(monkeypatch, tmp_path, n_images, failed):
     bookkeeping of used and dropped images replaced by a stand-in."""
     import numpy as np
 
-    from kinhec import se3
+    from kinhec.geometry import se3
 
     files = [tmp_path / f"{i:04d}.png" for i in range(n_images)]
     A = se3.random_poses(np.random.default_rng(111), n_images)

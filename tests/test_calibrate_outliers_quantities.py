@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate import outliers as ol
 
 

@@ -11,7 +11,7 @@ import json
 import numpy as np
 import pytest
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate import calibrate
 
 from helpers.paths import REALDATA as DATA

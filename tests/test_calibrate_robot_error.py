@@ -14,12 +14,12 @@ import pytest
 from click.testing import CliRunner
 from scipy import stats
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate import calibrate
 from kinhec.calibrate import robot_error as re_
 from kinhec.cli import main
-from kinhec.errors import InputError
-from kinhec.generator import robot_accuracy, simulate
+from kinhec.util.errors import InputError
+from kinhec.synth.generator import robot_accuracy, simulate
 
 CHI2_6_999 = float(stats.chi2.ppf(0.999, 6))
 

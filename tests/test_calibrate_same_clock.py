@@ -7,10 +7,10 @@ import warnings
 
 import numpy as np
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate import calibrate
 from kinhec.calibrate import same_clock
-from kinhec.generator import simulate
+from kinhec.synth.generator import simulate
 
 # a generated mixed-track recording on one clock: a joint-waypoint path toured repeatedly, the target in view on two
 # stretches that turn about nearly one axis, PnP camera poses, 11 % random-pose outliers

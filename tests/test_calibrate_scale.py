@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate import calibrate
-from kinhec.errors import InputError, KinhecError
-from kinhec.generator import simulate
+from kinhec.util.errors import InputError, KinhecError
+from kinhec.synth.generator import simulate
 
 from helpers.recordings import STATIONS as STATIONS_25
 
@@ -100,7 +100,7 @@ def test_corners_with_a_board_of_the_wrong_size(tmp_path, k):
     """A corner file whose board is stated ``1 / k`` times its true size: before, X 80-160 mm off, "determined", no
     warning (the board scale's 0.5 % prior held it); now the board is rescaled from the robot's translations, X
     as with the right size, one warning naming the file."""
-    from kinhec.observations import ObservationSet, observations_from_recipe, transform_from_pose_json, write_observations
+    from kinhec.synth.observations import ObservationSet, observations_from_recipe, transform_from_pose_json, write_observations
 
     rec = dict(STATIONS, sequence_id="pnp-000000", track="pnp", camera_noise_model="pnp", pixel_std=0.5,
                camera_rot_std_rad=0.0, camera_trans_std_m=0.0, camera_trans_std_z_m=0.0, n_stations=20)

@@ -14,16 +14,16 @@ from click.testing import CliRunner
 from scipy import stats
 
 from kinhec import io as kio
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate import calibrate
 from kinhec.calibrate import solve as sv
 from kinhec.calibrate import uncertainty as unc
 from kinhec.calibrate.pairing import OrderPairing
 from kinhec.cli import main
-from kinhec.generator import generate_sequence, simulate
-from kinhec.observations import ObservationSet, observations_from_recipe, transform_from_pose_json, write_observations
-from kinhec.recipe import Recipe
-from kinhec.tiers import expand_track, load_tier
+from kinhec.synth.generator import generate_sequence, simulate
+from kinhec.synth.observations import ObservationSet, observations_from_recipe, transform_from_pose_json, write_observations
+from kinhec.synth.recipe import Recipe
+from kinhec.synth.tiers import expand_track, load_tier
 
 from support.camera_bias import apply_board_scale
 
@@ -177,7 +177,7 @@ def test_corners_with_a_board_half_a_percent_off_and_intrinsics_off(tmp_path):
     usual amount.  ``he_ml``'s pixel stage (intrinsics as given, board as stated) is 5-10 sigma off; ``--corners``,
     which refines both and marginalises them, lands within its error bars and finds the board's scale."""
     from kinhec.calibrate.corners import solve_corners
-    from kinhec.intrinsics import calibrate_camera, pack_views
+    from kinhec.models.intrinsics import calibrate_camera, pack_views
 
     recipe = dict(sequence_id="c", seed=5, robot="ur5e", configuration="eye_in_hand", family="lookat",
                   sampling_mode="stations", n_stations=20, camera="hd", target="checker_9x6_25mm",

@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate import calibrate
 from kinhec.calibrate import stamp_units as su
 from kinhec.calibrate.readers import PoseStream
 from kinhec.cli import main
-from kinhec.errors import InputError
+from kinhec.util.errors import InputError
 
 from helpers.checks import one_line_exit_2, within_3_sigma
 from helpers.paths import REALDATA

@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate import calibrate
 from kinhec.cli import main
-from kinhec.errors import InputError
+from kinhec.util.errors import InputError
 
 from helpers.checks import one_line_exit_2
 from helpers.recordings import EYE_POSE, exported, static_run_analogue
@@ -154,9 +154,9 @@ MIXED_000004_AS_REPORTED = dict(
 
 def test_outliers_do_not_make_a_metric_stream_look_monocular(tmp_path):
     from kinhec import io as kio
-    from kinhec.generator import generate_sequence
-    from kinhec.recipe import Recipe
-    from kinhec.tiers import expand_track, load_tier
+    from kinhec.synth.generator import generate_sequence
+    from kinhec.synth.recipe import Recipe
+    from kinhec.synth.tiers import expand_track, load_tier
 
     recipe = next(r for r in expand_track(load_tier("small"), "mixed") if r["sequence_id"] == "mixed-000004")
     recipe.update(MIXED_000004_AS_REPORTED)
@@ -331,7 +331,7 @@ def _smoke_export(smoke_tier, folder: Path, comments: bool = True) -> tuple[Path
     """The smoke tier's eye-to-hand noise-000004 exported as TUM and renamed robot_poses.txt / camera_poses.txt
     (without the ``# kinhec export`` comment line that states each file's frames and setup when ``comments`` is
     False)."""
-    from kinhec.export import export_sequence
+    from kinhec.dataset.export import export_sequence
     from kinhec.io import load_manifest
 
     man = load_manifest(smoke_tier)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate import calibrate
 
 from helpers.checks import right_error, within_3_sigma
@@ -202,7 +202,7 @@ def test_time_pairing_leaves_out_samples_outside_the_other_stream():
 def test_refinement_gates_outliers_at_the_chi_square_quantile():
     """Pairs pushed away from the rest by 3 to 9 noise standard deviations: the pairs calibrate keeps are exactly
     those whose Mahalanobis distance under its noise model is below the 99.99 % quantile of chi-square(6)."""
-    from kinhec import noise as kn
+    from kinhec.models import noise as kn
     from kinhec.calibrate import solve
     from kinhec.calibrate.pairing import OrderPairing
     from kinhec.solvers import pair_model as pm

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate.tftree import TfTree, transforms_from_ros
 
 NS = 1_000_000_000

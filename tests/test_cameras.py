@@ -7,8 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from kinhec import cameras, se3
-from kinhec.errors import InputError, UnknownNameError
+from kinhec.geometry import se3
+from kinhec.models import cameras
+from kinhec.util.errors import InputError, UnknownNameError
 
 # The dataset card's "Camera and target presets" tables.
 CARD_CAMERAS = {

@@ -10,11 +10,11 @@ import pytest
 import yaml
 
 from kinhec import DatasetFormatError, InputError, load_manifest
-from kinhec.card import card_text, size_category, write_card
-from kinhec.publish import MINIMAL_MARKER, license_text
-from kinhec.runner import generate_dataset
-from kinhec.schema import CAMERA_SCHEMA, INDEX_SCHEMA, ROBOT_SCHEMA, TRACKS
-from kinhec.tiers import load_tier
+from kinhec.dataset.card import card_text, size_category, write_card
+from kinhec.io.publish import MINIMAL_MARKER, license_text
+from kinhec.synth.runner import generate_dataset
+from kinhec.io.schema import CAMERA_SCHEMA, INDEX_SCHEMA, ROBOT_SCHEMA, TRACKS
+from kinhec.synth.tiers import load_tier
 
 PNG = bytes.fromhex("89504e470d0a1a0a")  # a PNG signature is enough for a link
 

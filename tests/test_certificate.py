@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kinhec import se3
-from kinhec.errors import InputError
+from kinhec.geometry import se3
+from kinhec.util.errors import InputError
 from kinhec.solvers import certificate as ct
 
 

@@ -1,5 +1,5 @@
 """``kinhec check``: new pose pairs against a stored calibration (kinhec.calibrate.check) and the generated mount
-changes it is measured on (kinhec.drift)."""
+changes it is measured on (kinhec.synth.drift)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ import pytest
 from click.testing import CliRunner
 from scipy import stats
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate import calibrate
 from kinhec.calibrate import check as ck
 from kinhec.cli import main
-from kinhec.drift import perturb, with_mount_change
-from kinhec.errors import InputError
-from kinhec.generator import simulate
+from kinhec.synth.drift import perturb, with_mount_change
+from kinhec.util.errors import InputError
+from kinhec.synth.generator import simulate
 
 from helpers.recordings import STATIONS
 

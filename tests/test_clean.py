@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from kinhec import InputError, load_manifest
-from kinhec import clean
-from kinhec.clean import execute, find_root, looks_like_dataset, plan_clean
+from kinhec.dataset import clean
+from kinhec.dataset.clean import execute, find_root, looks_like_dataset, plan_clean
 from kinhec.io import shard_paths, shard_status
-from kinhec.runner import generate_dataset
+from kinhec.synth.runner import generate_dataset
 
 PYPROJECT = '[build-system]\nrequires = ["setuptools"]\n\n[project]\nname = "kinhec"\nversion = "0"\n'
 
@@ -262,7 +262,7 @@ def test_partial_leaves_shards_written_by_another_tool_alone(tmp_path):
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    from kinhec.runner import generate_dataset
+    from kinhec.synth.runner import generate_dataset
 
     root = tmp_path / "data_foreign"
     assert generate_dataset("smoke", root, workers=1, limit=2, tracks=["noise"], progress=False).ok

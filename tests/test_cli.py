@@ -83,7 +83,7 @@ def test_benchmark_help_counts_the_solvers_once(runner):
 
 
 def test_debug_shows_the_exception(runner):
-    from kinhec.errors import UnknownNameError
+    from kinhec.util.errors import UnknownNameError
 
     res = runner.invoke(main, ["--debug", "plan", "--tier", "huge"])
     assert res.exit_code != 0

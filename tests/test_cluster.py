@@ -26,8 +26,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from kinhec.benchmark import run_benchmark
-from kinhec.runner import generate_dataset
+from kinhec.evaluate.benchmark import run_benchmark
+from kinhec.synth.runner import generate_dataset
 
 distributed = pytest.importorskip("distributed", reason="the cluster test needs dask[distributed] (dev extra)")
 
@@ -151,8 +151,8 @@ def test_a_real_cluster_gives_the_local_folder_despite_a_killed_worker(tmp_path)
 def test_workers_that_do_not_see_the_folder_are_named(tmp_path):
     """The folder check before any work is sent: one worker shares the file system, one has a folder of the same
     name of its own (another machine); the error names that worker and the folder, and the probe is removed."""
-    from kinhec.errors import InputError
-    from kinhec.executors import DaskExecutor
+    from kinhec.util.errors import InputError
+    from kinhec.util.executors import DaskExecutor
 
     other_machine = tmp_path / "other_machine"
 

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from kinhec import noise, se3
+from kinhec.geometry import se3
+from kinhec.models import noise
 from kinhec.solvers import pair_model as pm
 from kinhec.solvers.he_ml import he_ml
 from kinhec.solvers.he_ml_stages import reweighting
@@ -145,7 +146,7 @@ def test_pixel_stage_covariance_and_noise_levels():
     (3 mrad, 2 mm) dominate: over 40 draws the covariance of ``(X, Y)``, robot errors marginalised, is the
     scatter of the estimates, and the pixel and robot levels are the generated ones (the robot levels start at
     1 mrad and 1 mm, a third and a half of the truth, well outside the bounds)."""
-    from kinhec.observations import recipe_pixels
+    from kinhec.synth.observations import recipe_pixels
     from kinhec.solvers.he_ml_stages.pixels import pixel_ml
 
     recipe = dict(sequence_id="pix-c", seed=31, robot="ur5e", configuration="eye_to_hand", family="lookat",

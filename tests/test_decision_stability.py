@@ -16,7 +16,8 @@ import warnings
 import numpy as np
 import pytest
 
-from kinhec import load_manifest, load_sequence, se3
+from kinhec import load_manifest, load_sequence
+from kinhec.geometry import se3
 from kinhec.solvers.he_ml import he_ml
 from kinhec.solvers.he_ml_stages import configuration as conf_stage
 

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from scipy.spatial.transform import Rotation
 
 from kinhec.cli import main
-from kinhec.errors import InputError
+from kinhec.util.errors import InputError
 from kinhec.vision.detect import check_board_size, detect, detect_images
 from kinhec.vision.pairing import list_images
 from kinhec.vision.targets import parse_target

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kinhec.cameras import get_target
+from kinhec.models.cameras import get_target
 from kinhec.vision.targets import target_for_preset
 
 from helpers.collection import COLLECTED, COLLECTED_ARGS
@@ -46,7 +46,7 @@ def test_planner_page_states_the_frame_that_images_give():
     in_preset = board.points_m @ T[:3, :3].T + T[:3, 3]
     assert np.allclose(in_preset, get_target(preset).points_m, atol=1e-12)
     rng = np.random.default_rng(3)
-    from kinhec import se3
+    from kinhec.geometry import se3
 
     Y_preset = se3.random_poses(rng, 1)[0]  # T_base_centred
     Y_images = Y_preset @ T  # T_base_board, what --images reports (kinhec render's truth.json: Y @ T_centred_target)
@@ -72,7 +72,8 @@ def test_readme_states_how_many_tests_there_are():
 
 def test_readme_counts_are_the_code_s():
     """README.md's counts: sequences per tier, the smoke tier in the quick start, robots, published baselines."""
-    from kinhec import robots, tiers
+    from kinhec.models import robots
+    from kinhec.synth import tiers
     from kinhec.solvers import registry
 
     flat = " ".join(README.split())  # the wrapping of the lines does not matter

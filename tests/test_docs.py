@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from kinhec.runner import generate_dataset
+from kinhec.synth.runner import generate_dataset
 from kinhec.solvers import registry
 
 from helpers.builds import built_once

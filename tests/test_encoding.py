@@ -7,8 +7,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kinhec import io as kio
-from kinhec.encoding import ZSTD_LEVEL, stream_write_options
-from kinhec.schema import CAMERA_SCHEMA, ROBOT_SCHEMA
+from kinhec.io.encoding import ZSTD_LEVEL, stream_write_options
+from kinhec.io.schema import CAMERA_SCHEMA, ROBOT_SCHEMA
 
 from helpers.datasets import build_sequences  # noqa: E402
 

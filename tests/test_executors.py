@@ -1,10 +1,10 @@
-"""The scheduling loop shared by generation and the benchmark (:func:`kinhec.executors.completed_tasks`)."""
+"""The scheduling loop shared by generation and the benchmark (:func:`kinhec.util.executors.completed_tasks`)."""
 
 from __future__ import annotations
 
 from concurrent.futures import Future
 
-from kinhec.executors import InlineExecutor, completed_tasks
+from kinhec.util.executors import InlineExecutor, completed_tasks
 
 
 class _Recorder:

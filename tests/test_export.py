@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 
 from kinhec import io as kio
-from kinhec import jsonutil
-from kinhec.errors import InputError, UnknownNameError
-from kinhec.export import export_sequence
-from kinhec.schema import CAMERA_SCHEMA, ROBOT_SCHEMA
+from kinhec.util import jsonutil
+from kinhec.util.errors import InputError, UnknownNameError
+from kinhec.dataset.export import export_sequence
+from kinhec.io.schema import CAMERA_SCHEMA, ROBOT_SCHEMA
 
 from helpers.datasets import write_dataset
 

@@ -8,9 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kinhec import cameras, fidelity, tiers
-from kinhec.errors import InputError
-from kinhec.generator import simulate
+from kinhec.evaluate import fidelity
+from kinhec.models import cameras
+from kinhec.synth import tiers
+from kinhec.util.errors import InputError
+from kinhec.synth.generator import simulate
 
 from helpers.paths import PUBLISHED_CARD, PUBLISHED_SMOKE_TRIMMED, REPO
 
@@ -92,7 +94,7 @@ def test_lookat_station_motions_are_not_roll_dominated():
     With a narrow viewing cap most of the rotation between stations is roll about the optical axis: lambda2
     0.08 and translation condition 2.6 made every look-at track's translation error 1.3x the published one.
     """
-    from kinhec.generator import index_row
+    from kinhec.synth.generator import index_row
 
     rows = [index_row(simulate(r)) for r in _station_recipes("pnp", 30)]
     lam2 = np.median([r["axis_scatter_lambda2"] for r in rows])
@@ -213,7 +215,7 @@ def _published_station_joints(root):
 
 
 def test_station_tour_is_a_permutation_between_random_and_nearest_neighbour():
-    from kinhec.trajectories import _station_tour
+    from kinhec.synth.trajectories import _station_tour
 
     rng = np.random.default_rng(5)
     pts = rng.uniform(size=(12, 3))
@@ -239,7 +241,7 @@ def test_lookat_stations_follow_the_published_viewing_cap_and_tour(published_smo
     random order they would be 1.0, and hand-eye errors of every ``A X = X B`` solver grow as consecutive
     motions shrink.  kinhec's look-at stations must show the same cap and the same shortening.
     """
-    from kinhec.trajectories import LOOKAT_CAP_HALF_ANGLE_DEG
+    from kinhec.synth.trajectories import LOOKAT_CAP_HALF_ANGLE_DEG
 
     def tilt_deg(T_cam_target):
         p = -np.einsum("nji,nj->ni", T_cam_target[:, :3, :3], T_cam_target[:, :3, 3])  # camera in the target frame

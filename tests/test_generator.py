@@ -13,14 +13,14 @@ import pyarrow as pa
 import pytest
 
 import kinhec
-from kinhec import se3
-from kinhec.errors import InputError, UnknownNameError
-from kinhec.generator import INDEX_COLUMNS_FILLED_BY_WRITER, generate_sequence, simulate
-from kinhec.jsonutil import dumps, loads
-from kinhec.recipe_json import recipe_from_json
-from kinhec.recipe import Recipe
-from kinhec.robots import ROBOT_NAMES, RobotModel, get_robot
-from kinhec.schema import CAMERA_SCHEMA, INDEX_SCHEMA, ROBOT_SCHEMA, pose_columns
+from kinhec.geometry import se3
+from kinhec.util.errors import InputError, UnknownNameError
+from kinhec.synth.generator import INDEX_COLUMNS_FILLED_BY_WRITER, generate_sequence, simulate
+from kinhec.util.jsonutil import dumps, loads
+from kinhec.synth.recipe_json import recipe_from_json
+from kinhec.synth.recipe import Recipe
+from kinhec.models.robots import ROBOT_NAMES, RobotModel, get_robot
+from kinhec.io.schema import CAMERA_SCHEMA, INDEX_SCHEMA, ROBOT_SCHEMA, pose_columns
 
 ARMS = [n for n in ROBOT_NAMES if n != "free6d"]
 
@@ -410,7 +410,7 @@ def test_outliers_fraction_and_labels(model):
 def test_planar_flip_outliers_are_flips_of_the_noisy_measurement():
     """As in the published copy, a flip is the other PnP solution of the *noisy* view: the flipped frames keep the
     camera's translation noise, and their rotation sits near (not at) the flip of the true pose."""
-    from kinhec.noise import planar_flip
+    from kinhec.models.noise import planar_flip
 
     trans_std = 2e-3
     g = simulate(Recipe(seed=31, robot="ur5e", family="lookat", sampling_mode="stations", n_stations=400,
@@ -445,7 +445,7 @@ def test_monocular_outliers_carry_the_scale():
 
 
 def test_visibility_flags_match_the_camera_model():
-    from kinhec.cameras import get_camera, get_target, visibility
+    from kinhec.models.cameras import get_camera, get_target, visibility
 
     st = generate_sequence(Recipe(seed=30, robot="ur5e", family="joint_sinusoid", duration_s=4.0))
     vis = visibility(get_camera("hd"), get_target("checker_9x6_25mm"), _poses(st.camera, "cam_target_gt"))
@@ -483,7 +483,7 @@ def test_generated_time_statistics():
 
 @pytest.mark.heavy
 def test_smoke_tier_generates_and_holds_the_identity():
-    from kinhec.tiers import expand_tier, load_tier
+    from kinhec.synth.tiers import expand_tier, load_tier
 
     for track, recipes in expand_tier(load_tier("smoke")).items():
         for r in recipes:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kinhec import noise, se3
-from kinhec.errors import DegenerateMotionError, InputError
+from kinhec.geometry import se3
+from kinhec.models import noise
+from kinhec.util.errors import DegenerateMotionError, InputError
 from kinhec.solvers import get_solver, shah
 from kinhec.solvers import pair_model as pm
 from kinhec.solvers.he_ml import DRIFT_LAG1, NOISE_KEYS, he_ml
@@ -161,14 +162,14 @@ def test_pnp_pairs_reach_the_exact_covariance_estimator():
     PnP errors depend on the view (depth ~ z^2, tilt known from foreshortening, rotation and translation
     correlated); constant camera components weight the views wrongly and lose 30-50 % in median error.
     The reference is the Gauss-Newton step from the truth with the exact per-pair covariance of
-    :mod:`kinhec.bounds` (first-order efficient).  Both see the same draws, so the ratio of their median
+    :mod:`kinhec.evaluate.bounds` (first-order efficient).  Both see the same draws, so the ratio of their median
     errors (each normalised by the sequence's bound, pooled over three views sets x 30 draws) varies by
     only about 5 % between seed sets; the geometric mean of the rotation and translation ratios must stay
     within 15 %.  The covariance he_ml reports must describe its error (mean NEES about 6).
     """
-    from kinhec import bounds
-    from kinhec.generator import Recipe, simulate
-    from kinhec.pnp import simulate_pnp
+    from kinhec.evaluate import bounds
+    from kinhec.synth.generator import Recipe, simulate
+    from kinhec.models.pnp import simulate_pnp
 
     rr, rt = 2e-4, 1e-4
     robot_cov = np.diag([rr**2] * 3 + [rt**2] * 3)

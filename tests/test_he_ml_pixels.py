@@ -7,10 +7,10 @@ import dataclasses
 import numpy as np
 import pytest
 
-from kinhec import se3
-from kinhec.errors import InputError
-from kinhec.intrinsics import pack_views
-from kinhec.observations import recipe_pixels
+from kinhec.geometry import se3
+from kinhec.util.errors import InputError
+from kinhec.models.intrinsics import pack_views
+from kinhec.synth.observations import recipe_pixels
 from kinhec.solvers.he_ml_stages import pixels as hp
 from kinhec.solvers import pair_model as pm
 from kinhec.solvers.he_ml import he_ml
@@ -64,7 +64,7 @@ def test_normalised_points_invert_the_distortion():
     k = np.array([800.0, 790.0, 322.0, 241.0, -0.2, 0.05, 0.001, -0.0005, 0.01])
     rng = np.random.default_rng(0)
     xy = rng.uniform(-0.35, 0.35, (3, 7, 2))
-    from kinhec.intrinsics import _distort
+    from kinhec.models.intrinsics import _distort
 
     uv = _distort(xy, k[4:9]) * k[0:2] + k[2:4]
     packed = pack_views(list(np.zeros((3, 7, 3))), list(uv))
@@ -142,13 +142,13 @@ def test_pixel_stage_reaches_the_cramer_rao_bound_where_the_poses_do_not():
 
     Every draw adds fresh pixel and robot noise to the exact pixels and flange poses, measures the poses by
     the generator's PnP and runs ``he_ml`` on the poses and on the pixels.  The errors of X, normalised by
-    the sequence's Cramér-Rao covariance (:func:`kinhec.bounds.bound_from_pairs` with the PnP covariance of
+    the sequence's Cramér-Rao covariance (:func:`kinhec.evaluate.bounds.bound_from_pairs` with the PnP covariance of
     the pixel noise and the robot twist noise), average 6 for an efficient estimator: the pixel stage does,
     the pose fit is far above.
     """
-    from kinhec import noise
-    from kinhec.bounds import bound_from_pairs, pnp_covariance
-    from kinhec.pnp import solve_pnp
+    from kinhec.models import noise
+    from kinhec.evaluate.bounds import bound_from_pairs, pnp_covariance
+    from kinhec.models.pnp import solve_pnp
 
     target, camera, s_px, r_rot, r_tr = "marker_3x3_30mm", "vga", 1.0, 2e-4, 1e-4
     _, _, _, px = _generated(31, target=target, camera=camera, pixel_std=0.0, robot=(0.0, 0.0))

@@ -9,7 +9,7 @@ import math
 import numpy as np
 from scipy import stats
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.solvers.he_ml_stages import collapse, reweighting
 from kinhec.solvers.he_ml_stages import variance_components as vc
 

@@ -12,14 +12,14 @@ import pytest
 from click.testing import CliRunner
 from scipy import stats
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate import calibrate
 from kinhec.calibrate import held_out as ho
 from kinhec.calibrate import solve as sv
 from kinhec.calibrate.pairing import OrderPairing
 from kinhec.calibrate.scale import PRIOR_STD
 from kinhec.cli import main
-from kinhec.generator import simulate
+from kinhec.synth.generator import simulate
 
 from helpers.recordings import STATIONS
 

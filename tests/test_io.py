@@ -18,9 +18,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from kinhec import io as kio
-from kinhec import jsonutil, se3
-from kinhec.errors import DatasetFormatError, InputError, UnknownNameError
-from kinhec.schema import CAMERA_SCHEMA, INDEX_CSV_COLUMNS, INDEX_SCHEMA, ROBOT_SCHEMA, SequenceTables
+from kinhec.geometry import se3
+from kinhec.util import jsonutil
+from kinhec.util.errors import DatasetFormatError, InputError, UnknownNameError
+from kinhec.io.schema import CAMERA_SCHEMA, INDEX_CSV_COLUMNS, INDEX_SCHEMA, ROBOT_SCHEMA, SequenceTables
 
 from helpers.datasets import (ASYNC_OFFSET_S, MOTION_A_M, MOTION_ROT_RAD, MOTION_W, ROBOT_RATE_HZ, build_sequences,
                               inverse_pose, write_dataset)

@@ -25,7 +25,7 @@ import scipy.linalg
 import scipy.optimize
 
 import kinhec
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.solvers import pair_model as pm
 
 PKG = Path(kinhec.__file__).parent
@@ -257,7 +257,7 @@ def _he_ml_scale_drift(rng, mp):
 
 @jacobian("he_ml.pixels.normals", ("solvers.he_ml_stages.pixels:_Problem.normals",))
 def _pixels_normals(rng, mp):
-    from kinhec.intrinsics import pack_views
+    from kinhec.models.intrinsics import pack_views
     from kinhec.solvers.he_ml_stages import pixels as hp
 
     n, P = 3, 7
@@ -304,7 +304,7 @@ def _pixels_marginal(rng, mp):
 # --------------------------------------------------------------------------- #
 @jacobian("pnp.normal_equations", ("models.pnp:_normal_equations",))
 def _pnp_normal_equations(rng, mp):
-    from kinhec import pnp
+    from kinhec.models import pnp
 
     n, P, f = 2, 6, 700.0
     pts = rng.uniform(-0.2, 0.2, (n, P, 3)) + np.array([0.0, 0.0, 0.8])
@@ -325,7 +325,7 @@ def _pnp_normal_equations(rng, mp):
 
 @jacobian("lsq.block_jacobian", ("geometry.lsq:block_jacobian",))
 def _block_jacobian(rng, mp):
-    from kinhec.lsq import BlockStructure, block_jacobian
+    from kinhec.geometry.lsq import BlockStructure, block_jacobian
 
     n_views, block, n_shared = 4, 3, 2
     M = rng.normal(size=(n_views, 2))
@@ -441,7 +441,7 @@ def _refine(rng, mp):
 
 @jacobian("multi_axyb.local_jacobian", ("solvers.multi_axyb:_local_jacobian",))
 def _multi_local(rng, mp):
-    from kinhec import scenes
+    from kinhec.synth import scenes
     from kinhec.solvers import multi_axyb as ma
 
     sc = scenes.draw_scene(7, 0, n_cameras=2, n_targets=2, pairs_per_edge=3, scale=True, camera_noise="c0",
@@ -490,7 +490,7 @@ def _certificate(rng, mp):
 # --------------------------------------------------------------------------- #
 @jacobian("robots.jacobian", ("models.robots:RobotModel.jacobian", "models.robots:RobotModel.fk_jacobian"))
 def _robot_jacobian(rng, mp):
-    from kinhec.robots import get_robot
+    from kinhec.models.robots import get_robot
 
     out = []
     for name in ("ur5e", "panda"):
@@ -510,8 +510,8 @@ def _robot_jacobian(rng, mp):
 @jacobian("trajectories.joint_velocities", ("synth.trajectories:SinusoidJointTrajectory.joint_velocities",
                                             "synth.trajectories:WaypointJointTrajectory.joint_velocities"))  # fmt: skip
 def _joint_velocities(rng, mp):
-    from kinhec import trajectories as tj
-    from kinhec.robots import get_robot
+    from kinhec.synth import trajectories as tj
+    from kinhec.models.robots import get_robot
 
     robot = get_robot("ur5e")
     out = []
@@ -550,7 +550,7 @@ def _planner_information(rng, mp):
 
 @jacobian("bounds.fisher_information", ("evaluate.bounds:fisher_information",))
 def _fisher(rng, mp):
-    from kinhec import bounds
+    from kinhec.evaluate import bounds
 
     n, p = 4, 5
     J = rng.normal(size=(n, 6, p)) * 10.0 ** rng.uniform(-2, 2, p)
@@ -569,7 +569,7 @@ def _fisher(rng, mp):
 
 
 def _walk_covariance(Sigma, walk=None, scale_walk=None):
-    """The dense ``6N x 6N`` covariance that :func:`kinhec.bounds.random_walk_information` never forms:
+    """The dense ``6N x 6N`` covariance that :func:`kinhec.evaluate.bounds.random_walk_information` never forms:
     ``L blockdiag(walk) L^T + blockdiag(Sigma) + U L_s diag(v) L_s^T U^T`` (``L``: cumulative sums)."""
     n = Sigma.shape[0]
     full = np.zeros((n, 6, n, 6))
@@ -596,7 +596,7 @@ def _random_walk_information(rng, mp):
     """The structured (banded Cholesky + Woodbury) information against the Gauss-Newton normal matrix of the
     residuals whitened by the dense covariance; then the whole bound of :func:`bounds.bound_from_pairs` with
     the random walks against finite differences of the true pair residuals and against its dense path."""
-    from kinhec import bounds
+    from kinhec.evaluate import bounds
 
     def spd(n, scales):
         M = rng.normal(size=(n, 6, 6)) * scales

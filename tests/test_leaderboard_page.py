@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kinhec.benchmark import run_benchmark
-from kinhec.runner import generate_dataset
+from kinhec.evaluate.benchmark import run_benchmark
+from kinhec.synth.runner import generate_dataset
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
@@ -36,7 +36,7 @@ def test_page_regenerates_identically_from_its_results():
     assert results.sequence_id.nunique() == 562  # the whole small tier
     # every pose solver on every sequence, twice (oracle, estimated offset) on the asynchronous ones; the pixel
     # solver once on every sequence of the pnp track (synchronous, pixels rebuilt from the recipe)
-    from kinhec.benchmark import PIXEL_TRACKS
+    from kinhec.evaluate.benchmark import PIXEL_TRACKS
     from kinhec.solvers import BASELINES
 
     pose = results[results.solver != "reprojection"]
@@ -76,7 +76,7 @@ def test_stored_results_reproduce(tmp_path):
     thread, so OPENBLAS_NUM_THREADS does not matter); on another BLAS or numpy on the scale of each number
     (see ``_BOUND_SCALED``).
     """
-    from kinhec.blas import blas_signature
+    from kinhec.util.blas import blas_signature
 
     mod = _page_module()
     stored = pd.read_parquet(mod.RESULTS)

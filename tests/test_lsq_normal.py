@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kinhec.lsq import BlockStructure, block_jacobian, block_jacobian_parts
+from kinhec.geometry.lsq import BlockStructure, block_jacobian, block_jacobian_parts
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

@@ -1,4 +1,4 @@
-"""Tests of kinhec.motion: keyframes, relative motions and observability descriptors."""
+"""Tests of kinhec.geometry.motion: keyframes, relative motions and observability descriptors."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from kinhec import motion, se3
-from kinhec.errors import InputError
+from kinhec.geometry import motion, se3
+from kinhec.util.errors import InputError
 
 
 def pose(R, p):

@@ -1,5 +1,5 @@
 """Many cameras and targets jointly (``kinhec.calibrate.calibrate_multi``, ``kinhec.solvers.multi_axyb``,
-``kinhec.scenes``, ``kinhec.bounds.graph_bound``): the scene generator's physics, ground-truth recovery, the
+``kinhec.synth.scenes``, ``kinhec.evaluate.bounds.graph_bound``): the scene generator's physics, ground-truth recovery, the
 covariance against the scatter of its estimates, the certificate's two outcomes including a wrong local
 minimum, the joint bound against the single-pair one, the API names scripts use, and the command line."""
 
@@ -12,11 +12,13 @@ import pytest
 from click.testing import CliRunner
 from scipy.stats import chi2
 
-from kinhec import bounds, scenes, se3
-from kinhec.bounds import bound_from_pairs
+from kinhec.evaluate import bounds
+from kinhec.geometry import se3
+from kinhec.synth import scenes
+from kinhec.evaluate.bounds import bound_from_pairs
 from kinhec.calibrate import calibrate_multi
 from kinhec.cli import main
-from kinhec.errors import InputError
+from kinhec.util.errors import InputError
 from kinhec.solvers import pair_model as pm
 from kinhec.solvers.multi_axyb import assemble_normal, graph_data, multi_axyb
 

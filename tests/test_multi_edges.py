@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from kinhec import scenes, se3
+from kinhec.geometry import se3
+from kinhec.synth import scenes
 from kinhec.calibrate import calibrate_multi
 from kinhec.calibrate import conventions as cv
 from kinhec.calibrate import multi_edges as me

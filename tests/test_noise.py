@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from kinhec import noise, se3
-from kinhec.errors import InputError, UnknownNameError
+from kinhec.geometry import se3
+from kinhec.models import noise
+from kinhec.util.errors import InputError, UnknownNameError
 
 N_STAT = 200_000  # frames for the statistical checks
 REL = 0.02  # relative tolerance on a standard deviation estimated from N_STAT samples (SE ~ 0.16 %)

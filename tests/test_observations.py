@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from kinhec import se3
-from kinhec.errors import DatasetFormatError
-from kinhec.generator import simulate
-from kinhec.observations import (
+from kinhec.geometry import se3
+from kinhec.util.errors import DatasetFormatError
+from kinhec.synth.generator import simulate
+from kinhec.synth.observations import (
     ObservationSet,
     observations_from_recipe,
     pose_json,
@@ -18,8 +18,8 @@ from kinhec.observations import (
     transform_from_pose_json,
     write_observations,
 )
-from kinhec.pnp import solve_pnp
-from kinhec.cameras import get_camera
+from kinhec.models.pnp import solve_pnp
+from kinhec.models.cameras import get_camera
 
 RECIPE = dict(sequence_id="obs-test", seed=7, robot="ur5e", configuration="eye_in_hand", family="lookat",
               sampling_mode="stations", n_stations=6, camera="vga", target="checker_7x5_20mm",

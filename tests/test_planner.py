@@ -9,21 +9,21 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from kinhec import se3
-from kinhec.bounds import bound_from_pairs, pnp_covariance
-from kinhec.cameras import get_camera, get_target, project_points, view_angles_deg, visibility
+from kinhec.geometry import se3
+from kinhec.evaluate.bounds import bound_from_pairs, pnp_covariance
+from kinhec.models.cameras import get_camera, get_target, project_points, view_angles_deg, visibility
 from kinhec.cli import main
-from kinhec.errors import InputError, UnknownNameError
+from kinhec.util.errors import InputError, UnknownNameError
 from kinhec.planner import (PlanLimits, Scene, check_plan, guesses_from_calibration, noise_model, plan_poses,
                             read_poses_csv, tolerance_from_std)
 from kinhec.planner.candidates import sample_candidates
 from kinhec.planner.design import prior_information, select_poses
 from kinhec.planner.model import pose_information, robot_flange_covariance, sigma_curve, x_translation_variance
 from kinhec.planner.path import order_path, path_time
-from kinhec.robots import get_robot
+from kinhec.models.robots import get_robot
 from kinhec.solvers import get_solver
 from kinhec.solvers import pair_model as pm
-from kinhec.trajectories import lookat, sample_hand_eye
+from kinhec.synth.trajectories import lookat, sample_hand_eye
 
 from support.planner_simulate import simulate_measurements
 

@@ -13,10 +13,11 @@ import pandas as pd
 import pytest
 
 from kinhec import io as kio
-from kinhec import se3, solvers
-from kinhec.benchmark import evaluate_sequence, run_benchmark
-from kinhec.errors import InputError, SolverOutputError, UnknownNameError
-from kinhec.runner import generate_dataset
+from kinhec import solvers
+from kinhec.geometry import se3
+from kinhec.evaluate.benchmark import evaluate_sequence, run_benchmark
+from kinhec.util.errors import InputError, SolverOutputError, UnknownNameError
+from kinhec.synth.runner import generate_dataset
 from kinhec.solvers import registry
 
 # A toy A X = X B solver: park_martin's estimate, returned as a bare array or a tuple (not a SolverResult).
@@ -240,7 +241,7 @@ def test_register_checks_its_arguments(cleanup):
 
 def test_plugin_in_process_marked_in_figures(data, tmp_path, cleanup):
     pytest.importorskip("matplotlib")
-    from kinhec.viz import _style
+    from kinhec.report.viz import _style
 
     solvers.register("toy_fig", "axxb", lambda A, B: solvers.park_martin(A, B))
     cleanup.append("toy_fig")

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kinhec import cameras, pnp, se3
-from kinhec.errors import InputError, UnknownNameError
+from kinhec.geometry import se3
+from kinhec.models import cameras, pnp
+from kinhec.util.errors import InputError, UnknownNameError
 
 PRESETS = [
     ("hd", "checker_9x6_25mm"),

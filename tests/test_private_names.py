@@ -5,8 +5,8 @@ Counted over every ``.py`` under ``src/kinhec``:
 * ``from kinhec.x import _name`` (absolute or relative) whose ``_name`` is a private name (one leading
   underscore, not a dunder) and not a sub-module of the package (``from kinhec.solvers import _common`` and
   ``from kinhec.solvers._common import rotation_angle`` are fine: a package-internal module, public names);
-* ``m._name`` where ``m`` is a local name bound to a kinhec module (``import kinhec.se3 as se3``,
-  ``from kinhec import se3``, ``import kinhec.se3`` then ``kinhec.se3._name``).
+* ``m._name`` where ``m`` is a local name bound to a kinhec module (``import kinhec.geometry.se3 as se3``,
+  ``from kinhec import se3``, ``import kinhec.geometry.se3`` then ``kinhec.geometry.se3._name``).
 
 Importing a module under a private alias (``from kinhec.solvers import refine as _refine``) is not a private
 name and is not counted.
@@ -20,13 +20,8 @@ from pathlib import Path
 import kinhec
 
 PKG = Path(kinhec.__file__).parent
-#: Uses of another module's private names allowed in the whole package, calibrate/ included.
-LIMIT = 20
-#: ... and outside calibrate/ and the files below.
-LIMIT_OUTSIDE_CALIBRATE = 0
-#: Files moving out of the package: their uses count in the whole package only.
-LEAVING = frozenset({"camera_bias.py", "fidelity_draws.py", "upload.py", "planner/simulate.py",
-                     "calibrate/bag_writer.py"})
+#: Uses of another module's private names allowed in the whole package (the issue's ceiling was 20; there are none).
+LIMIT = 0
 
 
 def _module_name(path: Path) -> str:
@@ -111,37 +106,11 @@ def offenders(path: Path, own: str | None = None) -> list[str]:
     return out
 
 
-def _all_offenders() -> tuple[list[str], list[str], list[str]]:
-    """The offenders in calibrate/, in the files leaving the package, and in the rest."""
-    inside, leaving, outside = [], [], []
-    for p in sorted(PKG.rglob("*.py")):
-        rel = p.relative_to(PKG)
-        found = offenders(p)
-        if rel.as_posix() in LEAVING:
-            leaving.extend(found)
-        elif rel.parts[0] == "calibrate":
-            inside.extend(found)
-        else:
-            outside.extend(found)
-    return inside, leaving, outside
-
-
-def test_outside_calibrate_no_module_uses_another_modules_private_names():
-    _, _, outside = _all_offenders()
-    assert len(outside) <= LIMIT_OUTSIDE_CALIBRATE, (
-        f"{len(outside)} uses of another module's private names outside calibrate/ "
-        f"(at most {LIMIT_OUTSIDE_CALIBRATE}); give them public names:\n" + "\n".join(outside)
-    )
-
-
-def test_private_names_across_the_whole_package():
-    # calibrate/ joins the count when its stages land: then it is held to LIMIT_OUTSIDE_CALIBRATE too, and
-    # LIMIT comes down to what LEAVING still has
-    inside, leaving, outside = _all_offenders()
-    total = inside + leaving + outside
-    assert len(total) <= LIMIT, (
-        f"{len(total)} uses of another module's private names (at most {LIMIT}; {len(inside)} in calibrate/, "
-        f"{len(leaving)} in files leaving the package):\n" + "\n".join(total)
+def test_no_module_uses_another_modules_private_names():
+    found = [f for p in sorted(PKG.rglob("*.py")) for f in offenders(p)]
+    assert len(found) <= LIMIT, (
+        f"{len(found)} uses of another module's private names (at most {LIMIT}); give them public names:\n"
+        + "\n".join(found)
     )
 
 
@@ -149,16 +118,16 @@ def test_the_count_sees_private_imports_and_attributes(tmp_path):
     """The counter itself: private imports and private attributes of imported modules count, the rest not."""
     probe = tmp_path / "probe.py"
     probe.write_text(
-        "import kinhec.se3 as se3\n"
+        "import kinhec.geometry.se3 as se3\n"
         "import kinhec.solvers.refine\n"
-        "from kinhec import cameras\n"
+        "from kinhec.models import cameras\n"
         "from kinhec.solvers import _common\n"
         "from kinhec.solvers import refine as _refine\n"
         "from kinhec.solvers._common import rotation_angle\n"
-        "from .. import se3 as s\n"
-        "from kinhec.cameras import _hidden\n"  # counted
-        "from .refine import _other\n"  # counted
-        "from ..se3 import _up\n"  # counted
+        "from . import se3 as s\n"
+        "from kinhec.models.cameras import _hidden\n"  # counted
+        "from kinhec.solvers.refine import _other\n"  # counted
+        "from .se3 import _up\n"  # counted
         "se3._x\n"  # counted
         "cameras._y\n"  # counted
         "s._z\n"  # counted
@@ -167,9 +136,9 @@ def test_the_count_sees_private_imports_and_attributes(tmp_path):
         "_refine.__name__\n"
         "self._v\n"
     )
-    found = offenders(probe, own="kinhec.solvers.probe")
+    found = offenders(probe, own="kinhec.geometry.probe")
     names = sorted(f.split(" ", 1)[1] for f in found)
     assert names == sorted([
-        "kinhec.cameras._hidden", "kinhec.solvers.refine._other", "kinhec.se3._up", "kinhec.se3._x",
-        "kinhec.cameras._y", "kinhec.se3._z", "kinhec.solvers.refine._w",
+        "kinhec.models.cameras._hidden", "kinhec.solvers.refine._other", "kinhec.geometry.se3._up", "kinhec.geometry.se3._x",
+        "kinhec.models.cameras._y", "kinhec.geometry.se3._z", "kinhec.solvers.refine._w",
     ]), found

@@ -8,12 +8,13 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from kinhec import provenance, tiers
-from kinhec.benchmark import run_benchmark
-from kinhec.card import write_card
+from kinhec.synth import tiers
+from kinhec.util import provenance
+from kinhec.evaluate.benchmark import run_benchmark
+from kinhec.dataset.card import write_card
 from kinhec.cli import main
-from kinhec.errors import InputError
-from kinhec.runner import generate_dataset
+from kinhec.util.errors import InputError
+from kinhec.synth.runner import generate_dataset
 
 MY_LICENSE = "Copyright (c) 2026 My Lab. All rights reserved.\n"
 MY_CITATION = "cff-version: 1.2.0\ntitle: my own experiment\n"
@@ -111,7 +112,7 @@ def test_overwrite_removes_stale_outputs_and_mismatched_results_are_refused(tmp_
 
     # results of a's data copied into b (or b regenerated over a's results): visualize and card refuse them
     shutil.copytree(a / "benchmarks", b / "benchmarks")
-    from kinhec.viz import make_figures
+    from kinhec.report.viz import make_figures
 
     with pytest.raises(InputError, match=r"results.parquet: expected benchmark results of the data now in .*b, got "
                                          r"results of other data"):

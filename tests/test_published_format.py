@@ -38,12 +38,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from kinhec import io as kio
-from kinhec.benchmark import run_benchmark
-from kinhec.errors import DatasetFormatError
-from kinhec.recipe_json import CONFIG_KEYS, CONFIG_NESTED_KEYS, EXTRA_KEYS, recipe_from_json
-from kinhec.robots import RobotModel, get_robot
-from kinhec.schema import RESULTS_BOUND_FIELDS
-from kinhec.validate import validate_dataset
+from kinhec.evaluate.benchmark import run_benchmark
+from kinhec.util.errors import DatasetFormatError
+from kinhec.synth.recipe_json import CONFIG_KEYS, CONFIG_NESTED_KEYS, EXTRA_KEYS, recipe_from_json
+from kinhec.models.robots import RobotModel, get_robot
+from kinhec.io.schema import RESULTS_BOUND_FIELDS
+from kinhec.dataset.validate import validate_dataset
 
 from helpers.paths import PUBLISHED, PUBLISHED_SMOKE_TRIMMED
 
@@ -135,7 +135,7 @@ class SequenceConfig:
 
 _NESTED = {"sampling": Sampling, "timing": Timing, "robot_noise": RobotNoise, "camera_noise": CameraNoise,
            "outliers": Outliers, "scale": Scale}  # fmt: skip
-#: The published key sets, restated here independently of kinhec.recipe_json.
+#: The published key sets, restated here independently of kinhec.synth.recipe_json.
 PUBLISHED_CONFIG_KEYS = {f.name for f in dataclasses.fields(SequenceConfig)}
 PUBLISHED_EXTRA_KEYS = ["true_dh", "scale_per_frame", "trajectory_params", "keyframe_indices", "camera_intrinsics",
                         "target"]  # fmt: skip
@@ -434,9 +434,9 @@ def test_a_folder_mixing_shards_of_both_tools_is_refused(kinhec_smoke, tmp_path)
 def test_camera_stamps_going_backwards_are_accepted_and_the_offset_still_found(tmp_path):
     import pyarrow as pa
 
-    from kinhec.generator import generate_sequence
-    from kinhec.recipe import Recipe
-    from kinhec.schema import SequenceTables
+    from kinhec.synth.generator import generate_sequence
+    from kinhec.synth.recipe import Recipe
+    from kinhec.io.schema import SequenceTables
 
     offset, jitter = 0.04, 0.012  # jitter comparable to the 33 ms frame period: some stamps go backwards
     r = Recipe(sequence_id="temporal-000000", track="temporal", seed=4, robot="ur10e", family="joint_sinusoid",
@@ -488,9 +488,9 @@ def test_generated_readme_declares_the_published_hub_configurations(kinhec_smoke
 
 
 def test_card_export_and_clean_accept_the_published_copy(published_copy, tmp_path):
-    from kinhec.card import write_card
-    from kinhec.clean import plan_clean
-    from kinhec.export import export_sequence
+    from kinhec.dataset.card import write_card
+    from kinhec.dataset.clean import plan_clean
+    from kinhec.dataset.export import export_sequence
 
     readme = write_card(published_copy)
     assert "robot_error" in readme.read_text() and _front_matter_configs(readme) == _front_matter_configs(
@@ -511,8 +511,8 @@ def test_card_export_and_clean_accept_the_published_copy(published_copy, tmp_pat
 def test_recipe_from_the_published_config_alone_keeps_every_noise_level():
     """A row written by another tool carries only the nested ``config_json``: the recipe rebuilt from it has the
     levels of the recipe that wrote it (lateral and depth translation noise apart, robot Student-t included)."""
-    from kinhec.recipe import Recipe
-    from kinhec.recipe_json import config_dict, recipe_from_json, robot_student_t_dof
+    from kinhec.synth.recipe import Recipe
+    from kinhec.synth.recipe_json import config_dict, recipe_from_json, robot_student_t_dof
 
     cases = [
         Recipe(sequence_id="x-000001", camera_rot_std_rad=1e-3, camera_trans_std_m=2e-3, camera_trans_std_z_m=7e-3,

@@ -13,13 +13,13 @@ import pytest
 from click.testing import CliRunner
 
 import kinhec
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.cli import main
-from kinhec.errors import DatasetFormatError, InputError
+from kinhec.util.errors import DatasetFormatError, InputError
 from kinhec.report import build_benchmark_report, check_calibration_result, write_calibration_report
 from kinhec.report import data as rdata
 from kinhec.report.sequences import pack, sequence_payloads, unpack
-from kinhec.validate import validate_dataset
+from kinhec.dataset.validate import validate_dataset
 
 from helpers.calibration_result import calibration_result
 
@@ -92,7 +92,7 @@ def test_leaderboard_holds_the_medians_of_the_results(results):
 
 
 def test_leaderboard_shows_cramer_rao_columns_when_present(results):
-    from kinhec.schema import RESULTS_BOUND_FIELDS
+    from kinhec.io.schema import RESULTS_BOUND_FIELDS
 
     results = results.drop(columns=[f.name for f in RESULTS_BOUND_FIELDS], errors="ignore")  # a table without them
     # the bound is a property of the sequence (here: half its shah error), the efficiency one of each run
@@ -237,9 +237,9 @@ def test_calibration_page_embeds_the_plotly_package_bundle_and_stays_small(smoke
 
 
 def test_one_palette_for_the_pages_and_the_pngs(smoke_benchmarked, tmp_path):
-    from kinhec import palette
+    from kinhec.util import palette
     from kinhec.solvers import registry
-    from kinhec.viz import _style
+    from kinhec.report.viz import _style
 
     names = registry.evaluated_names() + ["reprojection"]
     colours = [palette.SOLVER_COLORS[n] for n in dict.fromkeys(names)]
@@ -249,7 +249,7 @@ def test_one_palette_for_the_pages_and_the_pngs(smoke_benchmarked, tmp_path):
     # a solver's colour does not depend on the others listed; plug-ins get the extra colours in order
     assert palette.solver_colors(["mine", "he_ml", "theirs"]) == {
         "mine": palette.EXTRA_COLORS[0], "he_ml": "#000000", "theirs": palette.EXTRA_COLORS[1]}
-    # the PNGs (kinhec.viz) and the page use these very colours
+    # the PNGs (kinhec.report.viz) and the page use these very colours
     assert _style.solver_colors is palette.solver_colors and _style.SOLVER_COLORS is palette.SOLVER_COLORS
     d = _page_data(build_benchmark_report(smoke_benchmarked, tmp_path / "r.html"))
     assert d["colors"] == {s: palette.SOLVER_COLORS[s] for s in d["solvers"]} and d["colors"]["he_ml"] == "#000000"
@@ -435,7 +435,7 @@ def test_sequence_table_names_the_best_solver_and_its_error():
 
 def test_calibration_page_prints_the_quaternion_x_y_z_w():
     """The pose table's quaternion is in the order its label says, ``x, y, z, w`` (kinhec stores w first)."""
-    from kinhec import se3
+    from kinhec.geometry import se3
     from kinhec.report.calibration import _pose_rows
 
     T = se3.transform_from_rotation_translation(se3.so3_exp([0.3, -0.2, 0.5]), [0.1, 0.2, 0.3])

@@ -211,8 +211,8 @@ def test_choosing_a_track_redraws_the_curves(watched, bench_page):
         return Math.max(...Array.from(document.querySelectorAll('#curves .xtick text, #curves .x2tick text'))
                         .map(t => t.getBoundingClientRect().right)) - d; }""")
     assert right <= 0, f"an x tick label runs {right:.0f} px past the figure"
-    # one palette: the page's colours are kinhec.palette's, the PNGs' too; tsai_lenz and reprojection differ
-    from kinhec import palette
+    # one palette: the page's colours are kinhec.util.palette's, the PNGs' too; tsai_lenz and reprojection differ
+    from kinhec.util import palette
 
     swatches = dict(page.eval_on_selector_all("#cv-solvers label", "ls => ls.map(l => [l.textContent.trim(), "
                                               "getComputedStyle(l.querySelector('.swatch')).backgroundColor])"))

@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 
 from kinhec import io as kio
-from kinhec import se3, tiers
-from kinhec.blas import blas_signature, single_threaded_blas
-from kinhec.generator import generate_sequence
+from kinhec.geometry import se3
+from kinhec.synth import tiers
+from kinhec.util.blas import blas_signature, single_threaded_blas
+from kinhec.synth.generator import generate_sequence
 from kinhec.solvers.he_ml import HE_ML_SEED, he_ml
 
 
@@ -73,11 +74,11 @@ def test_suite_entries_and_benchmark_units_solve_on_one_blas_thread(monkeypatch,
     """What the stored results are computed in: every BLAS on one thread, whatever OPENBLAS_NUM_THREADS says."""
     from threadpoolctl import threadpool_info, threadpool_limits
 
-    import kinhec.benchmark.sequence as bench
-    from kinhec.benchmark import run_benchmark
-    import kinhec.suite.runner as srunner
-    from kinhec.runner import generate_dataset
-    from kinhec.suite import load_suite
+    import kinhec.evaluate.benchmark.sequence as bench
+    from kinhec.evaluate.benchmark import run_benchmark
+    import kinhec.evaluate.suite.runner as srunner
+    from kinhec.synth.runner import generate_dataset
+    from kinhec.evaluate.suite import load_suite
 
     seen = []
 

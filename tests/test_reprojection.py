@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kinhec import se3
-from kinhec.errors import DegenerateMotionError, InputError
-from kinhec.intrinsics import calibrate_camera, homographies, pack_views, project, zhang_intrinsics
-from kinhec.lsq import BlockStructure, block_jacobian
+from kinhec.geometry import se3
+from kinhec.util.errors import DegenerateMotionError, InputError
+from kinhec.models.intrinsics import calibrate_camera, homographies, pack_views, project, zhang_intrinsics
+from kinhec.geometry.lsq import BlockStructure, block_jacobian
 from kinhec.solvers.reprojection import chain_poses, solve_reprojection
 
 K_TRUE = np.array([800.0, 790.0, 322.0, 241.0, -0.2, 0.05, 0.001, -0.0005, 0.0])
@@ -169,7 +169,7 @@ def test_block_jacobian_matches_dense_differences():
 
 def _generated_pixel_views(sequence_id, seed, configuration, n_stations, pixel_std):
     """The pixels of a generated pnp sequence (frames with a measurement), as a PixelViews with the preset's intrinsics."""
-    from kinhec.observations import recipe_pixels
+    from kinhec.synth.observations import recipe_pixels
 
     recipe = dict(sequence_id=sequence_id, seed=seed, robot="ur5e", configuration=configuration, family="lookat",
                   sampling_mode="stations", n_stations=n_stations, camera="vga", target="checker_7x5_20mm",
@@ -194,7 +194,7 @@ def test_pixel_views_started_from_pnp_poses_reach_the_same_solution():
     """Known intrinsics and the views' PnP poses: the free-pose fit is skipped, the solution is the same."""
     import dataclasses
 
-    from kinhec.errors import InputError
+    from kinhec.util.errors import InputError
     from kinhec.solvers.reprojection import solve_pixel_views
 
     px, keep, views = _generated_pixel_views("pix2", 12, "eye_in_hand", 12, 0.5)

@@ -7,8 +7,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from kinhec import io as kio
-from kinhec import runner
-from kinhec.tiers import expand_tier, load_tier, shards_of_track
+from kinhec.synth import runner
+from kinhec.synth.tiers import expand_tier, load_tier, shards_of_track
 
 from helpers.datasets import build_sequences  # noqa: E402  (the hand-built fixture of the io tests)
 

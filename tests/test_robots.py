@@ -1,4 +1,4 @@
-"""Tests of the manipulator models (kinhec.robots).
+"""Tests of the manipulator models (kinhec.models.robots).
 
 Forward kinematics is checked against references that do not go through
 ``RobotModel.fk``:
@@ -20,9 +20,10 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from kinhec import robots, se3
-from kinhec.errors import InputError, UnknownNameError
-from kinhec.robots import ROBOT_NAMES, get_robot, robots_json
+from kinhec.geometry import se3
+from kinhec.models import robots
+from kinhec.util.errors import InputError, UnknownNameError
+from kinhec.models.robots import ROBOT_NAMES, get_robot, robots_json
 
 ARMS = ROBOT_NAMES[:-1]
 EX, EY, EZ = np.eye(3)

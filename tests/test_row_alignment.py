@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate import calibrate
 from kinhec.calibrate import row_alignment as ra
 from kinhec.cli import main
@@ -242,7 +242,7 @@ def test_the_batched_window_fits_are_the_single_fits():
 def test_the_firewall_refuses_alignments_the_fit_cannot_tell_apart(tmp_path, kuka_1):
     from kinhec.calibrate import firewall as fw
     from kinhec.calibrate.readers import read_stream
-    from kinhec.errors import InputError
+    from kinhec.util.errors import InputError
 
     A, E = kuka_1
     twice = np.insert(E, 6, E[5] @ se3.se3_exp(np.array([0.0, 0.0, 0.0, 2e-5, 0.0, 0.0])), axis=0)

@@ -16,10 +16,12 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from kinhec import io, se3, tiers
-from kinhec.errors import InputError
-from kinhec.runner import generate_dataset
-from kinhec.schema import CAMERA_SCHEMA, INDEX_CSV_COLUMNS, INDEX_SCHEMA, ROBOT_SCHEMA
+from kinhec import io
+from kinhec.geometry import se3
+from kinhec.synth import tiers
+from kinhec.util.errors import InputError
+from kinhec.synth.runner import generate_dataset
+from kinhec.io.schema import CAMERA_SCHEMA, INDEX_CSV_COLUMNS, INDEX_SCHEMA, ROBOT_SCHEMA
 
 LIMIT = 3  # sequences per track: 22 sequences in 8 shards, a couple of seconds
 
@@ -154,7 +156,7 @@ def test_rerun_with_nothing_to_write_keeps_a_current_index(reference, tmp_path, 
 def test_index_is_refreshed_during_a_run_at_most_so_often(tmp_path, monkeypatch, min_s, expected):
     """Every shard may refresh the index when the interval allows (8 during the run, 1 at the end); with an
     interval longer than the run, only the end writes it: a refresh reads every footer of the folder."""
-    import kinhec.runner as runner
+    import kinhec.synth.runner as runner
 
     monkeypatch.setattr(runner, "INDEX_REFRESH_EVERY", 1)
     monkeypatch.setattr(runner, "INDEX_REFRESH_MIN_S", min_s)

@@ -1,4 +1,4 @@
-"""Tests of kinhec.se3: conventions, round trips, perturbations, interpolation, sampling, errors.
+"""Tests of kinhec.geometry.se3: conventions, round trips, perturbations, interpolation, sampling, errors.
 
 The convention tests pin the statements of ``docs/conventions.md``; the OpenCV
 tests hold the translation table of that page to ``cv2`` itself.
@@ -17,8 +17,8 @@ from scipy import stats
 from scipy.linalg import expm
 from scipy.spatial.transform import Rotation, Slerp
 
-from kinhec import se3
-from kinhec.errors import InputError
+from kinhec.geometry import se3
+from kinhec.util.errors import InputError
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 PROPS = settings(max_examples=60, deadline=None, derandomize=True)

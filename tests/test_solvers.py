@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 from helpers.chains import CONFIGURATIONS, WORKSPACES, make_chain
 
-from kinhec import se3, solvers
-from kinhec.errors import ConvergenceError, DegenerateMotionError, InputError, UnknownNameError
+from kinhec import solvers
+from kinhec.geometry import se3
+from kinhec.util.errors import ConvergenceError, DegenerateMotionError, InputError, UnknownNameError
 from kinhec.solvers import DegenerateMotionWarning
 
 AXXB_CLOSED = {
@@ -424,7 +425,7 @@ def _single_axis_chain(rng, n, cone_deg=0.0):
 def test_parallel_axes_raise_a_named_error():
     rng = np.random.default_rng(51)
     A_abs, B_abs, _ = _single_axis_chain(rng, 12)
-    from kinhec import motion
+    from kinhec.geometry import motion
 
     A, B = motion.relative_motions(A_abs), motion.relative_motions(B_abs)
     for name in REGISTRY_NAMES:
@@ -447,7 +448,7 @@ def test_pure_translations_raise_a_named_error():
     A_abs = ch.A_abs.copy()
     A_abs[:, :3, :3] = A_abs[0, :3, :3]
     B_abs = se3.invert_transform(ch.Y) @ A_abs @ ch.X
-    from kinhec import motion
+    from kinhec.geometry import motion
 
     A, B = motion.relative_motions(A_abs), motion.relative_motions(B_abs)
     for name, f in AXXB_CLOSED.items():
@@ -460,7 +461,7 @@ def test_pure_translations_raise_a_named_error():
 def test_nearly_parallel_axes_warn_with_the_measured_scatter():
     rng = np.random.default_rng(53)
     A_abs, B_abs, ch = _single_axis_chain(rng, 15, cone_deg=0.5)
-    from kinhec import motion
+    from kinhec.geometry import motion
 
     A, B = motion.relative_motions(A_abs), motion.relative_motions(B_abs)
     for name, f in AXXB_CLOSED.items():

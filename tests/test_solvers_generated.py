@@ -7,10 +7,11 @@ import warnings
 import numpy as np
 import pytest
 
-from kinhec import se3, solvers
-from kinhec.generator import generate_sequence
+from kinhec import solvers
+from kinhec.geometry import se3
+from kinhec.synth.generator import generate_sequence
 from kinhec.io import Sequence
-from kinhec.recipe import Recipe
+from kinhec.synth.recipe import Recipe
 from kinhec.solvers import registry
 
 ROBOTS = ("ur5e", "panda", "irb120", "iiwa14")

@@ -8,7 +8,8 @@ import math
 import numpy as np
 from scipy import stats
 
-from kinhec import scenes, se3
+from kinhec.geometry import se3
+from kinhec.synth import scenes
 from kinhec.solvers import multi_axyb as ma
 
 

@@ -36,7 +36,8 @@ import numpy as np
 import pytest
 from helpers.chains import CONFIGURATIONS, make_chain
 
-from kinhec import se3, solvers
+from kinhec import solvers
+from kinhec.geometry import se3
 
 cv2 = pytest.importorskip("cv2")
 

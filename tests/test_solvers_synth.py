@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kinhec import se3
+from kinhec.geometry import se3
 
 from helpers.chains import CONFIGURATIONS, WORKSPACES, make_chain
 

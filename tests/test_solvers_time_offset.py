@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kinhec import se3, solvers
-from kinhec.errors import InputError
+from kinhec import solvers
+from kinhec.geometry import se3
+from kinhec.util.errors import InputError
 from kinhec.solvers import DegenerateMotionWarning
 
 X = se3.transform_from_rotation_translation(se3.so3_exp([0.3, 0.2, 1.0]), [0.02, 0.05, 0.08])
@@ -151,8 +152,8 @@ def test_time_offset_input_errors():
 def generated(root, **kw):
     """A generated asynchronous sequence (kinhec's generator), written to ``root`` and loaded back."""
     from kinhec import io as kio
-    from kinhec.generator import generate_sequence
-    from kinhec.recipe import Recipe
+    from kinhec.synth.generator import generate_sequence
+    from kinhec.synth.recipe import Recipe
 
     recipe = dict(sequence_id="mixed-000000", track="mixed", level="test", seed=41, robot="ur5e",
                   configuration="eye_in_hand", family="joint_sinusoid", camera="hd", sampling_mode="continuous",
@@ -213,7 +214,7 @@ def test_noisy_fast_camera_without_outliers(tmp_path):
 
 def test_helper_streams_with_random_pose_frames():
     """The unit-test streams with a fifth of the camera frames replaced by random poses."""
-    from kinhec.noise import random_pose_outliers
+    from kinhec.models.noise import random_pose_outliers
 
     for camera_hz in (10.0, 30.0, 60.0):
         rng = np.random.default_rng(int(camera_hz) + 100)

@@ -13,17 +13,17 @@ import pytest
 from click.testing import CliRunner
 from helpers.paths import REALDATA, REPO
 
-from kinhec import se3
-from kinhec.cameras import get_camera
+from kinhec.geometry import se3
+from kinhec.models.cameras import get_camera
 from kinhec.cli import main
-from kinhec.errors import DatasetFormatError, UnknownNameError
-from kinhec.observations import read_observations, transform_from_pose_json
-from kinhec.pnp import solve_pnp
+from kinhec.util.errors import DatasetFormatError, UnknownNameError
+from kinhec.synth.observations import read_observations, transform_from_pose_json
+from kinhec.models.pnp import solve_pnp
 from kinhec.solvers import SOLVERS
-from kinhec.suite import check, load_suite
-from kinhec.suite.checks import drift
-from kinhec.suite.compare import compare_rows, format_table
-from kinhec.suite.manifest import read_checksums, sha256_file
+from kinhec.evaluate.suite import check, load_suite
+from kinhec.evaluate.suite.checks import drift
+from kinhec.evaluate.suite.compare import compare_rows, format_table
+from kinhec.evaluate.suite.manifest import read_checksums, sha256_file
 
 SUITE = REPO / "regression"
 
@@ -55,7 +55,7 @@ def test_manifest_records_licence_citation_and_source():
 
 
 def test_schema_copy_matches_the_package_schema():
-    from kinhec.observations import schema_path
+    from kinhec.synth.observations import schema_path
 
     assert (SUITE / "schema" / "observation_set.schema.json").read_bytes() == schema_path().read_bytes()
 
@@ -129,8 +129,8 @@ def test_parameters_are_compared_on_the_scale_of_their_sigma(suite_copy):
 
 
 def test_freeze_names_the_real_data_it_misses(suite_copy, tmp_path):
-    from kinhec.errors import InputError
-    from kinhec.suite import freeze
+    from kinhec.util.errors import InputError
+    from kinhec.evaluate.suite import freeze
 
     before = (suite_copy / "SHA256SUMS").read_bytes()
     with pytest.raises(InputError, match=r"entry kuka_1 is rebuilt from the real data at .*rwhe_calib/kuka_1, which "
@@ -310,7 +310,7 @@ def test_drift_reports_values_that_turn_nan_or_infinite():
 
 
 def test_bless_rewrites_only_the_chosen_references(suite_copy):
-    from kinhec.suite import bless
+    from kinhec.evaluate.suite import bless
 
     ref = suite_copy / "results" / "synth_pnp" / "kinhec.json"
     good = json.loads(ref.read_text())
@@ -325,7 +325,7 @@ def test_bless_rewrites_only_the_chosen_references(suite_copy):
 
 
 def test_bless_refuses_an_entry_whose_files_fail_their_checksum(suite_copy):
-    from kinhec.suite import bless
+    from kinhec.evaluate.suite import bless
 
     path = suite_copy / "observations" / "synth_pnp.json"
     path.write_bytes(path.read_bytes().replace(b"0.", b"1.", 1))
@@ -339,8 +339,8 @@ def test_bless_refuses_an_entry_whose_files_fail_their_checksum(suite_copy):
 def test_freeze_rebuilds_a_generated_entry_and_its_checksums(suite_copy, tmp_path):
     """``freeze`` of a recipe entry writes its observations and truth from the recipe, the same bytes every time,
     and SHA256SUMS lists what it wrote (the other entries' sums unchanged)."""
-    from kinhec.suite import freeze
-    from kinhec.suite.runner import verify_entry_files
+    from kinhec.evaluate.suite import freeze
+    from kinhec.evaluate.suite.runner import verify_entry_files
 
     other = tmp_path / "again"
     shutil.copytree(suite_copy, other)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate.tftree import TfTree
-from kinhec.errors import InputError
+from kinhec.util.errors import InputError
 
 NS = 1_000_000_000
 

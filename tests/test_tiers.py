@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import yaml
 
-from kinhec import tiers
-from kinhec.errors import InputError, UnknownNameError
+from kinhec.synth import tiers
+from kinhec.util.errors import InputError, UnknownNameError
 
 PUBLISHED = {
     "smoke": dict(noise=16, motion=8, temporal=2, outliers=4, monocular=4, robot_error=2, pnp=4, mixed=6),
@@ -254,7 +254,7 @@ def test_typo_through_the_cli_is_one_line_and_exit_1(tmp_path):
 # --------------------------------------------------------------------------- #
 def _bounded_fields(node, cfg, path=()):
     """``(path, Field)`` of every number-bounded key present in ``cfg`` (one item of lists and levels)."""
-    from kinhec.tier_schema import Block, Field, Levels
+    from kinhec.synth.tier_schema import Block, Field, Levels
 
     if isinstance(node, Field):
         if node.kind in ("int", "num", "vec2", "range") and (node.lo is not None or node.hi is not None):
@@ -286,7 +286,7 @@ def test_every_bounded_tier_key_takes_its_edges_as_declared():
     is half-open (``hi_open``), just below accepted; above it refused."""
     from pathlib import Path
 
-    from kinhec.tier_schema import TIER_SCHEMA, check_tier_schema
+    from kinhec.synth.tier_schema import TIER_SCHEMA, check_tier_schema
 
     cfg = yaml.safe_load((Path(tiers.__file__).parent / "configs" / "smoke.yaml").read_text())
     seen = 0

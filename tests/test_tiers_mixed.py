@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kinhec import tiers
-from kinhec.errors import InputError, UnknownNameError
+from kinhec.synth import tiers
+from kinhec.util.errors import InputError, UnknownNameError
 
 N = 3000
 

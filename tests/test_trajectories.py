@@ -7,12 +7,12 @@ import math
 import numpy as np
 import pytest
 
-from kinhec import se3
-from kinhec import trajectories as tj
-from kinhec.cameras import get_camera, get_target, visibility
-from kinhec.errors import ConvergenceError, InputError
-from kinhec.motion import rotation_axis_scatter
-from kinhec.robots import ROBOT_NAMES, get_robot
+from kinhec.geometry import se3
+from kinhec.synth import trajectories as tj
+from kinhec.models.cameras import get_camera, get_target, visibility
+from kinhec.util.errors import ConvergenceError, InputError
+from kinhec.geometry.motion import rotation_axis_scatter
+from kinhec.models.robots import ROBOT_NAMES, get_robot
 
 ARMS = [n for n in ROBOT_NAMES if n != "free6d"]
 FREE = get_robot("free6d")
@@ -436,8 +436,8 @@ def test_clocks_jitter_stays_ordered_when_large():
 def test_world_reference_is_never_below_the_floor():
     # flange z points down at every home pose: without the floor rule the static camera sat up to 1.3 m under
     # the base plane looking up, and the board up to 0.55 m under it
-    from kinhec.generator import simulate
-    from kinhec.recipe import Recipe
+    from kinhec.synth.generator import simulate
+    from kinhec.synth.recipe import Recipe
 
     for s, robot in enumerate(("ur5e", "panda", "iiwa14", "irb120", "puma560", "ur10e") * 2):
         for conf in ("eye_in_hand", "eye_to_hand"):
@@ -463,8 +463,8 @@ def test_cone_keyframes_turn_both_ways():
 @pytest.mark.parametrize("robot, target", [("ur3", "checker_9x6_25mm"), ("irb120", "checker_9x6_25mm"),
                                            ("ur5e", "grid_10x8_60mm"), ("panda", "grid_10x8_60mm")])
 def test_lookat_board_is_not_under_the_table(robot, target):
-    from kinhec.generator import simulate
-    from kinhec.recipe import Recipe
+    from kinhec.synth.generator import simulate
+    from kinhec.synth.recipe import Recipe
 
     for s in range(4):
         g = simulate(Recipe(seed=700 + s, robot=robot, family="lookat", sampling_mode="stations", n_stations=8,
@@ -475,7 +475,7 @@ def test_lookat_board_is_not_under_the_table(robot, target):
 
 @pytest.mark.parametrize("robot", ["ur5e", "panda", "iiwa14", "irb120"])
 def test_parallel_subset_keeps_the_axes_parallel(robot):
-    from kinhec.motion import relative_motions, rotation_axis_scatter
+    from kinhec.geometry.motion import relative_motions, rotation_axis_scatter
 
     model = get_robot(robot)
     for s in range(3):

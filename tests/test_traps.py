@@ -19,11 +19,12 @@ import pytest
 from click.testing import CliRunner
 
 from kinhec import io as kio
-from kinhec import se3, solvers
+from kinhec import solvers
+from kinhec.geometry import se3
 from kinhec.cli import main
-from kinhec.errors import DatasetFormatError, InputError
-from kinhec.motion import relative_motions, select_keyframes
-from kinhec.runner import generate_dataset
+from kinhec.util.errors import DatasetFormatError, InputError
+from kinhec.geometry.motion import relative_motions, select_keyframes
+from kinhec.synth.runner import generate_dataset
 from kinhec.solvers import AbsolutePosesWarning
 from kinhec.solvers.ransac import RANSAC_SEED
 
@@ -158,7 +159,7 @@ def test_unknown_sequence_id_suggests_close_ones(data):
 
 # --- a folder being generated ------------------------------------------------------------------------------------------
 def test_validate_says_a_folder_being_generated_is_in_use(data, tmp_path):
-    from kinhec.validate import validate_dataset
+    from kinhec.dataset.validate import validate_dataset
 
     lock = data / ".kinhec" / "lock"
     lock.parent.mkdir(exist_ok=True)
@@ -194,7 +195,7 @@ def test_pool_workers_die_with_a_killed_parent(tmp_path):
     script = textwrap.dedent(
         """
         import sys, time
-        from kinhec.executors import LocalExecutor
+        from kinhec.util.executors import LocalExecutor
         ex = LocalExecutor(time.sleep, 2)
         futs = [ex.submit(60) for _ in range(2)]
         time.sleep(1.0)

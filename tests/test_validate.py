@@ -18,12 +18,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from kinhec import io as kio
-from kinhec import jsonutil
-from kinhec.errors import DatasetFormatError, InputError
-from kinhec.robots import get_robot
-from kinhec.runner import generate_dataset
-from kinhec.schema import INDEX_SCHEMA, pose_columns
-from kinhec.validate import CHECKS, ERROR, WARNING, Finding, ValidationReport, validate_dataset
+from kinhec.util import jsonutil
+from kinhec.util.errors import DatasetFormatError, InputError
+from kinhec.models.robots import get_robot
+from kinhec.synth.runner import generate_dataset
+from kinhec.io.schema import INDEX_SCHEMA, pose_columns
+from kinhec.dataset.validate import CHECKS, ERROR, WARNING, Finding, ValidationReport, validate_dataset
 
 
 # --------------------------------------------------------------------------- #
@@ -155,7 +155,7 @@ def test_sample_is_evenly_spaced_and_deterministic(generated):
 
 
 def test_sample_positions():
-    from kinhec.validate import _evenly_spaced
+    from kinhec.dataset.validate import _evenly_spaced
 
     assert _evenly_spaced(16, 4).tolist() == [0, 5, 10, 15]
     assert _evenly_spaced(5, 1).tolist() == [0]
@@ -229,7 +229,7 @@ def test_perturbed_target_pose_breaks_axyb(data):
 def test_axyb_pose_tolerance_at_its_boundary(data):
     # AXYB_TOL_MM = 1e-6 mm: a target moved by a fifth of it passes, by three times it fails (a residual taken in
     # other units, cm or m, would miss the second)
-    from kinhec.validate import AXYB_TOL_MM
+    from kinhec.dataset.validate import AXYB_TOL_MM
 
     def move_by(delta_m):
         def move(t):
@@ -650,8 +650,8 @@ def test_leftover_tmp_file_is_a_warning(data):
 
 
 def test_rotation_residual_is_accurate_near_zero():
-    from kinhec import se3
-    from kinhec.validate import _rel_rotation_deg
+    from kinhec.geometry import se3
+    from kinhec.dataset.validate import _rel_rotation_deg
 
     rng = np.random.default_rng(3)
     R = se3.random_rotations(rng, 200)

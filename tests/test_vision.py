@@ -8,10 +8,10 @@ import sys
 import numpy as np
 import pytest
 
-from kinhec import se3
-from kinhec.cameras import TARGET_NAMES, get_target
-from kinhec.errors import InputError, UnknownNameError
-from kinhec.intrinsics import project
+from kinhec.geometry import se3
+from kinhec.models.cameras import TARGET_NAMES, get_target
+from kinhec.util.errors import InputError, UnknownNameError
+from kinhec.models.intrinsics import project
 from kinhec.vision.targets import AprilGrid, Charuco, Chessboard, parse_target, target_for_preset
 
 cv2 = pytest.importorskip("cv2")
@@ -154,7 +154,7 @@ def test_render_is_seeded_and_draws_the_black_corner_square_at_corner_0():
 
 
 def test_undistortion_inverts_the_lens_model():
-    from kinhec.intrinsics import _distort
+    from kinhec.models.intrinsics import _distort
 
     d = np.array([-0.25, 0.08, 0.001, -0.0005, -0.01])
     xy = np.random.default_rng(3).uniform(-0.6, 0.6, (500, 2))

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.vision import checks, pairing, symmetry
 from kinhec.vision.targets import Chessboard
 

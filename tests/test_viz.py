@@ -1,4 +1,4 @@
-"""Figures of a dataset folder (kinhec.viz): every figure is written, readable and not blank."""
+"""Figures of a dataset folder (kinhec.report.viz): every figure is written, readable and not blank."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 import kinhec
-from kinhec import viz
-from kinhec.errors import DatasetFormatError, InputError
+from kinhec.report import viz
+from kinhec.util.errors import DatasetFormatError, InputError
 
 from helpers.figure_runs import full_run, smoke, with_results  # noqa: F401  (module fixtures of the figure tests)
 
@@ -91,7 +91,7 @@ def test_figures_differ_between_sequences(full_run):
 
 
 def test_import_kinhec_never_imports_matplotlib():
-    code = "import sys, kinhec, kinhec.viz; assert 'matplotlib' not in sys.modules, 'matplotlib was imported'"
+    code = "import sys, kinhec, kinhec.report.viz; assert 'matplotlib' not in sys.modules, 'matplotlib was imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

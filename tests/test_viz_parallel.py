@@ -6,8 +6,8 @@ import hashlib
 
 import pytest
 
-from kinhec import viz
-from kinhec.errors import InputError
+from kinhec.report import viz
+from kinhec.util.errors import InputError
 
 from helpers.figure_runs import full_run, smoke, with_results  # noqa: F401  (module fixtures of the figure tests)
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from kinhec import se3
-from kinhec.errors import InputError, UnknownNameError
+from kinhec.geometry import se3
+from kinhec.util.errors import InputError, UnknownNameError
 
 __all__ = ["STORAGES", "TfEdge", "PoseTopic", "write_bag", "stamps_ns"]
 

@@ -34,9 +34,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from kinhec import se3
-from kinhec.cameras import as_camera, as_target, project_points
-from kinhec.errors import InputError
+from kinhec.geometry import se3
+from kinhec.models.cameras import as_camera, as_target, project_points
+from kinhec.util.errors import InputError
 
 __all__ = ["apply_board_scale", "intrinsics_bias", "biased_camera"]
 
@@ -92,7 +92,7 @@ def intrinsics_bias(camera, target, T_cam_target_gt, f_scale: float, dc_px) -> n
         ``T_pnp inv(T_gt)`` per frame: the noise-free PnP pose with the off
         intrinsics, relative to the truth, in the camera frame.
     """
-    from kinhec.pnp import solve_pnp
+    from kinhec.models.pnp import solve_pnp
 
     cam, tgt = as_camera(camera), as_target(target)
     T = np.asarray(T_cam_target_gt, dtype=np.float64)

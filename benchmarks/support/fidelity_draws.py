@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kinhec.errors import InputError
-from kinhec.fidelity import EXCLUDED, RATIO_HIGH, RATIO_LOW, _fmt, _read_table, _write_table, results_medians
+from kinhec.util.errors import InputError
+from kinhec.evaluate.fidelity import EXCLUDED, RATIO_HIGH, RATIO_LOW, format_value, read_table, results_medians, write_table
 
 #: Tracks whose small-tier medians are compared over several draws.
 DRAW_TRACKS = ("mixed", "outliers")
@@ -84,7 +84,7 @@ def draw_medians(results_by_draw: Mapping[int, pd.DataFrame], *, tracks=DRAW_TRA
 
 def write_draws(table: pd.DataFrame, path: str | Path) -> Path:
     """Store :func:`draw_medians` as CSV."""
-    return _write_table(table[_COLUMNS], path)
+    return write_table(table[_COLUMNS], path)
 
 
 def read_draws(path: str | Path) -> pd.DataFrame:
@@ -95,7 +95,7 @@ def read_draws(path: str | Path) -> pd.DataFrame:
     InputError
         The file is missing or lacks a column (the message names it).
     """
-    t = _read_table(path, "medians per draw (track, solver, draw, rot, trans, n)", _COLUMNS, "track").reset_index()
+    t = read_table(path, "medians per draw (track, solver, draw, rot, trans, n)", _COLUMNS, "track").reset_index()
     t["draw"] = t["draw"].astype(str)
     return t[_COLUMNS]
 
@@ -113,7 +113,7 @@ def draws_table(ours: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
         Index ``(track, solver)``; for ``k`` in ``rot``, ``trans``: ``{k}_pub_lo``, ``{k}_pub_hi`` (the range
         of the published draws' medians), ``{k}_pub`` (published pooled), ``{k}_ours_lo``, ``{k}_ours_hi``,
         ``{k}_ours`` (kinhec's), ``ratio_{k}`` (pooled kinhec / pooled published); ``n_pub``, ``n_ours``
-        (pooled rows) and ``checked`` (False for :data:`kinhec.fidelity.EXCLUDED` solvers).
+        (pooled rows) and ``checked`` (False for :data:`kinhec.evaluate.fidelity.EXCLUDED` solvers).
     """
     out = {}
     for who, t in (("pub", published), ("ours", ours)):
@@ -171,15 +171,15 @@ def render_draws(ours: pd.DataFrame, published: pd.DataFrame) -> str:
              f"its global seed + {DRAW_SEED_STEP:,} `k`; 0 is the shipped one).  Pooled over the draws, {inside} of "
              f"{ratios.size} kinhec / published medians are within {RATIO_LOW}-{RATIO_HIGH}x "
              f"({', '.join(f'`{s}`' for s in EXCLUDED)} aside; worst "
-             f"{_fmt(float(ratios[np.argmax(np.abs(np.log(ratios)))]), 2) if ratios.size else '-'}).", ""]
+             f"{format_value(float(ratios[np.argmax(np.abs(np.log(ratios)))]), 2) if ratios.size else '-'}).", ""]
     for track in dict.fromkeys(table.index.get_level_values("track")):
         po, pp, pw = spread_between_draws(published, track)
         oo, op, ow = spread_between_draws(ours, track)
         sub = table.xs(track, level="track")
         lines += [f"`{track}` ({int(sub['n_pub'].max()):,} published and {int(sub['n_ours'].max()):,} kinhec sequences "
                   f"pooled).  One published draw against another: {po} of {pp} median ratios outside "
-                  f"{RATIO_LOW}-{RATIO_HIGH}x, the largest {_fmt(pw, 2)}x; kinhec's draws: {oo} of {op}, the largest "
-                  f"{_fmt(ow, 2)}x.", "",
+                  f"{RATIO_LOW}-{RATIO_HIGH}x, the largest {format_value(pw, 2)}x; kinhec's draws: {oo} of {op}, the largest "
+                  f"{format_value(ow, 2)}x.", "",
                   "| solver | rot. published draws [deg] | pooled | rot. kinhec draws | pooled | ratio "
                   "| trans. published draws [mm] | pooled | trans. kinhec draws | pooled | ratio |",
                   "|---|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
@@ -187,11 +187,11 @@ def render_draws(ours: pd.DataFrame, published: pd.DataFrame) -> str:
             cells = []
             for k, d in (("rot", 3), ("trans", 1)):
                 x = r[f"ratio_{k}"]
-                txt = _fmt(x, 2)
+                txt = format_value(x, 2)
                 if r["checked"] and np.isfinite(x) and not RATIO_LOW <= x <= RATIO_HIGH:
                     txt = f"**{txt}**"
-                cells += [f"{_fmt(r[f'{k}_pub_lo'], d)}-{_fmt(r[f'{k}_pub_hi'], d)}", _fmt(r[f"{k}_pub"], d),
-                          f"{_fmt(r[f'{k}_ours_lo'], d)}-{_fmt(r[f'{k}_ours_hi'], d)}", _fmt(r[f"{k}_ours"], d), txt]
+                cells += [f"{format_value(r[f'{k}_pub_lo'], d)}-{format_value(r[f'{k}_pub_hi'], d)}", format_value(r[f"{k}_pub"], d),
+                          f"{format_value(r[f'{k}_ours_lo'], d)}-{format_value(r[f'{k}_ours_hi'], d)}", format_value(r[f"{k}_ours"], d), txt]
             name = f"`{solver}`" if r["checked"] else f"*`{solver}`*"
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
         lines.append("")

@@ -4,9 +4,9 @@ For true ``X`` and ``Y`` (a :class:`~kinhec.planner.candidates.Scene` with the
 truth in it) and flange poses ``T_base_ee``, the camera sees
 ``C = T_cam_target`` and reports it with the camera model of
 :class:`~kinhec.planner.model.PlannerNoise` (``pnp``: pixel noise on the target
-points, then PnP, :func:`kinhec.pnp.simulate_pnp`; ``se3_gaussian``:
-:func:`kinhec.noise.camera_se3_gaussian`), and the robot reports its flange
-pose with flange-frame twist noise (:func:`kinhec.noise.robot_se3_gaussian`).
+points, then PnP, :func:`kinhec.models.pnp.simulate_pnp`; ``se3_gaussian``:
+:func:`kinhec.models.noise.camera_se3_gaussian`), and the robot reports its flange
+pose with flange-frame twist noise (:func:`kinhec.models.noise.robot_se3_gaussian`).
 The result is what an ``A X = Y B`` solver takes: ``A = T_base_ee`` and
 ``B = inv(T_cam_target)`` (eye-in-hand) or ``T_cam_target`` (eye-to-hand).
 """
@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from kinhec import se3
-from kinhec.noise import camera_se3_gaussian, robot_se3_gaussian
+from kinhec.geometry import se3
+from kinhec.models.noise import camera_se3_gaussian, robot_se3_gaussian
 from kinhec.planner.candidates import Scene
 from kinhec.planner.model import PlannerNoise
-from kinhec.pnp import simulate_pnp
+from kinhec.models.pnp import simulate_pnp
 
 __all__ = ["simulate_measurements"]
 

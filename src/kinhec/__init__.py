@@ -6,7 +6,7 @@ The package is a stack of groups, each importing only the groups below it
 ``util`` -> ``geometry`` -> ``models`` -> ``io`` -> ``solvers`` -> ``synth`` ->
 ``vision`` -> ``calibrate`` -> ``evaluate`` -> ``dataset`` -> ``report`` ->
 ``planner`` -> ``cli``.  Modules of the earlier flat layout keep their import
-paths (``kinhec.se3`` is ``kinhec.geometry.se3``: :mod:`kinhec.util.moved`).
+paths (``kinhec.geometry.se3`` is ``kinhec.geometry.se3``: :mod:`kinhec.util.moved`).
 ``import kinhec`` stays light: it imports only the standard library; the
 public loaders and :mod:`kinhec.geometry.se3` are resolved on first use.
 """

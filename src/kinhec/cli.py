@@ -20,7 +20,7 @@ from pathlib import Path
 import click
 
 from kinhec import __version__
-from kinhec.errors import DatasetFormatError, FolderInUseError, InputError, KinhecError
+from kinhec.util.errors import DatasetFormatError, FolderInUseError, InputError, KinhecError
 
 #: Exit status of bad input (the command line or a file it names) and of a job that failed or found problems.
 EXIT_BAD_INPUT, EXIT_FAILED = 2, 1
@@ -139,7 +139,7 @@ class _MultiValue(click.Option):
 
 
 def _tracks():
-    from kinhec.schema import TRACKS
+    from kinhec.io.schema import TRACKS
 
     return TRACKS
 
@@ -171,11 +171,11 @@ def _console():
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON instead of tables.")
 def info(as_json: bool) -> None:
     """List robots, camera and target presets, tracks, tiers and solvers."""
-    from kinhec.inventory import inventory
+    from kinhec.dataset.inventory import inventory
 
     data = inventory()
     if as_json:
-        from kinhec import jsonutil
+        from kinhec.util import jsonutil
 
         click.echo(jsonutil.dumps(data, indent=2))
         return
@@ -230,7 +230,7 @@ def plan(tier_name: str, tracks: tuple[str, ...]) -> None:
     """Print the number of sequences per track and in total for a tier."""
     from rich.table import Table
 
-    from kinhec import tiers as tiers_mod
+    from kinhec.synth import tiers as tiers_mod
 
     tier = tiers_mod.load_tier(tier_name)
     counts = tiers_mod.plan_counts(tier, tracks or None)
@@ -253,8 +253,8 @@ def _positive_int(ctx, param, value):
 
 
 def _check_tracks(tracks):
-    from kinhec.errors import UnknownNameError
-    from kinhec.tracks import TRACKS
+    from kinhec.util.errors import UnknownNameError
+    from kinhec.io.tracks import TRACKS
 
     for t in tracks:
         if t not in TRACKS:
@@ -287,7 +287,7 @@ def _check_tracks(tracks):
 def generate(ctx, tier_name, out, workers, tracks, limit, fail_fast, executor, scheduler, overwrite, force, quiet):
     """Generate (or resume) a dataset folder from a tier; finished shards are skipped."""
     _check_tracks(tracks)  # before the heavy imports: a wrong name is reported at once
-    from kinhec.runner import generate_dataset
+    from kinhec.synth.runner import generate_dataset
 
     con = _console()
     reporter = _ShardProgress(con, enabled=not quiet)
@@ -375,11 +375,11 @@ def _print_generate_summary(con, s) -> None:
 def index(data):
     """Rebuild sequences.parquet / sequences.csv from the shards' metadata."""
     from kinhec import io
-    from kinhec.errors import DatasetFormatError
+    from kinhec.util.errors import DatasetFormatError
 
     if not any((Path(data) / sub).is_dir() for sub in ("robot", "camera")):
         raise DatasetFormatError(f"{data}: not a kinhec dataset: expected robot/ and camera/ shard folders, found neither")
-    from kinhec.locking import writer_lock
+    from kinhec.util.locking import writer_lock
 
     with writer_lock(data):  # the one lock of every writer (generate, benchmark, index)
         man = io.rebuild_index(data)
@@ -398,7 +398,7 @@ def index(data):
 @click.pass_context
 def validate(ctx, data, max_sequences, report_path, partial, quiet):
     """Check a dataset folder: files, schema, row groups, clocks, poses, FK and the AX=YB identity."""
-    from kinhec.validate import validate_dataset
+    from kinhec.dataset.validate import validate_dataset
 
     con = _console()
     with _simple_progress(con, "validate", "sequences", enabled=not quiet) as progress:
@@ -408,7 +408,7 @@ def validate(ctx, data, max_sequences, report_path, partial, quiet):
     if report_path:
         report.write_json(report_path)
         con.print(f"report written to {report_path}")
-    from kinhec.validation_record import record_validation
+    from kinhec.dataset.validation_record import record_validation
 
     record_validation(data, report)  # for kinhec report DATA ("validation: passed"), beside the data's state
     if not report.ok:
@@ -456,7 +456,7 @@ class _simple_progress:
                    "(default: a clone of kinhec's source in ./kinhec).")
 def card(data, hf_repo, source):
     """Write the dataset card README.md (with LICENSE and CITATION.cff) from the index."""
-    from kinhec.card import write_card
+    from kinhec.dataset.card import write_card
 
     path = write_card(data, hf_repo=hf_repo, source=source)
     click.echo(f"card written to {path}")
@@ -470,7 +470,7 @@ def card(data, hf_repo, source):
 @click.option("--out", "out", type=click.Path(file_okay=False), default=".", show_default=True, help="Output folder.")
 def export(data, sequence_id, fmt, out):
     """Export one sequence as CSV or TUM pose files."""
-    from kinhec.export import export_sequence
+    from kinhec.dataset.export import export_sequence
 
     for p in export_sequence(data, sequence_id, fmt, out):
         click.echo(str(p))
@@ -525,7 +525,7 @@ def render(data, sequence_id, out, target, blur_px, noise_dn, lighting, motion_b
 @click.pass_context
 def clean(ctx, root, dry_run, partial, data, build, all_, yes, force):
     """Remove caches and the scratch folder (default), half-written shards, dataset folders or build output."""
-    from kinhec.clean import execute, plan_clean
+    from kinhec.dataset.clean import execute, plan_clean
 
     plan = plan_clean(root, partial=partial, data=data, build=build, all_=all_, force=force)
     lines = plan.describe()
@@ -575,7 +575,7 @@ def benchmark(ctx, data, out, solvers, solver_modules, tracks, max_sequences, sy
 
     Plug-in solvers come from --solver-module and from the kinhec.solvers entry points of installed packages.
     """
-    from kinhec.benchmark import EVAL_SYNCS, run_benchmark
+    from kinhec.evaluate.benchmark import EVAL_SYNCS, run_benchmark
 
     con = _console()
     reporter = _ShardProgress(con, enabled=not quiet, label="benchmark")
@@ -594,7 +594,7 @@ def benchmark(ctx, data, out, solvers, solver_modules, tracks, max_sequences, sy
         f"shard(s) evaluated, {s.skipped_units} reused; {s.n_ok:,}/{s.n_rows:,} rows ok; "
         f"{s.wall_s:.1f} s wall, {s.cpu_s:.1f} s CPU"
     )
-    from kinhec.benchmark import describe_failed_rows
+    from kinhec.evaluate.benchmark import describe_failed_rows
 
     for line in describe_failed_rows(s.results, limit=3) if s.results is not None else []:
         con.print(line, highlight=False, markup=False)  # which rows have no estimate, and whether that is expected
@@ -622,7 +622,7 @@ def benchmark(ctx, data, out, solvers, solver_modules, tracks, max_sequences, sy
 @click.option("--quiet", "-q", is_flag=True, help="Do not list the figures as they are written.")
 def visualize(data, out, sequences, workers, quiet):
     """Draw the PNG figures of a dataset (and of its benchmark results, when present)."""
-    from kinhec.viz import make_figures
+    from kinhec.report.viz import make_figures
 
     con = _console()
     paths = make_figures(data, out=out, sequences=list(sequences) or None, workers=workers,
@@ -876,7 +876,7 @@ def check(ctx, calibration, hand, eye, bag, hand_tf, eye_tf, hand_topic, eye_top
 
     Exit status 0 consistent, 3 changed, 2 bad input (nothing written).
     """
-    from kinhec import jsonutil
+    from kinhec.util import jsonutil
     from kinhec.calibrate import check as ck
 
     try:
@@ -1011,7 +1011,7 @@ def calibrate_multi(ctx, folder, setup, fmt, hand_pose, eye_pose, units, scale, 
 def plan_poses_cmd(robot, setup, camera, target, x_guess, y_guess, guesses_from, n, taken, stop_std_mm, seed, out,
                    camera_noise, pixel_std, robot_noise, criterion, guess_tolerance, figure_out):  # fmt: skip
     """Plan the poses to record: reachable, target in view, minimising the predicted error of X."""
-    from kinhec.errors import InputError
+    from kinhec.util.errors import InputError
     from kinhec.planner import PlanLimits, noise_model, plan_poses
     from kinhec.planner.guesses import parse_tolerance
 
@@ -1067,7 +1067,7 @@ def suite():
 @click.pass_context
 def suite_check(ctx, root, only, sigma):
     """Verify checksums, re-solve every entry and compare it with its reference result."""
-    from kinhec.suite import check
+    from kinhec.evaluate.suite import check
 
     def show(r):
         status = "PASS" if r.ok else "FAIL"
@@ -1090,7 +1090,7 @@ def suite_check(ctx, root, only, sigma):
 @_SUITE_ONLY
 def suite_bless(root, only):
     """Re-solve the entries and overwrite their reference results (review the diff of results/)."""
-    from kinhec.suite import bless
+    from kinhec.evaluate.suite import bless
 
     bless(root, only=list(only) or None, progress=lambda i: click.echo(f"blessed {i}"))
 
@@ -1102,7 +1102,7 @@ def suite_bless(root, only):
               help="Folder of the real data (default: shared/realdata next to the repository).")
 def suite_freeze(root, only, realdata):
     """Rebuild observation and truth files from their sources and rewrite SHA256SUMS."""
-    from kinhec.suite import freeze
+    from kinhec.evaluate.suite import freeze
 
     for i in freeze(root, only=list(only) or None, realdata=realdata):
         click.echo(f"froze {i}")
@@ -1114,7 +1114,7 @@ def suite_freeze(root, only, realdata):
 @click.option("--run-opencv", is_flag=True, help="First recompute results/<id>/opencv.json (needs the dev extra).")
 def suite_compare(root, only, run_opencv):
     """Print kinhec's reference results against OpenCV's on the same observations."""
-    from kinhec.suite.compare import compare_rows, format_table, run_opencv as _run
+    from kinhec.evaluate.suite.compare import compare_rows, format_table, run_opencv as _run
 
     if run_opencv:
         _run(root, only=list(only) or None, progress=lambda i: click.echo(f"opencv {i}", err=True))

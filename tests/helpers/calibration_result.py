@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 import kinhec
-from kinhec import se3, solvers
+from kinhec import solvers
+from kinhec.geometry import se3
 from kinhec.solvers._common import axis_scatter_lambda2
 
 

@@ -11,7 +11,7 @@ of an arm, a hand-eye transform ``X`` of a few centimetres and a reference
   at the workspace), ``B_i = T_cam_target = inv(Y) A_i X``.
 
 In both, ``A_i X = Y B_i``; the relative motions between consecutive poses,
-``A = inv(A_i) A_j``, ``B = inv(B_i) B_j`` (via :mod:`kinhec.motion`), satisfy
+``A = inv(A_i) A_j``, ``B = inv(B_i) B_j`` (via :mod:`kinhec.geometry.motion`), satisfy
 ``A X = X B``.  Noise follows the dataset's models (flange-frame twist noise on
 the robot; camera-frame anisotropic translation noise and a target-frame
 rotation perturbation on ``T_cam_target``); outliers replace measurements by
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kinhec import motion, se3
+from kinhec.geometry import motion, se3
 
 #: Workspaces of arms of different sizes: box centre and half extents [m], maximal
 #: tilt of the flange axis from straight down [deg].

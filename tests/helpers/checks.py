@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kinhec import se3
+from kinhec.geometry import se3
 
 
 def right_error(T_est, T_true):

@@ -11,8 +11,8 @@ import pyarrow as pa
 from scipy.spatial.transform import Rotation
 
 from kinhec import io as kio
-from kinhec import se3
-from kinhec.schema import CAMERA_SCHEMA, INDEX_SCHEMA, ROBOT_SCHEMA, SequenceTables, pose_columns
+from kinhec.geometry import se3
+from kinhec.io.schema import CAMERA_SCHEMA, INDEX_SCHEMA, ROBOT_SCHEMA, SequenceTables, pose_columns
 
 ASYNC_OFFSET_S = 0.05
 ROBOT_RATE_HZ = 500.0

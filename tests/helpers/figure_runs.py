@@ -15,9 +15,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import kinhec
-from kinhec import viz
+from kinhec.report import viz
 from kinhec.io import is_asynchronous
-from kinhec.schema import RESULTS_SCHEMA
+from kinhec.io.schema import RESULTS_SCHEMA
 
 from helpers.builds import built_once
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from kinhec import io as kio
-from kinhec import se3
-from kinhec.export import export_sequence
-from kinhec.generator import generate_sequence
-from kinhec.recipe import Recipe
+from kinhec.geometry import se3
+from kinhec.dataset.export import export_sequence
+from kinhec.synth.generator import generate_sequence
+from kinhec.synth.recipe import Recipe
 
 #: A station recording on a UR5e: look-at path, Gaussian robot and camera pose noise (the calibrate tests'
 #: generated input; ``n_stations`` and ``seed`` are varied).

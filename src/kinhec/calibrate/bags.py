@@ -30,7 +30,7 @@ streams is then estimated exactly as for files.  Only the connections a stream
 needs are decoded (``/tf`` and ``/tf_static`` for frame pairs, the named topics
 otherwise).
 
-A wrong frame or topic name raises an :class:`~kinhec.errors.InputError`
+A wrong frame or topic name raises an :class:`~kinhec.util.errors.InputError`
 listing the frames and the pose topics the bag has.
 """
 
@@ -43,7 +43,7 @@ import numpy as np
 from kinhec.calibrate.readers import PoseStream
 from kinhec.calibrate.tf_messages import decode_batch
 from kinhec.calibrate.tftree import TfTree, dedup, transforms_from_ros
-from kinhec.errors import InputError
+from kinhec.util.errors import InputError
 
 __all__ = ["POSE_TYPES", "TF_TOPICS", "BAG_SUFFIXES", "read_bag", "parse_stream", "frame_names", "cli_streams"]
 

@@ -22,7 +22,7 @@ divides the chain's translation.  The negative log-posterior
 
 is minimised over the intrinsics ``k`` (those estimated), ``X``, ``Y``,
 ``log b`` and every view's twist ``xi_i`` by Levenberg-Marquardt
-(:func:`kinhec.lsq.levenberg_marquardt`, block-sparse), starting from
+(:func:`kinhec.geometry.lsq.levenberg_marquardt`, block-sparse), starting from
 ``he_ml``'s solution.  The noise levels ``s_px``, ``v_rot``, ``v_trans``
 start at ``he_ml``'s and are re-estimated by expectation-maximisation at the
 refined intrinsics (``he_ml``'s, at intrinsics that a small target leaves far
@@ -50,9 +50,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kinhec import se3
-from kinhec.intrinsics import INTRINSIC_NAMES, PackedViews, project
-from kinhec.lsq import BlockStructure, block_jacobian_parts
+from kinhec.geometry import se3
+from kinhec.models.intrinsics import INTRINSIC_NAMES, PackedViews, project
+from kinhec.geometry.lsq import BlockStructure, block_jacobian_parts
 from kinhec.solvers.reprojection import chain_poses
 
 __all__ = ["BundleFit", "refine_bundle", "INTRINSICS_PRIOR", "DISTORTION_PRIOR"]
@@ -120,7 +120,7 @@ class BundleFit:
 
 def _exp6(v: np.ndarray) -> np.ndarray:
     """``exp(v)`` of one twist ``(omega, v)`` (4, 4), Rodrigues' formula written out (called once per residual
-    evaluation, where the batched :func:`kinhec.se3.se3_exp` costs more in overhead than in arithmetic)."""
+    evaluation, where the batched :func:`kinhec.geometry.se3.se3_exp` costs more in overhead than in arithmetic)."""
     w, u = v[:3], v[3:]
     th2 = float(w @ w)
     K = np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
@@ -294,7 +294,7 @@ def refine_bundle(views: PackedViews, A, X0, Y0, intrinsics0, configuration: str
 
     def fun(x):
         k, X, Y, b, xi = unpack(x)
-        C = _chain(A @ se3._se3_exp(xi), X, Y, configuration)
+        C = _chain(A @ se3.se3_exp_unchecked(xi), X, Y, configuration)
         C[:, :3, 3] /= b
         r = [((project(k, C, views.points_3d)[mask] - obs) / lv["s_px"]).ravel(), (xi / lv["sig"]).ravel()]
         if k_std is not None and n_int:

@@ -59,14 +59,14 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate import pairing as pr
 from kinhec.calibrate import solve as sv
 from kinhec.calibrate.frames import eye_solver_form, hand_metric
 from kinhec.calibrate.option_values import units_pair
 from kinhec.calibrate.output import quat_xyzw
 from kinhec.calibrate.readers import read_stream, with_quaternion_order
-from kinhec.errors import InputError
+from kinhec.util.errors import InputError
 from kinhec.solvers import shah
 
 __all__ = ["StoredCalibration", "CheckResult", "load_calibration", "read_new_pairs", "residuals_and_jacobian",

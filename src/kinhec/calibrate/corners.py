@@ -1,7 +1,7 @@
 """Calibration from the target's corners: robot poses and detected pixels in one observation file.
 
 ``kinhec calibrate --corners FILE`` reads an observation file (the
-calibration-rs JSON of :mod:`kinhec.observations`: per view the target
+calibration-rs JSON of :mod:`kinhec.synth.observations`: per view the target
 points, their pixels and ``meta.base_se3_gripper``).  The camera side is
 not a pose file but the corners themselves:
 
@@ -44,9 +44,9 @@ from kinhec.calibrate.bundle import DISTORTION_PRIOR, INTRINSICS_PRIOR, refine_b
 from kinhec.calibrate.frames import names as frame_names
 from kinhec.calibrate.observability import observability
 from kinhec.calibrate.result import CalibrationResult
-from kinhec.blas import single_threaded_blas
-from kinhec.errors import InputError
-from kinhec.intrinsics import calibrate_camera, camera_calibration, pack_views
+from kinhec.util.blas import single_threaded_blas
+from kinhec.util.errors import InputError
+from kinhec.models.intrinsics import calibrate_camera, camera_calibration, pack_views
 from kinhec.solvers import pair_model as pm
 from kinhec.solvers.he_ml import he_ml
 from kinhec.solvers.reprojection import PixelViews, chain_poses
@@ -88,8 +88,8 @@ def chain_rms_note(obs, camera, A, res) -> str:
 def solve_corners(obs, camera):
     """:func:`kinhec.solvers.he_ml.he_ml` on an observation set's corners, the camera (intrinsics, view poses) given.
 
-    ``obs`` a :class:`kinhec.observations.ObservationSet`, ``camera`` a
-    :class:`kinhec.intrinsics.CameraCalibration` of its views; the pose pairs come from the camera's view
+    ``obs`` a :class:`kinhec.synth.observations.ObservationSet`, ``camera`` a
+    :class:`kinhec.models.intrinsics.CameraCalibration` of its views; the pose pairs come from the camera's view
     poses, ``X`` and ``Y`` from the pixels (``pixels=``).  Returns the :class:`~kinhec.solvers.he_ml.HeMlResult`.
     """
     pixels = PixelViews(obs.points_3d, obs.points_2d, obs.image_size, obs.mode, camera.intrinsics)
@@ -136,7 +136,7 @@ def calibrate_corners(path, *, intrinsics=None, setup: str | None = None, where:
     Parameters
     ----------
     path : str, Path or ObservationSet
-        Observation JSON (:func:`kinhec.observations.read_observations`), or the observations themselves
+        Observation JSON (:func:`kinhec.synth.observations.read_observations`), or the observations themselves
         (e.g. detected in images, :mod:`kinhec.calibrate.images`), named ``where`` in messages.
     intrinsics : str or array_like, optional
         Known ``fx, fy, cx, cy[, k1, k2, p1, p2[, k3]]`` [px]; estimated from the views when omitted.
@@ -155,7 +155,7 @@ def calibrate_corners(path, *, intrinsics=None, setup: str | None = None, where:
 
     Notes
     -----
-    Runs with BLAS on one thread (:func:`kinhec.blas.single_threaded_blas`): its products are small, so more
+    Runs with BLAS on one thread (:func:`kinhec.util.blas.single_threaded_blas`): its products are small, so more
     threads only spin (2.5x the CPU time on 2 cores for the kuka_1 views), and the result's last digits then
     do not depend on the thread setting.
     """
@@ -165,7 +165,7 @@ def calibrate_corners(path, *, intrinsics=None, setup: str | None = None, where:
 
 
 def _calibrate_corners(path, *, intrinsics, setup, where, intrinsics_prior) -> CalibrationResult:
-    from kinhec.observations import ObservationSet, read_observations  # lazy: it loads pandas (kinhec.generator)
+    from kinhec.synth.observations import ObservationSet, read_observations  # lazy: it loads pandas (kinhec.synth.generator)
 
     if isinstance(path, ObservationSet):
         obs, path = path, Path(where or "observations")

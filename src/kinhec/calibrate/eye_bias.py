@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kinhec import se3
+from kinhec.geometry import se3
 
 __all__ = ["ROT_STD", "FOCAL_STD", "N_PARAMS", "prior_std", "correct", "describe", "note"]
 

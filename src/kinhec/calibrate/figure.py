@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kinhec import palette
+from kinhec.util import palette
 
 __all__ = ["draw", "build", "summary_lines"]
 

@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate import conventions as cv
 from kinhec.calibrate import pairing as pr
 from kinhec.calibrate import reading_choice as rc
@@ -64,7 +64,7 @@ from kinhec.calibrate.observability import MIN_LAMBDA2, MIN_ROT_RANGE_DEG
 from kinhec.calibrate.output import ros_static_transform
 from kinhec.calibrate.readers import PoseStream, with_quaternion_order
 from kinhec.calibrate.readings import Reading
-from kinhec.errors import InputError
+from kinhec.util.errors import InputError
 from kinhec.solvers import _common as c
 
 __all__ = ["Decision", "check", "HAND_POSES", "EYE_POSES", "SETUPS_CHECKED", "UNIT_M"]

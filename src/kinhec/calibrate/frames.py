@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate.readers import PoseStream, to_metres
-from kinhec.errors import InputError, UnknownNameError
+from kinhec.util.errors import InputError, UnknownNameError
 
 __all__ = ["SETUPS", "HAND_POSES", "EYE_POSES", "UNITS", "names", "hand_metric", "eye_solver_form"]
 

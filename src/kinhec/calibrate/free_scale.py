@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate import scale as sc
 from kinhec.calibrate import solve as sv
 from kinhec.calibrate.pairing import OrderPairing
-from kinhec.errors import DegenerateMotionError
+from kinhec.util.errors import DegenerateMotionError
 
 __all__ = ["MARGIN", "log_likelihood", "gain", "restart", "board_scale"]
 

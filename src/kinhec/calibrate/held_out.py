@@ -4,8 +4,8 @@ Held-out accuracy
 -----------------
 Leave one *station* out (the pairs of one pose of the hand: one pair when the
 pairs have no stamps; with stamps, consecutive pairs until the hand has moved
-:data:`kinhec.motion.KEYFRAME_MIN_ROT_DEG` or
-:data:`kinhec.motion.KEYFRAME_MIN_TRANS_M` from the station's first pose -- a
+:data:`kinhec.geometry.motion.KEYFRAME_MIN_ROT_DEG` or
+:data:`kinhec.geometry.motion.KEYFRAME_MIN_TRANS_M` from the station's first pose -- a
 robot standing still, or one keyframe of a moving one), fit ``X``, ``Y`` (and
 the offset and the scale) without it, and predict its eye poses from its hand
 poses.  The fit is not run again: with the whitened residuals ``z_i`` and
@@ -80,10 +80,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from kinhec import se3
-from kinhec.errors import InputError
+from kinhec.geometry import se3
+from kinhec.util.errors import InputError
 from kinhec.calibrate.solve import DIAG_NOISE_DOF
-from kinhec.motion import KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS_M
+from kinhec.geometry.motion import KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS_M
 
 __all__ = ["stations", "leave_one_station_out", "assess", "assess_solution", "summary_line", "summary_lines", "warning", "parse_point", "point_error", "radius_95",
            "LEVEL", "WARN_LEVEL", "MIN_STATIONS", "RADIUS_LOG2"]

@@ -40,14 +40,14 @@ from typing import Callable
 
 import numpy as np
 
-from kinhec.blas import single_threaded_blas
+from kinhec.util.blas import single_threaded_blas
 from kinhec.calibrate import corners as co
 from kinhec.calibrate.frames import HAND_POSES, hand_metric
 from kinhec.calibrate.option_values import units_pair
 from kinhec.calibrate.readers import read_stream
 from kinhec.calibrate.result import CalibrationResult
-from kinhec.errors import InputError, UnknownNameError
-from kinhec.intrinsics import calibrate_camera, pack_views
+from kinhec.util.errors import InputError, UnknownNameError
+from kinhec.models.intrinsics import calibrate_camera, pack_views
 from kinhec.vision import pairing as image_pairing
 from kinhec.vision import symmetry, targets
 
@@ -78,7 +78,7 @@ class _Clock:
 
 def write_corners(path, obs, image_names) -> Path:
     """Write an observation set as JSON with each view's image name in ``meta.image``; returns the path."""
-    from kinhec.observations import observations_to_json, write_document  # lazy: it loads pandas
+    from kinhec.synth.observations import observations_to_json, write_document  # lazy: it loads pandas
 
     doc = observations_to_json(obs)
     for v, name in zip(doc["input"]["views"], image_names):
@@ -127,7 +127,7 @@ def calibrate_images(images, hand, target, *, setup: str | None = None, fmt: str
         cannot be paired, fewer than 3 accepted views (the message lists why
         the others were dropped).
     """
-    # lazy: kinhec.vision.detect loads pandas (through kinhec.observations)
+    # lazy: kinhec.vision.detect loads pandas (through kinhec.synth.observations)
     from kinhec.vision.detect import available_cores, detect_images, observations_from_detections
 
     if hand is None:

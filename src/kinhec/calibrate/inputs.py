@@ -13,7 +13,7 @@ from kinhec.calibrate import stamp_units
 from kinhec.calibrate.bags import read_bag
 from kinhec.calibrate.options import Options
 from kinhec.calibrate.readers import PoseStream, read_kinhec, read_stream, read_streams
-from kinhec.errors import InputError
+from kinhec.util.errors import InputError
 
 __all__ = ["Inputs", "load_inputs"]
 

@@ -29,7 +29,9 @@ from pathlib import Path
 
 import numpy as np
 
-from kinhec import __version__, jsonutil, se3
+from kinhec import __version__
+from kinhec.geometry import se3
+from kinhec.util import jsonutil
 from kinhec.calibrate import multi_edges as me
 from kinhec.calibrate import pairing as pr
 from kinhec.calibrate.frames import eye_solver_form, hand_metric
@@ -38,8 +40,8 @@ from kinhec.calibrate.observability import MAX_X_STD_DEG, MAX_X_STD_M
 from kinhec.calibrate.option_values import units_pair
 from kinhec.calibrate.output import quat_xyzw
 from kinhec.calibrate.readers import read_stream
-from kinhec.errors import InputError, KinhecError, UnknownNameError
-from kinhec.solvers.multi_axyb import _parent_std as _solver_parent_std
+from kinhec.util.errors import InputError, KinhecError, UnknownNameError
+from kinhec.solvers.multi_axyb import parent_std
 from kinhec.solvers.multi_axyb import graph_data, multi_axyb
 
 __all__ = ["MultiCalibrationResult", "calibrate_multi", "read_pairs", "calibrate_multi_dir", "joint_rig",
@@ -203,10 +205,6 @@ def jsonutil_safe(d: dict) -> dict:
     return out
 
 
-def _parent_std(T, cov):
-    return _solver_parent_std(T, cov)
-
-
 def _camera_pairs(fit) -> tuple[dict, dict]:
     """Every camera-to-camera transform of the joint estimate and its standard deviations."""
     cams = fit.y_ids if fit.configuration == "eye_to_hand" else fit.x_ids
@@ -215,7 +213,7 @@ def _camera_pairs(fit) -> tuple[dict, dict]:
         for b in cams[i + 1 :]:
             Z, cov = fit.relative(a, b)
             T[f"{a}_T_{b}"] = Z
-            S[f"{a}_T_{b}"] = _parent_std(Z, cov)
+            S[f"{a}_T_{b}"] = parent_std(Z, cov)
     return T, S
 
 

@@ -43,10 +43,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate import conventions as cv
 from kinhec.calibrate import readings as rd
-from kinhec.errors import InputError
+from kinhec.util.errors import InputError
 from kinhec.solvers import _common as c
 
 __all__ = ["READINGS", "EdgeFiles", "EdgeCheck", "check_edges", "refusal", "EdgeReadingError", "MIN_OWN_PAIRS",

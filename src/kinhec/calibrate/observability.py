@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.solvers import _common as c
 
 __all__ = ["observability", "MIN_LAMBDA2", "MIN_ROT_RANGE_DEG", "MAX_X_STD_DEG", "MAX_X_STD_M",

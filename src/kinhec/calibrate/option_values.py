@@ -7,7 +7,7 @@ import numpy as np
 
 from kinhec.calibrate.frames import UNITS
 from kinhec.calibrate.readers import QUAT_ORDERS
-from kinhec.errors import InputError, UnknownNameError
+from kinhec.util.errors import InputError, UnknownNameError
 
 __all__ = ["nonnegative_pair", "option_pair", "units_pair", "quat_pair", "intrinsics_std"]
 
@@ -15,7 +15,7 @@ __all__ = ["nonnegative_pair", "option_pair", "units_pair", "quat_pair", "intrin
 def nonnegative_pair(value, option: str, expected: str) -> tuple[float, float] | None:
     """``value`` (``"A,B"`` or a pair of numbers) as two finite numbers ``>= 0``; None when not given.
 
-    Raises :class:`~kinhec.errors.InputError` naming ``option`` and what was ``expected`` otherwise.
+    Raises :class:`~kinhec.util.errors.InputError` naming ``option`` and what was ``expected`` otherwise.
     """
     if value is None:
         return None

@@ -18,7 +18,7 @@ from kinhec.calibrate import robot_error
 from kinhec.calibrate.frames import SETUPS
 from kinhec.calibrate.option_values import intrinsics_std as parse_intrinsics_std
 from kinhec.calibrate.option_values import nonnegative_pair, quat_pair, units_pair
-from kinhec.errors import InputError, UnknownNameError
+from kinhec.util.errors import InputError, UnknownNameError
 
 __all__ = ["Options", "parse_options", "nonnegative_pair", "MAX_OFFSET_S", "KINDS"]
 
@@ -119,7 +119,7 @@ def parse_options(hand=None, eye=(), *, dataset=None, corners=None, bag=None, im
                   sequence=None, scale=False, robot_accuracy=None, **kw) -> Options:
     """:func:`~kinhec.calibrate.calibrate`'s keyword arguments (and which inputs were given) as :class:`Options`.
 
-    Raises :class:`~kinhec.errors.InputError` (an :class:`~kinhec.errors.UnknownNameError` for a bad name) for
+    Raises :class:`~kinhec.util.errors.InputError` (an :class:`~kinhec.util.errors.UnknownNameError` for a bad name) for
     the first bad option, with the messages documented by the tests.
     """
     level = robot_error.parse(robot_accuracy)

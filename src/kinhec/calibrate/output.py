@@ -22,7 +22,8 @@ import re
 
 import numpy as np
 
-from kinhec import __version__, se3
+from kinhec import __version__
+from kinhec.geometry import se3
 
 __all__ = ["quat_xyzw", "opencv_yaml", "ros_static_transform", "urdf_origin", "rpy_from_matrix", "ros_transforms", "ros2_launch"]
 

@@ -5,7 +5,7 @@ hand-clock time ``t - offset`` (eye stamp = hand time + offset).
 
 By time, the pairs sit at the samples of the *sparser* stream and the denser
 stream is interpolated there (SLERP on rotations, linear on translations,
-see :func:`kinhec.se3.interpolate_poses`).  A sample whose interpolation
+see :func:`kinhec.geometry.se3.interpolate_poses`).  A sample whose interpolation
 interval is longer than ``GAP_FACTOR`` times the denser stream's median period
 (a gap) is left out, as is one outside the other stream.  The set of pairs is
 fixed once for the offsets the refinement may visit (:class:`TimePairing`), so
@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate.readers import PoseStream
 from kinhec.calibrate.solve import motions_between, robust_y, score
-from kinhec.errors import InputError, KinhecError
-from kinhec.solvers.axxb_park_martin import _park_martin
+from kinhec.util.errors import InputError, KinhecError
+from kinhec.solvers.axxb_park_martin import park_martin_kernel
 from kinhec.solvers.time_offset import estimate_time_offset
 
 __all__ = ["GAP_FACTOR", "MIN_PEAK_CORR", "Interpolator", "scan_offset", "TimePairing", "OrderPairing", "Alignment", "CoarseOffset", "check_overlap",
@@ -315,7 +315,7 @@ def scan_offset(hand_t, A, eye_t, B, offsets, *, inverse_domain=True, n_pairs: i
             As = interp(eye_t[pick] - o)
             Am, Bm = motions_between(As, Bs, sub)
             try:
-                X = _park_martin(Am, Bm, check_axes=False)
+                X = park_martin_kernel(Am, Bm, check_axes=False)
             except (KinhecError, np.linalg.LinAlgError):
                 continue
             out[k] = score(As, Bs, X, robust_y(As, Bs, X), None, inverse_domain)

@@ -55,8 +55,8 @@ from pathlib import Path
 
 import numpy as np
 
-from kinhec import se3
-from kinhec.errors import InputError, UnknownNameError
+from kinhec.geometry import se3
+from kinhec.util.errors import InputError, UnknownNameError
 
 __all__ = ["FORMATS", "QUAT_ORDERS", "PoseStream", "header_unit", "read_stream", "read_streams", "read_kinhec", "detect_format",
            "to_metres", "rig_cameras", "with_quaternion_order"]

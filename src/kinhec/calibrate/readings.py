@@ -51,7 +51,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate.pairing import Alignment
 from kinhec.solvers import _common as c
 

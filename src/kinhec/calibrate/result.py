@@ -13,7 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from kinhec import __version__, jsonutil
+from kinhec import __version__
+from kinhec.util import jsonutil
 from kinhec.calibrate import held_out as ho
 from kinhec.calibrate import output
 from kinhec.calibrate.figure import draw

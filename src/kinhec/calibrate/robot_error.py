@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate.option_values import nonnegative_pair
 
 __all__ = ["parse", "sensitivity", "consider_cov", "apply", "UNSTATED_NOTE"]

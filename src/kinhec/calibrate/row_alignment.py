@@ -85,7 +85,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate import readings as rd
 from kinhec.calibrate.pairing import Alignment, describe_unpaired
 from kinhec.solvers import _common as c

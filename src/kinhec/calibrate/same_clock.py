@@ -24,7 +24,7 @@ import numpy as np
 
 from kinhec.calibrate import pairing as pr
 from kinhec.calibrate import solve as sv
-from kinhec.errors import DegenerateMotionError, InputError
+from kinhec.util.errors import DegenerateMotionError, InputError
 
 __all__ = ["SAME_CLOCK_PERIODS", "refit_from_zero_offset"]
 

@@ -70,10 +70,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate import eye_bias as eb
 from kinhec.calibrate import uncertainty as unc
-from kinhec.errors import DegenerateMotionError, InputError, KinhecError
+from kinhec.util.errors import DegenerateMotionError, InputError, KinhecError
 from kinhec.solvers import _common as c
 from kinhec.solvers import registry
 from kinhec.solvers.axxb_andreff import andreff

@@ -57,7 +57,7 @@ from __future__ import annotations
 import numpy as np
 
 from kinhec.calibrate.readers import PoseStream, header_unit
-from kinhec.errors import InputError, UnknownNameError
+from kinhec.util.errors import InputError, UnknownNameError
 
 __all__ = ["STAMP_UNITS", "SECONDS_PER_UNIT", "header_unit", "RATE_HZ", "DURATION_S", "MAX_SPAN_RATIO", "stamp_unit_pair",
            "plausible", "settle", "settle_streams", "check_offset_edge", "offset_at_edge"]

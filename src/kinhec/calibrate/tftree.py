@@ -34,9 +34,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate.pairing import GAP_FACTOR, Interpolator
-from kinhec.errors import InputError
+from kinhec.util.errors import InputError
 
 __all__ = ["Edge", "Lookup", "TfTree", "transforms_from_ros"]
 

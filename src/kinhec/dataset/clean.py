@@ -53,10 +53,10 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from kinhec.errors import InputError
+from kinhec.util.errors import InputError
 from kinhec.io import INDEX_METADATA_KEY, WRITER_METADATA_KEY, read_shard_index, shard_status
-from kinhec.runner import LOCK_NAME, STATE_DIR
-from kinhec.schema import TRACKS
+from kinhec.synth.runner import LOCK_NAME, STATE_DIR
+from kinhec.io.schema import TRACKS
 
 __all__ = [
     "SCRATCH_DIR",

@@ -41,10 +41,11 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from kinhec import jsonutil, se3
-from kinhec.errors import UnknownNameError
+from kinhec.geometry import se3
+from kinhec.util import jsonutil
+from kinhec.util.errors import UnknownNameError
 from kinhec.io import read_tables
-from kinhec.schema import pose_columns
+from kinhec.io.schema import pose_columns
 
 __all__ = ["EXPORT_FORMATS", "export_sequence"]
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 def inventory() -> dict:
     """Registry contents as lists/dicts of plain values."""
-    from kinhec import cameras, robots, tiers
-    from kinhec.tracks import TRACKS
+    from kinhec.models import cameras, robots
+    from kinhec.synth import tiers
+    from kinhec.io.tracks import TRACKS
 
     out: dict = {"robots": [], "cameras": [], "targets": [], "tracks": {}, "tiers": {}, "solvers": []}
     for name in robots.ROBOT_NAMES:

@@ -6,7 +6,7 @@
 file concerned, a message) and, per check, how many items it looked at.  It
 reports what it finds instead of raising; the only exception is a folder that
 is not a dataset at all (no ``sequences.parquet`` and no shard folders), which
-raises :class:`~kinhec.errors.DatasetFormatError` with a one-line message.
+raises :class:`~kinhec.util.errors.DatasetFormatError` with a one-line message.
 
 The checks (names as they appear in the findings, :data:`CHECKS`)
 ------------------------------------------------------------------
@@ -25,17 +25,17 @@ Folder and index (always over the whole folder, also when sampling):
     whose shards and index are sound but hold fewer; that is an error, or a
     warning when the folder is validated as ``partial`` (``--partial``).
 ``index_schema``
-    ``sequences.parquet`` against :data:`kinhec.schema.INDEX_SCHEMA` (missing
+    ``sequences.parquet`` against :data:`kinhec.io.schema.INDEX_SCHEMA` (missing
     or mistyped columns are errors; extra columns, other column order or a
     wider type of the same kind are warnings), unique and non-empty sequence
     ids, names of the enumerated columns, file-location columns present.
 ``index_csv``
     ``sequences.csv`` has the columns of
-    :data:`~kinhec.schema.INDEX_CSV_COLUMNS` and the same sequences in the same
+    :data:`~kinhec.io.schema.INDEX_CSV_COLUMNS` and the same sequences in the same
     order as the Parquet index.
 ``shards``
     Every shard file opens (a truncated or empty file is reported here), has
-    the robot / camera schema of :mod:`kinhec.schema`, and its ``kinhec.index``
+    the robot / camera schema of :mod:`kinhec.io.schema`, and its ``kinhec.index``
     metadata, when present, lists the ids its row groups hold (warning).
 ``row_groups``
     The index against the shards: every row group of every shard file is
@@ -98,7 +98,7 @@ Per sequence (every sequence, or a sample with ``max_sequences``):
     flange poses within :data:`FK_TOL_DEG` / :data:`FK_TOL_MM`, with the
     registered model of the ``robot`` column or, for ``dh_error`` sequences,
     the true model stored in ``extra_json["true_dh"]``
-    (:meth:`kinhec.robots.RobotModel.to_dict` form).  Skipped for ``free6d``.
+    (:meth:`kinhec.models.robots.RobotModel.to_dict` form).  Skipped for ``free6d``.
 ``flange_gt``
     The two streams' ground-truth flange poses agree: row by row on shared
     instants (within :data:`FK_TOL_DEG` / :data:`FK_TOL_MM`); for asynchronous
@@ -134,12 +134,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from kinhec import __version__, jsonutil, se3
+from kinhec import __version__
+from kinhec.geometry import se3
+from kinhec.util import jsonutil
 from kinhec import io as kio
-from kinhec.errors import DatasetFormatError, InputError, KinhecError
-from kinhec.locking import refuse_if_in_use
-from kinhec.robots import RobotModel, get_robot
-from kinhec.schema import (
+from kinhec.util.errors import DatasetFormatError, InputError, KinhecError
+from kinhec.util.locking import refuse_if_in_use
+from kinhec.models.robots import RobotModel, get_robot
+from kinhec.io.schema import (
     CAMERA_NOISE_MODELS,
     CAMERA_SCHEMA,
     CONFIGURATIONS,
@@ -344,7 +346,7 @@ class ValidationReport:
 
     # -- output ------------------------------------------------------------
     def to_dict(self) -> dict:
-        """JSON-ready content of the report (write it with :func:`kinhec.jsonutil.dumps`)."""
+        """JSON-ready content of the report (write it with :func:`kinhec.util.jsonutil.dumps`)."""
         return {
             "root": self.root,
             "kinhec_version": __version__,
@@ -376,7 +378,7 @@ class ValidationReport:
         }
 
     def to_json(self, indent: int | None = 2) -> str:
-        """The report as JSON text (:func:`kinhec.jsonutil.dumps`)."""
+        """The report as JSON text (:func:`kinhec.util.jsonutil.dumps`)."""
         return jsonutil.dumps(self.to_dict(), indent=indent)
 
     def write_json(self, path) -> Path:

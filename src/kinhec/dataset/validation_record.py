@@ -15,11 +15,11 @@ import hashlib
 import time
 from pathlib import Path
 
-from kinhec import jsonutil
-from kinhec.errors import DatasetFormatError
-from kinhec.fsutil import atomic_write_text
+from kinhec.util import jsonutil
+from kinhec.util.errors import DatasetFormatError
+from kinhec.util.fsutil import atomic_write_text
 from kinhec.io import INDEX_FILE
-from kinhec.locking import STATE_DIR
+from kinhec.util.locking import STATE_DIR
 
 __all__ = ["RECORD", "index_digest", "record_validation", "read_record"]
 
@@ -40,7 +40,7 @@ def index_digest(root) -> str | None:
 
 
 def record_validation(root, report) -> Path | None:
-    """Keep ``report`` (a :class:`kinhec.validate.ValidationReport`) as the folder's last validation.
+    """Keep ``report`` (a :class:`kinhec.dataset.validate.ValidationReport`) as the folder's last validation.
 
     Returns
     -------

@@ -11,7 +11,7 @@ measurement model is the generator's, written out in
   anisotropic translation noise;
 * camera ``pnp``: the pixel noise of every target point inside the image
   carried through the PnP Jacobian (``sigma_px^2 (J^T J)^-1`` in the left,
-  camera-frame twist of :mod:`kinhec.pnp`, moved to the target frame by
+  camera-frame twist of :mod:`kinhec.models.pnp`, moved to the target frame by
   ``Ad(inv C)``, which brings in the rotation -> translation lever arm);
 * camera ``vo_drift``: the random walk of the visual odometry, whose errors
   are correlated between keyframes (full covariance over all keyframes);
@@ -53,12 +53,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kinhec import se3
-from kinhec.cameras import VISIBILITY_MARGIN_PX, as_camera, as_target, inside_image, pinhole_pixels, to_camera
-from kinhec.errors import InputError
-from kinhec.motion import KEYFRAME_MAX, KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS_M
-from kinhec.recipe_json import robot_student_t_dof
-from kinhec.robots import get_robot
+from kinhec.geometry import se3
+from kinhec.models.cameras import VISIBILITY_MARGIN_PX, as_camera, as_target, inside_image, pinhole_pixels, to_camera
+from kinhec.util.errors import InputError
+from kinhec.geometry.motion import KEYFRAME_MAX, KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS_M
+from kinhec.synth.recipe_json import robot_student_t_dof
+from kinhec.models.robots import get_robot
 from kinhec.solvers import pair_model as pm
 
 if TYPE_CHECKING:
@@ -243,7 +243,7 @@ def random_walk_information(J: np.ndarray, Sigma: np.ndarray, walk: np.ndarray |
     reference pair, with ``v = 0``, carries no offset).  The cost is O(N) for the camera walk and O(N^2)
     for the scale walk, against O(N^3) for the dense ``6N x 6N`` factorisation, with the same result.
     """
-    from scipy.linalg import cho_solve_banded, cholesky_banded  # here: kinhec.bounds stays light to import
+    from scipy.linalg import cho_solve_banded, cholesky_banded  # here: kinhec.evaluate.bounds stays light to import
 
     n, _, p = J.shape
     D = np.zeros((n, 6, 6)) if walk is None else walk

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kinhec.errors import InputError
+from kinhec.util.errors import InputError
 
 #: Bounds of an acceptable kinhec / published ratio of a median.
 RATIO_LOW, RATIO_HIGH = 0.5, 2.0
@@ -212,7 +212,6 @@ def worst_ratio(table: pd.DataFrame) -> tuple[float, tuple[str, str, str]]:
 
 def format_value(x: float, digits: int) -> str:
     return "-" if not np.isfinite(x) else f"{x:.{digits}f}"
-_fmt = format_value  # old name, kept for kinhec.fidelity_draws until it moves to the public one
 
 
 def render_markdown(table: pd.DataFrame, *, title_ours: str, title_card: str) -> str:
@@ -373,7 +372,6 @@ def write_table(table: pd.DataFrame, path: str | Path) -> Path:
     path = Path(path)
     table.to_csv(path, index=False, float_format="%.6g", lineterminator="\n")
     return path
-_write_table = write_table  # old name, kept for kinhec.fidelity_draws until it moves to the public one
 
 
 def read_table(path: str | Path, what: str, columns: list[str], index) -> pd.DataFrame:
@@ -387,7 +385,6 @@ def read_table(path: str | Path, what: str, columns: list[str], index) -> pd.Dat
     if missing:
         raise InputError(f"{path}: expected the columns {', '.join(columns)}; missing {missing}")
     return t.set_index(index)
-_read_table = read_table  # old name, kept for kinhec.fidelity_draws until it moves to the public one
 
 
 def read_medians(path: str | Path) -> pd.DataFrame:
@@ -512,7 +509,7 @@ def mixed_parameters(rows: pd.DataFrame) -> dict[str, np.ndarray]:
     """The drawn values of every :data:`MIXED_VALUE_PARAMETERS` entry and the flags of the mixed-track sequences.
 
     ``rows`` is a ``sequences.parquet`` index (either toolkit; other tracks are dropped) or a frame of
-    kinhec recipes (``kinhec.tiers.expand_track(tier, "mixed")``): the columns ``camera_noise_model``,
+    kinhec recipes (``kinhec.synth.tiers.expand_track(tier, "mixed")``): the columns ``camera_noise_model``,
     ``camera_rot_std_rad``, ``camera_trans_std_m``, ``camera_trans_std_z_m``, ``pixel_std``, ``student_t_dof``,
     ``outlier_fraction``, ``scale``, ``world_frame`` and the robot's ``robot_noise_models`` (a ``+``-joined
     string or a tuple), ``robot_rot_std_rad``, ``robot_trans_std_m``, ``joint_std_rad``, ``dh_len_std_m``,

@@ -1,6 +1,6 @@
 """Sparse nonlinear least squares for bundle-type problems: block Jacobians, Levenberg-Marquardt, Huber.
 
-The reprojection problems of kinhec (:mod:`kinhec.intrinsics`,
+The reprojection problems of kinhec (:mod:`kinhec.models.intrinsics`,
 :mod:`kinhec.solvers.reprojection`) have a few *shared* parameters
 (intrinsics, hand-eye, world) that touch every residual and *per-view*
 blocks of six (a view pose or a robot-pose correction) that touch only the
@@ -38,7 +38,7 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 
-from kinhec.errors import InputError
+from kinhec.util.errors import InputError
 
 __all__ = ["BlockStructure", "BlockJacobian", "block_jacobian", "block_jacobian_parts", "LMResult", "levenberg_marquardt", "huber_weights"]
 

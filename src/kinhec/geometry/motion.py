@@ -21,8 +21,8 @@ import math
 
 import numpy as np
 
-from kinhec import se3
-from kinhec.errors import InputError
+from kinhec.geometry import se3
+from kinhec.util.errors import InputError
 
 __all__ = [
     "KEYFRAME_MIN_ROT_DEG",

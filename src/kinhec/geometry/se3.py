@@ -17,14 +17,14 @@ Conventions (see ``docs/conventions.md``):
 Every function works on arrays with arbitrary leading (batch) axes: a single
 rotation is ``(3, 3)``, a stream of them ``(N, 3, 3)``.  Public functions
 validate their input with the ``check_*`` helpers, which return clean float64
-arrays or raise :class:`kinhec.errors.InputError` with "expected ... got ...".
+arrays or raise :class:`kinhec.util.errors.InputError` with "expected ... got ...".
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from kinhec.errors import InputError
+from kinhec.util.errors import InputError
 
 __all__ = [
     "check_array",
@@ -451,7 +451,6 @@ def se3_exp_unchecked(xi: np.ndarray) -> np.ndarray:
     R = I + A[..., None, None] * K + B[..., None, None] * K2
     V = I + B[..., None, None] * K + C[..., None, None] * K2
     return transform_from_rotation_translation(R, (V @ v[..., None])[..., 0])
-_se3_exp = se3_exp_unchecked  # old name, kept for kinhec.calibrate until it moves to the public one
 
 
 def se3_log(T, *, check: bool = True) -> np.ndarray:

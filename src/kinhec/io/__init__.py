@@ -3,7 +3,7 @@
 A dataset folder holds
 
 * ``sequences.parquet`` (the index, one row per sequence, schema
-  :data:`kinhec.schema.INDEX_SCHEMA`) and ``sequences.csv`` (the same without
+  :data:`kinhec.io.schema.INDEX_SCHEMA`) and ``sequences.csv`` (the same without
   ``config_json`` / ``extra_json``);
 * ``robot/<track>-<5 digits>.parquet`` and ``camera/<track>-<5 digits>.parquet``
   (the shards), one row group per sequence in the same order in both files;

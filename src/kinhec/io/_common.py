@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 
 from kinhec import __version__
-from kinhec.errors import DatasetFormatError, InputError, UnknownNameError
-from kinhec.locking import refuse_if_in_use
-from kinhec.schema import TRACKS
+from kinhec.util.errors import DatasetFormatError, InputError, UnknownNameError
+from kinhec.util.locking import refuse_if_in_use
+from kinhec.io.schema import TRACKS
 
 #: Name of the index file inside a dataset folder.
 INDEX_FILE = "sequences.parquet"

@@ -1,6 +1,6 @@
 """How the stream shards (``robot/*.parquet``, ``camera/*.parquet``) are encoded on disk.
 
-The columns and Arrow types are those of :mod:`kinhec.schema`; only the
+The columns and Arrow types are those of :mod:`kinhec.io.schema`; only the
 Parquet encoding is chosen here, all lossless and all read by any Parquet
 reader that implements the format's standard encodings (pyarrow >= 12 among
 them):

@@ -1,6 +1,6 @@
 """The index of a dataset folder: ``sequences.parquet`` and ``sequences.csv``.
 
-The index holds one row per sequence (schema :data:`kinhec.schema.INDEX_SCHEMA`);
+The index holds one row per sequence (schema :data:`kinhec.io.schema.INDEX_SCHEMA`);
 ``sequences.csv`` is the same without ``config_json`` / ``extra_json``.  The
 index columns ``robot_file``, ``camera_file``, ``robot_row_group`` and
 ``camera_row_group`` (:data:`~kinhec.io.LOCATION_COLUMNS`) say where a
@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from kinhec.errors import DatasetFormatError, InputError
+from kinhec.util.errors import DatasetFormatError, InputError
 from kinhec.io._common import (
     INDEX_CSV_FILE,
     INDEX_FILE,
@@ -39,7 +39,7 @@ from kinhec.io._common import (
     tmp_path_of,
 )
 from kinhec.io.tables import arrow_kind, conform_table
-from kinhec.schema import COMPRESSION, INDEX_CSV_COLUMNS, INDEX_SCHEMA, TRACKS, pose_columns
+from kinhec.io.schema import COMPRESSION, INDEX_CSV_COLUMNS, INDEX_SCHEMA, TRACKS, pose_columns
 
 __all__ = ["write_index", "load_manifest", "check_manifest_columns", "check_unique_ids", "encode_index_rows",
            "index_table", "manifest_row", "sort_index"]
@@ -134,7 +134,7 @@ def index_table(rows_or_frame, where: str) -> pa.Table:
         extra = [c for c in df.columns if c not in names]
         if missing or extra:
             raise InputError(
-                f"{where}: expected exactly the index columns of kinhec.schema.INDEX_SCHEMA, got "
+                f"{where}: expected exactly the index columns of kinhec.io.schema.INDEX_SCHEMA, got "
                 + "; ".join(s for s in (f"missing {missing}" if missing else "", f"unexpected {extra}" if extra else "") if s)
             )
         if df.columns.duplicated().any():
@@ -169,7 +169,7 @@ def index_table(rows_or_frame, where: str) -> pa.Table:
 
 
 def sort_index(table: pa.Table) -> pa.Table:
-    """Rows sorted by track (in :data:`~kinhec.schema.TRACKS` order, unknown tracks after, by name) then id."""
+    """Rows sorted by track (in :data:`~kinhec.io.schema.TRACKS` order, unknown tracks after, by name) then id."""
     if table.num_rows == 0:
         return table
     track = _track_names(table)
@@ -250,7 +250,7 @@ def write_index(root, rows_or_dataframe) -> list[Path]:
     root : str or Path
         Dataset folder (created if needed).
     rows_or_dataframe : list of dict or pandas.DataFrame
-        Exactly the columns of :data:`~kinhec.schema.INDEX_SCHEMA` (e.g. rows
+        Exactly the columns of :data:`~kinhec.io.schema.INDEX_SCHEMA` (e.g. rows
         returned by :func:`write_shard`, or the frame of :func:`rebuild_index`
         or :func:`load_manifest`).
 
@@ -258,9 +258,9 @@ def write_index(root, rows_or_dataframe) -> list[Path]:
     -------
     list of Path
         The two files written.  Rows are sorted by track (in
-        :data:`~kinhec.schema.TRACKS` order) then ``sequence_id``; the Parquet
+        :data:`~kinhec.io.schema.TRACKS` order) then ``sequence_id``; the Parquet
         file has exactly ``INDEX_SCHEMA`` (zstd), the CSV the columns
-        :data:`~kinhec.schema.INDEX_CSV_COLUMNS`.
+        :data:`~kinhec.io.schema.INDEX_CSV_COLUMNS`.
     """
     table = index_table(rows_or_dataframe, "rows_or_dataframe")
     check_unique_ids(table, "rows_or_dataframe")
@@ -309,7 +309,7 @@ def load_manifest(root, *, without=()) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Every column of :data:`~kinhec.schema.INDEX_SCHEMA` (cast to its type
+        Every column of :data:`~kinhec.io.schema.INDEX_SCHEMA` (cast to its type
         when a copy stores a compatible one, e.g. ``int64`` for ``int32``),
         plus any extra columns of the file.
 

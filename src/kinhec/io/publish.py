@@ -68,7 +68,7 @@ def minimal_card(root: Path) -> str:
     import pandas as pd
     import yaml
 
-    from kinhec.schema import TRACKS
+    from kinhec.io.schema import TRACKS
 
     root = Path(root)
     present = [t for t in TRACKS if any(root.glob(f"robot/{t}-*.parquet"))]

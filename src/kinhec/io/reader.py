@@ -5,7 +5,7 @@ of the robot and of the camera shard file; :func:`read_tables` stops at the
 Arrow tables (with the index row); :func:`iter_sequences` walks many sequences
 and opens a shard file once for a run of consecutive sequences stored in it.
 A missing, truncated or corrupt shard, or a row group holding another
-sequence, raises :class:`~kinhec.errors.DatasetFormatError`.
+sequence, raises :class:`~kinhec.util.errors.DatasetFormatError`.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from kinhec.errors import DatasetFormatError, InputError
+from kinhec.util.errors import DatasetFormatError, InputError
 from kinhec.io._common import dataset_root, did_you_mean, is_missing
 from kinhec.io.index import check_manifest_columns, load_manifest, manifest_row
 from kinhec.io.sequence import Sequence
 from kinhec.io.tables import conform_table
-from kinhec.schema import CAMERA_SCHEMA, ROBOT_SCHEMA, SequenceTables
+from kinhec.io.schema import CAMERA_SCHEMA, ROBOT_SCHEMA, SequenceTables
 
 __all__ = ["read_tables", "load_sequence", "iter_sequences"]
 

@@ -155,7 +155,7 @@ RESULTS_SCHEMA = pa.schema(
 )
 
 #: Columns after the published ones: the Cramér-Rao bound of the sequence's keyframe pairs
-#: (:mod:`kinhec.bounds`, expected median errors of X) and each solver's efficiency (error / bound);
+#: (:mod:`kinhec.evaluate.bounds`, expected median errors of X) and each solver's efficiency (error / bound);
 #: ``crlb_modelled`` is False where the data have effects outside the bound's model (outliers, DH errors).
 RESULTS_BOUND_FIELDS = (
     pa.field("X_rot_crlb_deg", pa.float64()),
@@ -171,7 +171,7 @@ del _f
 #: Parquet compression used for every table.
 COMPRESSION = "zstd"
 
-from kinhec.tracks import TRACKS, sequence_id, shard_name  # noqa: E402,F401  (light module, re-exported)
+from kinhec.io.tracks import TRACKS, sequence_id, shard_name  # noqa: E402,F401  (light module, re-exported)
 CONFIGURATIONS = ("eye_in_hand", "eye_to_hand")
 FAMILIES = ("joint_sinusoid", "joint_waypoints", "lookat", "cartesian_cone", "proposal_sine")
 SAMPLING_MODES = ("continuous", "stations")

@@ -32,17 +32,18 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from kinhec import jsonutil, se3
-from kinhec.errors import DatasetFormatError, InputError
+from kinhec.geometry import se3
+from kinhec.util import jsonutil
+from kinhec.util.errors import DatasetFormatError, InputError
 from kinhec.io._common import is_asynchronous, is_missing
 from kinhec.io.tables import bool_column, conform_table, float_column, int_column, joint_matrix, poses_from_table
-from kinhec.motion import (
+from kinhec.geometry.motion import (
     KEYFRAME_MAX,
     KEYFRAME_MIN_ROT_DEG,
     KEYFRAME_MIN_TRANS_M,
     select_keyframes,
 )
-from kinhec.schema import CAMERA_SCHEMA, CONFIGURATIONS, ROBOT_SCHEMA, pose_columns
+from kinhec.io.schema import CAMERA_SCHEMA, CONFIGURATIONS, ROBOT_SCHEMA, pose_columns
 
 __all__ = ["RobotStream", "CameraStream", "Sequence"]
 
@@ -232,7 +233,7 @@ class Sequence:
     def from_tables(cls, index_row, robot_table: pa.Table, camera_table: pa.Table) -> Sequence:
         """Build a Sequence from an index row and the two stream tables (as written or read).
 
-        Accepts the :class:`~kinhec.schema.SequenceTables` parts straight from
+        Accepts the :class:`~kinhec.io.schema.SequenceTables` parts straight from
         the generator, so a sequence can be used without going through disk.
         """
         if isinstance(index_row, pd.Series):
@@ -393,7 +394,7 @@ class Sequence:
         """Absolute pose pairs at the keyframes (what the benchmark feeds to ``A X = Y B`` solvers).
 
         Keyframes are selected on the paired ``A`` poses with
-        :func:`kinhec.motion.select_keyframes` (at least ``min_rot_deg`` [deg]
+        :func:`kinhec.geometry.motion.select_keyframes` (at least ``min_rot_deg`` [deg]
         or ``min_trans_m`` [m] apart, at most ``max_keyframes``, every paired
         frame if fewer than three survive).  Other arguments and the returns
         as in :meth:`axyb_poses`.

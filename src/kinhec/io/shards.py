@@ -1,8 +1,8 @@
 """The shards: writing them, the index rows in their metadata, their status, and the index rebuilt from them.
 
 A shard is two files, ``robot/<track>-<5 digits>.parquet`` and
-``camera/<track>-<5 digits>.parquet`` (schemas :data:`~kinhec.schema.ROBOT_SCHEMA`
-and :data:`~kinhec.schema.CAMERA_SCHEMA`, zstd), with one row group per
+``camera/<track>-<5 digits>.parquet`` (schemas :data:`~kinhec.io.schema.ROBOT_SCHEMA`
+and :data:`~kinhec.io.schema.CAMERA_SCHEMA`, zstd), with one row group per
 sequence in the same order in both files (:func:`write_shard`).
 
 Both files carry the shard's completed index rows in their Parquet key-value
@@ -31,9 +31,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from kinhec import jsonutil
-from kinhec.encoding import stream_write_options
-from kinhec.errors import DatasetFormatError, InputError
+from kinhec.util import jsonutil
+from kinhec.io.encoding import stream_write_options
+from kinhec.util.errors import DatasetFormatError, InputError
 from kinhec.io._common import (
     INDEX_CSV_FILE,
     INDEX_FILE,
@@ -49,7 +49,7 @@ from kinhec.io._common import (
 )
 from kinhec.io.index import check_unique_ids, encode_index_rows, index_table, sort_index
 from kinhec.io.tables import conform_table
-from kinhec.schema import CAMERA_SCHEMA, INDEX_SCHEMA, ROBOT_SCHEMA, SequenceTables, shard_name
+from kinhec.io.schema import CAMERA_SCHEMA, INDEX_SCHEMA, ROBOT_SCHEMA, SequenceTables, shard_name
 
 __all__ = ["shard_paths", "write_shard", "read_shard_index", "shard_writer", "shard_status", "rebuild_index",
            "index_is_current", "row_groups_hold_ids", "rows_list_ids"]
@@ -92,7 +92,7 @@ def write_shard(root, track: str, shard_index: int, sequences) -> list[dict]:
     root : str or Path
         Dataset folder (``robot/`` and ``camera/`` are created if needed).
     track : str
-        Track name (one of :data:`kinhec.schema.TRACKS`).
+        Track name (one of :data:`kinhec.io.schema.TRACKS`).
     shard_index : int
         Shard number, written with 5 digits.
     sequences : list of SequenceTables
@@ -123,7 +123,7 @@ def write_shard(root, track: str, shard_index: int, sequences) -> list[dict]:
     for k, st in enumerate(sequences):
         where = f"sequences[{k}]"
         if not isinstance(st, SequenceTables):
-            raise InputError(f"{where}: expected a kinhec.schema.SequenceTables, got {type(st).__name__}")
+            raise InputError(f"{where}: expected a kinhec.io.schema.SequenceTables, got {type(st).__name__}")
         if not isinstance(st.index_row, dict):
             raise InputError(f"{where}.index_row: expected a dict, got {type(st.index_row).__name__}")
         sid = st.index_row.get("sequence_id")
@@ -366,7 +366,7 @@ def rebuild_index(root, *, skip_corrupt: bool = False) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        The index (columns of :data:`~kinhec.schema.INDEX_SCHEMA`), sorted like
+        The index (columns of :data:`~kinhec.io.schema.INDEX_SCHEMA`), sorted like
         :func:`write_index` writes it; pass it to :func:`write_index` to store it.
     """
     root = Path(root)

@@ -1,8 +1,8 @@
 """The stream tables: building them from numpy arrays and decoding their columns back.
 
 :func:`robot_table` and :func:`camera_table` build the Arrow table of one
-sequence's robot and camera stream (schemas :data:`~kinhec.schema.ROBOT_SCHEMA`
-and :data:`~kinhec.schema.CAMERA_SCHEMA`): 4x4 poses become the seven
+sequence's robot and camera stream (schemas :data:`~kinhec.io.schema.ROBOT_SCHEMA`
+and :data:`~kinhec.io.schema.CAMERA_SCHEMA`): 4x4 poses become the seven
 ``<prefix>_p*`` / ``<prefix>_q*`` columns (quaternions with ``qw >= 0``), joint
 arrays become ``list<double>`` columns.  The private decoders turn those
 columns back into numpy arrays (:mod:`kinhec.io.sequence` builds its streams
@@ -16,9 +16,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kinhec import se3
-from kinhec.errors import DatasetFormatError, InputError
-from kinhec.schema import CAMERA_SCHEMA, ROBOT_SCHEMA, pose_columns
+from kinhec.geometry import se3
+from kinhec.util.errors import DatasetFormatError, InputError
+from kinhec.io.schema import CAMERA_SCHEMA, ROBOT_SCHEMA, pose_columns
 
 __all__ = ["robot_table", "camera_table", "bool_column", "conform_table", "float_column", "int_column", "joint_matrix",
            "arrow_kind", "poses_from_table"]
@@ -140,7 +140,7 @@ def int_column(table: pa.Table, name: str) -> np.ndarray:
 def robot_table(
     sequence_id: str, t, T_base_ee_gt, T_base_ee_meas, q_gt=None, q_meas=None, *, check: bool = True
 ) -> pa.Table:
-    """Build the robot-stream table of one sequence (schema :data:`~kinhec.schema.ROBOT_SCHEMA`).
+    """Build the robot-stream table of one sequence (schema :data:`~kinhec.io.schema.ROBOT_SCHEMA`).
 
     Parameters
     ----------
@@ -205,7 +205,7 @@ def camera_table(
     reproj_rmse_px=None,
     check: bool = True,
 ) -> pa.Table:
-    """Build the camera-stream table of one sequence (schema :data:`~kinhec.schema.CAMERA_SCHEMA`).
+    """Build the camera-stream table of one sequence (schema :data:`~kinhec.io.schema.CAMERA_SCHEMA`).
 
     Parameters
     ----------

@@ -1,6 +1,6 @@
 """Track names and the naming of sequences and shards.
 
-Kept apart from :mod:`kinhec.schema` (which builds the Arrow schemas) so that
+Kept apart from :mod:`kinhec.io.schema` (which builds the Arrow schemas) so that
 commands that only need names -- ``kinhec plan``, ``kinhec info``, argument
 checks -- start without importing pyarrow.
 """

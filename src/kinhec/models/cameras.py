@@ -45,8 +45,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kinhec import se3
-from kinhec.errors import InputError, UnknownNameError
+from kinhec.geometry import se3
+from kinhec.util.errors import InputError, UnknownNameError
 
 __all__ = [
     "VISIBILITY_MARGIN_PX",

@@ -28,7 +28,7 @@ Calibration (Zhang 2000)
    up to scale), projected onto SO(3).
 4. Joint refinement of the intrinsics (distortion from 0) and every view pose
    on the pixel residuals by Levenberg-Marquardt with the block-sparse
-   Jacobian (:mod:`kinhec.lsq`).
+   Jacobian (:mod:`kinhec.geometry.lsq`).
 
 References
 ----------
@@ -44,9 +44,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kinhec import se3
-from kinhec.errors import DegenerateMotionError, InputError
-from kinhec.lsq import BlockStructure, levenberg_marquardt
+from kinhec.geometry import se3
+from kinhec.util.errors import DegenerateMotionError, InputError
+from kinhec.geometry.lsq import BlockStructure, levenberg_marquardt
 
 __all__ = [
     "INTRINSIC_NAMES",

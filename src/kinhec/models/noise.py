@@ -4,7 +4,7 @@ Every function here is pure: it takes ground-truth arrays and an explicit
 :class:`numpy.random.Generator`, and returns new arrays (inputs are never
 modified).  All frames of a stream are processed at once.
 
-Conventions (see :mod:`kinhec.se3`): ``T_a_b`` is the pose of frame *b* in
+Conventions (see :mod:`kinhec.geometry.se3`): ``T_a_b`` is the pose of frame *b* in
 frame *a*; a twist is ``xi = (omega, v)``, rotation [rad] first, translation
 [m] second, and ``exp(xi)`` is the SE(3) exponential.  Streams are arrays of
 shape ``(N, 4, 4)``.
@@ -60,8 +60,8 @@ import numbers
 
 import numpy as np
 
-from kinhec import se3
-from kinhec.errors import InputError, UnknownNameError
+from kinhec.geometry import se3
+from kinhec.util.errors import InputError, UnknownNameError
 
 __all__ = [
     "ROBOT_LEVELS",
@@ -551,7 +551,7 @@ def planar_flip(T_cam_target, *, check: bool = True) -> np.ndarray:
     T_cam_target : array_like, shape (N, 4, 4)
         Poses of the target in the camera frame (target not at the camera centre).
     check : bool
-        Validate the poses (False: the caller has, as :func:`kinhec.se3.invert_transform` takes it).
+        Validate the poses (False: the caller has, as :func:`kinhec.geometry.se3.invert_transform` takes it).
 
     Returns
     -------

@@ -11,7 +11,7 @@ correlated between rotation and translation.
 Problem
 -------
 For each frame ``n`` with known intrinsics ``K`` (an ideal pinhole, see
-:mod:`kinhec.cameras`), target points ``P_j`` (target frame) and observed
+:mod:`kinhec.models.cameras`), target points ``P_j`` (target frame) and observed
 pixels ``m_nj``, find ``T_n = T_cam_target`` minimising
 
 .. math::
@@ -25,7 +25,7 @@ Levenberg-Marquardt (Levenberg 1944; Marquardt 1963) on SE(3), the method of
 OpenCV's ``solvePnP(..., SOLVEPNP_ITERATIVE)`` with an extrinsic guess, with
 which the tests compare it.  The pose is updated by a *left* perturbation in
 the camera frame, ``T <- exp(delta) T`` with the twist ``delta = (omega, v)``
-(rotation first, as in :mod:`kinhec.se3`).  For a camera-frame point
+(rotation first, as in :mod:`kinhec.geometry.se3`).  For a camera-frame point
 ``p = (X, Y, Z)`` with ``x = X/Z``, ``y = Y/Z`` the analytic Jacobian of its
 pixel with respect to ``delta`` at 0 is
 
@@ -74,8 +74,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kinhec import se3
-from kinhec.cameras import (
+from kinhec.geometry import se3
+from kinhec.models.cameras import (
     VISIBILITY_MARGIN_PX,
     CameraPreset,
     as_camera,
@@ -87,7 +87,7 @@ from kinhec.cameras import (
     to_camera,
     visibility_rule,
 )
-from kinhec.errors import InputError
+from kinhec.util.errors import InputError
 
 __all__ = [
     "MIN_PNP_POINTS",
@@ -543,7 +543,7 @@ def reprojection_rmse_px(camera, points_m, uv_px, T_cam_target, *, mask=None) ->
 
     ``sqrt(sum_j |pi(K, T P_j) - m_j|^2 / n_used)`` over the points selected by
     ``mask`` (N, P) (default: all), with ``pi`` the pinhole projection of
-    :func:`kinhec.cameras.project_points`.  NaN for a frame whose pose is NaN
+    :func:`kinhec.models.cameras.project_points`.  NaN for a frame whose pose is NaN
     (NaN poses are accepted, e.g. frames :func:`solve_pnp` did not solve),
     that uses no point or that has a used point on or behind the camera
     plane.
@@ -571,7 +571,7 @@ def simulate_pnp(camera, target, T_cam_target_gt, pixel_std: float, rng: np.rand
     of every point, and the pose is re-estimated by :func:`solve_pnp` starting
     from the true pose.  Only points that a detector could report are used:
     those with positive depth inside the image with the visibility margin
-    (:data:`kinhec.cameras.VISIBILITY_MARGIN_PX`); for a visible checkerboard
+    (:data:`kinhec.models.cameras.VISIBILITY_MARGIN_PX`); for a visible checkerboard
     that is every point.
 
     Parameters
@@ -595,7 +595,7 @@ def simulate_pnp(camera, target, T_cam_target_gt, pixel_std: float, rng: np.rand
     -------
     PnPResult
         Measured poses; frames that are not available (or have fewer than
-        :data:`kinhec.pnp.MIN_PNP_POINTS` points in the image) get NaN poses,
+        :data:`kinhec.models.pnp.MIN_PNP_POINTS` points in the image) get NaN poses,
         NaN RMSE and ``converged = False``.
     """
     cam = as_camera(camera)

@@ -16,7 +16,7 @@ Conventions
 * The flange pose is ``T_base_ee = T_{0,1} ... T_{n-1,n} @ tool``; ``ee`` is the
   robot flange (tool0), the frame every hand-eye transform ``X`` is attached to.
 * The geometric Jacobian ``J`` (``(6, dof)``, base frame) has rows
-  ``(omega, v)``, rotation first like the twists of :mod:`kinhec.se3`: ``omega`` is
+  ``(omega, v)``, rotation first like the twists of :mod:`kinhec.geometry.se3`: ``omega`` is
   the angular velocity of the flange and ``v`` the linear velocity of the flange
   origin, both in the base frame, per unit joint velocity ``dq``.
 * Lengths in metres, angles in radians internally; :meth:`RobotModel.to_dict`
@@ -50,8 +50,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kinhec import se3
-from kinhec.errors import InputError, UnknownNameError
+from kinhec.geometry import se3
+from kinhec.util.errors import InputError, UnknownNameError
 
 __all__ = [
     "RobotModel",

@@ -4,7 +4,7 @@
 of an arm that are reachable (inside the joint limits with a margin, away from
 singularities), keep the whole target in view at a usable distance and angle,
 and minimise the predicted translation error of ``X`` (the Cramér-Rao bound of
-:mod:`kinhec.bounds` under the generator's noise models), ordered into a short
+:mod:`kinhec.evaluate.bounds` under the generator's noise models), ordered into a short
 joint-space path.
 
 Modules, one concept each:

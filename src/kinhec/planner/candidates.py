@@ -13,7 +13,7 @@ solutions, and keeps the configurations that pass every test of
   ``floor_z_m``;
 * the whole target in view: every target point in front of the camera and
   inside the image with ``margin_px`` to each border, the target centre at a
-  depth in ``[MIN_DEPTH_M, MAX_DEPTH_M]`` (:mod:`kinhec.cameras`) and the board
+  depth in ``[MIN_DEPTH_M, MAX_DEPTH_M]`` (:mod:`kinhec.models.cameras`) and the board
   facing the camera (view angle at most ``max_view_angle_deg``);
 * robust to the guesses: the same view test in perturbed scenes whose ``X``
   and ``Y`` are off by the guess tolerance (default 50 mm and 10 deg,
@@ -24,7 +24,7 @@ Viewpoints (all draws from the caller's generator):
 
 * eye-in-hand: camera centres on the spherical cap of ``max_view_angle_deg``
   around the board normal, at 0.5-2 times the lower end of
-  :func:`kinhec.trajectories.viewing_distance_range` (farther with a large
+  :func:`kinhec.synth.trajectories.viewing_distance_range` (farther with a large
   guess tolerance, :func:`eih_distance_range`), aimed at a point of the
   central half of the board, rolled uniformly about the optical axis;
 * eye-to-hand: marker centres uniform in the camera's image and in depth
@@ -44,8 +44,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kinhec import se3
-from kinhec.cameras import (
+from kinhec.geometry import se3
+from kinhec.models.cameras import (
     MAX_DEPTH_M,
     MIN_DEPTH_M,
     CameraPreset,
@@ -54,11 +54,11 @@ from kinhec.cameras import (
     to_camera,
     view_angles_deg_unchecked,
 )
-from kinhec.errors import InputError
+from kinhec.util.errors import InputError
 from kinhec.planner.guesses import DEFAULT_GUESS_TOLERANCE
-from kinhec.robots import RobotModel
+from kinhec.models.robots import RobotModel
 from kinhec.solvers import pair_model as pm
-from kinhec.trajectories import cone_directions, frames_from_z, viewing_distance_range
+from kinhec.synth.trajectories import cone_directions, frames_from_z, viewing_distance_range
 
 __all__ = ["SETUPS", "PlanLimits", "Scene", "Candidates", "feasibility", "sample_candidates"]
 
@@ -291,7 +291,7 @@ def guess_distance_m(scene: Scene, limits: PlanLimits) -> float:
 def eih_distance_range(scene: Scene, limits: PlanLimits) -> tuple[float, float]:
     """Range [m] of the camera distances of eye-in-hand viewpoints.
 
-    :data:`EIH_DISTANCE_FACTORS` times the lower end of :func:`kinhec.trajectories.viewing_distance_range`,
+    :data:`EIH_DISTANCE_FACTORS` times the lower end of :func:`kinhec.synth.trajectories.viewing_distance_range`,
     moved out to ``[0.75, 1.5]`` times :func:`guess_distance_m` when that is larger, so that a guess tolerance
     does not leave only a few viewpoints at the far end of the range that keep the target in view.
     """

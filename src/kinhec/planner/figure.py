@@ -1,7 +1,7 @@
 """The figure of a plan: the arm at the planned poses, the camera frusta and the target; predicted error against
 the number of poses, planned and random.
 
-matplotlib is imported inside :func:`draw` only (through :mod:`kinhec.viz`'s
+matplotlib is imported inside :func:`draw` only (through :mod:`kinhec.report.viz`'s
 style helpers), so ``import kinhec.planner`` never loads it.
 """
 
@@ -33,8 +33,8 @@ def draw(plan, path) -> Path:
     -------
     Path
     """
-    from kinhec.viz import _style
-    from kinhec.viz.scene import add_polygon, board_outline, transform_points
+    from kinhec.report.viz import _style
+    from kinhec.report.viz.scene import add_polygon, board_outline, transform_points
 
     sc = plan.scene
     robot, cam, tgt = sc.robot, sc.camera, sc.target

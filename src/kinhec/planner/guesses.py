@@ -25,8 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from kinhec import jsonutil, se3
-from kinhec.errors import InputError
+from kinhec.geometry import se3
+from kinhec.util import jsonutil
+from kinhec.util.errors import InputError
 
 __all__ = ["DEFAULT_GUESS_TOLERANCE", "MIN_CALIBRATED_TOLERANCE", "STD_FACTOR", "parse_tolerance",
            "tolerance_from_std", "guesses_from_calibration"]  # fmt: skip

@@ -1,7 +1,7 @@
 """What one pose tells about ``X``: the noise model of the planner and the Fisher information of a pose.
 
-The measurement model is the generator's (:mod:`kinhec.noise`), linearised as in
-:mod:`kinhec.solvers.pair_model` and :mod:`kinhec.bounds`: each pose ``i`` gives a
+The measurement model is the generator's (:mod:`kinhec.models.noise`), linearised as in
+:mod:`kinhec.solvers.pair_model` and :mod:`kinhec.evaluate.bounds`: each pose ``i`` gives a
 camera measurement ``C_i = T_cam_target`` whose error ``rho_i`` (right twist,
 target frame) has the covariance
 
@@ -27,9 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kinhec.bounds import inverse_information, pnp_covariance
-from kinhec.errors import InputError
-from kinhec.noise import CAMERA_LEVELS, ROBOT_LEVELS, camera_level, robot_level
+from kinhec.evaluate.bounds import inverse_information, pnp_covariance
+from kinhec.util.errors import InputError
+from kinhec.models.noise import CAMERA_LEVELS, ROBOT_LEVELS, camera_level, robot_level
 from kinhec.solvers import pair_model as pm
 
 __all__ = ["CAMERA_MODELS", "DEFAULT_PIXEL_STD", "DEFAULT_ROBOT_LEVEL", "PlannerNoise", "noise_model",
@@ -96,7 +96,7 @@ class PlannerNoise:
 
 def noise_model(camera: str = "pnp", robot: str = DEFAULT_ROBOT_LEVEL, *, pixel_std: float = DEFAULT_PIXEL_STD) -> PlannerNoise:
     """A :class:`PlannerNoise` from names: ``camera`` is ``"pnp"`` or a camera level ``c0`` .. ``c5``, ``robot`` a
-    robot level ``r0`` .. ``r4`` (:mod:`kinhec.noise`).
+    robot level ``r0`` .. ``r4`` (:mod:`kinhec.models.noise`).
 
     Raises
     ------
@@ -107,7 +107,7 @@ def noise_model(camera: str = "pnp", robot: str = DEFAULT_ROBOT_LEVEL, *, pixel_
     if camera == "pnp":
         return PlannerNoise("pnp", float(pixel_std), robot_rot_std_rad=rr, robot_trans_std_m=rt)
     if camera not in CAMERA_LEVELS:
-        from kinhec.errors import UnknownNameError
+        from kinhec.util.errors import UnknownNameError
 
         raise UnknownNameError("camera noise", camera, ("pnp",) + tuple(CAMERA_LEVELS))
     cr, cx, _, cz = camera_level(camera)
@@ -151,7 +151,7 @@ def pose_information(C: np.ndarray, X: np.ndarray, configuration: str, noise: Pl
     J, G = pm.pair_jacobians(C, X, configuration)
     S = camera_covariance(C, noise, camera, target)
     S = S + pm.robot_covariance(G, noise.robot_rot_std_rad, noise.robot_trans_std_m)
-    S += 1e-18 * np.eye(6)  # as in kinhec.bounds: a noise-free component stays invertible
+    S += 1e-18 * np.eye(6)  # as in kinhec.evaluate.bounds: a noise-free component stays invertible
     W = pm.inverse_cholesky(S) @ J  # whitened Jacobians
     return np.swapaxes(W, -1, -2) @ W
 
@@ -192,7 +192,7 @@ def sigma_curve(info: np.ndarray, F_before: np.ndarray | None = None) -> dict:
         ``trans_rms_mm`` and ``rot_rms_deg`` (K,): square roots of the traces of the translation and rotation
         blocks of ``X`` in the pseudo-inverse of the summed information (the RMS errors of an efficient
         estimator); ``inf`` while the poses leave that part of ``X`` undetermined (the rule of
-        :func:`kinhec.bounds.bound_from_pairs`).
+        :func:`kinhec.evaluate.bounds.bound_from_pairs`).
     """
     F = np.zeros((12, 12)) if F_before is None else F_before.copy()
     t, r = [], []

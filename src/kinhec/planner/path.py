@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kinhec.robots import RobotModel
+from kinhec.models.robots import RobotModel
 
 __all__ = ["move_times", "order_path", "path_time"]
 

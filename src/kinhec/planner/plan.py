@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 
 import kinhec
-from kinhec import se3
-from kinhec.bounds import inverse_information
-from kinhec.cameras import (
+from kinhec.geometry import se3
+from kinhec.evaluate.bounds import inverse_information
+from kinhec.models.cameras import (
     VISIBILITY_MARGIN_PX,
     CameraPreset,
     TargetPreset,
@@ -29,13 +29,13 @@ from kinhec.cameras import (
     pinhole_pixels,
     to_camera,
 )
-from kinhec.errors import InputError
+from kinhec.util.errors import InputError
 from kinhec.planner.candidates import N_VIEWS, SETUPS, Candidates, PlanLimits, Scene, feasibility, sample_candidates
 from kinhec.planner.design import prior_information, select_poses
 from kinhec.planner.guesses import DEFAULT_GUESS_TOLERANCE, guesses_from_calibration, tolerance_from_std
 from kinhec.planner.model import PlannerNoise, pose_information, sigma_curve
 from kinhec.planner.path import order_path, path_time
-from kinhec.robots import RobotModel, get_robot
+from kinhec.models.robots import RobotModel, get_robot
 
 __all__ = ["CRITERIA", "MAX_POSES", "N_RANDOM_DRAWS", "PosePlan", "plan_poses", "pose_from_xyz_qxyzw",
            "read_poses_csv", "csv_header", "check_plan"]  # fmt: skip
@@ -269,10 +269,10 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
     Parameters
     ----------
     robot : str or RobotModel
-        An arm of :data:`kinhec.robots.ROBOT_NAMES` (not ``free6d``).
+        An arm of :data:`kinhec.models.robots.ROBOT_NAMES` (not ``free6d``).
     setup : {"eye_in_hand", "eye_to_hand"}
     camera, target : str or preset
-        Camera and target presets (:mod:`kinhec.cameras`); eye-to-hand the target is the marker on the flange.
+        Camera and target presets (:mod:`kinhec.models.cameras`); eye-to-hand the target is the marker on the flange.
     X_guess : array_like, shape (7,) or (4, 4), or str, or None
         Guess of ``T_ee_cam`` (eye-in-hand) or ``T_ee_marker`` (eye-to-hand): ``x, y, z, qx, qy, qz, qw`` [m].
         None with ``calibration``: the calibration's ``X``.

@@ -9,14 +9,14 @@ from pathlib import Path
 from typing import Callable
 
 from kinhec import __version__
-from kinhec.errors import InputError
+from kinhec.util.errors import InputError
 from kinhec.io import load_manifest
-from kinhec.locking import refuse_if_in_use
+from kinhec.util.locking import refuse_if_in_use
 from kinhec.report import data as rdata
 from kinhec.report.figures import composition_figures, curve_figure, solver_colors
 from kinhec.report.page import render_page, write_page
 from kinhec.report.sequences import MAX_POINTS, sequence_payloads
-from kinhec.validation_record import read_record
+from kinhec.dataset.validation_record import read_record
 
 __all__ = ["REPORT_FILE", "build_benchmark_report"]
 
@@ -129,9 +129,9 @@ def build_benchmark_report(
     validation : str or Path, optional
         A validation report (``kinhec validate DIR --report FILE``) giving the per-sequence status;
         default ``root / "validation.json"`` when it exists, else what the last ``kinhec validate DIR``
-        recorded (:mod:`kinhec.validation_record`) when the index is still the one it checked.
+        recorded (:mod:`kinhec.dataset.validation_record`) when the index is still the one it checked.
     validate : bool
-        Run the validator now (:func:`kinhec.validate.validate_dataset`, slower) instead of reading a
+        Run the validator now (:func:`kinhec.dataset.validate.validate_dataset`, slower) instead of reading a
         report.
     on_progress : callable, optional
         Called as ``on_progress(message)`` with one line per step.
@@ -166,7 +166,7 @@ def build_benchmark_report(
     results = rdata.read_results(root)
     stale = False
     if validate:
-        from kinhec.validate import validate_dataset
+        from kinhec.dataset.validate import validate_dataset
 
         val = rdata.validation_from_report(validate_dataset(root))
     elif validation is not None:

@@ -19,8 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from kinhec import __version__, palette, se3
-from kinhec.errors import InputError
+from kinhec import __version__
+from kinhec.geometry import se3
+from kinhec.util import palette
+from kinhec.util.errors import InputError
 from kinhec.report.figures import axis_spec, base_layout
 from kinhec.report.observability import observability_figure, observability_table, verdict_explanation
 from kinhec.report.page import render_page, write_page

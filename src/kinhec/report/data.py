@@ -14,12 +14,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kinhec import jsonutil
-from kinhec.errors import DatasetFormatError
+from kinhec.util import jsonutil
+from kinhec.util.errors import DatasetFormatError
 from kinhec.io import is_asynchronous
-from kinhec.schema import TRACKS
+from kinhec.io.schema import TRACKS
 from kinhec.solvers.registry import evaluated_names
-from kinhec.viz.results import RESULTS_FILE, ROBUSTNESS_FACTORS, load_results, parse_level
+from kinhec.report.viz.results import RESULTS_FILE, ROBUSTNESS_FACTORS, load_results, parse_level
 
 __all__ = [
     "VALIDATION_FILE",
@@ -111,7 +111,7 @@ def read_validation(path) -> dict:
     Parameters
     ----------
     path : str or Path
-        The JSON report (:meth:`kinhec.validate.ValidationReport.to_dict`).
+        The JSON report (:meth:`kinhec.dataset.validate.ValidationReport.to_dict`).
 
     Returns
     -------
@@ -150,7 +150,7 @@ def validation_from_dict(rep: dict) -> dict:
 
 
 def validation_from_report(report) -> dict:
-    """What :func:`read_validation` returns, from a :class:`kinhec.validate.ValidationReport` object."""
+    """What :func:`read_validation` returns, from a :class:`kinhec.dataset.validate.ValidationReport` object."""
     d = report.to_dict()
     per: dict[str, list] = {}
     folder = []
@@ -258,7 +258,7 @@ def _natural_key(s: str):
 
 
 def robustness_curves(results: pd.DataFrame, manifest: pd.DataFrame) -> dict:
-    """Median error per level of every swept factor (:data:`kinhec.viz.results.ROBUSTNESS_FACTORS`).
+    """Median error per level of every swept factor (:data:`kinhec.report.viz.results.ROBUSTNESS_FACTORS`).
 
     Returns
     -------

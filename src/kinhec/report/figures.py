@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import math
 
-from kinhec import palette
+from kinhec.util import palette
 
 __all__ = ["SOLVER_COLORS", "CONFIG_COLORS", "solver_colors", "curve_figure", "composition_figures", "base_layout",
            "axis_spec", "log_axis", "tick_label"]  # fmt: skip
 
-#: Colours of the solvers and configurations: :mod:`kinhec.palette`, the same as in the PNG figures.
+#: Colours of the solvers and configurations: :mod:`kinhec.util.palette`, the same as in the PNG figures.
 SOLVER_COLORS = palette.SOLVER_COLORS
 CONFIG_COLORS = palette.CONFIG_COLORS
 solver_colors = palette.solver_colors

@@ -30,7 +30,7 @@ import re
 from importlib import resources
 from pathlib import Path
 
-from kinhec.errors import InputError
+from kinhec.util.errors import InputError
 
 __all__ = ["render_page", "write_page", "to_json", "plotly_source", "pack_bytes", "unpack_bytes"]
 

@@ -23,11 +23,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from kinhec import se3
-from kinhec.cameras import TARGET_NAMES as _TARGET_NAMES
-from kinhec.cameras import get_camera, get_target
-from kinhec.errors import DatasetFormatError, KinhecError
-from kinhec.robots import get_robot
+from kinhec.geometry import se3
+from kinhec.models.cameras import TARGET_NAMES as _TARGET_NAMES
+from kinhec.models.cameras import get_camera, get_target
+from kinhec.util.errors import DatasetFormatError, KinhecError
+from kinhec.models.robots import get_robot
 
 __all__ = ["MAX_POINTS", "N_CAMERAS", "pack", "unpack", "scene_data", "sequence_payloads"]
 

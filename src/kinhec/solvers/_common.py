@@ -13,8 +13,8 @@ import warnings
 
 import numpy as np
 
-from kinhec import se3
-from kinhec.errors import DegenerateMotionError, InputError
+from kinhec.geometry import se3
+from kinhec.util.errors import DegenerateMotionError, InputError
 
 __all__ = [
     "DegenerateMotionWarning",
@@ -33,7 +33,7 @@ MIN_MOTIONS = 2
 #: Fewest absolute pose pairs an ``A X = Y B`` solver accepts (two motions between three poses).
 MIN_PAIRS = 3
 #: Below this second eigenvalue of the rotation-axis scatter matrix the axes are parallel to
-#: numerical precision: the solvers raise :class:`~kinhec.errors.DegenerateMotionError`.
+#: numerical precision: the solvers raise :class:`~kinhec.util.errors.DegenerateMotionError`.
 DEGENERATE_LAMBDA2 = 1e-10
 #: Below this value (axes within about a degree of a common direction) the solvers still return
 #: but emit a :class:`DegenerateMotionWarning` with the measured value.
@@ -70,7 +70,7 @@ def _check_rigid(T: np.ndarray, n_first: int, names) -> None:
 
     ``T`` holds the poses of two arguments one after the other (``n_first``
     of the first); the messages name the argument at fault.  Same tolerance
-    as :func:`kinhec.se3.check_transforms`, computed with a handful of
+    as :func:`kinhec.geometry.se3.check_transforms`, computed with a handful of
     vectorised operations for speed.
     """
     tol = se3.ORTHONORMAL_TOL
@@ -175,7 +175,7 @@ def _warn_if_not_motions(A: np.ndarray, B: np.ndarray, names) -> None:
             f"{names[0]}, {names[1]}: expected relative motions inv(T_i) T_j, whose paired rotation angles agree, got "
             f"angles {given:.3g} deg apart (median; {between:.2g} deg between consecutive entries); absolute poses "
             "(T_base_ee, T_cam_target) give a wrong X: pass Sequence.axxb_motions() or "
-            "kinhec.motion.relative_motions() of both streams",
+            "kinhec.geometry.motion.relative_motions() of both streams",
             AbsolutePosesWarning,
             stacklevel=4,
         )
@@ -202,7 +202,7 @@ def axis_scatter_lambda2(w: np.ndarray) -> float:
 
     ``S = sum_k w_k w_k^T / sum_k |w_k|^2``; 0 when every axis is parallel (or
     nothing rotates), 1/3 for isotropic axes.  Same definition as the index
-    column ``axis_scatter_lambda2`` (:func:`kinhec.motion.rotation_axis_scatter`).
+    column ``axis_scatter_lambda2`` (:func:`kinhec.geometry.motion.rotation_axis_scatter`).
     """
     S = w.T @ w
     tot = float(np.trace(S))
@@ -260,7 +260,7 @@ def quats(R: np.ndarray) -> np.ndarray:
 
     Shepperd's method, vectorised: of the four algebraically equivalent
     formulas the one with the largest pivot is used for every matrix.  Same
-    result as :func:`kinhec.se3.quaternion_from_matrix`, with less overhead
+    result as :func:`kinhec.geometry.se3.quaternion_from_matrix`, with less overhead
     for the short stacks the solvers see.
     """
     m00, m01, m02, m10, m11, m12, m20, m21, m22 = R.reshape(-1, 9).T
@@ -319,7 +319,7 @@ def motion_quats(A: np.ndarray, B: np.ndarray):
 
 
 def skew(v: np.ndarray) -> np.ndarray:
-    """Skew-symmetric matrices (..., 3, 3) of vectors (..., 3): ``skew(a) @ b = a x b`` (:func:`kinhec.se3.hat`)."""
+    """Skew-symmetric matrices (..., 3, 3) of vectors (..., 3): ``skew(a) @ b = a x b`` (:func:`kinhec.geometry.se3.hat`)."""
     return se3.hat(v)
 
 

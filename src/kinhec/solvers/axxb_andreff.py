@@ -33,7 +33,7 @@ The translation is then estimated with that rotation:
     then ``t_X = u / s`` (metric: it comes with the robot translations).  Only
     the robot's (accurate) motions multiply the unknowns, so camera noise does
     not bias the scale.  A scale that is not positive is refused
-    (:class:`~kinhec.errors.DegenerateMotionError`).
+    (:class:`~kinhec.util.errors.DegenerateMotionError`).
   - ``scale_regressor="camera"`` (the benchmark's ``andreff_scale``, the
     published toolkit's form: on the published copy it gives the published
     error on every one of the 46 sequences):
@@ -55,7 +55,7 @@ import warnings
 
 import numpy as np
 
-from kinhec.errors import DegenerateMotionError, InputError
+from kinhec.util.errors import DegenerateMotionError, InputError
 from kinhec.solvers import _common as c
 
 __all__ = ["andreff", "andreff_kernel"]

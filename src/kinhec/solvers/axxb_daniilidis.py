@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kinhec.errors import DegenerateMotionError
+from kinhec.util.errors import DegenerateMotionError
 from kinhec.solvers import _common as c
 
 __all__ = ["daniilidis", "daniilidis_kernel"]

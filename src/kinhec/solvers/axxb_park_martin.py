@@ -53,7 +53,6 @@ def park_martin_kernel(A: np.ndarray, B: np.ndarray, *, check_axes: bool = True)
     R_X = rotation_park_martin(alpha, beta)
     t_X = c.translation_axxb(A, B, R_X)
     return c.transform(R_X, t_X)
-_park_martin = park_martin_kernel  # old name, kept for kinhec.calibrate until it moves to the public one
 
 
 def park_martin(A, B) -> np.ndarray:

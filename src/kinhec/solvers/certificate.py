@@ -75,7 +75,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kinhec.errors import InputError, KinhecError, UnknownNameError
+from kinhec.util.errors import InputError, KinhecError, UnknownNameError
 from kinhec.solvers import _common as c
 
 __all__ = [

@@ -42,7 +42,7 @@ the degrees of freedom the fit left it, under a weak prior at its block's residu
    least squares, all hypotheses as one batch); each is scored by a low
    quantile of the distances of the other pairs (up to about 60 % outliers),
    every pair also read with its planar-ambiguity mirror
-   (:func:`kinhec.noise.planar_flip`).  The all-pairs start is kept unless a
+   (:func:`kinhec.models.noise.planar_flip`).  The all-pairs start is kept unless a
    minimal set halves its score.
 3. **Maximum likelihood** (:mod:`~kinhec.solvers.he_ml_stages.reweighting`).  Iteratively reweighted:
    variance components on the current inliers, whitened residuals, ``scipy.optimize.least_squares`` over

@@ -55,8 +55,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kinhec import se3
-from kinhec.errors import InputError, UnknownNameError
+from kinhec.geometry import se3
+from kinhec.util.errors import InputError, UnknownNameError
 from kinhec.solvers import _common as c
 from kinhec.solvers import certificate as ct
 from kinhec.solvers.he_ml_stages import configuration as hm_conf
@@ -576,7 +576,6 @@ def parent_std(T: np.ndarray, cov: np.ndarray) -> np.ndarray:
     D = np.eye(6)
     D[3:, 3:] = T[:3, :3]
     return np.sqrt(np.maximum(np.diag(D @ cov @ D.T), 0.0))
-_parent_std = parent_std  # old name, kept for kinhec.calibrate until it moves to the public one
 
 
 # --------------------------------------------------------------------------- #

@@ -1,10 +1,10 @@
 """First-order measurement model of the ``A_i X = Y B_i`` pose pairs, as the generator draws them.
 
-Used by the Cramér-Rao bound (:mod:`kinhec.bounds`) and by the
+Used by the Cramér-Rao bound (:mod:`kinhec.evaluate.bounds`) and by the
 maximum-likelihood solver (:mod:`kinhec.solvers.he_ml`).  Everything is
 written for the *camera measurement* ``C_i = T_cam_target`` (eye-in-hand
 ``C_i = inv(B_i)``, eye-to-hand ``C_i = B_i``), because that is the pose the
-generator perturbs (:mod:`kinhec.noise`).
+generator perturbs (:mod:`kinhec.models.noise`).
 
 Coordinates
 -----------
@@ -27,7 +27,7 @@ eye-to-hand, ``C = inv(Y) A X``::
     C(dx, dy, xi) = C exp(dx + Ad(inv X) xi - Ad(inv C) dy)
 
 with ``xi`` the robot's flange-frame twist noise (``A_meas = A exp(xi)``,
-:func:`kinhec.noise.robot_se3_gaussian`).  Hence ``d rho / d(dx, dy)`` is
+:func:`kinhec.models.noise.robot_se3_gaussian`).  Hence ``d rho / d(dx, dy)`` is
 ``[-Ad(inv C), I]`` (eye-in-hand) or ``[I, -Ad(inv C)]`` (eye-to-hand), and
 the robot noise enters through ``G = -Ad(inv(C) inv(X))`` or ``Ad(inv X)``.
 A monocular scale ``s`` multiplies the camera translation: with the metric
@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kinhec import se3
+from kinhec.geometry import se3
 
 __all__ = [
     "CONFIGURATIONS",
@@ -169,7 +169,7 @@ def pnp_unit_covariance(C: np.ndarray, x: np.ndarray, y: np.ndarray, iz: np.ndar
     ``x, y`` (normalised image coordinates) and ``iz`` (inverse depth) of the target points seen from the
     poses ``C`` (N, 4, 4), shape ``(N, ..., P)``; ``weights`` (same shape) 1 for the points a detector
     reports, 0 for the others.  The pinhole Jacobian of ``(u, v) / f`` with respect to the camera-frame left
-    twist of the pose (:mod:`kinhec.pnp`) is ``J_u = (-x y, 1 + x^2, -y, 1/z, 0, -x/z)`` and
+    twist of the pose (:mod:`kinhec.models.pnp`) is ``J_u = (-x y, 1 + x^2, -y, 1/z, 0, -x/z)`` and
     ``J_v = (-(1 + y^2), x y, x, 0, 1/z, -y/z)``; the information ``sum J^T J`` is inverted and carried into
     the target frame by ``Ad(inv C)``.  Times ``(pixel std / f)^2`` it is the first-order PnP covariance.
     """
@@ -231,7 +231,7 @@ def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def fast_se3_log(T: np.ndarray) -> np.ndarray:
-    """:func:`kinhec.se3.se3_log` of ``(N, 4, 4)`` poses from the skew part of ``R`` (rotations near pi by the general routine).
+    """:func:`kinhec.geometry.se3.se3_log` of ``(N, 4, 4)`` poses from the skew part of ``R`` (rotations near pi by the general routine).
 
     ``sin(theta) u`` is the skew part of ``R`` and ``cos(theta) = (tr R - 1) / 2``; ``theta = atan2``
     of the two, exact to round-off below about 170 deg.

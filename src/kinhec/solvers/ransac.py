@@ -49,8 +49,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kinhec import se3
-from kinhec.errors import ConvergenceError, DegenerateMotionError, InputError
+from kinhec.geometry import se3
+from kinhec.util.errors import ConvergenceError, DegenerateMotionError, InputError
 from kinhec.solvers import _common as c
 from kinhec.solvers.axxb_park_martin import park_martin_kernel, rotation_park_martin
 from kinhec.solvers.refine import refine_twist
@@ -285,7 +285,7 @@ def ransac_axxb(
         Park-Martin refit (on by default).
     on_no_consensus : {"raise", "all"}
         With fewer than ``MIN_CONSENSUS`` motions in the best consensus:
-        ``"raise"`` a :class:`~kinhec.errors.ConvergenceError` (default), or
+        ``"raise"`` a :class:`~kinhec.util.errors.ConvergenceError` (default), or
         take ``"all"`` motions as inliers and warn with a
         :class:`NoConsensusWarning` (``consensus`` is then False).
 

@@ -46,8 +46,8 @@ import math
 
 import numpy as np
 
-from kinhec import se3
-from kinhec.errors import InputError
+from kinhec.geometry import se3
+from kinhec.util.errors import InputError
 from kinhec.solvers import _common as c
 
 __all__ = ["refine_lm", "refine_lm_axyb", "refine_twist"]

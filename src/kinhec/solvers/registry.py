@@ -8,7 +8,7 @@ Every entry is a :class:`SolverSpec`.  Its ``run`` takes
 
 and returns a :class:`SolverResult`.  The names are those of the results and
 leaderboard tables.  An unknown name raises
-:class:`~kinhec.errors.UnknownNameError`, which lists the valid ones; nothing
+:class:`~kinhec.util.errors.UnknownNameError`, which lists the valid ones; nothing
 falls back silently.
 
 Plug-in solvers
@@ -42,7 +42,7 @@ from typing import Callable
 
 import numpy as np
 
-from kinhec.errors import InputError, SolverOutputError, UnknownNameError
+from kinhec.util.errors import InputError, SolverOutputError, UnknownNameError
 from kinhec.solvers import _common as c
 from kinhec.solvers import axxb_andreff as _andreff_mod
 from kinhec.solvers import axxb_daniilidis as _daniilidis_mod

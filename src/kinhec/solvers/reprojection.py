@@ -19,13 +19,13 @@ The solver minimises
     + \\sum_i \\lVert \\Sigma_A^{-1/2} \\delta_i \\rVert^2
 
 over ``X``, ``Y``, the intrinsics ``k = (fx, fy, cx, cy, k1, k2, p1, p2, k3)``
-(:mod:`kinhec.intrinsics`) and, optionally, a correction ``delta_i`` of each
+(:mod:`kinhec.models.intrinsics`) and, optionally, a correction ``delta_i`` of each
 robot pose (``A_i exp(delta_i)``, a right perturbation in the flange frame)
 held by a Gaussian prior of standard deviations ``robot_prior_rot_rad`` and
 ``robot_prior_trans_m``.  ``rho`` is the Huber loss on each pixel coordinate.
 
 Initialisation: the intrinsics and the per-view target poses by Zhang's
-method (:func:`kinhec.intrinsics.calibrate_camera`), then ``X`` and ``Y`` by
+method (:func:`kinhec.models.intrinsics.calibrate_camera`), then ``X`` and ``Y`` by
 the closed form of the registry's ``shah`` solver on ``A_i`` and the view
 poses.  Poses are updated by right perturbations ``T exp(xi)``, twists
 ``xi = (omega, v)`` [rad, m], rotation first.
@@ -61,9 +61,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kinhec import se3
-from kinhec.errors import InputError
-from kinhec.intrinsics import (
+from kinhec.geometry import se3
+from kinhec.util.errors import InputError
+from kinhec.models.intrinsics import (
     INTRINSIC_NAMES,
     CameraCalibration,
     PackedViews,
@@ -73,7 +73,7 @@ from kinhec.intrinsics import (
     project,
     residual_norms,
 )
-from kinhec.lsq import BlockStructure, block_jacobian, huber_weights, levenberg_marquardt
+from kinhec.geometry.lsq import BlockStructure, block_jacobian, huber_weights, levenberg_marquardt
 from kinhec.solvers import _common as c
 from kinhec.solvers.axyb_shah import shah_kernel
 
@@ -171,7 +171,7 @@ def solve_reprojection(points_3d, points_2d, T_base_ee, image_size, *, configura
     intrinsics : array_like, shape (9,), optional
         Known intrinsics (no Zhang initialisation); refined only with ``refine_intrinsics``.
     camera : CameraCalibration, optional
-        The result of :func:`kinhec.intrinsics.calibrate_camera` on the same
+        The result of :func:`kinhec.models.intrinsics.calibrate_camera` on the same
         views with the same ``fix_k3`` / ``intrinsics`` (it is computed when
         None); lets several solves of one observation set share it.
 

@@ -72,8 +72,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kinhec import se3
-from kinhec.errors import InputError
+from kinhec.geometry import se3
+from kinhec.util.errors import InputError
 from kinhec.solvers._common import DegenerateMotionWarning
 
 __all__ = ["TimeOffsetEstimate", "estimate_time_offset"]

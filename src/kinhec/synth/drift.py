@@ -1,7 +1,7 @@
 """A generated recording whose mount moves part-way: a knock (a step) or a slow drift of ``X`` or ``Y``.
 
 ``with_mount_change(seq, start=k, dX=..., dY=...)`` takes a sequence made by
-:func:`kinhec.generator.simulate` and returns its measured eye poses as they would have been had ``X``
+:func:`kinhec.synth.generator.simulate` and returns its measured eye poses as they would have been had ``X``
 (``T_ee_cam`` eye-in-hand: a camera knocked on the flange; ``T_ee_marker`` eye-to-hand) or ``Y``
 (``T_base_target``: the target moved; ``T_base_cam``) changed from camera frame ``start`` on.  The change is
 a 6-vector in the calibration's perturbation convention: ``R exp(phi)`` (rotation [rad] about the transform's
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kinhec import se3
-from kinhec.errors import InputError
+from kinhec.geometry import se3
+from kinhec.util.errors import InputError
 
 __all__ = ["MountChange", "with_mount_change", "perturb"]
 
@@ -46,7 +46,7 @@ def with_mount_change(seq, *, start: int, dX=None, dY=None, ramp_frames: int = 0
 
     Parameters
     ----------
-    seq : kinhec.generator.GeneratedSequence
+    seq : kinhec.synth.generator.GeneratedSequence
     start : int
         First camera frame with the changed mount.
     dX, dY : array_like, shape (6,), optional

@@ -1,9 +1,9 @@
 """One benchmark sequence from its recipe: exact ground truth, measurements and the index row.
 
 :func:`generate_sequence` runs the generation pipeline of the dataset card for
-one :class:`~kinhec.recipe.Recipe`:
+one :class:`~kinhec.synth.recipe.Recipe`:
 
-1. hand-eye transform ``X`` (:func:`kinhec.trajectories.sample_hand_eye`);
+1. hand-eye transform ``X`` (:func:`kinhec.synth.trajectories.sample_hand_eye`);
 2. flange trajectory of the recipe's family, continuous in time;
 3. world reference ``Y`` (look-at: drawn with the stations; otherwise placed
    where the target is seen most along the motion; monocular: the first
@@ -55,12 +55,13 @@ import math
 import numpy as np
 
 import kinhec
-from kinhec import io, se3
-from kinhec.cameras import camera_json, get_camera, get_target, target_json, visibility
-from kinhec.errors import InputError
-from kinhec.jsonutil import dumps
-from kinhec.motion import motion_descriptors, relative_motions, select_keyframes
-from kinhec.noise import (
+from kinhec import io
+from kinhec.geometry import se3
+from kinhec.models.cameras import camera_json, get_camera, get_target, target_json, visibility
+from kinhec.util.errors import InputError
+from kinhec.util.jsonutil import dumps
+from kinhec.geometry.motion import motion_descriptors, relative_motions, select_keyframes
+from kinhec.models.noise import (
     apply_outliers,
     apply_scale,
     camera_se3_gaussian,
@@ -68,12 +69,12 @@ from kinhec.noise import (
     robot_se3_gaussian,
     vo_drift,
 )
-from kinhec.pnp import simulate_pnp
-from kinhec.recipe import Recipe
-from kinhec.recipe_json import config_dict, published_sync, stored_recipe
-from kinhec.robots import get_robot
-from kinhec.schema import INDEX_SCHEMA, SequenceTables, pose_columns
-from kinhec import trajectories as tj
+from kinhec.models.pnp import simulate_pnp
+from kinhec.synth.recipe import Recipe
+from kinhec.synth.recipe_json import config_dict, published_sync, stored_recipe
+from kinhec.models.robots import get_robot
+from kinhec.io.schema import INDEX_SCHEMA, SequenceTables, pose_columns
+from kinhec.synth import trajectories as tj
 
 __all__ = [
     "INDEX_COLUMNS_FILLED_BY_WRITER",
@@ -127,8 +128,8 @@ class GeneratedSequence:
     keyframes : (K,) int
         Camera-frame indices of the keyframes used for the descriptors.
     descriptors : dict
-    clocks : kinhec.trajectories.Clocks
-    trajectory : kinhec.trajectories.Trajectory
+    clocks : kinhec.synth.trajectories.Clocks
+    trajectory : kinhec.synth.trajectories.Trajectory
     true_robot : RobotModel
         The model whose kinematics produced the ground truth (perturbed for ``dh_error``).
     info : dict
@@ -342,11 +343,11 @@ def generate_sequence(recipe) -> SequenceTables:
     Returns
     -------
     SequenceTables
-        ``index_row``: every :data:`kinhec.schema.INDEX_SCHEMA` column except
+        ``index_row``: every :data:`kinhec.io.schema.INDEX_SCHEMA` column except
         ``robot_file``, ``camera_file``, ``robot_row_group`` and
         ``camera_row_group`` (filled by the shard writer); ``robot`` and
-        ``camera``: Arrow tables with exactly :data:`~kinhec.schema.ROBOT_SCHEMA`
-        and :data:`~kinhec.schema.CAMERA_SCHEMA` (quaternions with ``qw >= 0``).
+        ``camera``: Arrow tables with exactly :data:`~kinhec.io.schema.ROBOT_SCHEMA`
+        and :data:`~kinhec.io.schema.CAMERA_SCHEMA` (quaternions with ``qw >= 0``).
 
     Raises
     ------
@@ -448,7 +449,7 @@ def index_row(g: GeneratedSequence) -> dict:
 
 
 def config_record(g: GeneratedSequence) -> dict:
-    """Content of ``config_json``: the recipe in the published nested form (:func:`kinhec.recipe_json.config_dict`)."""
+    """Content of ``config_json``: the recipe in the published nested form (:func:`kinhec.synth.recipe_json.config_dict`)."""
     r = g.recipe
     joints = None
     if r.family == "joint_sinusoid":
@@ -467,7 +468,7 @@ def extra_record(g: GeneratedSequence) -> dict:
     :meth:`Trajectory.to_dict`), ``keyframe_indices`` (camera-frame indices
     behind the descriptors), ``camera_intrinsics`` and ``target`` (the presets
     as in ``cameras_targets.json``).  kinhec's own keys follow: ``recipe``
-    (the whole :class:`Recipe`, :func:`kinhec.recipe_json.stored_recipe`),
+    (the whole :class:`Recipe`, :func:`kinhec.synth.recipe_json.stored_recipe`),
     ``clock`` (rates, phase, dropped frames), ``camera_K`` (3x3 intrinsic
     matrix [px]) and the bookkeeping of the world placement (``world``) or of
     the look-at search (``lookat``).

@@ -45,12 +45,12 @@ from pathlib import Path
 
 import numpy as np
 
-from kinhec import se3
-from kinhec.cameras import VISIBILITY_MARGIN_PX, get_camera, get_target, inside_image, pinhole_pixels, to_camera
-from kinhec.errors import DatasetFormatError, InputError
-from kinhec.fsutil import atomic_write_text
-from kinhec.generator import as_recipe, seed_streams, simulate
-from kinhec.intrinsics import INTRINSIC_NAMES
+from kinhec.geometry import se3
+from kinhec.models.cameras import VISIBILITY_MARGIN_PX, get_camera, get_target, inside_image, pinhole_pixels, to_camera
+from kinhec.util.errors import DatasetFormatError, InputError
+from kinhec.util.fsutil import atomic_write_text
+from kinhec.synth.generator import as_recipe, seed_streams, simulate
+from kinhec.models.intrinsics import INTRINSIC_NAMES
 
 __all__ = [
     "FORMAT_VERSION",
@@ -450,7 +450,7 @@ def recipe_pixels(recipe) -> RecipePixels:
 
     The target points are projected with the true poses and the pixel noise
     is the first draw of the sequence's camera-noise stream, exactly as
-    :func:`kinhec.pnp.simulate_pnp` draws it, so a PnP on the detected pixels
+    :func:`kinhec.models.pnp.simulate_pnp` draws it, so a PnP on the detected pixels
     of a frame gives the sequence's measured ``T_cam_target``.
 
     Raises
@@ -482,7 +482,7 @@ def observations_from_recipe(recipe) -> tuple[ObservationSet, dict]:
 
     The target points are projected with the true poses and the pixel noise
     is drawn from the sequence's camera-noise stream exactly as the generator
-    draws it (:func:`kinhec.pnp.simulate_pnp`, :func:`recipe_pixels`), so a
+    draws it (:func:`kinhec.models.pnp.simulate_pnp`, :func:`recipe_pixels`), so a
     PnP on these pixels gives the sequence's measured ``T_cam_target``.  Only
     frames with a measurement and the points a detector reports are kept.
     The sequence must be synchronous (one robot pose per camera frame).

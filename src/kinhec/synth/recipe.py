@@ -1,7 +1,7 @@
 """The recipe of one sequence: every factor the generator needs, flat and JSON-friendly.
 
 A :class:`Recipe` is what a tier expands into (one per sequence) and what
-:func:`kinhec.generator.generate_sequence` turns into the two pose streams.  It
+:func:`kinhec.synth.generator.generate_sequence` turns into the two pose streams.  It
 is stored verbatim, as JSON, in the ``config_json`` column of the index, so a
 sequence can always be regenerated from its own row.
 
@@ -10,8 +10,8 @@ metres, radians, hertz.  Angles that are design knobs rather than measurements
 (cone half-angle, rotation-angle range) are in degrees, as in the tier files.
 
 Validation happens once, in :meth:`Recipe.__post_init__`: unknown names raise
-:class:`~kinhec.errors.UnknownNameError`, bad values and inconsistent
-combinations raise :class:`~kinhec.errors.InputError`; both name the field.
+:class:`~kinhec.util.errors.UnknownNameError`, bad values and inconsistent
+combinations raise :class:`~kinhec.util.errors.InputError`; both name the field.
 
 Combinations the generator refuses (with the reason)
 ----------------------------------------------------
@@ -42,10 +42,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kinhec import __version__
-from kinhec.cameras import CAMERA_NAMES, TARGET_NAMES
-from kinhec.errors import InputError, UnknownNameError
-from kinhec.robots import ROBOT_NAMES
-from kinhec.schema import (
+from kinhec.models.cameras import CAMERA_NAMES, TARGET_NAMES
+from kinhec.util.errors import InputError, UnknownNameError
+from kinhec.models.robots import ROBOT_NAMES
+from kinhec.io.schema import (
     CAMERA_NOISE_MODELS,
     CONFIGURATIONS,
     FAMILIES,
@@ -93,7 +93,7 @@ class Recipe:
     sequence_id : str
         ``<track>-<6-digit index>``, e.g. ``"noise-000000"``.
     track : str
-        One of :data:`kinhec.schema.TRACKS`.
+        One of :data:`kinhec.io.schema.TRACKS`.
     level : str
         Human-readable factor levels of the track (``"robot=r2|camera=c3"``).
     seed : int
@@ -106,7 +106,7 @@ class Recipe:
     Setup
     -----
     robot : str
-        Robot model, one of :data:`kinhec.robots.ROBOT_NAMES`.
+        Robot model, one of :data:`kinhec.models.robots.ROBOT_NAMES`.
     configuration : {"eye_in_hand", "eye_to_hand"}
         Camera on the flange looking at a static board, or static camera looking
         at a marker on the flange.
@@ -123,7 +123,7 @@ class Recipe:
         Observed reference: a physical board / marker, or the first camera pose
         (monocular visual odometry).
     camera : str
-        Camera preset, one of :data:`kinhec.cameras.CAMERA_NAMES` (default ``hd``).
+        Camera preset, one of :data:`kinhec.models.cameras.CAMERA_NAMES` (default ``hd``).
     target : str or None
         Target preset; None picks ``checker_9x6_25mm`` (eye-in-hand) or
         ``marker_3x3_30mm`` (eye-to-hand).  Stored resolved.
@@ -147,7 +147,7 @@ class Recipe:
     time_jitter_std_s : float
         Standard deviation [s] of the Gaussian time-stamp jitter (async only;
         conditioned on strictly increasing stamps, see
-        :func:`kinhec.trajectories.make_clocks`).
+        :func:`kinhec.synth.trajectories.make_clocks`).
     camera_drop_fraction : float
         Probability in ``[0, 1)`` that a camera frame is dropped (async only).
 
@@ -159,14 +159,14 @@ class Recipe:
         non-parallel axes), ``wrist`` (last three), ``all``.
     speed_fraction : float
         Fraction in ``(0, 1]`` of the joint speed caps (free6d: of
-        :data:`kinhec.trajectories.FREE6D_SPEED_CAPS`) the motion may use
+        :data:`kinhec.synth.trajectories.FREE6D_SPEED_CAPS`) the motion may use
         (0.25; 0.35 in the temporal track).
     n_harmonics : int
         Harmonics per joint of ``joint_sinusoid`` (2; 3 in the temporal track).
     frequency_range_hz : (float, float)
         Range [Hz] of the base frequency of each sinusoid of ``joint_sinusoid``;
         harmonic ``h`` runs at ``h`` times it.  (``proposal_sine`` has fixed
-        figures: :func:`kinhec.trajectories.proposal_sine`.)
+        figures: :func:`kinhec.synth.trajectories.proposal_sine`.)
     dwell_s : float
         Dwell [s] at every waypoint / station (the capture happens at its middle).
     cone_half_angle_deg : float

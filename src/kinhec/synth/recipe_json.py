@@ -5,14 +5,14 @@ generation recipe in the published KinHEC form: nested, with exactly the keys
 of :data:`CONFIG_KEYS` (and of :data:`CONFIG_NESTED_KEYS` inside ``sampling``,
 ``timing``, ``robot_noise``, ``camera_noise``, ``outliers`` and ``scale``), so
 that a reader which builds ``SequenceConfig(**config)`` accepts it.  kinhec's
-own :class:`~kinhec.recipe.Recipe` is flat and has a few more fields (motion
+own :class:`~kinhec.synth.recipe.Recipe` is flat and has a few more fields (motion
 design, dwell time, DH joint noise, ...); it goes whole into ``extra_json``
 under ``"recipe"``, after the published ``extra_json`` keys
 (:data:`EXTRA_KEYS`).
 
 ``sync`` is spelled ``"synchronous"`` or ``"asynchronous"`` on disk (index
 column, ``config_json.sampling.sync`` and the stored recipe);
-:class:`~kinhec.recipe.Recipe` uses ``"sync"``/``"async"`` in memory and
+:class:`~kinhec.synth.recipe.Recipe` uses ``"sync"``/``"async"`` in memory and
 accepts both spellings.
 """
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import re
 
-from kinhec.recipe import Recipe
+from kinhec.synth.recipe import Recipe
 
 __all__ = [
     "CONFIG_KEYS",

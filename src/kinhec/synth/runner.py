@@ -25,13 +25,13 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from kinhec import __version__
-from kinhec.errors import DatasetFormatError, InputError, KinhecError
-from kinhec.fsutil import atomic_write_text
-from kinhec.executors import DaskExecutor, LocalExecutor, completed_tasks, drain_after_interrupt
-from kinhec.locking import LOCK_NAME, STATE_DIR, writer_lock  # noqa: F401  (LOCK_NAME, STATE_DIR: re-exported)
-from kinhec.schema import TRACKS
-from kinhec.tiers import TRACK_DESCRIPTIONS, Tier, expand_tier, load_tier, plan_counts, shards_of_track
-from kinhec.tracks import sequence_id
+from kinhec.util.errors import DatasetFormatError, InputError, KinhecError
+from kinhec.util.fsutil import atomic_write_text
+from kinhec.util.executors import DaskExecutor, LocalExecutor, completed_tasks, drain_after_interrupt
+from kinhec.util.locking import LOCK_NAME, STATE_DIR, writer_lock  # noqa: F401  (LOCK_NAME, STATE_DIR: re-exported)
+from kinhec.io.schema import TRACKS
+from kinhec.synth.tiers import TRACK_DESCRIPTIONS, Tier, expand_tier, load_tier, plan_counts, shards_of_track
+from kinhec.io.tracks import sequence_id
 
 __all__ = ["ShardTask", "ShardOutcome", "RunSummary", "generate_dataset", "run_shard", "DatasetLock"]
 
@@ -102,8 +102,8 @@ class RunSummary:
 def run_shard(task: ShardTask) -> ShardOutcome:
     """Generate and write one shard; never raises (failures come back in the outcome)."""
     from kinhec import io
-    from kinhec.generator import generate_sequence
-    from kinhec.recipe import Recipe
+    from kinhec.synth.generator import generate_sequence
+    from kinhec.synth.recipe import Recipe
 
     t0 = time.process_time()
     current = None
@@ -174,7 +174,7 @@ def _remove_derived_outputs(root: Path) -> list[str]:
     folder holding nothing but PNG files, and a card ``README.md`` kinhec wrote
     and nobody edited.  Returns the removed paths (relative to ``root``).
     """
-    from kinhec.provenance import is_owned
+    from kinhec.util.provenance import is_owned
 
     removed = []
     bench = root / "benchmarks"
@@ -189,7 +189,7 @@ def _remove_derived_outputs(root: Path) -> list[str]:
                 removed.append(f"benchmarks/{sub}")
         if not any(bench.iterdir()):
             bench.rmdir()
-    parts = root / STATE_DIR / "benchmark"  # the benchmark's scratch parts (kinhec.fingerprint.run_folders)
+    parts = root / STATE_DIR / "benchmark"  # the benchmark's scratch parts (kinhec.util.fingerprint.run_folders)
     if parts.is_dir():
         shutil.rmtree(parts, ignore_errors=True)
         removed.append(f"{STATE_DIR}/benchmark")
@@ -204,7 +204,7 @@ def _remove_derived_outputs(root: Path) -> list[str]:
 
 
 def _check_or_write_generation_info(root: Path, tier: Tier, tracks, counts: dict, overwrite: bool) -> list[str]:
-    from kinhec import jsonutil
+    from kinhec.util import jsonutil
 
     path = root / "generation_info.json"
     info = None
@@ -258,13 +258,14 @@ def write_static_files(root: Path) -> list[str]:
     """robots.json, cameras_targets.json, LICENSE and CITATION.cff of a dataset folder.
 
     A ``LICENSE`` or ``CITATION.cff`` that kinhec did not write is kept
-    (:func:`kinhec.provenance.write_owned`); the names of the kept files are
+    (:func:`kinhec.util.provenance.write_owned`); the names of the kept files are
     returned.  ``robots.json`` and ``cameras_targets.json`` describe the data
     and are always kinhec's.
     """
-    from kinhec import cameras, jsonutil, robots
-    from kinhec.provenance import write_owned
-    from kinhec.publish import citation_cff, license_text
+    from kinhec.models import cameras, robots
+    from kinhec.util import jsonutil
+    from kinhec.util.provenance import write_owned
+    from kinhec.io.publish import citation_cff, license_text
 
     atomic_write_text(root / "robots.json", jsonutil.dumps(robots.robots_json(), indent=2))
     atomic_write_text(root / "cameras_targets.json", jsonutil.dumps(cameras.cameras_targets_json(), indent=2))
@@ -276,7 +277,7 @@ def write_static_files(root: Path) -> list[str]:
 
 
 # --------------------------------------------------------------------------- #
-# executors (shared with the benchmark: kinhec.executors)
+# executors (shared with the benchmark: kinhec.util.executors)
 # --------------------------------------------------------------------------- #
 class _LocalExecutor(LocalExecutor):
     def __init__(self, workers: int) -> None:
@@ -310,7 +311,7 @@ def plan_shard_ids(tier: Tier, root: Path, tracks=None, limit: int | None = None
     """Every shard of the selected tracks with its sequence ids only (no recipe expanded).
 
     Sequence ``i`` of a track is ``sequence_id(track, i)`` and the counts come
-    from :func:`kinhec.tiers.plan_counts`, so this takes milliseconds even for
+    from :func:`kinhec.synth.tiers.plan_counts`, so this takes milliseconds even for
     the full tier; :func:`with_recipes` fills in the recipes of the shards that
     still have to be generated.
     """
@@ -500,7 +501,7 @@ def generate_dataset(
     root = Path(out)
     if root.exists() and not root.is_dir():
         raise InputError(f"--out {root}: expected a folder, got a file")
-    from kinhec.provenance import user_files
+    from kinhec.util.provenance import user_files
 
     foreign = user_files(root)
     if foreign and not force:
@@ -550,7 +551,7 @@ def generate_dataset(
             if todo or not io.index_is_current(root):
                 index = io.rebuild_index(root, skip_corrupt=True)
                 io.write_index(root, index)
-            from kinhec.publish import write_card_if_missing
+            from kinhec.io.publish import write_card_if_missing
 
             write_card_if_missing(root)
     summary.wall_s = time.perf_counter() - t_wall

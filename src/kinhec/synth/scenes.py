@@ -21,10 +21,10 @@ Visibility graph.  ``dense``: every camera sees every target; ``sparse``: a rand
 bipartite graph plus each further edge with probability 0.2; ``tree``: the spanning tree alone.  The pairs
 are spread over the edges (at least ``min_pairs_per_edge`` each, the rest at random).
 
-Noise (the models of :mod:`kinhec.noise`).  Camera ``se3_gaussian`` on ``C`` (target-frame rotation,
+Noise (the models of :mod:`kinhec.models.noise`).  Camera ``se3_gaussian`` on ``C`` (target-frame rotation,
 camera-frame anisotropic translation), robot ``se3_gaussian`` on ``A`` (flange-frame twist), both
-optionally Student-t; a monocular scale per camera (:func:`kinhec.noise.apply_scale`, no drift); outliers
-(:func:`kinhec.noise.apply_outliers`).  Each pair draws its own robot error (the robot takes a new pose for
+optionally Student-t; a monocular scale per camera (:func:`kinhec.models.noise.apply_scale`, no drift); outliers
+(:func:`kinhec.models.noise.apply_outliers`).  Each pair draws its own robot error (the robot takes a new pose for
 every view), so pairs are independent, as the solver and the bound model them.
 
 Randomness.  Everything is drawn from ``numpy.random.SeedSequence([seed, scene_id])``, with separate
@@ -40,9 +40,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kinhec import noise as nz
-from kinhec import se3
-from kinhec.errors import InputError, UnknownNameError
+from kinhec.models import noise as nz
+from kinhec.geometry import se3
+from kinhec.util.errors import InputError, UnknownNameError
 
 __all__ = ["GRAPHS", "CONFIGURATIONS", "MultiScene", "draw_scene"]
 
@@ -169,7 +169,7 @@ def _level(value, levels: dict, name: str, size: int) -> tuple:
         v = levels[value]
     else:
         v = tuple(float(x) for x in value)
-    if name == "camera noise" and len(v) == 4:  # (rot, x, y, z) of kinhec.noise.CAMERA_LEVELS
+    if name == "camera noise" and len(v) == 4:  # (rot, x, y, z) of kinhec.models.noise.CAMERA_LEVELS
         v = (v[0], v[1], v[3])
     if len(v) != size or not all(math.isfinite(x) and x >= 0 for x in v):
         raise InputError(f"{name}: expected a level name or {size} standard deviations >= 0, got {value!r}")
@@ -197,9 +197,9 @@ def draw_scene(seed: int, scene_id: int, *, n_cameras: int = 3, n_targets: int =
         Total pairs, spread over the edges (at least ``min_pairs_per_edge`` each).
     min_pairs_per_edge : int
     camera_noise : str or tuple
-        A :data:`kinhec.noise.CAMERA_LEVELS` name or ``(rot_std_rad, xy_std_m, z_std_m)``.
+        A :data:`kinhec.models.noise.CAMERA_LEVELS` name or ``(rot_std_rad, xy_std_m, z_std_m)``.
     robot_noise : str or tuple
-        A :data:`kinhec.noise.ROBOT_LEVELS` name or ``(rot_std_rad, trans_std_m)``.
+        A :data:`kinhec.models.noise.ROBOT_LEVELS` name or ``(rot_std_rad, trans_std_m)``.
     student_t_dof : float, optional
         Student-t camera and robot errors (the levels are then their scales).
     scale : bool
@@ -207,7 +207,7 @@ def draw_scene(seed: int, scene_id: int, *, n_cameras: int = 3, n_targets: int =
     outlier_fraction : float
         Fraction of every edge's pairs replaced by outliers of ``outlier_model``.
     outlier_model : str
-        One of :data:`kinhec.noise.OUTLIER_MODELS`.
+        One of :data:`kinhec.models.noise.OUTLIER_MODELS`.
 
     Returns
     -------

@@ -1,7 +1,7 @@
 """The schema of a tier file: every key it may hold, with its type and range.
 
 :func:`check_tier_schema` walks a loaded tier mapping against :data:`TIER_SCHEMA`
-before :func:`kinhec.tiers.validate_tier_config` checks the cross-references
+before :func:`kinhec.synth.tiers.validate_tier_config` checks the cross-references
 (noise levels named by the tracks, robot and preset names).  It rejects, in
 one line naming the file and the key path:
 
@@ -22,7 +22,7 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
-from kinhec.errors import InputError
+from kinhec.util.errors import InputError
 
 __all__ = ["TIER_SCHEMA", "check_tier_schema", "Field", "Block", "Levels"]
 

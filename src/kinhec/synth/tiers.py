@@ -1,6 +1,6 @@
 """Tiers: factor grids that expand into the recipes of every sequence of a dataset.
 
-A tier is a YAML file (``src/kinhec/configs/{smoke,small,medium,full}.yaml`` ship
+A tier is a YAML file (``src/kinhec/synth/configs/{smoke,small,medium,full}.yaml`` ship
 with kinhec; any file with the same structure works, ``--tier my_tier.yaml``).
 It lists the global seed, the shard size, the named noise levels and, per
 track, the factor levels; each systematic track is a full factorial grid of its
@@ -28,9 +28,9 @@ from typing import Any, Iterator
 
 import yaml
 
-from kinhec.errors import InputError, UnknownNameError
-from kinhec.tier_schema import check_tier_schema
-from kinhec.tracks import TRACKS, sequence_id
+from kinhec.util.errors import InputError, UnknownNameError
+from kinhec.synth.tier_schema import check_tier_schema
+from kinhec.io.tracks import TRACKS, sequence_id
 
 __all__ = [
     "TIER_NAMES",
@@ -201,7 +201,7 @@ def _require(source, block, key, where):
 def validate_tier_config(cfg: dict, source: str = "<tier>") -> None:
     """Check a tier mapping; raise :class:`InputError` naming the key, the allowed values and what came.
 
-    Keys, types and ranges first (:func:`kinhec.tier_schema.check_tier_schema`: an unknown key is refused
+    Keys, types and ranges first (:func:`kinhec.synth.tier_schema.check_tier_schema`: an unknown key is refused
     with the closest valid one), then the required keys and the names the tracks refer to.
     """
     check_tier_schema(cfg, source)

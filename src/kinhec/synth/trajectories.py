@@ -11,8 +11,8 @@ Steps 1-4 of the generation pipeline live here:
    :func:`lookat`), placed after the trajectory otherwise (:func:`place_world`);
 4. the time stamps of both streams (:func:`make_clocks`).
 
-Frames and conventions follow :mod:`kinhec.se3` (``T_a_b`` maps b- to
-a-coordinates) and :mod:`kinhec.cameras` (camera optical frame: ``z`` forward,
+Frames and conventions follow :mod:`kinhec.geometry.se3` (``T_a_b`` maps b- to
+a-coordinates) and :mod:`kinhec.models.cameras` (camera optical frame: ``z`` forward,
 ``x`` right, ``y`` down; target frame: points in ``z = 0``, ``z`` towards the
 viewer).  ``X`` is ``T_ee_cam`` (eye-in-hand) or ``T_ee_marker``
 (eye-to-hand); ``Y`` is ``T_base_world`` (the board) or ``T_base_cam`` (the
@@ -46,10 +46,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kinhec import se3
-from kinhec.cameras import CameraPreset, TargetPreset, VISIBILITY_MARGIN_PX, visibility
-from kinhec.errors import ConvergenceError, InputError
-from kinhec.robots import RobotModel
+from kinhec.geometry import se3
+from kinhec.models.cameras import CameraPreset, TargetPreset, VISIBILITY_MARGIN_PX, visibility
+from kinhec.util.errors import ConvergenceError, InputError
+from kinhec.models.robots import RobotModel
 
 __all__ = [
     "FREE6D_SPEED_CAPS",

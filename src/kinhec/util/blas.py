@@ -4,7 +4,7 @@ OpenBLAS splits a matrix product over its threads in blocks that depend on
 the thread count, so the last bits of a product (and of everything computed
 from it) follow ``OPENBLAS_NUM_THREADS``.  Results that are stored and
 compared with a later run -- the regression suite's reference results
-(:mod:`kinhec.suite`), the benchmark's result rows (:mod:`kinhec.benchmark`)
+(:mod:`kinhec.evaluate.suite`), the benchmark's result rows (:mod:`kinhec.evaluate.benchmark`)
 -- are computed inside :func:`single_threaded_blas`, so on one machine they do
 not depend on the thread setting (and parallel workers do not oversubscribe
 the cores).

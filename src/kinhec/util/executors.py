@@ -16,7 +16,7 @@ does not care where the work happens:
 * ``require_folder(folder)`` makes sure the workers read and write the folder
   the caller means: a no-op for local processes; on Dask every worker must find
   a probe file the client has just written there (:func:`folder_probe`), or an
-  :class:`~kinhec.errors.InputError` names the workers that do not.  Tasks carry
+  :class:`~kinhec.util.errors.InputError` names the workers that do not.  Tasks carry
   absolute paths (a relative one would be resolved in each worker's own working
   directory).
 
@@ -29,7 +29,7 @@ die with their parent: a parent killed outright (``kill -9``) takes them along
 at once (``prctl(PR_SET_PDEATHSIG)`` on Linux, and a watch thread everywhere)
 instead of leaving them to finish their shards.
 
-:class:`kinhec.locking.FolderLock` (re-exported here) is the lock file that
+:class:`kinhec.util.locking.FolderLock` (re-exported here) is the lock file that
 keeps two such commands from writing the same folder at the same time.
 """
 
@@ -46,8 +46,8 @@ from pathlib import Path
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, Callable
 
-from kinhec.errors import InputError
-from kinhec.locking import STATE_DIR, FolderLock, pid_alive  # noqa: F401  (re-exported: they used to live here)
+from kinhec.util.errors import InputError
+from kinhec.util.locking import STATE_DIR, FolderLock, pid_alive  # noqa: F401  (re-exported: they used to live here)
 
 __all__ = [
     "EXECUTORS",

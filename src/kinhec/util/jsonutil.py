@@ -9,7 +9,7 @@ columns, the shard metadata, reports, ``generation_info.json``) goes through
 * converts numpy scalars and arrays (``np.float32(1.5)`` -> ``1.5``,
   ``np.arange(3)`` -> ``[0, 1, 2]``), tuples and sets to plain JSON values,
 * turns ``pathlib.Path`` into a string and ``datetime`` / ``date`` into ISO 8601,
-* refuses anything else with an :class:`~kinhec.errors.InputError` naming the
+* refuses anything else with an :class:`~kinhec.util.errors.InputError` naming the
   place in the object (``obj["a"][3]``) and the offending type.
 
 :func:`loads` is the counterpart; it also accepts the non-standard
@@ -25,8 +25,8 @@ from pathlib import Path, PurePath
 
 import numpy as np
 
-from kinhec.errors import InputError
-from kinhec.fsutil import atomic_write_text
+from kinhec.util.errors import InputError
+from kinhec.util.fsutil import atomic_write_text
 
 __all__ = ["to_jsonable", "dumps", "loads", "dump", "load"]
 

@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from kinhec.errors import FolderInUseError
+from kinhec.util.errors import FolderInUseError
 
 __all__ = ["STATE_DIR", "LOCK_NAME", "FolderLock", "writer_lock", "lock_holder", "live_lock_holder", "pid_alive",
            "refuse_if_in_use"]
@@ -104,7 +104,7 @@ def live_lock_holder(path) -> dict | None:
 
 
 def refuse_if_in_use(folder, action: str) -> None:
-    """Raise :class:`~kinhec.errors.FolderInUseError` when a running kinhec writer holds the lock of ``folder``.
+    """Raise :class:`~kinhec.util.errors.FolderInUseError` when a running kinhec writer holds the lock of ``folder``.
 
     A folder being written is incomplete by design (no index yet, or one of
     the shards done so far): ``validate``, ``benchmark`` and ``report`` say it

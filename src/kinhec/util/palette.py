@@ -1,4 +1,4 @@
-"""The colours of kinhec's figures and pages: one palette for the PNGs (:mod:`kinhec.viz`) and the HTML pages.
+"""The colours of kinhec's figures and pages: one palette for the PNGs (:mod:`kinhec.report.viz`) and the HTML pages.
 
 A solver, a track, a configuration or a frame axis has the same colour in
 every figure kinhec draws, whether matplotlib draws it (``kinhec visualize``,

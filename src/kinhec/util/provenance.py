@@ -19,8 +19,8 @@ import hashlib
 import json
 from pathlib import Path
 
-from kinhec.errors import InputError
-from kinhec.fsutil import atomic_write_text
+from kinhec.util.errors import InputError
+from kinhec.util.fsutil import atomic_write_text
 
 __all__ = [
     "FINGERPRINT_KEY",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kinhec.errors import InputError
+from kinhec.util.errors import InputError
 
 __all__ = ["require_cv2", "EXTRA"]
 
@@ -11,7 +11,7 @@ EXTRA = 'pip install "kinhec[vision]"'
 
 
 def require_cv2(what: str = "target detection"):
-    """The ``cv2`` module, or an :class:`~kinhec.errors.InputError` saying how to install it.
+    """The ``cv2`` module, or an :class:`~kinhec.util.errors.InputError` saying how to install it.
 
     Parameters
     ----------

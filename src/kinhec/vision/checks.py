@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kinhec.intrinsics import normalisation
+from kinhec.models.intrinsics import normalisation
 
 __all__ = ["BAD_FRACTION", "BAD_MIN_PX", "MAX_BAD_FRACTION", "FitCheck", "fit_check", "orientation_sign"]
 

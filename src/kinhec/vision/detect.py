@@ -3,7 +3,7 @@
 :func:`detect` takes one image (a grey array or a file), :func:`detect_images`
 a list of files with progress; :func:`observations_from_detections` turns the
 accepted views and their hand poses into a
-:class:`~kinhec.observations.ObservationSet`, the input of the corner-based
+:class:`~kinhec.synth.observations.ObservationSet`, the input of the corner-based
 calibration (:mod:`kinhec.calibrate.corners`).  The kinds and their checks:
 :mod:`kinhec.vision.chessboard`, :mod:`kinhec.vision.markers`,
 :mod:`kinhec.vision.checks`.
@@ -19,8 +19,8 @@ from typing import Callable
 
 import numpy as np
 
-from kinhec.errors import InputError
-from kinhec.observations import ObservationSet
+from kinhec.util.errors import InputError
+from kinhec.synth.observations import ObservationSet
 from kinhec.vision._cv import require_cv2
 from kinhec.vision.detection import Detection
 from kinhec.vision.targets import AprilGrid, Charuco, Chessboard, parse_target
@@ -157,7 +157,7 @@ def detect_images(paths, target, *, progress: Callable[[int, int, Detection], No
 
 
 def check_board_size(paths, board: Chessboard) -> None:
-    """Stop early when a chessboard's size is likely wrong: a one-line :class:`~kinhec.errors.InputError`.
+    """Stop early when a chessboard's size is likely wrong: a one-line :class:`~kinhec.util.errors.InputError`.
 
     The first :data:`PROBE_IMAGES` images are searched at half size
     (:func:`kinhec.vision.chessboard.quick_find_chessboard`, 0.01-0.7 s each on 1928x1208 images; a small image
@@ -207,7 +207,7 @@ def one_method(detections: list[Detection]) -> list[Detection]:
 
 def observations_from_detections(detections, T_base_ee, target, *, mode: str = "eye_in_hand",
                                  camera_id: str = "cam0") -> ObservationSet:  # fmt: skip
-    """The accepted views and their hand poses as an :class:`~kinhec.observations.ObservationSet`.
+    """The accepted views and their hand poses as an :class:`~kinhec.synth.observations.ObservationSet`.
 
     Parameters
     ----------

@@ -16,7 +16,7 @@ Modes (``--pairing``)
     about as dense as the images (one pose per capture) gives each image the
     pose with the nearest stamp, within half the median period; a denser one
     (a robot logging at its own rate) is interpolated at the image's stamp
-    (SLERP and linear, :func:`kinhec.se3.interpolate_poses`), except across
+    (SLERP and linear, :func:`kinhec.geometry.se3.interpolate_poses`), except across
     gaps longer than three median periods.
 ``FILE.csv``
     A CSV file with a header and the columns ``image`` and either ``pose``
@@ -40,8 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
-from kinhec import se3
-from kinhec.errors import InputError
+from kinhec.geometry import se3
+from kinhec.util.errors import InputError
 
 __all__ = ["PAIRING_MODES", "natural_key", "list_images", "stamp_from_name", "ImagePairing", "pair_images"]
 

@@ -14,7 +14,7 @@ Image formation
 Every pixel is split into ``s x s`` samples (``supersample``) at the centres
 of its sub-squares (pixel centres at integer coordinates, OpenCV's
 convention).  Each sample's pixel is undistorted (the inverse of
-:func:`kinhec.intrinsics.project`'s Brown-Conrady model, by fixed-point
+:func:`kinhec.models.intrinsics.project`'s Brown-Conrady model, by fixed-point
 iteration) into a ray, the ray is intersected with the target's plane
 (the inverse of the plane-to-image homography ``[r1 r2 t]``), and the
 printed pattern is evaluated exactly there: ink, paper or the background
@@ -53,11 +53,12 @@ from typing import Callable
 
 import numpy as np
 
-from kinhec import __version__, se3
-from kinhec.errors import InputError
-from kinhec.fsutil import atomic_write, atomic_write_text
-from kinhec.intrinsics import INTRINSIC_NAMES, project
-from kinhec.observations import ObservationSet, observations_to_json, pose_json, write_document
+from kinhec import __version__
+from kinhec.geometry import se3
+from kinhec.util.errors import InputError
+from kinhec.util.fsutil import atomic_write, atomic_write_text
+from kinhec.models.intrinsics import INTRINSIC_NAMES, project
+from kinhec.synth.observations import ObservationSet, observations_to_json, pose_json, write_document
 from kinhec.vision._cv import require_cv2
 from kinhec.vision.targets import AprilGrid, Charuco, Chessboard, Target, parse_target, target_for_preset
 
@@ -439,7 +440,7 @@ def _source(source):
     from kinhec.io.sequence import Sequence
 
     if not isinstance(source, Sequence):
-        from kinhec.generator import generate_sequence
+        from kinhec.synth.generator import generate_sequence
 
         st = generate_sequence(source)
         source = Sequence.from_tables(st.index_row, st.robot, st.camera)
@@ -469,7 +470,7 @@ def render_sequence(source, out, *, target=None, settings: RenderSettings = Rend
     ----------
     source : kinhec.io.Sequence or recipe
         A loaded sequence (:func:`kinhec.io.load_sequence`), or a recipe (dict or
-        :class:`~kinhec.recipe.Recipe`) generated on the fly.
+        :class:`~kinhec.synth.recipe.Recipe`) generated on the fly.
     out : str or Path
         Output folder (created); see the module docstring for its files.
     target : Target or str, optional
@@ -493,7 +494,7 @@ def render_sequence(source, out, *, target=None, settings: RenderSettings = Rend
     """
     cv2 = require_cv2("image rendering")
     sid, conf, cam_name, preset, seq_seed, T_ct, T_be, X, Y = _source(source)
-    from kinhec.cameras import get_camera
+    from kinhec.models.cameras import get_camera
 
     cam = get_camera(cam_name)
     t = parse_target(target) if target is not None else target_for_preset(preset)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.vision.targets import Chessboard
 
 __all__ = ["half_turn", "resolve_half_turns"]

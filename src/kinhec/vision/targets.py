@@ -66,7 +66,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from kinhec.errors import InputError, UnknownNameError
+from kinhec.util.errors import InputError, UnknownNameError
 
 __all__ = [
     "TARGET_KINDS",
@@ -154,7 +154,7 @@ class Target:
         """Pose ``(4, 4)`` of the target frame in the *centred* frame.
 
         The centred frame is the one of kinhec's generated targets
-        (:mod:`kinhec.cameras`): origin at the centre of the points' bounding
+        (:mod:`kinhec.models.cameras`): origin at the centre of the points' bounding
         box, ``x`` right and ``y`` up as the board is seen from the front,
         ``z`` towards the viewer.
         """
@@ -491,7 +491,7 @@ def target_from_yaml(path) -> Target:
 
 
 def target_for_preset(name: str) -> Target:
-    """The printed target that stands for a generated target preset (:data:`kinhec.cameras.TARGET_NAMES`).
+    """The printed target that stands for a generated target preset (:data:`kinhec.models.cameras.TARGET_NAMES`).
 
     The points of the returned target are the preset's (mapped by
     :attr:`Target.T_centred_target`; in the same order except the AprilGrid's,
@@ -501,7 +501,7 @@ def target_for_preset(name: str) -> Target:
     the smallest 4x4 dictionary that holds them); the single 2x2 marker is a
     one-tag AprilGrid.
     """
-    from kinhec.cameras import get_target
+    from kinhec.models.cameras import get_target
 
     p = get_target(name)
     if p.kind == "checkerboard":

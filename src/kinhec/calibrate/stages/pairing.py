@@ -17,7 +17,7 @@ from kinhec.calibrate import solve as sv
 from kinhec.calibrate import stamp_units
 from kinhec.calibrate.options import Options
 from kinhec.calibrate.stages.conventions import Conventions
-from kinhec.errors import InputError
+from kinhec.util.errors import InputError
 
 __all__ = ["Paired", "pair"]
 
@@ -68,7 +68,7 @@ def _by_time(cv: Conventions, opts: Options) -> Paired:
 
 
 def pair(cv: Conventions, opts: Options) -> Paired:
-    """Pair ``cv``'s streams; raises :class:`~kinhec.errors.InputError` for too few pairs or an offset that
+    """Pair ``cv``'s streams; raises :class:`~kinhec.util.errors.InputError` for too few pairs or an offset that
     needs stamps."""
     hand, eye = cv.hand, cv.eye
     sv.check_enough_pairs(min(len(hand), len(eye)), cv.where)

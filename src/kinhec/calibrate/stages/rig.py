@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.calibrate import firewall as fw
 from kinhec.calibrate import solve as sv
 from kinhec.calibrate.bags import frame_names

@@ -21,7 +21,7 @@ from kinhec.calibrate.options import Options
 from kinhec.calibrate.outliers import judge as judge_outliers
 from kinhec.calibrate.stages.conventions import Conventions
 from kinhec.calibrate.stages.pairing import Paired
-from kinhec.errors import DegenerateMotionError, InputError
+from kinhec.util.errors import DegenerateMotionError, InputError
 
 __all__ = ["Solved", "solve"]
 

@@ -11,7 +11,7 @@
   the named noise levels of the tier, the frame conventions, the column
   documentation of every file, the evaluation protocol with the baseline
   leaderboard, the figures and the commands that regenerate the copy;
-* ``LICENSE`` and ``CITATION.cff`` beside it (:mod:`kinhec.publish`).
+* ``LICENSE`` and ``CITATION.cff`` beside it (:mod:`kinhec.io.publish`).
 
 Every number in the card is computed from the folder, so running
 ``kinhec card`` again after a resumed or extended generation brings it up to
@@ -19,14 +19,14 @@ date.  With ``hf_repo="user/name"`` the figure links become absolute URLs of
 that Hub repository and the loading examples name it; with ``source=...``
 (a git URL or a path) the install lines name where kinhec is installed from.
 
-The card is built section by section, one module each: :mod:`~kinhec.card.folder`
-(what is read from the folder, :class:`~kinhec.card.folder.CardInputs`),
-:mod:`~kinhec.card.overview` (front matter, this copy, quick start),
-:mod:`~kinhec.card.composition` (tracks, composition, noise levels),
-:mod:`~kinhec.card.conventions` (frames, files, column documentation from
-:mod:`~kinhec.card.columns`), :mod:`~kinhec.card.results` (protocol,
-leaderboard, figures) and :mod:`~kinhec.card.regenerate` (regenerating,
-validation, limitations, licence); :mod:`~kinhec.card.markdown` holds the
+The card is built section by section, one module each: :mod:`~kinhec.dataset.card.folder`
+(what is read from the folder, :class:`~kinhec.dataset.card.folder.CardInputs`),
+:mod:`~kinhec.dataset.card.overview` (front matter, this copy, quick start),
+:mod:`~kinhec.dataset.card.composition` (tracks, composition, noise levels),
+:mod:`~kinhec.dataset.card.conventions` (frames, files, column documentation from
+:mod:`~kinhec.dataset.card.columns`), :mod:`~kinhec.dataset.card.results` (protocol,
+leaderboard, figures) and :mod:`~kinhec.dataset.card.regenerate` (regenerating,
+validation, limitations, licence); :mod:`~kinhec.dataset.card.markdown` holds the
 table and number helpers.
 """
 
@@ -34,15 +34,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kinhec.card.columns import CAMERA_COLUMN_DOCS, INDEX_COLUMN_DOCS, ROBOT_COLUMN_DOCS
-from kinhec.card.composition import composition_section, noise_levels_section
-from kinhec.card.conventions import conventions_section, files_section
-from kinhec.card.folder import SIZE_CATEGORIES, check_hf_repo, read_folder, size_category
-from kinhec.card.overview import overview_section
-from kinhec.card.regenerate import regenerate_section
-from kinhec.card.results import figures_section, results_section
-from kinhec.provenance import check_results_match, write_owned
-from kinhec.publish import citation_cff, hf_configs, license_text
+from kinhec.dataset.card.columns import CAMERA_COLUMN_DOCS, INDEX_COLUMN_DOCS, ROBOT_COLUMN_DOCS
+from kinhec.dataset.card.composition import composition_section, noise_levels_section
+from kinhec.dataset.card.conventions import conventions_section, files_section
+from kinhec.dataset.card.folder import SIZE_CATEGORIES, check_hf_repo, read_folder, size_category
+from kinhec.dataset.card.overview import overview_section
+from kinhec.dataset.card.regenerate import regenerate_section
+from kinhec.dataset.card.results import figures_section, results_section
+from kinhec.util.provenance import check_results_match, write_owned
+from kinhec.io.publish import citation_cff, hf_configs, license_text
 
 __all__ = [
     "CARD_FILE",
@@ -60,7 +60,7 @@ __all__ = [
 #: File name of the card in the dataset folder.
 CARD_FILE = "README.md"
 
-#: The card's sections in order; each takes the :class:`~kinhec.card.folder.CardInputs` and returns lines.
+#: The card's sections in order; each takes the :class:`~kinhec.dataset.card.folder.CardInputs` and returns lines.
 SECTIONS = (overview_section, composition_section, noise_levels_section, conventions_section, files_section,
             results_section, figures_section, regenerate_section)  # fmt: skip
 

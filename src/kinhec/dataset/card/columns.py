@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kinhec.schema import POSE_SUFFIXES
+from kinhec.io.schema import POSE_SUFFIXES
 
 __all__ = ["INDEX_COLUMN_DOCS", "ROBOT_COLUMN_DOCS", "CAMERA_COLUMN_DOCS", "column_rows"]
 

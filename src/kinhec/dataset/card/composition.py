@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
-from kinhec.card import markdown as md
-from kinhec.card.folder import CardInputs
-from kinhec.tiers import TRACK_DESCRIPTIONS
+from kinhec.dataset.card import markdown as md
+from kinhec.dataset.card.folder import CardInputs
+from kinhec.synth.tiers import TRACK_DESCRIPTIONS
 
 __all__ = ["composition_section", "noise_levels_section"]
 

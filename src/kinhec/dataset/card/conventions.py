@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from kinhec.card import markdown as md
-from kinhec.card.columns import CAMERA_COLUMN_DOCS, INDEX_COLUMN_DOCS, ROBOT_COLUMN_DOCS, column_rows
-from kinhec.card.folder import CardInputs
+from kinhec.dataset.card import markdown as md
+from kinhec.dataset.card.columns import CAMERA_COLUMN_DOCS, INDEX_COLUMN_DOCS, ROBOT_COLUMN_DOCS, column_rows
+from kinhec.dataset.card.folder import CardInputs
 from kinhec.io import INDEX_CSV_FILE, INDEX_FILE
-from kinhec.schema import CAMERA_SCHEMA, INDEX_SCHEMA, ROBOT_SCHEMA
+from kinhec.io.schema import CAMERA_SCHEMA, INDEX_SCHEMA, ROBOT_SCHEMA
 
 __all__ = ["conventions_section", "files_section"]
 

@@ -13,11 +13,11 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from kinhec.errors import DatasetFormatError, InputError
+from kinhec.util.errors import DatasetFormatError, InputError
 from kinhec.io import load_manifest
-from kinhec.publish import hf_configs
-from kinhec.schema import TRACKS
-from kinhec.tiers import TIER_NAMES, load_tier
+from kinhec.io.publish import hf_configs
+from kinhec.io.schema import TRACKS
+from kinhec.synth.tiers import TIER_NAMES, load_tier
 
 __all__ = ["SIZE_CATEGORIES", "CardInputs", "read_folder", "size_category", "front_matter", "check_hf_repo",
            "check_source", "install_command", "install_note"]  # fmt: skip

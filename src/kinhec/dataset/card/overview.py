@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kinhec.card import markdown as md
-from kinhec.card.folder import CardInputs, front_matter, install_command, install_note
+from kinhec.dataset.card import markdown as md
+from kinhec.dataset.card.folder import CardInputs, front_matter, install_command, install_note
 from kinhec.io import INDEX_FILE
 
 __all__ = ["overview_section"]

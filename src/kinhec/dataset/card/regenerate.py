@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kinhec import __version__
-from kinhec.card.folder import CardInputs, install_command, is_shipped_tier
+from kinhec.dataset.card.folder import CardInputs, install_command, is_shipped_tier
 
 __all__ = ["regenerate_section"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from kinhec.card import markdown as md
-from kinhec.card.folder import CardInputs
-from kinhec.schema import TRACKS
+from kinhec.dataset.card import markdown as md
+from kinhec.dataset.card.folder import CardInputs
+from kinhec.io.schema import TRACKS
 
 __all__ = ["results_section", "figures_section", "figure_caption"]
 

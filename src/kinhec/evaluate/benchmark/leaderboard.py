@@ -9,8 +9,8 @@ import pandas as pd
 
 from kinhec import __version__
 from kinhec.solvers import registry as _registry
-from kinhec.benchmark.protocol import SCALE_SOLVER
-from kinhec.benchmark.summary import (ResultColumns, efficiency_summary, finite_median, ordered_names, string_column,
+from kinhec.evaluate.benchmark.protocol import SCALE_SOLVER
+from kinhec.evaluate.benchmark.summary import (ResultColumns, efficiency_summary, finite_median, ordered_names, string_column,
                                      summarize_results)
 
 def efficiency_markdown(results: pd.DataFrame, solvers=None, *, summary=None) -> str:

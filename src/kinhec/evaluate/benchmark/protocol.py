@@ -11,9 +11,9 @@ import pandas as pd
 import pyarrow as pa
 
 from kinhec import __version__
-from kinhec.errors import InputError, UnknownNameError
-from kinhec.motion import KEYFRAME_MAX, KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS_M
-from kinhec.schema import TRACKS
+from kinhec.util.errors import InputError, UnknownNameError
+from kinhec.geometry.motion import KEYFRAME_MAX, KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS_M
+from kinhec.io.schema import TRACKS
 from kinhec.solvers import ransac as _ransac_mod
 from kinhec.solvers import refine as _refine_mod
 from kinhec.solvers import registry as _registry
@@ -30,7 +30,7 @@ TIME_OFFSET_SETTINGS = {"max_offset_s": 0.5, "grid_dt_s": None, "min_overlap": 0
 #: Folder of the outputs inside the dataset folder (default of ``out``).
 RESULTS_DIR = "benchmarks"
 #: Parquet key-value metadata key of a part (JSON: fingerprint and sequence ids).
-PART_METADATA_KEY = "kinhec.benchmark"
+PART_METADATA_KEY = "kinhec.evaluate.benchmark"
 #: The solver that estimates the camera-translation scale (it runs on every sequence).
 SCALE_SOLVER = "andreff_scale"
 #: Kind of the solvers on pixels (:data:`kinhec.solvers.registry.PIXEL_SOLVERS`).

@@ -18,26 +18,27 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from kinhec import __version__, jsonutil
+from kinhec import __version__
+from kinhec.util import jsonutil
 from kinhec import io as kio
 from kinhec.io.index import read_index_column
-from kinhec.blas import single_threaded_blas
-from kinhec.errors import InputError
-from kinhec.executors import EXECUTORS, completed_tasks, drain_after_interrupt, make_executor
-from kinhec.fingerprint import run_fingerprint, run_folders, source_digest
-from kinhec.locking import refuse_if_in_use, writer_lock
-from kinhec.fsutil import atomic_write, atomic_write_text
-from kinhec.provenance import FINGERPRINT_KEY, data_fingerprint
-from kinhec.schema import COMPRESSION, RESULTS_SCHEMA
+from kinhec.util.blas import single_threaded_blas
+from kinhec.util.errors import InputError
+from kinhec.util.executors import EXECUTORS, completed_tasks, drain_after_interrupt, make_executor
+from kinhec.util.fingerprint import run_fingerprint, run_folders, source_digest
+from kinhec.util.locking import refuse_if_in_use, writer_lock
+from kinhec.util.fsutil import atomic_write, atomic_write_text
+from kinhec.util.provenance import FINGERPRINT_KEY, data_fingerprint
+from kinhec.io.schema import COMPRESSION, RESULTS_SCHEMA
 from kinhec.solvers import registry as _registry
-from kinhec.benchmark import sequence as _sequence
-from kinhec.benchmark.leaderboard import leaderboard_markdown
-from kinhec.benchmark.protocol import (EVAL_SYNCS, LEADERBOARD_FILE, LOG_FILE, PART_METADATA_KEY, PIXEL_TRACKS,
+from kinhec.evaluate.benchmark import sequence as _sequence
+from kinhec.evaluate.benchmark.leaderboard import leaderboard_markdown
+from kinhec.evaluate.benchmark.protocol import (EVAL_SYNCS, LEADERBOARD_FILE, LOG_FILE, PART_METADATA_KEY, PIXEL_TRACKS,
                                       PROTOCOL_FILE, PROTOCOL_VERSION, RECIPE_COLUMNS, RESULTS_CSV_FILE, RESULTS_DIR,
                                       RESULTS_FILE, SUMMARY_FILE, check_count, check_solvers, check_sync, check_tracks,
                                       protocol_info)
-from kinhec.benchmark.sequence import error_text, failed_rows, pixels_available, results_table, stored_recipe
-from kinhec.benchmark.summary import summarize_results
+from kinhec.evaluate.benchmark.sequence import error_text, failed_rows, pixels_available, results_table, stored_recipe
+from kinhec.evaluate.benchmark.summary import summarize_results
 
 # --------------------------------------------------------------------------- #
 # one unit of work (a shard)
@@ -125,7 +126,7 @@ def _loaded(root: str, records: tuple):
 def run_unit(task: BenchmarkTask) -> UnitOutcome:
     """Evaluate one shard and write its part file; never raises (failures come back in the outcome).
 
-    The solvers run with BLAS on one thread (:func:`kinhec.blas.single_threaded_blas`): the rows then do not
+    The solvers run with BLAS on one thread (:func:`kinhec.util.blas.single_threaded_blas`): the rows then do not
     depend on ``OPENBLAS_NUM_THREADS``, and parallel workers do not oversubscribe the cores.
     """
     t0 = time.process_time()
@@ -327,7 +328,7 @@ class BenchmarkSummary:
     log_path : Path or None
         Tracebacks of failed units.
     fingerprint : str
-        :func:`kinhec.fingerprint.run_fingerprint` of the run.
+        :func:`kinhec.util.fingerprint.run_fingerprint` of the run.
     subset : bool
         True unless every solver, synchronisation and sequence was evaluated;
         a subset run writes into ``<benchmark folder>/subsets/<fingerprint>``.

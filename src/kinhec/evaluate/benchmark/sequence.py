@@ -11,15 +11,16 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from kinhec import jsonutil, se3
-from kinhec import bounds as _bounds
+from kinhec.geometry import se3
+from kinhec.util import jsonutil
+from kinhec.evaluate import bounds as _bounds
 from kinhec import io as kio
-from kinhec.errors import InputError
-from kinhec.motion import KEYFRAME_MAX, KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS_M
-from kinhec.schema import RESULTS_SCHEMA
+from kinhec.util.errors import InputError
+from kinhec.geometry.motion import KEYFRAME_MAX, KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS_M
+from kinhec.io.schema import RESULTS_SCHEMA
 from kinhec.solvers import DegenerateMotionWarning, estimate_time_offset
 from kinhec.solvers import registry as _registry
-from kinhec.benchmark.protocol import (EVAL_SYNCS, META_FLOAT, META_INT, META_STR, PIXEL_CHECK_TOL, PIXEL_KIND,
+from kinhec.evaluate.benchmark.protocol import (EVAL_SYNCS, META_FLOAT, META_INT, META_STR, PIXEL_CHECK_TOL, PIXEL_KIND,
                                       PIXEL_TRACKS, TIME_OFFSET_SETTINGS, check_solvers, check_sync, is_missing_value)
 
 # --------------------------------------------------------------------------- #
@@ -81,7 +82,7 @@ def add_bound_columns(rows: list[dict], seq, time_offset, keyframes=None) -> Non
 
     ``X_rot_crlb_deg`` / ``X_trans_crlb_mm``: expected median errors of an
     efficient estimator on the protocol's keyframe pairs
-    (:func:`kinhec.bounds.sequence_bound`); ``X_*_efficiency``: the row's
+    (:func:`kinhec.evaluate.bounds.sequence_bound`); ``X_*_efficiency``: the row's
     error divided by the bound (NaN for failed rows, and where the bound is
     infinite: degenerate motion); ``crlb_modelled``: False
     where outliers or DH errors put the data outside the bound's model.  A
@@ -196,13 +197,13 @@ def _solver_input(seq, time_offset):
 def _pixel_input(seq, inputs):
     """``(T_base_ee, PixelViews)`` at the protocol's keyframes of a synchronous ``pnp`` sequence.
 
-    The pixels are re-simulated from the recipe (:func:`kinhec.observations.recipe_pixels`);
+    The pixels are re-simulated from the recipe (:func:`kinhec.synth.observations.recipe_pixels`);
     the robot poses are the stored measured ones (those the pose solvers get), and the intrinsics
     those of the camera preset, held fixed (the generator's PnP used them too).  The rebuilt
     measured poses must be the stored ones at every keyframe, else the pixels are not those of
-    the sequence and :class:`~kinhec.errors.InputError` says so.
+    the sequence and :class:`~kinhec.util.errors.InputError` says so.
     """
-    from kinhec.observations import recipe_pixels
+    from kinhec.synth.observations import recipe_pixels
 
     recipe = stored_recipe(seq.info)
     if recipe is None:
@@ -381,7 +382,7 @@ def evaluate_sequence(seq, solvers=None, sync=EVAL_SYNCS) -> pd.DataFrame:
     -------
     pandas.DataFrame
         One row per solver and synchronisation, with the columns of
-        :data:`kinhec.schema.RESULTS_SCHEMA`.
+        :data:`kinhec.io.schema.RESULTS_SCHEMA`.
 
     Raises
     ------

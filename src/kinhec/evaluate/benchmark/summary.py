@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from kinhec.schema import TRACKS
+from kinhec.io.schema import TRACKS
 from kinhec.solvers import registry as _registry
-from kinhec.benchmark.protocol import EVAL_SYNCS, is_missing_value
+from kinhec.evaluate.benchmark.protocol import EVAL_SYNCS, is_missing_value
 
 # --------------------------------------------------------------------------- #
 # summaries

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from kinhec import se3
-from kinhec.observations import transform_from_pose_json
+from kinhec.geometry import se3
+from kinhec.synth.observations import transform_from_pose_json
 from kinhec.solvers.reprojection import POSE_PARAMETER_NAMES
 
 __all__ = ["flatten", "drift", "sigma_changes", "compare", "truth_errors", "max_abs", "pose_error_of"]

@@ -20,10 +20,10 @@ import json
 import math
 from pathlib import Path
 
-from kinhec.errors import DatasetFormatError
-from kinhec.suite import checks
-from kinhec.suite.manifest import load_suite
-from kinhec.suite.opencv import OPENCV_RUNNERS
+from kinhec.util.errors import DatasetFormatError
+from kinhec.evaluate.suite import checks
+from kinhec.evaluate.suite.manifest import load_suite
+from kinhec.evaluate.suite.opencv import OPENCV_RUNNERS
 
 __all__ = ["compare_rows", "format_table", "run_opencv", "COLUMNS"]
 

@@ -7,7 +7,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kinhec.errors import DatasetFormatError, UnknownNameError
+from kinhec.util.errors import DatasetFormatError, UnknownNameError
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from kinhec import se3
-from kinhec.errors import InputError
-from kinhec.intrinsics import INTRINSIC_NAMES, pack_views, project, residual_norms
-from kinhec.observations import pose_json, read_observations, read_pose_pairs
+from kinhec.geometry import se3
+from kinhec.util.errors import InputError
+from kinhec.models.intrinsics import INTRINSIC_NAMES, pack_views, project, residual_norms
+from kinhec.synth.observations import pose_json, read_observations, read_pose_pairs
 from kinhec.solvers.reprojection import chain_poses
 
 __all__ = ["opencv_single_cam_handeye", "opencv_pose_pairs", "OPENCV_RUNNERS"]

@@ -7,7 +7,7 @@ ASL).  The runners here solve them with the solver registry and
 :func:`kinhec.solvers.estimate_time_offset`; they are the adapter to point
 at the ``kinhec calibrate`` pipeline (reading, pairing, solving) once it is
 available, by re-registering the two problem names
-(:func:`kinhec.suite.problems.register_problem`).
+(:func:`kinhec.evaluate.suite.problems.register_problem`).
 
 Readers of the publishers' files (used by ``suite freeze``):
 
@@ -25,10 +25,10 @@ from pathlib import Path
 
 import numpy as np
 
-from kinhec import se3
-from kinhec.errors import DatasetFormatError, InputError
-from kinhec.motion import select_keyframes
-from kinhec.observations import poses_json, read_pose_pairs, read_pose_streams
+from kinhec.geometry import se3
+from kinhec.util.errors import DatasetFormatError, InputError
+from kinhec.geometry.motion import select_keyframes
+from kinhec.synth.observations import poses_json, read_pose_pairs, read_pose_streams
 from kinhec.solvers import estimate_time_offset, get_solver
 
 __all__ = ["tabb_pose_pairs", "ethz_pose_streams", "run_pose_pairs", "run_pose_streams"]

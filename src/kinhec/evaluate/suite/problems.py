@@ -22,12 +22,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from kinhec.errors import InputError, UnknownNameError
-from kinhec.intrinsics import INTRINSIC_NAMES, calibrate_camera, pack_views
-from kinhec.observations import pose_json, read_observations
+from kinhec.util.errors import InputError, UnknownNameError
+from kinhec.models.intrinsics import INTRINSIC_NAMES, calibrate_camera, pack_views
+from kinhec.synth.observations import pose_json, read_observations
 from kinhec.solvers.reprojection import solve_reprojection
-from kinhec.suite import poses as _poses
-from kinhec.suite.manifest import sha256_file
+from kinhec.evaluate.suite import poses as _poses
+from kinhec.evaluate.suite.manifest import sha256_file
 
 __all__ = ["PROBLEMS", "register_problem", "run_problem"]
 
@@ -83,9 +83,9 @@ def _he_ml_on_pixels(obs, cal) -> dict:
     """
     import numpy as np
 
-    from kinhec import se3
+    from kinhec.geometry import se3
     from kinhec.calibrate.corners import solve_corners
-    from kinhec.intrinsics import project, residual_norms
+    from kinhec.models.intrinsics import project, residual_norms
     from kinhec.solvers.reprojection import POSE_PARAMETER_NAMES, chain_poses
 
     A = obs.T_base_ee

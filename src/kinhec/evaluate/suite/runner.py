@@ -10,20 +10,20 @@ from pathlib import Path
 
 import numpy as np
 
-from kinhec.blas import single_threaded_blas
-from kinhec.errors import DatasetFormatError, InputError, KinhecError
-from kinhec.fsutil import atomic_write_text
-from kinhec.observations import (
+from kinhec.util.blas import single_threaded_blas
+from kinhec.util.errors import DatasetFormatError, InputError, KinhecError
+from kinhec.util.fsutil import atomic_write_text
+from kinhec.synth.observations import (
     ObservationSet,
     observations_from_recipe,
     schema_path,
     write_document,
     write_observations,
 )
-from kinhec.suite import checks
-from kinhec.suite.manifest import Suite, load_suite, read_checksums, sha256_file, write_checksums
-from kinhec.suite.poses import ethz_pose_streams, tabb_pose_pairs
-from kinhec.suite.problems import run_problem
+from kinhec.evaluate.suite import checks
+from kinhec.evaluate.suite.manifest import Suite, load_suite, read_checksums, sha256_file, write_checksums
+from kinhec.evaluate.suite.poses import ethz_pose_streams, tabb_pose_pairs
+from kinhec.evaluate.suite.problems import run_problem
 
 __all__ = ["EntryReport", "verify_entry_files", "solve_entry", "check", "bless", "freeze", "REFERENCE_NAME"]
 
@@ -91,7 +91,7 @@ def _dump(path: Path, doc: dict) -> None:
 def solve_entry(suite: Suite, entry) -> dict:
     """The entry's result document (its problem runner on its observation file), BLAS on one thread.
 
-    One thread makes the result independent of ``OPENBLAS_NUM_THREADS`` (see :mod:`kinhec.blas`).
+    One thread makes the result independent of ``OPENBLAS_NUM_THREADS`` (see :mod:`kinhec.util.blas`).
     """
     with single_threaded_blas():
         return run_problem(entry.problem, suite.root / entry.observation_file(), entry.config)
@@ -196,7 +196,7 @@ def freeze(root, *, only=None, realdata=None) -> list[str]:
     files), ``ethz = "<folder>"`` with ``robot_csv``, ``camera_csv`` and
     ``image_size`` (ETH ASL streams) -- folders of ``realdata``, default
     ``shared/realdata`` beside the repository of a developer's checkout (an
-    :class:`~kinhec.errors.InputError` names the folder when it is missing) -- or ``recipe = {...}`` (a
+    :class:`~kinhec.util.errors.InputError` names the folder when it is missing) -- or ``recipe = {...}`` (a
     generator recipe of a ``pnp`` sequence; its truth is written too).  The JSON Schemas are copied to ``schema/``.
     """
     suite = load_suite(root)

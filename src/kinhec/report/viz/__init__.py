@@ -5,7 +5,7 @@
 their own.
 
 matplotlib is imported inside the drawing functions only, so ``import
-kinhec`` (and ``import kinhec.viz``) never loads it.  Figures are built with
+kinhec`` (and ``import kinhec.report.viz``) never loads it.  Figures are built with
 the Agg canvas on :class:`matplotlib.figure.Figure` objects, never through
 pyplot, so no window opens and no global figure state is left behind.
 
@@ -47,11 +47,11 @@ from typing import Callable
 
 import pandas as pd
 
-from kinhec.errors import InputError, KinhecError
+from kinhec.util.errors import InputError, KinhecError
 from kinhec.io import INDEX_FILE, is_asynchronous, load_manifest, load_sequence
-from kinhec.provenance import check_results_match
-from kinhec.viz.dataset import plot_dataset_overview, plot_robots_home
-from kinhec.viz.results import (
+from kinhec.util.provenance import check_results_match
+from kinhec.report.viz.dataset import plot_dataset_overview, plot_robots_home
+from kinhec.report.viz.results import (
     RESULTS_FILE,
     ROBUSTNESS_FACTORS,
     RobustnessFactor,
@@ -64,8 +64,8 @@ from kinhec.viz.results import (
     plot_robustness,
     robustness_factors,
 )
-from kinhec.viz.scene import plot_scene
-from kinhec.viz.streams import plot_errors, plot_pnp_image, plot_streams, plot_time_offset
+from kinhec.report.viz.scene import plot_scene
+from kinhec.report.viz.streams import plot_errors, plot_pnp_image, plot_streams, plot_time_offset
 
 __all__ = [
     "make_figures",
@@ -190,7 +190,7 @@ def make_figures(
     on_progress : callable, optional
         Called as ``on_progress(message)`` with one line per figure written
         and per figure skipped (and why); without it these lines go to the
-        ``kinhec.viz`` logger at INFO level.
+        ``kinhec.report.viz`` logger at INFO level.
     workers : int
         Worker processes drawing figures at the same time (default 1: in this
         process).  The PNGs are the same bytes whatever the number, and the

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import numpy as np
 
-from kinhec import palette
+from kinhec.util import palette
 
 #: Resolution of the PNG files [dots per inch].
 DPI = 120
 
-#: The colours are those of :mod:`kinhec.palette`, shared with the HTML pages.
+#: The colours are those of :mod:`kinhec.util.palette`, shared with the HTML pages.
 SOLVER_COLORS = palette.SOLVER_COLORS
 TRACK_COLORS = palette.TRACK_COLORS
 XYZ_COLORS = palette.XYZ_COLORS

@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kinhec import palette
-from kinhec.errors import InputError
-from kinhec.robots import ROBOT_NAMES, get_robot
-from kinhec.schema import TRACKS
-from kinhec.viz import _style
+from kinhec.util import palette
+from kinhec.util.errors import InputError
+from kinhec.models.robots import ROBOT_NAMES, get_robot
+from kinhec.io.schema import TRACKS
+from kinhec.report.viz import _style
 
 __all__ = ["plot_dataset_overview", "plot_robots_home"]
 
@@ -187,7 +187,7 @@ def plot_robots_home(path, *, robots=None) -> Path:
     path : str or Path
         PNG file to write.
     robots : sequence of str, optional
-        Models to draw (default: every arm of :data:`kinhec.robots.ROBOT_NAMES`;
+        Models to draw (default: every arm of :data:`kinhec.models.robots.ROBOT_NAMES`;
         the free-floating ``free6d`` has no chain and is skipped).
 
     Returns

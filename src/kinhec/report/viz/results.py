@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kinhec.errors import DatasetFormatError, InputError
-from kinhec.schema import TRACKS
-from kinhec.viz import _style
+from kinhec.util.errors import DatasetFormatError, InputError
+from kinhec.io.schema import TRACKS
+from kinhec.report.viz import _style
 
 __all__ = [
     "RESULTS_FILE",
@@ -32,7 +32,7 @@ __all__ = [
 #: Location of the results table inside a dataset folder.
 RESULTS_FILE = Path("benchmarks") / "results.parquet"
 
-#: Columns the results figures need (a subset of :data:`kinhec.schema.RESULTS_SCHEMA`).
+#: Columns the results figures need (a subset of :data:`kinhec.io.schema.RESULTS_SCHEMA`).
 RESULT_COLUMNS = ("sequence_id", "track", "level", "solver", "eval_sync", "ok", "X_rot_err_deg", "X_trans_err_mm")
 
 _ERR_FLOOR = 1e-9  # errors are drawn on log axes: exact zeros are lifted to this value
@@ -135,7 +135,7 @@ class RobustnessFactor:
         return f"robustness_{self.track}_{self.name}.png"
 
 
-#: The robustness curves drawn by :func:`kinhec.viz.make_figures`, one per swept factor.
+#: The robustness curves drawn by :func:`kinhec.report.viz.make_figures`, one per swept factor.
 ROBUSTNESS_FACTORS: tuple[RobustnessFactor, ...] = (
     RobustnessFactor("noise", "camera", "camera", "camera noise level", categorical=True,
                      info_columns=(("camera_trans_std_m", 1e3, "mm"), ("camera_rot_std_rad", 180 / np.pi, "deg"))),
@@ -534,7 +534,7 @@ def plot_error_vs_descriptors(results: pd.DataFrame, path) -> Path:
 # --------------------------------------------------------------------------- #
 # efficiency against the Cramér-Rao bound
 # --------------------------------------------------------------------------- #
-#: Columns the efficiency figure needs (the bound columns of :mod:`kinhec.benchmark`).
+#: Columns the efficiency figure needs (the bound columns of :mod:`kinhec.evaluate.benchmark`).
 EFFICIENCY_COLUMNS = ("X_rot_efficiency", "X_trans_efficiency", "crlb_modelled")
 
 

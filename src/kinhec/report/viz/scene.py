@@ -6,11 +6,11 @@ from pathlib import Path
 
 import numpy as np
 
-from kinhec.cameras import get_camera, get_target
-from kinhec.errors import InputError, KinhecError
+from kinhec.models.cameras import get_camera, get_target
+from kinhec.util.errors import InputError, KinhecError
 from kinhec.io import Sequence
-from kinhec.robots import get_robot
-from kinhec.viz import _style
+from kinhec.models.robots import get_robot
+from kinhec.report.viz import _style
 
 __all__ = ["plot_scene", "board_outline", "add_polygon", "transform_points"]
 

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import numpy as np
 
-from kinhec import se3
-from kinhec.cameras import CameraPreset, project_points
-from kinhec.errors import InputError, KinhecError
+from kinhec.geometry import se3
+from kinhec.models.cameras import CameraPreset, project_points
+from kinhec.util.errors import InputError, KinhecError
 from kinhec.io import Sequence
 from kinhec.solvers import estimate_time_offset
-from kinhec.viz import _style
-from kinhec.viz.scene import camera_geometry, check_sequence, target_points
+from kinhec.report.viz import _style
+from kinhec.report.viz.scene import camera_geometry, check_sequence, target_points
 
 __all__ = ["plot_streams", "plot_errors", "plot_pnp_image", "plot_time_offset"]
 

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.solvers import pair_model as pm
 from kinhec.solvers.he_ml_stages.model import ROBUST_MIN_PAIRS, exp6, mv, predict, project_so3, residuals
 from kinhec.solvers.he_ml_stages.variance_components import VAR_FLOOR

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.solvers import _common as c
 
 __all__ = ["RobustCollapseWarning", "minority_collapse", "MIN_ROT_RANGE_DEG"]

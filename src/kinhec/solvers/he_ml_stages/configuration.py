@@ -17,8 +17,8 @@ import math
 
 import numpy as np
 
-from kinhec import se3
-from kinhec.noise import planar_flip
+from kinhec.geometry import se3
+from kinhec.models.noise import planar_flip
 from kinhec.solvers import pair_model as pm
 from kinhec.solvers.he_ml_stages.model import mv, predict, residuals
 

@@ -5,7 +5,7 @@ from random minimal sets of three pairs (Kronecker rotation, then translations
 and ``1 / s`` by linear least squares, all hypotheses as one batch); each is
 scored by a low quantile of the distances of the other pairs (up to about 60 %
 outliers), every pair also read with its planar-ambiguity mirror
-(:func:`kinhec.noise.planar_flip`).  The all-pairs start is kept unless a
+(:func:`kinhec.models.noise.planar_flip`).  The all-pairs start is kept unless a
 minimal set halves its score.  The first inliers are the pairs within a
 generous gate of the start.
 """

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from kinhec.errors import InputError
+from kinhec.util.errors import InputError
 from kinhec.solvers import pair_model as pm
 from kinhec.solvers.he_ml_stages.variance_components import NOISE_KEYS
 

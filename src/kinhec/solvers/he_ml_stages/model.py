@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.solvers import pair_model as pm
 
 #: Fewest pairs for the robust stages (minimal sets, gate, flips, Student-t, drift); fewer pairs: plain ML.
@@ -43,7 +43,7 @@ def project_so3(M: np.ndarray) -> np.ndarray:
 def exp6(xi: np.ndarray) -> np.ndarray:
     """SE(3) exponential (4, 4) of one twist ``(omega, v)`` (6,) [rad, m].
 
-    The :func:`kinhec.se3.se3_exp` formula, in scalars: a 4 x 4 product costs more than the arithmetic.
+    The :func:`kinhec.geometry.se3.se3_exp` formula, in scalars: a 4 x 4 product costs more than the arithmetic.
     """
     wx, wy, wz, vx, vy, vz = (float(v) for v in xi)
     th2 = wx * wx + wy * wy + wz * wz

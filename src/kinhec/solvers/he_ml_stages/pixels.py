@@ -51,12 +51,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kinhec import se3
-from kinhec.errors import InputError
+from kinhec.geometry import se3
+from kinhec.util.errors import InputError
 from kinhec.solvers import pair_model as pm
 
-if TYPE_CHECKING:  # kinhec.intrinsics brings scipy; the registry (and so this module) must stay light to import
-    from kinhec.intrinsics import PackedViews
+if TYPE_CHECKING:  # kinhec.models.intrinsics brings scipy; the registry (and so this module) must stay light to import
+    from kinhec.models.intrinsics import PackedViews
 
 __all__ = ["PixelFit", "pixel_ml", "normalised_points"]
 
@@ -316,7 +316,7 @@ def pixel_ml(A, X0, Y0, configuration: str, points_3d, points_2d, intrinsics, *,
     update of the levels (a generalised EM: every step lowers the negative log-posterior at the
     levels it was taken with); it ends when neither the cost nor the levels move any more.
     """
-    from kinhec.intrinsics import pack_views
+    from kinhec.models.intrinsics import pack_views
 
     A = np.asarray(A, dtype=np.float64)
     views = pack_views(points_3d, points_2d)

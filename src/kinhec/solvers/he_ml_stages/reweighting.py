@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.solvers import pair_model as pm
 from kinhec.solvers.he_ml_stages import variance_components as vc
 from kinhec.solvers.he_ml_stages.model import (apply_step, fitted_jacobian, mv, predict, project_so3, quad,

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.solvers import pair_model as pm
 from kinhec.solvers.he_ml_stages import variance_components as vc
 from kinhec.solvers.he_ml_stages.model import (ROBUST_MIN_PAIRS, exp6, mv, predict, project_so3, residuals,

@@ -22,12 +22,12 @@ import math
 
 import numpy as np
 
-from kinhec import se3
+from kinhec.geometry import se3
 from kinhec.solvers import pair_model as pm
 from kinhec.solvers.he_ml_stages.configuration import frustum_fraction
 from kinhec.solvers.he_ml_stages.model import ROBUST_MIN_PAIRS, mv
 
-#: Noise levels accepted by ``noise=`` (the index column names of :mod:`kinhec.schema`).
+#: Noise levels accepted by ``noise=`` (the index column names of :mod:`kinhec.io.schema`).
 NOISE_KEYS = ("camera_rot_std_rad", "camera_trans_std_m", "camera_trans_std_z_m", "robot_rot_std_rad",
               "robot_trans_std_m")  # fmt: skip
 #: Added to the diagonal of every covariance.
