@@ -57,6 +57,7 @@ import numpy as np
 
 from kinhec.geometry import se3
 from kinhec.util.errors import InputError, UnknownNameError
+from kinhec import io
 
 __all__ = ["FORMATS", "QUAT_ORDERS", "PoseStream", "header_unit", "read_stream", "read_streams", "read_kinhec", "detect_format",
            "to_metres", "rig_cameras", "with_quaternion_order"]
@@ -630,11 +631,10 @@ def read_kinhec(dataset, sequence: str | None):
     configuration.  Read through :func:`kinhec.io.load_sequence`, so any
     stored layout the loaders accept works.
     """
-    from kinhec.io import load_sequence
 
     if sequence is None:
         raise InputError(f"{dataset}: expected a sequence id (--sequence) to read a kinhec dataset")
-    seq = load_sequence(dataset, sequence)
+    seq = io.load_sequence(dataset, sequence)
     where = f"{dataset}/{sequence}"
     ok_r = np.isfinite(seq.robot.T_base_ee_meas).all(axis=(1, 2))
     ok_c = seq.camera.has_measurement

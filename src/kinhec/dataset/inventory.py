@@ -5,13 +5,14 @@ Used by ``kinhec info`` and by the dataset card; returns plain, JSON-ready data.
 
 from __future__ import annotations
 
+from kinhec.io.tracks import TRACKS
+from kinhec.models import cameras, robots
+from kinhec.solvers import registry
+from kinhec.synth import tiers
+
 
 def inventory() -> dict:
     """Registry contents as lists/dicts of plain values."""
-    from kinhec.models import cameras, robots
-    from kinhec.synth import tiers
-    from kinhec.io.tracks import TRACKS
-
     out: dict = {"robots": [], "cameras": [], "targets": [], "tracks": {}, "tiers": {}, "solvers": []}
     for name in robots.ROBOT_NAMES:
         m = robots.get_robot(name)
@@ -47,15 +48,10 @@ def inventory() -> dict:
         tier = tiers.load_tier(name)
         counts = tiers.plan_counts(tier)
         out["tiers"][name] = {"counts": counts, "total": sum(counts.values()), "shard_size": tier.shard_size}
-    try:
-        from kinhec.solvers import registry
-    except ImportError:  # solvers not importable (partial install): list nothing rather than fail
-        registry = None
-    if registry is not None:
-        registry.load_plugins()  # plug-ins of installed packages (kinhec.solvers entry points) are listed too
-        for spec in [*registry.SOLVERS.values(), *registry.PIXEL_SOLVERS.values()]:
-            entry = {"name": spec.name, "kind": spec.kind, "citation": getattr(spec, "citation", "")}
-            if getattr(spec, "plugin", False):
-                entry.update(plugin=True, module=spec.module)
-            out["solvers"].append(entry)
+    registry.load_plugins()  # plug-ins of installed packages (kinhec.solvers entry points) are listed too
+    for spec in [*registry.SOLVERS.values(), *registry.PIXEL_SOLVERS.values()]:
+        entry = {"name": spec.name, "kind": spec.kind, "citation": getattr(spec, "citation", "")}
+        if getattr(spec, "plugin", False):
+            entry.update(plugin=True, module=spec.module)
+        out["solvers"].append(entry)
     return out

@@ -60,6 +60,7 @@ from kinhec.geometry.motion import KEYFRAME_MAX, KEYFRAME_MIN_ROT_DEG, KEYFRAME_
 from kinhec.synth.recipe_json import robot_student_t_dof
 from kinhec.models.robots import get_robot
 from kinhec.solvers import pair_model as pm
+from kinhec.solvers.multi_axyb import assemble_normal, graph_data
 
 if TYPE_CHECKING:
     from kinhec.synth.scenes import MultiScene
@@ -583,7 +584,6 @@ def graph_bound(A, C, X: dict, Y: dict, configuration: str, *, camera_noise, rob
     -------
     GraphBound
     """
-    from kinhec.solvers.multi_axyb import assemble_normal, graph_data
 
     if configuration not in pm.CONFIGURATIONS:
         raise InputError(f"configuration: expected one of {', '.join(pm.CONFIGURATIONS)}, got {configuration!r}")

@@ -31,6 +31,7 @@ from kinhec.evaluate.bounds import inverse_information, pnp_covariance
 from kinhec.util.errors import InputError
 from kinhec.models.noise import CAMERA_LEVELS, ROBOT_LEVELS, camera_level, robot_level
 from kinhec.solvers import pair_model as pm
+from kinhec.util.errors import UnknownNameError
 
 __all__ = ["CAMERA_MODELS", "DEFAULT_PIXEL_STD", "DEFAULT_ROBOT_LEVEL", "PlannerNoise", "noise_model",
            "pose_information", "sigma_curve", "x_translation_variance"]  # fmt: skip
@@ -107,8 +108,6 @@ def noise_model(camera: str = "pnp", robot: str = DEFAULT_ROBOT_LEVEL, *, pixel_
     if camera == "pnp":
         return PlannerNoise("pnp", float(pixel_std), robot_rot_std_rad=rr, robot_trans_std_m=rt)
     if camera not in CAMERA_LEVELS:
-        from kinhec.util.errors import UnknownNameError
-
         raise UnknownNameError("camera noise", camera, ("pnp",) + tuple(CAMERA_LEVELS))
     cr, cx, _, cz = camera_level(camera)
     return PlannerNoise("se3_gaussian", 0.0, cr, cx, cz, rr, rt)

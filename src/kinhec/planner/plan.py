@@ -36,6 +36,7 @@ from kinhec.planner.guesses import DEFAULT_GUESS_TOLERANCE, guesses_from_calibra
 from kinhec.planner.model import PlannerNoise, pose_information, sigma_curve
 from kinhec.planner.path import order_path, path_time
 from kinhec.models.robots import RobotModel, get_robot
+from kinhec.planner.figure import draw
 
 __all__ = ["CRITERIA", "MAX_POSES", "N_RANDOM_DRAWS", "PosePlan", "plan_poses", "pose_from_xyz_qxyzw",
            "read_poses_csv", "csv_header", "check_plan"]  # fmt: skip
@@ -234,7 +235,6 @@ class PosePlan:
 
     def figure(self, path) -> Path:
         """Draw the plan (:func:`kinhec.planner.figure.draw`) to ``path``."""
-        from kinhec.planner.figure import draw
 
         return draw(self, path)
 

@@ -49,6 +49,7 @@ import numpy as np
 from kinhec.geometry import se3
 from kinhec.util.errors import InputError
 from kinhec.solvers import _common as c
+from kinhec.solvers.pair_model import adjoint, fast_se3_log
 
 __all__ = ["refine_lm", "refine_lm_axyb", "refine_twist"]
 
@@ -423,7 +424,6 @@ def _twist_problem(A, B, X0, Y0, s_r: float, s_t: float):
     ``J_r^-1(r_i) (dx - Ad(M_i) dy)``, ``M_i = inv(X) inv(A_i) Y``; the parameters map to the
     perturbations by ``dx = (J_r(phi_X) dphi_X, R_X^T dt_X)``.
     """
-    from kinhec.solvers.pair_model import adjoint, fast_se3_log
 
     same = Y0 is None
     n = A.shape[0]

@@ -51,6 +51,7 @@ from kinhec.util.errors import DatasetFormatError, InputError
 from kinhec.util.fsutil import atomic_write_text
 from kinhec.synth.generator import as_recipe, seed_streams, simulate
 from kinhec.models.intrinsics import INTRINSIC_NAMES
+from kinhec.solvers.reprojection import PixelViews
 
 __all__ = [
     "FORMAT_VERSION",
@@ -440,7 +441,6 @@ class RecipePixels:
         With the sequence's configuration, image size and intrinsics; ``view_poses`` (one ``T_cam_target``
         per frame) optionally start the pixel solver.
         """
-        from kinhec.solvers.reprojection import PixelViews
 
         return PixelViews(*self.views(frames), self.image_size, self.configuration, self.intrinsics, view_poses)
 

@@ -32,6 +32,11 @@ from kinhec.util.locking import LOCK_NAME, STATE_DIR, writer_lock  # noqa: F401 
 from kinhec.io.schema import TRACKS
 from kinhec.synth.tiers import TRACK_DESCRIPTIONS, Tier, expand_tier, load_tier, plan_counts, shards_of_track
 from kinhec.io.tracks import sequence_id
+from kinhec.util.provenance import is_owned, user_files, write_owned
+from kinhec.models import cameras, robots
+from kinhec.util import jsonutil
+from kinhec.io.publish import citation_cff, license_text, write_card_if_missing
+from kinhec import io
 
 __all__ = ["ShardTask", "ShardOutcome", "RunSummary", "generate_dataset", "run_shard", "DatasetLock"]
 
@@ -101,7 +106,6 @@ class RunSummary:
 # --------------------------------------------------------------------------- #
 def run_shard(task: ShardTask) -> ShardOutcome:
     """Generate and write one shard; never raises (failures come back in the outcome)."""
-    from kinhec import io
     from kinhec.synth.generator import generate_sequence
     from kinhec.synth.recipe import Recipe
 
@@ -174,7 +178,6 @@ def _remove_derived_outputs(root: Path) -> list[str]:
     folder holding nothing but PNG files, and a card ``README.md`` kinhec wrote
     and nobody edited.  Returns the removed paths (relative to ``root``).
     """
-    from kinhec.util.provenance import is_owned
 
     removed = []
     bench = root / "benchmarks"
@@ -204,8 +207,6 @@ def _remove_derived_outputs(root: Path) -> list[str]:
 
 
 def _check_or_write_generation_info(root: Path, tier: Tier, tracks, counts: dict, overwrite: bool) -> list[str]:
-    from kinhec.util import jsonutil
-
     path = root / "generation_info.json"
     info = None
     removed: list[str] = []
@@ -262,10 +263,6 @@ def write_static_files(root: Path) -> list[str]:
     returned.  ``robots.json`` and ``cameras_targets.json`` describe the data
     and are always kinhec's.
     """
-    from kinhec.models import cameras, robots
-    from kinhec.util import jsonutil
-    from kinhec.util.provenance import write_owned
-    from kinhec.io.publish import citation_cff, license_text
 
     atomic_write_text(root / "robots.json", jsonutil.dumps(robots.robots_json(), indent=2))
     atomic_write_text(root / "cameras_targets.json", jsonutil.dumps(cameras.cameras_targets_json(), indent=2))
@@ -372,8 +369,6 @@ class CompleteShards:
             pass
 
     def _stat(self, track: str, shard_index: int):
-        from kinhec import io
-
         try:
             return [[st.st_size, st.st_mtime_ns] for st in (p.stat() for p in io.shard_paths(self.root, track,
                                                                                              shard_index))]  # fmt: skip
@@ -406,7 +401,6 @@ def _shard_done(root: Path, task: ShardTask, known: CompleteShards | None = None
     """The shard is on disk with the planned sequences, or with more of the same shard (an earlier run with a
     larger or no ``--limit``): a complete shard is never cut down by a smaller limit.  ``known``: the shards
     recorded complete, whose footers need not be read again (a shard found complete is added)."""
-    from kinhec import io
 
     want = task.sequence_ids
     if known is not None and known.holds(task.track, task.shard_index, want):
@@ -484,7 +478,6 @@ def generate_dataset(
     RunSummary
         ``summary.ok`` is False if any shard failed or the run was interrupted.
     """
-    from kinhec import io
 
     if workers is None:
         workers = os.cpu_count() or 1
@@ -501,7 +494,6 @@ def generate_dataset(
     root = Path(out)
     if root.exists() and not root.is_dir():
         raise InputError(f"--out {root}: expected a folder, got a file")
-    from kinhec.util.provenance import user_files
 
     foreign = user_files(root)
     if foreign and not force:
@@ -551,7 +543,6 @@ def generate_dataset(
             if todo or not io.index_is_current(root):
                 index = io.rebuild_index(root, skip_corrupt=True)
                 io.write_index(root, index)
-            from kinhec.io.publish import write_card_if_missing
 
             write_card_if_missing(root)
     summary.wall_s = time.perf_counter() - t_wall
@@ -561,7 +552,6 @@ def generate_dataset(
 
 def _run_tasks(todo, workers, executor, scheduler, fail_fast, summary, log_path, root, emit,
                known: CompleteShards | None = None) -> None:  # fmt: skip
-    from kinhec import io
 
     ex = _LocalExecutor(workers) if executor == "local" else _DaskExecutor(workers, scheduler)
     pending = list(reversed(todo))

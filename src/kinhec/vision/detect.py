@@ -24,6 +24,8 @@ from kinhec.synth.observations import ObservationSet
 from kinhec.vision._cv import require_cv2
 from kinhec.vision.detection import Detection
 from kinhec.vision.targets import AprilGrid, Charuco, Chessboard, parse_target
+from kinhec.vision.chessboard import detect_chessboard, quick_find_chessboard, suggest_chessboard_size
+from kinhec.vision.markers import detect_aprilgrid, detect_charuco
 
 __all__ = ["IMAGE_SUFFIXES", "PROBE_IMAGES", "read_gray", "detect", "detect_images", "check_board_size",
            "available_cores", "one_method", "observations_from_detections"]
@@ -77,16 +79,10 @@ def detect(image, target, name: str | None = None, *, fast: bool = False) -> Det
         raise InputError(f"{name or 'image'}: expected a grey uint8 image (H, W), got {gray.dtype} {gray.shape}")
     name = name or "image"
     if isinstance(t, Chessboard):
-        from kinhec.vision.chessboard import detect_chessboard
-
         return detect_chessboard(gray, t, name, fast=fast)
     if isinstance(t, Charuco):
-        from kinhec.vision.markers import detect_charuco
-
         return detect_charuco(gray, t, name)
     if isinstance(t, AprilGrid):
-        from kinhec.vision.markers import detect_aprilgrid
-
         return detect_aprilgrid(gray, t, name)
     raise InputError(f"target: expected a chessboard, charuco or aprilgrid target, got {type(t).__name__}")
 
@@ -166,7 +162,6 @@ def check_board_size(paths, board: Chessboard) -> None:
     (:func:`kinhec.vision.chessboard.suggest_chessboard_size`). One found stops the run naming it; none found
     lets the full search go on (a board too small or blurred for the half-size image).
     """
-    from kinhec.vision.chessboard import quick_find_chessboard, suggest_chessboard_size
 
     probe = paths[:PROBE_IMAGES]
     first = None

@@ -61,6 +61,9 @@ from kinhec.models.intrinsics import INTRINSIC_NAMES, project
 from kinhec.synth.observations import ObservationSet, observations_to_json, pose_json, write_document
 from kinhec.vision._cv import require_cv2
 from kinhec.vision.targets import AprilGrid, Charuco, Chessboard, Target, parse_target, target_for_preset
+from kinhec.vision.markers import charuco_board
+from kinhec.vision.markers import dictionary as get_dictionary
+from kinhec.models.cameras import get_camera
 
 __all__ = ["RenderSettings", "RenderedSequence", "render_view", "render_sequence", "exact_corners",
            "reflectance", "undistort_normalised", "VIEW_MARGIN_PX", "HAND_FILE", "TRUTH_FILE", "EXACT_FILE"]  # fmt: skip
@@ -123,7 +126,6 @@ class RenderSettings:
 def _marker_modules(dictionary: str, ids: tuple, border_bits: int) -> np.ndarray:
     """``(len(ids), n, n)`` module images (1 = white) of markers ``ids``, rows from the top, OpenCV's orientation."""
     cv2 = require_cv2("image rendering")
-    from kinhec.vision.markers import dictionary as get_dictionary
 
     d = get_dictionary(dictionary)
     n = d.markerSize + 2 * border_bits
@@ -133,7 +135,6 @@ def _marker_modules(dictionary: str, ids: tuple, border_bits: int) -> np.ndarray
 @lru_cache(maxsize=None)
 def _charuco_layout(target: Charuco):
     """Per square ``(sy, sx)``: white (holds a marker or not), the marker's index; and the module images."""
-    from kinhec.vision.markers import charuco_board
 
     board = charuco_board(target)
     s = target.square_m
@@ -494,7 +495,6 @@ def render_sequence(source, out, *, target=None, settings: RenderSettings = Rend
     """
     cv2 = require_cv2("image rendering")
     sid, conf, cam_name, preset, seq_seed, T_ct, T_be, X, Y = _source(source)
-    from kinhec.models.cameras import get_camera
 
     cam = get_camera(cam_name)
     t = parse_target(target) if target is not None else target_for_preset(preset)

@@ -67,6 +67,7 @@ from typing import ClassVar
 import numpy as np
 
 from kinhec.util.errors import InputError, UnknownNameError
+from kinhec.models.cameras import get_target
 
 __all__ = [
     "TARGET_KINDS",
@@ -501,7 +502,6 @@ def target_for_preset(name: str) -> Target:
     the smallest 4x4 dictionary that holds them); the single 2x2 marker is a
     one-tag AprilGrid.
     """
-    from kinhec.models.cameras import get_target
 
     p = get_target(name)
     if p.kind == "checkerboard":

@@ -28,6 +28,11 @@ from kinhec.synth.observations import pose_json, read_observations
 from kinhec.solvers.reprojection import solve_reprojection
 from kinhec.evaluate.suite import poses as _poses
 from kinhec.evaluate.suite.manifest import sha256_file
+import numpy as np
+from kinhec.geometry import se3
+from kinhec.calibrate.corners import solve_corners
+from kinhec.models.intrinsics import project, residual_norms
+from kinhec.solvers.reprojection import POSE_PARAMETER_NAMES, chain_poses
 
 __all__ = ["PROBLEMS", "register_problem", "run_problem"]
 
@@ -81,12 +86,7 @@ def _he_ml_on_pixels(obs, cal) -> dict:
     mean of each view's flange error, as the ``_prior`` entries report theirs); ``measured_mean_px`` /
     ``measured_rms_px`` through the measured poses.
     """
-    import numpy as np
 
-    from kinhec.geometry import se3
-    from kinhec.calibrate.corners import solve_corners
-    from kinhec.models.intrinsics import project, residual_norms
-    from kinhec.solvers.reprojection import POSE_PARAMETER_NAMES, chain_poses
 
     A = obs.T_base_ee
     res = solve_corners(obs, cal)

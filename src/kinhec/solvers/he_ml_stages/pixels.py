@@ -54,6 +54,7 @@ import numpy as np
 from kinhec.geometry import se3
 from kinhec.util.errors import InputError
 from kinhec.solvers import pair_model as pm
+from kinhec.models.intrinsics import pack_views
 
 if TYPE_CHECKING:  # kinhec.models.intrinsics brings scipy; the registry (and so this module) must stay light to import
     from kinhec.models.intrinsics import PackedViews
@@ -316,7 +317,6 @@ def pixel_ml(A, X0, Y0, configuration: str, points_3d, points_2d, intrinsics, *,
     update of the levels (a generalised EM: every step lowers the negative log-posterior at the
     levels it was taken with); it ends when neither the cost nor the levels move any more.
     """
-    from kinhec.models.intrinsics import pack_views
 
     A = np.asarray(A, dtype=np.float64)
     views = pack_views(points_3d, points_2d)
