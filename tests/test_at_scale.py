@@ -237,7 +237,7 @@ def test_a_second_ctrl_c_stops_a_benchmark_at_once_and_it_resumes(tiny, tmp_path
     draining = tmp_path / "draining"
     try:
         deadline = time.monotonic() + 60
-        while not list(data.glob(".kinhec/evaluate/benchmark/*/*.parquet")):
+        while not list(data.glob(".kinhec/benchmark/*/*.parquet")):
             assert proc.poll() is None and time.monotonic() < deadline, "the first unit was never written"
             time.sleep(0.1)
         time.sleep(0.5)

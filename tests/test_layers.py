@@ -8,8 +8,8 @@ The rule (docs/architecture.md):
   module, or a subpackage taken as one) form no circle -- counting imports inside functions, which is where
   circles hide;
 * a module imports kinhec's modules at its top; an import inside a function is for an optional or heavy
-  third-party package (:data:`LAZY_THIRD_PARTY`), for one of kinhec's modules that loads pandas or pyarrow
-  (:data:`HEAVY`, checked to be heavy), so that the numeric core does not, or in the command line
+  third-party package (:data:`LAZY_THIRD_PARTY`), for one of kinhec's modules that loads pandas, pyarrow or
+  scipy (:data:`HEAVY`, checked to be heavy), so that light commands and the numeric core do not, or in the command line
   (:data:`LAZY_KINHEC`), whose commands load their layer when run so that ``kinhec --help`` starts at once;
 * ``import kinhec`` loads only the standard library.
 """
@@ -37,12 +37,12 @@ TOP_LIMIT = 15
 LAZY_THIRD_PARTY = {"cv2", "rosbags", "matplotlib", "mpl_toolkits", "plotly", "dask", "distributed", "scs",
                     "clarabel", "pandas", "pyarrow", "jsonschema", "scipy", "yaml", "rich", "deflate",
                     "threadpoolctl", "playwright", "tomllib", "tomli", "numpy"}  # fmt: skip
-#: kinhec's modules that load pandas or pyarrow when imported: a function of a light module may import them
-#: where it needs them (a test checks that each still is heavy, so the list cannot hide a light one)
+#: kinhec's modules that load pandas, pyarrow or scipy when imported: a function of a light module may import
+#: them where it needs them (a test checks that each still is heavy, so the list cannot hide a light one)
 HEAVY = {"kinhec.synth.generator", "kinhec.synth.recipe", "kinhec.synth.observations", "kinhec.vision.detect",
          "kinhec.io.index", "kinhec.io.reader", "kinhec.io.sequence", "kinhec.io.shards", "kinhec.io.tables",
          "kinhec.io.schema", "kinhec.dataset.validate", "kinhec.report.viz._style",
-         "kinhec.report.viz.scene"}  # fmt: skip
+         "kinhec.report.viz.scene", "kinhec.solvers.reprojection"}  # fmt: skip
 #: modules whose functions may import kinhec's modules: the command line, whose commands load their layer when run
 LAZY_KINHEC = {"kinhec.cli", "kinhec"}
 
@@ -203,13 +203,13 @@ def test_kinhec_modules_are_imported_at_the_top():
 
 def test_the_modules_imported_where_needed_are_heavy():
     code = ("import sys, importlib\nimportlib.import_module(sys.argv[1])\n"
-            "print(any(m in sys.modules for m in ('pandas', 'pyarrow')))")
+            "print(any(m in sys.modules for m in ('pandas', 'pyarrow', 'scipy')))")
     light = []
     for module in sorted(HEAVY):
         out = subprocess.run([sys.executable, "-c", code, module], capture_output=True, text=True, check=True)
         if out.stdout.strip() != "True":
             light.append(module)
-    assert not light, f"these load neither pandas nor pyarrow: import them at the top, and take them off HEAVY: {light}"
+    assert not light, f"these load none of pandas, pyarrow and scipy: import them at the top, and take them off HEAVY: {light}"
 
 
 def test_functions_import_only_listed_third_party_packages():

@@ -56,7 +56,6 @@ from kinhec.solvers import axxb_tsai_lenz as _tsai_mod
 # the module by its path: the package attribute kinhec.solvers.he_ml is the function
 from kinhec.solvers.he_ml import CITATION as _HE_ML_CITATION
 from kinhec.solvers.he_ml import he_ml as _he_ml
-from kinhec.solvers import reprojection as _reprojection_mod
 
 __all__ = [
     "SolverResult",
@@ -259,6 +258,8 @@ SOLVERS: dict[str, SolverSpec] = {
 
 
 def _run_reprojection(T_base_ee, views):
+    from kinhec.solvers import reprojection as _reprojection_mod  # scipy.sparse: kept off `kinhec info`'s start
+
     res = _reprojection_mod.solve_pixel_views(T_base_ee, views)
     return SolverResult(X=res.X, Y=res.Y)
 

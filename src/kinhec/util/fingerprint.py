@@ -8,7 +8,7 @@ into the benchmark folder itself (``DATA/benchmarks`` by default); any other
 run (``--solvers``, ``--sync``, ``--tracks``, ``--max-sequences``) is a
 *subset* run and writes into ``<benchmark folder>/subsets/<fingerprint>/``,
 so it never replaces the results of a full run.  The per-shard parts of a run
-live in the scratch folder ``.kinhec/evaluate/benchmark/<fingerprint>/`` (of the dataset
+live in the scratch folder ``.kinhec/benchmark/<fingerprint>/`` (of the dataset
 when the benchmark folder is inside it, else of the benchmark folder), never
 among the published files.
 """
@@ -85,7 +85,7 @@ def run_folders(root, benchmark_dir, fingerprint: str, *, full: bool) -> dict[st
         ``benchmark_dir/subsets/<fingerprint>``); ``lock_root``: the folder whose
         writer lock the run takes (the dataset when ``benchmark_dir`` is inside
         it, else ``benchmark_dir``); ``parts``: the scratch folder of the run's
-        parts, ``<lock_root>/.kinhec/evaluate/benchmark/<fingerprint>``.
+        parts, ``<lock_root>/.kinhec/benchmark/<fingerprint>``.
     """
     root, benchmark_dir = Path(root), Path(benchmark_dir)
     lock_root = root if _inside(benchmark_dir, root) else benchmark_dir

@@ -91,7 +91,7 @@ A shard of the dataset (the sequences of one ``robot_file``) is the unit of
 work, run on the executors of ``kinhec generate``
 (:mod:`kinhec.util.executors`: in this process for one worker, a local process
 pool, or Dask).  Each finished unit is written atomically to
-``.kinhec/evaluate/benchmark/<run fingerprint>/<track>-<shard>.parquet`` (scratch,
+``.kinhec/benchmark/<run fingerprint>/<track>-<shard>.parquet`` (scratch,
 never published; :mod:`kinhec.util.fingerprint`) with a unit fingerprint
 (protocol version, kinhec version and a digest of its sources, solvers,
 synchronisations, the shard's sequences and files); a re-run skips every part whose fingerprint still
