@@ -125,6 +125,11 @@ def _rwhe(name: str) -> Recording:
                      f"tests/data/realdata/rwhe_calib/{name}", len(A))  # fmt: skip
 
 
+#: Most stations kept of a continuous recording (every k-th of them): OpenCV's hand-eye methods use every pair of
+#: poses, so one fit on n stations costs n^2, and the leave-one-out n^3.
+MAX_STATIONS = 100
+_ORDINAL = {2: "second", 3: "third", 4: "fourth", 5: "fifth"}
+
 _ETH = {"robot_arm_real": ("hinge", "target_ir"), "prime_sense_1": ("vicon", "camera"),
         "prime_sense_2": ("vicon", "camera")}  # fmt: skip
 
@@ -141,12 +146,15 @@ def _eth(name: str) -> Recording:
     t = np.asarray(res.residuals["t_s"], dtype=np.float64)
     st = stations(A, t)
     first = np.flatnonzero(np.r_[True, np.diff(st) > 0])  # the first pair of every station
-    return Recording(name, A[first], B[first], "target_T_cam",
+    stride = -(-len(first) // MAX_STATIONS)
+    keep = first[::stride]
+    every = "every station" if stride == 1 else f"every {_ORDINAL.get(stride, f'{stride}th')} station"
+    return Recording(name, A[keep], B[keep], "target_T_cam",
                      f"ETH-ASL {name}: continuous hand and camera-in-target streams; paired by interpolating the "
                      f"hand at the eye stamps with the clock offset kinhec calibrate estimates on the whole recording "
-                     f"({1000 * res.time_offset_s:.1f} ms), then the first pair of every station",
+                     f"({1000 * res.time_offset_s:.1f} ms), then the first pair of {every} (of {len(first)})",
                      f"tests/data/realdata/ethz_asl/{name}", len(A),
-                     {"offset_ms": 1000 * res.time_offset_s})  # fmt: skip
+                     {"offset_ms": 1000 * res.time_offset_s, "stations_all": len(first), "stride": stride})  # fmt: skip
 
 
 def load_recordings(names=RECORDING_NAMES) -> list[Recording]:
@@ -155,7 +163,8 @@ def load_recordings(names=RECORDING_NAMES) -> list[Recording]:
     Unstamped pose files (Tabb DS1, RWHE-Calib) give one station per pair.  The ETH-ASL streams are paired by
     ``kinhec calibrate`` at the clock offset it estimates on the whole recording, and grouped into stations as its
     held-out accuracy groups them (:func:`kinhec.calibrate.held_out.stations`: a new station when the hand has
-    turned 5 deg or moved 20 mm from the current one's first pose); the first pair of every station is kept.
+    turned 5 deg or moved 20 mm from the current one's first pose); the first pair of every station is kept, of
+    every k-th station when there are more than :data:`MAX_STATIONS`.
     """
     load = {"tabb_ds1": _tabb, "kuka_1": lambda: _rwhe("kuka_1"), "kuka_2": lambda: _rwhe("kuka_2")}
     return [load[n]() if n in load else _eth(n) for n in names]
