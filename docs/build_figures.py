@@ -24,6 +24,8 @@ and each block is produced by a function of the page's module (``docs/figures_<p
   ``docs/leaderboard_small`` (so that no two pages can quote different runs).
 * ``figures_bags``: ``kinhec calibrate --bag`` on the bag the page's own recipe writes (its console output, launch
   file and an error), and the ETH-ASL recording written into a bag against its CSVs (needs ``rosbags``).
+* ``figures_leaderboard_real``: the real-data leaderboard from its stored run (``docs/leaderboard_real.run.json``,
+  re-measured by ``python benchmarks/leaderboard_real.py``, a few minutes).
 
 Console output and files go on a page inside a fenced block of the generated text, kept as printed; other
 paragraphs are wrapped.
@@ -51,6 +53,7 @@ PAGES = {
     "solvers": ("solvers.md", "figures_solvers"),
     "performance": ("performance.md", "figures_performance"),
     "bags": ("bags.md", "figures_bags"),
+    "leaderboard_real": ("leaderboard_real.md", "figures_leaderboard_real"),
 }
 
 BLOCK_RE = re.compile(r"<!-- figures: (?P<name>[\w.-]+) [^>]*-->\n(?P<body>.*?)<!-- /figures -->", re.S)
@@ -84,7 +87,8 @@ def replace_blocks(text: str, bodies: dict[str, str]) -> str:
 
     def sub(m):
         body = bodies[m.group("name")]
-        return m.group(0).replace(m.group("body"), body.rstrip("\n") + "\n", 1)
+        start, end = m.start("body") - m.start(), m.end("body") - m.start()  # the body in place (it may be empty)
+        return m.group(0)[:start] + body.rstrip("\n") + "\n" + m.group(0)[end:]
 
     return BLOCK_RE.sub(sub, text)
 

@@ -1,8 +1,8 @@
 """The figures in docs/ that come from runs match a fresh run (``python docs/build_figures.py`` writes them).
 
-Each marked block of docs/calibrate.md, docs/solvers.md, docs/performance.md and docs/bags.md is recomputed (the
-real recordings kept with the tests, the stored small-tier run, OpenCV on noisy chains, a bag written by the page's
-recipe) and compared with the page:
+Each marked block of docs/calibrate.md, docs/solvers.md, docs/performance.md, docs/bags.md and
+docs/leaderboard_real.md is recomputed (the real recordings kept with the tests, the stored small-tier run, OpenCV on
+noisy chains, a bag written by the page's recipe, the real-data leaderboard's stored run) and compared with the page:
 the text must be the same and every number within one unit of its last printed digit.  A page that no longer
 matches fails, naming the block and the figure; ``python docs/build_figures.py`` rewrites it.
 """
@@ -56,13 +56,15 @@ def test_every_block_on_the_pages_has_a_generator_and_back():
 
 
 @pytest.fixture(scope="module")
-def fresh(corners_results):
-    """The blocks of a fresh run, per page, computed on first use."""
+def fresh(request):
+    """The blocks of a fresh run, per page, computed on first use (the corner files' calibrations only for the
+    page that quotes them)."""
     cache = {}
 
     def get(page):
         if page not in cache:
-            cache[page] = build.fresh_blocks(page, **({"corners": corners_results} if page == "calibrate" else {}))
+            inputs = {"corners": request.getfixturevalue("corners_results")} if page == "calibrate" else {}
+            cache[page] = build.fresh_blocks(page, **inputs)
         return cache[page]
 
     return get
