@@ -52,7 +52,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kinhec import se3
+from kinhec.geometry import se3
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data" / "realdata"

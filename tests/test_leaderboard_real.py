@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from conftest import REPO
 
-from kinhec import se3
+from kinhec.geometry import se3
 
 
 def _load():
