@@ -711,3 +711,18 @@ def test_ransac_polish_keeps_the_consensus_and_does_not_lose_accuracy():
     assert polished.n_inliers >= plain.n_inliers
     e_plain, e_pol = err(plain.X, ch.X), err(polished.X, ch.X)
     assert e_pol[0] < 1.5 * e_plain[0] + 0.01 and e_pol[1] < 1.5 * e_plain[1] + 0.2
+
+
+def test_ransac_axxb_with_motions_that_do_not_rotate():
+    """Pure translations (a robot moved without turning, three of them in Tabb's recording) give minimal samples
+    whose translation is undetermined; they are passed over, and X is still found."""
+    from kinhec.solvers.ransac import ransac_axxb
+
+    rng = np.random.default_rng(20261206)
+    X = se3.random_poses(rng, 1, trans_std_m=0.1)[0]
+    A = se3.random_poses(rng, 24, trans_std_m=0.3)
+    A[:3, :3, :3] = np.eye(3)  # three motions that only translate
+    B = se3.invert_transform(X) @ A @ X
+    est = ransac_axxb(A, B, np.random.default_rng(0)).X
+    rot, tr = se3.pose_error(est, X)
+    assert rot < 1e-6 and tr < 1e-6

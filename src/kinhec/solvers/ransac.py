@@ -179,10 +179,21 @@ def _ransac_axxb(A, B, rng, rot_thr, trans_thr, n_hyp, min_axis_angle_rad, refit
     d = d.reshape(-1, 6)
     CtC = np.swapaxes(C, -1, -2) @ C
     Ctd = np.einsum("hki,hk->hi", C, d)
-    t_h = np.linalg.solve(CtC, Ctd[..., None])[..., 0]
+    usable = None
+    try:
+        t_h = np.linalg.solve(CtC, Ctd[..., None])[..., 0]
+    except np.linalg.LinAlgError:  # two motions without rotation leave a sample's translation undetermined
+        usable = np.linalg.cond(CtC) < 1e12
+        if not usable.any():
+            raise DegenerateMotionError("ransac_axxb: no minimal sample determines a translation (the sampled "
+                                        "motions rotate too little)") from None
+        t_h = np.zeros(Ctd.shape)
+        t_h[usable] = np.linalg.solve(CtC[usable], Ctd[usable][..., None])[..., 0]
     rot, trans = _residuals(alpha, beta, RA, tA, tB, R_h, t_h)
     e = np.maximum(rot / rot_thr, trans / trans_thr)
     score = np.minimum(e * e, 1.0).sum(axis=1)
+    if usable is not None:
+        score[~usable] = np.inf
     best = int(np.argmin(score))
     if adaptive:
         # the residuals of the best hypothesis set the noise scale: its lower quartile comes from inliers as
