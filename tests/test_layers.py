@@ -42,7 +42,7 @@ LAZY_THIRD_PARTY = {"cv2", "rosbags", "matplotlib", "mpl_toolkits", "plotly", "d
 HEAVY = {"kinhec.synth.generator", "kinhec.synth.recipe", "kinhec.synth.observations", "kinhec.vision.detect",
          "kinhec.io.index", "kinhec.io.reader", "kinhec.io.sequence", "kinhec.io.shards", "kinhec.io.tables",
          "kinhec.io.schema", "kinhec.dataset.validate", "kinhec.report.viz._style",
-         "kinhec.report.viz.scene", "kinhec.solvers.reprojection"}  # fmt: skip
+         "kinhec.report.viz.scene", "kinhec.solvers.reprojection", "kinhec.models.intrinsics"}  # fmt: skip
 #: modules whose functions may import kinhec's modules: the command line, whose commands load their layer when run
 LAZY_KINHEC = {"kinhec.cli", "kinhec"}
 

@@ -51,7 +51,7 @@ def test_public_names_stay_reachable_lazily():
 
     assert callable(kinhec.load_sequence) and callable(kinhec.load_manifest) and callable(kinhec.iter_sequences)
     assert kinhec.Sequence.__name__ == "Sequence"
-    assert hasattr(kinhec.geometry.se3, "matrix_from_quaternion") or hasattr(kinhec.geometry.se3, "exp")
+    assert hasattr(kinhec.se3, "matrix_from_quaternion") or hasattr(kinhec.se3, "exp")
     for name in kinhec.__all__:
         assert getattr(kinhec, name) is not None, name
     assert set(kinhec.__all__) <= set(dir(kinhec))

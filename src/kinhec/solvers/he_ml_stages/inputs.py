@@ -7,7 +7,6 @@ import math
 from kinhec.util.errors import InputError
 from kinhec.solvers import pair_model as pm
 from kinhec.solvers.he_ml_stages.variance_components import NOISE_KEYS
-from kinhec.solvers.reprojection import PixelViews
 
 
 def check_options(*, scale, drift, scale_drift) -> None:
@@ -26,6 +25,7 @@ def check_configuration(configuration) -> None:
 
 def check_pixels(pixels, n: int, configuration, scale):
     """The configuration and scale setting of a fit with pixels; clear errors on a mismatch."""
+    from kinhec.solvers.reprojection import PixelViews  # scipy.sparse: only when pixels are given
 
     if not isinstance(pixels, PixelViews):
         raise InputError(f"pixels: expected a kinhec.solvers.reprojection.PixelViews or None, got "

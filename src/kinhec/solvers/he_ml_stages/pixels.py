@@ -54,7 +54,6 @@ import numpy as np
 from kinhec.geometry import se3
 from kinhec.util.errors import InputError
 from kinhec.solvers import pair_model as pm
-from kinhec.models.intrinsics import pack_views
 
 if TYPE_CHECKING:  # kinhec.models.intrinsics brings scipy; the registry (and so this module) must stay light to import
     from kinhec.models.intrinsics import PackedViews
@@ -319,6 +318,8 @@ def pixel_ml(A, X0, Y0, configuration: str, points_3d, points_2d, intrinsics, *,
     """
 
     A = np.asarray(A, dtype=np.float64)
+    from kinhec.models.intrinsics import pack_views  # scipy.sparse: only when pixels are given
+
     views = pack_views(points_3d, points_2d)
     if views.n_views != A.shape[0]:
         raise InputError(f"pixels: expected one view per flange pose ({A.shape[0]}), got {views.n_views}")
