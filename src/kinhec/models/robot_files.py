@@ -78,15 +78,15 @@ def rpy_matrix(roll: float, pitch: float, yaw: float) -> np.ndarray:
 
 
 def load_robot(robot, *, base_link: str | None = None, tip_link: str | None = None) -> RobotModel:
-    """A robot from a preset name, a DH-table YAML (``.yaml``/``.yml``) or a URDF (``.urdf``/``.xml``).
-
-    A URDF needs ``base_link`` and ``tip_link``; a model is returned as it is.
+    """A robot from a preset name, a DH-table YAML (``.yaml``/``.yml``) or a URDF (``.urdf``/``.xml``, or any
+    file given with ``base_link`` and ``tip_link``, which a URDF needs); a model is returned as it is.
     """
     if isinstance(robot, RobotModel):
         return robot
-    if isinstance(robot, Path) or (isinstance(robot, str) and robot.lower().endswith((".yaml", ".yml", ".urdf", ".xml"))):
+    if isinstance(robot, Path) or (isinstance(robot, str) and (robot.lower().endswith((".yaml", ".yml", ".urdf", ".xml"))
+                                                               or base_link or tip_link)):
         path = Path(robot)
-        if path.suffix.lower() in (".urdf", ".xml"):
+        if path.suffix.lower() in (".urdf", ".xml") or base_link or tip_link:
             if not base_link or not tip_link:
                 raise InputError(f"{path}: a URDF needs its base link and tip link (--base-link, --tip-link), got "
                                  f"base {base_link!r} and tip {tip_link!r}")  # fmt: skip
