@@ -24,7 +24,7 @@ import numpy as np
 
 from kinhec.models.cameras import CAMERA_NAMES, TARGET_NAMES, CameraPreset, TargetPreset, get_camera, get_target
 from kinhec.models.intrinsics_files import read_intrinsics
-from kinhec.util.errors import InputError
+from kinhec.util.errors import InputError, UnknownNameError
 from kinhec.vision.targets import SPEC_FORMS, parse_target
 
 __all__ = ["SpecTarget", "PlannerTarget", "planner_camera", "planner_target", "adjoint"]
@@ -84,8 +84,8 @@ def planner_camera(camera, *, image_size=None) -> tuple[CameraPreset, dict]:
         raise InputError(f"camera: expected a preset name or an intrinsics file, got {type(camera).__name__}")
     path = Path(camera)
     if not path.is_file():
-        raise InputError(f"camera: expected a preset ({', '.join(CAMERA_NAMES)}) or an intrinsics file (OpenCV "
-                         f"YAML, Kalibr camchain, kinhec calibrate JSON), got {str(camera)!r}")  # fmt: skip
+        raise UnknownNameError("camera preset", str(camera), CAMERA_NAMES + (
+            "an intrinsics file (OpenCV YAML, Kalibr camchain, kinhec calibrate JSON)",))
     intr = read_intrinsics(path, image_size=image_size)
     f = math.sqrt(intr.fx * intr.fy)
     cam = CameraPreset(path.stem, intr.width_px, intr.height_px, f, intr.cx, intr.cy,
