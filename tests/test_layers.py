@@ -36,7 +36,7 @@ TOP_LIMIT = 15
 #: the import of the numeric core (kinhec.solvers, kinhec.calibrate, the benchmark's workers)
 LAZY_THIRD_PARTY = {"cv2", "rosbags", "matplotlib", "mpl_toolkits", "plotly", "dask", "distributed", "scs",
                     "clarabel", "pandas", "pyarrow", "jsonschema", "scipy", "yaml", "rich", "deflate",
-                    "threadpoolctl", "playwright", "tomllib", "tomli", "numpy"}  # fmt: skip
+                    "threadpoolctl", "playwright", "tomllib", "tomli", "numpy", "yourdfpy"}  # fmt: skip
 #: kinhec's modules that load pandas, pyarrow or scipy when imported: a function of a light module may import
 #: them where it needs them (a test checks that each still is heavy, so the list cannot hide a light one)
 HEAVY = {"kinhec.synth.generator", "kinhec.synth.recipe", "kinhec.synth.observations", "kinhec.vision.detect",

@@ -986,10 +986,18 @@ def calibrate_multi(ctx, folder, setup, fmt, hand_pose, eye_pose, units, scale, 
 # plan-poses: which poses to record (docs/planner.md)
 # --------------------------------------------------------------------------- #
 @main.command("plan-poses")
-@click.option("--robot", required=True, help="Arm model (kinhec info lists them).")
+@click.option("--robot", help="Arm model (kinhec info lists them) or a DH-table YAML (docs/planner.md).")
+@click.option("--urdf", type=click.Path(dir_okay=False), help="A URDF, in place of --robot (needs yourdfpy).")
+@click.option("--base-link", help="With --urdf: the link the chain starts at (the base frame).")
+@click.option("--tip-link", help="With --urdf: the link the chain ends at (the flange).")
 @click.option("--setup", required=True, type=click.Choice(["eye_in_hand", "eye_to_hand"]))
-@click.option("--camera", required=True, help="Camera preset (vga, hd, fhd, industrial_5mp).")
-@click.option("--target", required=True, help="Target preset (eye-to-hand: the marker on the flange).")
+@click.option("--camera", required=True, help="Camera preset (vga, hd, fhd, industrial_5mp) or an intrinsics file "
+              "(OpenCV YAML, Kalibr camchain, kinhec calibrate JSON).")
+@click.option("--image-size", metavar="WxH", help="Image size of --camera's intrinsics file (needed for a "
+              "kinhec calibrate JSON, checked otherwise).")
+@click.option("--target", required=True, help="Target preset, or a spec as calibrate --images takes "
+              "(chessboard:COLSxROWS:SQUARE_M, charuco:..., aprilgrid:..., a Kalibr target YAML); eye-to-hand the "
+              "marker on the flange.")
 @click.option("--X-guess", "x_guess", metavar="x,y,z,qx,qy,qz,qw",
               help="Guess of X: T_ee_cam (eye-in-hand) or T_ee_marker (eye-to-hand) [m].")
 @click.option("--Y-guess", "y_guess", metavar="x,y,z,qx,qy,qz,qw",
@@ -1008,23 +1016,49 @@ def calibrate_multi(ctx, folder, setup, fmt, hand_pose, eye_pose, units, scale, 
 @click.option("--guess-tolerance", metavar="MM,DEG", help="Keep the target in view if the guesses are this far "
               "off [default: 50,10; with --guesses-from, from the calibration's sigma].")
 @click.option("--figure", "figure_out", type=click.Path(dir_okay=False), help="Also draw the plan (PNG).")
-def plan_poses_cmd(robot, setup, camera, target, x_guess, y_guess, guesses_from, n, taken, stop_std_mm, seed, out,
-                   camera_noise, pixel_std, robot_noise, criterion, guess_tolerance, figure_out):  # fmt: skip
+@click.option("--trajectory", "trajectory_out", type=click.Path(dir_okay=False),
+              help="Also write the poses as a ROS 2 trajectory_msgs/JointTrajectory YAML.")
+@click.option("--trajectory-speed", type=float, default=0.2, show_default=True,
+              help="Fraction of the joint speed caps the trajectory's timing assumes.")
+@click.option("--trajectory-dwell", type=float, default=1.0, show_default=True,
+              help="Seconds still at each pose in the trajectory's timing.")
+def plan_poses_cmd(robot, urdf, base_link, tip_link, setup, camera, image_size, target, x_guess, y_guess, guesses_from,
+                   n, taken, stop_std_mm, seed, out, camera_noise, pixel_std, robot_noise, criterion, guess_tolerance,
+                   figure_out, trajectory_out, trajectory_speed, trajectory_dwell):  # fmt: skip
     """Plan the poses to record: reachable, target in view, minimising the predicted error of X."""
     from kinhec.util.errors import InputError
     from kinhec.planner import PlanLimits, noise_model, plan_poses
     from kinhec.planner.guesses import parse_tolerance
 
+    if (robot is None) == (urdf is None):
+        raise InputError("--robot/--urdf: expected one of them (a preset or DH-table YAML, or a URDF), got "
+                         f"{'both' if robot else 'neither'}")  # fmt: skip
+    if urdf is not None and (not base_link or not tip_link):
+        raise InputError(f"--urdf {urdf}: expected --base-link and --tip-link (the chain to plan for), got "
+                         f"{'neither' if not (base_link or tip_link) else 'only one'}")  # fmt: skip
+    if urdf is None and (base_link or tip_link):
+        raise InputError("--base-link/--tip-link: expected them with --urdf, got them with --robot")
     for v, opt in ((x_guess, "--X-guess"), (y_guess, "--Y-guess")):
         if v is None and guesses_from is None:
             raise InputError(f"{opt}: expected x,y,z,qx,qy,qz,qw (or --guesses-from a calibration), got none")
+    if trajectory_out:  # the timing's options are checked before the planning
+        import numpy as np
+
+        from kinhec.planner.trajectory import trajectory_times
+
+        trajectory_times(None, None, np.zeros((0, 0)), trajectory_speed, trajectory_dwell)
     noise = noise_model(camera_noise, robot_noise, pixel_std=pixel_std)
     limits = None
     if guess_tolerance:
         tol_mm, tol_deg = parse_tolerance(guess_tolerance)
         limits = PlanLimits(guess_tolerance_mm=tol_mm, guess_tolerance_deg=tol_deg)
+    if urdf is not None:
+        from pathlib import Path
+
+        robot = Path(urdf)
     plan = plan_poses(robot, setup, camera, target, x_guess, y_guess, n, taken=taken, stop_std_mm=stop_std_mm,
-                      seed=seed, noise=noise, criterion=criterion, limits=limits, calibration=guesses_from)  # fmt: skip
+                      seed=seed, noise=noise, criterion=criterion, limits=limits, calibration=guesses_from,
+                      base_link=base_link, tip_link=tip_link, image_size=image_size)  # fmt: skip
     for w in plan.details["warnings"]:
         click.echo(f"warning: {w}")
     lim = plan.details["limits"]
@@ -1042,6 +1076,8 @@ def plan_poses_cmd(robot, setup, camera, target, x_guess, y_guess, guesses_from,
     csv_path, json_path = plan.write(out)
     click.echo(f"written: {csv_path}")
     click.echo(f"written: {json_path}")
+    if trajectory_out:
+        click.echo(f"written: {plan.write_trajectory(trajectory_out, trajectory_speed, trajectory_dwell)}")
     if figure_out:
         click.echo(f"written: {plan.figure(figure_out)}")
 

@@ -13,6 +13,14 @@ Conventions
 * Standard DH: ``T_{i-1,i} = Rz(theta_i) Tz(d_i) Tx(a_i) Rx(alpha_i)``.
 * Modified (Craig) DH: ``T_{i-1,i} = Rx(alpha_i) Tx(a_i) Rz(theta_i) Tz(d_i)``,
   where row ``i`` of the table holds the ``alpha_{i-1}, a_{i-1}`` of Craig's book.
+* A general chain (``convention="chain"``, e.g. read from a URDF by
+  :mod:`kinhec.models.robot_files`): ``T_base_ee = C_0 Rz(theta_1) C_1 ... Rz(theta_n) C_n @ tool`` with
+  the constant transforms ``C_k`` given as ``chain`` (shape ``(dof + 1, 4, 4)``); a joint turning about any
+  axis ``u`` through a joint origin ``O`` is ``O A Rz(theta) A^T`` with ``A`` any rotation taking ``z`` to
+  ``u``, so every revolute chain has this form exactly.  The DH arrays of such a model are zeros.
+* The base frame is the frame of the manufacturer's DH table (``base_frame`` names it when known; for the
+  Universal Robots arms UR's ``base``, which ROS's ``ur_description`` calls ``base`` and which is turned by
+  180 deg about z from ROS's ``base_link``).
 * The flange pose is ``T_base_ee = T_{0,1} ... T_{n-1,n} @ tool``; ``ee`` is the
   robot flange (tool0), the frame every hand-eye transform ``X`` is attached to.
 * The geometric Jacobian ``J`` (``(6, dof)``, base frame) has rows
@@ -72,7 +80,7 @@ _IK_LAMBDA_MAX = 1e3
 #: An attempt is abandoned when its cost fell by less than 1 % over this many iterations.
 _IK_STALL_WINDOW = 10
 _IK_STALL_RATIO = 0.99
-_CONVENTIONS = ("standard", "modified", "free")
+_CONVENTIONS = ("standard", "modified", "free", "chain")
 #: Units named by the ``units`` entry of every published ``robots.json`` model.
 PUBLISHED_UNITS = {"a": "m", "d": "m", "alpha": "rad", "theta_offset": "rad", "q_min": "rad", "q_max": "rad",
                    "qd_max": "rad/s"}  # fmt: skip
@@ -317,6 +325,12 @@ class RobotModel:
         Nominal working radius [m] (a conservative bound for sampling reachable poses).
     source, description : str
         Where the numbers come from; a one-line description.
+    joint_names : tuple of str, optional
+        The joints' names (e.g. from a URDF); empty for ``j1 .. jn``.
+    base_frame : str, optional
+        The name of the base frame, when known (a URDF's base link).
+    chain : ndarray, shape (dof + 1, 4, 4), optional
+        The constant transforms ``C_k`` of a ``"chain"`` model (module docstring); None otherwise.
 
     Arrays are stored as read-only float64, so a model (and the shared registry
     instances returned by :func:`get_robot`) cannot be modified in place; use
@@ -340,6 +354,9 @@ class RobotModel:
     reach_m: float
     source: str = ""
     description: str = ""
+    joint_names: tuple = ()
+    base_frame: str = ""
+    chain: np.ndarray | None = None
     _fk_ops: tuple = field(init=False, repr=False, compare=False)
     _frame_ops: tuple = field(init=False, repr=False, compare=False)
 
@@ -373,6 +390,19 @@ class RobotModel:
             )
         object.__setattr__(self, "control_rate_hz", _check_positive(self.control_rate_hz, "control_rate_hz"))
         object.__setattr__(self, "reach_m", _check_positive(self.reach_m, "reach_m"))
+        names = tuple(str(v) for v in (self.joint_names or ()))
+        if names and len(names) != dof:
+            raise InputError(f"joint_names: expected {dof} names, got {len(names)}")
+        object.__setattr__(self, "joint_names", names)
+        if (self.convention == "chain") != (self.chain is not None):
+            raise InputError(f"chain: expected constant transforms exactly for the 'chain' convention, got "
+                             f"{'none' if self.chain is None else 'some'} with {self.convention!r}")
+        if self.chain is not None:
+            chain = se3.check_transforms(self.chain, "chain").copy()
+            if chain.shape != (dof + 1, 4, 4):
+                raise InputError(f"chain: expected shape ({dof + 1}, 4, 4), got array of shape {chain.shape}")
+            chain.setflags(write=False)
+            object.__setattr__(self, "chain", chain)
         fk_ops, frame_ops = self._compile() if dof else ((), ())
         object.__setattr__(self, "_fk_ops", fk_ops)
         object.__setattr__(self, "_frame_ops", frame_ops)
@@ -381,6 +411,10 @@ class RobotModel:
         """Chain programs: merged constants for FK/Jacobian, per-joint frames for :meth:`joint_frames`."""
         pre, post = [], []
         for i in range(self.dof):
+            if self.convention == "chain":  # C_0 before the first joint, C_i after joint i: as with DH, frame i
+                pre.append(np.asarray(self.chain[0], dtype=np.float64) if i == 0 else np.eye(4))  # is on axis i + 1
+                post.append(np.asarray(self.chain[i + 1], dtype=np.float64))
+                continue
             a, d, alpha = float(self.a_m[i]), float(self.d_m[i]), float(self.alpha_rad[i])
             if self.convention == "standard":  # Rz(theta) Tz(d) Tx(a) Rx(alpha) = Tz(d) Rz(theta) Tx(a) Rx(alpha)
                 pre.append(_trans(z=d))
@@ -813,6 +847,8 @@ class RobotModel:
             The "true" model; same name, description marked as perturbed.
         """
         self._require_chain("perturbed")
+        if self.convention == "chain":
+            raise InputError(f"perturbed: robot {self.name!r} is a general chain without a DH table to perturb")
         _check_rng(rng)
         len_std_m = _check_nonneg(len_std_m, "len_std_m")
         ang_std_rad = _check_nonneg(ang_std_rad, "ang_std_rad")
@@ -859,6 +895,9 @@ class RobotModel:
             "reach_m": float(self.reach_m),
             "source": self.source,
             "description": self.description,
+            **({"joint_names": list(self.joint_names)} if self.joint_names else {}),
+            **({"base_frame": self.base_frame} if self.base_frame else {}),
+            **({"chain": self.chain.tolist()} if self.chain is not None else {}),
         }
 
     def to_published_dict(self) -> dict:
@@ -971,6 +1010,9 @@ class RobotModel:
             reach_m=data["reach_m"],
             source=data.get("source", ""),
             description=data.get("description", ""),
+            joint_names=tuple(data.get("joint_names") or ()),
+            base_frame=data.get("base_frame", ""),
+            chain=None if data.get("chain") is None else np.asarray(data["chain"], dtype=np.float64),
         )
 
 

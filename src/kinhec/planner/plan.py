@@ -19,23 +19,17 @@ import numpy as np
 import kinhec
 from kinhec.geometry import se3
 from kinhec.evaluate.bounds import inverse_information
-from kinhec.models.cameras import (
-    VISIBILITY_MARGIN_PX,
-    CameraPreset,
-    TargetPreset,
-    as_camera,
-    as_target,
-    inside_image,
-    pinhole_pixels,
-    to_camera,
-)
+from kinhec.models.cameras import VISIBILITY_MARGIN_PX, TargetPreset, inside_image, pinhole_pixels, to_camera
+from kinhec.models.robot_files import load_robot
 from kinhec.util.errors import InputError
 from kinhec.planner.candidates import N_VIEWS, SETUPS, Candidates, PlanLimits, Scene, feasibility, sample_candidates
 from kinhec.planner.design import prior_information, select_poses
 from kinhec.planner.guesses import DEFAULT_GUESS_TOLERANCE, guesses_from_calibration, tolerance_from_std
+from kinhec.planner.inputs import adjoint, planner_camera, planner_target
 from kinhec.planner.model import PlannerNoise, pose_information, sigma_curve
 from kinhec.planner.path import order_path, path_time
-from kinhec.models.robots import RobotModel, get_robot
+from kinhec.planner.trajectory import DEFAULT_DWELL_S, DEFAULT_SPEED, joint_trajectory_yaml, trajectory_times
+from kinhec.models.robots import RobotModel
 from kinhec.planner.figure import draw
 
 __all__ = ["CRITERIA", "MAX_POSES", "N_RANDOM_DRAWS", "PosePlan", "plan_poses", "pose_from_xyz_qxyzw",
@@ -233,6 +227,27 @@ class PosePlan:
         js.write_text(json.dumps(self.to_dict(), indent=1) + "\n", encoding="utf-8")
         return out, js
 
+    def trajectory_yaml(self, speed: float = DEFAULT_SPEED, dwell_s: float = DEFAULT_DWELL_S) -> str:
+        """The plan as a ROS 2 ``JointTrajectory`` YAML (:mod:`kinhec.planner.trajectory`)."""
+        rob = self.scene.robot
+        q0 = np.asarray(self.details.get("path_start_q", rob.home_q_rad), dtype=np.float64)
+        t = trajectory_times(rob, q0, self.q, speed, dwell_s)
+        d = self.details
+        head = [f"trajectory_msgs/msg/JointTrajectory: {len(self)} poses planned by kinhec plan-poses "
+                f"{d.get('kinhec_version', '')}", f"robot {d['robot']}, {d['setup']}, camera {d['camera']}, "
+                f"target {d['target']}", f"timing: moves at {speed:g} of every joint's speed cap from "
+                f"{'the last taken pose' if d.get('n_taken') else 'the model home'} "
+                f"[{', '.join(f'{v:.6g}' for v in q0)}] rad, {dwell_s:g} s still at each pose"]  # fmt: skip
+        names = d.get("joint_names") or [f"j{i + 1}" for i in range(rob.dof)]
+        return joint_trajectory_yaml(self.q, t, names, d.get("base_frame") or "base", self.sigma_mm, head)
+
+    def write_trajectory(self, path, speed: float = DEFAULT_SPEED, dwell_s: float = DEFAULT_DWELL_S) -> Path:
+        """Write :meth:`trajectory_yaml` to ``path``; return it."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(self.trajectory_yaml(speed, dwell_s), encoding="utf-8")
+        return path
+
     def figure(self, path) -> Path:
         """Draw the plan (:func:`kinhec.planner.figure.draw`) to ``path``."""
 
@@ -263,22 +278,29 @@ def _taken_poses(taken, robot: RobotModel):
 def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, taken=None,
                stop_std_mm: float | None = None, seed: int = 0, noise: PlannerNoise | None = None,
                criterion: str = "trace", limits: PlanLimits | None = None, n_views: int = N_VIEWS,
-               calibration=None) -> PosePlan:  # fmt: skip
+               calibration=None, base_link: str | None = None, tip_link: str | None = None,
+               image_size=None) -> PosePlan:  # fmt: skip
     """Plan the ``n`` poses that minimise the predicted error of ``X``, in a short joint-space order.
 
     Parameters
     ----------
-    robot : str or RobotModel
-        An arm of :data:`kinhec.models.robots.ROBOT_NAMES` (not ``free6d``).
+    robot : str, Path or RobotModel
+        An arm of :data:`kinhec.models.robots.ROBOT_NAMES` (not ``free6d``), a DH-table YAML or a URDF with
+        ``base_link`` and ``tip_link`` (:mod:`kinhec.models.robot_files`).
     setup : {"eye_in_hand", "eye_to_hand"}
-    camera, target : str or preset
-        Camera and target presets (:mod:`kinhec.models.cameras`); eye-to-hand the target is the marker on the flange.
+    camera : str, Path or CameraPreset
+        A camera preset (:mod:`kinhec.models.cameras`) or an intrinsics file (OpenCV YAML, Kalibr camchain,
+        ``kinhec calibrate`` JSON; :mod:`kinhec.planner.inputs`).
+    target : str, Path or TargetPreset
+        A target preset or a ``calibrate --images`` spec (``chessboard:9x6:0.025``, ...); eye-to-hand the target
+        is the marker on the flange.  A spec's target frame is the printed target's own (OpenCV's for a
+        chessboard: origin at corner 0, ``z`` into the board), a preset's kinhec's centred one.
     X_guess : array_like, shape (7,) or (4, 4), or str, or None
-        Guess of ``T_ee_cam`` (eye-in-hand) or ``T_ee_marker`` (eye-to-hand): ``x, y, z, qx, qy, qz, qw`` [m].
-        None with ``calibration``: the calibration's ``X``.
+        Guess of ``T_ee_cam`` (eye-in-hand) or ``T_ee_marker`` (eye-to-hand, in the target's frame):
+        ``x, y, z, qx, qy, qz, qw`` [m].  None with ``calibration``: the calibration's ``X``.
     Y_guess : array_like, shape (7,) or (4, 4), or str, or None
-        Guess of ``T_base_world`` (the board, eye-in-hand) or ``T_base_cam`` (eye-to-hand).  None with
-        ``calibration``: the calibration's ``Y``.
+        Guess of ``T_base_world`` (the board's target frame in the robot base, eye-in-hand) or ``T_base_cam``
+        (eye-to-hand).  None with ``calibration``: the calibration's ``Y``.
     n : int
         Poses to plan (1 .. :data:`MAX_POSES`).
     taken : str, Path or array_like, optional
@@ -304,6 +326,10 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
         guesses given as None, and its standard deviations set the guess tolerance unless ``limits`` is given
         (:func:`kinhec.planner.guesses.guesses_from_calibration`).  With ``taken`` the poses of that
         calibration, this plans the second stage of the two-stage workflow (``docs/planner.md``).
+    base_link, tip_link : str, optional
+        The chain of a URDF ``robot``.
+    image_size : str or (int, int), optional
+        ``WIDTHxHEIGHT`` of an intrinsics file's images (needed for a ``kinhec calibrate`` JSON, checked otherwise).
 
     Returns
     -------
@@ -316,15 +342,16 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
         they were lost).
     """
     t0 = time.process_time()
-    rob = get_robot(robot) if isinstance(robot, str) else robot
+    rob = load_robot(robot, base_link=base_link, tip_link=tip_link) if isinstance(robot, (str, Path)) else robot
     if not isinstance(rob, RobotModel):
         raise InputError(f"robot: expected a robot name or RobotModel, got {type(robot).__name__}")
     if rob.is_free:
         raise InputError(f"robot: expected an arm with joints, got {rob.name!r} (no kinematic chain to plan for)")
     if setup not in SETUPS:
         raise InputError(f"setup: expected one of {', '.join(SETUPS)}, got {setup!r}")
-    cam: CameraPreset = as_camera(camera)
-    tgt: TargetPreset = as_target(target)
+    cam, cam_info = planner_camera(camera, image_size=image_size)
+    ptgt = planner_target(target)
+    tgt: TargetPreset = ptgt.preset
     calib_info = None
     tolerance_source = "given" if limits is not None else "default"
     if calibration is not None:
@@ -334,8 +361,20 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
     for v, name in ((X_guess, "X_guess"), (Y_guess, "Y_guess")):
         if v is None:
             raise InputError(f"{name}: expected x,y,z,qx,qy,qz,qw or a calibration to take it from, got none")
-    X = pose_from_xyz_qxyzw(X_guess, "X_guess")
-    Y = pose_from_xyz_qxyzw(Y_guess, "Y_guess")
+    X_user = X = pose_from_xyz_qxyzw(X_guess, "X_guess")
+    Y_user = Y = pose_from_xyz_qxyzw(Y_guess, "Y_guess")
+    # a spec target: the guesses are in its own frame, the planner works in the centred one (kinhec.planner.inputs);
+    # the information about right perturbations in the user's frame is A^T F A (X_user = X T_ct, so dx = Ad(T_ct) dx')
+    A_user = np.eye(12)
+    if ptgt.T_centred_target is not None:
+        T_ct = ptgt.T_centred_target
+        block = slice(6, 12) if setup == "eye_in_hand" else slice(0, 6)
+        A_user[block, block] = adjoint(T_ct)
+        if setup == "eye_in_hand":
+            Y = Y_user @ se3.invert_transform(T_ct, check=False)
+        else:
+            X = X_user @ se3.invert_transform(T_ct, check=False)
+    to_user = lambda F: A_user.T @ F @ A_user  # noqa: E731
     n = _check_int(n, "n", 1, MAX_POSES)
     seed = _check_int(seed, "seed", 0, 2**63 - 1)
     n_views = _check_int(n_views, "n_views", 10, 1_000_000)
@@ -365,7 +404,7 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
             warnings.append(f"taken pose(s) {rows}: the guesses put fewer than {MIN_TAKEN_POINTS} target points in "
                             "the image; not counted (check --X-guess/--Y-guess)")  # fmt: skip
         if seen.any():
-            info_taken = pose_information(C_taken[seen], X, setup, noise, cam, tgt)
+            info_taken = to_user(pose_information(C_taken[seen], X, setup, noise, cam, tgt))
             F_taken = info_taken.sum(axis=0)
     sig_taken = sigma_curve(info_taken)["trans_rms_mm"][-1] if info_taken.shape[0] else math.inf
     if limits is None and calib_info is not None:
@@ -398,7 +437,7 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
                 f"{rob.name} {setup} with camera {cam.name} and target {tgt.name}: expected at least 3 feasible "
                 f"candidate poses, got {len(cand)} ({_lost(cand.counts)}); check the guesses (is the target in reach "
                 f"and in front of the camera?) or loosen the limits{hint}")  # fmt: skip
-        info = pose_information(cand.C, X, setup, noise, cam, tgt)
+        info = to_user(pose_information(cand.C, X, setup, noise, cam, tgt))
         n_eff = min(n, len(cand))
         if n_eff < n:
             warnings.append(f"only {len(cand)} feasible candidates for {n} poses; planned {n_eff}")
@@ -423,11 +462,17 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
     details = {
         "kinhec_version": kinhec.__version__,
         "robot": rob.name,
+        "robot_source": rob.source if isinstance(robot, (str, Path)) and rob.source else None,
+        "joint_names": list(rob.joint_names) or [f"j{i + 1}" for i in range(rob.dof)],
+        "base_frame": rob.base_frame or "base",
         "setup": setup,
         "camera": cam.name,
+        "camera_file": cam_info.get("file"),
+        "camera_intrinsics": cam_info.get("intrinsics"),
         "target": tgt.name,
-        "X_guess": _xyz_qxyzw(X[None])[0].tolist(),
-        "Y_guess": _xyz_qxyzw(Y[None])[0].tolist(),
+        "target_frame": ptgt.frame,
+        "X_guess": _xyz_qxyzw(X_user[None])[0].tolist(),
+        "Y_guess": _xyz_qxyzw(Y_user[None])[0].tolist(),
         "X_name": "T_ee_cam" if setup == "eye_in_hand" else "T_ee_marker",
         "Y_name": "T_base_world" if setup == "eye_in_hand" else "T_base_cam",
         "pose_columns": "x y z [m], qx qy qz qw: the flange pose T_base_ee; q1.. [rad]",
@@ -450,6 +495,7 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
         "candidates": dict(cand.counts),
         "random_sigma_quartiles_mm": [[float(v) if np.isfinite(v) else None for v in row] for row in quart],
         "path_time_s": path_time(rob, q_start, plan.q) if k else 0.0,
+        "path_start_q": [float(v) for v in q_start],
         "poses": [
             {"view_angle_deg": float(a), "target_depth_m": float(dd), "margin_px": float(mg), "condition": float(c)}
             for a, dd, mg, c in zip(plan.view_angle_deg, plan.depth_m, plan.margin_px, plan.condition)
@@ -460,7 +506,8 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
         "notes": _notes(limits, setup),
     }
     details["cpu_time_s"] = time.process_time() - t0
-    return PosePlan(scene, plan.q, plan.T_base_ee, plan.C, curve["trans_rms_mm"], curve["rot_rms_deg"],
+    C_user = plan.C if ptgt.T_centred_target is None else plan.C @ ptgt.T_centred_target
+    return PosePlan(scene, plan.q, plan.T_base_ee, C_user, curve["trans_rms_mm"], curve["rot_rms_deg"],
                     float(sig_taken), random_curve, T_taken, details)  # fmt: skip
 
 
