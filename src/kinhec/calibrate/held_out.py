@@ -86,7 +86,6 @@ from kinhec.calibrate.solve import DIAG_NOISE_DOF
 from kinhec.geometry.motion import KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS_M
 
 __all__ = ["stations", "leave_one_station_out", "assess", "assess_solution", "summary_line", "summary_lines", "warning", "parse_point", "point_error", "radius_95",
-           "rms_interval", "rms_upper",
            "LEVEL", "WARN_LEVEL", "MIN_STATIONS", "RADIUS_LOG2"]
 
 #: Probability of each held-out error's predictive region (coverage95) and of the reported RMS interval.
@@ -261,7 +260,7 @@ def _satterthwaite(G, K, Sw, inv, Q0, ok) -> tuple[float, float]:
     return float(mean.sum()), float(var.sum())
 
 
-def rms_interval(mean: float, var: float, n: int, level: float) -> tuple[float, float]:
+def _rms_interval(mean: float, var: float, n: int, level: float) -> tuple[float, float]:
     """Central ``level`` interval of ``sqrt(sum / n)`` when ``sum`` is a scaled chi-square of that mean and variance."""
     from scipy import stats
 
@@ -273,8 +272,7 @@ def rms_interval(mean: float, var: float, n: int, level: float) -> tuple[float, 
     return float(np.sqrt(mean / n * lo)), float(np.sqrt(mean / n * hi))
 
 
-def rms_upper(mean: float, var: float, n: int, level: float) -> float:
-    """Quantile ``level`` of ``sqrt(sum / n)`` when ``sum`` is a scaled chi-square of that mean and variance."""
+def _rms_upper(mean: float, var: float, n: int, level: float) -> float:
     from scipy import stats
 
     if mean <= 0 or var <= 0 or n <= 0:
@@ -325,9 +323,9 @@ def assess(G: np.ndarray, z: np.ndarray, W: np.ndarray, station: np.ndarray, *, 
         mean, var = _satterthwaite(G, lo["K"], lo["Sw"], lo["station_index"], Q0, ok)
         out[f"rms_{name}"] = float(unit * np.sqrt(np.mean((r[:, sl] ** 2).sum(axis=1))))
         out[f"predicted_rms_{name}"] = float(unit * np.sqrt(np.mean(np.trace(Cr[:, sl, sl], axis1=1, axis2=2))))
-        a, b = rms_interval(mean, var, npairs, LEVEL)
+        a, b = _rms_interval(mean, var, npairs, LEVEL)
         out[f"predicted_interval95_{name}"] = [float(unit * a), float(unit * b)]
-        out[f"upper99_{name}"] = float(unit * rms_upper(mean, var, npairs, WARN_LEVEL))
+        out[f"upper99_{name}"] = float(unit * _rms_upper(mean, var, npairs, WARN_LEVEL))
     out["coverage95"] = float(np.mean(lo["d2"][ok] <= lo["q95"][ok]))
     out["consistent"] = bool(out["rms_mm"] <= out["upper99_mm"] and out["rms_deg"] <= out["upper99_deg"])
     out["method"] = ("leave one station out, first order (deletion formulas on the whitened normal equations); "
@@ -364,8 +362,9 @@ def warning(held: dict | None) -> str | None:
         return (f"held-out accuracy: the corners of the {held['n']} views, each left out of the fit in turn, are "
                 f"predicted to {held['rms_px']:.3g} px RMS against a 99 % bound of {held['upper99_px']:.3g} px (expected "
                 f"{held['predicted_rms_px']:.3g} px): worse than sigma says (a view that pulls the fit and disagrees "
-                "with the rest, a robot pose error larger than the others', or errors the model does not hold: the "
-                "lens model, a board that is not flat)")
+                "with the rest, robot pose errors that are not the independent isotropic noise the fit estimates -- "
+                "larger about some axes or at some poses --, or errors the model does not hold: the lens model, a "
+                "board that is not flat)")
     parts = [f"{held[f'rms_{u}']:.3g} {u} RMS against a 99 % bound of {held[f'upper99_{u}']:.3g} {u} (expected "
              f"{held[f'predicted_rms_{u}']:.3g} {u})" for u in ("mm", "deg") if held[f"rms_{u}"] > held[f"upper99_{u}"]]
     return (f"held-out accuracy: the eye poses of the {held['n']} stations, each left out of the fit in turn, are "
