@@ -102,7 +102,10 @@ def _scaled_chi2(mean: float, var: float, level) -> np.ndarray:
 
 def _sym_inverse(H: np.ndarray) -> np.ndarray | None:
     """Inverse of a symmetric positive definite ``H`` on its diagonally scaled form; None when singular."""
-    s = np.sqrt(np.maximum(np.diagonal(H), 1e-300))
+    d = np.diagonal(H)
+    if not (np.isfinite(H).all() and (d > 0).all()):  # an unknown the other views leave undetermined
+        return None
+    s = np.sqrt(d)
     Hn = 0.5 * (H + H.T) / np.outer(s, s)
     w = np.linalg.eigvalsh(Hn)
     if not w[0] > 1e-12 * w[-1]:
