@@ -46,16 +46,16 @@ a modern synthesis," *Vision Algorithms: Theory and Practice*, 2000
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from kinhec.geometry import se3
 from kinhec.models.intrinsics import INTRINSIC_NAMES, PackedViews, project
-from kinhec.geometry.lsq import BlockStructure, block_jacobian_parts
+from kinhec.geometry.lsq import BlockJacobian, BlockStructure, block_jacobian_parts
 from kinhec.solvers.reprojection import chain_poses
 
-__all__ = ["BundleFit", "refine_bundle", "INTRINSICS_PRIOR", "DISTORTION_PRIOR"]
+__all__ = ["BundleFit", "BundleSystem", "refine_bundle", "INTRINSICS_PRIOR", "DISTORTION_PRIOR"]
 
 #: Prior of given intrinsics: focal lengths to this fraction, principal point to this fraction of the focal length.
 INTRINSICS_PRIOR = {"focal_rel": 0.01, "principal_point_rel_f": 0.01}
@@ -73,6 +73,38 @@ _EM_TOL = 0.02
 _STILL_ITER = 3
 #: Smallest robot twist std [rad, m]: a perfect robot keeps an invertible prior.
 _STD_FLOOR = 1e-10
+
+
+@dataclass(frozen=True)
+class BundleSystem:
+    """The whitened least-squares system of a :func:`refine_bundle` fit at its solution (what its covariance
+    came from), for :mod:`kinhec.calibrate.held_out_pixels`.
+
+    Attributes
+    ----------
+    jacobian : kinhec.geometry.lsq.BlockJacobian
+        Whitened Jacobian (central differences): the shared columns (estimated intrinsics, ``X``, ``Y`` as
+        right perturbations, ``log b``), then one 6-column block per view (its flange twist); rows: the pixels
+        (``2`` per corner, view by view), every view's twist prior (6 rows), the priors of the intrinsics and of
+        ``log b`` (view ``-1``).
+    residuals : ndarray, shape (M,)
+        Whitened residuals (prediction minus observation) at the solution.
+    residuals_measured : ndarray, shape (n_pix,)
+        The pixel rows' whitened residuals with every view's twist zero (the robot poses as measured).
+    n_pix : int
+        Pixel rows (the first ``n_pix`` rows).
+    pixel_std : float
+        The pixel noise the rows are whitened by [px].
+    robot_std : ndarray, shape (6,)
+        The flange twist noise per component (rotation [rad] x3, translation [m] x3).
+    """
+
+    jacobian: BlockJacobian
+    residuals: np.ndarray
+    residuals_measured: np.ndarray
+    n_pix: int
+    pixel_std: float
+    robot_std: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -101,6 +133,8 @@ class BundleFit:
         Pixel noise [px] (EM estimate at the refined intrinsics).
     robot_rot_std_rad, robot_trans_std_m : float
         Flange twist noise per component (EM estimates).
+    system : BundleSystem or None
+        The whitened system at the solution.
     """
 
     X: np.ndarray
@@ -116,6 +150,7 @@ class BundleFit:
     pixel_std: float = float("nan")
     robot_rot_std_rad: float = float("nan")
     robot_trans_std_m: float = float("nan")
+    system: BundleSystem | None = field(default=None, repr=False, compare=False)
 
 
 def _exp6(v: np.ndarray) -> np.ndarray:
@@ -201,14 +236,16 @@ def _em(fun, x, structure, pix_rows, n_pix: int, ns: int, N: int, lv: dict):
 
 def _covariance(fun, x, structure, X, Y, n_int: int, ns: int, board_prior_std):
     """The covariance at the solution (X and Y re-centred), ordered X, Y, intrinsics, log b with translations in
-    the parent frames; the pixels' own standard deviation of ``log b``; the re-centred parameters."""
+    the parent frames; the pixels' own standard deviation of ``log b``; the re-centred parameters; the whitened
+    Jacobian and residuals there."""
     est_b = board_prior_std is not None
     res_x = x
     # covariance at the solution, X and Y re-centred (perturbations about the estimate)
     xc = res_x.copy()
     xc[n_int : n_int + 12] = 0.0
     r = fun(xc)
-    H = block_jacobian_parts(fun, xc, r, structure, central=True).normal()[0]
+    J = block_jacobian_parts(fun, xc, r, structure, central=True)
+    H = J.normal()[0]
     cov_full = _inverse(H)
     # order: X, Y, intrinsics, log b; translations into the parent frames
     order = np.r_[n_int : n_int + 12, 0:n_int, n_int + 12 : ns].astype(int)
@@ -227,7 +264,7 @@ def _covariance(fun, x, structure, X, Y, n_int: int, ns: int, board_prior_std):
             data_std = float(np.sqrt(v)) if v > 0 else float("inf")
         except np.linalg.LinAlgError:
             pass
-    return cov, data_std, xc
+    return cov, data_std, xc, J, r
 
 
 def refine_bundle(views: PackedViews, A, X0, Y0, intrinsics0, configuration: str, *, pixel_std: float,
@@ -320,11 +357,14 @@ def refine_bundle(views: PackedViews, A, X0, Y0, intrinsics0, configuration: str
     s_px = lv["s_px"]
     res_x = x
     X0, Y0 = X, Y
-    cov, data_std, xc = _covariance(fun, res_x, structure, X, Y, n_int, ns, board_prior_std)
+    cov, data_std, xc, J, r = _covariance(fun, res_x, structure, X, Y, n_int, ns, board_prior_std)
     e = fun(xc)[:n_pix] * s_px
+    xm = xc.copy()
+    xm[ns:] = 0.0  # every robot pose as measured
+    system = BundleSystem(J, r, fun(xm)[:n_pix], n_pix, float(s_px), lv["sig"].copy())
     rms = float(np.sqrt(np.mean(e * e) * 2.0)) if e.size else float("nan")
     names = tuple(INTRINSIC_NAMES[i] for i in free)
     return BundleFit(X=X, Y=Y, intrinsics=k, board_scale=b, cov=cov, intrinsic_names=names,
                      board_scale_data_std=data_std, twists=xi, rms_px=rms, n_iter=n_iter,
                      pixel_std=float(s_px), robot_rot_std_rad=float(lv["sig"][0]),
-                     robot_trans_std_m=float(lv["sig"][3]))  # fmt: skip
+                     robot_trans_std_m=float(lv["sig"][3]), system=system)  # fmt: skip

@@ -42,6 +42,8 @@ from kinhec.calibrate import free_scale
 from kinhec.calibrate import scale as sc
 from kinhec.calibrate.bundle import DISTORTION_PRIOR, INTRINSICS_PRIOR, refine_bundle
 from kinhec.calibrate.frames import names as frame_names
+from kinhec.calibrate import held_out as ho
+from kinhec.calibrate.held_out_pixels import assess_views
 from kinhec.calibrate.observability import observability
 from kinhec.calibrate.result import CalibrationResult
 from kinhec.util.blas import single_threaded_blas
@@ -221,6 +223,9 @@ def _calibrate_corners(path, *, intrinsics, setup, where, intrinsics_prior) -> C
     n_out = int((~inl).sum())
     if n_out > 0.2 * n:
         warn.append(f"{n_out} of {n} views ({100 * n_out / n:.0f} %) are outliers")
+    held = assess_views(fit.system, intrinsics_estimated=bool(fit.intrinsic_names))
+    if ho.warning(held) is not None:  # held-out corners far worse than sigma predicts
+        warn.append(ho.warning(held))
     source = "given" if k is not None else "estimated from the views"
     ki = fit.intrinsics
     notes = [
@@ -252,5 +257,5 @@ def _calibrate_corners(path, *, intrinsics, setup, where, intrinsics_prior) -> C
         setup=obs.mode, inputs=inputs, X=X, Y=Y, X_name=X_name, Y_name=Y_name, X_std=X_std, Y_std=Y_std, time_offset_s=None,
         time_offset_std_s=None, time_offset_peak_corr=None, scale=scale, scale_std=scale_std, n_pairs=n,
         outliers=np.flatnonzero(~inl).tolist(), observability=report, warnings=warn, notes=notes,
-        residuals=residuals, offset_curve=None, init_solver="he_ml (corners)", cov=cov, where=where,
+        residuals=residuals, offset_curve=None, init_solver="he_ml (corners)", cov=cov, where=where, held_out=held,
     )  # fmt: skip

@@ -358,6 +358,13 @@ def warning(held: dict | None) -> str | None:
     """The warning for a held-out RMS above the 99 % quantile of what sigma predicts (None when consistent)."""
     if not held or held.get("consistent", True):
         return None
+    if "rms_px" in held:  # a corner calibration's views (kinhec.calibrate.held_out_pixels)
+        return (f"held-out accuracy: the corners of the {held['n']} views, each left out of the fit in turn, are "
+                f"predicted to {held['rms_px']:.3g} px RMS against a 99 % bound of {held['upper99_px']:.3g} px (expected "
+                f"{held['predicted_rms_px']:.3g} px): worse than sigma says (a view that pulls the fit and disagrees "
+                "with the rest, robot pose errors that are not the independent isotropic noise the fit estimates -- "
+                "larger about some axes or at some poses --, or errors the model does not hold: the lens model, a "
+                "board that is not flat)")
     parts = [f"{held[f'rms_{u}']:.3g} {u} RMS against a 99 % bound of {held[f'upper99_{u}']:.3g} {u} (expected "
              f"{held[f'predicted_rms_{u}']:.3g} {u})" for u in ("mm", "deg") if held[f"rms_{u}"] > held[f"upper99_{u}"]]
     return (f"held-out accuracy: the eye poses of the {held['n']} stations, each left out of the fit in turn, are "
@@ -369,6 +376,11 @@ def summary_line(held: dict | None) -> str | None:
     """One line for the screen: held-out RMS beside its prediction and 95 % interval."""
     if not held:
         return None
+    if "rms_px" in held:  # a corner calibration's views (kinhec.calibrate.held_out_pixels)
+        a, b = held["predicted_interval95_px"]
+        return (f"held-out accuracy ({held['n']} views left out one at a time): corners predicted to "
+                f"{held['rms_px']:.3g} px RMS; sigma predicts {held['predicted_rms_px']:.3g} px (95 %: {a:.3g}-{b:.3g} "
+                f"px); {100 * held['coverage95_px']:.0f} % of the views inside their 95 % regions")
     a, b = held["predicted_interval95_mm"]
     c, d = held["predicted_interval95_deg"]
     return (f"held-out accuracy ({held['n']} stations left out one at a time): {held['rms_mm']:.3g} mm / "

@@ -160,7 +160,10 @@ class CalibrationResult:
         extra = f", clock offset {1000 * self.time_offset_s:.1f} ms" if self.time_offset_s is not None else ""
         held = ""
         h = self.held_out
-        if h:  # the held-out accuracy beside what sigma predicts for it (kinhec.calibrate.held_out)
+        if h and "rms_px" in h:  # a corner calibration's views (kinhec.calibrate.held_out_pixels)
+            held = (f" Held-out views {h['rms_px']:.3g} px RMS (sigma predicts {h['predicted_rms_px']:.3g} px)"
+                    + (", far above: see the held-out warning." if not h.get("consistent", True) else "."))
+        elif h:  # the held-out accuracy beside what sigma predicts for it (kinhec.calibrate.held_out)
             held = (f" Held-out eye poses {h['rms_mm']:.3g} mm / {h['rms_deg']:.3g} deg RMS (sigma predicts "
                     f"{h['predicted_rms_mm']:.3g} mm / {h['predicted_rms_deg']:.3g} deg)"
                     + (", far above: see the held-out warning." if not h.get("consistent", True) else "."))

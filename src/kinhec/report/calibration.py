@@ -6,7 +6,8 @@ The dict follows the calibration result contract (what ``kinhec calibrate
 ``Y``/``Y_std``, ``time_offset_s``/``time_offset_std_s`` (camera stamp =
 robot time + offset), ``scale``/``scale_std``, ``n_pairs``, ``outliers``,
 ``observability``, ``warnings``, ``verdict``, ``residuals`` (one entry per
-pair) and ``offset_curve``; ``notes``, ``init_solver``, ``inputs``, ``held_out`` and ``point_error`` are shown
+pair) and ``offset_curve``; ``notes``, ``init_solver``, ``inputs``, ``held_out``
+(the eye poses, or a corner calibration's pixels) and ``point_error`` are shown
 when present.  Other keys are ignored.  The observability section is built by
 :mod:`kinhec.report.observability`.
 """
@@ -316,6 +317,12 @@ def write_calibration_report(result: dict, out) -> Path:
                      f"{_fmt(h['rms_mm'], 3)} / {_fmt(h['rms_deg'], 3)}",
                      f"sigma predicts {_fmt(h['predicted_rms_mm'], 3)} / {_fmt(h['predicted_rms_deg'], 3)} "
                      f"(95 %: {_fmt(a, 3)}-{_fmt(b, 3)} mm); {100 * _num(h['coverage95']):.0f} % inside their 95 % regions"))
+    if isinstance(h, dict) and h.get("rms_px") is not None:  # kinhec.calibrate.held_out_pixels
+        a, b = h.get("predicted_interval95_px") or (np.nan, np.nan)
+        rows.append((f"held-out views, RMS of their corners [px] ({int(h['n'])} views left out in turn)",
+                     _fmt(h["rms_px"], 3),
+                     f"sigma predicts {_fmt(h['predicted_rms_px'], 3)} (95 %: {_fmt(a, 3)}-{_fmt(b, 3)} px); "
+                     f"{100 * _num(h['coverage95_px']):.0f} % of the views inside their 95 % regions"))
     pe = r.get("point_error")
     if isinstance(pe, dict) and pe.get("point_error_95_mm") is not None:
         p = ", ".join(_fmt(v, 3) for v in pe["point_cam_m"])
