@@ -679,8 +679,9 @@ def _input_error(ctx, command: str, exc: Exception) -> None:
 @click.option("--fast-detection", is_flag=True,
               help="With --images: find a chessboard at half size first, then at full resolution in its window only "
                    "(about 3x less CPU; corners within about 0.02 px of the whole image's search, not identical).")
-@click.option("--intrinsics", default=None, metavar="fx,fy,cx,cy[,k1,k2,p1,p2[,k3]]",
-              help="With --corners or --images: known intrinsics [px] (default: estimated from the views).")
+@click.option("--intrinsics", default=None, metavar="fx,fy,cx,cy[,k1,k2,p1,p2[,k3]]|FILE",
+              help="With --corners or --images: known intrinsics [px], or an OpenCV YAML, Kalibr camchain or kinhec "
+                   "calibrate JSON holding them (default: estimated from the views).")
 @click.option("--intrinsics-std", default=None, metavar="FOCAL,PP",
               help="How well the intrinsics are known: focal length as a fraction, principal point over the focal "
                    "length (default 0.003,0.001 for the intrinsics behind pose files; 0.01,0.01 for given "

@@ -49,26 +49,51 @@ from kinhec.calibrate.result import CalibrationResult
 from kinhec.util.blas import single_threaded_blas
 from kinhec.util.errors import InputError
 from kinhec.models.intrinsics import calibrate_camera, camera_calibration, pack_views
+from kinhec.models.intrinsics_files import read_intrinsics
 from kinhec.solvers import pair_model as pm
 from kinhec.solvers.he_ml import he_ml
 from kinhec.solvers.reprojection import PixelViews, chain_poses
 
-__all__ = ["calibrate_corners", "parse_intrinsics", "solve_corners"]
+__all__ = ["calibrate_corners", "intrinsics_from_file", "parse_intrinsics", "solve_corners"]
 
 
-def parse_intrinsics(text) -> np.ndarray:
-    """``"fx,fy,cx,cy[,k1,k2,p1,p2[,k3]]"`` (or a sequence of 4, 8 or 9 numbers) as the 9 intrinsics."""
+#: Suffixes of the intrinsics files ``--intrinsics`` reads (:mod:`kinhec.models.intrinsics_files`).
+INTRINSICS_FILE_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def parse_intrinsics(text, image_size=None) -> np.ndarray:
+    """The 9 intrinsics ``fx fy cx cy k1 k2 p1 p2 k3`` from ``"fx,fy,cx,cy[,k1,k2,p1,p2[,k3]]"``, a sequence of 4, 8
+    or 9 numbers, or an intrinsics file (OpenCV YAML, Kalibr camchain, a ``kinhec calibrate --json``; checked
+    against ``image_size`` ``(width, height)`` [px] when given)."""
+    if isinstance(text, (str, Path)) and (Path(text).suffix.lower() in INTRINSICS_FILE_SUFFIXES or Path(text).is_file()):
+        return intrinsics_from_file(text, image_size)
     if isinstance(text, str):
         try:
             vals = [float(v) for v in text.replace(" ", "").split(",") if v != ""]
         except ValueError:
-            raise InputError(f"intrinsics: expected numbers fx,fy,cx,cy[,k1,k2,p1,p2[,k3]], got {text!r}") from None
+            raise InputError(f"intrinsics: expected numbers fx,fy,cx,cy[,k1,k2,p1,p2[,k3]] or an intrinsics file "
+                             f"(.yaml, .json), got {text!r}") from None
     else:
         vals = [float(v) for v in np.ravel(np.asarray(text, dtype=np.float64))]
     if len(vals) not in (4, 8, 9) or not np.isfinite(vals).all() or vals[0] <= 0 or vals[1] <= 0:
         raise InputError(f"intrinsics: expected 4, 8 or 9 finite numbers fx,fy,cx,cy[,k1,k2,p1,p2[,k3]] with fx, "
                          f"fy > 0 [px], got {text!r}")  # fmt: skip
     return np.array(vals + [0.0] * (9 - len(vals)))
+
+
+def intrinsics_from_file(path, image_size=None) -> np.ndarray:
+    """The 9 intrinsics of an intrinsics file: a pinhole with OpenCV's distortion (``k1 k2 p1 p2 k3``) only."""
+    size = None if image_size is None else f"{int(image_size[0])}x{int(image_size[1])}"
+    intr = read_intrinsics(path, image_size=size, size_from="the size of the images calibrated")
+    dist = [float(v) for v in intr.distortion]
+    if intr.distortion_model != "radtan":
+        raise InputError(f"{path}: expected a pinhole with OpenCV's distortion k1 k2 p1 p2 k3 (radtan), got "
+                         f"{intr.distortion_model} distortion (a fisheye lens, not modelled by --corners/--images)")
+    if len(dist) > 5 and any(v != 0.0 for v in dist[5:]):
+        raise InputError(f"{path}: expected at most 5 distortion coefficients k1 k2 p1 p2 k3, got {len(dist)} "
+                         "(OpenCV's rational model, not modelled by --corners/--images)")  # fmt: skip
+    dist = (dist + [0.0] * 5)[:5]
+    return np.array([intr.fx, intr.fy, intr.cx, intr.cy, *dist])
 
 
 def chain_rms_note(obs, camera, A, res) -> str:
@@ -179,7 +204,7 @@ def _calibrate_corners(path, *, intrinsics, setup, where, intrinsics_prior) -> C
         raise InputError(f"setup: {path} holds {obs.mode} views, got --setup {setup}")
     if obs.n_views < 3:
         raise InputError(f"{where}: expected at least 3 views, got {obs.n_views}")
-    k = None if intrinsics is None else parse_intrinsics(intrinsics)
+    k = None if intrinsics is None else parse_intrinsics(intrinsics, obs.image_size)
     views = pack_views(obs.points_3d, obs.points_2d)
     try:
         cam = calibrate_camera(views, obs.image_size, intrinsics=k)

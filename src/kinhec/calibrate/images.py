@@ -274,7 +274,7 @@ def _robot_level(result: CalibrationResult) -> float:
 
 def _settle_half_turns(obs, board, setup: str, intrinsics, names) -> tuple:
     """Renumber the views of a half-turn-symmetric chessboard to agree with the hand's motion (:mod:`kinhec.vision.symmetry`)."""
-    k = None if intrinsics is None else co.parse_intrinsics(intrinsics)
+    k = None if intrinsics is None else co.parse_intrinsics(intrinsics, obs.image_size)
     try:
         cam = calibrate_camera(pack_views(obs.points_3d, obs.points_2d), obs.image_size, intrinsics=k)
     except Exception as exc:  # noqa: BLE001 - the camera calibration proper reports it with its context

@@ -224,7 +224,8 @@ def _make(fx, fy, cx, cy, wh, dist, model, fmt, path) -> IntrinsicsFile:
     return IntrinsicsFile(fx, fy, cx, cy, w, h, tuple(dist), model, fmt, str(path))
 
 
-def read_intrinsics(path, *, image_size=None, camera: str | None = None) -> IntrinsicsFile:
+def read_intrinsics(path, *, image_size=None, camera: str | None = None,
+                    size_from: str = "--image-size") -> IntrinsicsFile:
     """Intrinsics from an OpenCV YAML, a Kalibr camchain YAML or a ``kinhec calibrate`` JSON (module docstring).
 
     Parameters
@@ -234,6 +235,8 @@ def read_intrinsics(path, *, image_size=None, camera: str | None = None) -> Intr
         ``WIDTHxHEIGHT`` [px]: needed for a kinhec JSON; checked against the file's own size otherwise.
     camera : str, optional
         The camera of a Kalibr camchain (default ``cam0``).
+    size_from : str
+        Where ``image_size`` came from, for the messages (an option, or the images the intrinsics must fit).
 
     Raises
     ------
@@ -242,7 +245,7 @@ def read_intrinsics(path, *, image_size=None, camera: str | None = None) -> Intr
         size, an image size other than ``image_size``, a principal point outside the image.
     """
     path = Path(path)
-    want = None if image_size is None else parse_image_size(image_size, "--image-size")
+    want = None if image_size is None else parse_image_size(image_size, size_from)
     try:
         if path.suffix.lower() == ".json":
             try:
@@ -272,7 +275,7 @@ def read_intrinsics(path, *, image_size=None, camera: str | None = None) -> Intr
             intr = IntrinsicsFile(intr.fx, intr.fy, intr.cx, intr.cy, want[0], want[1], intr.distortion,
                                   intr.distortion_model, intr.format, intr.path)  # fmt: skip
         elif want is not None and want != (intr.width_px, intr.height_px):
-            raise InputError(f"expected intrinsics of {want[0]}x{want[1]} images (--image-size), got intrinsics "
+            raise InputError(f"expected intrinsics of {want[0]}x{want[1]} images ({size_from}), got intrinsics "
                              f"of {intr.width_px}x{intr.height_px} images")  # fmt: skip
         w, h = intr.width_px, intr.height_px
         if abs(intr.cx - 0.5 * w) > PRINCIPAL_POINT_SPAN * w or abs(intr.cy - 0.5 * h) > PRINCIPAL_POINT_SPAN * h:
