@@ -65,3 +65,14 @@ def test_a_file_of_other_intrinsics_is_refused_in_one_line(tmp_path):
         parse_intrinsics(str(_kalibr(tmp_path / "fisheye.yaml", model="equidistant")), (1920, 1200))
     with pytest.raises(InputError, match="no such file"):
         parse_intrinsics(str(tmp_path / "missing.yaml"), (1920, 1200))
+
+
+@pytest.mark.heavy
+def test_a_calibration_json_is_an_intrinsics_file_with_its_image_size(tmp_path):
+    from kinhec.models.intrinsics_files import read_intrinsics
+
+    res = calibrate(corners=CORNERS)
+    out = res.write_json(tmp_path / "calib.json")
+    intr = read_intrinsics(out)  # no image size given: the JSON states it
+    assert (intr.width_px, intr.height_px) == (1920, 1200)
+    assert np.array_equal([intr.fx, intr.fy, intr.cx, intr.cy], res.inputs["intrinsics_refined"][:4])

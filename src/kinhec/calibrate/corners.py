@@ -277,7 +277,8 @@ def _calibrate_corners(path, *, intrinsics, setup, where, intrinsics_prior) -> C
     X_name, Y_name = frame_names(obs.mode)
     inputs = {"corners": str(path), "format": "observations", "intrinsics": [float(v) for v in cam.intrinsics],
               "intrinsics_source": "given" if k is not None else "estimated", "hand_pose": "base_T_ee",
-              "eye_pose": "cam_T_target", "units": "m", "intrinsics_refined": [float(v) for v in fit.intrinsics]}  # fmt: skip
+              "eye_pose": "cam_T_target", "units": "m", "intrinsics_refined": [float(v) for v in fit.intrinsics],
+              "image_size": [int(v) for v in obs.image_size]}  # fmt: skip
     return CalibrationResult(
         setup=obs.mode, inputs=inputs, X=X, Y=Y, X_name=X_name, Y_name=Y_name, X_std=X_std, Y_std=Y_std, time_offset_s=None,
         time_offset_std_s=None, time_offset_peak_corr=None, scale=scale, scale_std=scale_std, n_pairs=n,

@@ -13,8 +13,8 @@
   (``camera_model: pinhole``), ``distortion_model`` (``radtan``, ``equidistant``), ``distortion_coeffs`` and
   ``resolution: [w, h]``.  Kalibr's ``omni`` and ``ds`` models are refused (their intrinsics are not a pinhole's).
 * **kinhec calibrate JSON** (``kinhec calibrate --corners/--images --json``): ``inputs.intrinsics_refined``
-  (else ``inputs.intrinsics``), nine numbers ``fx fy cx cy k1 k2 p1 p2 k3``.  The file holds no image size:
-  give it (``image_size``).
+  (else ``inputs.intrinsics``), nine numbers ``fx fy cx cy k1 k2 p1 p2 k3``, and ``inputs.image_size``.  A JSON written before
+  kinhec stored the image size needs it given (``image_size``).
 
 An ``image_size`` given with a file that states its own must agree with it, and the principal point must lie
 in the central half of the image (:data:`PRINCIPAL_POINT_SPAN`): intrinsics of another image size are refused.  Every problem is one
