@@ -398,8 +398,8 @@ CATALOGUE: list[Mutant] = [
        "chain convention: the constant after joint i taken as C_i instead of C_(i+1) (off by one)"),
     _m("F4-20", "planner/inputs.py", "f = math.sqrt(intr.fx * intr.fy)", "f = 0.5 * (intr.fx + intr.fy)", _PLAN_OWN,
        "planner camera: the focal length the arithmetic mean of fx, fy instead of the geometric"),
-    _m("F4-21", "planner/inputs.py", "p = t.points_m @ T[:3, :3].T + T[:3, 3]", "p = t.points_m @ T[:3, :3] + T[:3, 3]",
-       _PLAN_OWN, "planner target: the spec's points rotated by R^T instead of R"),
+    # (F4-21, the spec's points rotated by R^T instead of R, is left out as equivalent: the rotation of every
+    # target's T_centred_target is the identity or diag(1, -1, -1), its own transpose; F4-42 replaces it.)
     _m("F4-22", "planner/inputs.py", "A[3:, :3] = P @ R", "A[3:, :3] = R @ P", _PLAN_OWN,
        "adjoint: the lower-left block R [p]x instead of [p]x R"),
     _m("F4-23", "planner/trajectory.py", "dwell_s * np.arange(q.shape[0])", "dwell_s * np.arange(1, q.shape[0] + 1)",
@@ -446,6 +446,8 @@ CATALOGUE: list[Mutant] = [
        _MOVED, "current_name: a module inside a moved package resolves to the package"),
     _m("F4-41", "util/moved.py", "        module.__spec__ = self.spec  #", "        pass  #", _MOVED,
        "_Alias: the module takes the old name's spec"),
+    _m("F4-42", "calibrate/stages/outputs.py", "period * np.linspace(-10, 10, 21)", "period * np.linspace(-10, 10, 20)",
+       _PIPE, "offset_curve: 20 offsets instead of 21, the estimated one no longer among them (off by one)"),
 ]
 
 
