@@ -78,17 +78,18 @@ _READINGS = ["tests/test_reading_choice.py", "tests/test_calibrate_symptoms.py",
 _MULTI_EDGES = ["tests/test_multi_edges.py", "tests/test_multi.py"]
 _DECISIONS = ["tests/test_decision_stability.py", "tests/test_calibrate_symptoms.py", "tests/test_he_ml.py"]
 
-_HPX = ["tests/test_held_out_pixels.py"]
+_HPX = ["tests/test_held_out_pixels_quantities.py", "tests/test_held_out_pixels.py"]
 _INTR = ["tests/test_calibrate_intrinsics_files.py", "tests/test_planner_own_setup.py"]
-_ROBOT_FILES = ["tests/test_robot_files.py", "tests/test_planner_own_setup.py"]
+_ROBOT_FILES = ["tests/test_robot_files_quantities.py", "tests/test_robot_files.py", "tests/test_planner_own_setup.py"]
 _CHAIN = ["tests/test_robot_files.py", "tests/test_robots.py", "tests/test_planner_own_setup.py"]
-_PLAN_OWN = ["tests/test_planner_own_setup.py", "tests/test_planner.py"]
-_PIPE = ["tests/test_calibrate_shape.py", "tests/test_calibrate_firewall.py", "tests/test_calibrate_formats.py",
-         "tests/test_calibrate_synthetic.py", "tests/test_calibrate_scale.py", "tests/test_calibrate_sigma.py",
-         "tests/test_calibrate_cli.py"]
-_RIG = ["tests/test_calibrate_synthetic.py", "tests/test_multi.py", "tests/test_calibrate_bags.py"]
-_RANSAC = ["tests/test_solvers.py", "tests/test_traps.py"]
-_MOVED = ["tests/test_layers.py", "tests/test_startup.py", "tests/test_private_names.py"]
+_PLAN_OWN = ["tests/test_planner_inputs_quantities.py", "tests/test_planner_own_setup.py", "tests/test_planner.py"]
+_PIPE = ["tests/test_calibrate_stages_quantities.py", "tests/test_calibrate_shape.py",
+         "tests/test_calibrate_firewall.py", "tests/test_calibrate_formats.py", "tests/test_calibrate_synthetic.py",
+         "tests/test_calibrate_scale.py", "tests/test_calibrate_sigma.py", "tests/test_calibrate_cli.py"]
+_RIG = ["tests/test_calibrate_stages_quantities.py", "tests/test_calibrate_synthetic.py", "tests/test_multi.py",
+        "tests/test_calibrate_bags.py"]
+_RANSAC = ["tests/test_ransac_quantities.py", "tests/test_solvers.py", "tests/test_traps.py"]
+_MOVED = ["tests/test_moved.py", "tests/test_layers.py", "tests/test_startup.py", "tests/test_private_names.py"]
 
 CATALOGUE: list[Mutant] = [
     # ---------------------------------------------------------------- calibrate/robot_error.py
