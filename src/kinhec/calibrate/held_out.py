@@ -260,7 +260,7 @@ def _satterthwaite(G, K, Sw, inv, Q0, ok) -> tuple[float, float]:
     return float(mean.sum()), float(var.sum())
 
 
-def _rms_interval(mean: float, var: float, n: int, level: float) -> tuple[float, float]:
+def rms_interval(mean: float, var: float, n: int, level: float) -> tuple[float, float]:
     """Central ``level`` interval of ``sqrt(sum / n)`` when ``sum`` is a scaled chi-square of that mean and variance."""
     from scipy import stats
 
@@ -272,7 +272,8 @@ def _rms_interval(mean: float, var: float, n: int, level: float) -> tuple[float,
     return float(np.sqrt(mean / n * lo)), float(np.sqrt(mean / n * hi))
 
 
-def _rms_upper(mean: float, var: float, n: int, level: float) -> float:
+def rms_upper(mean: float, var: float, n: int, level: float) -> float:
+    """Upper ``level`` bound of ``sqrt(sum / n)`` when ``sum`` is a scaled chi-square of that mean and variance."""
     from scipy import stats
 
     if mean <= 0 or var <= 0 or n <= 0:
@@ -323,9 +324,9 @@ def assess(G: np.ndarray, z: np.ndarray, W: np.ndarray, station: np.ndarray, *, 
         mean, var = _satterthwaite(G, lo["K"], lo["Sw"], lo["station_index"], Q0, ok)
         out[f"rms_{name}"] = float(unit * np.sqrt(np.mean((r[:, sl] ** 2).sum(axis=1))))
         out[f"predicted_rms_{name}"] = float(unit * np.sqrt(np.mean(np.trace(Cr[:, sl, sl], axis1=1, axis2=2))))
-        a, b = _rms_interval(mean, var, npairs, LEVEL)
+        a, b = rms_interval(mean, var, npairs, LEVEL)
         out[f"predicted_interval95_{name}"] = [float(unit * a), float(unit * b)]
-        out[f"upper99_{name}"] = float(unit * _rms_upper(mean, var, npairs, WARN_LEVEL))
+        out[f"upper99_{name}"] = float(unit * rms_upper(mean, var, npairs, WARN_LEVEL))
     out["coverage95"] = float(np.mean(lo["d2"][ok] <= lo["q95"][ok]))
     out["consistent"] = bool(out["rms_mm"] <= out["upper99_mm"] and out["rms_deg"] <= out["upper99_deg"])
     out["method"] = ("leave one station out, first order (deletion formulas on the whitened normal equations); "

@@ -86,18 +86,12 @@ from kinhec.calibrate import held_out as ho
 __all__ = ["leave_one_view_out", "assess_views"]
 
 
-def _chi2_ppf(level: float, dof):
-    """Quantile ``level`` of the chi-square with ``dof`` degrees of freedom (``scipy.special``, which the corner
-    path has loaded already: ``scipy.stats`` would add 0.3 s of CPU to every calibration)."""
-    from scipy import special
-
-    return special.chdtri(dof, 1.0 - level)
-
-
 def _scaled_chi2(mean: float, var: float, level) -> np.ndarray:
     """Quantile(s) ``level`` of the scaled chi-square with this mean and variance (Satterthwaite)."""
+    from scipy import stats
+
     dof = 2.0 * mean * mean / var
-    return mean / dof * _chi2_ppf(np.asarray(level, dtype=np.float64), dof)
+    return mean / dof * stats.chi2.ppf(np.asarray(level, dtype=np.float64), dof)
 
 
 def _sym_inverse(H: np.ndarray) -> np.ndarray | None:
@@ -213,11 +207,11 @@ def assess_views(system, intrinsics_estimated: bool) -> dict | None:
     n_pts = float(lo["m"][ok].sum())
     sq = float(sum(float(e @ e) for e, k in zip(lo["e"], ok) if k))
     mean, var = float(lo["trace"][ok].sum()), 2.0 * float(lo["trace2"][ok].sum())
-    a, b = np.sqrt(_scaled_chi2(mean, var, [(1.0 - ho.LEVEL) / 2.0, (1.0 + ho.LEVEL) / 2.0]) / n_pts)
+    a, b = ho.rms_interval(mean, var, n_pts, ho.LEVEL)  # sums of squares as held_out's: scaled chi-squares
     out = {"n": int(ok.sum()), "n_corners": int(n_pts), "rms_px": float(s * np.sqrt(sq / n_pts)),
            "predicted_rms_px": float(s * np.sqrt(mean / n_pts)),
            "predicted_interval95_px": [float(s * a), float(s * b)],
-           "upper99_px": float(s * np.sqrt(_scaled_chi2(mean, var, ho.WARN_LEVEL) / n_pts)),
+           "upper99_px": float(s * ho.rms_upper(mean, var, n_pts, ho.WARN_LEVEL)),
            "coverage95_px": float(np.mean(lo["ss"][ok] <= lo["q95_ss"][ok]))}
     out["consistent"] = bool(out["rms_px"] <= out["upper99_px"])
     what = "X, Y, the intrinsics and the board scale" if intrinsics_estimated else "X, Y and the board scale"
