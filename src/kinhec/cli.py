@@ -682,6 +682,11 @@ def _input_error(ctx, command: str, exc: Exception) -> None:
 @click.option("--intrinsics", default=None, metavar="fx,fy,cx,cy[,k1,k2,p1,p2[,k3]]|FILE",
               help="With --corners or --images: known intrinsics [px], or an OpenCV YAML, Kalibr camchain or kinhec "
                    "calibrate JSON holding them (default: estimated from the views).")
+@click.option("--write-intrinsics", "intrinsics_out", default=None, type=click.Path(dir_okay=False), metavar="OUT",
+              help="With --corners or --images: write the camera's intrinsics (refined with X and Y) as an intrinsics "
+                   "file, in the form --intrinsics-format gives.")
+@click.option("--intrinsics-format", type=click.Choice(["opencv", "kalibr"]), default="opencv", show_default=True,
+              help="Form of --write-intrinsics: OpenCV cv::FileStorage YAML or a Kalibr camchain (cam0).")
 @click.option("--intrinsics-std", default=None, metavar="FOCAL,PP",
               help="How well the intrinsics are known: focal length as a fraction, principal point over the focal "
                    "length (default 0.003,0.001 for the intrinsics behind pose files; 0.01,0.01 for given "
@@ -738,7 +743,7 @@ def _input_error(ctx, command: str, exc: Exception) -> None:
                    "in the robot base (default: the target's mean position in the camera).")
 @click.pass_context
 def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corners, workers, fast_detection,
-              intrinsics, intrinsics_std, robot_accuracy, fmt,
+              intrinsics, intrinsics_out, intrinsics_format, intrinsics_std, robot_accuracy, fmt,
               hand_pose, eye_pose, units, quat_order, offset, max_offset, stamp_unit, scale, solver, json_out, yaml_out,
               figure_out, report_out, dataset, sequence, force, bag, hand_tf, eye_tf, hand_topic, eye_topic, launch_out,
               rig_world, point):
@@ -754,6 +759,10 @@ def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corn
             point = held_out.parse_point(point)
         except KinhecError as exc:
             _input_error(ctx, "calibrate", exc)
+    if intrinsics_out is not None and corners is None and images is None:
+        _input_error(ctx, "calibrate", KinhecError(
+            f"--write-intrinsics {intrinsics_out}: expected a calibration from --corners or --images, whose camera "
+            "is calibrated with X and Y; pose files hold no intrinsics"))
     if fmt == "kinhec" and dataset is None and hand is not None:  # --format kinhec --hand DATASET --eye SEQUENCE
         dataset, sequence, hand, eye = hand, (eye[0] if eye else sequence), None, ()
     try:
@@ -824,6 +833,13 @@ def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corn
     if yaml_out:
         Path(yaml_out).write_text(res.opencv_yaml(), encoding="utf-8")
         click.echo(f"written: {yaml_out}")
+    if intrinsics_out:
+        from kinhec.models.intrinsics_writers import from_calibration, write_intrinsics
+
+        try:
+            click.echo(f"written: {write_intrinsics(intrinsics_out, from_calibration(res.inputs), intrinsics_format)}")
+        except KinhecError as exc:
+            _input_error(ctx, "calibrate", KinhecError(f"--write-intrinsics {intrinsics_out}: {exc}"))
     if figure_out:
         click.echo(f"written: {res.figure(figure_out)}")
     if launch_out:
