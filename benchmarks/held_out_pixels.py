@@ -1,4 +1,4 @@
-"""Held-out pixels of ``--corners`` calibrations over generated recordings: does ``coverage95_px`` hold?
+"""Held-out pixels (and eye poses) of ``--corners`` calibrations over generated recordings: does ``coverage95_px`` hold?
 
     python benchmarks/held_out_pixels.py [--n 200] [--seed 0] [--refits 0]
 
@@ -50,8 +50,13 @@ def recipe(seed: int, i: int) -> tuple[dict, bool]:
     return r, bool((i // 4) % 2)
 
 
-def refit_rms(obs, res, k_given: bool) -> float | None:
-    """Held-out RMS [px] by refitting the bundle without each view (the first-order figure's reference)."""
+def refit_rms(obs, res, k_given: bool, poses: bool = False):
+    """Held-out RMS [px] by refitting the bundle without each view (the first-order figure's reference).
+
+    ``poses``: also the held-out eye poses' RMS [mm, deg], the view's pose from its own corners by OpenCV's
+    ``solvePnP`` (iterative, from the prediction) with the refit's intrinsics and board scale, against the chain's
+    prediction: returns ``(px, mm, deg)``.
+    """
     from kinhec.calibrate import scale as sc
     from kinhec.calibrate.bundle import DISTORTION_PRIOR, INTRINSICS_PRIOR, refine_bundle
     from kinhec.models.intrinsics import pack_views, project
@@ -59,7 +64,7 @@ def refit_rms(obs, res, k_given: bool) -> float | None:
 
     ki = np.asarray(res.inputs["intrinsics_refined"])
     inl = np.setdiff1d(np.arange(obs.n_views), res.outliers)
-    sq, n = 0.0, 0
+    sq, n, rho = 0.0, 0, []
     std = res.observability["robot_std_rad_m"]
     for v in inl:
         keep = inl[inl != v]
@@ -80,7 +85,33 @@ def refit_rms(obs, res, k_given: bool) -> float | None:
         e = uv - obs.points_2d[v]
         sq += float(np.sum(e * e))
         n += e.shape[0]
-    return float(np.sqrt(sq / n)) if n else None
+        if poses:
+            rho.append(_pnp_error(obs, v, fit))
+    px = float(np.sqrt(sq / n)) if n else None
+    if not poses:
+        return px
+    rho = np.asarray(rho)
+    return (px, 1000.0 * float(np.sqrt(np.mean(np.sum(rho[:, 3:] ** 2, axis=1)))),
+            float(np.degrees(np.sqrt(np.mean(np.sum(rho[:, :3] ** 2, axis=1))))))
+
+
+def _pnp_error(obs, v: int, fit) -> np.ndarray:
+    """``log(inv(C_pred) C_pnp)`` of view ``v`` under a refit without it [rad, m]."""
+    import cv2
+
+    from kinhec.geometry import se3
+    from kinhec.solvers.reprojection import chain_poses
+
+    C = chain_poses(obs.T_base_ee[v : v + 1], fit.X, fit.Y, obs.mode)[0]
+    k = np.asarray(fit.intrinsics, dtype=np.float64)
+    K = np.array([[k[0], 0.0, k[2]], [0.0, k[1], k[3]], [0.0, 0.0, 1.0]])
+    rvec, _ = cv2.Rodrigues(C[:3, :3])
+    ok, rvec, tvec = cv2.solvePnP(fit.board_scale * np.asarray(obs.points_3d[v], dtype=np.float64),
+                                  np.asarray(obs.points_2d[v], dtype=np.float64), K, k[4:9], rvec.copy(),
+                                  C[:3, 3].copy(), useExtrinsicGuess=True, flags=cv2.SOLVEPNP_ITERATIVE)  # fmt: skip
+    T = np.eye(4)
+    T[:3, :3], T[:3, 3] = cv2.Rodrigues(rvec)[0], tvec.ravel()
+    return se3.se3_log(se3.invert_transform(C) @ T)
 
 
 def main(argv=None) -> int:
@@ -94,9 +125,9 @@ def main(argv=None) -> int:
     orig = hp.leave_one_view_out
     spent, last = [], []
 
-    def timed(system):
+    def timed(system, maps=None):
         t0 = time.process_time()
-        out = orig(system)
+        out = orig(system, maps)
         spent.append(time.process_time() - t0)
         last[:] = [out]
         return out
@@ -119,11 +150,13 @@ def main(argv=None) -> int:
             continue
         row = dict(i=i, setup=r["configuration"], given=given, robot=bool(r["robot_noise_models"]), n=h["n"],
                    inside=round(h["coverage95_px"] * h["n"]), ratio=h["rms_px"] / h["predicted_rms_px"],
-                   warn=not h["consistent"])  # fmt: skip
+                   warn=not h["consistent"], inside_pose=round(h["coverage95"] * h["n"]),
+                   ratio_mm=h["rms_mm"] / h["predicted_rms_mm"], ratio_deg=h["rms_deg"] / h["predicted_rms_deg"])  # fmt: skip
         lo = last[0]  # the chi-square on the views' corners (computed, not reported: see the module)
         row["inside_d2"] = int(np.sum((lo["d2"] <= lo["q95"])[lo["ok"]]))
         if i < a.refits:
-            row["refit"] = refit_rms(obs, res, given) / h["rms_px"]
+            px, mm, deg = refit_rms(obs, res, given, poses=True)
+            row["refit"], row["refit_mm"], row["refit_deg"] = px / h["rms_px"], mm / h["rms_mm"], deg / h["rms_deg"]
         rows.append(row)
     cells = [("all", lambda r: True), ("eye-in-hand", lambda r: r["setup"] == "eye_in_hand"),
              ("eye-to-hand", lambda r: r["setup"] == "eye_to_hand"), ("intrinsics estimated", lambda r: not r["given"]),
@@ -143,10 +176,24 @@ def main(argv=None) -> int:
         print(f"| {name} | {len(rs)} | {inside} / {n} = {100 * inside / n:.1f} % | {100 * d2 / n:.1f} % "
               f"| {q[0]:.3f} ({q[1]:.3f}-{q[2]:.3f}) "
               f"| {sum(r['warn'] for r in rs)} / {len(rs)} |")
-    ref = [r["refit"] for r in rows if "refit" in r]
-    if ref:
-        print(f"refits over first order, held-out RMS: median {np.median(ref):.4f}, range {min(ref):.4f}-{max(ref):.4f} "
-              f"({len(ref)} recordings)")
+    print("\nThe same views as eye poses (`coverage95`, `rms_mm`, `rms_deg`):\n")
+    print("| cell | views inside their 95 % regions (`coverage95`) | RMS / predicted, mm (median, 5-95 %) | "
+          "RMS / predicted, deg (median, 5-95 %) |")
+    print("|---|---|---|---|")
+    for name, sel in cells:
+        rs = [r for r in rows if sel(r)]
+        if not rs:
+            continue
+        inside, n = sum(r["inside_pose"] for r in rs), sum(r["n"] for r in rs)
+        qm = np.percentile([r["ratio_mm"] for r in rs], [50, 5, 95])
+        qd = np.percentile([r["ratio_deg"] for r in rs], [50, 5, 95])
+        print(f"| {name} | {inside} / {n} = {100 * inside / n:.1f} % | {qm[0]:.3f} ({qm[1]:.3f}-{qm[2]:.3f}) "
+              f"| {qd[0]:.3f} ({qd[1]:.3f}-{qd[2]:.3f}) |")
+    for key, what in (("refit", "held-out RMS [px]"), ("refit_mm", "eye poses [mm]"), ("refit_deg", "eye poses [deg]")):
+        ref = [r[key] for r in rows if key in r]
+        if ref:
+            print(f"refits over first order, {what}: median {np.median(ref):.4f}, range {min(ref):.4f}-{max(ref):.4f} "
+                  f"({len(ref)} recordings)")
     print(f"CPU: held-out step {cpu_held:.1f} s of {cpu_all:.1f} s of calibration ({100 * cpu_held / max(cpu_all, 1e-9):.1f} %), "
           f"{1000 * cpu_held / max(len(rows), 1):.0f} ms per recording")
     return 0

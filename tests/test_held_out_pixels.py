@@ -10,6 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from kinhec.calibrate import held_out as ho
+from kinhec.calibrate import held_out_pixels as hp
+from kinhec.geometry import se3
 from kinhec.calibrate.corners import calibrate_corners
 from kinhec.cli import main
 from kinhec.report.calibration import write_calibration_report
@@ -52,24 +54,60 @@ def test_first_order_matches_refits_without_each_view():
     assert abs(ratio - 1.0) < 0.01, ratio
 
 
+def _adjoint(T: np.ndarray) -> np.ndarray:
+    """``Ad_T`` for twists (rotation, translation): ``T exp(xi) T^-1 = exp(Ad_T xi)``."""
+    R, p = T[:3, :3], T[:3, 3]
+    P = np.array([[0.0, -p[2], p[1]], [p[2], 0.0, -p[0]], [-p[1], p[0], 0.0]])
+    return np.block([[R, np.zeros((3, 3))], [P @ R, R]])
+
+
+def test_pose_maps_are_the_chains_adjoints():
+    """Eye-in-hand ``C = inv(A X) Y``: a flange twist moves the eye pose by ``-Ad(inv(Y) A)``; eye-to-hand
+    ``C = inv(Y) A X``: by ``Ad(inv(X))``."""
+    rng = np.random.default_rng(4)
+    A = se3.se3_exp(rng.normal(0, [0.6] * 3 + [0.3] * 3, (5, 6)))
+    X, Y = se3.se3_exp(rng.normal(0, 0.5, 6)), se3.se3_exp(rng.normal(0, 0.5, 6))
+    M = hp.pose_maps(A, X, Y, "eye_in_hand")
+    for i in range(5):
+        np.testing.assert_allclose(M[i], -_adjoint(se3.invert_transform(Y) @ A[i]), atol=1e-8)
+    M = hp.pose_maps(A, X, Y, "eye_to_hand")
+    np.testing.assert_allclose(M, np.broadcast_to(_adjoint(se3.invert_transform(X)), (5, 6, 6)), atol=1e-8)
+
+
+@pytest.mark.parametrize("setup, target, seed, tol", [("eye_in_hand", "checker_7x5_20mm", 3, 0.01),
+                                                      ("eye_to_hand", "marker_3x3_30mm", 8, 0.05)])
+def test_held_out_eye_poses_match_pnp_after_refits(setup, target, seed, tol):
+    """The first-order eye-pose errors against refits without each view, the view's pose then found by OpenCV's
+    ``solvePnP`` from its corners: the RMS in mm and degrees within 1 % eye-in-hand (5 % eye-to-hand, where a small
+    marker's pose is less linear in its corners)."""
+    pytest.importorskip("cv2", reason="OpenCV's solvePnP (opencv-python-headless, the dev extra) is the reference")
+    obs, _ = observations_from_recipe(_recipe(configuration=setup, target=target, seed=seed))
+    res = calibrate_corners(obs)
+    px, mm, deg = _bench().refit_rms(obs, res, False, poses=True)
+    h = res.held_out
+    assert abs(mm / h["rms_mm"] - 1.0) < tol and abs(deg / h["rms_deg"] - 1.0) < tol, (mm, deg, h)
+
+
 def test_coverage_over_generated_recordings():
     """Ten recordings of ``benchmarks/held_out_pixels.py`` (both setups, intrinsics estimated and given, with and
-    without robot error): the held-out views inside their 95 % regions within 3 binomial standard deviations
-    (times sqrt(2)) of 95 %, and the held-out RMS within 10 % of its prediction in each."""
+    without robot error): the held-out views inside their 95 % regions, in pixels and as eye poses, within 3
+    binomial standard deviations (times sqrt(2)) of 95 %, and the held-out RMS within 10 % of its prediction in each."""
     bench = _bench()
-    inside = n = 0
+    inside = inside_pose = n = 0
     for i in range(10):
         r, given = bench.recipe(0, i)
         obs, truth = observations_from_recipe(r)
         k = [truth["parameters"][m] for m in ("fx", "fy", "cx", "cy")] if given else None
         h = calibrate_corners(obs, intrinsics=k).held_out
         inside += round(h["coverage95_px"] * h["n"])
+        inside_pose += round(h["coverage95"] * h["n"])
         n += h["n"]
         assert 0.9 < h["rms_px"] / h["predicted_rms_px"] < 1.1, (i, h)
         lo, hi = h["predicted_interval95_px"]
         assert lo < h["predicted_rms_px"] < hi and h["upper99_px"] > hi
     sd = np.sqrt(0.95 * 0.05 / n) * np.sqrt(2.0)
     assert abs(inside / n - 0.95) < 3 * sd, (inside, n)
+    assert abs(inside_pose / n - 0.95) < 3 * sd, (inside_pose, n)  # the same views as eye poses
 
 
 def test_the_json_the_summary_the_verdict_and_the_page_show_it(tmp_path):
@@ -83,11 +121,15 @@ def test_the_json_the_summary_the_verdict_and_the_page_show_it(tmp_path):
     h = d["held_out"]
     assert {"n", "rms_px", "predicted_rms_px", "predicted_interval95_px", "upper99_px", "coverage95_px",
             "consistent", "method"} <= set(h)  # fmt: skip
-    assert "rms_mm" not in h  # the eye poses of a corner calibration are not held out in mm
+    assert {"rms_mm", "rms_deg", "predicted_rms_mm", "predicted_rms_deg", "predicted_interval95_mm",
+            "predicted_interval95_deg", "upper99_mm", "upper99_deg", "coverage95"} <= set(h)  # the views as eye poses
     assert f"held-out accuracy ({h['n']} views left out one at a time): corners predicted to" in run.output
+    assert (f"as eye poses {h['rms_mm']:.3g} mm / {h['rms_deg']:.3g} deg RMS, sigma predicts "
+            f"{h['predicted_rms_mm']:.3g} mm / {h['predicted_rms_deg']:.3g} deg") in run.output
     assert f"Held-out views {h['rms_px']:.3g} px RMS (sigma predicts {h['predicted_rms_px']:.3g} px)" in d["verdict"]
     write_calibration_report(d, page)
     assert b"held-out views, RMS of their corners [px]" in page.read_bytes()
+    assert f"held-out eye poses, RMS [mm / deg] ({h['n']} views left out in turn)".encode() in page.read_bytes()
 
 
 def test_a_held_out_error_far_above_its_prediction_is_a_warning_that_names_it():

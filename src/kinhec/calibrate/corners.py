@@ -248,7 +248,7 @@ def _calibrate_corners(path, *, intrinsics, setup, where, intrinsics_prior) -> C
     n_out = int((~inl).sum())
     if n_out > 0.2 * n:
         warn.append(f"{n_out} of {n} views ({100 * n_out / n:.0f} %) are outliers")
-    held = assess_views(fit.system, intrinsics_estimated=bool(fit.intrinsic_names))
+    held = assess_views(fit.system, intrinsics_estimated=bool(fit.intrinsic_names), chain=(A[inl], X, Y, obs.mode))
     if ho.warning(held) is not None:  # held-out corners far worse than sigma predicts
         warn.append(ho.warning(held))
     source = "given" if k is not None else "estimated from the views"

@@ -379,9 +379,13 @@ def summary_line(held: dict | None) -> str | None:
         return None
     if "rms_px" in held:  # a corner calibration's views (kinhec.calibrate.held_out_pixels)
         a, b = held["predicted_interval95_px"]
+        poses = ""
+        if "rms_mm" in held:  # the same views as eye poses, from their corners
+            poses = (f"; as eye poses {held['rms_mm']:.3g} mm / {held['rms_deg']:.3g} deg RMS, sigma predicts "
+                     f"{held['predicted_rms_mm']:.3g} mm / {held['predicted_rms_deg']:.3g} deg")
         return (f"held-out accuracy ({held['n']} views left out one at a time): corners predicted to "
                 f"{held['rms_px']:.3g} px RMS; sigma predicts {held['predicted_rms_px']:.3g} px (95 %: {a:.3g}-{b:.3g} "
-                f"px); {100 * held['coverage95_px']:.0f} % of the views inside their 95 % regions")
+                f"px); {100 * held['coverage95_px']:.0f} % of the views inside their 95 % regions{poses}")
     a, b = held["predicted_interval95_mm"]
     c, d = held["predicted_interval95_deg"]
     return (f"held-out accuracy ({held['n']} stations left out one at a time): {held['rms_mm']:.3g} mm / "

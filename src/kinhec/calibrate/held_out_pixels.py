@@ -82,8 +82,11 @@ from __future__ import annotations
 import numpy as np
 
 from kinhec.calibrate import held_out as ho
+from kinhec.geometry import se3
+from kinhec.solvers import pair_model as pm
+from kinhec.solvers.reprojection import chain_poses
 
-__all__ = ["leave_one_view_out", "assess_views"]
+__all__ = ["pose_maps", "leave_one_view_out", "assess_views"]
 
 
 def _scaled_chi2(mean: float, var: float, level) -> np.ndarray:
@@ -121,7 +124,21 @@ def _view_blocks(system):
         yield rows, J.shared[rows], J.blocks[idx], int(np.sum(rows < system.n_pix))
 
 
-def leave_one_view_out(system) -> dict:
+def pose_maps(A: np.ndarray, X: np.ndarray, Y: np.ndarray, configuration: str, h: float = 1e-6) -> np.ndarray:
+    """``d rho / d xi`` (N, 6, 6) at every view: the eye pose's error ``rho = log(inv(C_pred) C)`` per flange twist
+    ``xi`` of ``A exp(xi)`` (rotation then translation, both), by central differences through the chain."""
+    C0inv = se3.invert_transform(chain_poses(A, X, Y, configuration), check=False)
+    M = np.empty((A.shape[0], 6, 6))
+    for k in range(6):
+        d = np.zeros(6)
+        d[k] = h
+        Cp = chain_poses(A @ se3.se3_exp_unchecked(d), X, Y, configuration)
+        Cm = chain_poses(A @ se3.se3_exp_unchecked(-d), X, Y, configuration)
+        M[:, :, k] = (pm.fast_se3_log(C0inv @ Cp) - pm.fast_se3_log(C0inv @ Cm)) / (2.0 * h)
+    return M
+
+
+def leave_one_view_out(system, maps: np.ndarray | None = None) -> dict:
     """First-order leave-one-view-out prediction errors of a :class:`~kinhec.calibrate.bundle.BundleSystem`.
 
     Returns
@@ -132,7 +149,9 @@ def leave_one_view_out(system) -> dict:
         quantiles (see the module documentation), ``trace`` and ``trace2`` (n_views,) ``trace C_v``
         and ``trace C_v^2``, ``m`` (n_views,) corners per view, ``ok`` (n_views,) views whose leave-out fit is
         determined, ``delta`` (n_views, P) the leave-out moves of the shared unknowns, ``nu`` the pixel noise's
-        degrees of freedom.
+        degrees of freedom.  With ``maps`` (:func:`pose_maps` of the views, in the system's order) also ``rho``
+        (n_views, 6) every held-out view's eye-pose error [rad, m] and ``rho_cov`` (n_views, 6, 6) its predicted
+        covariance (module documentation, "In millimetres and degrees").
     """
     from scipy import special
 
@@ -153,7 +172,8 @@ def leave_one_view_out(system) -> dict:
     nu = max(system.n_pix - st.n_params, 1)
     sig = np.asarray(system.robot_std, dtype=np.float64)
     out = {k: np.zeros(N) for k in ("d2", "q95", "ss", "q95_ss", "trace", "trace2", "m")}
-    out.update(e=[], ok=np.zeros(N, dtype=bool), delta=np.zeros((N, P)), nu=float(nu))
+    out.update(e=[], ok=np.zeros(N, dtype=bool), delta=np.zeros((N, P)), nu=float(nu), rho=np.zeros((N, 6)),
+               rho_cov=np.zeros((N, 6, 6)))
     for v, (rows, S, B, npx, Hv, gv) in enumerate(parts):
         pix = rows[:npx]
         out["m"][v] = npx / 2
@@ -176,12 +196,38 @@ def leave_one_view_out(system) -> dict:
         tr, tr2 = out["trace"][v], out["trace2"][v]
         out["q95_ss"][v] = float(_scaled_chi2(tr, 2.0 * tr2, ho.LEVEL))
         out["delta"][v] = delta
+        if maps is not None:  # the same errors as an eye pose: the camera pose that explains them
+            Bp = B[:npx]
+            BtB = Bp.T @ Bp
+            BplusU = np.linalg.solve(BtB, Bp.T @ U)
+            out["rho"][v] = -maps[v] @ np.linalg.solve(BtB, Bp.T @ e)
+            out["rho_cov"][v] = maps[v] @ (np.linalg.inv(BtB) + BplusU @ BplusU.T) @ maps[v].T
         out["ok"][v] = True
         out["e"].append(e)
     return out
 
 
-def assess_views(system, intrinsics_estimated: bool) -> dict | None:
+def _pose_figures(lo: dict, ok: np.ndarray) -> dict:
+    """The held-out eye poses' RMS [mm, deg] beside their prediction, interval, 99 % bound and 95 % coverage."""
+    from scipy import stats
+
+    rho, C = lo["rho"][ok], lo["rho_cov"][ok]
+    nv = rho.shape[0]
+    out = {}
+    for name, sl, unit in (("mm", slice(3, 6), 1000.0), ("deg", slice(0, 3), 180.0 / np.pi)):
+        Cs = C[:, sl, sl]
+        mean, var = float(np.trace(Cs, axis1=1, axis2=2).sum()), 2.0 * float(np.sum(Cs * Cs))
+        a, b = ho.rms_interval(mean, var, nv, ho.LEVEL)
+        out[f"rms_{name}"] = float(unit * np.sqrt(np.mean(np.sum(rho[:, sl] ** 2, axis=1))))
+        out[f"predicted_rms_{name}"] = float(unit * np.sqrt(mean / nv))
+        out[f"predicted_interval95_{name}"] = [float(unit * a), float(unit * b)]
+        out[f"upper99_{name}"] = float(unit * ho.rms_upper(mean, var, nv, ho.WARN_LEVEL))
+    d2 = np.einsum("ni,ni->n", rho, np.linalg.solve(C, rho[:, :, None])[:, :, 0])
+    out["coverage95"] = float(np.mean(d2 <= stats.chi2.ppf(ho.LEVEL, 6)))
+    return out
+
+
+def assess_views(system, intrinsics_estimated: bool, chain=None) -> dict | None:
     """The ``held_out`` entry of a corner calibration (see the module documentation); None with too few views.
 
     Parameters
@@ -190,16 +236,22 @@ def assess_views(system, intrinsics_estimated: bool) -> dict | None:
         The final fit's whitened system (its inlying views).
     intrinsics_estimated : bool
         Whether the fit estimated intrinsics (they are then refitted without each view too).
+    chain : tuple, optional
+        ``(A, X, Y, configuration)`` of the fit (``A`` the flange poses of the system's views, in its order): the
+        held-out views are then also given as eye poses, in millimetres and degrees.
 
     Returns
     -------
     dict or None
         ``n`` (views held out), ``n_corners``, ``rms_px``, ``predicted_rms_px``, ``predicted_interval95_px``,
-        ``upper99_px``, ``coverage95_px``, ``consistent`` (the RMS below its 99 % bound), ``method``.
+        ``upper99_px``, ``coverage95_px``, ``consistent`` (the RMS below its 99 % bound), ``method``; with
+        ``chain`` also ``rms_mm``, ``rms_deg``, ``predicted_rms_mm``, ``predicted_rms_deg``,
+        ``predicted_interval95_mm``, ``predicted_interval95_deg``, ``upper99_mm``, ``upper99_deg`` and
+        ``coverage95`` of the held-out eye poses.
     """
     if system is None or system.jacobian.structure.n_views < ho.MIN_STATIONS:
         return None
-    lo = leave_one_view_out(system)
+    lo = leave_one_view_out(system, None if chain is None else pose_maps(*chain))
     ok = lo["ok"]
     if int(ok.sum()) < ho.MIN_STATIONS:
         return None
@@ -214,6 +266,8 @@ def assess_views(system, intrinsics_estimated: bool) -> dict | None:
            "upper99_px": float(s * ho.rms_upper(mean, var, n_pts, ho.WARN_LEVEL)),
            "coverage95_px": float(np.mean(lo["ss"][ok] <= lo["q95_ss"][ok]))}
     out["consistent"] = bool(out["rms_px"] <= out["upper99_px"])
+    if chain is not None:
+        out.update(_pose_figures(lo, ok))
     what = "X, Y, the intrinsics and the board scale" if intrinsics_estimated else "X, Y and the board scale"
     out["method"] = ("leave one view out, first order (deletion formulas on the bundle's normal equations, each view's "
                      f"robot twist eliminated): {what} refitted without the view, its corners predicted through its "

@@ -313,7 +313,8 @@ def write_calibration_report(result: dict, out) -> Path:
     h = r.get("held_out")
     if isinstance(h, dict) and h.get("rms_mm") is not None:  # kinhec.calibrate.held_out
         a, b = h.get("predicted_interval95_mm") or (np.nan, np.nan)
-        rows.append((f"held-out eye poses, RMS [mm / deg] ({int(h['n'])} stations left out in turn)",
+        left = "views" if "rms_px" in h else "stations"
+        rows.append((f"held-out eye poses, RMS [mm / deg] ({int(h['n'])} {left} left out in turn)",
                      f"{_fmt(h['rms_mm'], 3)} / {_fmt(h['rms_deg'], 3)}",
                      f"sigma predicts {_fmt(h['predicted_rms_mm'], 3)} / {_fmt(h['predicted_rms_deg'], 3)} "
                      f"(95 %: {_fmt(a, 3)}-{_fmt(b, 3)} mm); {100 * _num(h['coverage95']):.0f} % inside their 95 % regions"))
