@@ -666,7 +666,7 @@ CATALOGUE: list[Mutant] = [
        'bound: the median rotation error in radians [F2]'),
     _m('calibrate_noise_dof', 'calibrate/solve.py', 'dof = max(fit_dof, 1.0)',
        'dof = max(float(inl.sum()), 1.0)',
-       ['tests/test_consistency.py', 'tests/test_calibrate_synthetic.py'],
+       ['tests/test_calibrate_noise_dof.py', 'tests/test_consistency.py', 'tests/test_calibrate_synthetic.py'],
        "calibrate: the noise covariance without the fit's dof [F2]"),
     _m('calibrate_gate', 'calibrate/solve.py', 'inl = d2 < CHI2_6_9999',
        'inl = d2 < 2.0 * CHI2_6_9999',
