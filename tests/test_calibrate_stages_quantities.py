@@ -102,3 +102,210 @@ def test_offset_curve_is_21_offsets_a_period_apart_centred_on_the_estimate(tmp_p
     # period 0.5 s (both streams): the estimate at the centre, ten periods either side
     assert np.allclose(offs, res.time_offset_s + 0.5 * np.arange(-10, 11), rtol=0, atol=1e-12)
     assert cost.shape == (21,) and int(np.argmin(cost)) == 10
+
+
+# --------------------------------------------------------------------------- #
+# every stage on its own: conventions, pairing, solve, uncertainty, verdict, outputs
+# --------------------------------------------------------------------------- #
+def _stream(T, t=None, *, path="f.txt", direction=None, units=None, notes=()):
+    from kinhec.calibrate.readers import PoseStream
+
+    return PoseStream(T=T, t=t, lines=np.arange(2, len(T) + 2), path=path, name=path.split(".")[0], fmt="tum",
+                      direction=direction, units=units, notes=list(notes))
+
+
+def _decision(hand, eye, *, swap=False, units=("m", "m"), eye_pose=None, hand_pose=None, quat=(None, None)):
+    reading = SimpleNamespace(swap=swap, units=units, hand_pose=hand_pose, eye_pose=eye_pose, quat=quat,
+                              setup="eye_in_hand")
+    return SimpleNamespace(reading=reading, hand=hand, eye=eye, notes=["decision note"], warnings=["decision warning"],
+                           coarse=None, alignment=None, report={"ranking": []}, scale=1.0, scale_std=0.01)
+
+
+@pytest.mark.parametrize("setup, eye_pose, file_domain", [
+    ("eye_in_hand", "cam_T_target", True), ("eye_in_hand", "target_T_cam", False),
+    ("eye_to_hand", "cam_T_target", False), ("eye_to_hand", "target_T_cam", True),
+    ("eye_in_hand", None, True), ("eye_to_hand", None, False)])  # fmt: skip
+def test_conventions_file_domain_and_solver_form(setup, eye_pose, file_domain):
+    # the file's own domain is T_cam_target's: eye-in-hand with T_cam_target files, eye-to-hand with T_target_cam
+    # (unstated: the file's poses are T_cam_target); B is T_target_cam eye-in-hand, T_cam_marker eye-to-hand
+    from kinhec.calibrate.stages.conventions import apply_reading
+
+    _, A, C = streams(np.random.default_rng(6), n=4)
+    stored = C if eye_pose in (None, "cam_T_target") else se3.invert_transform(C)
+    hand, eye = _stream(A, notes=["hand note"]), _stream(stored, path="eye.txt", notes=["eye note"])
+    cv = apply_reading(_decision(hand, eye, eye_pose=eye_pose), setup)
+    assert cv.file_domain is file_domain
+    expected_B = se3.invert_transform(C) if setup == "eye_in_hand" else C
+    assert np.allclose(cv.B, expected_B, rtol=0, atol=1e-12)
+    assert np.array_equal(cv.A, A)
+    assert cv.notes == ["hand note", "eye note", "decision note"] and cv.warnings == ["decision warning"]
+    assert cv.where == "f.txt, lines 2-5 and eye.txt, lines 2-5"
+
+
+@pytest.mark.parametrize("swap", [False, True])
+def test_conventions_units_follow_the_files_when_exchanged(swap):
+    # units are stated per file as given (--hand, --eye): exchanged, the hand is read in the second file's unit
+    from kinhec.calibrate.stages.conventions import apply_reading
+
+    _, A, C = streams(np.random.default_rng(7), n=3)
+    A_mm, C_mm = A.copy(), C.copy()
+    A_mm[:, :3, 3] *= 1000.0
+    C_mm[:, :3, 3] *= 1000.0
+    # as given: (--hand in mm, --eye in m); exchanged the hand stream is the file given as --eye
+    units = ("m", "mm") if swap else ("mm", "m")
+    cv = apply_reading(_decision(_stream(A_mm), _stream(C), swap=swap, units=units), "eye_to_hand")
+    assert np.allclose(cv.A[:, :3, 3], A[:, :3, 3], rtol=1e-15, atol=0) and np.allclose(cv.B, C, rtol=0, atol=1e-15)
+    cv = apply_reading(_decision(_stream(A), _stream(C_mm), swap=swap, units=units[::-1]), "eye_to_hand")
+    assert np.allclose(cv.B[:, :3, 3], C[:, :3, 3], rtol=1e-15, atol=0) and np.array_equal(cv.A, A)
+
+
+def test_pairing_refuses_an_offset_without_stamps_and_too_few_poses():
+    from kinhec.calibrate.stages.conventions import apply_reading
+    from kinhec.calibrate.stages.pairing import pair
+    from kinhec.util.errors import InputError
+
+    _, A, C = streams(np.random.default_rng(8), n=5)
+    cv = apply_reading(_decision(_stream(A, path="h.txt"), _stream(C, path="e.txt")), "eye_in_hand")
+    with pytest.raises(InputError) as e:
+        pair(cv, SimpleNamespace(offset=0.1))
+    assert str(e.value) == "h.txt / e.txt: a clock offset needs time stamps in both files"
+    short = apply_reading(_decision(_stream(A[:2], path="h.txt"), _stream(C[:2], path="e.txt")), "eye_in_hand")
+    with pytest.raises(InputError, match=r"^h\.txt, lines 2-3 and e\.txt, lines 2-3: expected at least 3 pose pairs, got 2$"):
+        pair(short, SimpleNamespace(offset="auto"))
+
+
+@pytest.mark.parametrize("estimate_offset", [True, False])
+def test_uncertainty_reads_the_covariance_in_its_order(estimate_offset):
+    # X (6), Y (6), then the offset when estimated, then the log scale: std(s) = s std(log s)
+    from kinhec.calibrate.stages.uncertainty import spread
+
+    p = 14 if estimate_offset else 13
+    std = np.arange(1, p + 1) * 1e-3
+    sol = SimpleNamespace(cov=np.diag(std**2), scale=2.5)
+    sp = spread(SimpleNamespace(sol=sol), estimate_offset, SimpleNamespace(fixed_scale=False))
+    assert np.allclose(sp.X_std, std[:6], rtol=1e-12) and np.allclose(sp.Y_std, std[6:12], rtol=1e-12)
+    if estimate_offset:
+        assert sp.offset_std == pytest.approx(0.013, rel=1e-12)
+    else:
+        assert sp.offset_std is None
+    assert sp.scale_std == pytest.approx(2.5 * std[-1], rel=1e-12) and sol.scale == 2.5
+    fixed = SimpleNamespace(cov=np.diag(std[:12] ** 2), scale=1.3)
+    sp = spread(SimpleNamespace(sol=fixed), False, SimpleNamespace(fixed_scale=True))
+    assert sp.scale_std == 0.0 and fixed.scale == 1.0 and np.allclose(sp.Y_std, std[6:12], rtol=1e-12)
+
+
+@pytest.mark.parametrize("r, warns", [(0.69, True), (0.7, True), (0.71, False), (1.39, False), (1.4, True), (1.41, True), (0.0, False),
+                                      (-2.0, False), (float("nan"), False), (float("inf"), False)])
+def test_scale_check_range_edges(r, warns):
+    # outside the open range (0.7, 1.4) with no usable standard deviation: a monocular stream; a ratio <= 0 or not finite: none
+    eye = SimpleNamespace(path="eye.txt")
+    for r_std in (float("nan"), 0.0):
+        warn = verdict.check_scale(eye, SimpleNamespace(scale=r, scale_std=r_std), False)
+        assert (warn is not None) == warns
+    if warns:
+        assert warn == (f"eye.txt: the eye translations are {r:.3g} times the metric ones: a monocular "
+                        "(up-to-scale) stream needs --scale")
+
+
+def test_reading_inputs_name_the_files_as_given():
+    from kinhec.calibrate.stages.outputs import reading_inputs
+
+    hs = SimpleNamespace(path="h.txt")
+    dec = _decision(hs, hs, swap=True, units=("mm", "m"), hand_pose="ee_T_base", eye_pose="target_T_cam",
+                    quat=(None, "wxyz"))
+    assert reading_inputs(dec) == {"hand_pose": "ee_T_base", "eye_pose": "target_T_cam", "units": "m,mm",
+                                   "conventions": {"ranking": []}, "quat_order": "-,wxyz"}
+    dec = _decision(hs, hs, swap=False, units=("mm", "mm"))
+    assert reading_inputs(dec) == {"hand_pose": None, "eye_pose": None, "units": "mm", "conventions": {"ranking": []}}
+    assert reading_inputs(_decision(hs, hs, units=("mm", "m")))["units"] == "mm,m"
+
+
+@pytest.fixture(scope="module")
+def staged(tmp_path_factory):
+    """The stages run one by one on stamped streams: the hand at 0.5 s, the eye at 1 s (every other row),
+    a clock offset estimated."""
+    from kinhec.calibrate import firewall as fw
+    from kinhec.calibrate.options import parse_options
+    from kinhec.calibrate.readers import read_stream
+    from kinhec.calibrate.stages import conventions, outputs, pairing, solve, uncertainty
+
+    d = tmp_path_factory.mktemp("staged")
+    t, A, C = streams(np.random.default_rng(3), n=40)
+    h, e = write_tum(d / "hand.txt", t, A), write_tum(d / "eye.txt", t[::2], C[::2])
+    kw = dict(setup="eye_in_hand", fmt=None, hand_pose=None, eye_pose="cam_T_target", units=None, offset="auto",
+              solver=None, force=False, max_offset_s=0.5, intrinsics=None, pairing="auto", save_corners=None,
+              progress=None, rig_world="auto", quat_order=None, intrinsics_std=None, stamp_unit=None, workers=None,
+              fast_detection=False)
+    opts = parse_options(str(h), [str(e)], **kw)
+    dec = fw.check(read_stream(str(h)), read_stream(str(e)), setup="eye_in_hand", **opts.firewall_options())
+    cv = conventions.apply_reading(dec, "eye_in_hand")
+    p = pairing.pair(cv, opts)
+    s = solve.solve(cv, p, opts, opts.eye_bias_prior)
+    sp = uncertainty.spread(s, p.estimate_offset, opts)
+    v = verdict.judge(cv, p, s, sp, opts, opts.eye_bias_prior)
+    return SimpleNamespace(cv=cv, paired=p, solved=s, spread=sp, result=outputs.result(cv, p, s, sp, v))
+
+
+def test_pairing_period_and_margin_of_streams_at_two_rates(staged):
+    # the offset curve's step is the shorter period (0.5 s), the offset's margin the longer one (1 s)
+    p = staged.paired
+    assert p.stamped and p.estimate_offset and p.period_s == 0.5 and p.margin_s == 1.0
+    offs = np.asarray(staged.result.offset_curve["offset_s"])
+    assert np.allclose(np.diff(offs), 0.5, rtol=0, atol=1e-12)
+    # 20 eye samples, the first and the last without hand poses within the margin of the offset: 18 pairs
+    assert staged.result.time_offset_peak_corr == p.peak and staged.result.n_pairs == len(p) == 18
+
+
+def test_solve_names_the_residual_domain_it_chose(staged):
+    # inverse domain: inv(A X) Y against inv(B) = T_cam_target eye-in-hand; else inv(Y) A X against B = T_target_cam
+    name = "T_cam_target" if staged.solved.inverse_domain else "T_target_cam"
+    assert f"residuals compared as {name} (the noise model that fits best)" in staged.cv.notes
+
+
+def test_translation_residuals_are_millimetres_in_the_fits_domain(staged):
+    # by hand from A X = Y B in the domain the fit chose, translations in metres, reported in millimetres
+    res = staged.result
+    A, B = res.pairs
+    if staged.solved.inverse_domain:
+        P, M = se3.invert_transform(A @ res.X) @ res.Y, se3.invert_transform(B)
+    else:
+        P, M = se3.invert_transform(res.Y) @ A @ res.X, B
+    r_t = res.scale * P[:, :3, 3] - M[:, :3, 3]
+    assert np.allclose(res.residuals["trans_mm"], 1000.0 * np.linalg.norm(r_t, axis=1), rtol=1e-9, atol=1e-12)
+    assert 0.3 < np.median(res.residuals["trans_mm"]) < 5.0  # noise of 0.5 mm and 1 mrad at 0.8 m: millimetres
+    assert np.array_equal(res.residuals["t_s"], np.asarray(staged.solved.pairing.t, dtype=float))
+
+
+def test_uncertainty_of_the_staged_run_is_the_covariance_diagonal(staged):
+    sol, sp = staged.solved.sol, staged.spread
+    std = np.sqrt(np.diag(sol.cov))
+    assert np.array_equal(sp.X_std, std[:6]) and sp.offset_std == std[12] and sp.scale_std == sol.scale * std[13]
+    # the truth within 4 sigma: the offset 0, X's translation
+    assert abs(staged.result.time_offset_s) < 4 * sp.offset_std
+    assert np.all(np.abs(staged.result.X[:3, 3] - X_TRUE[:3, 3]) < 4 * sp.X_std[3:])
+
+
+@pytest.fixture(scope="module")
+def corrupted(tmp_path_factory):
+    """40 pairs at a stated offset of 0, the eye translations of k of them moved by 7 cm (k = 8, 9)."""
+    d = tmp_path_factory.mktemp("corrupted")
+    t, A, C = streams(np.random.default_rng(3), n=40)
+    bad = np.array([3, 5, 9, 14, 22, 27, 31, 35, 38])
+    out = {}
+    for k in (8, 9):
+        C2 = C.copy()
+        C2[bad[:k], :3, 3] += [0.05, -0.04, 0.03]
+        h, e = write_tum(d / f"h{k}.txt", t, A), write_tum(d / f"e{k}.txt", t, C2)
+        out[k] = (calibrate(str(h), str(e), setup="eye_in_hand", eye_pose="cam_T_target", offset=0.0), bad[:k])
+    return out
+
+
+@pytest.mark.parametrize("k", [8, 9])
+def test_outliers_are_the_corrupted_pairs_and_warned_above_a_fifth(corrupted, k):
+    res, bad = corrupted[k]
+    assert res.outliers == sorted(bad.tolist())
+    assert np.array_equal(np.flatnonzero(res.residuals["outlier"]), np.sort(bad))
+    share = [w for w in res.warnings if w.endswith("are outliers")]
+    # 8 of 40 is a fifth exactly: not more than it
+    assert share == ([] if k == 8 else ["9 of 40 pairs (22 %) are outliers"])
+    assert res.time_offset_s == 0.0 and res.offset_curve is None and res.time_offset_std_s is None
