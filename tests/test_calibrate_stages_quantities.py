@@ -14,7 +14,7 @@ from kinhec.calibrate import calibrate
 from kinhec.calibrate.stages import rig, verdict
 from kinhec.geometry import se3
 
-from helpers.recordings import X_TRUE, streams, write_tum
+from helpers.recordings import X_TRUE, rig as rig_folder, streams, write_tum
 
 
 @pytest.fixture(scope="module")
@@ -309,3 +309,54 @@ def test_outliers_are_the_corrupted_pairs_and_warned_above_a_fifth(corrupted, k)
     # 8 of 40 is a fifth exactly: not more than it
     assert share == ([] if k == 8 else ["9 of 40 pairs (22 %) are outliers"])
     assert res.time_offset_s == 0.0 and res.offset_curve is None and res.time_offset_std_s is None
+
+
+# --------------------------------------------------------------------------- #
+# the rig: composed camera-to-camera transforms and their deviations
+# --------------------------------------------------------------------------- #
+def test_rig_composed_deviations_of_the_first_transform():
+    # inv(X1) X2 with X1 = (R1, t1) moved by (phi, d) (rotation in its child frame, translation in its parent):
+    # the composed rotation moves by -R2^T R1 phi, its translation by -R1^T d - phi x v with v = R1^T (t2 - t1);
+    # isotropic (a, b): rotation deviations a, translation sqrt(b^2 + a^2 (|v|^2 - v_i^2))
+    X1 = se3.transform_from_rotation_translation(se3.so3_exp([1.1, 0.4, -0.7]), [0.3, -0.2, 0.5])
+    X2 = se3.transform_from_rotation_translation(se3.so3_exp([0.3, -1.0, 0.5]), [0.1, 0.2, -0.3])
+    a, b = 1e-3, 2e-3
+    Z, s = rig.compose_std(X1, np.diag([a * a] * 3 + [b * b] * 3), X2, np.zeros((6, 6)))
+    assert np.allclose(Z, np.linalg.inv(X1) @ X2, rtol=0, atol=1e-14)
+    v = X1[:3, :3].T @ (X2[:3, 3] - X1[:3, 3])
+    assert np.allclose(s, np.r_[[a] * 3, np.sqrt(b * b + a * a * (v @ v - v * v))], rtol=1e-6, atol=0)
+    # the deviations of the two add in variance
+    _, s2 = rig.compose_std(X1, np.zeros((6, 6)), X2, np.diag([a * a] * 3 + [b * b] * 3))
+    _, s12 = rig.compose_std(X1, np.diag([a * a] * 3 + [b * b] * 3), X2, np.diag([a * a] * 3 + [b * b] * 3))
+    assert np.allclose(s12**2, s**2 + s2**2, rtol=1e-6, atol=0)
+
+
+@pytest.fixture(scope="module")
+def two_camera_rig(tmp_path_factory):
+    d = tmp_path_factory.mktemp("rig")
+    X = rig_folder(d, np.random.default_rng(3), n=30, cams=2)
+    return d, X
+
+
+def test_rig_per_camera_worlds_compose_the_per_camera_fits(two_camera_rig):
+    d, X = two_camera_rig
+    res = calibrate(d / "body.tum", d, setup="rig", offset="none", rig_world="per_camera")
+    per = res.rig.per_camera
+    assert res.rig.joint is None and list(res.rig.cam_T_cam) == ["cam01_T_cam02"]
+    # a_T_b = inv(X_a) X_b of the cameras' own fits, exactly, and near the truth
+    Z = res.rig.cam_T_cam["cam01_T_cam02"]
+    assert np.allclose(Z, se3.invert_transform(per["cam01"].X) @ per["cam02"].X, rtol=0, atol=1e-12)
+    Zt = se3.invert_transform(X["cam01"]) @ X["cam02"]
+    err = np.r_[se3.so3_log(Zt[:3, :3].T @ Z[:3, :3]), Z[:3, 3] - Zt[:3, 3]]
+    assert np.all(np.abs(err) < 4 * res.rig.cam_T_cam_std["cam01_T_cam02"])
+    assert res.setup == "rig" and res.observability["determined"] == all(r.determined for r in per.values())
+    assert set(res.observability["per_camera"]) == {"cam01", "cam02"}
+
+
+def test_rig_without_a_body_has_the_reference_at_the_identity(two_camera_rig):
+    d, X = two_camera_rig
+    res = calibrate(None, d, setup="rig", offset="none")
+    assert res.rig.cameras == ["cam01", "cam02"] and (res.X_name, res.Y_name) == ("T_cam01_cam02", "T_world_world")
+    assert np.array_equal(res.rig.X["cam01"], np.eye(4)) and np.array_equal(res.rig.X_std["cam01"], np.zeros(6))
+    Zt = se3.invert_transform(X["cam01"]) @ X["cam02"]
+    assert np.all(np.abs(res.rig.X["cam02"][:3, 3] - Zt[:3, 3]) < 4 * res.rig.X_std["cam02"][3:])
