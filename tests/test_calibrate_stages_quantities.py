@@ -325,6 +325,13 @@ def test_rig_composed_deviations_of_the_first_transform():
     assert np.allclose(Z, np.linalg.inv(X1) @ X2, rtol=0, atol=1e-14)
     v = X1[:3, :3].T @ (X2[:3, 3] - X1[:3, 3])
     assert np.allclose(s, np.r_[[a] * 3, np.sqrt(b * b + a * a * (v @ v - v * v))], rtol=1e-6, atol=0)
+    # anisotropic: first order by hand, rows (rotation, translation) over columns (phi, d)
+    R1, R2 = X1[:3, :3], X2[:3, :3]
+    vx = np.array([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
+    J = np.block([[-R2.T @ R1, np.zeros((3, 3))], [vx, -R1.T]])
+    C1 = np.diag(np.array([1.0, 3.0, 0.5, 2.0, 0.3, 4.0]) * 1e-3) ** 2
+    _, s_an = rig.compose_std(X1, C1, X2, np.zeros((6, 6)))
+    assert np.allclose(s_an, np.sqrt(np.diag(J @ C1 @ J.T)), rtol=1e-6, atol=0)
     # the deviations of the two add in variance
     _, s2 = rig.compose_std(X1, np.zeros((6, 6)), X2, np.diag([a * a] * 3 + [b * b] * 3))
     _, s12 = rig.compose_std(X1, np.diag([a * a] * 3 + [b * b] * 3), X2, np.diag([a * a] * 3 + [b * b] * 3))
