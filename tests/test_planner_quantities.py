@@ -111,3 +111,81 @@ def test_taken_joints_agree_with_their_pose_columns(tmp_path, off_mm, ok):
     else:
         with pytest.raises(InputError, match=rf"line 3: the joints' forward kinematics \(ur5e\) is 0\.110 mm and "):
             read_poses_csv(f, robot)
+
+
+# --------------------------------------------------------------------------- #
+# candidates: limits, the guess distance, feasibility's thresholds
+# --------------------------------------------------------------------------- #
+def _scene():
+    from kinhec.planner.candidates import Scene
+    from kinhec.synth.trajectories import lookat, sample_hand_eye
+
+    rng = np.random.default_rng([0, 30])
+    rob, cam, tgt = get_robot("ur5e"), get_camera("hd"), get_target("checker_9x6_25mm")
+    X = sample_hand_eye(rng, "eye_in_hand")
+    _, Y, _ = lookat(rob, X, "eye_in_hand", cam, tgt, rng, n_stations=3)
+    return Scene(rob, "eye_in_hand", cam, tgt, X, Y)
+
+
+def test_plan_limits_ranges():
+    from kinhec.planner.candidates import PlanLimits
+
+    assert PlanLimits(max_view_angle_deg=75.0).max_view_angle_deg == 75.0
+    with pytest.raises(InputError, match=r"^max_view_angle_deg: expected a number in \[1\.0, 75\.0\], got 75\.1$"):
+        PlanLimits(max_view_angle_deg=75.1)
+    with pytest.raises(InputError, match=r"^guess_tolerance_mm: expected a number in \[0\.0, 1000\.0\], got -1\.0$"):
+        PlanLimits(guess_tolerance_mm=-1.0)
+
+
+def test_guess_distance_fits_the_widened_target_in_the_image():
+    # at that depth the target's half shorter side, widened by twice the tolerance, projects to the image's half
+    # shorter side less the margin and the tolerance angle's shift
+    from kinhec.planner.candidates import PlanLimits, eih_distance_range, guess_distance_m
+    from kinhec.synth.trajectories import viewing_distance_range
+
+    sc = _scene()
+    cam, tgt = sc.camera, sc.target
+    lim = PlanLimits(margin_px=20.0, guess_tolerance_mm=30.0, guess_tolerance_deg=2.0)
+    d = guess_distance_m(sc, lim)
+    half_px = cam.f_px * (0.5 * min(tgt.size_m) + 0.06) / d
+    shift = cam.f_px * math.tan(math.radians(2.0))
+    assert half_px + shift + 20.0 == pytest.approx(0.5 * min(cam.width_px, cam.height_px), rel=1e-12)
+    d_lo, _ = viewing_distance_range(cam, tgt)
+    trusted = PlanLimits(guess_tolerance_mm=0.0, guess_tolerance_deg=0.0)
+    assert eih_distance_range(sc, trusted) == pytest.approx((0.5 * d_lo, 2.0 * d_lo), rel=1e-12)
+    lo, hi = eih_distance_range(sc, lim)
+    assert (lo, hi) == pytest.approx((max(0.5 * d_lo, 0.75 * d), max(2.0 * d_lo, 1.5 * d)), rel=1e-12)
+
+
+def test_feasibility_thresholds_on_both_sides():
+    from kinhec.planner.candidates import PlanLimits, feasibility
+
+    sc = _scene()
+    rob = sc.robot
+    q0 = np.asarray(rob.home_q_rad, dtype=float)
+    m = math.radians(5.0)
+    q = np.repeat(q0[None], 3, axis=0)
+    q[0, 0] = rob.q_max_rad[0] - m - 1e-6  # inside the margin of the limit
+    q[1, 0] = rob.q_max_rad[0] - m + 1e-6  # within it
+    q[2, 1] = rob.q_min_rad[1] + m - 1e-6
+    lim = PlanLimits(limit_margin_deg=5.0, guess_tolerance_mm=0.0, guess_tolerance_deg=0.0)
+    f = feasibility(sc, q, lim)
+    assert f["limits"].tolist() == [True, False, False]
+    # the floor: every joint frame from the second on at or above it
+    z = rob.joint_frames(q0[None])[0, 2:, 2, 3].min()
+    assert feasibility(sc, q0[None], PlanLimits(floor_z_m=z - 1e-9, guess_tolerance_mm=0.0,
+                                                guess_tolerance_deg=0.0))["floor"][0]
+    assert not feasibility(sc, q0[None], PlanLimits(floor_z_m=z + 1e-9, guess_tolerance_mm=0.0,
+                                                    guess_tolerance_deg=0.0))["floor"][0]
+    # the condition of the reach-scaled Jacobian against its bound
+    c = f["condition"][0]
+    assert feasibility(sc, q[:1], PlanLimits(max_condition=max(c, 1.0) * 1.0001, guess_tolerance_mm=0.0,
+                                             guess_tolerance_deg=0.0))["conditioned"][0]
+    assert c > 1.0 and not feasibility(sc, q[:1], PlanLimits(max_condition=c * 0.9999, guess_tolerance_mm=0.0,
+                                                            guess_tolerance_deg=0.0))["conditioned"][0]
+    # the Jacobian's rows are (omega [rad/rad], v [m/rad]): v over the reach makes it unit-free
+    T, J = rob.fk_jacobian(q[:1])
+    Js = J.copy()
+    Js[:, 3:] /= rob.reach_m
+    s = np.linalg.svd(Js[0], compute_uv=False)
+    assert c == pytest.approx(s[0] / s[-1], rel=1e-12)
