@@ -367,3 +367,77 @@ def test_rig_without_a_body_has_the_reference_at_the_identity(two_camera_rig):
     assert np.array_equal(res.rig.X["cam01"], np.eye(4)) and np.array_equal(res.rig.X_std["cam01"], np.zeros(6))
     Zt = se3.invert_transform(X["cam01"]) @ X["cam02"]
     assert np.all(np.abs(res.rig.X["cam02"][:3, 3] - Zt[:3, 3]) < 4 * res.rig.X_std["cam02"][3:])
+
+
+# --------------------------------------------------------------------------- #
+# the scale: eye translations twice the robot's
+# --------------------------------------------------------------------------- #
+@pytest.fixture(scope="module")
+def doubled(tmp_path_factory):
+    """40 pairs at a stated offset of 0 whose eye translations are twice the metric ones, calibrated without a
+    scale option, with ``scale=True`` and with ``scale="fixed"``."""
+    d = tmp_path_factory.mktemp("doubled")
+    t, A, C = streams(np.random.default_rng(3), n=40)
+    C2 = C.copy()
+    C2[:, :3, 3] *= 2.0
+    h, e = write_tum(d / "hand.txt", t, A), write_tum(d / "eye2.txt", t, C2)
+    kw = dict(setup="eye_in_hand", eye_pose="cam_T_target", offset=0.0)
+    return {k: calibrate(str(h), str(e), scale=s, **kw) for k, s in (("none", False), ("free", True),
+                                                                      ("fixed", "fixed"))}, e
+
+
+def test_a_scale_far_from_metric_is_freed_with_one_warning(doubled):
+    runs, eye = doubled
+    res = runs["none"]
+    assert abs(res.scale - 2.0) < 4 * res.scale_std
+    assert res.warnings == [f"{eye}: the eye translations are {res.scale:.4g} times the robot's (+- {res.scale_std:.2g}): "
+                            "not metric -- a monocular (up-to-scale) stream (say so with --scale) or translations in "
+                            "other units; the scale was estimated freely and X and Y are given for it"]
+    assert any(n.startswith(f"the eye translations are {res.scale:.5g} times the robot's, beyond what the scale's "
+                            "prior of 0.5 % allows") for n in res.notes)
+    assert np.all(np.abs(res.X[:3, 3] - X_TRUE[:3, 3]) < 4 * res.X_std[3:])
+
+
+def test_a_monocular_scale_is_estimated_freely(doubled):
+    runs, _ = doubled
+    res = runs["free"]
+    assert abs(res.scale - 2.0) < 4 * res.scale_std and res.scale_std > 0
+    assert res.warnings == [] and res.observability["scale"]["mode"] == "monocular"
+    assert np.all(np.abs(res.X[:3, 3] - X_TRUE[:3, 3]) < 4 * res.X_std[3:])
+    # the same scale as the freed metric fit (the same data, no prior either way)
+    assert res.scale == pytest.approx(runs["none"].scale, abs=2 * res.scale_std)
+
+
+def test_a_fixed_scale_is_one_and_warns_of_the_monocular_stream(doubled):
+    runs, eye = doubled
+    res = runs["fixed"]
+    assert res.scale == 1.0 and res.scale_std == 0.0 and res.observability["scale"]["mode"] == "fixed"
+    assert (f"{eye}: the eye translations are 2 times the metric ones: a monocular (up-to-scale) stream needs "
+            "--scale") in res.warnings
+    # held at 1, the translations of X absorb the factor: far from the truth (tens of millimetres)
+    assert np.max(np.abs(res.X[:3, 3] - X_TRUE[:3, 3])) > 0.02
+
+
+def test_pairing_by_order_when_one_file_has_no_stamps():
+    from kinhec.calibrate.stages.conventions import apply_reading
+    from kinhec.calibrate.stages.pairing import pair
+
+    t, A, C = streams(np.random.default_rng(9), n=6)
+    A[3] = A[2]
+    C[3] = C[2]  # a pair written twice: counted once
+    cv = apply_reading(_decision(_stream(A, t, path="h.txt"), _stream(C, path="e.txt")), "eye_to_hand")
+    p = pair(cv, SimpleNamespace(offset="auto"))
+    assert not p.stamped and p.offset0 is None and len(p) == 5
+    assert np.array_equal(p.pairing.A, A[[0, 1, 2, 4, 5]]) and np.array_equal(p.pairing.hand_lines, [2, 3, 4, 6, 7])
+    assert cv.notes[-1] == ("h.txt, lines 2-7 and e.txt, lines 2-7: 1 of 6 pairs repeat an earlier pair exactly "
+                            "(eye lines 5): the same measurement written again, counted once")
+
+
+def test_verdict_counts_inliers_and_notes_the_inflation(staged, corrupted):
+    res = staged.result
+    sol = staged.solved.sol
+    assert res.observability["n_inliers"] == int(sol.inliers.sum()) == res.n_pairs - len(res.outliers)
+    from kinhec.calibrate import solve as sv
+
+    assert (sv.inflation_note(sol) in res.notes) == (sol.inflation > 1.0)
+    assert corrupted[9][0].observability["n_inliers"] == 31
