@@ -441,3 +441,18 @@ def test_verdict_counts_inliers_and_notes_the_inflation(staged, corrupted):
 
     assert (sv.inflation_note(sol) in res.notes) == (sol.inflation > 1.0)
     assert corrupted[9][0].observability["n_inliers"] == 31
+
+
+def test_a_run_of_bad_pairs_is_kept_with_the_gates_count(tmp_path):
+    # 12 consecutive pairs of 40 moved by 7 cm: not scattered gross errors but a run -- every pair kept, the gate's
+    # count and share named
+    t, A, C = streams(np.random.default_rng(3), n=40)
+    C[15:27, :3, 3] += [0.05, -0.04, 0.03]
+    h, e = write_tum(tmp_path / "h.txt", t, A), write_tum(tmp_path / "e.txt", t, C)
+    res = calibrate(str(h), str(e), setup="eye_in_hand", eye_pose="cam_T_target", offset=0.0)
+    assert res.outliers == [] and res.observability["n_inliers"] == 40 and not res.residuals["outlier"].any()
+    assert len(res.warnings) == 1 and res.warnings[0].startswith(
+        "the chi-square gate labelled 12 of 40 pairs (30 %) outliers, more than the fit supports: they come in 3 runs "
+        "of consecutive pairs")
+    assert res.warnings[0].endswith("; all pairs kept (their residuals are not independent Gaussian noise, and X "
+                                    "carries that error)")
