@@ -456,3 +456,17 @@ def test_a_run_of_bad_pairs_is_kept_with_the_gates_count(tmp_path):
         "of consecutive pairs")
     assert res.warnings[0].endswith("; all pairs kept (their residuals are not independent Gaussian noise, and X "
                                     "carries that error)")
+
+
+def test_offset_curve_cost_and_default_work_point_by_hand(staged):
+    # the curve's centre: the mean over the pairs at the estimated offset of r^T S^-1 r under the fit's noise
+    # covariance, each capped at the gate's 99.99 % quantile
+    from kinhec.calibrate import solve as sv
+
+    res, sol = staged.result, staged.solved.sol
+    A, B = staged.solved.pairing.at(sol.offset)
+    r = sv.residuals(A, B, sol.X, sol.Y, sol.scale, staged.solved.inverse_domain)
+    d2 = np.einsum("ni,ij,nj->n", r, np.linalg.inv(sol.noise_cov), r)
+    assert res.offset_curve["cost"][10] == pytest.approx(np.mean(np.minimum(d2, sv.CHI2_6_9999)), rel=1e-9)
+    # the work point: the target's mean position in the camera (B = T_target_cam), in metres (the scale divided out)
+    assert np.allclose(res.point_cam_m, se3.invert_transform(B)[:, :3, 3].mean(axis=0) / sol.scale, rtol=0, atol=1e-12)
