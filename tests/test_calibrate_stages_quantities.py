@@ -470,3 +470,20 @@ def test_offset_curve_cost_and_default_work_point_by_hand(staged):
     assert res.offset_curve["cost"][10] == pytest.approx(np.mean(np.minimum(d2, sv.CHI2_6_9999)), rel=1e-9)
     # the work point: the target's mean position in the camera (B = T_target_cam), in metres (the scale divided out)
     assert np.allclose(res.point_cam_m, se3.invert_transform(B)[:, :3, 3].mean(axis=0) / sol.scale, rtol=0, atol=1e-12)
+
+
+def test_a_rig_names_each_cameras_warnings_and_keeps_each_cameras_own_result(tmp_path):
+    # cam02's positions 8 cm noisy: its X is poorly determined, cam01's is not; the rig is determined only when
+    # every camera is, its warnings name their camera, and each camera's own result stays its own
+    rig_folder(tmp_path, np.random.default_rng(3), n=30, cams=2)
+    f = tmp_path / "gt_poses" / "cam02_poses.txt"
+    rows = np.loadtxt(f)
+    rows[:, 1:4] += np.random.default_rng(5).normal(0, 0.08, (len(rows), 3))
+    np.savetxt(f, rows)
+    res = calibrate(tmp_path / "body.tum", tmp_path, setup="rig", offset="none", rig_world="per_camera")
+    per = res.rig.per_camera
+    assert per["cam01"].determined and not per["cam02"].determined and not res.determined
+    assert per["cam02"].warnings and res.warnings == [f"cam02: {w}" for w in per["cam02"].warnings]
+    assert per["cam01"].warnings == [] and per["cam01"].setup == "eye_in_hand" and per["cam01"].rig is None
+    assert res.setup == "rig" and res.observability["per_camera"]["cam01"]["determined"] is True
+    assert np.array_equal(res.X, per["cam01"].X)
