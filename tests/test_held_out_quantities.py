@@ -149,3 +149,36 @@ def test_summary_line_and_warning_texts():
                                 "worse than sigma says (a station that pulls the fit and disagrees with the rest -- an "
                                 "outlier kept, a pose far from the others -- or errors the model does not hold)")
     assert ho.warning(dict(HELD, consistent=True)) is None and ho.warning(None) is None
+
+
+def test_assess_of_a_fit_without_parameters_the_data_move():
+    # Jacobians zero (the prior alone determines the parameters): each held-out error is its residual, its
+    # predictive covariance the noise covariance without its station; the sum of squared errors has, over the
+    # stations, mean sum tr(Q0 S_s) and variance 2 sum tr((Q0 S_s)^2) (Q0 picks the block in the noise's units)
+    rng = np.random.default_rng(3)
+    n, sig = 20, np.array([1e-3] * 3 + [2e-3] * 3)
+    z = rng.normal(0, 1, (n, 6))
+    W = np.diag(1.0 / sig)
+    G = np.zeros((n, 6, 3))
+    kw = dict(prior_information=np.eye(3), noise_dof=20.0, noise_model="full")
+    h = ho.assess(G, z, W, np.arange(n), **kw)
+    lo = ho.leave_one_station_out(G, z, np.arange(n), **kw)
+    L = np.diag(sig)
+    r = z * sig
+    assert h["n"] == h["n_pairs"] == n
+    assert h["rms_mm"] == pytest.approx(1000 * np.sqrt(np.mean((r[:, 3:] ** 2).sum(axis=1))), rel=1e-12)
+    assert h["rms_deg"] == pytest.approx(np.degrees(np.sqrt(np.mean((r[:, :3] ** 2).sum(axis=1)))), rel=1e-12)
+    S = L[None] @ lo["Sw"] @ L[None]  # the noise covariances without each station, in rad and m
+    assert h["predicted_rms_mm"] == pytest.approx(1000 * np.sqrt(np.mean(np.trace(S[:, 3:, 3:], axis1=1, axis2=2))),
+                                                  rel=1e-12)
+    for unit, sl, f in (("mm", slice(3, 6), 1000.0), ("deg", slice(0, 3), np.degrees(1.0))):
+        B = S[:, sl, sl]
+        mean = np.trace(B, axis1=1, axis2=2).sum()
+        var = 2 * np.einsum("sij,sji->", B, B)
+        lo95, hi95 = ho.rms_interval(mean, var, n, 0.95)
+        assert h[f"predicted_interval95_{unit}"] == pytest.approx([f * lo95, f * hi95], rel=1e-9)
+        assert h[f"upper99_{unit}"] == pytest.approx(f * ho.rms_upper(mean, var, n, 0.99), rel=1e-9)
+    inside = np.mean(lo["d2"] <= lo["q95"])
+    assert h["coverage95"] == inside
+    assert h["consistent"] == (h["rms_mm"] <= h["upper99_mm"] and h["rms_deg"] <= h["upper99_deg"])
+    assert ho.assess(G[:3], z[:3], W, np.arange(3), **kw) is None  # fewer than 4 stations
