@@ -84,3 +84,15 @@ def test_offset_edge_message_and_force(coarse):
     warnings = ["earlier"]
     assert su.check_offset_edge(hand, eye, -0.49, 0.5, coarse=coarse, force=True, warnings=warnings) is True
     assert warnings == [body + "; kept (--force)", "earlier"]
+
+
+def test_a_rigs_hand_unit_is_settled_with_the_first_camera():
+    # the body stamped in ms, the first camera in s, the second in ms: the body's unit found with the first camera
+    # (ms) holds for the second, whose stamps are then read in ms too
+    t = np.arange(200) * 0.02
+    hand = _stream(t * 1000.0)
+    cams = [_stream(t + 0.01, path="c1.txt"), _stream((t + 0.01) * 1000.0, path="c2.txt")]
+    h, eyes = su.settle_streams(hand, cams)
+    assert np.allclose(h.t, t, rtol=1e-15, atol=1e-15) and eyes[0] is cams[0]
+    assert np.allclose(eyes[1].t, t + 0.01, rtol=1e-15, atol=1e-15) and eyes[1].stamp_unit == "s"
+    assert su.settle_streams(None, cams) == (None, cams) and su.settle_streams(hand, []) == (hand, [])

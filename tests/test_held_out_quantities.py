@@ -182,3 +182,4 @@ def test_assess_of_a_fit_without_parameters_the_data_move():
     assert h["coverage95"] == inside
     assert h["consistent"] == (h["rms_mm"] <= h["upper99_mm"] and h["rms_deg"] <= h["upper99_deg"])
     assert ho.assess(G[:3], z[:3], W, np.arange(3), **kw) is None  # fewer than 4 stations
+    assert ho.assess(G[:4], z[:4], W, np.arange(4), **kw)["n"] == 4
