@@ -154,3 +154,20 @@ def test_metres_from_millimetres():
     m = rd.to_metres(T, "mm")
     assert np.array_equal(m[:, :3, :3], T[:, :3, :3]) and np.allclose(m[:, :3, 3], T[:, :3, 3] / 1000, rtol=1e-15)
     assert rd.to_metres(T, "m") is T and T[0, 0, 3] == 1000.0  # the input left as it was
+
+
+def test_csv_without_a_time_column_and_rig_folders(tmp_path):
+    p = _write(tmp_path, "a.csv", f"x,y,z,qx,qy,qz,qw\n1,2,3,0,0,{S},{S}\n# a comment\n4,5,6,0,0,0,1\n")
+    s = rd.read_stream(p)
+    assert s.t is None and s.lines.tolist() == [2, 4] and np.allclose(s.T[0, :3, :3], RZ90, atol=1e-12)
+    (tmp_path / "rig" / "gt_poses").mkdir(parents=True)
+    for cam in ("cam02", "cam01"):
+        _write(tmp_path / "rig" / "gt_poses", f"{cam}_poses.txt", f"0 1 2 3 0 0 {S} {S}\n1 1 2 3 0 0 0 1\n")
+    both = rd.read_streams(tmp_path / "rig")
+    assert [c.name for c in both] == ["cam01", "cam02"] and all(c.direction == "target_T_cam" for c in both)
+    assert rd.read_stream(f"{tmp_path / 'rig'}:cam02").name == "cam02"
+    with pytest.raises(InputError, match=r"expected one stream, got 2 cameras; name one as FOLDER:camNN$"):
+        rd.read_stream(tmp_path / "rig")
+    with pytest.raises(InputError) as e:
+        rd.read_stream(tmp_path / "nothing.txt")
+    assert str(e.value) == f"{tmp_path / 'nothing.txt'}: expected a pose file, got no such file"
