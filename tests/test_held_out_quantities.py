@@ -181,5 +181,6 @@ def test_assess_of_a_fit_without_parameters_the_data_move():
     inside = np.mean(lo["d2"] <= lo["q95"])
     assert h["coverage95"] == inside
     assert h["consistent"] == (h["rms_mm"] <= h["upper99_mm"] and h["rms_deg"] <= h["upper99_deg"])
-    assert ho.assess(G[:3], z[:3], W, np.arange(3), **kw) is None  # fewer than 4 stations
-    assert ho.assess(G[:4], z[:4], W, np.arange(4), **kw)["n"] == 4
+    # at least 4 stations (here of 5 pairs each)
+    assert ho.assess(G[:15], z[:15], W, np.repeat(np.arange(3), 5), **kw) is None
+    assert ho.assess(G, z, W, np.repeat(np.arange(4), 5), **kw)["n"] == 4
