@@ -297,7 +297,7 @@ def _clean_stamps(path, t: np.ndarray, lines: np.ndarray, notes: list) -> np.nda
         i = int(np.argmax(back)) + 1
         raise _fail(
             path, int(lines[i]),
-            f"expected non-decreasing time stamps, got {t[i]!r} after {t[i - 1]!r} (line {int(lines[i - 1])})",
+            f"expected non-decreasing time stamps, got {float(t[i])!r} after {float(t[i - 1])!r} (line {int(lines[i - 1])})",
         )  # fmt: skip
     keep = np.ones(t.shape, dtype=bool)
     keep[1:] = dt > 0

@@ -9,6 +9,8 @@ is the reference (``X`` camera-to-camera, the reference's the identity).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from kinhec.geometry import se3
@@ -93,7 +95,7 @@ def solve_rig(inp: Inputs) -> CalibrationResult:
             r.X_name = f"T_{inp.hand.name}_{k}"
             r.Y_name = "T_world_world"
     rig = _rig(per, inp)
-    first = per[next(iter(per))]
+    first = replace(per[next(iter(per))])  # a copy: the first camera's own result stays in rig.per_camera
     first.setup = "rig"
     first.inputs = inputs
     first.rig = rig
