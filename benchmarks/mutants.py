@@ -12,7 +12,7 @@ row per mutant: caught or survived, and the first failing test.
     python benchmarks/mutants.py --list          # the catalogue
     python benchmarks/mutants.py --check         # every original snippet occurs exactly once
 
-The catalogue holds every audit so far: the sets named by their id prefixes (``RE``, ``CE`` ..., ``F4-``) and,
+The catalogue holds every audit so far: the sets named by their id prefixes (``RE``, ``CE`` ..., ``F4-``, ``F5-``) and,
 with descriptive ids and ``[S]``, ``[F]``, ``[F2]`` in their descriptions, the first three audits of the solvers,
 bounds, calibrate, suite and report (the survivors of the first, re-targeted to the current code, and two fresh
 sets chosen after them).
@@ -95,6 +95,43 @@ _RIG = ["tests/test_calibrate_stages_quantities.py", "tests/test_calibrate_synth
         "tests/test_calibrate_bags.py"]
 _RANSAC = ["tests/test_ransac_quantities.py", "tests/test_solvers.py", "tests/test_traps.py"]
 _MOVED = ["tests/test_moved.py", "tests/test_layers.py", "tests/test_startup.py", "tests/test_private_names.py"]
+
+# the fifth set's test files, chosen by their names only (the module's *_quantities file first)
+_F5_STAGES = ["tests/test_calibrate_stages_quantities.py", "tests/test_calibrate_shape.py",
+              "tests/test_calibrate_formats.py", "tests/test_calibrate_synthetic.py"]
+_F5_SPREAD = ["tests/test_calibrate_stages_quantities.py", "tests/test_calibrate_sigma.py",
+              "tests/test_calibrate_synthetic.py"]
+_F5_VERDICT_SCALE = ["tests/test_calibrate_stages_quantities.py", "tests/test_calibrate_scale_quantities.py",
+                     "tests/test_calibrate_scale.py"]
+_F5_POINT = ["tests/test_calibrate_stages_quantities.py", "tests/test_held_out_quantities.py", "tests/test_held_out.py"]
+_F5_RIG = ["tests/test_calibrate_stages_quantities.py", "tests/test_multi.py", "tests/test_calibrate_synthetic.py"]
+_F5_STAMPS = ["tests/test_calibrate_stamp_units_quantities.py", "tests/test_calibrate_stamp_units.py"]
+_F5_ROWS = ["tests/test_row_alignment_quantities.py", "tests/test_row_alignment.py", "tests/test_calibrate_firewall.py"]
+_F5_PAIRING = ["tests/test_calibrate_pairing_quantities.py", "tests/test_calibrate_synthetic.py",
+               "tests/test_calibrate_formats.py"]
+_F5_FIREWALL = ["tests/test_calibrate_firewall.py", "tests/test_calibrate_symptoms.py", "tests/test_calibrate_cli.py"]
+_F5_CHOICE = ["tests/test_reading_choice_quantities.py", "tests/test_reading_choice.py",
+              "tests/test_calibrate_firewall.py"]
+_F5_READINGS = ["tests/test_calibrate_readings_quantities.py", "tests/test_calibrate_firewall.py",
+                "tests/test_row_alignment.py"]
+_F5_READERS = ["tests/test_calibrate_readers_quantities.py", "tests/test_calibrate_formats.py",
+               "tests/test_calibrate_firewall.py"]
+_F5_HELD = ["tests/test_held_out_quantities.py", "tests/test_held_out.py"]
+_F5_CHECK = ["tests/test_check_quantities.py", "tests/test_check.py"]
+_F5_RESULT = ["tests/test_calibrate_result_quantities.py", "tests/test_calibrate_shape.py",
+              "tests/test_calibrate_cli.py"]
+_F5_SOLVE = ["tests/test_calibrate_solve_quantities.py", "tests/test_calibrate_noise_dof.py",
+             "tests/test_calibrate_sigma.py", "tests/test_calibrate_synthetic.py"]
+_F5_EDGES = ["tests/test_multi_edges_quantities.py", "tests/test_multi_edges.py", "tests/test_multi.py"]
+_F5_OPTIONS = ["tests/test_calibrate_options_quantities.py", "tests/test_calibrate_cli.py",
+               "tests/test_calibrate_formats.py"]
+_F5_FRAMES = ["tests/test_calibrate_inputs_quantities.py", "tests/test_calibrate_stages_quantities.py",
+              "tests/test_calibrate_formats.py"]
+_F5_INPUTS = ["tests/test_calibrate_inputs_quantities.py", "tests/test_calibrate_synthetic.py",
+              "tests/test_calibrate_cli.py"]
+_F5_PLAN = ["tests/test_planner_quantities.py", "tests/test_planner.py", "tests/test_planner_own_setup.py"]
+_F5_CAND = ["tests/test_planner_quantities.py", "tests/test_planner.py"]
+_F5_DETECT = ["tests/test_vision_detect_quantities.py", "tests/test_detect_workers.py", "tests/test_vision.py"]
 
 CATALOGUE: list[Mutant] = [
     # ---------------------------------------------------------------- calibrate/robot_error.py
@@ -454,6 +491,122 @@ CATALOGUE: list[Mutant] = [
        "_Alias: the module takes the old name's spec"),
     _m("F4-42", "calibrate/stages/outputs.py", "period * np.linspace(-10, 10, 21)", "period * np.linspace(-10, 10, 20)",
        _PIPE, "offset_curve: 20 offsets instead of 21, the estimated one no longer among them (off by one)"),
+    # ---------------------------------------------------------------- the newest modules, a fifth set
+    # Chosen from the code of these modules alone, before any of their tests was read (the staged one-camera
+    # pipeline and the rig, the stamp units, the row alignment, the pairing, the convention firewall and its
+    # reading choice, the readings and the readers, the held-out accuracy and the work point, kinhec check, the
+    # result, the refinement, the edges of a multi-sensor graph, the options and the inputs, the pose planner and
+    # the detection of targets), and run once.
+    _m("F5-01", "calibrate/stages/conventions.py", "B = eye_solver_form(eye, r.eye_pose, u_eye, setup)",
+       "B = eye_solver_form(eye, r.eye_pose, u_hand, setup)", _F5_STAGES,
+       "apply_reading: the eye file converted with the hand file's units (copy-paste)"),
+    _m("F5-02", "calibrate/stages/pairing.py", "out.period_s = min(ph, pe)", "out.period_s = max(ph, pe)",
+       _F5_STAGES, "_by_time: the offset curve's step and the offset's edge tolerance from the longer sample "
+       "period instead of the shorter"),
+    _m("F5-03", "calibrate/stages/solve.py", 'eye_in_hand=cv.setup != "eye_to_hand"',
+       'eye_in_hand=cv.setup == "eye_to_hand"', _F5_STAGES,
+       "solve: the eye poses' systematic error applied in the camera frame of the other setup (inverted test)"),
+    _m("F5-04", "calibrate/stages/uncertainty.py", "return Spread(std[0:6], std[6:12], off_std, scale_std)",
+       "return Spread(std[6:12], std[0:6], off_std, scale_std)", _F5_SPREAD,
+       "spread: the standard deviations of X and Y exchanged (wrong slice)"),
+    _m("F5-05", "calibrate/stages/verdict.py", "if n_out > 0.2 * n:", "if n_out > 0.2:", _F5_STAGES,
+       "judge: the outlier-share warning for any outlier (the factor n forgotten)"),
+    _m("F5-06", "calibrate/stages/verdict.py", "if not (lo < r < hi) and (not np.isfinite(r_std)",
+       "if not (lo < r < hi) or (not np.isfinite(r_std)", _F5_VERDICT_SCALE,
+       "check_scale: the monocular warning on a ratio out of range or a significant one (or for and)"),
+    _m("F5-07", "calibrate/stages/outputs.py", '"trans_mm": 1000 * np.linalg.norm(r[:, 3:], axis=1),',
+       '"trans_mm": np.linalg.norm(r[:, 3:], axis=1),', _F5_STAGES,
+       "result: per-pair translation residuals in metres labelled mm"),
+    _m("F5-08", "calibrate/stages/outputs.py", "point_cam_m=ho.default_point(A_and_B[1], cv.setup, sol.scale)",
+       "point_cam_m=ho.default_point(A_and_B[0], cv.setup, sol.scale)", _F5_POINT,
+       "result: the default work point from the hand poses instead of the eye poses (wrong index)"),
+    _m("F5-09", "calibrate/stages/rig.py", "C_all = {k: r.cov[:6, :6] for k, r in per.items()}",
+       "C_all = {k: r.cov[6:12, 6:12] for k, r in per.items()}", _F5_RIG,
+       "_rig: camera-to-camera deviations composed from each camera's Y covariance instead of X's"),
+    _m("F5-10", "calibrate/stamp_units.py", "rate = 1.0 / (step * f) if step > 0 else float(\"inf\")",
+       "rate = 1.0 / step * f if step > 0 else float(\"inf\")", _F5_STAMPS,
+       "plausible: the rate as f / step instead of 1 / (step f) (operator precedence)"),
+    _m("F5-11", "calibrate/stamp_units.py", "return abs(offset_s) >= max_offset_s - min(",
+       "return offset_s >= max_offset_s - min(", _F5_STAMPS,
+       "offset_at_edge: a refined offset at the negative edge never refused (missing abs)"),
+    _m("F5-12", "calibrate/row_alignment.py", "fewest = (max(0, -d), max(0, d))", "fewest = (max(0, d), max(0, -d))",
+       _F5_ROWS, "align_rows: the rows left out charged to the shorter file instead of the longer (swapped)"),
+    _m("F5-13", "calibrate/pairing.py", "shift = +1.0  # eye stamp = hand time + offset",
+       "shift = -1.0  # eye stamp = hand time + offset", _F5_PAIRING,
+       "TimePairing: the clock offset's sign reversed when the eye stream is the one interpolated"),
+    _m("F5-14", "calibrate/pairing.py",
+       "rows = np.concatenate([pairing.A.reshape(n, -1), pairing.B.reshape(n, -1)], axis=1)",
+       "rows = pairing.A.reshape(n, -1)", _F5_PAIRING,
+       "drop_repeated_pairs: a pair dropped when only its hand pose repeats (eye pose not compared)"),
+    _m("F5-15", "calibrate/firewall.py", "ratio = c_e / (fit.scale * c_h) if fit.scale > 0 else float(\"nan\")",
+       "ratio = c_h / (fit.scale * c_e) if fit.scale > 0 else float(\"nan\")", _F5_FIREWALL,
+       "_score_all: the metric ratio of the eye translations with the unit factors inverted (mm/m)"),
+    _m("F5-16", "calibrate/firewall.py", "coarse = pr.CoarseOffset(-coarse.offset_s)",
+       "coarse = pr.CoarseOffset(coarse.offset_s)", _F5_FIREWALL,
+       "_apply: a given clock offset keeps its sign when the files are exchanged"),
+    _m("F5-17", "calibrate/reading_choice.py", "if st.setup and st.eye_pose and c.eye_pose != st.eye_pose:",
+       "if st.eye_pose and c.eye_pose != st.eye_pose:", _F5_CHOICE,
+       "_keeps: a stated eye direction narrows the readings without a stated setup"),
+    _m("F5-18", "calibrate/readings.py",
+       "M = np.concatenate([RA - np.eye(3), -(tB @ R.T)[:, :, None]], axis=2)",
+       "M = np.concatenate([RA - np.eye(3), -(tB @ R)[:, :, None]], axis=2)", _F5_READINGS,
+       "fit_class: the eye translations turned by R^T instead of R (row vectors, forgotten transpose)"),
+    _m("F5-19", "calibrate/readers.py", "M[:, :3, :3] = data[:, 9:18].reshape(-1, 3, 3)",
+       "M[:, :3, :3] = data[:, 9:18].reshape(-1, 3, 3).transpose(0, 2, 1)", _F5_READERS,
+       "_read_tabb: cali.txt rotations read column-major (transposed)"),
+    _m("F5-20", "calibrate/readers.py", "lines = lines[::4]", "lines = lines[3::4]", _F5_READERS,
+       "_read_tabb: a 4x4 block's line number taken from its last row instead of its first (off by 3)"),
+    _m("F5-21", "calibrate/held_out.py", "T, C = Y, cov[6:12, 6:12]", "T, C = Y, cov[0:6, 0:6]", _F5_HELD,
+       "point_error: eye-to-hand, the work point's error from X's covariance instead of Y's"),
+    _m("F5-22", "calibrate/held_out.py", "return p / scale if scale else p", "return p * scale if scale else p",
+       _F5_HELD, "default_point: the eye translations multiplied by the scale instead of divided"),
+    _m("F5-23", "calibrate/check.py", "p = min(1.0, 2 * min(p_w, p_q))", "p = min(p_w, p_q)", _F5_CHECK,
+       "consistency: the two tests combined without the Bonferroni factor 2"),
+    _m("F5-24", "calibrate/check.py", "V = tau * Hinv + cov0", "V = Hinv + cov0", _F5_CHECK,
+       "consistency: the new pairs' covariance not inflated by the stored correlation factor tau"),
+    _m("F5-25", "calibrate/result.py", "tr = 1000 * self.X_std[3:].max()", "tr = self.X_std[3:].max()", _F5_RESULT,
+       "verdict: X's translation deviation in metres printed as mm"),
+    _m("F5-26", "calibrate/result.py", '{"value": 1000 * float(self.time_offset_s), "std"',
+       '{"value": float(self.time_offset_s), "std"', _F5_RESULT,
+       "sigma: the clock offset's value in seconds under time_offset_ms"),
+    _m("F5-27", "calibrate/solve.py", 'return _floor(S), dof / (dof - 7.0), "full"',
+       'return _floor(S), dof / (dof - 6.0), "full"', _F5_SOLVE,
+       "_noise_model: the small-sample factor of a full 6x6 covariance dof / (dof - 6) instead of dof / (dof - 7)"),
+    _m("F5-28", "calibrate/solve.py", "return bool(out[0] <= out[1])", "return bool(out[0] >= out[1])", _F5_SOLVE,
+       "choose_domain: the residual domain whose noise fits worse (inverted comparison)"),
+    _m("F5-29", "calibrate/multi_edges.py", "return {r: float(cls[int(r[0] != r[1])]) for r in READINGS}",
+       "return {r: float(cls[int(r[1])]) for r in READINGS}", _F5_EDGES,
+       "_own_scores: an edge's direction class from the eye's inversion alone (both files inverted scored as one)"),
+    _m("F5-30", "calibrate/options.py", "quat=(self.quat_hand, self.quat_eye) if self.quat_order is not None",
+       "quat=(self.quat_eye, self.quat_hand) if self.quat_order is not None", _F5_OPTIONS,
+       "firewall_options: per-file quaternion orders given to the firewall exchanged"),
+    _m("F5-31", "calibrate/option_values.py", "np.isfinite(v) and v >= 0 for v in vals",
+       "np.isfinite(v) and v > 0 for v in vals", _F5_OPTIONS,
+       "nonnegative_pair: a zero level refused (> for >=)"),
+    _m("F5-32", "calibrate/frames.py", 'return "T_ee_marker", "T_base_cam"', 'return "T_base_cam", "T_ee_marker"',
+       _F5_FRAMES, "names: eye-to-hand X and Y names exchanged"),
+    _m("F5-33", "calibrate/inputs.py", 'setup = setup_ds if opts.setup != "rig" else opts.setup',
+       "setup = opts.setup", _F5_INPUTS,
+       "_dataset: a kinhec dataset's own setup ignored (the default eye-in-hand kept)"),
+    _m("F5-34", "planner/plan.py", "q_wxyz = np.array([a[6], a[3], a[4], a[5]]) / nq",
+       "q_wxyz = np.array([a[3], a[4], a[5], a[6]]) / nq", _F5_PLAN,
+       "pose_from_xyz_qxyzw: qx qy qz qw read as w x y z"),
+    _m("F5-35", "planner/plan.py", "stop_var = None if stop_std_mm is None else (stop_std_mm / 1000.0) ** 2",
+       "stop_var = None if stop_std_mm is None else stop_std_mm / 1000.0", _F5_PLAN,
+       "plan_poses: stop_std_mm compared as a variance without squaring it"),
+    _m("F5-36", "planner/candidates.py", "m = math.radians(limits.limit_margin_deg)",
+       "m = limits.limit_margin_deg", _F5_CAND,
+       "feasibility: the joint-limit margin in degrees used as radians"),
+    _m("F5-37", "planner/candidates.py", "uv[..., 1], cam.height_px - uv[..., 1]])",
+       "uv[..., 1], cam.width_px - uv[..., 1]])", _F5_CAND,
+       "_in_view: the bottom border measured from the image width (copy-paste)"),
+    _m("F5-38", "planner/model.py",
+       "r.append(math.inf if unidentified[0] else math.degrees(math.sqrt(max(np.trace(cov[:3, :3]), 0.0))))",
+       "r.append(math.inf if unidentified[0] else math.sqrt(max(np.trace(cov[:3, :3]), 0.0)))", _F5_PLAN,
+       "sigma_curve: rot_rms_deg in radians"),
+    _m("F5-39", "vision/detect.py", "[detections[i].uv_px for i in used], T[used])",
+       "[detections[i].uv_px for i in used], T[: len(used)])", _F5_DETECT,
+       "observations_from_detections: hand poses not skipped with the rejected views (misaligned pairs)"),
     # ---------------------------------------------------------------- the first three audits (solvers, bounds,
     # calibrate, suite, report): survivors of the audit of commit 0e5f4eb re-targeted, then two fresh sets
     _m('he_ml_scale_column_sign', 'solvers/he_ml_stages/reweighting.py', 'Js[:, 3:] = k * Ci[:, :3, 3]',
