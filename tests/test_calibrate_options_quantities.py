@@ -78,6 +78,8 @@ def test_firewall_options_pass_units_and_quaternions_only_when_given():
     o = opts(units="mm,m", quat_order="wxyz")
     fo = o.firewall_options()
     assert fo["units"] == ("mm", "m") and fo["quat"] == ("wxyz", "wxyz") and fo["max_offset_s"] == 0.5
+    fo = opts(units="m,mm", quat_order="wxyz,xyzw").firewall_options()  # per file: hand first, then eye
+    assert fo["units"] == ("m", "mm") and fo["quat"] == ("wxyz", "xyzw")
     fo = opts(eye_pose="cam_T_target", force=True).firewall_options()
     assert fo["units"] is None and fo["quat"] is None and fo["eye_pose"] == "cam_T_target" and fo["force"] is True
 
@@ -123,3 +125,10 @@ def test_frames_directions_and_units():
         frames.hand_metric(_stream(T), "cam_T_target", None)
     assert frames.names("eye_to_hand") == ("T_ee_marker", "T_base_cam")
     assert frames.names("eye_in_hand") == frames.names("rig") == ("T_ee_cam", "T_base_target")
+
+
+@pytest.mark.parametrize("setup, expected", [("eye_in_hand", ("T_ee_cam", "T_base_target")),
+                                             ("eye_to_hand", ("T_ee_marker", "T_base_cam"))])
+def test_the_names_of_x_and_y(setup, expected):
+    # eye-to-hand X is the marker on the flange and Y the fixed camera in the base
+    assert frames.names(setup) == expected

@@ -142,12 +142,17 @@ def test_shifted_rows_are_described_with_their_lines():
 def test_repeated_pairs_count_once():
     T = linear_motion(np.arange(6.0))
     A, B = T[[0, 1, 1, 2, 1, 3]], T[[0, 2, 2, 4, 2, 5]]
-    B[3] = T[1]  # pair 3 repeats the hand pose of pair 1 with another eye pose: kept
+    B[4] = T[3]  # pair 4 repeats the hand pose of pair 1 with another eye pose: kept
     p = pr.OrderPairing(A, B, np.arange(1, 7), np.arange(11, 17))
     out = pr.drop_repeated_pairs(p, "here")
-    assert np.array_equal(out.eye_lines, [11, 12, 14, 16]) and np.array_equal(out.A, A[[0, 1, 3, 5]])
-    assert out.notes == ["here: 2 of 6 pairs repeat an earlier pair exactly (eye lines 13, 15): the same measurement "
+    assert np.array_equal(out.eye_lines, [11, 12, 14, 15, 16]) and np.array_equal(out.A, A[[0, 1, 3, 4, 5]])
+    assert out.notes == ["here: 1 of 6 pairs repeat an earlier pair exactly (eye lines 13): the same measurement "
                          "written again, counted once"]
+    B2 = B.copy()
+    B2[2] = T[3]  # the same eye pose under another hand pose is a measurement too
+    A2 = A.copy()
+    A2[2] = T[4]
+    assert len(pr.drop_repeated_pairs(pr.OrderPairing(A2, B2, np.arange(1, 7), np.arange(11, 17)), "here")) == 6
     assert pr.drop_repeated_pairs(out, "here") is out
 
 

@@ -124,3 +124,20 @@ def test_three_pairs_at_least():
     sv.check_enough_pairs(3, "here")
     with pytest.raises(InputError, match=r"^here: expected at least 3 pose pairs, got 2$"):
         sv.check_enough_pairs(2, "here")
+
+
+def test_the_covariance_carries_the_full_noise_models_small_sample_factor():
+    """With a full 6x6 noise covariance from ``dof`` degrees of freedom, the covariance of the unknowns is the inverse
+    of the whitened normal matrix, inflated for correlated residuals, times ``dof / (dof - 7)`` (the bias of the
+    inverse of a sample covariance)."""
+    A, B = _poses(80, seed=3)
+    rng = np.random.default_rng(8)
+    B = B @ se3.se3_exp(np.c_[rng.normal(0, 1e-3, (80, 3)), rng.normal(0, 1e-3, (80, 3))])
+    idx = np.arange(80)
+    sol = sv.refine(OrderPairing(A, B, idx, idx), X, Y, reject=False)
+    assert sol.noise_model == "full"
+    G = sol.whitened_jacobian.reshape(-1, sol.whitened_jacobian.shape[-1])
+    H = G.T @ G + (0.0 if sol.prior_information is None else sol.prior_information)
+    factor = sol.noise_dof / (sol.noise_dof - 7.0)
+    expected = sol.inflation_detail.apply(np.linalg.inv(H)) * factor
+    assert np.allclose(sol.cov, expected, rtol=1e-7, atol=0)

@@ -356,6 +356,11 @@ def test_rig_per_camera_worlds_compose_the_per_camera_fits(two_camera_rig):
     Zt = se3.invert_transform(X["cam01"]) @ X["cam02"]
     err = np.r_[se3.so3_log(Zt[:3, :3].T @ Z[:3, :3]), Z[:3, 3] - Zt[:3, 3]]
     assert np.all(np.abs(err) < 4 * res.rig.cam_T_cam_std["cam01_T_cam02"])
+    # its deviations compose the cameras' X covariances (the X block of each fit, not Y's)
+    for k in ("cam01", "cam02"):
+        assert np.allclose(np.sqrt(np.diag(per[k].cov[:6, :6])), per[k].X_std, rtol=1e-12, atol=0)
+    _, s = rig.compose_std(per["cam01"].X, per["cam01"].cov[:6, :6], per["cam02"].X, per["cam02"].cov[:6, :6])
+    assert np.allclose(res.rig.cam_T_cam_std["cam01_T_cam02"], s, rtol=1e-12, atol=0)
     assert res.setup == "rig" and res.observability["determined"] == all(r.determined for r in per.values())
     assert set(res.observability["per_camera"]) == {"cam01", "cam02"}
 
@@ -487,3 +492,29 @@ def test_a_rig_names_each_cameras_warnings_and_keeps_each_cameras_own_result(tmp
     assert per["cam01"].warnings == [] and per["cam01"].setup == "eye_in_hand" and per["cam01"].rig is None
     assert res.setup == "rig" and res.observability["per_camera"]["cam01"]["determined"] is True
     assert np.array_equal(res.X, per["cam01"].X)
+
+
+@pytest.mark.parametrize("setup", ["eye_in_hand", "eye_to_hand"])
+def test_the_eye_poses_systematic_error_is_taken_in_the_setups_camera_frame(tmp_path, monkeypatch, setup):
+    """The intrinsics behind the eye poses err in the camera's frame: the refinement is told which side of the
+    chain the camera is on (the flange eye-in-hand, the base eye-to-hand), and the prior is passed on."""
+    from kinhec.calibrate import solve as sv
+
+    rng = np.random.default_rng(12)
+    t, A, C = streams(rng, 30)
+    if setup == "eye_to_hand":  # the same flange poses seen by a camera 1 m in front of them: C = inv(Y) A X
+        R = np.array([[0.0, 0.0, -1.0], [1.0, 0.0, 0.0], [0.0, -1.0, 0.0]])  # looking along -x of the base
+        Y = se3.transform_from_rotation_translation(R, [1.5, 0.0, 0.4])
+        C = se3.invert_transform(Y) @ A @ X_TRUE @ se3.se3_exp(np.c_[rng.normal(0, 1e-3, (30, 3)),
+                                                                      rng.normal(0, 5e-4, (30, 3))])
+    seen = []
+    real = sv.refine
+
+    def spy(*args, **kw):
+        seen.append((kw.get("eye_in_hand"), kw.get("eye_bias_prior") is not None))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(sv, "refine", spy)
+    calibrate(write_tum(tmp_path / "h.tum", t, A), [write_tum(tmp_path / "e.tum", t, C)], setup=setup,
+              offset="none", force=True)  # fmt: skip (force: the files' roles as given)
+    assert seen and all(s == (setup == "eye_in_hand", True) for s in seen), seen
