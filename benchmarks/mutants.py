@@ -125,8 +125,8 @@ _F5_SOLVE = ["tests/test_calibrate_solve_quantities.py", "tests/test_calibrate_n
 _F5_EDGES = ["tests/test_multi_edges_quantities.py", "tests/test_multi_edges.py", "tests/test_multi.py"]
 _F5_OPTIONS = ["tests/test_calibrate_options_quantities.py", "tests/test_calibrate_cli.py",
                "tests/test_calibrate_formats.py"]
-_F5_FRAMES = ["tests/test_calibrate_options_quantities.py", "tests/test_calibrate_inputs_quantities.py", "tests/test_calibrate_stages_quantities.py",
-              "tests/test_calibrate_formats.py"]
+_F5_FRAMES = ["tests/test_calibrate_options_quantities.py", "tests/test_calibrate_inputs_quantities.py",
+              "tests/test_calibrate_stages_quantities.py", "tests/test_calibrate_formats.py"]
 _F5_INPUTS = ["tests/test_calibrate_inputs_quantities.py", "tests/test_calibrate_synthetic.py",
               "tests/test_calibrate_cli.py"]
 _F5_PLAN = ["tests/test_planner_quantities.py", "tests/test_planner.py", "tests/test_planner_own_setup.py"]
