@@ -63,7 +63,9 @@ CAUSES: dict[tuple[str, str], str] = {
         "sequences (1.25, 1.75, 0.75 rad/s), so its flange moved 2.5 times as fast and the 2 cm keyframe rule fired "
         "every few frames."),
     ("monocular", "mean_rot_angle_deg"): "As `n_motions`: the `proposal_sine` time base.",
-    ("monocular", "max_rot_angle_deg"): "As `n_motions`: the `proposal_sine` time base.",
+    ("monocular", "max_rot_angle_deg"): (
+        "The `proposal_sine` half now agrees (median 6.6 deg both); the UR5e `joint_sinusoid` half turns less "
+        "(6.8 against 7.3 deg): the `joint_sinusoid` excitation, see `n_motions` of `noise`."),
     ("monocular", "mean_trans_m"): "As `n_motions`: the `proposal_sine` time base.",
     ("monocular", "Y_px"): (
         "The visual-odometry origin is the first camera pose of a `joint_sinusoid`: the published centre "

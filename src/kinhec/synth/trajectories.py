@@ -59,6 +59,7 @@ __all__ = [
     "PROPOSAL_SINE_N_KEYFRAMES",
     "PROPOSAL_SINE_OMEGA_RAD_S",
     "PROPOSAL_SINE_PHASE_RAD",
+    "PROPOSAL_SINE_TIME_BASE_S",
     "JOINT_AMPLITUDE_MAX_RAD",
     "WAYPOINT_SPREAD_FRACTION",
     "WAYPOINT_CENTRE_FRACTION",
@@ -98,11 +99,15 @@ __all__ = [
 FREE6D_SPEED_CAPS = (1.0, math.pi)
 #: Workspace centre [m] of ``free6d`` in its (arbitrary) base frame.
 FREE6D_WORKSPACE_CENTRE_M = (0.5, 0.0, 0.4)
-#: ``proposal_sine`` (free6d), as in the published copy: translation centre [m], amplitude [m],
-#: angular frequency [rad/s] and phase [rad] per base axis, and the number of random keyframe orientations.
+#: ``proposal_sine`` (free6d), as in the published generator: translation centre [m], amplitude [m],
+#: angular frequency [rad/s] on a time base of ``PROPOSAL_SINE_TIME_BASE_S`` and phase [rad] per base axis, and the
+#: number of random keyframe orientations.  The whole path, translation and keyframes, is the one of the time base
+#: played over the sequence's duration: a sequence of ``D`` seconds moves at ``omega * TIME_BASE / D`` (the published
+#: smoke copy's 4 s sequences at 1.25, 1.75 and 0.75 rad/s, its small tier's 10 s ones at 0.5, 0.7 and 0.3).
 PROPOSAL_SINE_CENTRE_M = (0.5, 0.0, 0.5)
 PROPOSAL_SINE_AMPLITUDE_M = (0.5, 0.3, 0.2)
-PROPOSAL_SINE_OMEGA_RAD_S = (1.25, 1.75, 0.75)
+PROPOSAL_SINE_OMEGA_RAD_S = (0.5, 0.7, 0.3)
+PROPOSAL_SINE_TIME_BASE_S = 10.0
 PROPOSAL_SINE_PHASE_RAD = (0.0, math.pi / 2.0, 0.0)
 PROPOSAL_SINE_N_KEYFRAMES = 5
 #: Largest total amplitude [rad] of a sinusoidal joint (before the limit and speed bounds).
@@ -1030,15 +1035,17 @@ def cartesian_cone(robot: RobotModel, rng: np.random.Generator, *, cone_half_ang
 
 def proposal_sine(robot: RobotModel, rng: np.random.Generator, *, duration_s: float,
                   n_keyframes: int = PROPOSAL_SINE_N_KEYFRAMES, centre_m=PROPOSAL_SINE_CENTRE_M,
-                  amplitude_m=PROPOSAL_SINE_AMPLITUDE_M, omega_rad_s=PROPOSAL_SINE_OMEGA_RAD_S,
+                  amplitude_m=PROPOSAL_SINE_AMPLITUDE_M, omega_rad_s=None,
                   phase_rad=PROPOSAL_SINE_PHASE_RAD, sampling_mode: str = "continuous") -> SinePoseTrajectory:  # fmt: skip
     """Sinusoidal translation with SLERP between random keyframe rotations (``free6d``).
 
     Base axis ``i`` moves as ``centre_i + A_i sin(omega_i t + phi_i)``; the
-    defaults are the figures of the published copy's ``proposal_sine``
-    sequences, the same for every sequence: ``A = (0.5, 0.3, 0.2)`` m,
-    ``omega = (1.25, 1.75, 0.75)`` rad/s, ``phi = (0, pi/2, 0)`` around
-    ``(0.5, 0, 0.5)`` m.  ``n_keyframes`` orientations (5), each uniform on
+    defaults are the figures of the published generator's ``proposal_sine``
+    sequences, the same for every sequence of a given duration: ``A = (0.5, 0.3, 0.2)`` m,
+    ``phi = (0, pi/2, 0)`` around ``(0.5, 0, 0.5)`` m and, unless ``omega_rad_s`` is
+    given, ``omega = (0.5, 0.7, 0.3) * 10 s / duration_s`` rad/s (the path of a
+    10 s time base played over the duration; 1.25, 1.75 and 0.75 rad/s for
+    4 s).  ``n_keyframes`` orientations (5), each uniform on
     SO(3) and independent of the others, sit at evenly spaced instants over
     ``[0, duration_s]`` and are joined by constant-rate geodesics, so the
     orientation sweeps the whole rotation group: at most 180 deg between
@@ -1048,6 +1055,8 @@ def proposal_sine(robot: RobotModel, rng: np.random.Generator, *, duration_s: fl
     k = _check_count(n_keyframes, "n_keyframes", 2)
     key_R = se3.random_rotations(rng, k)
     key_t = np.linspace(0.0, float(duration_s), k)
+    if omega_rad_s is None:
+        omega_rad_s = np.asarray(PROPOSAL_SINE_OMEGA_RAD_S) * (PROPOSAL_SINE_TIME_BASE_S / float(duration_s))
     return SinePoseTrajectory(centre_m, amplitude_m, omega_rad_s, phase_rad, key_t, key_R, duration_s,
                               stations=sampling_mode == "stations")  # fmt: skip
 
