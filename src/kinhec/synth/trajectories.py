@@ -95,8 +95,10 @@ __all__ = [
     "frames_from_z",
 ]
 
-#: Speed caps of the free-floating ``free6d``: (linear [m/s], angular [rad/s]); motions use ``speed_fraction`` of them.
-FREE6D_SPEED_CAPS = (1.0, math.pi)
+#: Speed caps of the free-floating ``free6d``: (linear [m/s], angular [rad/s]); waypoint motions use
+#: ``speed_fraction`` of them: at the tiers' 0.25, 0.15 m/s and 0.6 rad/s, the published generator's speeds of its
+#: Cartesian waypoint paths.
+FREE6D_SPEED_CAPS = (0.6, 2.4)
 #: Workspace centre [m] of ``free6d`` in its (arbitrary) base frame.
 FREE6D_WORKSPACE_CENTRE_M = (0.5, 0.0, 0.4)
 #: ``proposal_sine`` (free6d), as in the published generator: translation centre [m], amplitude [m],
@@ -1003,7 +1005,8 @@ def cartesian_cone(robot: RobotModel, rng: np.random.Generator, *, cone_half_ang
     flange frame of keyframe ``k-1``) uniform on the cap of half-angle
     ``cone_half_angle_deg`` around one random axis (0 deg: every motion about
     the same axis, the degenerate case).  The keyframe positions are uniform in
-    a cube of side ``trans_range_m`` centred on the workspace centre.  Station
+    a cube of half-side ``trans_range_m`` centred on the workspace centre (each
+    coordinate within ``+-trans_range_m``, as the published generator draws them).  Station
     sampling captures each keyframe (at the middle of its dwell), with segment
     times from :data:`FREE6D_SPEED_CAPS`; continuous sampling moves through the
     keyframes once without dwelling, time-scaled to last ``duration_s``.
@@ -1022,7 +1025,7 @@ def cartesian_cone(robot: RobotModel, rng: np.random.Generator, *, cone_half_ang
     R[0] = se3.random_rotations(rng, 1)[0]
     for i in range(1, k):  # one product per keyframe (k <= a few hundred), not per frame
         R[i] = R[i - 1] @ steps[i - 1]
-    p = W + (rng.random((k, 3)) - 0.5) * trans_range_m
+    p = W + (2.0 * rng.random((k, 3)) - 1.0) * trans_range_m
     knots_T = se3.transform_from_rotation_translation(R, p)
     extra = {"main_axis": main_axis, "cone_half_angle_deg": float(cone_half_angle_deg),
              "rot_angle_deg": np.degrees(theta)}  # fmt: skip
