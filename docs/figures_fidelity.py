@@ -44,7 +44,8 @@ CAUSES: dict[tuple[str, str], str] = {
     ("*", "Y_px"): (
         "Look-at world placement: the published board lies on a table in front of the base (0.45-0.75 reach from "
         "the base axis, within 50 deg of the base's x axis), its static camera in front of and above the robot; "
-        "kinhec placed both relative to the flange at home, which a UR holds at -x."),
+        "kinhec placed both relative to the flange at home, which a UR holds at -x (now as published, "
+        "`LOOKAT_BOARD_*`, `LOOKAT_CAMERA_*` in `trajectories.py`).  Along continuous paths: see `Y_pz`."),
     ("*", "Y_py"): "As `Y_px`: look-at world placement.",
     ("*", "Y_qw"): "As `Y_px`: the orientation of the look-at world reference.",
     ("*", "Y_qx"): "As `Y_px`: the orientation of the look-at world reference.",
@@ -110,9 +111,19 @@ CAUSES: dict[tuple[str, str], str] = {
         "The mixed track's motions: the published cones draw `trans_range_m` in 0.05-0.3 m and two rotation "
         "angles in 1-60 deg, and run continuously on 40 %; kinhec's cones are at stations with 0.15 m and "
         "fixed angle ranges; and the `joint_sinusoid` excitation differs (see `noise`)."),
-    ("mixed", "axis_scatter_lambda3"): "As `n_motions`: the mixed track's families.",
-    ("mixed", "mean_trans_m"): "As `n_motions`: the mixed track's families.",
-    ("mixed", "translation_cond"): "As `n_motions`: the mixed track's families.",
+    ("mixed", "axis_scatter_lambda3"): (
+        "The mixed track's motions: the published cones draw `trans_range_m` in 0.05-0.3 m and two rotation "
+        "angles in 1-60 deg, and run continuously on 40 %; kinhec's cones are at stations with 0.15 m and "
+        "fixed angle ranges; and the `joint_sinusoid` excitation differs (see `n_motions` of `noise`)."),
+    ("mixed", "mean_trans_m"): "As `axis_scatter_lambda3`: the mixed track's families.",
+    ("mixed", "translation_cond"): "As `axis_scatter_lambda3`: the mixed track's families.",
+    ("mixed", "Y_qx"): (
+        "The world reference placed along a continuous path: the published board's normal within 15 deg (uniform "
+        "in angle) of the reversed gaze and its static camera in a 35 deg cone around the mean marker normal; "
+        "kinhec's within 20 deg (uniform over the cap) and a 70 deg cone, and never below the floor (`Y_pz`)."),
+    ("mixed", "Y_qw"): "As `Y_qx`.",
+    ("mixed", "Y_qy"): "As `Y_qx`.",
+    ("mixed", "Y_qz"): "As `Y_qx`.",
     ("monocular", "Y_qw"): "As `Y_px`: the first camera pose of the `joint_sinusoid` is the origin.",
     ("temporal", "Y_px"): "The board along a continuous path: see `n_visible_frames` and `Y_pz`.",
     ("temporal", "Y_py"): "The board along a continuous path: see `n_visible_frames` and `Y_pz`.",

@@ -249,13 +249,23 @@ def test_lookat_target_visible_at_every_station(name, configuration):
     else:
         T_cam_target = se3.invert_transform(Y) @ T @ X
     assert visibility(HD, target, T_cam_target).visible.all()
-    W, _ = tj.workspace_centre(robot)
+    W = info.centre_m
     if configuration == "eye_to_hand":
         d = np.linalg.norm(Y[:3, 3] - W)
-        assert tj.STATIC_CAMERA_DISTANCE_M[0] - 1e-9 <= d <= tj.STATIC_CAMERA_DISTANCE_M[1] + 1e-9
+        assert tj.LOOKAT_CAMERA_DISTANCE_M[0] - 1e-9 <= d <= tj.LOOKAT_CAMERA_DISTANCE_M[1] + 1e-9
+        assert np.allclose(Y[:3, 3] + d * Y[:3, 2], W, atol=1e-9)  # looking at W
+        assert Y[2, 3] >= tj.FLOOR_Z_M and Y[0, 3] > W[0] - 1e-9 or robot.is_free  # in front of the robot, above the floor
     else:
-        assert Y[2, 3] < W[2]  # the board lies below the workspace centre, tilted up towards it
-        assert Y[2, 2] > 0
+        assert np.allclose(Y[:3, 3], W)
+        # a board on a table in front of the robot, below its shoulder, tilted up towards the base axis
+        tilt = np.degrees(np.arccos(np.clip(Y[2, 2], -1, 1)))
+        assert 0 <= tilt <= tj.LOOKAT_BOARD_TILT_DEG + 1e-9
+        if not robot.is_free:
+            rho = np.hypot(Y[0, 3], Y[1, 3]) / robot.reach_m
+            assert tj.LOOKAT_BOARD_RADIUS_REACH[0] - 1e-9 <= rho <= tj.LOOKAT_BOARD_RADIUS_REACH[1] + 1e-9
+            assert abs(np.degrees(np.arctan2(Y[1, 3], Y[0, 3]))) <= tj.LOOKAT_BOARD_AZIMUTH_DEG + 1e-9
+            assert tj.FLOOR_Z_M <= Y[2, 3] <= robot.d_m[0] - 0.05 * robot.reach_m + 1e-9
+            assert np.dot(Y[:2, 2], Y[:2, 3]) <= 1e-9  # the normal leans towards the base axis
     if not robot.is_free:
         _check_joint_physics(robot, traj, 0.25)
 

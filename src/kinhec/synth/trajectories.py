@@ -69,6 +69,16 @@ __all__ = [
     "LOOKAT_CAP_HALF_ANGLE_DEG",
     "LOOKAT_TOUR_CHOICES",
     "STATIC_CAMERA_DISTANCE_M",
+    "LOOKAT_BOARD_RADIUS_REACH",
+    "LOOKAT_BOARD_AZIMUTH_DEG",
+    "LOOKAT_BOARD_HEIGHT_REACH",
+    "LOOKAT_BOARD_TILT_DEG",
+    "LOOKAT_CAMERA_CENTRE_REACH",
+    "LOOKAT_CAMERA_DISTANCE_M",
+    "LOOKAT_CAMERA_AXIS",
+    "LOOKAT_CAMERA_CONE_DEG",
+    "LOOKAT_CAMERA_ROLL_DEG",
+    "LOOKAT_FALLBACK_TRIES",
     "N_WORLD_CANDIDATES",
     "N_WORLD_FRAMES",
     "min_jerk",
@@ -149,10 +159,41 @@ STATIC_CAMERA_DISTANCE_M = (0.9, 1.6)
 #: (eye-to-hand, non-look-at families).  Wide enough that a marker facing down from a flange still has
 #: candidate cameras above the floor, looking at it from the side.
 STATIC_CAMERA_CONE_DEG = 70.0
-#: Elevation range [deg] of the static camera above the workspace centre.
-STATIC_CAMERA_ELEVATION_DEG = (15.0, 60.0)
-#: Depression range [deg] of the eye-in-hand board below the workspace centre (board on a table, tilted up).
+#: Look-at world placement, as the published generator draws it (in the base frame, ``reach`` the robot's nominal
+#: working radius, ``shoulder`` the height of its second joint's axis, ``d_1``):
+#:
+#: * eye-in-hand, the board on a table in front of the robot: its centre at a horizontal distance
+#:   ``LOOKAT_BOARD_RADIUS_REACH`` times the reach from the base axis, at an azimuth within
+#:   ``LOOKAT_BOARD_AZIMUTH_DEG`` of the base's ``x`` axis and a height ``LOOKAT_BOARD_HEIGHT_REACH`` times the
+#:   reach from the shoulder (never below :data:`FLOOR_Z_M`, which the published one allows); its normal
+#:   tilted from the vertical towards the base axis by up to ``LOOKAT_BOARD_TILT_DEG``, a random in-plane rotation;
+#: * eye-to-hand, the static camera looking at a workspace point ``LOOKAT_CAMERA_CENTRE_REACH`` (times the reach;
+#:   height from the shoulder) from ``LOOKAT_CAMERA_DISTANCE_M`` away, along a direction within
+#:   ``LOOKAT_CAMERA_CONE_DEG`` of ``LOOKAT_CAMERA_AXIS`` (in front of the robot and above it; a direction that
+#:   would put the camera below the floor is drawn again), with the image's up within ``LOOKAT_CAMERA_ROLL_DEG``
+#:   of the world's.
+#:
+#: ``free6d`` has no reach or shoulder: its board centre is ``FREE6D_BOARD_CENTRE_M`` plus a uniform offset
+#: within ``FREE6D_BOARD_OFFSET_M`` and its static camera looks at :data:`PROPOSAL_SINE_CENTRE_M`.
+LOOKAT_BOARD_RADIUS_REACH = (0.45, 0.75)
+LOOKAT_BOARD_AZIMUTH_DEG = 50.0
+LOOKAT_BOARD_HEIGHT_REACH = (-0.45, -0.05)
+LOOKAT_BOARD_TILT_DEG = 50.0
+LOOKAT_CAMERA_CENTRE_REACH = ((0.4, 0.6), (-0.15, 0.15), (-0.15, 0.2))
+LOOKAT_CAMERA_DISTANCE_M = (0.9, 1.6)
+LOOKAT_CAMERA_AXIS = (1.0, 0.0, 0.6)
+LOOKAT_CAMERA_CONE_DEG = 45.0
+LOOKAT_CAMERA_ROLL_DEG = 20.0
+FREE6D_BOARD_CENTRE_M = (0.5, 0.0, 0.5)
+FREE6D_BOARD_OFFSET_M = ((0.3, 0.6), (-0.3, 0.3), (-0.4, 0.1))
+#: When no table placement gives every station (a large board seen from far by a small arm: the published generator
+#: then keeps half the stations or fewer, kinhec wants them all), the world is placed near the workspace centre ``W``
+#: (the flange at home): the board below and in front of ``W`` (``BOARD_DEPRESSION_DEG`` below the horizontal) at the
+#: middle of the viewing distances, the static camera ``STATIC_CAMERA_DISTANCE_M`` from ``W``,
+#: ``STATIC_CAMERA_ELEVATION_DEG`` above it.  ``LOOKAT_FALLBACK_TRIES`` such placements follow the table ones.
 BOARD_DEPRESSION_DEG = (45.0, 80.0)
+STATIC_CAMERA_ELEVATION_DEG = (15.0, 60.0)
+LOOKAT_FALLBACK_TRIES = 4
 #: Candidate world placements drawn by :func:`place_world`.
 N_WORLD_CANDIDATES = 25
 #: Height [m] of the plane the robot is mounted on, in the base frame: the world reference of a sequence (the
@@ -167,8 +208,8 @@ WORLD_OVERSAMPLING = 40
 #: Frames (evenly spaced along the trajectory) on which :func:`place_world` counts visibility.
 N_WORLD_FRAMES = 60
 #: Maximum rounds of candidate draws per world placement in :func:`lookat`, and world placements tried.
-LOOKAT_ROUNDS = 4
-LOOKAT_WORLD_TRIES = 4
+LOOKAT_ROUNDS = 8
+LOOKAT_WORLD_TRIES = 8
 #: IK budget per look-at candidate batch: candidates are cheap, iterations are not, so hard candidates are
 #: dropped early (no restarts) and replaced by fresh ones.  The stations are the poses actually reached
 #: (forward kinematics of the IK solution), so the tolerance only decides which candidates count as reached.
@@ -824,10 +865,36 @@ class LookatInfo:
     n_candidates: int
     n_reachable: int
     n_world_tries: int
+    centre_m: np.ndarray | None = None  # the board centre, or the point the static camera looks at
 
 
-def _board_pose(rng, W, az0, d_mid):
-    """Eye-in-hand world ``Y = T_base_world``: board below and in front of ``W``, tilted towards it."""
+def _shoulder_height(robot: RobotModel) -> float:
+    """Height [m] of an arm's shoulder (its first DH offset ``d_1``); 0 for ``free6d``."""
+    return 0.0 if robot.is_free else float(robot.d_m[0])
+
+
+def _board_pose(rng, robot: RobotModel):
+    """Eye-in-hand world ``Y = T_base_world``: a board on a table in front of the robot, tilted towards its base."""
+    if robot.is_free:
+        off = [rng.uniform(lo, hi) for lo, hi in FREE6D_BOARD_OFFSET_M]
+        B = np.asarray(FREE6D_BOARD_CENTRE_M) + np.asarray(off)
+    else:
+        reach, shoulder = robot.reach_m, _shoulder_height(robot)
+        rho = rng.uniform(*LOOKAT_BOARD_RADIUS_REACH) * reach
+        az = math.radians(rng.uniform(-LOOKAT_BOARD_AZIMUTH_DEG, LOOKAT_BOARD_AZIMUTH_DEG))
+        lo, hi = (shoulder + f * reach for f in LOOKAT_BOARD_HEIGHT_REACH)
+        h = rng.uniform(max(lo, FLOOR_Z_M), max(hi, FLOOR_Z_M))  # on the table, never under the mounting plane
+        B = np.array([rho * math.cos(az), rho * math.sin(az), h])
+    towards_base = np.array([-B[0], -B[1], 0.0])
+    towards_base /= max(float(np.linalg.norm(towards_base)), 1e-9)
+    tilt = math.radians(rng.uniform(0.0, LOOKAT_BOARD_TILT_DEG))
+    n = math.cos(tilt) * np.array([0.0, 0.0, 1.0]) + math.sin(tilt) * towards_base
+    R = frames_from_z(n[None], rng.uniform(-math.pi, math.pi, 1))[0]
+    return se3.transform_from_rotation_translation(R, B)
+
+
+def _board_pose_near(rng, W, az0, d_mid):
+    """Fallback eye-in-hand world: the board below and in front of ``W``, tilted towards it."""
     az = az0 + math.radians(rng.uniform(-25.0, 25.0))
     el = math.radians(rng.uniform(*BOARD_DEPRESSION_DEG))
     # the board lies on the mounting plane at the lowest: a steep depression from a low workspace centre
@@ -840,14 +907,64 @@ def _board_pose(rng, W, az0, d_mid):
     return se3.transform_from_rotation_translation(R, B)
 
 
-def _static_camera_pose(rng, W, az0):
-    """Eye-to-hand world ``Y = T_base_cam``: camera 0.9-1.6 m from ``W``, in front and above, looking at ``W``."""
+def _static_camera_near(rng, W, az0):
+    """Fallback eye-to-hand world: the camera 0.9-1.6 m from ``W``, in front and above, looking at ``W``."""
     az = az0 + math.radians(rng.uniform(-45.0, 45.0))
     el = math.radians(rng.uniform(*STATIC_CAMERA_ELEVATION_DEG))
     u = np.array([math.cos(el) * math.cos(az), math.cos(el) * math.sin(az), math.sin(el)])
     C = W + rng.uniform(*STATIC_CAMERA_DISTANCE_M) * u
     R = frames_from_z(-u[None], rng.uniform(-math.pi, math.pi, 1))[0]
     return se3.transform_from_rotation_translation(R, C)
+
+
+def _look_at(eye: np.ndarray, at: np.ndarray, roll_rad: float) -> np.ndarray:
+    """Camera rotation (columns x right, y down, z forward) looking from ``eye`` at ``at`` with the image's up along
+    the world's ``+z``, then turned by ``roll_rad`` about the optical axis."""
+    z = _unit(at - eye)
+    up = np.array([0.0, 0.0, 1.0]) if abs(z[2]) < 0.99 else np.array([1.0, 0.0, 0.0])
+    x = _unit(np.cross(z, up))  # image right; image down is z x x
+    y = np.cross(z, x)
+    c, s = math.cos(roll_rad), math.sin(roll_rad)
+    return np.column_stack([x, y, z]) @ np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def _static_camera_pose(rng, robot: RobotModel):
+    """Eye-to-hand world ``Y = T_base_cam`` and the workspace point ``W`` it looks at."""
+    if robot.is_free:
+        W = np.asarray(PROPOSAL_SINE_CENTRE_M, dtype=np.float64)
+    else:
+        reach, shoulder = robot.reach_m, _shoulder_height(robot)
+        (x0, x1), (y0, y1), (z0, z1) = LOOKAT_CAMERA_CENTRE_REACH
+        W = np.array([rng.uniform(x0, x1) * reach, rng.uniform(y0, y1) * reach,
+                      shoulder + rng.uniform(z0, z1) * reach])  # fmt: skip
+    axis = _unit(np.asarray(LOOKAT_CAMERA_AXIS, dtype=np.float64))
+    for _ in range(100):  # a camera under the floor is drawn again (the published one keeps it)
+        u = cone_directions(rng, axis[None], math.radians(LOOKAT_CAMERA_CONE_DEG))[0]
+        C = W + rng.uniform(*LOOKAT_CAMERA_DISTANCE_M) * u
+        if C[2] >= FLOOR_Z_M:
+            break
+    roll = math.radians(rng.uniform(-LOOKAT_CAMERA_ROLL_DEG, LOOKAT_CAMERA_ROLL_DEG))
+    return se3.transform_from_rotation_translation(_look_at(C, W, roll), C), W
+
+
+def _facing_start(robot: RobotModel, point: np.ndarray) -> np.ndarray:
+    """The home configuration with the first joint turned so that the flange's azimuth is the ``point``'s: the start
+    of the look-at IK (a UR's home faces away from the table in front of the robot)."""
+    home = robot.home_q_rad.copy()
+    p0 = robot.fk(home)[:3, 3]
+    if math.hypot(p0[0], p0[1]) < 0.05 or math.hypot(point[0], point[1]) < 0.05:
+        return home
+    d = math.atan2(point[1], point[0]) - math.atan2(p0[1], p0[0])
+    d = (d + math.pi) % (2.0 * math.pi) - math.pi
+    best, best_err = home, math.inf
+    for sign in (1.0, -1.0):  # the joint's sense about the base axis
+        q = home.copy()
+        q[0] = np.clip(q[0] + sign * d, robot.q_min_rad[0] + LIMIT_MARGIN_RAD, robot.q_max_rad[0] - LIMIT_MARGIN_RAD)
+        p = robot.fk(q)[:3, 3]
+        err = abs((math.atan2(p[1], p[0]) - math.atan2(point[1], point[0]) + math.pi) % (2.0 * math.pi) - math.pi)
+        if err < best_err:
+            best, best_err = q, err
+    return best
 
 
 def _eye_in_hand_candidates(rng, Y, m, d_range, target):
@@ -885,12 +1002,13 @@ def lookat(robot: RobotModel, X: np.ndarray, configuration: str, camera: CameraP
            sampling_mode: str = "stations", duration_s: float | None = None):  # fmt: skip
     """Observing stations with the target in view at every one, joined as waypoints.
 
-    The world reference is drawn first: eye-in-hand, the board lies below and
-    in front of the workspace centre ``W`` (45-80 deg below the horizontal, 25 deg
-    either side of the robot's front), tilted towards ``W`` (normal within 10
-    deg of the direction to ``W``) at the middle of the viewing-distance range;
-    eye-to-hand, the static camera stands 0.9-1.6 m from ``W``, 15-60 deg above
-    it, looking at ``W``.  Candidate observing poses are then drawn in batches:
+    The world reference is drawn first, as the published generator draws it
+    (:data:`LOOKAT_BOARD_RADIUS_REACH` and the constants after it): eye-in-hand,
+    the board lies on a table in front of the robot's base, below its shoulder,
+    tilted towards the base axis; eye-to-hand, the static camera stands 0.9-1.6 m
+    from a workspace point ``W`` in front of the robot, above it, looking at
+    ``W``.  IK starts from the home configuration turned about the base towards
+    the board or ``W``.  Candidate observing poses are then drawn in batches:
     eye-in-hand, cameras on a spherical cap of 50 deg around the board normal at
     a distance from :func:`viewing_distance_range`, aimed at a point of the
     central half of the board, with a random roll; eye-to-hand, markers in a
@@ -917,17 +1035,26 @@ def lookat(robot: RobotModel, X: np.ndarray, configuration: str, camera: CameraP
         When no world placement yields enough reachable, visible stations.
     """
     n_stations = _check_count(n_stations, "n_stations", 1)
-    W, az0 = workspace_centre(robot)
     d_range = viewing_distance_range(camera, target)
     half_fov = 0.5 * math.radians(min(camera.hfov_deg, camera.vfov_deg))
     n_cand = n_reach = 0
-    for world_try in range(1, LOOKAT_WORLD_TRIES + 1):
+    for world_try in range(1, LOOKAT_WORLD_TRIES + LOOKAT_FALLBACK_TRIES + 1):
+        table = world_try <= LOOKAT_WORLD_TRIES
         if configuration == "eye_in_hand":
-            Y = _board_pose(rng, W, az0, 0.5 * (d_range[0] + d_range[1]))
+            if table:
+                Y = _board_pose(rng, robot)
+            else:
+                Y = _board_pose_near(rng, *workspace_centre(robot), 0.5 * (d_range[0] + d_range[1]))
+            W = Y[:3, 3]
         else:
-            Y = _static_camera_pose(rng, W, az0)
+            if table:
+                Y, W = _static_camera_pose(rng, robot)
+            else:
+                W, az0 = workspace_centre(robot)
+                Y = _static_camera_near(rng, W, az0)
             dist = float(np.linalg.norm(Y[:3, 3] - W))
             radius = min(0.2, 0.4 * robot.reach_m, 0.5 * dist * math.tan(half_fov))
+        q_start = None if robot.is_free else _facing_start(robot, W)
         inv_X = se3.invert_transform(X, check=False)
         kept_T: list[np.ndarray] = []
         kept_q: list[np.ndarray] = []
@@ -945,7 +1072,7 @@ def lookat(robot: RobotModel, X: np.ndarray, configuration: str, camera: CameraP
                 q = None
                 ok = np.ones(m, dtype=bool)
             else:
-                res = robot.ik(T_ee, rng, q_init=robot.home_q_rad, n_restarts=0, max_iter=LOOKAT_IK_MAX_ITER,
+                res = robot.ik(T_ee, rng, q_init=q_start, n_restarts=0, max_iter=LOOKAT_IK_MAX_ITER,
                                pos_tol_m=LOOKAT_IK_TOL, rot_tol_rad=LOOKAT_IK_TOL)  # fmt: skip
                 ok = np.asarray(res.success, dtype=bool)
                 q = res.q
@@ -965,9 +1092,9 @@ def lookat(robot: RobotModel, X: np.ndarray, configuration: str, camera: CameraP
         raise ConvergenceError(
             f"lookat: expected {n_stations} reachable stations with the target in view for robot {robot.name!r} "
             f"({configuration}, camera {camera.name}, target {target.name}), got {n_kept} after "
-            f"{LOOKAT_WORLD_TRIES} world placements and {n_cand} candidates"
+            f"{LOOKAT_WORLD_TRIES + LOOKAT_FALLBACK_TRIES} world placements and {n_cand} candidates"
         )
-    info = LookatInfo(n_candidates=n_cand, n_reachable=n_reach, n_world_tries=world_try)
+    info = LookatInfo(n_candidates=n_cand, n_reachable=n_reach, n_world_tries=world_try, centre_m=np.asarray(W))
     if robot.is_free:
         knots_T = np.concatenate(kept_T)
         knots_T = knots_T[_station_tour(rng, _pose_move_times(knots_T[:, None], knots_T[None], speed_fraction))]
