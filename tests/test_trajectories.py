@@ -66,10 +66,15 @@ def test_hand_eye_ranges(configuration, z_range, lateral, cone_deg):
     se3.check_transforms(X)
     p = X[:, :3, 3]
     assert p[:, 2].min() >= z_range[0] and p[:, 2].max() <= z_range[1]
-    assert np.hypot(p[:, 0], p[:, 1]).max() <= lateral + 1e-12
-    assert np.hypot(p[:, 0], p[:, 1]).max() > 0.9 * lateral  # the whole disc is used
+    assert np.abs(p[:, :2]).max() <= lateral + 1e-12
+    assert np.hypot(p[:, 0], p[:, 1]).max() > 1.2 * lateral  # the whole square is used, its corners too
     ang = np.degrees(np.arccos(np.clip(X[:, 2, 2], -1, 1)))  # optical axis / marker normal vs flange z
     assert ang.max() <= cone_deg + 1e-9 and ang.max() > 0.9 * cone_deg
+    # the tilt is uniform in angle (the published draw), not over the cap: a KS test against U(0, cone_deg)
+    from scipy import stats
+
+    assert stats.kstest(ang / cone_deg, "uniform").pvalue > 0.01
+    assert stats.kstest(p[:, 0] / lateral, stats.uniform(-1, 2).cdf).pvalue > 0.01
     # random roll: the x axes point all around
     xs = X[:, :3, 0]
     assert np.linalg.norm(xs.mean(axis=0)) < 0.1

@@ -250,13 +250,6 @@ def frames_from_z(z_axes: np.ndarray, roll_rad: np.ndarray) -> np.ndarray:
     return np.stack([x, y, z_axes], axis=-1)
 
 
-def _disc(rng: np.random.Generator, m: int, radius: float) -> np.ndarray:
-    """``(m, 2)`` points uniform on a disc of ``radius``."""
-    r = radius * np.sqrt(rng.random(m))
-    phi = rng.random(m) * 2.0 * math.pi
-    return np.stack([r * np.cos(phi), r * np.sin(phi)], axis=-1)
-
-
 def _ball(rng: np.random.Generator, m: int, radius: float) -> np.ndarray:
     """``(m, 3)`` points uniform in a ball of ``radius``."""
     d = se3.random_unit_vectors(rng, m)
@@ -591,12 +584,16 @@ def sample_hand_eye(rng: np.random.Generator, configuration: str) -> np.ndarray:
     """Draw the hand-eye transform ``X`` (step 1).
 
     * eye-in-hand, ``X = T_ee_cam``: camera origin 2-12 cm along the flange
-      ``z`` axis, lateral offset uniform on a disc of 8 cm, optical axis
-      uniform within 40 deg of the flange ``z`` axis, roll uniform;
+      ``z`` axis, lateral offsets ``x``, ``y`` each uniform in +-8 cm, optical
+      axis tilted from the flange ``z`` axis by an angle uniform in 0-40 deg
+      towards a uniform azimuth, roll uniform;
     * eye-to-hand, ``X = T_ee_marker``: marker centre 0-10 cm along the flange
-      ``z`` axis, lateral offset uniform on a disc of 5 cm, marker normal
-      (target ``z``, towards the viewer) within 30 deg of the flange ``z``
-      axis, in-plane rotation uniform.
+      ``z`` axis, lateral offsets each uniform in +-5 cm, marker normal
+      (target ``z``, towards the viewer) tilted by an angle uniform in 0-30 deg,
+      in-plane rotation uniform.
+
+    These are the published generator's distributions (the tilt uniform in
+    angle, not over the cap, which would put more tilts near the rim).
 
     Returns
     -------
@@ -608,9 +605,11 @@ def sample_hand_eye(rng: np.random.Generator, configuration: str) -> np.ndarray:
         z_range, lateral_m, cone_deg = (0.0, 0.10), 0.05, 30.0
     else:
         raise InputError(f"configuration: expected 'eye_in_hand' or 'eye_to_hand', got {configuration!r}")
-    xy = _disc(rng, 1, lateral_m)[0]
+    xy = rng.uniform(-lateral_m, lateral_m, 2)
     z = rng.uniform(*z_range)
-    axis = cone_directions(rng, np.array([[0.0, 0.0, 1.0]]), math.radians(cone_deg))
+    tilt = math.radians(rng.uniform(0.0, cone_deg))
+    phi = rng.uniform(0.0, 2.0 * math.pi)
+    axis = np.array([[math.sin(tilt) * math.cos(phi), math.sin(tilt) * math.sin(phi), math.cos(tilt)]])
     R = frames_from_z(axis, rng.uniform(-math.pi, math.pi, 1))[0]
     return se3.transform_from_rotation_translation(R, np.array([xy[0], xy[1], z]))
 
