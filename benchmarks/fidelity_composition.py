@@ -13,7 +13,7 @@ differing track/column pairs.  The last form stores the published side,
 ``docs/fidelity_composition.published.csv``, from folders written by the published toolkit (version 1.1.0
 from the package index, in a scratch environment, run as a program): for draw ``k``, a copy of its
 ``small.yaml`` with ``global_seed`` moved by ``k * 1000``, then ``kinhec generate --tier FILE --out DIR``
-(about 200 CPU-s per draw); ``DIR`` may also name a ``sequences.parquet`` directly.  The page's section
+(410-460 CPU-s per draw); ``DIR`` may also name a ``sequences.parquet`` directly.  The page's section
 (``docs/fidelity.md``, block ``fidelity.composition``) is rewritten from the two stored files by
 ``python docs/build_figures.py --pages fidelity``; ``tests/test_fidelity_composition.py`` checks that the
 stored kinhec rows are what the generator gives now.
