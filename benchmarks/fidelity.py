@@ -39,6 +39,7 @@ environment, version 1.1.0: ``kinhec generate --tier small --out DIR`` and
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import sys
 import tempfile
@@ -91,6 +92,15 @@ def _benchmark_copy(copy: Path) -> pd.DataFrame:
         return run_benchmark(root, workers=1).results
 
 
+_FIGURE_BLOCK = re.compile(r"(<!-- figures: (?P<name>[\w.-]+) [^>]*-->\n)(?P<body>.*?)(<!-- /figures -->)", re.S)
+
+
+def keep_figure_blocks(text: str, page: str) -> str:
+    """``text`` with the body of each ``<!-- figures: NAME -->`` block taken from ``page`` where ``page`` has it."""
+    bodies = {m.group("name"): m.group("body") for m in _FIGURE_BLOCK.finditer(page)}
+    return _FIGURE_BLOCK.sub(lambda m: m.group(1) + bodies.get(m.group("name"), m.group("body")) + m.group(4), text)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("results", nargs="?", help="results.parquet of the tier compared with the card")
@@ -137,6 +147,8 @@ def main(argv=None) -> int:
         table, title_ours=title, title_card=f"full tier, 77,628 sequences (card `{card_path.name}`)"
     )
     text = fidelity.fill_template(Path(a.template).read_text(encoding="utf-8"), body)
+    if Path(a.out).is_file():  # the blocks docs/build_figures.py writes stay as they are on the page
+        text = keep_figure_blocks(text, Path(a.out).read_text(encoding="utf-8"))
     copy = Path(a.published_copy) if a.published_copy else _shared_copy()
     if "<!-- SAME_DATA -->" in text:
         if copy is None or not (copy / "benchmarks" / "results.parquet").is_file():

@@ -26,6 +26,9 @@ and each block is produced by a function of the page's module (``docs/figures_<p
   file and an error), and the ETH-ASL recording written into a bag against its CSVs (needs ``rosbags``).
 * ``figures_leaderboard_real``: the real-data leaderboard from its stored run (``docs/leaderboard_real.run.json``,
   re-measured by ``python benchmarks/leaderboard_real.py``, a few minutes).
+* ``figures_fidelity``: the small tier's composition, kinhec's index rows against the published toolkit's, from
+  the rows stored by ``python benchmarks/fidelity_composition.py`` (the other sections of ``docs/fidelity.md``
+  are written by ``benchmarks/fidelity*.py``).
 
 Console output and files go on a page inside a fenced block of the generated text, kept as printed; other
 paragraphs are wrapped.
@@ -54,6 +57,7 @@ PAGES = {
     "performance": ("performance.md", "figures_performance"),
     "bags": ("bags.md", "figures_bags"),
     "leaderboard_real": ("leaderboard_real.md", "figures_leaderboard_real"),
+    "fidelity": ("fidelity.md", "figures_fidelity"),
 }
 
 BLOCK_RE = re.compile(r"<!-- figures: (?P<name>[\w.-]+) [^>]*-->\n(?P<body>.*?)<!-- /figures -->", re.S)

@@ -6,6 +6,8 @@
   for ``honest_sigma.py`` and ``tests/test_calibrate_sigma.py``;
 * :mod:`support.fidelity_draws` compares several draws of the small tier for ``fidelity_draws.py``, ``fidelity.py``
   and ``tests/test_fidelity.py``;
+* :mod:`support.fidelity_composition` compares the index rows of both toolkits' small tiers column by column for
+  ``fidelity_composition.py``, ``docs/figures_fidelity.py`` and ``tests/test_fidelity_composition.py``;
 * :mod:`support.planner_simulate` draws the measurements of a planned pose set for ``bench_planner.py`` and
   ``tests/test_planner.py``.
 
