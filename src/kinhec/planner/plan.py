@@ -24,6 +24,7 @@ from kinhec.models.robot_files import load_robot
 from kinhec.util.errors import InputError
 from kinhec.planner.candidates import N_VIEWS, SETUPS, Candidates, PlanLimits, Scene, feasibility, sample_candidates
 from kinhec.planner.design import prior_information, select_poses
+from kinhec.planner.expected import expected_information
 from kinhec.planner.guesses import DEFAULT_GUESS_TOLERANCE, guesses_from_calibration, tolerance_from_std
 from kinhec.planner.inputs import adjoint, planner_camera, planner_target
 from kinhec.planner.model import PlannerNoise, pose_information, sigma_curve
@@ -437,7 +438,7 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
                 f"{rob.name} {setup} with camera {cam.name} and target {tgt.name}: expected at least 3 feasible "
                 f"candidate poses, got {len(cand)} ({_lost(cand.counts)}); check the guesses (is the target in reach "
                 f"and in front of the camera?) or loosen the limits{hint}")  # fmt: skip
-        info = to_user(pose_information(cand.C, X, setup, noise, cam, tgt))
+        info = to_user(expected_information(scene, cand.T_base_ee, noise, limits))
         n_eff = min(n, len(cand))
         if n_eff < n:
             warnings.append(f"only {len(cand)} feasible candidates for {n} poses; planned {n_eff}")
@@ -489,7 +490,9 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
                                   "of X, Y unknown)" if criterion == "trace" else
                                   "largest eigenvalue of the translation block of X's covariance"),  # fmt: skip
         "sigma_description": "predicted RMS translation error of X [mm] (sqrt of the trace of its Cramér-Rao "
-                             "covariance) after each pose of the path, taken poses counted first",
+                             "covariance) after each pose of the path, taken poses counted first; under a guess "
+                             "tolerance from the planned poses' information averaged over the perturbed scenes, "
+                             "nothing where a pose loses the target",
         "noise": noise.to_dict(),
         "limits": limits.to_dict(),
         "candidates": dict(cand.counts),
@@ -497,8 +500,10 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
         "path_time_s": path_time(rob, q_start, plan.q) if k else 0.0,
         "path_start_q": [float(v) for v in q_start],
         "poses": [
-            {"view_angle_deg": float(a), "target_depth_m": float(dd), "margin_px": float(mg), "condition": float(c)}
-            for a, dd, mg, c in zip(plan.view_angle_deg, plan.depth_m, plan.margin_px, plan.condition)
+            {"view_angle_deg": float(a), "target_depth_m": float(dd), "margin_px": float(mg), "condition": float(c),
+             "visible_fraction": float(v)}
+            for a, dd, mg, c, v in zip(plan.view_angle_deg, plan.depth_m, plan.margin_px, plan.condition,
+                                       plan.visible_fraction)
         ],
         "warnings": warnings,
         "guesses_from": calib_info,
