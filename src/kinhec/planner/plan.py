@@ -7,6 +7,7 @@ criterion, the options and the measured behaviour.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import math
@@ -280,7 +281,7 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
                stop_std_mm: float | None = None, seed: int = 0, noise: PlannerNoise | None = None,
                criterion: str = "trace", limits: PlanLimits | None = None, n_views: int = N_VIEWS,
                calibration=None, base_link: str | None = None, tip_link: str | None = None,
-               image_size=None) -> PosePlan:  # fmt: skip
+               image_size=None, min_visible_fraction: float | None = None) -> PosePlan:  # fmt: skip
     """Plan the ``n`` poses that minimise the predicted error of ``X``, in a short joint-space order.
 
     Parameters
@@ -331,6 +332,10 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
         The chain of a URDF ``robot``.
     image_size : str or (int, int), optional
         ``WIDTHxHEIGHT`` of an intrinsics file's images (needed for a ``kinhec calibrate`` JSON, checked otherwise).
+    min_visible_fraction : float, optional
+        Replaces ``limits.min_visible_fraction`` (also of a tolerance set from ``calibration``): the smallest
+        fraction of the perturbed scenes of the guess tolerance in which a pose must see the target (1: every
+        pose safe, as for the first stage of the two-stage workflow).
 
     Returns
     -------
@@ -418,6 +423,10 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
         else:
             limits = PlanLimits(guess_tolerance_mm=mm, guess_tolerance_deg=deg)
     limits = PlanLimits() if limits is None else limits
+    if min_visible_fraction is not None:
+        if isinstance(min_visible_fraction, bool) or not isinstance(min_visible_fraction, (int, float)):
+            raise InputError(f"min_visible_fraction: expected a number in [0, 1], got {min_visible_fraction!r}")
+        limits = dataclasses.replace(limits, min_visible_fraction=float(min_visible_fraction))
 
     ss = np.random.SeedSequence(seed)
     rng_cand, rng_random = (np.random.default_rng(s) for s in ss.spawn(2))
@@ -538,12 +547,19 @@ def _notes(limits: PlanLimits, setup: str) -> list[str]:
     mm, deg = limits.guess_tolerance_mm, limits.guess_tolerance_deg
     if mm <= ROUGH_GUESS_TOLERANCE[0] and deg <= ROUGH_GUESS_TOLERANCE[1]:
         return []
-    note = (f"the guesses are trusted to {mm:g} mm and {deg:g} deg, so every pose keeps the target in view of "
-            "guesses that far off")  # fmt: skip
+    frac = limits.min_visible_fraction
+    if frac >= 1.0:
+        note = (f"the guesses are trusted to {mm:g} mm and {deg:g} deg, so every pose keeps the target in view of "
+                "guesses that far off")  # fmt: skip
+    else:
+        note = (f"the guesses are trusted to {mm:g} mm and {deg:g} deg: every pose sees the target in at least "
+                f"{frac:.0%} of the scenes that far off and the plan weighs the chance of losing it, so a few poses "
+                "may not see it (skip those when recording)")  # fmt: skip
     if setup == "eye_in_hand":
-        note += (" at the cost of accuracy (farther views); for a plan close to one from the true X and Y, plan and "
-                 "record about 5 poses first, calibrate them (kinhec calibrate ... --json first.json), then plan "
-                 "the rest with --taken <first plan CSV> --guesses-from first.json (docs/planner.md)")  # fmt: skip
+        note += ("; for a plan close to one from the true X and Y, plan and record about 5 poses that never lose "
+                 "the target first (--n 5 --min-visible-fraction 1), calibrate them (kinhec calibrate ... --json "
+                 "first.json), then plan the rest with --taken <first plan CSV> --guesses-from first.json "
+                 "(docs/planner.md)")  # fmt: skip
     return [note]
 
 
