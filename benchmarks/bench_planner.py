@@ -58,6 +58,7 @@ from kinhec.calibrate import calibrate
 from kinhec.planner import DEFAULT_GUESS_TOLERANCE, PlanLimits, Scene, noise_model, plan_poses
 from kinhec.planner.candidates import sample_candidates
 from kinhec.planner.model import pose_information, sigma_curve
+from kinhec.models.robot_files import load_robot
 from kinhec.models.robots import get_robot
 from kinhec.solvers.he_ml import he_ml
 from kinhec.synth.trajectories import lookat, sample_hand_eye
@@ -78,10 +79,17 @@ ALL_SCENES = (PlanLimits(min_visible_fraction=1.0) if "min_visible_fraction" in 
               else PlanLimits())  # fmt: skip
 
 
+def _robot(name: str):
+    """A preset arm, or a URDF (chain ``base_link`` to ``tool0``, as docs/planner_files/kr6_r900.urdf) or DH YAML."""
+    if name.endswith(".urdf"):
+        return load_robot(name, base_link="base_link", tip_link="tool0")
+    return load_robot(name) if name.endswith((".yaml", ".yml")) else get_robot(name)
+
+
 def true_scene(robot_name: str, setup: str, seed: int):
     """True scene and the generator's 10 lookat stations (joints) for one seed."""
     rng = np.random.default_rng([seed, ROBOTS.index(robot_name) if robot_name in ROBOTS else 99, SETUPS.index(setup)])
-    robot, cam, tgt = get_robot(robot_name), get_camera(CAMERA), get_target(TARGETS[setup])
+    robot, cam, tgt = _robot(robot_name), get_camera(CAMERA), get_target(TARGETS[setup])
     X = sample_hand_eye(rng, setup)
     traj, Y, _ = lookat(robot, X, setup, cam, tgt, rng, n_stations=10)
     return Scene(robot, setup, cam, tgt, X, Y), traj.knots_q_rad[:10]
@@ -202,7 +210,7 @@ def two_stage(sc: Scene, Xg, Yg, n: int, noise, rng, seed: int, limits=None) -> 
     calibration does not determine ``X``, the rest is planned from the guesses with ``limits`` (None: the default).
     """
     rn, setup = sc.robot.name, sc.configuration
-    first = plan_poses(rn, setup, CAMERA, TARGETS[setup], Xg, Yg, FIRST_STAGE, seed=seed, noise=noise, limits=ALL_SCENES)
+    first = plan_poses(sc.robot, setup, CAMERA, TARGETS[setup], Xg, Yg, FIRST_STAGE, seed=seed, noise=noise, limits=ALL_SCENES)
     T1 = first.T_base_ee[_seen(sc, first.T_base_ee)]
     A, B = simulate_measurements(sc, T1, noise, rng)
     ok = np.isfinite(A).all(axis=(1, 2)) & np.isfinite(B).all(axis=(1, 2))
@@ -216,7 +224,7 @@ def two_stage(sc: Scene, Xg, Yg, n: int, noise, rng, seed: int, limits=None) -> 
         try:
             res = calibrate(d / "hand.csv", d / "eye.csv", setup=setup, offset="none")
             res.write_json(d / "first.json")
-            rest = plan_poses(rn, setup, CAMERA, TARGETS[setup], None, None, n - FIRST_STAGE,
+            rest = plan_poses(sc.robot, setup, CAMERA, TARGETS[setup], None, None, n - FIRST_STAGE,
                               calibration=d / "first.json", **kw)  # fmt: skip
             e = se3.pose_error(res.X, sc.X)
             out.update(calibrated=True, calib_rot_err_deg=float(e[0]), calib_trans_err_mm=float(e[1]),
@@ -224,7 +232,7 @@ def two_stage(sc: Scene, Xg, Yg, n: int, noise, rng, seed: int, limits=None) -> 
                                   round(rest.details["limits"]["guess_tolerance_deg"], 3)])  # fmt: skip
         except InputError as exc:
             print(f"  {rn} {setup} seed {seed}: first-stage calibration not used ({str(exc)[:120]})", file=sys.stderr)
-            rest = plan_poses(rn, setup, CAMERA, TARGETS[setup], Xg, Yg, n - FIRST_STAGE, limits=limits, **kw)
+            rest = plan_poses(sc.robot, setup, CAMERA, TARGETS[setup], Xg, Yg, n - FIRST_STAGE, limits=limits, **kw)
     T2 = rest.T_base_ee[_seen(sc, rest.T_base_ee)]
     out["T"] = np.concatenate([T1, T2])
     out["visible"] = (len(T1) + len(T2)) / n
@@ -260,7 +268,7 @@ def cmd_robustness(args) -> dict:
                 sc, _ = true_scene(rn, setup, seed)
                 rng = np.random.default_rng([seed, 9, SETUPS.index(setup)])
                 kw = dict(seed=seed, noise=noise)
-                good = plan_poses(rn, setup, CAMERA, TARGETS[setup], sc.X, sc.Y, args.n, limits=TRUSTED, **kw)
+                good = plan_poses(sc.robot, setup, CAMERA, TARGETS[setup], sc.X, sc.Y, args.n, limits=TRUSTED, **kw)
                 pool = sample_candidates(sc, np.random.default_rng([seed, 8]), TRUSTED)
                 T_rand = pool.T_base_ee[rng.choice(len(pool), size=args.n, replace=False)]
                 Xg, Yg = _perturbed(sc.X, rng, 0.05, 10.0), _perturbed(sc.Y, rng, 0.05, 10.0)
@@ -279,7 +287,7 @@ def cmd_robustness(args) -> dict:
                     else:
                         try:
                             t0 = time.process_time()
-                            p = plan_poses(rn, setup, CAMERA, TARGETS[setup], Xg, Yg, args.n, limits=lim, **kw)
+                            p = plan_poses(sc.robot, setup, CAMERA, TARGETS[setup], Xg, Yg, args.n, limits=lim, **kw)
                             if name == "default":
                                 cpu_plan.append(time.process_time() - t0)
                         except InputError:
@@ -347,7 +355,7 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=50)
     ap.add_argument("--n", type=int, default=10)
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--robots", default=",".join(ROBOTS))
+    ap.add_argument("--robots", default=",".join(ROBOTS), help="preset names, or a URDF (base_link to tool0) / DH YAML")
     ap.add_argument("--noise", choices=("pnp", "c2"), default="pnp")
     ap.add_argument("--default-limits", action="store_true", help="timing: the default guess tolerance")
     ap.add_argument("--min-visible-fraction", type=float, help="robustness: that limit of the plans from the guesses")
