@@ -23,7 +23,8 @@ is the error with respect to whatever the true ``X`` is.  Without a tolerance
 the one scene is the guesses' and ``E[F]`` is the information at the guesses.
 
 The planner sums ``E[F]`` over the poses and applies its criterion
-(:mod:`kinhec.planner.design`) to the sum.
+(:mod:`kinhec.planner.design`) to the sum.  The errors it reports are the
+median over the scenes of the bound in each (:func:`scene_sigma_curve`).
 """
 
 from __future__ import annotations
@@ -31,27 +32,57 @@ from __future__ import annotations
 import numpy as np
 
 from kinhec.planner.candidates import PlanLimits, Scene, in_view, perturbed_guesses
-from kinhec.planner.model import PlannerNoise, pose_information
+from kinhec.planner.model import PlannerNoise, pose_information, sigma_curve
 from kinhec.solvers import pair_model as pm
 
-__all__ = ["expected_information"]
+__all__ = ["expected_information", "scene_information", "scene_sigma_curve"]
 
 
-def expected_information(scene: Scene, T_base_ee: np.ndarray, noise: PlannerNoise, limits: PlanLimits) -> np.ndarray:
-    """Expected Fisher information ``(N, 12, 12)`` of flange poses ``T_base_ee`` ``(N, 4, 4)`` (module docstring).
+def scene_information(scene: Scene, T_base_ee: np.ndarray, noise: PlannerNoise, limits: PlanLimits) -> np.ndarray:
+    """Information ``(S, N, 12, 12)`` of flange poses ``T_base_ee`` ``(N, 4, 4)`` in each perturbed scene ``s``:
+    ``F_s`` where the pose sees the target there, zero where it loses it (module docstring).
 
-    Without a guess tolerance, :func:`~kinhec.planner.model.pose_information` at the guesses (every pose counted,
-    as the candidates already passed the view test there).
+    Without a guess tolerance ``S = 1``: :func:`~kinhec.planner.model.pose_information` at the guesses (every pose
+    counted, as the candidates already passed the view test there).
     """
     T_base_ee = np.asarray(T_base_ee, dtype=np.float64)
     conf, cam, tgt = scene.configuration, scene.camera, scene.target
     if not limits.has_tolerance:
-        return pose_information(scene.observed(T_base_ee), scene.X, conf, noise, cam, tgt)
+        return pose_information(scene.observed(T_base_ee), scene.X, conf, noise, cam, tgt)[None]
     draws = perturbed_guesses(scene, limits)
-    F = np.zeros((T_base_ee.shape[0], 12, 12))
-    for Xs, Ys in draws:  # one batch per scene, all poses at once
+    F = np.zeros((len(draws), T_base_ee.shape[0], 12, 12))
+    for s, (Xs, Ys) in enumerate(draws):  # one batch per scene, all poses at once
         Cs = pm.predicted_camera_poses(T_base_ee, Xs, Ys, conf)
         seen = in_view(scene, Cs, limits)[0]
         if seen.any():
-            F[seen] += pose_information(Cs[seen], Xs, conf, noise, cam, tgt)
-    return F / len(draws)
+            F[s, seen] = pose_information(Cs[seen], Xs, conf, noise, cam, tgt)
+    return F
+
+
+def expected_information(scene: Scene, T_base_ee: np.ndarray, noise: PlannerNoise, limits: PlanLimits) -> np.ndarray:
+    """Expected Fisher information ``(N, 12, 12)`` of flange poses ``T_base_ee`` ``(N, 4, 4)``: the mean over the
+    scenes of :func:`scene_information` (module docstring)."""
+    return scene_information(scene, T_base_ee, noise, limits).mean(axis=0)
+
+
+def scene_sigma_curve(info_s: np.ndarray, F_before: np.ndarray | None = None) -> dict:
+    """Predicted errors of ``X`` after each pose of a sequence, the median over the scenes of the bound in each.
+
+    Parameters
+    ----------
+    info_s : ndarray, shape (S, K, 12, 12)
+        :func:`scene_information` of the poses, in the order they are taken.
+    F_before : ndarray, shape (12, 12), optional
+        Information of poses taken before.
+
+    Returns
+    -------
+    dict
+        ``trans_rms_mm`` and ``rot_rms_deg`` (K,): for each prefix of the sequence, the median over the ``S`` scenes
+        of :func:`kinhec.planner.model.sigma_curve` of the poses that see the target in that scene (``inf`` in a
+        scene where they leave ``X`` undetermined).  The bound of the summed expected information is not used for
+        this: averaged over scenes whose ``X`` differ, the information of a single pose already looks like it
+        determines ``X``, which no single scene's does.
+    """
+    curves = [sigma_curve(F, F_before) for F in info_s]
+    return {k: np.median(np.stack([c[k] for c in curves]), axis=0) for k in ("trans_rms_mm", "rot_rms_deg")}

@@ -25,7 +25,7 @@ from kinhec.models.robot_files import load_robot
 from kinhec.util.errors import InputError
 from kinhec.planner.candidates import N_VIEWS, SETUPS, Candidates, PlanLimits, Scene, feasibility, sample_candidates
 from kinhec.planner.design import prior_information, select_poses
-from kinhec.planner.expected import expected_information
+from kinhec.planner.expected import scene_information, scene_sigma_curve
 from kinhec.planner.guesses import DEFAULT_GUESS_TOLERANCE, guesses_from_calibration, tolerance_from_std
 from kinhec.planner.inputs import adjoint, planner_camera, planner_target
 from kinhec.planner.model import PlannerNoise, pose_information, sigma_curve
@@ -435,6 +435,7 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
     if stop_std_mm is not None and sig_taken <= stop_std_mm:  # nothing to plan: no candidates needed
         cand = Candidates.empty(rob.dof, {"skipped": "the taken poses meet stop_std_mm"})
         info = np.zeros((0, 12, 12))
+        info_s = np.zeros((1, 0, 12, 12))
         chosen = np.zeros(0, dtype=np.int64)
         stopped = "stop_std_mm"
     else:
@@ -447,7 +448,8 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
                 f"{rob.name} {setup} with camera {cam.name} and target {tgt.name}: expected at least 3 feasible "
                 f"candidate poses, got {len(cand)} ({_lost(cand.counts)}); check the guesses (is the target in reach "
                 f"and in front of the camera?) or loosen the limits{hint}")  # fmt: skip
-        info = to_user(expected_information(scene, cand.T_base_ee, noise, limits))
+        info_s = to_user(scene_information(scene, cand.T_base_ee, noise, limits))  # (S, M, 12, 12)
+        info = info_s.mean(axis=0)  # the expected information of each candidate
         n_eff = min(n, len(cand))
         if n_eff < n:
             warnings.append(f"only {len(cand)} feasible candidates for {n} poses; planned {n_eff}")
@@ -458,14 +460,15 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
     q_start = q_taken[-1] if q_taken is not None and q_taken.shape[0] else rob.home_q_rad
     chosen = chosen[order_path(rob, q_start, cand.q[chosen])]
     plan = cand.take(chosen)
-    curve = sigma_curve(info[chosen], F_taken) if chosen.size else {"trans_rms_mm": np.zeros(0), "rot_rms_deg": np.zeros(0)}
+    curve = (scene_sigma_curve(info_s[:, chosen], F_taken) if chosen.size else
+             {"trans_rms_mm": np.zeros(0), "rot_rms_deg": np.zeros(0)})  # fmt: skip
 
     # the same curve for random feasible candidates (median over N_RANDOM_DRAWS sets)
     k = chosen.size
     rand = np.full((N_RANDOM_DRAWS, k), math.inf)
     for d in range(N_RANDOM_DRAWS):
         pick = rng_random.choice(len(cand), size=min(k, len(cand)), replace=False)
-        rand[d, : pick.size] = sigma_curve(info[pick], F_taken)["trans_rms_mm"]
+        rand[d, : pick.size] = scene_sigma_curve(info_s[:, pick], F_taken)["trans_rms_mm"]
     random_curve = np.median(rand, axis=0) if k else np.zeros(0)
     quart = np.percentile(rand, [25, 75], axis=0, method="nearest") if k else np.zeros((2, 0))
 
@@ -500,8 +503,8 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
                                   "largest eigenvalue of the translation block of X's covariance"),  # fmt: skip
         "sigma_description": "predicted RMS translation error of X [mm] (sqrt of the trace of its Cramér-Rao "
                              "covariance) after each pose of the path, taken poses counted first; under a guess "
-                             "tolerance from the planned poses' information averaged over the perturbed scenes, "
-                             "nothing where a pose loses the target",
+                             "tolerance the median over the perturbed scenes of that bound in each, a pose counted "
+                             "where it sees the target",
         "noise": noise.to_dict(),
         "limits": limits.to_dict(),
         "candidates": dict(cand.counts),
