@@ -12,8 +12,8 @@ from kinhec.models.cameras import get_camera, get_target, project_points, view_a
 from kinhec.models.robots import get_robot
 from kinhec.planner import PlanLimits, Scene, noise_model, plan_poses
 from kinhec.planner.candidates import N_GUESS_PERTURBATIONS, GUESS_SEED, sample_candidates
-from kinhec.planner.expected import expected_information
-from kinhec.planner.model import pose_information
+from kinhec.planner.expected import expected_information, scene_information, scene_sigma_curve
+from kinhec.planner.model import pose_information, sigma_curve
 from kinhec.solvers import pair_model as pm
 from kinhec.synth.trajectories import lookat, sample_hand_eye
 
@@ -136,3 +136,21 @@ def test_plans_under_a_tolerance_are_deterministic(eih):
                    min_visible_fraction=1.0)  # fmt: skip
     assert all(p["visible_fraction"] == 1.0 for p in c.details["poses"])
     assert dataclasses.asdict(PlanLimits())["min_visible_fraction"] == 0.5
+
+
+def test_the_reported_error_is_the_median_over_the_scenes_of_the_bound_in_each(eih):
+    sc, T = eih
+    lim = PlanLimits()
+    T = T[290:305]  # close views, some seen in only part of the scenes, and far ones
+    info_s = scene_information(sc, T, NOISE, lim)
+    np.testing.assert_array_equal(info_s.mean(axis=0), expected_information(sc, T, NOISE, lim))
+    F0 = 1e-2 * np.eye(12)
+    got = scene_sigma_curve(info_s, F0)
+    # the bound of kinhec.planner.model.sigma_curve, scene by scene, then the median
+    ref = [sigma_curve(F, F0) for F in info_s]
+    for k in ("trans_rms_mm", "rot_rms_deg"):
+        want = np.median(np.stack([c[k] for c in ref]), axis=0)
+        assert np.array_equal(np.isinf(got[k]), np.isinf(want))
+        np.testing.assert_allclose(got[k][np.isfinite(want)], want[np.isfinite(want)], rtol=1e-7)
+    # without the prior the first two poses leave X undetermined in every scene
+    assert np.isinf(scene_sigma_curve(info_s)["trans_rms_mm"][:2]).all()

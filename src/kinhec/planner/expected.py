@@ -32,7 +32,8 @@ from __future__ import annotations
 import numpy as np
 
 from kinhec.planner.candidates import PlanLimits, Scene, in_view, perturbed_guesses
-from kinhec.planner.model import PlannerNoise, pose_information, sigma_curve
+from kinhec.evaluate.bounds import UNIDENTIFIED_TOL
+from kinhec.planner.model import PlannerNoise, pose_information
 from kinhec.solvers import pair_model as pm
 
 __all__ = ["expected_information", "scene_information", "scene_sigma_curve"]
@@ -79,10 +80,32 @@ def scene_sigma_curve(info_s: np.ndarray, F_before: np.ndarray | None = None) ->
     -------
     dict
         ``trans_rms_mm`` and ``rot_rms_deg`` (K,): for each prefix of the sequence, the median over the ``S`` scenes
-        of :func:`kinhec.planner.model.sigma_curve` of the poses that see the target in that scene (``inf`` in a
-        scene where they leave ``X`` undetermined).  The bound of the summed expected information is not used for
-        this: averaged over scenes whose ``X`` differ, the information of a single pose already looks like it
-        determines ``X``, which no single scene's does.
+        of the bound of :func:`kinhec.planner.model.sigma_curve` (the same rule, all prefixes and scenes at once) of
+        the poses that see the target in that scene (``inf`` in a scene where they leave ``X`` undetermined).  The
+        bound of the summed expected information is not used for this: averaged over scenes whose ``X`` differ,
+        the information of a single pose already looks like it determines ``X``, which no single scene's does.
     """
-    curves = [sigma_curve(F, F_before) for F in info_s]
-    return {k: np.median(np.stack([c[k] for c in curves]), axis=0) for k in ("trans_rms_mm", "rot_rms_deg")}
+    F = np.cumsum(info_s, axis=1)
+    if F_before is not None:
+        F = F + F_before
+    trans, rot = _sigma_batch(F)
+    return {"trans_rms_mm": np.median(trans, axis=0), "rot_rms_deg": np.median(rot, axis=0)}
+
+
+def _sigma_batch(F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """RMS translation [mm] and rotation [deg] errors of ``X`` for information matrices ``F`` ``(..., 12, 12)``: the
+    rule of :func:`kinhec.evaluate.bounds.inverse_information` (pseudo-inverse of the diagonally scaled matrix;
+    ``inf`` where a block meets its null space) on whole arrays."""
+    d = np.sqrt(np.clip(np.einsum("...ii->...i", F), 1e-300, None))
+    dd = d[..., :, None] * d[..., None, :]
+    w, V = np.linalg.eigh(F / dd)
+    null = w < UNIDENTIFIED_TOL * np.maximum(w.max(axis=-1, keepdims=True), 1e-300)
+    inv_w = np.where(null, 0.0, 1.0 / np.where(null, 1.0, w))
+    cov = (V * inv_w[..., None, :]) @ np.swapaxes(V, -1, -2) / dd
+    V2 = np.where(null[..., None, :], V**2, 0.0)  # null-space columns only
+    out = []
+    for b in (slice(0, 3), slice(3, 6)):
+        unidentified = V2[..., b, :].sum(axis=-2).max(axis=-1) > 1e-3
+        tr = np.clip(np.einsum("...ii->...", cov[..., b, b]), 0.0, None)
+        out.append(np.where(unidentified, np.inf, np.sqrt(tr)))
+    return 1000.0 * out[1], np.degrees(out[0])
