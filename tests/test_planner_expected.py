@@ -154,3 +154,22 @@ def test_the_reported_error_is_the_median_over_the_scenes_of_the_bound_in_each(e
         np.testing.assert_allclose(got[k][np.isfinite(want)], want[np.isfinite(want)], rtol=1e-7)
     # without the prior the first two poses leave X undetermined in every scene
     assert np.isinf(scene_sigma_curve(info_s)["trans_rms_mm"][:2]).all()
+
+
+def test_cli_min_visible_fraction(tmp_path):
+    from click.testing import CliRunner
+
+    from kinhec.cli import main
+
+    base = ["plan-poses", "--robot", "ur5e", "--setup", "eye_in_hand", "--camera", "hd", "--target", "checker_9x6_25mm",
+            "--X-guess", "0,0.05,0.08,0,0,0,1", "--Y-guess", "0.45,0.1,0,0,0,0,1", "--n", "3",
+            "--out", str(tmp_path / "p.csv")]  # fmt: skip
+    r = CliRunner().invoke(main, base + ["--min-visible-fraction", "1.5"])
+    assert r.exit_code == 2 and "min_visible_fraction: expected a number in [0.0, 1.0], got 1.5" in r.output, r.output
+    r = CliRunner().invoke(main, base + ["--min-visible-fraction", "1"])
+    assert r.exit_code == 0, r.output
+    import json
+
+    d = json.loads((tmp_path / "p.json").read_text())
+    assert d["limits"]["min_visible_fraction"] == 1.0 and [p["visible_fraction"] for p in d["poses"]] == [1.0] * 3
+    assert "never lose the target first" in r.output
