@@ -363,7 +363,8 @@ def test_default_tolerance_keeps_the_target_in_view_of_guesses_5cm_10deg_off(bad
 def test_two_stages_see_the_target_and_come_close_to_a_plan_from_the_truth(bad_guess, tmp_path):
     """5 safe poses (seen in every perturbed scene) from guesses 5 cm and 10 deg off, calibrated by kinhec calibrate,
     then 5 more planned from the calibration's JSON: every pose sees the board and the bound of the 10 is near that
-    of a plan from the truth (1.33-1.38x in benchmarks/bench_planner.py robustness) and below that of random feasible poses (2.67-2.90x)."""
+    of a plan from the truth (1.33-1.38x in benchmarks/bench_planner.py robustness) and below that of random feasible
+    poses (2.67-2.90x)."""
     from kinhec.calibrate import calibrate
 
     sc, Xg, Yg = bad_guess
