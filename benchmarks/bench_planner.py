@@ -31,7 +31,12 @@ two-stage workflow (5 poses with the default tolerance, recorded, calibrated by
 ``--taken`` and ``--guesses-from`` the calibration's JSON).  A pose counts when
 the target is visible under the true geometry (:func:`kinhec.models.cameras.visibility`);
 the poses that do not see it are not recorded.  References: the plan from the
-true ``X`` and ``Y`` and 10 random feasible poses of the true geometry.
+true ``X`` and ``Y`` and 10 random feasible poses of the true geometry (picking
+them needs the truth), and two baselines a user can pick: 10 random candidates
+feasible under the guesses, with the default tolerance (the target in view in
+every perturbed scene) and with none, of which those that see the target under
+the true geometry are recorded.  ``--min-visible-fraction`` sets that limit of
+the default plans (the planner's default when not given).
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ from kinhec.calibrate import calibrate
 from kinhec.planner import DEFAULT_GUESS_TOLERANCE, PlanLimits, Scene, noise_model, plan_poses
 from kinhec.planner.candidates import sample_candidates
 from kinhec.planner.model import pose_information, sigma_curve
+from kinhec.models.robot_files import load_robot
 from kinhec.models.robots import get_robot
 from kinhec.solvers.he_ml import he_ml
 from kinhec.synth.trajectories import lookat, sample_hand_eye
@@ -67,12 +73,23 @@ CAMERA = "hd"
 TRUSTED = PlanLimits(guess_tolerance_mm=0.0, guess_tolerance_deg=0.0)
 #: Poses of the first stage of the two-stage workflow.
 FIRST_STAGE = 5
+#: Candidates that see the target in every perturbed scene of the default tolerance (what the planner kept
+#: before it weighed the scenes; ``PlanLimits`` without ``min_visible_fraction`` is such a version).
+ALL_SCENES = (PlanLimits(min_visible_fraction=1.0) if "min_visible_fraction" in PlanLimits.__dataclass_fields__
+              else PlanLimits())  # fmt: skip
+
+
+def _robot(name: str):
+    """A preset arm, or a URDF (chain ``base_link`` to ``tool0``, as docs/planner_files/kr6_r900.urdf) or DH YAML."""
+    if name.endswith(".urdf"):
+        return load_robot(name, base_link="base_link", tip_link="tool0")
+    return load_robot(name) if name.endswith((".yaml", ".yml")) else get_robot(name)
 
 
 def true_scene(robot_name: str, setup: str, seed: int):
     """True scene and the generator's 10 lookat stations (joints) for one seed."""
     rng = np.random.default_rng([seed, ROBOTS.index(robot_name) if robot_name in ROBOTS else 99, SETUPS.index(setup)])
-    robot, cam, tgt = get_robot(robot_name), get_camera(CAMERA), get_target(TARGETS[setup])
+    robot, cam, tgt = _robot(robot_name), get_camera(CAMERA), get_target(TARGETS[setup])
     X = sample_hand_eye(rng, setup)
     traj, Y, _ = lookat(robot, X, setup, cam, tgt, rng, n_stations=10)
     return Scene(robot, setup, cam, tgt, X, Y), traj.knots_q_rad[:10]
@@ -183,16 +200,17 @@ def _seen(sc: Scene, T_base_ee: np.ndarray) -> np.ndarray:
     return visibility(sc.camera, sc.target, sc.observed(T_base_ee)).visible
 
 
-def two_stage(sc: Scene, Xg, Yg, n: int, noise, rng, seed: int) -> dict:
+def two_stage(sc: Scene, Xg, Yg, n: int, noise, rng, seed: int, limits=None) -> dict:
     """The two-stage workflow of docs/planner.md, as a user runs it, on the true scene ``sc``.
 
-    First :data:`FIRST_STAGE` poses from the guesses with the default tolerance; the poses that see the target
+    First :data:`FIRST_STAGE` poses from the guesses with the default tolerance, each seeing the target in every
+    perturbed scene (``--min-visible-fraction 1``: a calibration needs all five); the poses that see the target
     are recorded (simulated measurements), written to files and calibrated by ``kinhec calibrate``; the rest
     are planned with ``--taken`` those poses and ``--guesses-from`` the calibration's JSON.  When the
-    calibration does not determine ``X``, the rest is planned from the guesses with the default tolerance.
+    calibration does not determine ``X``, the rest is planned from the guesses with ``limits`` (None: the default).
     """
     rn, setup = sc.robot.name, sc.configuration
-    first = plan_poses(rn, setup, CAMERA, TARGETS[setup], Xg, Yg, FIRST_STAGE, seed=seed, noise=noise)
+    first = plan_poses(sc.robot, setup, CAMERA, TARGETS[setup], Xg, Yg, FIRST_STAGE, seed=seed, noise=noise, limits=ALL_SCENES)
     T1 = first.T_base_ee[_seen(sc, first.T_base_ee)]
     A, B = simulate_measurements(sc, T1, noise, rng)
     ok = np.isfinite(A).all(axis=(1, 2)) & np.isfinite(B).all(axis=(1, 2))
@@ -206,7 +224,7 @@ def two_stage(sc: Scene, Xg, Yg, n: int, noise, rng, seed: int) -> dict:
         try:
             res = calibrate(d / "hand.csv", d / "eye.csv", setup=setup, offset="none")
             res.write_json(d / "first.json")
-            rest = plan_poses(rn, setup, CAMERA, TARGETS[setup], None, None, n - FIRST_STAGE,
+            rest = plan_poses(sc.robot, setup, CAMERA, TARGETS[setup], None, None, n - FIRST_STAGE,
                               calibration=d / "first.json", **kw)  # fmt: skip
             e = se3.pose_error(res.X, sc.X)
             out.update(calibrated=True, calib_rot_err_deg=float(e[0]), calib_trans_err_mm=float(e[1]),
@@ -214,19 +232,35 @@ def two_stage(sc: Scene, Xg, Yg, n: int, noise, rng, seed: int) -> dict:
                                   round(rest.details["limits"]["guess_tolerance_deg"], 3)])  # fmt: skip
         except InputError as exc:
             print(f"  {rn} {setup} seed {seed}: first-stage calibration not used ({str(exc)[:120]})", file=sys.stderr)
-            rest = plan_poses(rn, setup, CAMERA, TARGETS[setup], Xg, Yg, n - FIRST_STAGE, **kw)
+            rest = plan_poses(sc.robot, setup, CAMERA, TARGETS[setup], Xg, Yg, n - FIRST_STAGE, limits=limits, **kw)
     T2 = rest.T_base_ee[_seen(sc, rest.T_base_ee)]
     out["T"] = np.concatenate([T1, T2])
     out["visible"] = (len(T1) + len(T2)) / n
     return out
 
 
+def _random_recorded(sc: Scene, pool, n: int, rng) -> tuple[np.ndarray, float]:
+    """``n`` random candidates of ``pool``; those that see the target under the truth, and their fraction."""
+    if len(pool) == 0:
+        return np.zeros((0, 4, 4)), 0.0
+    T = pool.T_base_ee[rng.choice(len(pool), size=min(n, len(pool)), replace=False)]
+    vis = _seen(sc, T)
+    return T[vis], float(vis.sum()) / n
+
+
 def cmd_robustness(args) -> dict:
     noise = noise_model(*args.noise_pair)
     dflt = "tol. %g mm, %g deg" % DEFAULT_GUESS_TOLERANCE
-    levels = (("trusted", TRUSTED, "no tolerance"), ("default", None, dflt + " (default)"),
-              ("two_stage", None, f"two stages ({FIRST_STAGE} + {args.n - FIRST_STAGE})"))  # fmt: skip
+    lim_default = None
+    if args.min_visible_fraction is not None:
+        lim_default = PlanLimits(min_visible_fraction=args.min_visible_fraction)
+    # plans from the guesses, then random baselines from the guesses (recorded where they see the target)
+    levels = (("trusted", TRUSTED, "no tolerance"), ("default", lim_default, dflt + " (default)"),
+              ("two_stage", lim_default, f"two stages ({FIRST_STAGE} + {args.n - FIRST_STAGE})"),
+              ("rand_guess_tol", ALL_SCENES, "random, feasible under guesses+tol."),
+              ("rand_guess", TRUSTED, "random, feasible under guesses"))  # fmt: skip
     out = {}
+    cpu_plan = []
     for rn in args.robots:
         for setup in SETUPS:
             rows = []
@@ -234,20 +268,28 @@ def cmd_robustness(args) -> dict:
                 sc, _ = true_scene(rn, setup, seed)
                 rng = np.random.default_rng([seed, 9, SETUPS.index(setup)])
                 kw = dict(seed=seed, noise=noise)
-                good = plan_poses(rn, setup, CAMERA, TARGETS[setup], sc.X, sc.Y, args.n, limits=TRUSTED, **kw)
+                good = plan_poses(sc.robot, setup, CAMERA, TARGETS[setup], sc.X, sc.Y, args.n, limits=TRUSTED, **kw)
                 pool = sample_candidates(sc, np.random.default_rng([seed, 8]), TRUSTED)
                 T_rand = pool.T_base_ee[rng.choice(len(pool), size=args.n, replace=False)]
                 Xg, Yg = _perturbed(sc.X, rng, 0.05, 10.0), _perturbed(sc.Y, rng, 0.05, 10.0)
                 row = {"good_true": float(good.sigma_mm[-1]), "good_err": he_ml_error_mm(sc, good.T_base_ee, noise, rng),
                        "rand_true": predicted_mm(sc, T_rand, noise), "rand_err": he_ml_error_mm(sc, T_rand, noise, rng)}
+                sc_guess = Scene(sc.robot, setup, sc.camera, sc.target, Xg, Yg)
                 for name, lim, _ in levels:
                     if name == "two_stage":
-                        ts = two_stage(sc, Xg, Yg, args.n, noise, rng, seed)
+                        ts = two_stage(sc, Xg, Yg, args.n, noise, rng, seed, limits=lim)
                         T_ok, row[f"{name}_visible"] = ts.pop("T"), ts.pop("visible")
                         row.update({f"{name}_{k}": v for k, v in ts.items()})
+                    elif name.startswith("rand_"):
+                        g_pool = sample_candidates(sc_guess, np.random.default_rng([seed, 10]), lim)
+                        pick_rng = np.random.default_rng([seed, 11, SETUPS.index(setup)])  # the same picks in every version
+                        T_ok, row[f"{name}_visible"] = _random_recorded(sc, g_pool, args.n, pick_rng)
                     else:
                         try:
-                            p = plan_poses(rn, setup, CAMERA, TARGETS[setup], Xg, Yg, args.n, limits=lim, **kw)
+                            t0 = time.process_time()
+                            p = plan_poses(sc.robot, setup, CAMERA, TARGETS[setup], Xg, Yg, args.n, limits=lim, **kw)
+                            if name == "default":
+                                cpu_plan.append(time.process_time() - t0)
                         except InputError:
                             row.update({f"{name}_visible": 0.0, f"{name}_true": math.inf, f"{name}_err": math.inf})
                             continue
@@ -272,6 +314,9 @@ def cmd_robustness(args) -> dict:
                     "err_ratio": float(np.median(r[f"{name}_err"]) / np.median(r["good_err"])),
                     "err_over_random": float(np.median(r[f"{name}_err"]) / np.median(r["rand_err"])),
                 }
+            for name in ("trusted", "default", "two_stage"):
+                for base in ("rand_guess_tol", "rand_guess"):
+                    res[name][f"err_over_{base}"] = float(np.median(r[f"{name}_err"]) / np.median(r[f"{base}_err"]))
             ts = res["two_stage"]
             ts["calibrated"] = int(np.nansum(r["two_stage_calibrated"]))
             ts["calib_rot_err_deg_max"] = float(np.nanmax(r["two_stage_calib_rot_err_deg"], initial=0.0))
@@ -279,20 +324,28 @@ def cmd_robustness(args) -> dict:
             tol = np.array([row["two_stage_tolerance"] for row in rows if "two_stage_tolerance" in row]).reshape(-1, 2)
             ts["tolerance_median_mm_deg"] = np.median(tol, axis=0).tolist() if len(tol) else None
             ts["tolerance_max_mm_deg"] = tol.max(axis=0).tolist() if len(tol) else None
+            res["per_seed"] = {k: v.tolist() for k, v in r.items()}
             out[f"{rn}/{setup}"] = res
             print(f"{rn:8s} {setup:12s} ({args.seeds} seeds) plan from the truth: he_ml median {res['median_err_good_mm']:.3f} mm;"
                   f" random feasible poses: {res['median_err_random_mm']:.3f} mm, bound "
                   f"{res['random_true_bound_ratio_median']:.2f}x", flush=True)  # fmt: skip
             for name, _, label in levels:
                 b = res[name]
-                print(f"    {label:28s} poses seeing the target median {b['visible_fraction_median']:.0%} (mean "
+                more = ""
+                if "err_over_rand_guess" in b:
+                    more = (f", {b['err_over_rand_guess_tol']:.2f}x random under guesses+tol., "
+                            f"{b['err_over_rand_guess']:.2f}x random under guesses")  # fmt: skip
+                print(f"    {label:36s} poses seeing the target median {b['visible_fraction_median']:.0%} (mean "
                       f"{b['visible_fraction_mean']:.0%}, min {b['visible_fraction_min']:.0%}); true bound / plan from "
                       f"the truth {b['true_bound_ratio_median']:.2f}; he_ml median {b['median_err_mm']:.3f} mm "
-                      f"({b['err_ratio']:.2f}x the truth's plan, {b['err_over_random']:.2f}x random)", flush=True)  # fmt: skip
+                      f"({b['err_ratio']:.2f}x the truth's plan, {b['err_over_random']:.2f}x random{more})", flush=True)  # fmt: skip
             print(f"    first stage calibrated in {ts['calibrated']} of {args.seeds} seeds (largest error "
                   f"{ts['calib_rot_err_deg_max']:.3f} deg, {ts['calib_trans_err_mm_max']:.2f} mm); second-stage "
                   f"tolerance median {ts['tolerance_median_mm_deg']}, largest {ts['tolerance_max_mm_deg']} [mm, deg]",
                   flush=True)  # fmt: skip
+    if cpu_plan:
+        print(f"CPU per one-stage plan from the guesses (10 poses, default tolerance): median {np.median(cpu_plan):.2f} s, "
+              f"max {max(cpu_plan):.2f} s over {len(cpu_plan)} plans")  # fmt: skip
     return out
 
 
@@ -302,9 +355,10 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=50)
     ap.add_argument("--n", type=int, default=10)
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--robots", default=",".join(ROBOTS))
+    ap.add_argument("--robots", default=",".join(ROBOTS), help="preset names, or a URDF (base_link to tool0) / DH YAML")
     ap.add_argument("--noise", choices=("pnp", "c2"), default="pnp")
     ap.add_argument("--default-limits", action="store_true", help="timing: the default guess tolerance")
+    ap.add_argument("--min-visible-fraction", type=float, help="robustness: that limit of the plans from the guesses")
     ap.add_argument("--json", help="write the figures to this JSON file")
     args = ap.parse_args()
     args.robots = [r for r in args.robots.split(",") if r]

@@ -347,25 +347,29 @@ def test_default_tolerance_keeps_the_target_in_view_of_guesses_5cm_10deg_off(bad
     # the truth, and 30 other truths as far from the guesses (what the plan cannot tell apart)
     truths = [(sc.X, sc.Y)] + [(_off(Xg, rng), _off(Yg, rng)) for _ in range(30)]
     seen = {}
-    for name, lim in (("default", None), ("trusted", TRUSTED)):
+    for name, lim in (("all_scenes", PlanLimits(min_visible_fraction=1.0)), ("default", None), ("trusted", TRUSTED)):
         p = plan_poses("ur5e", "eye_in_hand", "hd", "checker_9x6_25mm", Xg, Yg, 6, n_views=VIEWS, limits=lim)
         assert len(p) == 6 and check_plan(p)["ok"].all()
         vis = np.array([_seen(p.T_base_ee, X, Y, sc) for X, Y in truths])
         seen[name] = (vis[0].mean(), vis.mean())
-    assert seen["default"][0] == 1.0, seen  # every pose sees the board in the true scene
-    # 16 perturbed scenes are a sample, not a bound: 95 % of (pose, truth) here, 97-98 % in the benchmark
-    assert seen["default"][1] >= 0.9 and seen["trusted"][1] < 0.6, seen
+    assert seen["all_scenes"][0] == 1.0, seen  # every pose sees the board in the true scene
+    # 16 perturbed scenes are a sample, not a bound: 95 % of (pose, truth) here, 97-100 % in the benchmark (first
+    # stages, --min-visible-fraction 1)
+    assert seen["all_scenes"][1] >= 0.9 and seen["trusted"][1] < 0.6, seen
+    # the default keeps poses seen in half of the perturbed scenes or more, and weighs the chance of losing the target
+    assert 0.5 <= seen["default"][1] < seen["all_scenes"][1], seen
 
 
 def test_two_stages_see_the_target_and_come_close_to_a_plan_from_the_truth(bad_guess, tmp_path):
-    """5 safe poses from guesses 5 cm and 10 deg off, calibrated by kinhec calibrate, then 5 more planned from the
-    calibration's JSON: every pose sees the board and the bound of the 10 is near that of a plan from the truth
-    (1.38-1.41x in benchmarks/bench_planner.py robustness) and below that of random feasible poses (2.7-2.9x)."""
+    """5 safe poses (seen in every perturbed scene) from guesses 5 cm and 10 deg off, calibrated by kinhec calibrate,
+    then 5 more planned from the calibration's JSON: every pose sees the board and the bound of the 10 is near that
+    of a plan from the truth (1.33-1.38x in benchmarks/bench_planner.py robustness) and below that of random feasible
+    poses (2.67-2.90x)."""
     from kinhec.calibrate import calibrate
 
     sc, Xg, Yg = bad_guess
     noise = noise_model()
-    first = plan_poses("ur5e", "eye_in_hand", "hd", "checker_9x6_25mm", Xg, Yg, 5, n_views=VIEWS)
+    first = plan_poses("ur5e", "eye_in_hand", "hd", "checker_9x6_25mm", Xg, Yg, 5, n_views=VIEWS, min_visible_fraction=1.0)
     assert "--guesses-from" in first.details["notes"][0]
     assert _seen(first.T_base_ee, sc.X, sc.Y, sc).all()
     A, B = simulate_measurements(sc, first.T_base_ee, noise, np.random.default_rng(8))

@@ -1032,6 +1032,8 @@ def calibrate_multi(ctx, folder, setup, fmt, hand_pose, eye_pose, units, scale, 
 @click.option("--criterion", type=click.Choice(["trace", "max_eig"]), default="trace", show_default=True)
 @click.option("--guess-tolerance", metavar="MM,DEG", help="Keep the target in view if the guesses are this far "
               "off [default: 50,10; with --guesses-from, from the calibration's sigma].")
+@click.option("--min-visible-fraction", type=float, help="Keep poses that see the target in at least this fraction "
+              "of the guess tolerance's perturbed scenes [default: 0.5; 1 for poses that never lose it].")
 @click.option("--figure", "figure_out", type=click.Path(dir_okay=False), help="Also draw the plan (PNG).")
 @click.option("--trajectory", "trajectory_out", type=click.Path(dir_okay=False),
               help="Also write the poses as a ROS 2 trajectory_msgs/JointTrajectory YAML.")
@@ -1041,7 +1043,7 @@ def calibrate_multi(ctx, folder, setup, fmt, hand_pose, eye_pose, units, scale, 
               help="Seconds still at each pose in the trajectory's timing.")
 def plan_poses_cmd(robot, urdf, base_link, tip_link, setup, camera, image_size, target, x_guess, y_guess, guesses_from,
                    n, taken, stop_std_mm, seed, out, camera_noise, pixel_std, robot_noise, criterion, guess_tolerance,
-                   figure_out, trajectory_out, trajectory_speed, trajectory_dwell):  # fmt: skip
+                   min_visible_fraction, figure_out, trajectory_out, trajectory_speed, trajectory_dwell):  # fmt: skip
     """Plan the poses to record: reachable, target in view, minimising the predicted error of X."""
     from kinhec.util.errors import InputError
     from kinhec.planner import PlanLimits, noise_model, plan_poses
@@ -1075,7 +1077,8 @@ def plan_poses_cmd(robot, urdf, base_link, tip_link, setup, camera, image_size, 
         robot = Path(urdf)
     plan = plan_poses(robot, setup, camera, target, x_guess, y_guess, n, taken=taken, stop_std_mm=stop_std_mm,
                       seed=seed, noise=noise, criterion=criterion, limits=limits, calibration=guesses_from,
-                      base_link=base_link, tip_link=tip_link, image_size=image_size)  # fmt: skip
+                      base_link=base_link, tip_link=tip_link, image_size=image_size,
+                      min_visible_fraction=min_visible_fraction)  # fmt: skip
     for w in plan.details["warnings"]:
         click.echo(f"warning: {w}")
     lim = plan.details["limits"]

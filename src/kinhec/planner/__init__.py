@@ -16,6 +16,8 @@ Modules, one concept each:
 * :mod:`~kinhec.planner.candidates`: the scene, what a usable pose is, and the
   candidate poses (viewpoints around the target solved by IK, plus joint-space
   neighbours);
+* :mod:`~kinhec.planner.expected`: the information a pose is expected to give when the guesses are off
+  (averaged over the perturbed scenes of the guess tolerance, nothing where the target is lost);
 * :mod:`~kinhec.planner.design`: the criterion and the greedy + exchange search;
 * :mod:`~kinhec.planner.path`: the visiting order (nearest neighbour + 2-opt);
 * :mod:`~kinhec.planner.plan`: :func:`plan_poses`, the plan and its files;

@@ -17,8 +17,10 @@ solutions, and keeps the configurations that pass every test of
   facing the camera (view angle at most ``max_view_angle_deg``);
 * robust to the guesses: the same view test in perturbed scenes whose ``X``
   and ``Y`` are off by the guess tolerance (default 50 mm and 10 deg,
-  :mod:`kinhec.planner.guesses`), so that a plan made from rough guesses
-  still sees the target.
+  :mod:`kinhec.planner.guesses`) passes in at least the fraction
+  ``min_visible_fraction`` of them, so that a plan made from rough guesses
+  still sees the target (the planner weighs the scenes where a pose loses it,
+  :mod:`kinhec.planner.expected`).
 
 Viewpoints (all draws from the caller's generator):
 
@@ -60,7 +62,8 @@ from kinhec.models.robots import RobotModel
 from kinhec.solvers import pair_model as pm
 from kinhec.synth.trajectories import cone_directions, frames_from_z, viewing_distance_range
 
-__all__ = ["SETUPS", "PlanLimits", "Scene", "Candidates", "feasibility", "sample_candidates"]
+__all__ = ["SETUPS", "PlanLimits", "Scene", "Candidates", "feasibility", "sample_candidates", "perturbed_guesses",
+           "in_view", "MIN_VISIBLE_FRACTION"]  # fmt: skip
 
 #: The two set-ups: camera on the flange looking at a static board, or static camera looking at a marker on the flange.
 SETUPS = pm.CONFIGURATIONS
@@ -77,6 +80,8 @@ ETH_MIN_DEPTH_M = 0.2
 N_GUESS_PERTURBATIONS = 16
 GUESS_SEED = 3030
 #: Inverse-kinematics iterations and restarts per viewpoint.
+#: Default smallest fraction of the perturbed scenes in which a candidate must see the target.
+MIN_VISIBLE_FRACTION = 0.5
 IK_MAX_ITER = 40
 IK_RESTARTS = 1
 
@@ -113,11 +118,13 @@ class PlanLimits:
     floor_z_m: float = 0.0
     guess_tolerance_mm: float = DEFAULT_GUESS_TOLERANCE[0]
     guess_tolerance_deg: float = DEFAULT_GUESS_TOLERANCE[1]
+    min_visible_fraction: float = MIN_VISIBLE_FRACTION
 
     def __post_init__(self) -> None:
         checks = {"margin_px": (0.0, math.inf), "max_view_angle_deg": (1.0, 75.0), "limit_margin_deg": (0.0, 45.0),
                   "max_condition": (1.0, math.inf), "floor_z_m": (-math.inf, math.inf),
-                  "guess_tolerance_mm": (0.0, 1000.0), "guess_tolerance_deg": (0.0, 90.0)}  # fmt: skip
+                  "guess_tolerance_mm": (0.0, 1000.0), "guess_tolerance_deg": (0.0, 90.0),
+                  "min_visible_fraction": (0.0, 1.0)}  # fmt: skip
         for name, (lo, hi) in checks.items():
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or math.isnan(v) or not lo <= v <= hi:
@@ -126,7 +133,12 @@ class PlanLimits:
     def to_dict(self) -> dict:
         return {k: float(getattr(self, k)) for k in ("margin_px", "max_view_angle_deg", "limit_margin_deg",
                                                      "max_condition", "floor_z_m", "guess_tolerance_mm",
-                                                     "guess_tolerance_deg")}  # fmt: skip
+                                                     "guess_tolerance_deg", "min_visible_fraction")}  # fmt: skip
+
+    @property
+    def has_tolerance(self) -> bool:
+        """Whether the guesses may be off (a positive distance or angle)."""
+        return self.guess_tolerance_mm > 0 or self.guess_tolerance_deg > 0
 
 
 @dataclass(frozen=True)
@@ -182,6 +194,9 @@ class Candidates:
         condition number of the reach-scaled Jacobian.
     counts : dict
         How many viewpoints were drawn, in reach, solved by IK, and how many poses passed each test.
+    visible_fraction : ndarray, shape (M,)
+        Fraction of the perturbed scenes of the guess tolerance in which the pose sees the target (1 without a
+        tolerance).
     """
 
     q: np.ndarray
@@ -192,6 +207,11 @@ class Candidates:
     margin_px: np.ndarray
     condition: np.ndarray
     counts: dict = field(default_factory=dict)
+    visible_fraction: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.visible_fraction is None:
+            self.visible_fraction = np.ones(self.q.shape[0])
 
     def __len__(self) -> int:
         return int(self.q.shape[0])
@@ -205,7 +225,8 @@ class Candidates:
     def take(self, idx) -> "Candidates":
         """The candidates at ``idx`` (same counts)."""
         return Candidates(self.q[idx], self.T_base_ee[idx], self.C[idx], self.view_angle_deg[idx], self.depth_m[idx],
-                          self.margin_px[idx], self.condition[idx], dict(self.counts))  # fmt: skip
+                          self.margin_px[idx], self.condition[idx], dict(self.counts),
+                          self.visible_fraction[idx])  # fmt: skip
 
 
 def _shoulder(robot: RobotModel) -> np.ndarray:
@@ -220,9 +241,11 @@ def feasibility(scene: Scene, q: np.ndarray, limits: PlanLimits) -> dict:
     -------
     dict
         ``T_base_ee`` (N, 4, 4), ``C`` (N, 4, 4), boolean (N,) arrays ``limits``, ``conditioned``, ``floor``,
-        ``visible_at_guesses`` (the view test with the guesses as they are), ``visible`` (also in every perturbed
-        scene of the guess tolerance) and ``ok`` (all of them), and the float (N,) arrays ``view_angle_deg``, ``depth_m``,
-        ``margin_px``, ``condition``.
+        ``visible_at_guesses`` (the view test with the guesses as they are), ``visible`` (also in at least
+        ``min_visible_fraction`` of the perturbed scenes of the guess tolerance) and ``ok`` (all of them), the float
+        (N,) arrays ``view_angle_deg``, ``depth_m``, ``margin_px``, ``condition`` and ``visible_fraction`` (of the
+        perturbed scenes; 1 without a tolerance), and ``scene_visible`` (S, N), the view test in each perturbed
+        scene (S = 0 without a tolerance).
     """
     robot = scene.robot
     m = math.radians(limits.limit_margin_deg)
@@ -235,19 +258,21 @@ def feasibility(scene: Scene, q: np.ndarray, limits: PlanLimits) -> dict:
     frames = robot.joint_frames(q)
     floor = np.all(frames[:, 2:, 2, 3] >= limits.floor_z_m, axis=-1)
     C = scene.observed(T)
-    at_guesses, border, angle, dc = _in_view(scene, C, limits)
-    visible = at_guesses.copy()
-    if limits.guess_tolerance_mm > 0 or limits.guess_tolerance_deg > 0:
-        for Xp, Yp in _perturbed_guesses(scene, limits):
-            Cp = pm.predicted_camera_poses(T, Xp, Yp, scene.configuration)
-            visible &= _in_view(scene, Cp, limits)[0]
+    at_guesses, border, angle, dc = in_view(scene, C, limits)
+    draws = perturbed_guesses(scene, limits) if limits.has_tolerance else []
+    scene_visible = np.zeros((len(draws), q.shape[0]), dtype=bool)
+    for s, (Xp, Yp) in enumerate(draws):
+        scene_visible[s] = in_view(scene, pm.predicted_camera_poses(T, Xp, Yp, scene.configuration), limits)[0]
+    fraction = scene_visible.mean(axis=0) if draws else np.ones(q.shape[0])
+    # the fraction is a multiple of 1/S: compare with a little slack so that 0.5 of 16 keeps 8 of 16
+    visible = at_guesses & (fraction >= limits.min_visible_fraction - 1e-9)
     return dict(T_base_ee=T, C=C, limits=in_limits, conditioned=cond <= limits.max_condition, floor=floor,
-                visible_at_guesses=at_guesses, visible=visible,
+                visible_at_guesses=at_guesses, visible=visible, visible_fraction=fraction, scene_visible=scene_visible,
                 ok=in_limits & (cond <= limits.max_condition) & floor & visible,
                 view_angle_deg=angle, depth_m=dc, margin_px=border, condition=cond)  # fmt: skip
 
 
-def _in_view(scene: Scene, C: np.ndarray, limits: PlanLimits):
+def in_view(scene: Scene, C: np.ndarray, limits: PlanLimits):
     """Whole target in view at poses ``C`` ``(N, 4, 4)``: the mask, the smallest border distance [px], the view
     angle [deg] and the depth of the target centre [m], each ``(N,)``."""
     cam, tgt = scene.camera, scene.target
@@ -261,8 +286,11 @@ def _in_view(scene: Scene, C: np.ndarray, limits: PlanLimits):
     return visible, border, angle, dc
 
 
-def _perturbed_guesses(scene: Scene, limits: PlanLimits) -> list:
-    """``N_GUESS_PERTURBATIONS`` pairs ``(X, Y)`` each moved and turned by the tolerance in its own frame."""
+def perturbed_guesses(scene: Scene, limits: PlanLimits) -> list:
+    """``N_GUESS_PERTURBATIONS`` pairs ``(X, Y)`` each moved and turned by the tolerance in its own frame.
+
+    The draws are fixed (seed :data:`GUESS_SEED`): the same directions for every plan, scaled by the tolerance.
+    """
     rng = np.random.default_rng(GUESS_SEED)
     out = []
     for _ in range(N_GUESS_PERTURBATIONS):
@@ -291,16 +319,19 @@ def guess_distance_m(scene: Scene, limits: PlanLimits) -> float:
 def eih_distance_range(scene: Scene, limits: PlanLimits) -> tuple[float, float]:
     """Range [m] of the camera distances of eye-in-hand viewpoints.
 
-    :data:`EIH_DISTANCE_FACTORS` times the lower end of :func:`kinhec.synth.trajectories.viewing_distance_range`,
-    moved out to ``[0.75, 1.5]`` times :func:`guess_distance_m` when that is larger, so that a guess tolerance
-    does not leave only a few viewpoints at the far end of the range that keep the target in view.
+    :data:`EIH_DISTANCE_FACTORS` times the lower end of :func:`kinhec.synth.trajectories.viewing_distance_range`;
+    under a guess tolerance the far end moves out to ``1.5`` times :func:`guess_distance_m` when that is larger,
+    so that there are viewpoints that keep the target in view of every perturbed scene, and with
+    ``min_visible_fraction = 1`` (only those are kept) the near end moves out to ``0.75`` times it too.
     """
     d_lo, _ = viewing_distance_range(scene.camera, scene.target)
     lo, hi = EIH_DISTANCE_FACTORS[0] * d_lo, EIH_DISTANCE_FACTORS[1] * d_lo
-    if limits.guess_tolerance_mm == 0 and limits.guess_tolerance_deg == 0:
+    if not limits.has_tolerance:
         return lo, hi
     d = guess_distance_m(scene, limits)
-    return max(lo, 0.75 * d), max(hi, 1.5 * d)
+    if limits.min_visible_fraction >= 1.0:
+        lo = max(lo, 0.75 * d)
+    return lo, max(hi, 1.5 * d)
 
 
 def _viewpoints(scene: Scene, rng: np.random.Generator, m: int, limits: PlanLimits) -> np.ndarray:
@@ -382,4 +413,4 @@ def sample_candidates(scene: Scene, rng: np.random.Generator, limits: PlanLimits
                   target_visible=int(f["visible"].sum()), feasible=int(f["ok"].sum()))  # fmt: skip
     ok = f["ok"]
     return Candidates(q[ok], f["T_base_ee"][ok], f["C"][ok], f["view_angle_deg"][ok], f["depth_m"][ok],
-                      f["margin_px"][ok], f["condition"][ok], counts)  # fmt: skip
+                      f["margin_px"][ok], f["condition"][ok], counts, f["visible_fraction"][ok])  # fmt: skip

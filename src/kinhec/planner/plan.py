@@ -7,6 +7,7 @@ criterion, the options and the measured behaviour.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import math
@@ -24,6 +25,7 @@ from kinhec.models.robot_files import load_robot
 from kinhec.util.errors import InputError
 from kinhec.planner.candidates import N_VIEWS, SETUPS, Candidates, PlanLimits, Scene, feasibility, sample_candidates
 from kinhec.planner.design import prior_information, select_poses
+from kinhec.planner.expected import scene_information, scene_sigma_curve
 from kinhec.planner.guesses import DEFAULT_GUESS_TOLERANCE, guesses_from_calibration, tolerance_from_std
 from kinhec.planner.inputs import adjoint, planner_camera, planner_target
 from kinhec.planner.model import PlannerNoise, pose_information, sigma_curve
@@ -279,7 +281,7 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
                stop_std_mm: float | None = None, seed: int = 0, noise: PlannerNoise | None = None,
                criterion: str = "trace", limits: PlanLimits | None = None, n_views: int = N_VIEWS,
                calibration=None, base_link: str | None = None, tip_link: str | None = None,
-               image_size=None) -> PosePlan:  # fmt: skip
+               image_size=None, min_visible_fraction: float | None = None) -> PosePlan:  # fmt: skip
     """Plan the ``n`` poses that minimise the predicted error of ``X``, in a short joint-space order.
 
     Parameters
@@ -330,6 +332,10 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
         The chain of a URDF ``robot``.
     image_size : str or (int, int), optional
         ``WIDTHxHEIGHT`` of an intrinsics file's images (needed for a ``kinhec calibrate`` JSON, checked otherwise).
+    min_visible_fraction : float, optional
+        Replaces ``limits.min_visible_fraction`` (also of a tolerance set from ``calibration``): the smallest
+        fraction of the perturbed scenes of the guess tolerance in which a pose must see the target (1: every
+        pose safe, as for the first stage of the two-stage workflow).
 
     Returns
     -------
@@ -417,6 +423,10 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
         else:
             limits = PlanLimits(guess_tolerance_mm=mm, guess_tolerance_deg=deg)
     limits = PlanLimits() if limits is None else limits
+    if min_visible_fraction is not None:
+        if isinstance(min_visible_fraction, bool) or not isinstance(min_visible_fraction, (int, float)):
+            raise InputError(f"min_visible_fraction: expected a number in [0, 1], got {min_visible_fraction!r}")
+        limits = dataclasses.replace(limits, min_visible_fraction=float(min_visible_fraction))
 
     ss = np.random.SeedSequence(seed)
     rng_cand, rng_random = (np.random.default_rng(s) for s in ss.spawn(2))
@@ -425,6 +435,7 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
     if stop_std_mm is not None and sig_taken <= stop_std_mm:  # nothing to plan: no candidates needed
         cand = Candidates.empty(rob.dof, {"skipped": "the taken poses meet stop_std_mm"})
         info = np.zeros((0, 12, 12))
+        info_s = np.zeros((1, 0, 12, 12))
         chosen = np.zeros(0, dtype=np.int64)
         stopped = "stop_std_mm"
     else:
@@ -437,7 +448,8 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
                 f"{rob.name} {setup} with camera {cam.name} and target {tgt.name}: expected at least 3 feasible "
                 f"candidate poses, got {len(cand)} ({_lost(cand.counts)}); check the guesses (is the target in reach "
                 f"and in front of the camera?) or loosen the limits{hint}")  # fmt: skip
-        info = to_user(pose_information(cand.C, X, setup, noise, cam, tgt))
+        info_s = to_user(scene_information(scene, cand.T_base_ee, noise, limits))  # (S, M, 12, 12)
+        info = info_s.mean(axis=0)  # the expected information of each candidate
         n_eff = min(n, len(cand))
         if n_eff < n:
             warnings.append(f"only {len(cand)} feasible candidates for {n} poses; planned {n_eff}")
@@ -448,14 +460,15 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
     q_start = q_taken[-1] if q_taken is not None and q_taken.shape[0] else rob.home_q_rad
     chosen = chosen[order_path(rob, q_start, cand.q[chosen])]
     plan = cand.take(chosen)
-    curve = sigma_curve(info[chosen], F_taken) if chosen.size else {"trans_rms_mm": np.zeros(0), "rot_rms_deg": np.zeros(0)}
+    curve = (scene_sigma_curve(info_s[:, chosen], F_taken) if chosen.size else
+             {"trans_rms_mm": np.zeros(0), "rot_rms_deg": np.zeros(0)})  # fmt: skip
 
     # the same curve for random feasible candidates (median over N_RANDOM_DRAWS sets)
     k = chosen.size
     rand = np.full((N_RANDOM_DRAWS, k), math.inf)
     for d in range(N_RANDOM_DRAWS):
         pick = rng_random.choice(len(cand), size=min(k, len(cand)), replace=False)
-        rand[d, : pick.size] = sigma_curve(info[pick], F_taken)["trans_rms_mm"]
+        rand[d, : pick.size] = scene_sigma_curve(info_s[:, pick], F_taken)["trans_rms_mm"]
     random_curve = np.median(rand, axis=0) if k else np.zeros(0)
     quart = np.percentile(rand, [25, 75], axis=0, method="nearest") if k else np.zeros((2, 0))
 
@@ -489,7 +502,9 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
                                   "of X, Y unknown)" if criterion == "trace" else
                                   "largest eigenvalue of the translation block of X's covariance"),  # fmt: skip
         "sigma_description": "predicted RMS translation error of X [mm] (sqrt of the trace of its Cramér-Rao "
-                             "covariance) after each pose of the path, taken poses counted first",
+                             "covariance) after each pose of the path, taken poses counted first; under a guess "
+                             "tolerance the median over the perturbed scenes of that bound in each, a pose counted "
+                             "where it sees the target",
         "noise": noise.to_dict(),
         "limits": limits.to_dict(),
         "candidates": dict(cand.counts),
@@ -497,8 +512,10 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
         "path_time_s": path_time(rob, q_start, plan.q) if k else 0.0,
         "path_start_q": [float(v) for v in q_start],
         "poses": [
-            {"view_angle_deg": float(a), "target_depth_m": float(dd), "margin_px": float(mg), "condition": float(c)}
-            for a, dd, mg, c in zip(plan.view_angle_deg, plan.depth_m, plan.margin_px, plan.condition)
+            {"view_angle_deg": float(a), "target_depth_m": float(dd), "margin_px": float(mg), "condition": float(c),
+             "visible_fraction": float(v)}
+            for a, dd, mg, c, v in zip(plan.view_angle_deg, plan.depth_m, plan.margin_px, plan.condition,
+                                       plan.visible_fraction)
         ],
         "warnings": warnings,
         "guesses_from": calib_info,
@@ -533,12 +550,19 @@ def _notes(limits: PlanLimits, setup: str) -> list[str]:
     mm, deg = limits.guess_tolerance_mm, limits.guess_tolerance_deg
     if mm <= ROUGH_GUESS_TOLERANCE[0] and deg <= ROUGH_GUESS_TOLERANCE[1]:
         return []
-    note = (f"the guesses are trusted to {mm:g} mm and {deg:g} deg, so every pose keeps the target in view of "
-            "guesses that far off")  # fmt: skip
+    frac = limits.min_visible_fraction
+    if frac >= 1.0:
+        note = (f"the guesses are trusted to {mm:g} mm and {deg:g} deg, so every pose keeps the target in view of "
+                "guesses that far off")  # fmt: skip
+    else:
+        note = (f"the guesses are trusted to {mm:g} mm and {deg:g} deg: every pose sees the target in at least "
+                f"{frac:.0%} of the scenes that far off and the plan weighs the chance of losing it, so a few poses "
+                "may not see it (skip those when recording)")  # fmt: skip
     if setup == "eye_in_hand":
-        note += (" at the cost of accuracy (farther views); for a plan close to one from the true X and Y, plan and "
-                 "record about 5 poses first, calibrate them (kinhec calibrate ... --json first.json), then plan "
-                 "the rest with --taken <first plan CSV> --guesses-from first.json (docs/planner.md)")  # fmt: skip
+        note += ("; for a plan close to one from the true X and Y, plan and record about 5 poses that never lose "
+                 "the target first (--n 5 --min-visible-fraction 1), calibrate them (kinhec calibrate ... --json "
+                 "first.json), then plan the rest with --taken <first plan CSV> --guesses-from first.json "
+                 "(docs/planner.md)")  # fmt: skip
     return [note]
 
 
