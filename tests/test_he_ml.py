@@ -383,7 +383,7 @@ def test_restricted_information_matches_the_dense_projection():
     r = rng.standard_normal((n, 6)) * 1e-3
     rr, logdet_h, parts = vc._weighted_fit(r, W, w, J)
     u = np.sqrt(w)[:, None] * (W @ rr[:, :, None])[:, :, 0]  # P r in the weighted coordinates
-    score, info = vc._information(Q.reshape(Q.shape[0], -1), W, u, vc._projection_factor(*parts))
+    score, info = vc._information(Q, W, u, vc._projection_factor(*parts))
     Wt = block_diag(*(w[:, None, None] * W))  # (6n, 6n)
     Jd = J.reshape(6 * n, -1)
     H = Jd.T @ Wt @ Jd

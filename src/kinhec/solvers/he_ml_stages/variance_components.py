@@ -223,8 +223,9 @@ def restricted_components(r, Q, w, theta0, J, n_iter: int = 30, prior_dof: float
     in place of the Hessian: ``P`` applied to ``k`` vectors instead of the ``k^2`` traces
     ``tr(P Q_k P Q_l)`` of Fisher scoring (:func:`_information`).  The step is solved with ``th >= 0``
     afresh every time (a component that vanished may come back) and halved until the restricted likelihood
-    does not fall; the iterations stop when a whole step moves no component by more than
-    :data:`STOP_SE` of its standard error (from the inverse of the step's matrix).
+    does not fall; the iterations stop at a step that moves no component by more than :data:`STOP_SE` of its
+    standard error (from the inverse of the step's matrix), which is taken without evaluating the
+    likelihood again.
 
     Every component thus counts only the degrees of freedom the fit left it.  The plain estimate
     (:func:`estimate_components`) takes the residuals for the whole noise: each component is low by the
@@ -246,12 +247,14 @@ def restricted_components(r, Q, w, theta0, J, n_iter: int = 30, prior_dof: float
     """
     Q = np.ascontiguousarray(Q)
     k = Q.shape[0]
-    Qf = Q.reshape(k, -1)
+    Qn = pair_major(Q)
     s0 = prior_levels(r, Q, J.shape[2]) if prior_dof > 0 else np.zeros(k)
     a, b = 0.5 * prior_dof * (s0 > 0), 0.5 * prior_dof * s0
 
     def likelihood(theta):
         """The restricted log-likelihood (with the prior) at ``theta`` and what its step needs."""
+        if not theta.max() > 0:
+            return -math.inf, None  # every component at 0: no covariance (a step that far is halved)
         th = np.maximum(theta, 1e-10 * theta.max())
         _, W, logdet = whitener(sigma(th, Q))
         fitted = _weighted_fit(r, W, w, J)
@@ -266,7 +269,7 @@ def restricted_components(r, Q, w, theta0, J, n_iter: int = 30, prior_dof: float
         """The step's matrix ``A`` (k, k) and right-hand side ``A th + s`` (k,) (at accepted points)."""
         th, W, Wr, parts = state
         u = np.sqrt(w)[:, None] * Wr  # P r in the pairs' weighted coordinates
-        score, A = _information(Qf, W, u, _projection_factor(*parts))
+        score, A = _information(Q, W, u, _projection_factor(*parts), Qn)
         if prior_dof > 0:
             # the prior's score and its curvature, at least the expected a / th^2 (which it is at the mode)
             score = score - a / th + b / th**2
@@ -275,9 +278,14 @@ def restricted_components(r, Q, w, theta0, J, n_iter: int = 30, prior_dof: float
 
     theta = np.maximum(theta0, 1e-14)
     ll, state = likelihood(theta)
-    A, rhs = newton(state)
     for _ in range(n_iter):
-        step = _nonnegative_solve(A, rhs) - theta
+        A, rhs = newton(state)
+        target, var = _nonnegative_solve(A, rhs)
+        step = target - theta
+        if float(np.max(np.abs(step) / np.sqrt(np.maximum(var, 1e-300)))) < STOP_SE:
+            # the step stays within the quadratic model's own precision: taken without another evaluation
+            theta = target
+            break
         t = 1.0
         for _ in range(12):
             cand = theta + t * step  # a convex combination of non-negative points
@@ -287,13 +295,7 @@ def restricted_components(r, Q, w, theta0, J, n_iter: int = 30, prior_dof: float
             t *= 0.5
         else:
             break  # no step raises the likelihood: at its maximum to round-off
-        # the move in standard errors of the components (a halved step says nothing about convergence)
-        se = np.sqrt(np.maximum(np.diag(np.linalg.pinv(A, hermitian=True)), 1e-300))
-        settled = t == 1.0 and float(np.max(np.abs(cand - theta) / se)) < STOP_SE
-        theta, ll = cand, ll_c
-        if settled:
-            break
-        A, rhs = newton(state_c)
+        theta, ll, state = cand, ll_c, state_c
     # components that vanished keep a floor relative to the largest so that Sigma stays invertible
     return np.maximum(theta, 1e-8 * theta.max() if theta.max() > 0 else 1e-14)
 
@@ -317,20 +319,35 @@ def prior_levels(r: np.ndarray, Q: np.ndarray, p: int) -> np.ndarray:
     return out
 
 
-def _nonnegative_solve(F: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """The step's target ``F th = q`` (F (k, k) positive semi-definite) with ``th >= 0``: components whose solution
-    turns negative are fixed at 0 and the rest solved again, from all of them at every call (so a component that
-    vanished at one step may come back at the next; the caller's step halving keeps the likelihood rising)."""
+def _nonnegative_solve(F: np.ndarray, q: np.ndarray):
+    """The step's target ``F th = q`` (F (k, k) positive semi-definite) with ``th >= 0``, and the variances (k,).
+
+    Components whose solution turns negative are fixed at 0 and the rest solved again, from all of them at
+    every call (so a component that vanished at one step may come back at the next; the caller's step halving
+    keeps the likelihood rising).  ``F`` is scaled to a unit diagonal first (the components differ by many
+    orders of magnitude) and inverted on its eigenvalues above ``1e-12`` of the largest; the variances are the
+    diagonal of that inverse over all components (the standard errors of the stopping rule).
+    """
+    d = np.sqrt(np.diagonal(F))
+    d = np.where(d > 0, d, 1.0)
+    Fs = F / d[:, None] / d[None, :]
+    qs = q / d
     active = np.ones(q.size, dtype=bool)
     new = np.zeros_like(q)
+    var = None
     while active.any():
+        Fa = Fs[active][:, active]
+        ev, V = np.linalg.eigh(Fa)
+        inv_ev = np.where(ev > 1e-12 * max(float(ev[-1]), 1e-300), 1.0 / np.where(ev > 0, ev, 1.0), 0.0)
+        if var is None:
+            var = ((V * V) @ inv_ev) / d**2
         new = np.zeros_like(q)
-        new[active] = np.linalg.lstsq(F[np.ix_(active, active)], q[active], rcond=1e-12)[0]
+        new[active] = V @ (inv_ev * (V.T @ qs[active]))
         neg = active & (new <= 0)
         if not neg.any():
             break
         active &= ~neg
-    return np.maximum(new, 0.0)
+    return np.maximum(new, 0.0) * (1.0 / d), (np.full(q.size, np.inf) if var is None else var)
 
 
 def _weighted_fit(r, W, w, J):
@@ -376,26 +393,38 @@ def _projection_factor(w, WJ, Vk, evk):
     return E, np.sign(evk)
 
 
-def _information(Qf, W, u, E):
+def _information(Q, W, u, E, Qn=None):
     """The restricted score ``s`` (k,) and average information ``A`` (k, k) at ``P r`` (``u``, (n, 6)).
 
     With ``P' = W - E S E^T`` (the projection ``P`` of :func:`restricted_components` in the pairs' weighted
     coordinates: ``W`` (n, 6, 6) block-diagonal, ``E`` and the signs ``S`` from :func:`_weighted_fit`, ``E =
-    (E, S)``), ``u = P' r~`` and ``Qf`` (k, n * 36) the flattened components: ``s_k = 1/2 (u^T Q_k u -
-    tr(P' Q_k))`` and ``A_kl = 1/2 (Q_k u)^T P' (Q_l u)``.  ``tr(P' Q_k)`` takes the per-pair blocks of
-    ``W - E S E^T`` against ``Q_k``; ``A`` applies ``P'`` to the ``k`` vectors ``Q_k u``: per-pair 6 x 6
-    and 6 x p' products, no ``k^2`` traces.
+    (E, S)``) and ``u = P' r~``: ``s_k = 1/2 (u^T Q_k u - tr(P' Q_k))`` and ``A_kl = 1/2 (Q_k u)^T P' (Q_l u)``.
+    ``tr(P' Q_k)`` takes the per-pair blocks of ``W - E S E^T`` against ``Q_k`` (k, n, 6, 6); ``A`` applies
+    ``P'`` to the ``k`` vectors ``Q_k u``: per-pair 6 x 6k products and (6 n) x p' matrix products, no ``k^2``
+    traces.  ``Qn`` is ``Q`` with the pairs first, (n, 6 k, 6) (formed here when not given).
     """
     E, sg = E
-    k, n = Qf.shape[0], u.shape[0]
-    V = (E * sg) @ np.swapaxes(E, 1, 2)  # (n, 6, 6): the diagonal blocks of E S E^T
-    tr = Qf @ (W - V).reshape(-1)
-    Z = np.einsum("knab,nb->kna", Qf.reshape(k, n, 6, 6), u)  # Q_k u, (k, n, 6)
-    EZ = np.einsum("nap,kna->kp", E, Z)  # E^T Q_k u, (k, p')
-    PZ = np.einsum("nab,knb->kna", W, Z) - np.einsum("nap,kp->kna", E, EZ * sg)
-    A = 0.5 * (Z.reshape(k, -1) @ PZ.reshape(k, -1).T)
-    score = 0.5 * (np.einsum("na,kna->k", u, Z) - tr)
+    k, n = Q.shape[:2]
+    pk = E.shape[2]
+    if Qn is None:
+        Qn = pair_major(Q)
+    Es = E * sg
+    V = Es @ np.swapaxes(E, 1, 2)  # (n, 6, 6): the diagonal blocks of E S E^T
+    tr = Q.reshape(k, -1) @ (W - V).reshape(-1)
+    Z = np.swapaxes((Qn @ u[:, :, None]).reshape(n, k, 6), 1, 2)  # Q_k u as the columns of (n, 6, k)
+    Zf = Z.reshape(-1, k)  # (a copy: the pairs' rows stacked)
+    EZ = E.reshape(-1, pk).T @ Zf  # E^T Q_k u, (p', k)
+    PZ = (W @ Z).reshape(-1, k) - Es.reshape(-1, pk) @ EZ
+    A = 0.5 * (Zf.T @ PZ)
+    score = 0.5 * (u.reshape(-1) @ Zf - tr)
     return score, 0.5 * (A + A.T)
+
+
+def pair_major(Q: np.ndarray) -> np.ndarray:
+    """The components ``Q`` (k, n, 6, 6) with the pairs first, ``(n, 6 k, 6)``: row ``6 j + a`` of pair ``i`` is
+    row ``a`` of ``Q_j`` of pair ``i`` (all ``Q_j u_i`` as one product per pair)."""
+    k, n = Q.shape[:2]
+    return np.ascontiguousarray(Q.transpose(1, 0, 2, 3)).reshape(n, 6 * k, 6)
 
 
 def shares(theta: np.ndarray, Q: np.ndarray, inl: np.ndarray) -> np.ndarray:
