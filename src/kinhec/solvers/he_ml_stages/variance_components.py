@@ -328,8 +328,8 @@ def _nonnegative_solve(F: np.ndarray, q: np.ndarray):
     orders of magnitude) and inverted on its eigenvalues above ``1e-12`` of the largest; the variances are the
     diagonal of that inverse over all components (the standard errors of the stopping rule).
     """
-    d = np.sqrt(np.diagonal(F))
-    d = np.where(d > 0, d, 1.0)
+    d = np.sqrt(np.maximum(np.diagonal(F), 0.0))
+    d = np.where(d > 0, d, 1.0)  # (a component without information keeps its scale)
     Fs = F / d[:, None] / d[None, :]
     qs = q / d
     active = np.ones(q.size, dtype=bool)
