@@ -326,28 +326,36 @@ def _nonnegative_solve(F: np.ndarray, q: np.ndarray):
     every call (so a component that vanished at one step may come back at the next; the caller's step halving
     keeps the likelihood rising).  ``F`` is scaled to a unit diagonal first (the components differ by many
     orders of magnitude) and inverted on its eigenvalues above ``1e-12`` of the largest; the variances are the
-    diagonal of that inverse over all components (the standard errors of the stopping rule).
+    diagonal of that inverse over all components (the standard errors of the stopping rule).  When no
+    eigenvalue falls below that bound none of a principal submatrix does either (they interlace), so the
+    smaller systems are solved directly.
     """
     d = np.sqrt(np.maximum(np.diagonal(F), 0.0))
     d = np.where(d > 0, d, 1.0)  # (a component without information keeps its scale)
-    Fs = F / d[:, None] / d[None, :]
+    Fs = F / np.outer(d, d)
     qs = q / d
-    active = np.ones(q.size, dtype=bool)
-    new = np.zeros_like(q)
-    var = None
-    while active.any():
-        Fa = Fs[active][:, active]
-        ev, V = np.linalg.eigh(Fa)
-        inv_ev = np.where(ev > 1e-12 * max(float(ev[-1]), 1e-300), 1.0 / np.where(ev > 0, ev, 1.0), 0.0)
-        if var is None:
-            var = ((V * V) @ inv_ev) / d**2
+    ev, V = np.linalg.eigh(Fs)
+    keep = ev > 1e-12 * max(float(ev[-1]), 1e-300)
+    inv_ev = np.where(keep, 1.0 / np.where(keep, ev, 1.0), 0.0)
+    var = ((V * V) @ inv_ev) / d**2
+    new = V @ (inv_ev * (V.T @ qs))
+    active = new > 0
+    while not active.all() and active.any():
         new = np.zeros_like(q)
-        new[active] = V @ (inv_ev * (V.T @ qs[active]))
+        sub = Fs[active][:, active]
+        if keep.all():
+            new[active] = np.linalg.solve(sub, qs[active])
+        else:
+            e, U = np.linalg.eigh(sub)
+            k_ = e > 1e-12 * max(float(e[-1]), 1e-300)
+            new[active] = U[:, k_] @ ((U[:, k_].T @ qs[active]) / e[k_])
         neg = active & (new <= 0)
         if not neg.any():
             break
         active &= ~neg
-    return np.maximum(new, 0.0) * (1.0 / d), (np.full(q.size, np.inf) if var is None else var)
+    if not active.any():
+        new = np.zeros_like(q)
+    return np.maximum(new, 0.0) / d, var
 
 
 def _weighted_fit(r, W, w, J):
