@@ -6,14 +6,14 @@ Usage::
     python benchmarks/bench_compiled_components.py COPY [--repeats 3]
 
 ``COPY`` is a dataset folder (a copy of ``../shared/published/smoke`` or a
-generated tier).  ``he_ml`` spends about half its time estimating its variance
+generated tier).  ``he_ml`` spends a large part of its time estimating its variance
 components (:func:`kinhec.solvers.he_ml_stages.variance_components.restricted_components`):
-Fisher scoring of a restricted likelihood whose every evaluation is a handful of
+Newton steps on a restricted likelihood whose every evaluation is a handful of
 numpy calls on (n, 6, 6) stacks, so per-call overhead, not arithmetic, sets its
 cost.  This script replaces the three functions of one likelihood evaluation
 (``sigma``, ``whitener`` and ``_weighted_fit``) by loops compiled with numba,
-keeping their signatures, so the scoring loop itself is the project's own; the
-scoring step (``_projected_traces``) stays in numpy, where batched BLAS is
+keeping their signatures, so the iteration itself is the project's own; the
+step's score and information (``_information``) stay in numpy, where batched BLAS is
 already as fast as a compiled loop.  It prints
 
 * numba's import and compile times (what every new worker process would pay);

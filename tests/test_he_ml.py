@@ -363,9 +363,10 @@ def test_variance_components_are_maximum_likelihood():
     np.testing.assert_allclose(np.sqrt(est[0]), np.sqrt(theta_true[0]), rtol=0.25)
 
 
-def test_restricted_traces_match_the_dense_projection():
-    """The restricted scoring's traces ``sum tr(P Q~_k P Q~_l)``, the refitted residuals and ``log det H`` from the
-    per-pair blocks equal those of the 6n x 6n projection ``P = W~ - W~ J H^-1 J^T W~`` formed densely."""
+def test_restricted_information_matches_the_dense_projection():
+    """The restricted score ``1/2 (r^T P Q~_k P r - tr(P Q~_k))``, the average information
+    ``1/2 (Q~_k P r)^T P (Q~_l P r)``, the refitted residuals and ``log det H`` from the per-pair blocks equal those
+    of the 6n x 6n projection ``P = W~ - W~ J H^-1 J^T W~`` formed densely."""
     from scipy.linalg import block_diag
 
     from kinhec.solvers.he_ml_stages import variance_components as vc
@@ -381,14 +382,19 @@ def test_restricted_traces_match_the_dense_projection():
     w = rng.uniform(0.3, 1.0, n)
     r = rng.standard_normal((n, 6)) * 1e-3
     rr, logdet_h, parts = vc._weighted_fit(r, W, w, J)
-    traces = vc._projected_traces(Q, W, vc._projection_factor(*parts))
+    u = np.sqrt(w)[:, None] * (W @ rr[:, :, None])[:, :, 0]  # P r in the weighted coordinates
+    score, info = vc._information(Q, W, u, vc._projection_factor(*parts))
     Wt = block_diag(*(w[:, None, None] * W))  # (6n, 6n)
     Jd = J.reshape(6 * n, -1)
     H = Jd.T @ Wt @ Jd
     P = Wt - Wt @ Jd @ np.linalg.solve(H, Jd.T @ Wt)
     Qd = [block_diag(*(Qk / w[:, None, None])) for Qk in Q]
-    dense = np.array([[np.trace(P @ Qk @ P @ Ql) for Ql in Qd] for Qk in Qd])
-    np.testing.assert_allclose(traces, dense, rtol=1e-8, atol=1e-8 * np.abs(dense).max())
+    Pr = P @ r.ravel()
+    QPr = [Qk @ Pr for Qk in Qd]
+    dense_score = np.array([0.5 * (Pr @ v - np.trace(P @ Qk)) for Qk, v in zip(Qd, QPr)])
+    dense_info = np.array([[0.5 * vk @ P @ vl for vl in QPr] for vk in QPr])
+    np.testing.assert_allclose(score, dense_score, rtol=1e-8, atol=1e-8 * np.abs(dense_score).max())
+    np.testing.assert_allclose(info, dense_info, rtol=1e-8, atol=1e-8 * np.abs(dense_info).max())
     np.testing.assert_allclose(Wt @ rr.ravel(), P @ r.ravel(), atol=1e-8 * np.abs(P @ r.ravel()).max())
     assert logdet_h == pytest.approx(np.linalg.slogdet(H)[1], rel=1e-10)
 

@@ -299,6 +299,41 @@ def _pixels_marginal(rng, mp):
                  kind="gradient", h=1e-5, rtol=1e-6)]  # fmt: skip
 
 
+@jacobian("he_ml.restricted_score", ("solvers.he_ml_stages.variance_components:_information",))
+def _restricted_score(rng, mp):
+    """The score of the restricted likelihood of the variance components (``_information``, with weights and
+    a projection of 12 fitted parameters) against central differences of that likelihood formed densely:
+    ``-1/2 (log det S~ + log det H + r^T P r)`` with the 6n x 6n ``S~ = blockdiag(sum_k th_k Q_k / w)``,
+    ``H = J^T S~^-1 J`` and ``P = S~^-1 - S~^-1 J H^-1 J^T S~^-1``; in the relative components ``th / th0``.
+    (The average information returned with the score is no derivative of it: tests/test_he_ml.py holds it
+    to the dense projection.)"""
+    from kinhec.solvers.he_ml_stages import variance_components as vc
+
+    n, p = 6, 12
+    C = _poses(rng, n, 0.5)
+    G = np.stack([pm.adjoint(_pose(rng, 0.3)) for _ in range(n)])
+    Q = vc.components(C, G, U=rng.normal(size=(n, 6)))  # the five constant components and the motion one
+    J = rng.normal(size=(n, 6, p))
+    w = rng.uniform(0.3, 1.0, n)
+    th0 = 10.0 ** rng.uniform(-5.0, -3.0, Q.shape[0])
+    r = rng.normal(size=(n, 6)) * 3e-2
+    Jd = J.reshape(6 * n, p)
+
+    def loglik(x):
+        S = scipy.linalg.block_diag(*(np.tensordot(th0 * x, Q, axes=1) / w[:, None, None]))
+        Wt = np.linalg.inv(S)
+        H = Jd.T @ Wt @ Jd
+        P = Wt - Wt @ Jd @ np.linalg.solve(H, Jd.T @ Wt)
+        return -0.5 * (np.linalg.slogdet(S)[1] + np.linalg.slogdet(H)[1] + r.ravel() @ P @ r.ravel())
+
+    W = np.linalg.inv(np.tensordot(th0, Q, axes=1))
+    rr, _, parts = vc._weighted_fit(r, W, w, J)
+    u = np.sqrt(w)[:, None] * (W @ rr[:, :, None])[:, :, 0]
+    score = vc._information(Q, W, u, vc._projection_factor(*parts))[0]
+    return [Case("d restricted loglik / d (th / th0)", loglik, np.ones(Q.shape[0]), score * th0, kind="gradient",
+                 h=1e-5, rtol=1e-6)]  # fmt: skip
+
+
 # --------------------------------------------------------------------------- #
 # PnP, the block finite differences, calibrate
 # --------------------------------------------------------------------------- #

@@ -25,7 +25,7 @@ there is a last component, ``th_m (G_i u_i)(G_i u_i)^T``
 with ``u_i`` the flange twist between the neighbours of pair ``i`` (the local
 direction of motion, along which a time-stamp error moves the flange: the
 pairing error of asynchronous streams with camera jitter).  When the noise levels are not given they are
-estimated from the residuals by Fisher scoring of the restricted Gaussian likelihood
+estimated from the residuals by maximising the restricted Gaussian likelihood (average-information Newton steps)
 (variance-component estimation with ``X``, ``Y`` and the scale integrated out, so that each component counts
 the degrees of freedom the fit left it, under a weak prior at its block's residual level;
 :mod:`~kinhec.solvers.he_ml_stages.variance_components`).

@@ -12,7 +12,7 @@ file, in the order ``he_ml`` runs them:
 * :mod:`.hypotheses` -- the robust start: closed-form and minimal-set hypotheses
   and their scores, the first inliers (step 2);
 * :mod:`.variance_components` -- the per-pair covariance as a sum of variance
-  components and their estimation (Fisher scoring);
+  components and their estimation (restricted likelihood);
 * :mod:`.reweighting` -- the iteratively reweighted maximum likelihood: the
   weighted least-squares solve, the chi-square gate, mirror repair, Student-t
   weights, the constant scale (steps 3 and 4);

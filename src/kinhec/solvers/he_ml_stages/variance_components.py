@@ -10,8 +10,8 @@ The covariance of the camera error ``rho_i`` of pair ``i`` (a right twist of
 translation variances [rad^2, m^2]; the PnP shapes of generic planar targets
 with the reference in view, :func:`target_shapes`; the robot error along the
 local motion, :func:`motion_directions`).  The components are estimated from
-the residuals by Fisher scoring of the restricted Gaussian likelihood, the fitted
-parameters integrated out, under a weak prior (:func:`restricted_components`);
+the residuals by Newton steps with the average information on the restricted Gaussian
+likelihood, the fitted parameters integrated out, under a weak prior (:func:`restricted_components`);
 the plain likelihood (:func:`estimate_components`) serves the drifting scale's
 EM and :mod:`kinhec.solvers.multi_axyb`.
 """
@@ -52,6 +52,9 @@ _MOTION_SHARE = 0.05
 PRIOR_DOF = 0.25
 #: The rounds stop when no variance component's share of the total moves by more than this.
 SETTLE_SHARE = 0.02
+#: The restricted estimate's iterations stop when a step moves no component by more than this many of its
+#: standard errors (:func:`restricted_components`).
+STOP_SE = 0.1
 
 
 def motion_directions(A: np.ndarray) -> np.ndarray:
@@ -214,9 +217,15 @@ def restricted_components(r, Q, w, theta0, J, n_iter: int = 30, prior_dof: float
     (Förstner's estimate with the redundancy): with ``W = Sigma^-1``, ``W~_i = w_i W_i`` (pair ``i``'s
     covariance taken as ``Sigma_i / w_i``, ``w`` the Student-t weights), ``J`` (n, 6, p) the residuals'
     Jacobian in the fitted parameters and ``H = J^T W~ J``, the projection ``P = W~ - W~ J H^-1 J^T W~``
-    replaces ``W~``.  Fisher scoring: ``F th = q`` with ``F_kl = 1/2 tr(P Q_k P Q_l)`` and
-    ``q_k = 1/2 r^T P Q_k P r``, solved with ``th >= 0`` afresh at every step (a component that vanished may
-    come back), the step halved until the restricted likelihood does not fall.
+    replaces ``W~``.  The score is ``s_k = 1/2 (r^T P Q_k P r - tr(P Q_k))``; the steps are Newton steps
+    with the average information ``A_kl = 1/2 (Q_k P r)^T P (Q_l P r)`` (the mean of the observed and the
+    expected information, which agree at the maximum; Gilmour, Thompson and Cullis, Biometrics 51, 1995)
+    in place of the Hessian: ``P`` applied to ``k`` vectors instead of the ``k^2`` traces
+    ``tr(P Q_k P Q_l)`` of Fisher scoring (:func:`_information`).  The step is solved with ``th >= 0``
+    afresh every time (a component that vanished may come back) and halved until the restricted likelihood
+    does not fall; the iterations stop at a step that moves no component by more than :data:`STOP_SE` of its
+    standard error (from the inverse of the step's matrix), which is taken without evaluating the
+    likelihood again.
 
     Every component thus counts only the degrees of freedom the fit left it.  The plain estimate
     (:func:`estimate_components`) takes the residuals for the whole noise: each component is low by the
@@ -232,17 +241,20 @@ def restricted_components(r, Q, w, theta0, J, n_iter: int = 30, prior_dof: float
     freedom at its block's share of the residuals (the five noise levels, :func:`prior_levels`; density
     ``th^(-nu0/2) exp(-nu0 s0 / (2 th))`` on ``log th``): it holds a component the data cannot determine near
     that share and moves one they do determine by about ``nu0 / d`` of its distance to it, ``d`` its degrees
-    of freedom.
+    of freedom.  Its curvature enters the step as it is (``2 b / th^3 - a / th^2``, at least ``a / th^2``):
+    below the prior's mode it is far larger than the expected ``a / th^2``, and a step with the latter
+    overshoots a component the prior holds up.
     """
     Q = np.ascontiguousarray(Q)
     k = Q.shape[0]
-    Qf = Q.reshape(k, -1)
-    trQ = traces(Q).mean(axis=1)
+    Qn = pair_major(Q)
     s0 = prior_levels(r, Q, J.shape[2]) if prior_dof > 0 else np.zeros(k)
     a, b = 0.5 * prior_dof * (s0 > 0), 0.5 * prior_dof * s0
 
     def likelihood(theta):
-        """The restricted log-likelihood (with the prior) at ``theta`` and what its scoring step needs."""
+        """The restricted log-likelihood (with the prior) at ``theta`` and what its step needs."""
+        if not theta.max() > 0:
+            return -math.inf, None  # every component at 0: no covariance (a step that far is halved)
         th = np.maximum(theta, 1e-10 * theta.max())
         _, W, logdet = whitener(sigma(th, Q))
         fitted = _weighted_fit(r, W, w, J)
@@ -251,24 +263,29 @@ def restricted_components(r, Q, w, theta0, J, n_iter: int = 30, prior_dof: float
         ll = -0.5 * (float(logdet.sum()) + fitted[1] + float(np.sum(w * (Wr * rr).sum(axis=1))))
         if prior_dof > 0:
             ll += float(np.sum(-a * np.log(th) - b / th))  # (0 for the components without a prior)
-        return ll, (th, W, Wr, fitted[2])  # (the projection's factor is formed only where scoring needs it)
+        return ll, (th, W, Wr, fitted[2])  # (the projection's factor is formed only where a step needs it)
 
-    def scoring(state):
-        """Fisher information ``F`` (k, k) and score part ``q`` (k,) of the scoring step (at accepted points)."""
+    def newton(state):
+        """The step's matrix ``A`` (k, k) and right-hand side ``A th + s`` (k,) (at accepted points)."""
         th, W, Wr, parts = state
-        F = _projected_traces(Q, W, _projection_factor(*parts))
-        M = (w[:, None] * Wr)[:, :, None] * Wr[:, None, :]
-        F, q = 0.5 * F, 0.5 * (Qf @ M.ravel())
+        u = np.sqrt(w)[:, None] * Wr  # P r in the pairs' weighted coordinates
+        score, A = _information(Q, W, u, _projection_factor(*parts), Qn)
         if prior_dof > 0:
-            # the prior's score -a / th + b / th^2, linearised as (b - a th) / th_c^2 at the current th_c
-            F, q = F + np.diag(a / th**2), q + b / th**2
-        return F, q
+            # the prior's score and its curvature, at least the expected a / th^2 (which it is at the mode)
+            score = score - a / th + b / th**2
+            A = A + np.diag(np.maximum(2.0 * b / th**3 - a / th**2, a / th**2))
+        return A, A @ th + score
 
     theta = np.maximum(theta0, 1e-14)
     ll, state = likelihood(theta)
-    F, q = scoring(state)
     for _ in range(n_iter):
-        step = _nonnegative_solve(F, q) - theta
+        A, rhs = newton(state)
+        target, var = _nonnegative_solve(A, rhs)
+        step = target - theta
+        if float(np.max(np.abs(step) / np.sqrt(np.maximum(var, 1e-300)))) < STOP_SE:
+            # the step stays within the quadratic model's own precision: taken without another evaluation
+            theta = target
+            break
         t = 1.0
         for _ in range(12):
             cand = theta + t * step  # a convex combination of non-negative points
@@ -278,11 +295,7 @@ def restricted_components(r, Q, w, theta0, J, n_iter: int = 30, prior_dof: float
             t *= 0.5
         else:
             break  # no step raises the likelihood: at its maximum to round-off
-        change = float(np.max(np.abs(cand - theta) * trQ)) / max(float(np.sum(cand * trQ)), 1e-300)
-        theta, ll = cand, ll_c
-        if change < 1e-2:
-            break
-        F, q = scoring(state_c)
+        theta, ll, state = cand, ll_c, state_c
     # components that vanished keep a floor relative to the largest so that Sigma stays invertible
     return np.maximum(theta, 1e-8 * theta.max() if theta.max() > 0 else 1e-14)
 
@@ -306,20 +319,43 @@ def prior_levels(r: np.ndarray, Q: np.ndarray, p: int) -> np.ndarray:
     return out
 
 
-def _nonnegative_solve(F: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """The scoring step ``F th = q`` (F (k, k) positive semi-definite) with ``th >= 0``: components whose solution
-    turns negative are fixed at 0 and the rest solved again, from all of them at every call (so a component that
-    vanished at one step may come back at the next; the caller's step halving keeps the likelihood rising)."""
-    active = np.ones(q.size, dtype=bool)
-    new = np.zeros_like(q)
-    while active.any():
+def _nonnegative_solve(F: np.ndarray, q: np.ndarray):
+    """The step's target ``F th = q`` (F (k, k) positive semi-definite) with ``th >= 0``, and the variances (k,).
+
+    Components whose solution turns negative are fixed at 0 and the rest solved again, from all of them at
+    every call (so a component that vanished at one step may come back at the next; the caller's step halving
+    keeps the likelihood rising).  ``F`` is scaled to a unit diagonal first (the components differ by many
+    orders of magnitude) and inverted on its eigenvalues above ``1e-12`` of the largest; the variances are the
+    diagonal of that inverse over all components (the standard errors of the stopping rule).  When no
+    eigenvalue falls below that bound none of a principal submatrix does either (they interlace), so the
+    smaller systems are solved directly.
+    """
+    d = np.sqrt(np.maximum(np.diagonal(F), 0.0))
+    d = np.where(d > 0, d, 1.0)  # (a component without information keeps its scale)
+    Fs = F / np.outer(d, d)
+    qs = q / d
+    ev, V = np.linalg.eigh(Fs)
+    keep = ev > 1e-12 * max(float(ev[-1]), 1e-300)
+    inv_ev = np.where(keep, 1.0 / np.where(keep, ev, 1.0), 0.0)
+    var = ((V * V) @ inv_ev) / d**2
+    new = V @ (inv_ev * (V.T @ qs))
+    active = new > 0
+    while not active.all() and active.any():
         new = np.zeros_like(q)
-        new[active] = np.linalg.lstsq(F[np.ix_(active, active)], q[active], rcond=1e-12)[0]
+        sub = Fs[active][:, active]
+        if keep.all():
+            new[active] = np.linalg.solve(sub, qs[active])
+        else:
+            e, U = np.linalg.eigh(sub)
+            k_ = e > 1e-12 * max(float(e[-1]), 1e-300)
+            new[active] = U[:, k_] @ ((U[:, k_].T @ qs[active]) / e[k_])
         neg = active & (new <= 0)
         if not neg.any():
             break
         active &= ~neg
-    return np.maximum(new, 0.0)
+    if not active.any():
+        new = np.zeros_like(q)
+    return np.maximum(new, 0.0) / d, var
 
 
 def _weighted_fit(r, W, w, J):
@@ -329,10 +365,10 @@ def _weighted_fit(r, W, w, J):
     dropped; its log-determinant over those above ``1e-12`` of it) and ``E_i = sqrt(w_i) W_i J_i V |ev|^-1/2``
     (``H = V diag(ev) V^T`` on the kept eigenvalues), so that ``sum_i E_i E_i^T``-sandwiches give the
     projection's correction: ``W~ J H^+ J^T W~ = E E^T`` (with the eigenvalues' signs, all positive for a
-    positive definite ``H``; :func:`_projected_traces` carries them).  ``P r`` is ``W~`` times the
+    positive definite ``H``; :func:`_information` carries them).  ``P r`` is ``W~`` times the
     returned residuals (zero at the fit's solution).  ``E`` itself is left to :func:`_projection_factor`
     (``_projection_factor(*parts)``): the step-halving search evaluates the likelihood at points where
-    the scoring step, its only user, is never taken.
+    the Newton step, its only user, is never taken.
     """
     WJ = W @ J  # (n, 6, p)
     wWJ = w[:, None, None] * WJ
@@ -365,27 +401,38 @@ def _projection_factor(w, WJ, Vk, evk):
     return E, np.sign(evk)
 
 
-def _projected_traces(Q, W, E):
-    """``sum tr(P Q~_k P Q~_l)`` (k, k) of the projection ``P = W~ - W~ J H^+ J^T W~`` (``Q~ = Q / w``).
+def _information(Q, W, u, E, Qn=None):
+    """The restricted score ``s`` (k,) and average information ``A`` (k, k) at ``P r`` (``u``, (n, 6)).
 
-    ``P`` (6n x 6n) is never formed: with ``T_kl = sum_i tr(W Q_k W Q_l)`` (``W`` (n, 6, 6) block-diagonal),
-    ``tr(P Q~_k P Q~_l) = T_kl - 2 sum_i tr(Q_k W Q_l E_i S E_i^T) + tr(S M_k S M_l)`` with ``M_k =
-    sum_i E_i^T Q_k E_i`` (p' x p'), ``E`` and the signs ``S`` from :func:`_weighted_fit` (``E = (E, S)``):
-    per-pair 6 x 6 and 6 x p' products and a p' x p' correction.
+    With ``P' = W - E S E^T`` (the projection ``P`` of :func:`restricted_components` in the pairs' weighted
+    coordinates: ``W`` (n, 6, 6) block-diagonal, ``E`` and the signs ``S`` from :func:`_weighted_fit`, ``E =
+    (E, S)``) and ``u = P' r~``: ``s_k = 1/2 (u^T Q_k u - tr(P' Q_k))`` and ``A_kl = 1/2 (Q_k u)^T P' (Q_l u)``.
+    ``tr(P' Q_k)`` takes the per-pair blocks of ``W - E S E^T`` against ``Q_k`` (k, n, 6, 6); ``A`` applies
+    ``P'`` to the ``k`` vectors ``Q_k u``: per-pair 6 x 6k products and (6 n) x p' matrix products, no ``k^2``
+    traces.  ``Qn`` is ``Q`` with the pairs first, (n, 6 k, 6) (formed here when not given).
     """
-    k = Q.shape[0]
     E, sg = E
-    WQ = W[None] @ Q  # (k, n, 6, 6)
-    T = WQ.reshape(k, -1) @ np.swapaxes(WQ, -1, -2).reshape(k, -1).T  # tr(A B) = sum(A * B^T)
-    # sum_i tr(E_i^T Q_k W Q_l E_i S) = sum_i tr((W Q_k)^T Q_l V_i), V_i = E_i S E_i^T (6 x 6, cheaper than 6 x p')
-    QV = Q @ ((E * sg) @ np.swapaxes(E, 1, 2))[None]
-    HN = WQ.reshape(k, -1) @ QV.reshape(k, -1).T
-    HN = 0.5 * (HN + HN.T)
-    QE = Q @ E[None]  # (k, n, 6, p')
+    k, n = Q.shape[:2]
     pk = E.shape[2]
-    Mk = np.swapaxes(E.reshape(-1, pk), 0, 1)[None] @ QE.reshape(k, -1, pk)  # (k, p', p')
-    SM = (Mk * (sg[:, None] * sg[None, :])).reshape(k, -1)
-    return T - 2.0 * HN + SM @ np.swapaxes(Mk, 1, 2).reshape(k, -1).T
+    if Qn is None:
+        Qn = pair_major(Q)
+    Es = E * sg
+    V = Es @ np.swapaxes(E, 1, 2)  # (n, 6, 6): the diagonal blocks of E S E^T
+    tr = Q.reshape(k, -1) @ (W - V).reshape(-1)
+    Z = np.swapaxes((Qn @ u[:, :, None]).reshape(n, k, 6), 1, 2)  # Q_k u as the columns of (n, 6, k)
+    Zf = Z.reshape(-1, k)  # (a copy: the pairs' rows stacked)
+    EZ = E.reshape(-1, pk).T @ Zf  # E^T Q_k u, (p', k)
+    PZ = (W @ Z).reshape(-1, k) - Es.reshape(-1, pk) @ EZ
+    A = 0.5 * (Zf.T @ PZ)
+    score = 0.5 * (u.reshape(-1) @ Zf - tr)
+    return score, 0.5 * (A + A.T)
+
+
+def pair_major(Q: np.ndarray) -> np.ndarray:
+    """The components ``Q`` (k, n, 6, 6) with the pairs first, ``(n, 6 k, 6)``: row ``6 j + a`` of pair ``i`` is
+    row ``a`` of ``Q_j`` of pair ``i`` (all ``Q_j u_i`` as one product per pair)."""
+    k, n = Q.shape[:2]
+    return np.ascontiguousarray(Q.transpose(1, 0, 2, 3)).reshape(n, 6 * k, 6)
 
 
 def shares(theta: np.ndarray, Q: np.ndarray, inl: np.ndarray) -> np.ndarray:
@@ -419,7 +466,7 @@ def update(fit, r: np.ndarray, Q: np.ndarray, J: np.ndarray) -> np.ndarray:
     """The components of a round from its residuals ``r`` (n, 6) and basis ``Q``; returns the basis to use.
 
     At the first round the camera rotation and translation components start from the residual spreads (the
-    robot's small); then restricted Fisher scoring on the inliers (``J`` (n, 6, p), the residuals' Jacobian
+    robot's small); then the restricted estimate on the inliers (``J`` (n, 6, p), the residuals' Jacobian
     in the fitted parameters, see :func:`estimate_components`) when they leave enough redundancy; then
     ``fit.restricted`` says the components already count the degrees of freedom the fit took.  The
     motion-direction component leaves when its share of the total variance is below 5 % (the data show no
