@@ -13,9 +13,9 @@ row per mutant: caught or survived, and the first failing test.
     python benchmarks/mutants.py --check         # every original snippet occurs exactly once
 
 The catalogue holds every audit so far: the sets named by their id prefixes (``RE``, ``CE`` ..., ``F4-``, ``F5-``,
-``F6-``) and, with descriptive ids and ``[S]``, ``[F]``, ``[F2]`` in their descriptions, the first three audits of the solvers,
-bounds, calibrate, suite and report (the survivors of the first, re-targeted to the current code, and two fresh
-sets chosen after them).
+``F6-``) and, with descriptive ids and ``[S]``, ``[F]``, ``[F2]`` in their descriptions, the first three audits of
+the solvers, bounds, calibrate, suite and report (the survivors of the first, re-targeted to the current code, and
+two fresh sets chosen after them).
 
 The runner refuses to start when a file it would mutate has uncommitted changes (the restore writes back the
 committed text it read, and a half-edited file would be neither).  Byte code is not written during the runs
