@@ -12,10 +12,10 @@ row per mutant: caught or survived, and the first failing test.
     python benchmarks/mutants.py --list          # the catalogue
     python benchmarks/mutants.py --check         # every original snippet occurs exactly once
 
-The catalogue holds every audit so far: the sets named by their id prefixes (``RE``, ``CE`` ..., ``F4-``, ``F5-``) and,
-with descriptive ids and ``[S]``, ``[F]``, ``[F2]`` in their descriptions, the first three audits of the solvers,
-bounds, calibrate, suite and report (the survivors of the first, re-targeted to the current code, and two fresh
-sets chosen after them).
+The catalogue holds every audit so far: the sets named by their id prefixes (``RE``, ``CE`` ..., ``F4-``, ``F5-``,
+``F6-``) and, with descriptive ids and ``[S]``, ``[F]``, ``[F2]`` in their descriptions, the first three audits of
+the solvers, bounds, calibrate, suite and report (the survivors of the first, re-targeted to the current code, and
+two fresh sets chosen after them).
 
 The runner refuses to start when a file it would mutate has uncommitted changes (the restore writes back the
 committed text it read, and a half-edited file would be neither).  Byte code is not written during the runs
@@ -132,6 +132,65 @@ _F5_INPUTS = ["tests/test_calibrate_inputs_quantities.py", "tests/test_calibrate
 _F5_PLAN = ["tests/test_planner_quantities.py", "tests/test_planner.py", "tests/test_planner_own_setup.py"]
 _F5_CAND = ["tests/test_planner_quantities.py", "tests/test_planner.py"]
 _F5_DETECT = ["tests/test_vision_detect_quantities.py", "tests/test_detect_workers.py", "tests/test_vision.py"]
+
+# the sixth set's test files, chosen by their names only (the module's *_quantities file first)
+_F6_STAGES = ["tests/test_calibrate_stages_quantities.py", "tests/test_calibrate_shape.py",
+              "tests/test_calibrate_synthetic.py", "tests/test_calibrate_formats.py"]
+_F6_SPREAD = ["tests/test_calibrate_stages_quantities.py", "tests/test_calibrate_uncertainty_quantities.py",
+              "tests/test_calibrate_sigma.py", "tests/test_calibrate_synthetic.py"]
+_F6_VERDICT = ["tests/test_calibrate_stages_quantities.py", "tests/test_calibrate_outliers_quantities.py",
+               "tests/test_calibrate_shape.py", "tests/test_calibrate_synthetic.py"]
+_F6_OUTPUTS = ["tests/test_calibrate_stages_quantities.py", "tests/test_calibrate_shape.py",
+               "tests/test_calibrate_cli.py", "tests/test_calibrate_synthetic.py"]
+_F6_CAMERA = ["tests/test_calibrate_stages_quantities.py", "tests/test_calibrate_eye_bias_quantities.py",
+              "tests/test_calibrate_synthetic.py", "tests/test_calibrate_sigma.py"]
+_F6_RIG = ["tests/test_calibrate_stages_quantities.py", "tests/test_multi.py", "tests/test_calibrate_synthetic.py",
+           "tests/test_calibrate_bags.py"]
+_F6_STAMPS = ["tests/test_calibrate_stamp_units_quantities.py", "tests/test_calibrate_stamp_units.py"]
+_F6_ROWS = ["tests/test_row_alignment_quantities.py", "tests/test_row_alignment.py", "tests/test_calibrate_firewall.py"]
+_F6_PAIRING = ["tests/test_calibrate_pairing_quantities.py", "tests/test_calibrate_same_clock.py",
+               "tests/test_calibrate_synthetic.py"]
+_F6_FIREWALL = ["tests/test_calibrate_firewall.py", "tests/test_calibrate_symptoms.py", "tests/test_calibrate_scale.py",
+                "tests/test_calibrate_cli.py"]
+_F6_CHOICE = ["tests/test_reading_choice_quantities.py", "tests/test_reading_choice.py",
+              "tests/test_calibrate_firewall.py"]
+_F6_READINGS = ["tests/test_calibrate_readings_quantities.py", "tests/test_calibrate_firewall.py",
+                "tests/test_calibrate_symptoms.py"]
+_F6_READERS = ["tests/test_calibrate_readers_quantities.py", "tests/test_calibrate_formats.py",
+               "tests/test_calibrate_firewall.py"]
+_F6_HELD = ["tests/test_held_out_quantities.py", "tests/test_held_out.py", "tests/test_held_out_pixels_quantities.py"]
+_F6_HPX = ["tests/test_held_out_pixels_quantities.py", "tests/test_held_out_pixels.py"]
+_F6_CHECK = ["tests/test_check_quantities.py", "tests/test_check.py"]
+_F6_RESULT = ["tests/test_calibrate_result_quantities.py", "tests/test_calibrate_shape.py",
+              "tests/test_calibrate_cli.py"]
+_F6_SOLVE = ["tests/test_calibrate_solve_quantities.py", "tests/test_calibrate_noise_dof.py",
+             "tests/test_calibrate_sigma.py", "tests/test_calibrate_synthetic.py"]
+_F6_EDGES = ["tests/test_multi_edges_quantities.py", "tests/test_multi_edges.py", "tests/test_multi.py"]
+_F6_CORNERS = ["tests/test_calibrate_corners_quantities.py", "tests/test_calibrate_bundle_quantities.py",
+               "tests/test_calibrate_corners.py"]
+_F6_OUTPUT = ["tests/test_calibrate_formats.py", "tests/test_export.py", "tests/test_calibrate_cli.py",
+              "tests/test_calibrate_bags.py"]
+_F6_OPTIONS = ["tests/test_calibrate_options_quantities.py", "tests/test_calibrate_cli.py",
+               "tests/test_calibrate_formats.py"]
+_F6_FRAMES = ["tests/test_calibrate_inputs_quantities.py", "tests/test_calibrate_stages_quantities.py",
+              "tests/test_calibrate_formats.py", "tests/test_calibrate_synthetic.py"]
+_F6_INPUTS = ["tests/test_calibrate_inputs_quantities.py", "tests/test_multi.py", "tests/test_calibrate_synthetic.py",
+              "tests/test_calibrate_cli.py"]
+_F6_INTR = ["tests/test_calibrate_intrinsics_files.py", "tests/test_planner_own_setup.py"]
+_F6_WRITERS = ["tests/test_intrinsics_writers.py", "tests/test_calibrate_intrinsics_files.py"]
+_F6_ROBOT_FILES = ["tests/test_robot_files_quantities.py", "tests/test_robot_files.py",
+                   "tests/test_planner_own_setup.py"]
+_F6_PLAN = ["tests/test_planner_quantities.py", "tests/test_planner_inputs_quantities.py",
+            "tests/test_planner_own_setup.py", "tests/test_planner.py"]
+_F6_CAND = ["tests/test_planner_quantities.py", "tests/test_planner.py", "tests/test_planner_own_setup.py"]
+_F6_MODEL = ["tests/test_planner_quantities.py", "tests/test_planner.py"]
+_F6_TRAJ = ["tests/test_planner_quantities.py", "tests/test_planner_own_setup.py", "tests/test_planner.py"]
+_F6_PLAN_IN = ["tests/test_planner_inputs_quantities.py", "tests/test_planner_own_setup.py", "tests/test_planner.py"]
+_F6_DETECT = ["tests/test_vision_detect_quantities.py", "tests/test_detect_workers.py", "tests/test_vision.py",
+              "tests/test_calibrate_images.py"]
+_F6_VPAIR = ["tests/test_vision_quantities.py", "tests/test_calibrate_images_quantities.py", "tests/test_vision.py",
+             "tests/test_calibrate_images.py"]
+_F6_TARGETS = ["tests/test_vision_quantities.py", "tests/test_vision.py", "tests/test_planner_own_setup.py"]
 
 CATALOGUE: list[Mutant] = [
     # ---------------------------------------------------------------- calibrate/robot_error.py
@@ -846,6 +905,121 @@ CATALOGUE: list[Mutant] = [
        ['tests/test_report.py'],
        "report: the calibration page's translation in metres under [mm] [F2]"),
 
+    # ---------------------------------------------------------------- the newest modules, a sixth set
+    # Chosen from the code of these modules alone, without reading any test (one mutant per module, 38 modules:
+    # the staged one-camera pipeline and the rig, the stamps, rows, pairing and the convention firewall, the
+    # held-out accuracy, kinhec check, the result, the refinement, the multi-sensor edges, the corners, the
+    # exports, the options and inputs, the intrinsics and robot files, the planner and the vision), and run once.
+    _m("F6-01", "calibrate/stages/conventions.py", "    warn += dec.warnings\n", "    notes += dec.warnings\n",
+       _F6_STAGES, "apply_reading: the firewall's warnings filed among the notes"),
+    _m("F6-02", "calibrate/stages/pairing.py", "out.period_s = min(ph, pe)", "out.period_s = max(ph, pe)", _F6_STAGES,
+       "pair by time: the sample period (the offset curve's step, the edge zone) that of the slower stream"),
+    _m("F6-03", "calibrate/stages/solve.py",
+       'freed = not scale and not fixed_scale and fit.get("scale_prior_std") is None',
+       'freed = not scale and not fixed_scale and fit.get("scale_prior_std") is not None', _F6_STAGES,
+       "solve: the scale taken as freed when its prior was kept (test inverted)"),
+    _m("F6-04", "calibrate/stages/uncertainty.py", "std = np.sqrt(np.maximum(np.diag(sol.cov), 0.0))",
+       "std = np.maximum(np.diag(sol.cov), 0.0)", _F6_SPREAD,
+       "spread: variances reported as standard deviations (forgotten square root)"),
+    _m("F6-05", "calibrate/stages/verdict.py", 'obs["n_inliers"] = int(sol.inliers.sum())',
+       'obs["n_inliers"] = int((~sol.inliers).sum())', _F6_VERDICT,
+       "judge: the number of inliers counts the outliers"),
+    _m("F6-06", "calibrate/stages/outputs.py", "outliers=np.flatnonzero(~sol.inliers).tolist()",
+       "outliers=np.flatnonzero(sol.inliers).tolist()", _F6_OUTPUTS,
+       "result: the outlier list holds the inliers' indices (forgotten negation)"),
+    _m("F6-07", "calibrate/stages/camera.py", "solved = solve(cv, paired, opts, eye_bias_prior)",
+       "solved = solve(cv, paired, opts)", _F6_CAMERA,
+       "solve_camera: the eye poses' systematic-error prior not passed to the refinement"),
+    _m("F6-08", "calibrate/stages/rig.py", "C_all = {k: r.cov[:6, :6] for k, r in per.items()}",
+       "C_all = {k: r.cov[6:12, 6:12] for k, r in per.items()}", _F6_RIG,
+       "rig: camera-to-camera standard deviations composed from Y's covariance block instead of X's"),
+    _m("F6-09", "calibrate/stamp_units.py", "    dur = span * f\n", "    dur = span / f\n", _F6_STAMPS,
+       "plausible: the duration divided by the seconds per unit instead of multiplied"),
+    _m("F6-10", "calibrate/row_alignment.py", "sig = 1.4826 * np.median(np.abs(r), axis=0)",
+       "sig = np.median(np.abs(r), axis=0)", _F6_ROWS,
+       "row alignment: the noise scale from the median absolute residual without the factor 1.4826"),
+    _m("F6-11", "calibrate/pairing.py", "s = (tc - self.t[i]) / (self.t[i + 1] - self.t[i])",
+       "s = (self.t[i + 1] - tc) / (self.t[i + 1] - self.t[i])", _F6_PAIRING,
+       "Interpolator: the interpolation fraction measured from the wrong end of the interval"),
+    _m("F6-12", "calibrate/firewall.py", "ratio = c_e / (fit.scale * c_h) if fit.scale > 0",
+       "ratio = c_h / (fit.scale * c_e) if fit.scale > 0", _F6_FIREWALL,
+       "scoring: the eye-to-hand translation ratio inverted (units' factors swapped)"),
+    _m("F6-13", "calibrate/reading_choice.py", "if c.against_weight <= least + _TOL] if least <= _TOL else kept",
+       "if c.against_weight <= least + _TOL] if least > _TOL else kept", _F6_CHOICE,
+       "choice: the files' claims decide only when every reading contradicts one (branch inverted)"),
+    _m("F6-14", "calibrate/readings.py", "s_std = float(np.sqrt(max(cov[3, 3], 0.0)))",
+       "s_std = float(max(cov[3, 3], 0.0))", _F6_READINGS,
+       "fit_class: the scale's variance reported as its standard deviation (forgotten square root)"),
+    _m("F6-15", "calibrate/readers.py", "np.column_stack([q_xyzw[:, 3], q_xyzw[:, :3]])",
+       "np.column_stack([q_xyzw[:, 0], q_xyzw[:, 1:]])", _F6_READERS,
+       "poses from xyzw quaternions: w read from the first column (columns taken as wxyz)"),
+    _m("F6-16", "calibrate/held_out.py", "stats.f.ppf(level, p, nu - p + 1.0))", "stats.f.ppf(level, p, nu))",
+       _F6_HELD, "region quantile (full noise): Hotelling's F with nu instead of nu - p + 1 denominator dof"),
+    _m("F6-17", "calibrate/held_out_pixels.py", '"rms_px": float(s * np.sqrt(sq / n_pts))',
+       '"rms_px": float(s * np.sqrt(sq / (2 * n_pts)))', _F6_HPX,
+       "held-out pixels: the RMS per pixel coordinate instead of per corner (its prediction per corner)"),
+    _m("F6-18", "calibrate/check.py", "V = tau * Hinv + cov0", "V = tau * Hinv", _F6_CHECK,
+       "check: the Wald test's covariance without the calibration's own covariance"),
+    _m("F6-19", "calibrate/result.py", "unit = np.array([180 / np.pi] * 3 + [1000.0] * 3)",
+       "unit = np.array([1000.0] * 3 + [180 / np.pi] * 3)", _F6_RESULT,
+       "summary: the noise levels' deg and mm factors applied to the wrong components"),
+    _m("F6-20", "calibrate/solve.py", 'return _floor(S), dof / (dof - 7.0), "full"',
+       'return _floor(S), dof / (dof - 6.0), "full"', _F6_SOLVE,
+       "noise model: the small-sample factor of a full 6x6 covariance dof / (dof - p) instead of dof / (dof - p - 1)"),
+    _m("F6-21", "calibrate/multi_edges.py", 'fit[r] = (math.degrees(rot), 1000.0 * trans, "graph")',
+       'fit[r] = (rot, 1000.0 * trans, "graph")', _F6_EDGES,
+       "edge check: the graph fit's rotation residual in radians labelled degrees"),
+    _m("F6-22", "calibrate/corners.py", "np.diag(fit.cov)[12 : 12 + len(names)]",
+       "np.diag(fit.cov)[13 : 13 + len(names)]", _F6_CORNERS,
+       "corners: the intrinsics' standard deviations read one index late"),
+    _m("F6-23", "calibrate/output.py", "return [float(q[1]), float(q[2]), float(q[3]), float(q[0])]",
+       "return [float(q[0]), float(q[1]), float(q[2]), float(q[3])]", _F6_OUTPUT,
+       "quat_xyzw: the quaternion written scalar first under the xyzw labels"),
+    _m("F6-24", "calibrate/options.py", "quat=(self.quat_hand, self.quat_eye) if",
+       "quat=(self.quat_eye, self.quat_hand) if", _F6_OPTIONS,
+       "firewall_options: the hand's and the eye's quaternion orders swapped"),
+    _m("F6-25", "calibrate/option_values.py", "        return parts[0], parts[-1]\n",
+       "        return parts[-1], parts[0]\n", _F6_OPTIONS,
+       "option_pair: HAND,EYE read as (eye, hand)"),
+    _m("F6-26", "calibrate/frames.py",
+       'cam_T_target = se3.invert_transform(T, check=False) if direction == "target_T_cam" else T',
+       'cam_T_target = se3.invert_transform(T, check=False) if direction == "cam_T_target" else T', _F6_FRAMES,
+       "eye_solver_form: the eye poses inverted when already cam_T_target (direction test inverted)"),
+    _m("F6-27", "calibrate/inputs.py", "reference = eyes.pop(0)", "reference = eyes.pop()", _F6_INPUTS,
+       "rig without a body stream: the last camera taken as the reference instead of the first"),
+    _m("F6-28", "models/intrinsics_files.py", 'size = (doc["image_width"], doc["image_height"])',
+       'size = (doc["image_height"], doc["image_width"])', _F6_INTR,
+       "OpenCV YAML: image width and height swapped"),
+    _m("F6-29", "models/intrinsics_writers.py", "K = (intr.fx, 0.0, intr.cx, 0.0, intr.fy, intr.cy, 0.0, 0.0, 1.0)",
+       "K = (intr.fx, 0.0, intr.cy, 0.0, intr.fy, intr.cx, 0.0, 0.0, 1.0)", _F6_WRITERS,
+       "OpenCV writer: the principal point's cx and cy swapped in the camera matrix"),
+    _m("F6-30", "models/robot_files.py", 'qd_max_rad_s=np.radians(cols["max_speed_deg_s"])',
+       'qd_max_rad_s=np.asarray(cols["max_speed_deg_s"])', _F6_ROBOT_FILES,
+       "DH YAML: joint speed caps in deg/s used as rad/s"),
+    _m("F6-31", "planner/plan.py", 'block = slice(6, 12) if setup == "eye_in_hand" else slice(0, 6)',
+       'block = slice(0, 6) if setup == "eye_in_hand" else slice(6, 12)', _F6_PLAN,
+       "plan: the target frame's adjoint applied to X's block instead of Y's (and the reverse eye-to-hand)"),
+    _m("F6-32", "planner/candidates.py", "m = math.radians(limits.limit_margin_deg)",
+       "m = limits.limit_margin_deg", _F6_CAND, "feasibility: the joint-limit margin in degrees used as radians"),
+    _m("F6-33", "planner/model.py", "1000.0 * math.sqrt(max(np.trace(cov[3:6, 3:6]), 0.0))",
+       "1000.0 * math.sqrt(max(np.trace(cov[6:9, 6:9]), 0.0))", _F6_MODEL,
+       "sigma_curve: the translation RMS read from Y's rotation block (wrong index)"),
+    _m("F6-34", "planner/trajectory.py", "moves = move_times(robot, pts[:-1], pts[1:]) / speed",
+       "moves = move_times(robot, pts[:-1], pts[1:]) * speed", _F6_TRAJ,
+       "trajectory_times: the moves multiplied by the speed fraction instead of divided"),
+    _m("F6-35", "planner/inputs.py", "p = t.points_m @ T[:3, :3].T + T[:3, 3]",
+       "p = t.points_m @ T[:3, :3].T - T[:3, 3]", _F6_PLAN_IN,
+       "planner_target: the spec's points moved to the centred frame with the translation's sign flipped"),
+    _m("F6-36", "vision/detect.py", "[detections[i].uv_px for i in used], T[used])",
+       "[detections[i].uv_px for i in used], T[:len(used)])", _F6_DETECT,
+       "observations_from_detections: the hand poses not filtered with the accepted views (misaligned after a "
+       "rejected one)"),
+    _m("F6-37", "vision/pairing.py", "np.abs(t[i - 1] - t_query) <= np.abs(t[i] - t_query), i - 1, i)",
+       "np.abs(t[i - 1] - t_query) <= np.abs(t[i] - t_query), i, i - 1)", _F6_VPAIR,
+       "image pairing by stamp: the farther of the two neighbouring hand poses taken as the nearest"),
+    _m("F6-38", "vision/targets.py", "return self.tag_m * (1.0 + self.spacing)",
+       "return self.tag_m + self.spacing", _F6_TARGETS,
+       "AprilGrid pitch: the spacing (a fraction of the tag) added as metres"),
 ]
 
 
