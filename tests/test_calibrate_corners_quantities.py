@@ -40,3 +40,31 @@ def test_noise_level_standard_deviations_follow_their_degrees_of_freedom(result)
         assert math.isclose(sd, std / math.sqrt(2.0 * d_rob), rel_tol=1e-12)
     assert rep["n_inliers"] == int(inl.sum())
 
+
+
+def test_the_intrinsics_standard_deviations_are_the_bundles_intrinsics_block(monkeypatch):
+    """The reported ``intrinsics_std`` are the square roots of the bundle covariance's intrinsics entries, which
+    follow the 12 of ``X`` and ``Y`` (``BundleFit.cov``: X, Y, the estimated intrinsics, ``log b``), by name."""
+    from kinhec.calibrate import corners as corners_mod
+
+    fits = []
+    real = corners_mod.refine_bundle
+
+    def spy(*args, **kw):
+        fits.append(real(*args, **kw))
+        return fits[-1]
+
+    monkeypatch.setattr(corners_mod, "refine_bundle", spy)
+    recipe = dict(sequence_id="cq", seed=4, robot="ur5e", configuration="eye_in_hand", family="lookat",
+                  sampling_mode="stations", n_stations=12, camera="hd", target="checker_7x5_20mm",
+                  camera_noise_model="pnp", pixel_std=0.5, robot_noise_models=())  # fmt: skip
+    obs, _ = observations_from_recipe(recipe)
+    res = corners_mod.calibrate_corners(obs)
+    fit = fits[-1]
+    n = len(fit.intrinsic_names)
+    assert n >= 4 and fit.cov.shape == (12 + n + 1, 12 + n + 1)
+    got = res.observability["intrinsics_std"]
+    want = np.sqrt(np.diag(fit.cov)[12 : 12 + n])
+    assert list(got) == list(fit.intrinsic_names)
+    assert np.allclose([got[k] for k in fit.intrinsic_names], want, rtol=1e-12, atol=0)
+    assert np.allclose(np.r_[res.X_std, res.Y_std], np.sqrt(np.diag(fit.cov)[:12]), rtol=1e-12, atol=0)

@@ -83,3 +83,22 @@ def test_fit_score_formula():
     assert rd.fit_score(fit, 0.02 / 1.25, 0.003 / 1.25) == pytest.approx(0.0, abs=1e-12)
     both = -10 * (np.log(4.0) - np.log(1.25)) - 10 * (np.log(3.0) - np.log(1.25))
     assert rd.fit_score(fit, 0.005, 0.001) == pytest.approx(both, rel=1e-12)
+
+
+def test_class_fit_scale_std_against_the_scatter_of_its_scale():
+    """``scale_std`` of the class fit against the scatter of its ``scale`` over 200 noisy draws of one recording:
+    a standard deviation, within a factor of 2 of the scatter (a variance would be orders of magnitude off)."""
+    rng = np.random.default_rng(21)
+    n = 30
+    A = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 0.5, (n, 3))), rng.normal([0.5, 0, 0.4], 0.15, (n, 3)))
+    X = se3.transform_from_rotation_translation(se3.so3_exp([0.3, -0.2, 1.2]), [0.03, -0.05, 0.09])
+    Y = se3.transform_from_rotation_translation(se3.so3_exp([0.1, 2.0, 0.2]), [0.8, 0.1, -0.2])
+    C = se3.invert_transform(A @ X) @ Y
+    scales, stds = [], []
+    for _ in range(200):
+        Cm = C @ se3.se3_exp(np.c_[rng.normal(0, 1e-3, (n, 3)), rng.normal(0, 1e-3, (n, 3))])
+        fit = rd.fit_class(A, se3.invert_transform(Cm))
+        scales.append(fit.scale)
+        stds.append(fit.scale_std)
+    ratio = np.median(stds) / np.std(scales)
+    assert 0.5 < ratio < 2.0, ratio  # 0.93 with this seed

@@ -52,3 +52,16 @@ def test_an_edge_is_contradicted_by_the_decisive_margin(gap, contradicted):
                           [(False, True), (True, True)])
     d_ = ch.to_dict()
     assert d_["edge"] == "c/t" and d_["fits"][0] == "eye inverted" and d_["contradicted"] is contradicted
+
+
+def test_the_graph_fit_is_in_degrees_as_the_edges_own_fit():
+    """An edge's residual against the other edges and its residual on its own are medians of the same noise, both in
+    degrees and millimetres: on a clean scene they agree within a factor of 3 (radians would be 57x smaller)."""
+    from kinhec.synth import scenes
+
+    sc = scenes.draw_scene(11, 0, n_cameras=3, n_targets=3, graph="dense", configuration="eye_to_hand", n_pairs=40)
+    as_read = me.READINGS[0]
+    for e, c in me.check_edges(sc.pairs).items():
+        graph, alone = c.fit[as_read], me.check_edges({e: sc.pairs[e]})[e].fit[as_read]
+        assert graph[2] == "graph" and alone[2] == "own"
+        assert 1 / 3 < graph[0] / alone[0] < 3 and 1 / 3 < graph[1] / alone[1] < 3, (e, graph, alone)
