@@ -130,17 +130,18 @@ def test_plans_under_a_tolerance_are_deterministic(eih):
     np.testing.assert_array_equal(a.sigma_mm, b.sigma_mm)
     # one or two poses leave X undetermined in every scene (the averaged information alone would not say so)
     assert np.isinf(a.sigma_mm[:2]).all() and np.isfinite(a.sigma_mm[-1])
-    fr = [p["visible_fraction"] for p in a.details["poses"]]
-    assert min(fr) >= 0.5 and a.details["limits"]["min_visible_fraction"] == 0.5
+    assert all(p["visible_fraction"] == 1.0 for p in a.details["poses"])  # the default: seen in every scene
+    assert a.details["limits"]["min_visible_fraction"] == 1.0
     c = plan_poses("ur5e", "eye_in_hand", "hd", "checker_9x6_25mm", Xg, Yg, 6, seed=3, n_views=300,
-                   min_visible_fraction=1.0)  # fmt: skip
-    assert all(p["visible_fraction"] == 1.0 for p in c.details["poses"])
-    assert dataclasses.asdict(PlanLimits())["min_visible_fraction"] == 0.5
+                   min_visible_fraction=0.5)  # fmt: skip
+    fr = [p["visible_fraction"] for p in c.details["poses"]]
+    assert min(fr) >= 0.5 and c.details["limits"]["min_visible_fraction"] == 0.5
+    assert dataclasses.asdict(PlanLimits())["min_visible_fraction"] == 1.0
 
 
 def test_the_reported_error_is_the_median_over_the_scenes_of_the_bound_in_each(eih):
     sc, T = eih
-    lim = PlanLimits()
+    lim = PlanLimits(min_visible_fraction=0.5)
     T = T[290:305]  # close views, some seen in only part of the scenes, and far ones
     info_s = scene_information(sc, T, NOISE, lim)
     np.testing.assert_array_equal(info_s.mean(axis=0), expected_information(sc, T, NOISE, lim))
@@ -151,7 +152,8 @@ def test_the_reported_error_is_the_median_over_the_scenes_of_the_bound_in_each(e
     for k in ("trans_rms_mm", "rot_rms_deg"):
         want = np.median(np.stack([c[k] for c in ref]), axis=0)
         assert np.array_equal(np.isinf(got[k]), np.isinf(want))
-        np.testing.assert_allclose(got[k][np.isfinite(want)], want[np.isfinite(want)], rtol=1e-7)
+        # two poses under the weak prior are ill-conditioned: the two computations part in the 7th digit there
+        np.testing.assert_allclose(got[k][np.isfinite(want)], want[np.isfinite(want)], rtol=1e-5)
     # without the prior the first two poses leave X undetermined in every scene
     assert np.isinf(scene_sigma_curve(info_s)["trans_rms_mm"][:2]).all()
 

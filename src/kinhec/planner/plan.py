@@ -334,8 +334,9 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
         ``WIDTHxHEIGHT`` of an intrinsics file's images (needed for a ``kinhec calibrate`` JSON, checked otherwise).
     min_visible_fraction : float, optional
         Replaces ``limits.min_visible_fraction`` (also of a tolerance set from ``calibration``): the smallest
-        fraction of the perturbed scenes of the guess tolerance in which a pose must see the target (1: every
-        pose safe, as for the first stage of the two-stage workflow).
+        fraction of the perturbed scenes of the guess tolerance in which a pose must see the target (default
+        1: every pose safe; 0.5 about halves the bound from rough guesses eye-in-hand and loses a third of the
+        poses, docs/planner.md).
 
     Returns
     -------
@@ -560,7 +561,7 @@ def _notes(limits: PlanLimits, setup: str) -> list[str]:
                 "may not see it (skip those when recording)")  # fmt: skip
     if setup == "eye_in_hand":
         note += ("; for a plan close to one from the true X and Y, plan and record about 5 poses that never lose "
-                 "the target first (--n 5 --min-visible-fraction 1), calibrate them (kinhec calibrate ... --json "
+                 "the target first (--n 5, the default --min-visible-fraction 1), calibrate them (kinhec calibrate ... --json "
                  "first.json), then plan the rest with --taken <first plan CSV> --guesses-from first.json "
                  "(docs/planner.md)")  # fmt: skip
     return [note]
