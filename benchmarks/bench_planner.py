@@ -210,7 +210,12 @@ def two_stage(sc: Scene, Xg, Yg, n: int, noise, rng, seed: int, limits=None) -> 
     calibration does not determine ``X``, the rest is planned from the guesses with ``limits`` (None: the default).
     """
     rn, setup = sc.robot.name, sc.configuration
-    first = plan_poses(sc.robot, setup, CAMERA, TARGETS[setup], Xg, Yg, FIRST_STAGE, seed=seed, noise=noise, limits=ALL_SCENES)
+    try:
+        first = plan_poses(sc.robot, setup, CAMERA, TARGETS[setup], Xg, Yg, FIRST_STAGE, seed=seed, noise=noise,
+                           limits=ALL_SCENES)  # fmt: skip
+    except InputError:  # too few candidates keep the target in view of every perturbed scene: no plan
+        return {"T": np.zeros((0, 4, 4)), "visible": 0.0, "calibrated": False, "calib_rot_err_deg": math.nan,
+                "calib_trans_err_mm": math.nan}  # fmt: skip
     T1 = first.T_base_ee[_seen(sc, first.T_base_ee)]
     A, B = simulate_measurements(sc, T1, noise, rng)
     ok = np.isfinite(A).all(axis=(1, 2)) & np.isfinite(B).all(axis=(1, 2))
