@@ -143,4 +143,4 @@ def test_a_held_out_error_far_above_its_prediction_is_a_warning_that_names_it():
 @pytest.mark.parametrize("name", ["kuka_2"])
 def test_a_real_recording_has_its_held_out_pixels(name):
     h = calibrate_corners(REPO / "regression" / "observations" / f"{name}.json").held_out
-    assert h["n"] == 28 and h["predicted_rms_px"] > 0.5 and 0.0 <= h["coverage95_px"] <= 1.0
+    assert h["n"] == 27 and h["predicted_rms_px"] > 0.5 and 0.0 <= h["coverage95_px"] <= 1.0  # view 0 an outlier

@@ -709,6 +709,10 @@ def test_analytic_derivative_matches_finite_differences(name, monkeypatch):
 
 #: Functions whose names say derivative or information but that compute none (or that another test checks).
 NOT_DERIVATIVES = {
+    "planner.expected:scene_information": "planner.model:pose_information (registered) in each perturbed scene, zero "
+                                          "where the target is lost; tests/test_planner_expected.py holds it to that",
+    "planner.expected:expected_information": "the mean of scene_information over the scenes; "
+                                             "tests/test_planner_expected.py checks it by hand",
     "geometry.lsq:block_jacobian_parts": "block_jacobian's body (block_jacobian returns its parts as CSR), checked there",
     "geometry.lsq:BlockJacobian.normal": "J^T W J and J^T W r from a Jacobian's blocks; tests/test_lsq_normal.py holds it to "
                                 "the dense products",
