@@ -11,7 +11,7 @@ from kinhec.geometry import se3
 from kinhec.models.cameras import get_camera, get_target, project_points, view_angles_deg
 from kinhec.models.robots import get_robot
 from kinhec.planner import PlanLimits, Scene, noise_model, plan_poses
-from kinhec.planner.candidates import N_GUESS_PERTURBATIONS, GUESS_SEED, sample_candidates
+from kinhec.planner.candidates import N_GUESS_PERTURBATIONS, perturbed_guesses, sample_candidates
 from kinhec.planner.expected import expected_information, scene_information, scene_sigma_curve
 from kinhec.planner.model import pose_information, sigma_curve
 from kinhec.solvers import pair_model as pm
@@ -49,17 +49,15 @@ def _seen_by_hand(sc: Scene, C: np.ndarray, lim: PlanLimits) -> np.ndarray:
 
 
 def _scenes_by_hand(sc: Scene, lim: PlanLimits) -> list:
-    """The perturbed scenes drawn again from their definition: each of X and Y turned by the tolerance's angle about
-    a random axis and moved by its distance along a random direction, in its own frame (seed GUESS_SEED)."""
-    rng = np.random.default_rng(GUESS_SEED)
-    out = []
-    for _ in range(N_GUESS_PERTURBATIONS):
-        pair = []
-        for T in (sc.X, sc.Y):
-            d = se3.random_unit_vectors(rng, 2)
-            xi = np.concatenate([d[0] * np.radians(lim.guess_tolerance_deg), d[1] * 1e-3 * lim.guess_tolerance_mm])
-            pair.append(T @ se3.se3_exp(xi))
-        out.append(pair)
+    """The planner's perturbed scenes, each checked against their definition: X and Y each turned by exactly the
+    tolerance's angle and moved by exactly its distance, in their own frames (the twist of inv(T) T')."""
+    out = perturbed_guesses(sc, lim)
+    assert len(out) == N_GUESS_PERTURBATIONS
+    for pair in out:
+        for T, Tp in zip((sc.X, sc.Y), pair):
+            xi = se3.se3_log(se3.invert_transform(T) @ Tp)
+            assert np.isclose(np.linalg.norm(xi[:3]), np.radians(lim.guess_tolerance_deg), rtol=1e-9, atol=1e-12)
+            assert np.isclose(np.linalg.norm(xi[3:]), 1e-3 * lim.guess_tolerance_mm, rtol=1e-9, atol=1e-12)
     return out
 
 
