@@ -114,6 +114,20 @@ def _pnp_error(obs, v: int, fit) -> np.ndarray:
     return se3.se3_log(se3.invert_transform(C) @ T)
 
 
+def _by_cell(rows, cells):
+    """``(name, rows)`` of every cell that holds a recording."""
+    for name, sel in cells:
+        rs = [r for r in rows if sel(r)]
+        if rs:
+            yield name, rs
+
+
+def _spread(rs, key: str) -> str:
+    """Median and 5-95 % range of ``key`` over the rows."""
+    q = np.percentile([r[key] for r in rs], [50, 5, 95])
+    return f"{q[0]:.3f} ({q[1]:.3f}-{q[2]:.3f})"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=200)
@@ -166,29 +180,19 @@ def main(argv=None) -> int:
     print("| cell | recordings | views inside their 95 % regions (`coverage95_px`) | the same by the chi-square on "
           "their corners | held-out RMS / predicted (median, 5-95 %) | warnings |")
     print("|---|---|---|---|---|---|")
-    for name, sel in cells:
-        rs = [r for r in rows if sel(r)]
-        if not rs:
-            continue
+    for name, rs in _by_cell(rows, cells):
         inside, n = sum(r["inside"] for r in rs), sum(r["n"] for r in rs)
         d2 = sum(r["inside_d2"] for r in rs)
-        q = np.percentile([r["ratio"] for r in rs], [50, 5, 95])
         print(f"| {name} | {len(rs)} | {inside} / {n} = {100 * inside / n:.1f} % | {100 * d2 / n:.1f} % "
-              f"| {q[0]:.3f} ({q[1]:.3f}-{q[2]:.3f}) "
-              f"| {sum(r['warn'] for r in rs)} / {len(rs)} |")
+              f"| {_spread(rs, 'ratio')} | {sum(r['warn'] for r in rs)} / {len(rs)} |")
     print("\nThe same views as eye poses (`coverage95`, `rms_mm`, `rms_deg`):\n")
     print("| cell | views inside their 95 % regions (`coverage95`) | RMS / predicted, mm (median, 5-95 %) | "
           "RMS / predicted, deg (median, 5-95 %) |")
     print("|---|---|---|---|")
-    for name, sel in cells:
-        rs = [r for r in rows if sel(r)]
-        if not rs:
-            continue
+    for name, rs in _by_cell(rows, cells):
         inside, n = sum(r["inside_pose"] for r in rs), sum(r["n"] for r in rs)
-        qm = np.percentile([r["ratio_mm"] for r in rs], [50, 5, 95])
-        qd = np.percentile([r["ratio_deg"] for r in rs], [50, 5, 95])
-        print(f"| {name} | {inside} / {n} = {100 * inside / n:.1f} % | {qm[0]:.3f} ({qm[1]:.3f}-{qm[2]:.3f}) "
-              f"| {qd[0]:.3f} ({qd[1]:.3f}-{qd[2]:.3f}) |")
+        print(f"| {name} | {inside} / {n} = {100 * inside / n:.1f} % | {_spread(rs, 'ratio_mm')} "
+              f"| {_spread(rs, 'ratio_deg')} |")
     for key, what in (("refit", "held-out RMS [px]"), ("refit_mm", "eye poses [mm]"), ("refit_deg", "eye poses [deg]")):
         ref = [r[key] for r in rows if key in r]
         if ref:
