@@ -88,3 +88,18 @@ def test_final_covariance_counts_the_fitted_parameters_and_the_student_weights()
     student = _fit_state(5.0)
     np.testing.assert_allclose(final_covariance(student, None), cov_gauss * 13.0 / 11.0, rtol=1e-6, atol=tol)
     assert np.all(np.linalg.eigvalsh(cov_gauss) > 0)
+
+
+def test_a_minority_below_the_starts_share_is_a_collapse_even_when_it_determines_x():
+    """20 well-spread pairs: 7 inliers (35 %, the share the robust start was chosen by) stand; 6 are a collapse."""
+    from kinhec.solvers.he_ml_stages.hypotheses import SCORE_QUANTILE
+
+    rng = np.random.default_rng(85)
+    A = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 0.6, (20, 3))), rng.normal(size=(20, 3)))
+    inl = np.zeros(20, bool)
+    inl[:7] = True
+    assert SCORE_QUANTILE * 20 == 7.0 and collapse.minority_collapse(A, inl) is None
+    inl[6] = False
+    got = collapse.minority_collapse(A, inl)
+    assert got is not None and got["reason"] == "below_start" and got["n_inliers"] == 6
+    assert got["rot_range_deg"] > collapse.MIN_ROT_RANGE_DEG  # its motion would determine X

@@ -104,7 +104,7 @@ from kinhec.solvers.he_ml_stages import camera_drift, collapse, covariance, hypo
 from kinhec.solvers.he_ml_stages import configuration as conf_stage
 from kinhec.solvers.he_ml_stages import variance_components as vc
 from kinhec.solvers.he_ml_stages.camera_drift import DRIFT_LAG1
-from kinhec.solvers.he_ml_stages.hypotheses import N_HYPOTHESES
+from kinhec.solvers.he_ml_stages.hypotheses import N_HYPOTHESES, SCORE_QUANTILE
 from kinhec.solvers.he_ml_stages.pixels import pixel_ml
 from kinhec.solvers.he_ml_stages.reweighting import CHI2_GATE
 from kinhec.solvers.he_ml_stages.scale_drift import SCALE_DRIFT_LAG1, fit_drifting_scale
@@ -272,10 +272,12 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
     if collapsed is not None:  # a minority of pairs that determine nothing: refused, every pair fitted instead
         levels = vc.noise_from_theta(fit.theta)
         collapsed["noise"] = levels
+        why = (f"whose flange poses rotate by {collapsed['rot_range_deg']:.2g} deg between them: they determine no X"
+               if collapsed["reason"] == "no_x" else
+               f"fewer than the {100 * SCORE_QUANTILE:.0f} % that chose its start")  # fmt: skip
         warnings.warn(
-            f"he_ml: the robust fit kept {collapsed['n_inliers']} of {collapsed['n']} pairs, whose flange poses "
-            f"rotate by {collapsed['rot_range_deg']:.2g} deg between them: they determine no X (its noise levels on "
-            f"them, at most {max(levels.values()):.2g} rad or m); refused: every pair fitted by plain maximum "
+            f"he_ml: the robust fit kept {collapsed['n_inliers']} of {collapsed['n']} pairs, {why} (its noise levels "
+            f"on them, at most {max(levels.values()):.2g} rad or m); refused: every pair fitted by plain maximum "
             "likelihood", collapse.RobustCollapseWarning, stacklevel=2)
         # the configuration the caller gave, else identified afresh from every pair: the collapsed minority's
         # choice is not evidence (it flips with the last bits of the input)
