@@ -24,6 +24,8 @@ from kinhec.planner.inputs import adjoint, planner_camera, planner_target
 from kinhec.util.errors import InputError
 from kinhec.vision.targets import parse_target
 
+from helpers.checks import one_line_error_naming
+
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "planner_files"
 K = [[918.34, 0.0, 642.13], [0.0, 917.97, 356.71], [0.0, 0.0, 1.0]]
 DIST = [0.106, -0.241, 3.1e-4, -2.2e-4, 0.112]
@@ -141,10 +143,7 @@ def test_calibrate_json_reader_needs_the_image_size(tmp_path):
 def test_bad_intrinsics_file_is_one_line_naming_it(tmp_path, text, expected):
     path = tmp_path / "bad.yaml"
     path.write_text(text)
-    with pytest.raises(InputError) as exc:
-        read_intrinsics(path)
-    msg = str(exc.value)
-    assert msg.startswith(str(path)) and expected in msg and "\n" not in msg
+    one_line_error_naming(read_intrinsics, path, expected)
 
 
 def test_file_camera_is_a_pinhole_of_the_geometric_mean_focal_length():

@@ -12,6 +12,8 @@ from kinhec.models.robot_files import load_robot, robot_from_dh_yaml, robot_from
 from kinhec.models.robots import RobotModel, get_robot
 from kinhec.util.errors import InputError
 
+from helpers.checks import one_line_error_naming
+
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "planner_files"
 KR6_URDF = DOCS / "kr6_r900.urdf"
 KR6_DH = DOCS / "kr6_r900_dh.yaml"
@@ -90,10 +92,7 @@ def test_rpy_is_urdfs():
 def test_bad_dh_yaml_is_one_line_naming_the_file(tmp_path, text, expected):
     path = tmp_path / "bad.yaml"
     path.write_text(text)
-    with pytest.raises(InputError) as exc:
-        robot_from_dh_yaml(path)
-    msg = str(exc.value)
-    assert msg.startswith(str(path)) and expected in msg and "\n" not in msg
+    one_line_error_naming(robot_from_dh_yaml, path, expected)
 
 
 def test_urdf_chain_equals_the_dh_table_it_was_written_from():

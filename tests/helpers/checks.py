@@ -25,3 +25,15 @@ def one_line_exit_2(r, *fragments):
     for f in fragments:
         assert f in err, (f, err)
     return err
+
+
+def one_line_error_naming(read, path, expected):
+    """``read(path)`` raises an InputError of one line that starts with the path and holds ``expected``."""
+    import pytest
+
+    from kinhec.util.errors import InputError
+
+    with pytest.raises(InputError) as exc:
+        read(path)
+    msg = str(exc.value)
+    assert msg.startswith(str(path)) and expected in msg and "\n" not in msg
