@@ -717,6 +717,8 @@ NOT_DERIVATIVES = {
     "geometry.lsq:BlockJacobian.normal": "J^T W J and J^T W r from a Jacobian's blocks; tests/test_lsq_normal.py holds it to "
                                 "the dense products",
     "evaluate.bounds:inverse_information": "the pseudo-inverse of an information matrix (checked with the bound's tests)",
+    "evaluate.bounds:inverse_information_batch": "inverse_information on a stack (inverse_information is its "
+                                                 "one-matrix case)",
     "evaluate.bounds:student_t_information_factor": "a constant factor, checked against a Monte-Carlo of the score "
                                            "(test_bound_branches)",
     "planner.design:prior_information": "a constant prior",

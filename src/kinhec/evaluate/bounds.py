@@ -77,6 +77,7 @@ __all__ = [
     "graph_bound",
     "pnp_covariance",
     "inverse_information",
+    "inverse_information_batch",
 ]
 
 #: Samples of ``N(0, cov_X)`` behind the expected median errors.
@@ -374,18 +375,25 @@ def _bound_from_information(F: np.ndarray, n: int, rng, n_samples: int) -> Seque
 UNIDENTIFIED_TOL = 1e-10
 
 
+def inverse_information_batch(F: np.ndarray):
+    """:func:`inverse_information` of a stack ``F`` ``(..., 12, 12)`` at once: the pseudo-inverses ``(..., 12, 12)``
+    and ``(..., 4)`` booleans, per block (X rot, X trans, Y rot, Y trans), whether it meets its null space."""
+    d = np.sqrt(np.clip(np.einsum("...ii->...i", F), 1e-300, None))
+    dd = d[..., :, None] * d[..., None, :]
+    w, V = np.linalg.eigh(F / dd)
+    null = w < UNIDENTIFIED_TOL * np.maximum(w.max(axis=-1, keepdims=True), 1e-300)
+    inv_w = np.where(null, 0.0, 1.0 / np.where(null, 1.0, w))
+    cov = (V * inv_w[..., None, :]) @ np.swapaxes(V, -1, -2) / dd
+    V2 = np.where(null[..., None, :], V**2, 0.0)  # the null space's columns only
+    unidentified = np.stack([V2[..., b, :].sum(axis=-2).max(axis=-1) > 1e-3
+                             for b in (slice(0, 3), slice(3, 6), slice(6, 9), slice(9, 12))], axis=-1)  # fmt: skip
+    return cov, unidentified
+
+
 def inverse_information(F: np.ndarray):
     """Pseudo-inverse of ``F`` and, per block (X rot, X trans, Y rot, Y trans), whether it meets its null space."""
-    d = np.sqrt(np.clip(np.diag(F), 1e-300, None))
-    Fn = F / np.outer(d, d)
-    w, V = np.linalg.eigh(Fn)
-    null = w < UNIDENTIFIED_TOL * max(w.max(), 1e-300)
-    inv_w = np.where(null, 0.0, 1.0 / np.where(null, 1.0, w))
-    cov = (V * inv_w) @ V.T / np.outer(d, d)
-    Vn = V[:, null]
-    blocks = [slice(0, 3), slice(3, 6), slice(6, 9), slice(9, 12)]
-    unidentified = [bool(Vn.size) and float(np.max(np.sum(Vn[b] ** 2, axis=0))) > 1e-3 for b in blocks]
-    return cov, unidentified
+    cov, unidentified = inverse_information_batch(np.asarray(F)[None])
+    return cov[0], [bool(u) for u in unidentified[0]]
 
 
 def _robot_twist_cov(seq, idx, info, config, offset) -> np.ndarray:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from kinhec.planner.candidates import PlanLimits, Scene, in_view, perturbed_guesses
-from kinhec.evaluate.bounds import UNIDENTIFIED_TOL
+from kinhec.evaluate.bounds import inverse_information_batch
 from kinhec.planner.model import PlannerNoise, pose_information
 from kinhec.solvers import pair_model as pm
 
@@ -93,19 +93,11 @@ def scene_sigma_curve(info_s: np.ndarray, F_before: np.ndarray | None = None) ->
 
 
 def _sigma_batch(F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """RMS translation [mm] and rotation [deg] errors of ``X`` for information matrices ``F`` ``(..., 12, 12)``: the
-    rule of :func:`kinhec.evaluate.bounds.inverse_information` (pseudo-inverse of the diagonally scaled matrix;
-    ``inf`` where a block meets its null space) on whole arrays."""
-    d = np.sqrt(np.clip(np.einsum("...ii->...i", F), 1e-300, None))
-    dd = d[..., :, None] * d[..., None, :]
-    w, V = np.linalg.eigh(F / dd)
-    null = w < UNIDENTIFIED_TOL * np.maximum(w.max(axis=-1, keepdims=True), 1e-300)
-    inv_w = np.where(null, 0.0, 1.0 / np.where(null, 1.0, w))
-    cov = (V * inv_w[..., None, :]) @ np.swapaxes(V, -1, -2) / dd
-    V2 = np.where(null[..., None, :], V**2, 0.0)  # null-space columns only
+    """RMS translation [mm] and rotation [deg] errors of ``X`` for information matrices ``F`` ``(..., 12, 12)``
+    (:func:`kinhec.evaluate.bounds.inverse_information_batch`; ``inf`` where a block meets its null space)."""
+    cov, unidentified = inverse_information_batch(F)
     out = []
-    for b in (slice(0, 3), slice(3, 6)):
-        unidentified = V2[..., b, :].sum(axis=-2).max(axis=-1) > 1e-3
+    for k, b in enumerate((slice(0, 3), slice(3, 6))):
         tr = np.clip(np.einsum("...ii->...", cov[..., b, b]), 0.0, None)
-        out.append(np.where(unidentified, np.inf, np.sqrt(tr)))
+        out.append(np.where(unidentified[..., k], np.inf, np.sqrt(tr)))
     return 1000.0 * out[1], np.degrees(out[0])
