@@ -57,7 +57,10 @@ The method
    row lost in each file, a shift) is taken only when it beats that by the
    margin with every pair's cost capped at ``CAP`` -- where two rows left out
    cost exactly one pair at the cap, so that leaving out the two rows of an
-   outlier gains nothing.
+   outlier gains nothing.  Both are compared at the better of their fits
+   (the fewer-rows alignment is refitted from the other's fit too): a few
+   gross pairs can hold a refit away from the clean fit, and the margin must
+   be that of the alignments, not of where their fits stopped.
 
 The margin
 ----------
@@ -579,6 +582,10 @@ class _Problem:
         return sorted(cands, key=lambda x: x.cost), (X, Y, s, sig)
 
 
+def _pairs_of(al: Alignment) -> list:
+    return list(zip(al.hand_index.tolist(), al.eye_index.tolist()))
+
+
 def _counts(al: Alignment) -> tuple:
     uh, ue = al.unpaired()
     return int(uh.size), int(ue.size)
@@ -635,7 +642,10 @@ def align_rows(H: np.ndarray, E: np.ndarray, start: Alignment | None = None) -> 
             _, pairs, _ = _best(_band_costs(H, Ek, *fit, sig, capped=True), nh, ne, counts)
             tries.append(prob.refit(pairs, fit, sig))
         other = min(tries, key=lambda x: x.capped)
-        if other.capped + MARGIN <= current.capped:
+        # each alignment at the better of the fits found: a few gross pairs can hold one alignment's own refit
+        # away from the fit the other reached, and the margin is then that of the fits, not of the alignments
+        held = prob.refit(_pairs_of(current.alignment), (other.X, other.Y, other.scale), sig)
+        if min(held.capped, current.capped) >= other.capped + MARGIN:
             current = other
     if current is not cands[0]:
         more = cands[0]
