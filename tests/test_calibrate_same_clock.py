@@ -12,10 +12,11 @@ from kinhec.calibrate import calibrate
 from kinhec.calibrate import same_clock
 from kinhec.synth.generator import simulate
 
-# a generated mixed-track recording on one clock: a joint-waypoint path toured repeatedly, the target in view on two
-# stretches that turn about nearly one axis, PnP camera poses, 11 % random-pose outliers
+# a mixed-track recipe on one clock: a joint-waypoint path toured repeatedly, PnP camera poses, 11 % random-pose
+# outliers (the recipe of the small tier's mixed-000142 with seed 32, a scene whose angular speeds correlate best
+# at a wrong lag of two camera periods)
 RECIPE = dict(
-    sequence_id="mixed-000142", track="mixed", seed=3399597123813312176, robot="ur5e", configuration="eye_in_hand",
+    sequence_id="mixed-000142", track="mixed", seed=32, robot="ur5e", configuration="eye_in_hand",
     family="joint_waypoints", sampling_mode="continuous", duration_s=22.0, camera_rate_hz=60.0, n_stations=6,
     camera="industrial_5mp", target="checker_7x5_20mm", sync="sync", world_frame="target",
     robot_noise_models=("se3_gaussian", "joint_gaussian"), robot_rot_std_rad=0.002529937889332934,
@@ -38,12 +39,13 @@ def test_a_wrong_correlation_peak_is_left_for_the_same_clock(tmp_path):
         warnings.simplefilter("ignore")
         res = calibrate(tmp_path / "hand.txt", tmp_path / "eye.txt", fmt="tum", setup="eye_in_hand",
                         eye_pose="cam_T_target")  # fmt: skip
-    # before: offset -72.6 +- 0.7 ms and X 3.4 deg / 47 mm off; the correlation peak is still where it was
+    # without the second fit: offset 33.33 +- 0.0015 ms and X 1.17 deg / 4.3 mm off, 'determined' (NEES 60); the
+    # correlation peak is still where it was
     assert any("fitted worse than a fit started from a zero offset" in n for n in res.notes), res.notes
     period = float(np.median(np.diff(g.t_robot_s)))
     assert abs(res.time_offset_s) < period, res.time_offset_s
     rot_err, trans_err = se3.pose_error(res.X, g.X)
-    assert rot_err < 1.0 and trans_err < 10.0, (rot_err, trans_err)
+    assert rot_err < 0.3 and trans_err < 1.5, (rot_err, trans_err)
 
 
 def test_no_refit_when_the_offset_ends_near_zero():

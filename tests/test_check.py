@@ -43,6 +43,12 @@ def _calibrated_halves(g, d, setup: str, name: str):
     _write(d / "e1.txt", T[:N_CAL])
     _write(d / "h2.txt", A[N_CAL:])
     _write(d / "e2.txt", T[N_CAL:])
+    # the new eye poses each turned 5 deg about a seeded random axis: near the stored reading (median residual
+    # below the gross limit) but consistent with no X and Y, as pairs that do not belong together are
+    axes = np.random.default_rng(11).normal(size=(len(T) - N_CAL, 3))
+    turned = T[N_CAL:].copy()
+    turned[:, :3, :3] = turned[:, :3, :3] @ se3.so3_exp(np.radians(5.0) * axes / np.linalg.norm(axes, axis=1)[:, None])
+    _write(d / "e2_turned.txt", turned)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = calibrate(d / "h1.txt", d / "e1.txt", fmt="rwhe", eye_pose="cam_T_target", setup=setup)
@@ -255,7 +261,8 @@ def test_cli_writes_the_json_and_exits_by_verdict(recording, tmp_path):
 @pytest.mark.parametrize("args,match", [
     (["--eye", "{d}/missing.txt"], "missing.txt"),
     (["--setup", "eye_to_hand"], "calib.json: --setup eye_to_hand does not match"),
-    (["--eye-pose", "target_T_cam"], "no X and Y fit these pairs"),
+    (["--eye-pose", "target_T_cam"], "fit no reading of"),
+    (["--eye", "{d}/e2_turned.txt"], "no X and Y fit these pairs"),
     (["--units", "mm"], "fit no reading of"),
     (["--alpha", "1.5"], "alpha"),
 ])  # fmt: skip

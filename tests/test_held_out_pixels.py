@@ -91,9 +91,12 @@ def test_held_out_eye_poses_match_pnp_after_refits(setup, target, seed, tol):
 def test_coverage_over_generated_recordings():
     """Ten recordings of ``benchmarks/held_out_pixels.py`` (both setups, intrinsics estimated and given, with and
     without robot error): the held-out views inside their 95 % regions, in pixels and as eye poses, within 3
-    binomial standard deviations (times sqrt(2)) of 95 %, and the held-out RMS within 10 % of its prediction in each."""
+    binomial standard deviations (times sqrt(2)) of 95 %; the held-out RMS inside its predicted 95 % interval in at
+    least 8 of the 10 (below 8 has a chance of 1 % when the intervals hold), and the median of RMS over prediction
+    within 5 % of 1 (a single recording of 15 views scatters by 10 % and more)."""
     bench = _bench()
     inside = inside_pose = n = 0
+    ratios, rms_inside = [], 0
     for i in range(10):
         r, given = bench.recipe(0, i)
         obs, truth = observations_from_recipe(r)
@@ -102,9 +105,11 @@ def test_coverage_over_generated_recordings():
         inside += round(h["coverage95_px"] * h["n"])
         inside_pose += round(h["coverage95"] * h["n"])
         n += h["n"]
-        assert 0.9 < h["rms_px"] / h["predicted_rms_px"] < 1.1, (i, h)
+        ratios.append(h["rms_px"] / h["predicted_rms_px"])
         lo, hi = h["predicted_interval95_px"]
+        rms_inside += int(lo <= h["rms_px"] <= hi)
         assert lo < h["predicted_rms_px"] < hi and h["upper99_px"] > hi
+    assert rms_inside >= 8 and abs(np.median(ratios) - 1.0) < 0.05, (rms_inside, ratios)
     sd = np.sqrt(0.95 * 0.05 / n) * np.sqrt(2.0)
     assert abs(inside / n - 0.95) < 3 * sd, (inside, n)
     assert abs(inside_pose / n - 0.95) < 3 * sd, (inside_pose, n)  # the same views as eye poses

@@ -528,3 +528,21 @@ def test_recipe_from_the_published_config_alone_keeps_every_noise_level():
                      "vo_drift_trans_std_m", "scale", "scale_drift_std"):  # fmt: skip
             assert getattr(back, name) == getattr(r, name), name
         assert robot_student_t_dof(cfg) == r.robot_student_t_dof
+
+
+def test_smoke_tier_rate_columns_mean_what_the_published_ones_mean(kinhec_smoke):
+    """``robot_rate_hz``: NaN at stations, the controller's rate (capped at the tier's 500 Hz) of an asynchronous
+    robot stream, and the controller's own rate (not capped) for a synchronous sequence, whose robot stream holds
+    the camera instants; the published index and kinhec's alike, with the rates of the robots' models."""
+    from kinhec.models.robots import get_robot
+
+    for who, rows in (("published", _rows(FIXTURE)), ("kinhec", _rows(kinhec_smoke))):
+        rate = rows["robot"].map(lambda r: get_robot(r).control_rate_hz).to_numpy(dtype=float)
+        st = (rows["sampling_mode"] == "stations").to_numpy()
+        sync = (rows["sync"] == "synchronous").to_numpy() & ~st
+        asyn = (rows["sync"] == "asynchronous").to_numpy()
+        assert st.any() and sync.any() and asyn.any(), who
+        assert rows.loc[st, ["robot_rate_hz", "camera_rate_hz"]].isna().all().all(), who
+        assert np.array_equal(rows.loc[sync, "robot_rate_hz"].to_numpy(), rate[sync]), who
+        assert (rows.loc[sync, "n_robot_frames"] == rows.loc[sync, "n_camera_frames"]).all(), who
+        assert np.array_equal(rows.loc[asyn, "robot_rate_hz"].to_numpy(), np.minimum(rate[asyn], 500.0)), who

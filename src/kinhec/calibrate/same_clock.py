@@ -7,9 +7,9 @@ moves the offset locally: when the peak it starts from is the wrong one, the
 fit settles there.  Along a motion that turns about nearly one axis a time
 shift is then almost a constant rotation about that axis, which ``X`` and
 ``Y`` absorb, so the wrong offset comes with a small standard deviation and a
-confident wrong ``X`` (a generated recording on one clock: offset -72.6 +-
-0.7 ms, ``X`` 3.4 deg off with a standard deviation of 0.49 deg; fitted from
-a zero offset, 0.04 deg off).
+confident wrong ``X`` (a generated recording on one clock, the test's: offset
+33.33 ms +- 1.5 us, ``X`` 1.17 deg / 4.3 mm off with a standard deviation of
+0.2-0.4 deg; fitted from a zero offset, 0.05 deg / 0.29 mm off).
 
 Most recordings that carry stamps share one clock or nearly so, so the fit
 is repeated from a zero offset whenever the first one ends farther from zero

@@ -44,6 +44,12 @@ Index conventions
 * ``robot_noise_models`` is the ``+``-joined model list (``"none"`` if empty).
 * Station sequences: ``duration_s`` is the length of the move-and-dwell path
   and both rate columns are NaN.
+* Continuous sequences: ``camera_rate_hz`` is the camera's rate;
+  ``robot_rate_hz`` is the robot stream's rate when the streams are
+  asynchronous (the controller's rate, capped by the tier) and the robot
+  controller's own rate when they are synchronous (the robot stream is then
+  read at the camera instants, ``n_robot_frames == n_camera_frames``), as the
+  published index has it.
 * ``time_offset_s``, ``time_jitter_std_s``, ``camera_drop_fraction`` are the
   recipe's (0 for synchronous sequences).
 """
@@ -328,6 +334,13 @@ def _pose_record(T: np.ndarray) -> dict:
     return dict(zip(("px", "py", "pz", "qw", "qx", "qy", "qz"), [float(v) for v in (*p, *q)]))
 
 
+def _robot_rate(g: GeneratedSequence) -> float:
+    """The index's ``robot_rate_hz``: NaN at stations, the stream's rate when asynchronous, else the controller's."""
+    if g.recipe.sampling_mode == "stations" or not g.clocks.same_clock:
+        return float(g.clocks.robot_rate_hz)
+    return float(g.true_robot.control_rate_hz)
+
+
 def _nan_if(cond: bool, value: float) -> float:
     return float(value) if cond else math.nan
 
@@ -401,7 +414,7 @@ def index_row(g: GeneratedSequence) -> dict:
         "sampling_mode": r.sampling_mode,
         "sync": published_sync(r.sync),
         "duration_s": float(g.trajectory.duration_s if stations else r.duration_s),
-        "robot_rate_hz": float(g.clocks.robot_rate_hz),
+        "robot_rate_hz": _robot_rate(g),
         "camera_rate_hz": float(g.clocks.camera_rate_hz),
         "n_robot_frames": int(g.t_robot_s.size),
         "n_camera_frames": int(g.t_camera_s.size),

@@ -59,6 +59,7 @@ __all__ = [
     "PROPOSAL_SINE_N_KEYFRAMES",
     "PROPOSAL_SINE_OMEGA_RAD_S",
     "PROPOSAL_SINE_PHASE_RAD",
+    "PROPOSAL_SINE_TIME_BASE_S",
     "JOINT_AMPLITUDE_MAX_RAD",
     "WAYPOINT_SPREAD_FRACTION",
     "WAYPOINT_CENTRE_FRACTION",
@@ -68,6 +69,16 @@ __all__ = [
     "LOOKAT_CAP_HALF_ANGLE_DEG",
     "LOOKAT_TOUR_CHOICES",
     "STATIC_CAMERA_DISTANCE_M",
+    "LOOKAT_BOARD_RADIUS_REACH",
+    "LOOKAT_BOARD_AZIMUTH_DEG",
+    "LOOKAT_BOARD_HEIGHT_REACH",
+    "LOOKAT_BOARD_TILT_DEG",
+    "LOOKAT_CAMERA_CENTRE_REACH",
+    "LOOKAT_CAMERA_DISTANCE_M",
+    "LOOKAT_CAMERA_AXIS",
+    "LOOKAT_CAMERA_CONE_DEG",
+    "LOOKAT_CAMERA_ROLL_DEG",
+    "LOOKAT_FALLBACK_TRIES",
     "N_WORLD_CANDIDATES",
     "N_WORLD_FRAMES",
     "min_jerk",
@@ -94,15 +105,21 @@ __all__ = [
     "frames_from_z",
 ]
 
-#: Speed caps of the free-floating ``free6d``: (linear [m/s], angular [rad/s]); motions use ``speed_fraction`` of them.
-FREE6D_SPEED_CAPS = (1.0, math.pi)
+#: Speed caps of the free-floating ``free6d``: (linear [m/s], angular [rad/s]); waypoint motions use
+#: ``speed_fraction`` of them: at the tiers' 0.25, 0.15 m/s and 0.6 rad/s, the published generator's speeds of its
+#: Cartesian waypoint paths.
+FREE6D_SPEED_CAPS = (0.6, 2.4)
 #: Workspace centre [m] of ``free6d`` in its (arbitrary) base frame.
 FREE6D_WORKSPACE_CENTRE_M = (0.5, 0.0, 0.4)
-#: ``proposal_sine`` (free6d), as in the published copy: translation centre [m], amplitude [m],
-#: angular frequency [rad/s] and phase [rad] per base axis, and the number of random keyframe orientations.
+#: ``proposal_sine`` (free6d), as in the published generator: translation centre [m], amplitude [m],
+#: angular frequency [rad/s] on a time base of ``PROPOSAL_SINE_TIME_BASE_S`` and phase [rad] per base axis, and the
+#: number of random keyframe orientations.  The whole path, translation and keyframes, is the one of the time base
+#: played over the sequence's duration: a sequence of ``D`` seconds moves at ``omega * TIME_BASE / D`` (the published
+#: smoke copy's 4 s sequences at 1.25, 1.75 and 0.75 rad/s, its small tier's 10 s ones at 0.5, 0.7 and 0.3).
 PROPOSAL_SINE_CENTRE_M = (0.5, 0.0, 0.5)
 PROPOSAL_SINE_AMPLITUDE_M = (0.5, 0.3, 0.2)
-PROPOSAL_SINE_OMEGA_RAD_S = (1.25, 1.75, 0.75)
+PROPOSAL_SINE_OMEGA_RAD_S = (0.5, 0.7, 0.3)
+PROPOSAL_SINE_TIME_BASE_S = 10.0
 PROPOSAL_SINE_PHASE_RAD = (0.0, math.pi / 2.0, 0.0)
 PROPOSAL_SINE_N_KEYFRAMES = 5
 #: Largest total amplitude [rad] of a sinusoidal joint (before the limit and speed bounds).
@@ -140,28 +157,59 @@ LOOKAT_TOUR_CHOICES = 2
 STATIC_CAMERA_DISTANCE_M = (0.9, 1.6)
 #: Half-angle [deg] of the cone around a marker's normal in which a static camera is placed along a motion
 #: (eye-to-hand, non-look-at families).  Wide enough that a marker facing down from a flange still has
-#: candidate cameras above the floor, looking at it from the side.
+#: candidate cameras beside it, looking at it from the side.
 STATIC_CAMERA_CONE_DEG = 70.0
-#: Elevation range [deg] of the static camera above the workspace centre.
-STATIC_CAMERA_ELEVATION_DEG = (15.0, 60.0)
-#: Depression range [deg] of the eye-in-hand board below the workspace centre (board on a table, tilted up).
+#: Look-at world placement, as the published generator draws it (in the base frame, ``reach`` the robot's nominal
+#: working radius, ``shoulder`` the height of its second joint's axis, ``d_1``):
+#:
+#: * eye-in-hand, the board on a table in front of the robot: its centre at a horizontal distance
+#:   ``LOOKAT_BOARD_RADIUS_REACH`` times the reach from the base axis, at an azimuth within
+#:   ``LOOKAT_BOARD_AZIMUTH_DEG`` of the base's ``x`` axis and a height ``LOOKAT_BOARD_HEIGHT_REACH`` times the
+#:   reach from the shoulder (below the robot's mounting plane too, for a small arm); its normal
+#:   tilted from the vertical towards the base axis by up to ``LOOKAT_BOARD_TILT_DEG``, a random in-plane rotation;
+#: * eye-to-hand, the static camera looking at a workspace point ``LOOKAT_CAMERA_CENTRE_REACH`` (times the reach;
+#:   height from the shoulder) from ``LOOKAT_CAMERA_DISTANCE_M`` away, along a direction within
+#:   ``LOOKAT_CAMERA_CONE_DEG`` of ``LOOKAT_CAMERA_AXIS`` (in front of the robot and above it), with the image's
+#:   up within ``LOOKAT_CAMERA_ROLL_DEG``
+#:   of the world's.
+#:
+#: ``free6d`` has no reach or shoulder: its board centre is ``FREE6D_BOARD_CENTRE_M`` plus a uniform offset
+#: within ``FREE6D_BOARD_OFFSET_M`` and its static camera looks at :data:`PROPOSAL_SINE_CENTRE_M`.
+LOOKAT_BOARD_RADIUS_REACH = (0.45, 0.75)
+LOOKAT_BOARD_AZIMUTH_DEG = 50.0
+LOOKAT_BOARD_HEIGHT_REACH = (-0.45, -0.05)
+LOOKAT_BOARD_TILT_DEG = 50.0
+LOOKAT_CAMERA_CENTRE_REACH = ((0.4, 0.6), (-0.15, 0.15), (-0.15, 0.2))
+LOOKAT_CAMERA_DISTANCE_M = (0.9, 1.6)
+LOOKAT_CAMERA_AXIS = (1.0, 0.0, 0.6)
+LOOKAT_CAMERA_CONE_DEG = 45.0
+LOOKAT_CAMERA_ROLL_DEG = 20.0
+FREE6D_BOARD_CENTRE_M = (0.5, 0.0, 0.5)
+FREE6D_BOARD_OFFSET_M = ((0.3, 0.6), (-0.3, 0.3), (-0.4, 0.1))
+#: When no table placement gives every station (a large board seen from far by a small arm: the published generator
+#: then keeps half the stations or fewer, kinhec wants them all), the world is placed near the workspace centre ``W``
+#: (the flange at home): the board below and in front of ``W`` (``BOARD_DEPRESSION_DEG`` below the horizontal) at the
+#: middle of the viewing distances, the static camera ``STATIC_CAMERA_DISTANCE_M`` from ``W``,
+#: ``STATIC_CAMERA_ELEVATION_DEG`` above it.  ``LOOKAT_FALLBACK_TRIES`` such placements follow the table ones.
 BOARD_DEPRESSION_DEG = (45.0, 80.0)
+STATIC_CAMERA_ELEVATION_DEG = (15.0, 60.0)
+LOOKAT_FALLBACK_TRIES = 4
 #: Candidate world placements drawn by :func:`place_world`.
 N_WORLD_CANDIDATES = 25
-#: Height [m] of the plane the robot is mounted on, in the base frame: the world reference of a sequence (the
-#: board of eye-in-hand sequences, the static camera of eye-to-hand ones) is never placed below it.
-FLOOR_Z_M = 0.0
+#: The world reference of a sequence (the board of eye-in-hand sequences, the static camera of eye-to-hand ones) may
+#: lie below the plane the robot is mounted on, as in the published tiers (z < 0 in the base frame on 38 % of their
+#: small-tier sequences, down to -1.3 m: a robot on a pedestal, a camera looking up at a marker that faces down).
 #: Horizontal clearance [m] kept between the world reference and the robot's base axis (the column of the
 #: first links), so that a board or a static camera is never placed inside the robot.
 BASE_CLEARANCE_M = 0.2
-#: Candidates drawn per kept one when the world reference is placed along a motion (those below the floor are
-#: discarded; see :func:`place_world`).
+#: Candidates drawn per kept one when the world reference is placed along a motion (those inside the robot's base
+#: column are discarded; see :func:`place_world`).
 WORLD_OVERSAMPLING = 40
 #: Frames (evenly spaced along the trajectory) on which :func:`place_world` counts visibility.
 N_WORLD_FRAMES = 60
 #: Maximum rounds of candidate draws per world placement in :func:`lookat`, and world placements tried.
-LOOKAT_ROUNDS = 4
-LOOKAT_WORLD_TRIES = 4
+LOOKAT_ROUNDS = 8
+LOOKAT_WORLD_TRIES = 8
 #: IK budget per look-at candidate batch: candidates are cheap, iterations are not, so hard candidates are
 #: dropped early (no restarts) and replaced by fresh ones.  The stations are the poses actually reached
 #: (forward kinematics of the IK solution), so the tolerance only decides which candidates count as reached.
@@ -200,13 +248,6 @@ def frames_from_z(z_axes: np.ndarray, roll_rad: np.ndarray) -> np.ndarray:
     x = np.cos(roll_rad)[:, None] * e1 + np.sin(roll_rad)[:, None] * e2
     y = np.cross(z_axes, x)
     return np.stack([x, y, z_axes], axis=-1)
-
-
-def _disc(rng: np.random.Generator, m: int, radius: float) -> np.ndarray:
-    """``(m, 2)`` points uniform on a disc of ``radius``."""
-    r = radius * np.sqrt(rng.random(m))
-    phi = rng.random(m) * 2.0 * math.pi
-    return np.stack([r * np.cos(phi), r * np.sin(phi)], axis=-1)
 
 
 def _ball(rng: np.random.Generator, m: int, radius: float) -> np.ndarray:
@@ -543,12 +584,16 @@ def sample_hand_eye(rng: np.random.Generator, configuration: str) -> np.ndarray:
     """Draw the hand-eye transform ``X`` (step 1).
 
     * eye-in-hand, ``X = T_ee_cam``: camera origin 2-12 cm along the flange
-      ``z`` axis, lateral offset uniform on a disc of 8 cm, optical axis
-      uniform within 40 deg of the flange ``z`` axis, roll uniform;
+      ``z`` axis, lateral offsets ``x``, ``y`` each uniform in +-8 cm, optical
+      axis tilted from the flange ``z`` axis by an angle uniform in 0-40 deg
+      towards a uniform azimuth, roll uniform;
     * eye-to-hand, ``X = T_ee_marker``: marker centre 0-10 cm along the flange
-      ``z`` axis, lateral offset uniform on a disc of 5 cm, marker normal
-      (target ``z``, towards the viewer) within 30 deg of the flange ``z``
-      axis, in-plane rotation uniform.
+      ``z`` axis, lateral offsets each uniform in +-5 cm, marker normal
+      (target ``z``, towards the viewer) tilted by an angle uniform in 0-30 deg,
+      in-plane rotation uniform.
+
+    These are the published generator's distributions (the tilt uniform in
+    angle, not over the cap, which would put more tilts near the rim).
 
     Returns
     -------
@@ -560,9 +605,11 @@ def sample_hand_eye(rng: np.random.Generator, configuration: str) -> np.ndarray:
         z_range, lateral_m, cone_deg = (0.0, 0.10), 0.05, 30.0
     else:
         raise InputError(f"configuration: expected 'eye_in_hand' or 'eye_to_hand', got {configuration!r}")
-    xy = _disc(rng, 1, lateral_m)[0]
+    xy = rng.uniform(-lateral_m, lateral_m, 2)
     z = rng.uniform(*z_range)
-    axis = cone_directions(rng, np.array([[0.0, 0.0, 1.0]]), math.radians(cone_deg))
+    tilt = math.radians(rng.uniform(0.0, cone_deg))
+    phi = rng.uniform(0.0, 2.0 * math.pi)
+    axis = np.array([[math.sin(tilt) * math.cos(phi), math.sin(tilt) * math.sin(phi), math.cos(tilt)]])
     R = frames_from_z(axis, rng.uniform(-math.pi, math.pi, 1))[0]
     return se3.transform_from_rotation_translation(R, np.array([xy[0], xy[1], z]))
 
@@ -817,15 +864,38 @@ class LookatInfo:
     n_candidates: int
     n_reachable: int
     n_world_tries: int
+    centre_m: np.ndarray | None = None  # the board centre, or the point the static camera looks at
 
 
-def _board_pose(rng, W, az0, d_mid):
-    """Eye-in-hand world ``Y = T_base_world``: board below and in front of ``W``, tilted towards it."""
+def _shoulder_height(robot: RobotModel) -> float:
+    """Height [m] of an arm's shoulder (its first DH offset ``d_1``); 0 for ``free6d``."""
+    return 0.0 if robot.is_free else float(robot.d_m[0])
+
+
+def _board_pose(rng, robot: RobotModel):
+    """Eye-in-hand world ``Y = T_base_world``: a board on a table in front of the robot, tilted towards its base."""
+    if robot.is_free:
+        off = [rng.uniform(lo, hi) for lo, hi in FREE6D_BOARD_OFFSET_M]
+        B = np.asarray(FREE6D_BOARD_CENTRE_M) + np.asarray(off)
+    else:
+        reach, shoulder = robot.reach_m, _shoulder_height(robot)
+        rho = rng.uniform(*LOOKAT_BOARD_RADIUS_REACH) * reach
+        az = math.radians(rng.uniform(-LOOKAT_BOARD_AZIMUTH_DEG, LOOKAT_BOARD_AZIMUTH_DEG))
+        lo, hi = (shoulder + f * reach for f in LOOKAT_BOARD_HEIGHT_REACH)
+        h = rng.uniform(lo, hi)  # on a table below the shoulder
+        B = np.array([rho * math.cos(az), rho * math.sin(az), h])
+    towards_base = np.array([-B[0], -B[1], 0.0])
+    towards_base /= max(float(np.linalg.norm(towards_base)), 1e-9)
+    tilt = math.radians(rng.uniform(0.0, LOOKAT_BOARD_TILT_DEG))
+    n = math.cos(tilt) * np.array([0.0, 0.0, 1.0]) + math.sin(tilt) * towards_base
+    R = frames_from_z(n[None], rng.uniform(-math.pi, math.pi, 1))[0]
+    return se3.transform_from_rotation_translation(R, B)
+
+
+def _board_pose_near(rng, W, az0, d_mid):
+    """Fallback eye-in-hand world: the board below and in front of ``W``, tilted towards it."""
     az = az0 + math.radians(rng.uniform(-25.0, 25.0))
     el = math.radians(rng.uniform(*BOARD_DEPRESSION_DEG))
-    # the board lies on the mounting plane at the lowest: a steep depression from a low workspace centre
-    # (small arms, large boards seen from far) is flattened until the board centre is on the floor
-    el = min(el, math.asin(min(1.0, max(0.0, (W[2] - FLOOR_Z_M) / d_mid))))
     u = np.array([math.cos(el) * math.cos(az), math.cos(el) * math.sin(az), -math.sin(el)])
     B = W + d_mid * u
     n = cone_directions(rng, -u[None], math.radians(10.0))
@@ -833,14 +903,61 @@ def _board_pose(rng, W, az0, d_mid):
     return se3.transform_from_rotation_translation(R, B)
 
 
-def _static_camera_pose(rng, W, az0):
-    """Eye-to-hand world ``Y = T_base_cam``: camera 0.9-1.6 m from ``W``, in front and above, looking at ``W``."""
+def _static_camera_near(rng, W, az0):
+    """Fallback eye-to-hand world: the camera 0.9-1.6 m from ``W``, in front and above, looking at ``W``."""
     az = az0 + math.radians(rng.uniform(-45.0, 45.0))
     el = math.radians(rng.uniform(*STATIC_CAMERA_ELEVATION_DEG))
     u = np.array([math.cos(el) * math.cos(az), math.cos(el) * math.sin(az), math.sin(el)])
     C = W + rng.uniform(*STATIC_CAMERA_DISTANCE_M) * u
     R = frames_from_z(-u[None], rng.uniform(-math.pi, math.pi, 1))[0]
     return se3.transform_from_rotation_translation(R, C)
+
+
+def _look_at(eye: np.ndarray, at: np.ndarray, roll_rad: float) -> np.ndarray:
+    """Camera rotation (columns x right, y down, z forward) looking from ``eye`` at ``at`` with the image's up along
+    the world's ``+z``, then turned by ``roll_rad`` about the optical axis."""
+    z = _unit(at - eye)
+    up = np.array([0.0, 0.0, 1.0]) if abs(z[2]) < 0.99 else np.array([1.0, 0.0, 0.0])
+    x = _unit(np.cross(z, up))  # image right; image down is z x x
+    y = np.cross(z, x)
+    c, s = math.cos(roll_rad), math.sin(roll_rad)
+    return np.column_stack([x, y, z]) @ np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def _static_camera_pose(rng, robot: RobotModel):
+    """Eye-to-hand world ``Y = T_base_cam`` and the workspace point ``W`` it looks at."""
+    if robot.is_free:
+        W = np.asarray(PROPOSAL_SINE_CENTRE_M, dtype=np.float64)
+    else:
+        reach, shoulder = robot.reach_m, _shoulder_height(robot)
+        (x0, x1), (y0, y1), (z0, z1) = LOOKAT_CAMERA_CENTRE_REACH
+        W = np.array([rng.uniform(x0, x1) * reach, rng.uniform(y0, y1) * reach,
+                      shoulder + rng.uniform(z0, z1) * reach])  # fmt: skip
+    axis = _unit(np.asarray(LOOKAT_CAMERA_AXIS, dtype=np.float64))
+    u = cone_directions(rng, axis[None], math.radians(LOOKAT_CAMERA_CONE_DEG))[0]
+    C = W + rng.uniform(*LOOKAT_CAMERA_DISTANCE_M) * u
+    roll = math.radians(rng.uniform(-LOOKAT_CAMERA_ROLL_DEG, LOOKAT_CAMERA_ROLL_DEG))
+    return se3.transform_from_rotation_translation(_look_at(C, W, roll), C), W
+
+
+def _facing_start(robot: RobotModel, point: np.ndarray) -> np.ndarray:
+    """The home configuration with the first joint turned so that the flange's azimuth is the ``point``'s: the start
+    of the look-at IK (a UR's home faces away from the table in front of the robot)."""
+    home = robot.home_q_rad.copy()
+    p0 = robot.fk(home)[:3, 3]
+    if math.hypot(p0[0], p0[1]) < 0.05 or math.hypot(point[0], point[1]) < 0.05:
+        return home
+    d = math.atan2(point[1], point[0]) - math.atan2(p0[1], p0[0])
+    d = (d + math.pi) % (2.0 * math.pi) - math.pi
+    best, best_err = home, math.inf
+    for sign in (1.0, -1.0):  # the joint's sense about the base axis
+        q = home.copy()
+        q[0] = np.clip(q[0] + sign * d, robot.q_min_rad[0] + LIMIT_MARGIN_RAD, robot.q_max_rad[0] - LIMIT_MARGIN_RAD)
+        p = robot.fk(q)[:3, 3]
+        err = abs((math.atan2(p[1], p[0]) - math.atan2(point[1], point[0]) + math.pi) % (2.0 * math.pi) - math.pi)
+        if err < best_err:
+            best, best_err = q, err
+    return best
 
 
 def _eye_in_hand_candidates(rng, Y, m, d_range, target):
@@ -878,12 +995,13 @@ def lookat(robot: RobotModel, X: np.ndarray, configuration: str, camera: CameraP
            sampling_mode: str = "stations", duration_s: float | None = None):  # fmt: skip
     """Observing stations with the target in view at every one, joined as waypoints.
 
-    The world reference is drawn first: eye-in-hand, the board lies below and
-    in front of the workspace centre ``W`` (45-80 deg below the horizontal, 25 deg
-    either side of the robot's front), tilted towards ``W`` (normal within 10
-    deg of the direction to ``W``) at the middle of the viewing-distance range;
-    eye-to-hand, the static camera stands 0.9-1.6 m from ``W``, 15-60 deg above
-    it, looking at ``W``.  Candidate observing poses are then drawn in batches:
+    The world reference is drawn first, as the published generator draws it
+    (:data:`LOOKAT_BOARD_RADIUS_REACH` and the constants after it): eye-in-hand,
+    the board lies on a table in front of the robot's base, below its shoulder,
+    tilted towards the base axis; eye-to-hand, the static camera stands 0.9-1.6 m
+    from a workspace point ``W`` in front of the robot, above it, looking at
+    ``W``.  IK starts from the home configuration turned about the base towards
+    the board or ``W``.  Candidate observing poses are then drawn in batches:
     eye-in-hand, cameras on a spherical cap of 50 deg around the board normal at
     a distance from :func:`viewing_distance_range`, aimed at a point of the
     central half of the board, with a random roll; eye-to-hand, markers in a
@@ -910,17 +1028,26 @@ def lookat(robot: RobotModel, X: np.ndarray, configuration: str, camera: CameraP
         When no world placement yields enough reachable, visible stations.
     """
     n_stations = _check_count(n_stations, "n_stations", 1)
-    W, az0 = workspace_centre(robot)
     d_range = viewing_distance_range(camera, target)
     half_fov = 0.5 * math.radians(min(camera.hfov_deg, camera.vfov_deg))
     n_cand = n_reach = 0
-    for world_try in range(1, LOOKAT_WORLD_TRIES + 1):
+    for world_try in range(1, LOOKAT_WORLD_TRIES + LOOKAT_FALLBACK_TRIES + 1):
+        table = world_try <= LOOKAT_WORLD_TRIES
         if configuration == "eye_in_hand":
-            Y = _board_pose(rng, W, az0, 0.5 * (d_range[0] + d_range[1]))
+            if table:
+                Y = _board_pose(rng, robot)
+            else:
+                Y = _board_pose_near(rng, *workspace_centre(robot), 0.5 * (d_range[0] + d_range[1]))
+            W = Y[:3, 3]
         else:
-            Y = _static_camera_pose(rng, W, az0)
+            if table:
+                Y, W = _static_camera_pose(rng, robot)
+            else:
+                W, az0 = workspace_centre(robot)
+                Y = _static_camera_near(rng, W, az0)
             dist = float(np.linalg.norm(Y[:3, 3] - W))
             radius = min(0.2, 0.4 * robot.reach_m, 0.5 * dist * math.tan(half_fov))
+        q_start = None if robot.is_free else _facing_start(robot, W)
         inv_X = se3.invert_transform(X, check=False)
         kept_T: list[np.ndarray] = []
         kept_q: list[np.ndarray] = []
@@ -938,7 +1065,7 @@ def lookat(robot: RobotModel, X: np.ndarray, configuration: str, camera: CameraP
                 q = None
                 ok = np.ones(m, dtype=bool)
             else:
-                res = robot.ik(T_ee, rng, q_init=robot.home_q_rad, n_restarts=0, max_iter=LOOKAT_IK_MAX_ITER,
+                res = robot.ik(T_ee, rng, q_init=q_start, n_restarts=0, max_iter=LOOKAT_IK_MAX_ITER,
                                pos_tol_m=LOOKAT_IK_TOL, rot_tol_rad=LOOKAT_IK_TOL)  # fmt: skip
                 ok = np.asarray(res.success, dtype=bool)
                 q = res.q
@@ -958,9 +1085,9 @@ def lookat(robot: RobotModel, X: np.ndarray, configuration: str, camera: CameraP
         raise ConvergenceError(
             f"lookat: expected {n_stations} reachable stations with the target in view for robot {robot.name!r} "
             f"({configuration}, camera {camera.name}, target {target.name}), got {n_kept} after "
-            f"{LOOKAT_WORLD_TRIES} world placements and {n_cand} candidates"
+            f"{LOOKAT_WORLD_TRIES + LOOKAT_FALLBACK_TRIES} world placements and {n_cand} candidates"
         )
-    info = LookatInfo(n_candidates=n_cand, n_reachable=n_reach, n_world_tries=world_try)
+    info = LookatInfo(n_candidates=n_cand, n_reachable=n_reach, n_world_tries=world_try, centre_m=np.asarray(W))
     if robot.is_free:
         knots_T = np.concatenate(kept_T)
         knots_T = knots_T[_station_tour(rng, _pose_move_times(knots_T[:, None], knots_T[None], speed_fraction))]
@@ -998,7 +1125,8 @@ def cartesian_cone(robot: RobotModel, rng: np.random.Generator, *, cone_half_ang
     flange frame of keyframe ``k-1``) uniform on the cap of half-angle
     ``cone_half_angle_deg`` around one random axis (0 deg: every motion about
     the same axis, the degenerate case).  The keyframe positions are uniform in
-    a cube of side ``trans_range_m`` centred on the workspace centre.  Station
+    a cube of half-side ``trans_range_m`` centred on the workspace centre (each
+    coordinate within ``+-trans_range_m``, as the published generator draws them).  Station
     sampling captures each keyframe (at the middle of its dwell), with segment
     times from :data:`FREE6D_SPEED_CAPS`; continuous sampling moves through the
     keyframes once without dwelling, time-scaled to last ``duration_s``.
@@ -1017,7 +1145,7 @@ def cartesian_cone(robot: RobotModel, rng: np.random.Generator, *, cone_half_ang
     R[0] = se3.random_rotations(rng, 1)[0]
     for i in range(1, k):  # one product per keyframe (k <= a few hundred), not per frame
         R[i] = R[i - 1] @ steps[i - 1]
-    p = W + (rng.random((k, 3)) - 0.5) * trans_range_m
+    p = W + (2.0 * rng.random((k, 3)) - 1.0) * trans_range_m
     knots_T = se3.transform_from_rotation_translation(R, p)
     extra = {"main_axis": main_axis, "cone_half_angle_deg": float(cone_half_angle_deg),
              "rot_angle_deg": np.degrees(theta)}  # fmt: skip
@@ -1030,15 +1158,17 @@ def cartesian_cone(robot: RobotModel, rng: np.random.Generator, *, cone_half_ang
 
 def proposal_sine(robot: RobotModel, rng: np.random.Generator, *, duration_s: float,
                   n_keyframes: int = PROPOSAL_SINE_N_KEYFRAMES, centre_m=PROPOSAL_SINE_CENTRE_M,
-                  amplitude_m=PROPOSAL_SINE_AMPLITUDE_M, omega_rad_s=PROPOSAL_SINE_OMEGA_RAD_S,
+                  amplitude_m=PROPOSAL_SINE_AMPLITUDE_M, omega_rad_s=None,
                   phase_rad=PROPOSAL_SINE_PHASE_RAD, sampling_mode: str = "continuous") -> SinePoseTrajectory:  # fmt: skip
     """Sinusoidal translation with SLERP between random keyframe rotations (``free6d``).
 
     Base axis ``i`` moves as ``centre_i + A_i sin(omega_i t + phi_i)``; the
-    defaults are the figures of the published copy's ``proposal_sine``
-    sequences, the same for every sequence: ``A = (0.5, 0.3, 0.2)`` m,
-    ``omega = (1.25, 1.75, 0.75)`` rad/s, ``phi = (0, pi/2, 0)`` around
-    ``(0.5, 0, 0.5)`` m.  ``n_keyframes`` orientations (5), each uniform on
+    defaults are the figures of the published generator's ``proposal_sine``
+    sequences, the same for every sequence of a given duration: ``A = (0.5, 0.3, 0.2)`` m,
+    ``phi = (0, pi/2, 0)`` around ``(0.5, 0, 0.5)`` m and, unless ``omega_rad_s`` is
+    given, ``omega = (0.5, 0.7, 0.3) * 10 s / duration_s`` rad/s (the path of a
+    10 s time base played over the duration; 1.25, 1.75 and 0.75 rad/s for
+    4 s).  ``n_keyframes`` orientations (5), each uniform on
     SO(3) and independent of the others, sit at evenly spaced instants over
     ``[0, duration_s]`` and are joined by constant-rate geodesics, so the
     orientation sweeps the whole rotation group: at most 180 deg between
@@ -1048,6 +1178,8 @@ def proposal_sine(robot: RobotModel, rng: np.random.Generator, *, duration_s: fl
     k = _check_count(n_keyframes, "n_keyframes", 2)
     key_R = se3.random_rotations(rng, k)
     key_t = np.linspace(0.0, float(duration_s), k)
+    if omega_rad_s is None:
+        omega_rad_s = np.asarray(PROPOSAL_SINE_OMEGA_RAD_S) * (PROPOSAL_SINE_TIME_BASE_S / float(duration_s))
     return SinePoseTrajectory(centre_m, amplitude_m, omega_rad_s, phase_rad, key_t, key_R, duration_s,
                               stations=sampling_mode == "stations")  # fmt: skip
 
@@ -1073,11 +1205,12 @@ def place_world(T_base_ee: np.ndarray, X: np.ndarray, configuration: str, camera
       mean marker position of all frames, with a random roll.
 
     Candidates whose board centre (eye-in-hand) or static camera (eye-to-hand)
-    lies below the mounting plane :data:`FLOOR_Z_M` or within
-    :data:`BASE_CLEARANCE_M` of the base axis are discarded: up to
-    ``WORLD_OVERSAMPLING`` times more are drawn in the same vectorised batch and
-    the first ``n_candidates`` valid ones are kept (if none is valid, the first
-    ``n_candidates`` are used and ``info["floor_ok"]`` is False).  The kept
+    lies within :data:`BASE_CLEARANCE_M` of the base axis (inside the robot)
+    are discarded: up to ``WORLD_OVERSAMPLING`` times more are drawn in the
+    same vectorised batch and the first ``n_candidates`` valid ones are kept (if
+    none is valid, the first ``n_candidates`` are used and
+    ``info["clearance_ok"]`` is False).  Below the mounting plane is allowed,
+    as in the published tiers.  The kept
     candidates are scored on all frames in one visibility call; the one visible
     in most frames wins (the first on ties).
 
@@ -1086,7 +1219,7 @@ def place_world(T_base_ee: np.ndarray, X: np.ndarray, configuration: str, camera
     Y : ndarray, shape (4, 4)
         ``T_base_world`` (eye-in-hand) or ``T_base_cam`` (eye-to-hand).
     info : dict
-        ``{"n_candidates", "n_frames", "n_visible", "floor_ok"}`` of the winner.
+        ``{"n_candidates", "n_frames", "n_visible", "clearance_ok"}`` of the winner.
     """
     T = np.asarray(T_base_ee, dtype=np.float64)
     F = T.shape[0]
@@ -1110,10 +1243,10 @@ def place_world(T_base_ee: np.ndarray, X: np.ndarray, configuration: str, camera
         Yc = se3.transform_from_rotation_translation(frames_from_z(z, roll), C)
     else:
         raise InputError(f"configuration: expected 'eye_in_hand' or 'eye_to_hand', got {configuration!r}")
-    # keep the first n_candidates placements above the floor (all of them are scored if too few are)
-    above = np.flatnonzero((Yc[:, 2, 3] >= FLOOR_Z_M) & (np.hypot(Yc[:, 0, 3], Yc[:, 1, 3]) >= BASE_CLEARANCE_M))
-    floor_ok = above.size > 0
-    keep = above[: int(n_candidates)] if floor_ok else np.arange(int(n_candidates))
+    # keep the first n_candidates placements outside the base column (all of them are scored if too few are)
+    clear = np.flatnonzero(np.hypot(Yc[:, 0, 3], Yc[:, 1, 3]) >= BASE_CLEARANCE_M)
+    clearance_ok = clear.size > 0
+    keep = clear[: int(n_candidates)] if clearance_ok else np.arange(int(n_candidates))
     if configuration == "eye_in_hand":
         T_cam_target = se3.invert_transform(TX, check=False)[None] @ Yc[keep][:, None]
     else:
@@ -1122,7 +1255,7 @@ def place_world(T_base_ee: np.ndarray, X: np.ndarray, configuration: str, camera
     counts = vis.sum(axis=1)
     best = int(keep[int(np.argmax(counts))])
     return Yc[best], {"n_candidates": int(keep.size), "n_frames": int(F), "n_visible": int(counts.max()),
-                      "floor_ok": bool(floor_ok)}  # fmt: skip
+                      "clearance_ok": bool(clearance_ok)}  # fmt: skip
 
 
 # --------------------------------------------------------------------------- #

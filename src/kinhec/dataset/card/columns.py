@@ -29,7 +29,9 @@ INDEX_COLUMN_DOCS: dict[str, tuple[str, str]] = {
     "sync": ("-", "`synchronous`: one clock and row-aligned streams; `asynchronous`: separate clocks, rates, offset "
                   "and jitter."),
     "duration_s": ("s", "Length of the trajectory."),
-    "robot_rate_hz": ("Hz", "Robot-stream rate (NaN for station sequences)."),
+    "robot_rate_hz": ("Hz", "Robot-stream rate of an asynchronous sequence; the robot controller's rate for a "
+                             "synchronous one, whose robot stream is read at the camera instants (NaN for station "
+                             "sequences)."),
     "camera_rate_hz": ("Hz", "Camera-stream rate (NaN for station sequences)."),
     "n_robot_frames": ("-", "Rows of the sequence in its robot shard."),
     "n_camera_frames": ("-", "Rows of the sequence in its camera shard."),

@@ -106,7 +106,8 @@ def plot_streams(seq: Sequence, path) -> Path:
             _stream_panel(axes[0, 1], rb.t, _rotvec_deg(R0, rb.T_base_ee_gt[:, :3, :3]),
                           _rotvec_deg(R0, rb.T_base_ee_meas[:, :3, :3]), marker_rows=rows, style_gt=gstyle)  # fmt: skip
         rate = _num(seq.info, "robot_rate_hz")
-        rate_txt = f", {rate:g} Hz" if np.isfinite(rate) else ""
+        # a synchronous sequence's robot_rate_hz is its controller's rate; its stream holds the camera instants
+        rate_txt = f", {rate:g} Hz" if np.isfinite(rate) and str(seq.info.get("sync")) == "asynchronous" else ""
         axes[0, 0].set_title(f"robot stream: flange position in the base frame ({len(rb)} frames{rate_txt})")
         axes[0, 1].set_title("robot stream: flange rotation relative to the first true pose")
 
