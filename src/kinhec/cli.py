@@ -1092,6 +1092,8 @@ def plan_poses_cmd(robot, urdf, base_link, tip_link, setup, camera, image_size, 
         click.echo(f"taken poses: {d['n_taken_counted']} of {d['n_taken']} counted, predicted sigma {fmt(d['sigma_taken_mm'])}")
     for k, (s, r) in enumerate(zip(d["sigma_mm"], d["random_sigma_mm"]), start=1):
         click.echo(f"  pose {k:3d}: predicted sigma of X translation {fmt(s):>14s}   (random poses {fmt(r)})")
+    for what in plan.details["undetermined"]:
+        click.echo(f"undetermined: {what}")
     for note in plan.details["notes"]:
         click.echo(f"note: {note}")
     csv_path, json_path = plan.write(out)

@@ -19,7 +19,7 @@ import numpy as np
 
 import kinhec
 from kinhec.geometry import se3
-from kinhec.evaluate.bounds import inverse_information
+from kinhec.evaluate.bounds import inverse_information, null_directions
 from kinhec.models.cameras import VISIBILITY_MARGIN_PX, TargetPreset, inside_image, pinhole_pixels, to_camera
 from kinhec.models.robot_files import load_robot
 from kinhec.util.errors import InputError
@@ -522,6 +522,9 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
         "guesses_from": calib_info,
         "guess_tolerance_source": tolerance_source,
         "notes": _notes(limits, setup),
+        "undetermined": (undetermined_components(to_user(pose_information(plan.C, X, setup, noise, cam, tgt)).sum(axis=0)
+                                                 + F_taken, X_user, Y_user, rob)
+                         if k and not np.isfinite(curve["trans_rms_mm"][-1]) else []),  # at the guesses themselves
     }
     details["cpu_time_s"] = time.process_time() - t0
     C_user = plan.C if ptgt.T_centred_target is None else plan.C @ ptgt.T_centred_target
@@ -586,3 +589,40 @@ def check_plan(plan: PosePlan) -> dict:
     f = feasibility(sc, plan.q, PlanLimits(**{k: v for k, v in plan.details["limits"].items()}))
     f["fk_error_m"] = np.abs(sc.robot.fk(plan.q) - plan.T_base_ee).max(axis=(-1, -2))
     return f
+
+
+_AXIS_NAMES = ("x", "y", "z")
+
+
+def _direction_words(u: np.ndarray, frame: str) -> str:
+    """``u`` (unit, 3) in words: "along the flange's z axis" when within 1 deg of an axis, else its components."""
+    k = int(np.argmax(np.abs(u)))
+    if abs(u[k]) >= math.cos(math.radians(1.0)):
+        return f"along the {frame}'s {'-' if u[k] < 0 else ''}{_AXIS_NAMES[k]} axis"
+    return f"along ({u[0]:.3f}, {u[1]:.3f}, {u[2]:.3f}) in the {frame} frame"
+
+
+def undetermined_components(F: np.ndarray, X: np.ndarray, Y: np.ndarray, robot: RobotModel) -> list[str]:
+    """What the information ``F`` (12, 12; right perturbations of ``X`` then ``Y``) leaves undetermined, in words.
+
+    One sentence per null direction (:func:`kinhec.evaluate.bounds.null_directions`): each part of it (rotation or
+    translation of ``X`` or ``Y``) larger than 1e-3 of the whole, as a direction in the flange frame (``X``) or the
+    base frame (``Y``); for a robot with fewer than six joints the reason is added (its motions turn about too few
+    axes: a machine whose flange stays level turns about the vertical only, and the offset along it is not seen).
+    """
+    out = []
+    for v in null_directions(F):
+        words = []
+        for blk, T, what, frame in ((slice(0, 3), X, "X's rotation", "flange"), (slice(3, 6), X, "X's translation",
+                                    "flange"), (slice(6, 9), Y, "Y's rotation", "base"),
+                                    (slice(9, 12), Y, "Y's translation", "base")):  # fmt: skip
+            u = v[blk]
+            if np.linalg.norm(u) < 1e-3:
+                continue
+            words.append(f"{what} {_direction_words(T[:3, :3] @ (u / np.linalg.norm(u)), frame)}")
+        text = " together with ".join(words)
+        if robot.dof < 6:
+            text += (f" ({robot.name} has {robot.dof} joints: its motions turn about too few axes to separate them; "
+                     "measure this offset another way, e.g. a known height)")  # fmt: skip
+        out.append(text)
+    return out
