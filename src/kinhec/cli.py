@@ -189,6 +189,12 @@ def info(as_json: bool) -> None:
     for r in data["robots"]:
         t.add_row(r["name"], str(r["dof"]), r["convention"], f"{r['control_rate_hz']:g}", f"{r['reach_m']:.3f}", r["description"])
     con.print(t)
+    t = Table(title="Reduced-DOF machines (kinhec only: not in the published tiers; flange level)", title_justify="left")
+    for c in ("name", "DoF", "joints", "rate [Hz]", "reach [m]", "description"):
+        t.add_column(c)
+    for r in data["machines"]:
+        t.add_row(r["name"], str(r["dof"]), r["joints"], f"{r['control_rate_hz']:g}", f"{r['reach_m']:.3f}", r["description"])
+    con.print(t)
     t = Table(title="Camera presets", title_justify="left")
     for c in ("name", "width", "height", "f [px]", "HFOV [deg]"):
         t.add_column(c)
@@ -1003,7 +1009,7 @@ def calibrate_multi(ctx, folder, setup, fmt, hand_pose, eye_pose, units, scale, 
 # plan-poses: which poses to record (docs/planner.md)
 # --------------------------------------------------------------------------- #
 @main.command("plan-poses")
-@click.option("--robot", help="Arm model (kinhec info lists them) or a DH-table YAML (docs/planner.md).")
+@click.option("--robot", help="Arm or machine model (kinhec info lists them) or a DH-table YAML (docs/planner.md).")
 @click.option("--urdf", type=click.Path(dir_okay=False), help="A URDF, in place of --robot (needs yourdfpy).")
 @click.option("--base-link", help="With --urdf: the link the chain starts at (the base frame).")
 @click.option("--tip-link", help="With --urdf: the link the chain ends at (the flange).")
