@@ -357,6 +357,23 @@ class _ShardProgress:
             self.progress = None
 
 
+@main.command("generate-machines")
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="New or empty folder to write.")
+@click.option("--machines", cls=_MultiValue, help="Machines to record (default: all; kinhec info lists them).")
+@click.option("--per-setup", "per_setup", type=int, default=50, show_default=True, callback=_positive_int,
+              help="Sequences per machine eye-in-hand, and as many eye-to-hand.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Global seed of the sequences.")
+@click.option("--tier", "tier_name", default="small", show_default=True, help="Tier whose noise levels are used.")
+def generate_machines(out, machines, per_setup, seed, tier_name):
+    """Recordings of the reduced-DOF machines (kinhec only) with exact ground truth, as a dataset folder."""
+    from kinhec.models.robots import MACHINE_NAMES
+    from kinhec.synth.machines import generate_machine_dataset
+
+    names = tuple(machines) if machines else MACHINE_NAMES
+    written = generate_machine_dataset(out, names, per_setup, seed=seed, tier=tier_name)
+    click.echo(f"{2 * per_setup * len(names)} sequences of {', '.join(names)} in {len(written) // 2} shards: {out}")
+
+
 def _print_generate_summary(con, s) -> None:
     con.print(
         f"[bold]{s.root}[/bold]: tier {s.tier}, {s.planned_sequences:,} sequences in {s.planned_shards:,} shards; "
