@@ -240,3 +240,53 @@ def test_machine_recipes_refuse_what_a_machine_cannot_do():
         Recipe(robot="scara_ls6", family="lookat", sampling_mode="stations")
     with pytest.raises(InputError, match="no 'dh_error'"):
         Recipe(robot="gantry_xyzr", robot_noise_models=("dh_error",))
+
+
+# --------------------------------------------------------------------------- #
+# planning
+# --------------------------------------------------------------------------- #
+SCARA_PLAN = dict(robot="scara_ls6", setup="eye_to_hand", camera="hd", target="marker_3x3_30mm",
+                  X_guess=[0, 0, 0.05, 0, 0, 0, 1], Y_guess=[0.45, 0.1, -0.9, 0, 0, 0, 1], n=6)  # fmt: skip
+
+
+def test_plan_poses_for_a_scara_names_the_undetermined_vertical_offset():
+    from kinhec.planner import plan_poses
+    from kinhec.solvers import pair_model as pm
+
+    plan = plan_poses(**SCARA_PLAN)
+    assert len(plan) == 6 and not np.isfinite(plan.sigma_mm).any()
+    # the truth: every planned flange pose has its z axis straight down, so moving the marker up the flange's -z
+    # axis and the camera up the base's z axis by the same amount leaves every predicted observation unchanged
+    assert np.abs(plan.T_base_ee[:, :3, 2] - [0.0, 0.0, -1.0]).max() < 1e-12
+    X, Y = plan.scene.X, plan.scene.Y
+    d = 0.05
+    Xs, Ys = X.copy(), Y.copy()
+    Xs[:3, 3] += np.array([0.0, 0.0, -d])  # X's translation is in the flange frame: along its -z axis (up)
+    Ys[:3, 3] += np.array([0.0, 0.0, d])
+    C0 = pm.predicted_camera_poses(plan.T_base_ee, X, Y, "eye_to_hand")
+    C1 = pm.predicted_camera_poses(plan.T_base_ee, Xs, Ys, "eye_to_hand")
+    np.testing.assert_allclose(C1, C0, rtol=0, atol=1e-12)
+    (what,) = plan.details["undetermined"]
+    assert what.startswith("X's translation along the flange's -z axis together with Y's translation along the base's "
+                           "z axis (scara_ls6 has 4 joints")
+    sigma = plan.details["sigma_given_undetermined_mm"]
+    assert sigma is not None and 0 < sigma < 1.0
+
+
+def test_plan_for_a_six_joint_arm_reports_nothing_undetermined():
+    from kinhec.planner import plan_poses
+
+    plan = plan_poses("ur5e", "eye_in_hand", "hd", "checker_9x6_25mm", [0, 0.05, 0.05, 0, 0, 0, 1],
+                      [0.5, 0.1, 0.0, 0, 0, 0, 1], 8, seed=1)  # fmt: skip
+    assert np.isfinite(plan.sigma_mm[-1])
+    assert plan.details["undetermined"] == [] and plan.details["sigma_given_undetermined_mm"] is None
+
+
+def test_planner_page_shows_the_sentence_plan_poses_prints():
+    from pathlib import Path
+
+    from kinhec.planner import plan_poses
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "planner.md").read_text(encoding="utf-8")
+    (what,) = plan_poses(**SCARA_PLAN).details["undetermined"]
+    assert f"undetermined: {what}\n" in page

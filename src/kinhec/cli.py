@@ -1117,6 +1117,8 @@ def plan_poses_cmd(robot, urdf, base_link, tip_link, setup, camera, image_size, 
         click.echo(f"  pose {k:3d}: predicted sigma of X translation {fmt(s):>14s}   (random poses {fmt(r)})")
     for what in plan.details["undetermined"]:
         click.echo(f"undetermined: {what}")
+    if plan.details["sigma_given_undetermined_mm"] is not None:
+        click.echo(f"with that known: predicted sigma of X translation {fmt(plan.details['sigma_given_undetermined_mm'])}")
     for note in plan.details["notes"]:
         click.echo(f"note: {note}")
     csv_path, json_path = plan.write(out)

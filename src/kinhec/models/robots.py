@@ -6,10 +6,24 @@ families).  Each arm is a :class:`RobotModel`: a DH table, joint limits, joint
 speed caps, a home configuration, the controller rate and an optional fixed tool
 transform after the last joint.
 
+kinhec also models three reduced-DOF machines that the published model table and
+tiers do not carry (:data:`MACHINE_NAMES`): ``scara_ls6`` (an Epson LS6-B602S
+SCARA, DH with a prismatic joint), ``palletiser_irb460`` (an ABB IRB 460 4-axis
+palletiser, a chain whose parallelograms are a linear ``coupling`` of passive
+joints) and ``gantry_xyzr`` (a Cartesian gantry, three prismatic joints and a
+turn).  Their flanges stay level: every motion turns about the vertical only.
+
 Conventions
 -----------
 * Joint ``i`` (1-based in the formulas, 0-based in the arrays) has the angle
   ``theta_i = joint_sign[i] * q[i] + theta_offset_rad[i]`` [rad].
+* A prismatic joint (``joint_types[i] == "prismatic"``) slides along its z axis instead: DH joints have the
+  constant angle ``theta_i = theta_offset_rad[i]`` and the length ``d_i = d_m[i] + joint_sign[i] * q[i]``
+  [m]; in a chain, ``Rz(theta)`` becomes ``Tz(joint_sign * q)``.  Its position, limits and home are in metres
+  and its speed cap in m/s, stored in the same ``_rad`` arrays; its Jacobian column is ``(0, axis)``.
+* A chain may carry a ``coupling`` ``M`` ``(m, dof)``: its ``m`` joint angles are ``M @ theta`` (passive joints
+  driven by a linkage, e.g. the parallelograms that keep a palletiser's flange level), and the Jacobian is the
+  chain's times ``M diag(joint_sign)``.
 * Standard DH: ``T_{i-1,i} = Rz(theta_i) Tz(d_i) Tx(a_i) Rx(alpha_i)``.
 * Modified (Craig) DH: ``T_{i-1,i} = Rx(alpha_i) Tx(a_i) Rz(theta_i) Tz(d_i)``,
   where row ``i`` of the table holds the ``alpha_{i-1}, a_{i-1}`` of Craig's book.
@@ -47,7 +61,8 @@ accumulator just before ``Rz(theta_i)``, so the Jacobian comes out of the same p
 Sources of the numbers: the manufacturers' DH tables and specifications named in
 each model's ``source`` field (Universal Robots DH article, Franka Control
 Interface documentation, KUKA LBR iiwa specification with the iiwa_stack URDF,
-ABB IRB 120 product specification, P. Corke's Robotics Toolbox PUMA 560 model).
+ABB IRB 120 product specification, P. Corke's Robotics Toolbox PUMA 560 model; for the machines the Epson
+LS6-B602S specification sheet and the ABB IRB 460 product specification).
 """
 
 from __future__ import annotations
@@ -308,8 +323,8 @@ class RobotModel:
     name : str
         Registry name (``"ur5e"``, ``"panda"``, ...).
     dof : int
-        Number of revolute joints (0 for ``free6d``).
-    convention : {"standard", "modified", "free"}
+        Number of joints (0 for ``free6d``).
+    convention : {"standard", "modified", "free", "chain"}
         DH convention (see the module docstring); ``"free"`` for ``free6d``.
     a_m, d_m : ndarray, shape (dof,)
         DH link lengths and offsets [m].
@@ -318,9 +333,9 @@ class RobotModel:
     joint_sign : ndarray, shape (dof,)
         +1 or -1: ``theta_i = joint_sign[i] * q[i] + theta_offset_rad[i]``.
     q_min_rad, q_max_rad : ndarray, shape (dof,)
-        Joint limits [rad].
+        Joint limits [rad] ([m] for a prismatic joint).
     qd_max_rad_s : ndarray, shape (dof,)
-        Nominal joint speed caps [rad/s].
+        Nominal joint speed caps [rad/s] ([m/s] for a prismatic joint).
     home_q_rad : ndarray, shape (dof,)
         Configuration [rad] around which joint-space trajectories are generated.
     tool : ndarray, shape (4, 4)

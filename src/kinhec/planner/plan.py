@@ -522,10 +522,13 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
         "guesses_from": calib_info,
         "guess_tolerance_source": tolerance_source,
         "notes": _notes(limits, setup),
-        "undetermined": (undetermined_components(to_user(pose_information(plan.C, X, setup, noise, cam, tgt)).sum(axis=0)
-                                                 + F_taken, X_user, Y_user, rob)
-                         if k and not np.isfinite(curve["trans_rms_mm"][-1]) else []),  # at the guesses themselves
+        "undetermined": [],
+        "sigma_given_undetermined_mm": None,
     }
+    if k and not np.isfinite(curve["trans_rms_mm"][-1]):  # say what is undetermined, at the guesses themselves
+        F_plan = to_user(pose_information(plan.C, X, setup, noise, cam, tgt)).sum(axis=0) + F_taken
+        details["undetermined"] = undetermined_components(F_plan, X_user, Y_user, rob)
+        details["sigma_given_undetermined_mm"] = sigma_given_undetermined_mm(F_plan)
     details["cpu_time_s"] = time.process_time() - t0
     C_user = plan.C if ptgt.T_centred_target is None else plan.C @ ptgt.T_centred_target
     return PosePlan(scene, plan.q, plan.T_base_ee, C_user, curve["trans_rms_mm"], curve["rot_rms_deg"],
@@ -626,3 +629,25 @@ def undetermined_components(F: np.ndarray, X: np.ndarray, Y: np.ndarray, robot: 
                      "measure this offset another way, e.g. a known height)")  # fmt: skip
         out.append(text)
     return out
+
+
+#: Information [1/m^2] of the prior that stands for a component measured another way.
+_KNOWN_INFORMATION = 1e12
+
+
+def sigma_given_undetermined_mm(F: np.ndarray) -> float | None:
+    """Predicted RMS translation error of ``X`` [mm] once the undetermined components of ``F`` are known: each null
+    direction's ``X``-translation part is added as a known component (a prior of :data:`_KNOWN_INFORMATION`); None
+    when the translation stays undetermined (a null direction without an ``X``-translation part)."""
+    F = np.array(F, dtype=np.float64)
+    for v in null_directions(F):
+        u = np.zeros(12)
+        u[3:6] = v[3:6]
+        if np.linalg.norm(u) < 1e-3:
+            continue
+        u /= np.linalg.norm(u)
+        F += _KNOWN_INFORMATION * np.outer(u, u)
+    cov, unidentified = inverse_information(F)
+    if unidentified[1]:
+        return None
+    return 1000.0 * math.sqrt(max(float(np.trace(cov[3:6, 3:6])), 0.0))
