@@ -233,6 +233,18 @@ def test_recordings_have_the_machines_physics(machine_folder):
     assert len(noisy) == 300 and set(man["camera_noise_model"]) == {"se3_gaussian", "pnp"}
 
 
+def test_machine_folder_validates_and_its_robots_json_holds_the_machines(machine_folder):
+    from kinhec.dataset.validate import validate_dataset
+    from kinhec.util import jsonutil
+
+    report = validate_dataset(machine_folder, max_sequences=12)
+    assert report.ok and report.n_errors == 0, [str(f) for f in report.errors]
+    models = jsonutil.load(machine_folder / "robots.json")
+    assert list(models) == list(MACHINE_NAMES)
+    q = _draw(get_robot("scara_ls6"), 10, 11)
+    np.testing.assert_array_equal(RobotModel.from_dict(models["scara_ls6"]).fk(q), get_robot("scara_ls6").fk(q))
+
+
 def test_machine_recipes_refuse_what_a_machine_cannot_do():
     from kinhec.synth.recipe import Recipe
 

@@ -6,6 +6,10 @@ it.  No published tier draws them; :func:`machine_recipes` writes recipes for th
 :func:`generate_machine_dataset` generates a dataset folder of them that kinhec's readers load like any other
 (:func:`kinhec.io.load_sequence`).
 
+The folder has the files of a generated dataset: ``robots.json`` holds the machines recorded (in kinhec's own
+form, :meth:`kinhec.models.robots.RobotModel.to_dict`, which carries the joint types and the chain),
+``generation_info.json`` names ``machines`` as its tier and ``configs/machines.yaml`` holds the settings.
+
 Each machine gets ``n_per_setup`` sequences eye-in-hand and as many eye-to-hand, in the ``motion`` track (one shard
 per machine and set-up).  Sequence ``k`` of a set-up moves by ``joint_sinusoid`` (continuous, 20 s at 30 Hz) when
 ``k`` is even and by ``joint_waypoints`` (20 stations) when odd: joint-space motions, which a machine can always
@@ -21,14 +25,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kinhec import io
+import yaml
+
+from kinhec import __version__, io
+from kinhec.io.publish import citation_cff, license_text, write_card_if_missing
 from kinhec.io.tracks import sequence_id
+from kinhec.models.cameras import cameras_targets_json
 from kinhec.models.robots import MACHINE_NAMES, get_robot
 from kinhec.synth.generator import generate_sequence
 from kinhec.synth.recipe import Recipe
-from kinhec.synth.tiers import load_tier, sequence_seed
+from kinhec.synth.tiers import TRACK_DESCRIPTIONS, load_tier, sequence_seed
+from kinhec.util import jsonutil
 from kinhec.util.errors import InputError, UnknownNameError
-from kinhec.util.provenance import user_files
+from kinhec.util.fsutil import atomic_write_text
+from kinhec.util.provenance import user_files, write_owned
 
 __all__ = ["TRACK", "ROBOT_LEVELS", "CAMERA_LEVELS", "JOINT_STD", "PIXEL_STD_PX", "machine_recipes",
            "generate_machine_dataset"]  # fmt: skip
@@ -108,8 +118,9 @@ def generate_machine_dataset(out, machines=MACHINE_NAMES, n_per_setup: int = 50,
                              tier: str = "small") -> list[Path]:  # fmt: skip
     """Generate the machine sequences of :func:`machine_recipes` into the dataset folder ``out`` and index it.
 
-    One shard per machine and set-up; the folder must be empty or new (a folder holding other files is refused).
-    Returns the shard files written (robot, camera) in order.
+    One shard per machine and set-up, then the index and the static files (module docstring); the folder must be
+    empty or new (a folder holding other files is refused).  Returns the shard files written (robot, camera) in
+    order.
     """
     root = Path(out)
     if root.exists() and (not root.is_dir() or user_files(root) or any(root.iterdir())):
@@ -123,9 +134,19 @@ def generate_machine_dataset(out, machines=MACHINE_NAMES, n_per_setup: int = 50,
         io.write_shard(root, TRACK, shard, tables)
         written.extend(io.shard_paths(root, TRACK, shard))
     io.write_index(root, io.rebuild_index(root))
+    names = _check_machines(machines)
+    settings = {"machines": list(names), "n_per_setup": n_per_setup, "global_seed": seed, "noise_levels_of": tier,
+                "robot_levels": list(ROBOT_LEVELS), "camera_levels": list(CAMERA_LEVELS), "joint_std": JOINT_STD,
+                "pixel_std_px": PIXEL_STD_PX}  # fmt: skip
+    (root / "configs").mkdir(exist_ok=True)
+    atomic_write_text(root / "configs" / "machines.yaml", yaml.safe_dump(settings, sort_keys=False))
+    atomic_write_text(root / "robots.json", jsonutil.dumps({n: get_robot(n).to_dict() for n in names}, indent=2))
+    atomic_write_text(root / "cameras_targets.json", jsonutil.dumps(cameras_targets_json(), indent=2))
+    info = {"dataset": "KinHEC machines (kinhec only)", "generator_version": __version__, "tier": "machines",
+            "tier_config": "configs/machines.yaml", "global_seed": seed,
+            "tracks": {TRACK: {"description": TRACK_DESCRIPTIONS[TRACK], "planned_sequences": len(recipes)}}}
+    atomic_write_text(root / "generation_info.json", jsonutil.dumps(info, indent=2))
+    for name, text in (("LICENSE", license_text()), ("CITATION.cff", citation_cff())):
+        write_owned(root, name, text)
+    write_card_if_missing(root)
     return written
-
-
-def machine_model(name: str):
-    """The model of a machine (:func:`kinhec.models.robots.get_robot`, restricted to the machines)."""
-    return get_robot(_check_machines(name)[0])
