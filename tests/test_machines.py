@@ -38,7 +38,8 @@ def test_scara_fk_is_the_planar_two_link_arm_with_the_z_stroke():
     x = SCARA_A1 * np.cos(q1) + SCARA_A2 * np.cos(q1 + q2)
     y = SCARA_A1 * np.sin(q1) + SCARA_A2 * np.sin(q1 + q2)
     np.testing.assert_allclose(T[:, :3, 3], np.column_stack([x, y, q3]), rtol=0, atol=1e-15)
-    R = np.stack([_rz(a + b + c) @ FLANGE_DOWN for a, b, c in zip(q1, q2, q4)])  # yaw q1 + q2 + q4 (CCW from above), z down
+    # yaw q1 + q2 + q4 (joint 4 counts counter-clockwise seen from above), z down
+    R = np.stack([_rz(a + b + c) @ FLANGE_DOWN for a, b, c in zip(q1, q2, q4)])
     np.testing.assert_allclose(T[:, :3, :3], R, rtol=0, atol=1e-15)
     assert m.q_max_rad[2] - m.q_min_rad[2] == pytest.approx(0.2, abs=1e-15)  # the 200 mm stroke
 
@@ -137,7 +138,8 @@ SCARA_URDF = """<?xml version="1.0"?>
     <axis xyz="0 0 1"/><limit lower="-2.6" upper="2.6" effort="1" velocity="24"/></joint>
   <joint name="j3" type="prismatic"><parent link="l2"/><child link="l3"/><origin xyz="0.275 0 0"/>
     <axis xyz="0 0 1"/><limit lower="-0.2" upper="0" effort="1" velocity="2.35"/></joint>
-  <joint name="j4" type="revolute"><parent link="l3"/><child link="flange"/><origin xyz="0 0 0" rpy="3.141592653589793 0 0"/>
+  <joint name="j4" type="revolute"><parent link="l3"/><child link="flange"/>
+    <origin xyz="0 0 0" rpy="3.141592653589793 0 0"/>
     <axis xyz="0 0 -1"/><limit lower="-6.2" upper="6.2" effort="1" velocity="40"/></joint>
 </robot>
 """
@@ -302,3 +304,12 @@ def test_planner_page_shows_the_sentence_plan_poses_prints():
     page = (Path(__file__).resolve().parents[1] / "docs" / "planner.md").read_text(encoding="utf-8")
     (what,) = plan_poses(**SCARA_PLAN).details["undetermined"]
     assert f"undetermined: {what}\n" in page
+
+
+def test_published_form_of_the_scara_keeps_its_prismatic_joint():
+    m = get_robot("scara_ls6")
+    d = m.to_published_dict()
+    assert d["joint_types"] == ["revolute", "revolute", "prismatic", "revolute"] and d["q_min"][2] == -0.2
+    q = _draw(m, 20, 12)
+    np.testing.assert_array_equal(RobotModel.from_dict(d).fk(q), m.fk(q))
+    assert "joint_types" not in get_robot("ur5e").to_published_dict()

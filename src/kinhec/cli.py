@@ -189,11 +189,13 @@ def info(as_json: bool) -> None:
     for r in data["robots"]:
         t.add_row(r["name"], str(r["dof"]), r["convention"], f"{r['control_rate_hz']:g}", f"{r['reach_m']:.3f}", r["description"])
     con.print(t)
-    t = Table(title="Reduced-DOF machines (kinhec only: not in the published tiers; flange level)", title_justify="left")
+    t = Table(title="Reduced-DOF machines (kinhec only: not in the published tiers; flange level)",
+              title_justify="left")
     for c in ("name", "DoF", "joints", "rate [Hz]", "reach [m]", "description"):
         t.add_column(c)
     for r in data["machines"]:
-        t.add_row(r["name"], str(r["dof"]), r["joints"], f"{r['control_rate_hz']:g}", f"{r['reach_m']:.3f}", r["description"])
+        t.add_row(r["name"], str(r["dof"]), r["joints"], f"{r['control_rate_hz']:g}", f"{r['reach_m']:.3f}",
+                  r["description"])
     con.print(t)
     t = Table(title="Camera presets", title_justify="left")
     for c in ("name", "width", "height", "f [px]", "HFOV [deg]"):
@@ -1118,7 +1120,8 @@ def plan_poses_cmd(robot, urdf, base_link, tip_link, setup, camera, image_size, 
     for what in plan.details["undetermined"]:
         click.echo(f"undetermined: {what}")
     if plan.details["sigma_given_undetermined_mm"] is not None:
-        click.echo(f"with that known: predicted sigma of X translation {fmt(plan.details['sigma_given_undetermined_mm'])}")
+        known = fmt(plan.details["sigma_given_undetermined_mm"])
+        click.echo(f"with that known: predicted sigma of X translation {known}")
     for note in plan.details["notes"]:
         click.echo(f"note: {note}")
     csv_path, json_path = plan.write(out)

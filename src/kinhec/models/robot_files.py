@@ -46,8 +46,9 @@ constant transforms around rotations about z (``convention="chain"``, exact for 
 ``revolute`` and ``continuous`` joints become joints (limits from ``<limit>``, continuous ones +-360 deg,
 speed caps from ``velocity``), ``prismatic`` joints slide along their axis (``T = O A Tz(q) A^T``; limits [m] from
 ``<limit>``, which they must have, speed caps [m/s] from ``velocity``, default 0.25 m/s), ``fixed`` joints fold
-into the constants.  ``floating`` and ``planar`` joints and ``<mimic>`` joints on the path are refused.  Parsing uses ``yourdfpy`` (the ``robots``
-extra).  The base frame is ``base_link``, the flange ``tip_link``; the joints keep their URDF names.
+into the constants.  ``floating`` and ``planar`` joints and ``<mimic>`` joints on the path are refused.  Parsing
+uses ``yourdfpy`` (the ``robots`` extra).  The base frame is ``base_link``, the flange ``tip_link``; the joints
+keep their URDF names.
 
 Without ``home_deg`` (DH) or for a URDF, home is, of :data:`N_SAMPLES` fixed random configurations whose joint
 frames all stay above the first, the one nearest to the middle of the limits among those whose Jacobian (translation
@@ -379,8 +380,8 @@ def robot_from_urdf(path, base_link: str, tip_link: str, *, name: str | None = N
         speed.append(float(v) if v is not None and float(v) > 0 else default)
         types.append("prismatic" if j.type == "prismatic" else "revolute")
     if not names:
-        raise InputError(f"{path}: expected at least one revolute, continuous or prismatic joint between {base_link!r} and "
-                         f"{tip_link!r}, got only fixed joints")  # fmt: skip
+        raise InputError(f"{path}: expected at least one revolute, continuous or prismatic joint between "
+                         f"{base_link!r} and {tip_link!r}, got only fixed joints")  # fmt: skip
     blocks.append(pending)
     n = len(names)
     z = np.zeros(n)

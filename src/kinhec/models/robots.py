@@ -1007,7 +1007,8 @@ class RobotModel:
         description, source, home_q, units``.  ``q_sign`` is ``None`` when
         every joint counts positively, ``tool`` ``None`` for the identity;
         ``free6d`` has ``dof`` 0, convention ``"standard"``, empty lists and
-        ``home_q`` ``None``.  :meth:`from_dict` reads it back.
+        ``home_q`` ``None``.  A DH model with prismatic joints adds kinhec's
+        ``joint_types`` (their ``q`` entries are metres).  :meth:`from_dict` reads it back.
         """
         free = self.convention == "free"
         vals = lambda a: [float(v) for v in np.asarray(a, dtype=np.float64).reshape(-1)]  # noqa: E731
@@ -1031,6 +1032,7 @@ class RobotModel:
             "source": self.source,
             "home_q": None if free else vals(self.home_q_rad),
             "units": dict(PUBLISHED_UNITS),
+            **({"joint_types": list(self.joint_types)} if self.joint_types else {}),  # kinhec's: q in m where prismatic
         }
 
     def dh_published(self) -> dict:
@@ -1071,6 +1073,7 @@ class RobotModel:
             reach_m=data["reach_m"],
             source=data.get("source") or "",
             description=data.get("description") or "",
+            joint_types=tuple(data.get("joint_types") or ()),
         )
 
     @classmethod
@@ -1325,8 +1328,9 @@ def _scara_ls6() -> RobotModel:
         home_q_rad=np.array([math.radians(-30.0), math.radians(90.0), -0.1, 0.0]),
         tool=np.eye(4), control_rate_hz=1000.0, reach_m=0.6, source=_SCARA_SOURCE,
         description=("Epson LS6-B602S SCARA, 4 axes: two horizontal arms, the vertical stroke of joint #3 "
-                     "(q3 in metres, 0 at the top, down negative) and the flange turn; flange level, z down"),
-        joint_names=("j1", "j2", "j3", "j4"), base_frame="joint 1 axis at the flange height of q3 = 0, z up",
+                     "(q3 in metres, 0 at the top, down negative) and the flange turn; flange level, z down; base "
+                     "frame on joint 1's axis at the flange height of q3 = 0, z up"),
+        joint_names=("j1", "j2", "j3", "j4"), base_frame="base",
         joint_types=("revolute", "revolute", "prismatic", "revolute"),
     )  # fmt: skip
 
@@ -1347,8 +1351,9 @@ def _palletiser_irb460() -> RobotModel:
         home_q_rad=np.radians([0.0, 20.0, 10.0, 0.0]), tool=np.eye(4), control_rate_hz=250.0, reach_m=2.4,
         source=_PALLETISER_SOURCE,
         description=("ABB IRB 460 palletiser, 4 axes: base turn, upper arm and forearm (parallelograms: q3 is the "
-                     "forearm's angle below the horizontal) and the flange turn; flange level, z down"),
-        joint_names=("axis1", "axis2", "axis3", "axis6"), base_frame="foot, axis 1 up",
+                     "forearm's angle below the horizontal) and the flange turn; flange level, z down; base frame "
+                     "on the foot, axis 1 up"),
+        joint_names=("axis1", "axis2", "axis3", "axis6"), base_frame="base",
         chain=_axis_chain(joints, _FLANGE_DOWN), coupling=coupling,
     )  # fmt: skip
 
@@ -1363,8 +1368,9 @@ def _gantry_xyzr() -> RobotModel:
         home_q_rad=np.array([0.5, 0.4, 0.2, 0.0]), tool=np.eye(4), control_rate_hz=500.0, reach_m=0.7,
         source="kinhec: a generic Cartesian gantry (1.0 x 0.8 x 0.4 m working volume, no manufacturer's model)",
         description=("Cartesian gantry XYZ + rotation about the vertical (q1..q3 in metres from the corner of the "
-                     "working volume, flange height q3); flange level, z down"),
-        joint_names=("x", "y", "z", "r"), base_frame="lowest corner of the working volume, z up",
+                     "working volume, flange height q3); flange level, z down; base frame at the lowest corner of "
+                     "the working volume, z up"),
+        joint_names=("x", "y", "z", "r"), base_frame="base",
         chain=_axis_chain(joints, _FLANGE_DOWN), joint_types=("prismatic", "prismatic", "prismatic", "revolute"),
     )  # fmt: skip
 

@@ -239,7 +239,8 @@ class PosePlan:
                 f"{d.get('kinhec_version', '')}", f"robot {d['robot']}, {d['setup']}, camera {d['camera']}, "
                 f"target {d['target']}", f"timing: moves at {speed:g} of every joint's speed cap from "
                 f"{'the last taken pose' if d.get('n_taken') else 'the model home'} "
-                f"[{', '.join(f'{v:.6g}' for v in q0)}] rad, {dwell_s:g} s still at each pose"]  # fmt: skip
+                f"[{', '.join(f'{v:.6g}' for v in q0)}] rad{' (m for a prismatic joint)' if rob.joint_types else ''}, "
+                f"{dwell_s:g} s still at each pose"]  # fmt: skip
         names = d.get("joint_names") or [f"j{i + 1}" for i in range(rob.dof)]
         return joint_trajectory_yaml(self.q, t, names, d.get("base_frame") or "base", self.sigma_mm, head)
 
@@ -489,7 +490,9 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
         "Y_guess": _xyz_qxyzw(Y_user[None])[0].tolist(),
         "X_name": "T_ee_cam" if setup == "eye_in_hand" else "T_ee_marker",
         "Y_name": "T_base_world" if setup == "eye_in_hand" else "T_base_cam",
-        "pose_columns": "x y z [m], qx qy qz qw: the flange pose T_base_ee; q1.. [rad]",
+        "pose_columns": "x y z [m], qx qy qz qw: the flange pose T_base_ee; q1.. [rad]" + (
+            "; metres for the prismatic joints " + ", ".join(f"q{i + 1}" for i in np.flatnonzero(rob.prismatic))
+            if rob.joint_types else ""),
         "seed": seed,
         "n_requested": n,
         "n_planned": int(k),

@@ -130,7 +130,8 @@ def generate_machine_dataset(out, machines=MACHINE_NAMES, n_per_setup: int = 50,
     root.mkdir(parents=True, exist_ok=True)
     written = []
     for shard in range(len(recipes) // n_per_setup):
-        tables = [generate_sequence(Recipe.from_dict(r)) for r in recipes[shard * n_per_setup:(shard + 1) * n_per_setup]]
+        part = recipes[shard * n_per_setup : (shard + 1) * n_per_setup]
+        tables = [generate_sequence(Recipe.from_dict(r)) for r in part]
         io.write_shard(root, TRACK, shard, tables)
         written.extend(io.shard_paths(root, TRACK, shard))
     io.write_index(root, io.rebuild_index(root))
