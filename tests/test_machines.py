@@ -313,3 +313,18 @@ def test_published_form_of_the_scara_keeps_its_prismatic_joint():
     q = _draw(m, 20, 12)
     np.testing.assert_array_equal(RobotModel.from_dict(d).fk(q), m.fk(q))
     assert "joint_types" not in get_robot("ur5e").to_published_dict()
+
+
+def test_info_lists_the_machines_apart_from_the_published_robots():
+    from click.testing import CliRunner
+
+    from kinhec.cli import main
+    from kinhec.dataset.inventory import inventory
+
+    data = inventory()
+    assert [r["name"] for r in data["robots"]] == list(ROBOT_NAMES)
+    assert [(r["name"], r["joints"]) for r in data["machines"]] == [
+        ("scara_ls6", "RRPR"), ("palletiser_irb460", "RRRR"), ("gantry_xyzr", "PPPR")]
+    out = CliRunner().invoke(main, ["info"], terminal_width=200).output
+    assert "Reduced-DOF machines (kinhec only: not in the published tiers; flange level)" in out
+    assert all(name in out for name in MACHINE_NAMES)

@@ -13,7 +13,7 @@ from kinhec.synth import tiers
 
 def _joint_kinds(model) -> str:
     """``"RRPR"``: R for each revolute joint, P for each prismatic one."""
-    return "".join("P" if p else "R" for p in model.prismatic)
+    return "".join("P" if t == "prismatic" else "R" for t in (model.joint_types or ("revolute",) * model.dof))
 
 
 def inventory() -> dict:

@@ -512,7 +512,8 @@ class RobotModel:
 
     @property
     def prismatic(self) -> np.ndarray:
-        """Boolean mask ``(m,)`` of the chain's prismatic joints (all False for the revolute arms)."""
+        """Boolean mask ``(m,)`` of the chain's prismatic joints (all False for the revolute arms and for a coupled
+        chain, whose ``m`` may exceed ``dof``; with prismatic joints ``m`` is ``dof``)."""
         if not self.joint_types:
             return np.zeros(self.n_chain_joints, dtype=bool)
         return np.array([t == "prismatic" for t in self.joint_types])
