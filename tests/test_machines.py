@@ -328,3 +328,14 @@ def test_info_lists_the_machines_apart_from_the_published_robots():
     out = CliRunner().invoke(main, ["info"], terminal_width=200).output
     assert "Reduced-DOF machines (kinhec only: not in the published tiers; flange level)" in out
     assert all(name in out for name in MACHINE_NAMES)
+
+
+def test_plan_poses_says_why_a_machine_finds_no_pose_under_rough_guesses():
+    from kinhec.planner import plan_poses
+
+    with pytest.raises(InputError) as exc:  # the camera looks straight down: 10 deg off guesses lose the board
+        plan_poses("scara_ls6", "eye_in_hand", "hd", "checker_9x6_25mm", [0, 0, 0.05, 0, 0, 0, 1],
+                   [0.45, 0, -0.6, 0, 0, 0, 1], 10)  # fmt: skip
+    msg = str(exc.value)
+    assert "(joint draws 30000," in msg and "target visible 0, feasible 0" in msg and "ik solved" not in msg
+    assert "scara_ls6 has 4 joints and cannot turn the camera or marker towards the target" in msg

@@ -442,8 +442,7 @@ def _joint_space_candidates(scene: Scene, rng: np.random.Generator, limits: Plan
     m = JOINT_DRAWS_PER_VIEW * n_views
     q = rng.uniform(robot.q_min_rad, robot.q_max_rad, (m, robot.dof))
     f = feasibility(scene, q, limits)
-    counts = {"viewpoints_drawn": 0, "joint_draws": int(m), "in_reach": int(m), "ik_solved": 0,
-              "joint_neighbours": 0, "within_limits": int(f["limits"].sum()),
+    counts = {"joint_draws": int(m), "within_limits": int(f["limits"].sum()),
               "conditioned": int(f["conditioned"].sum()),
               "above_floor": int(f["floor"].sum()), "target_visible_at_guesses": int(f["visible_at_guesses"].sum()),
               "target_visible": int(f["visible"].sum()), "feasible": int(f["ok"].sum())}  # fmt: skip

@@ -446,6 +446,9 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
             tol = limits.guess_tolerance_mm > 0 or limits.guess_tolerance_deg > 0
             hint = (f"; the guesses are trusted to {limits.guess_tolerance_mm:g} mm and {limits.guess_tolerance_deg:g} "
                     "deg: give a smaller --guess-tolerance if they are better" if tol else "")  # fmt: skip
+            if rob.dof < 6:
+                hint += (f"; {rob.name} has {rob.dof} joints and cannot turn the camera or marker towards the target: "
+                         "the target must lie where the machine's fixed viewing direction sees it")  # fmt: skip
             raise InputError(
                 f"{rob.name} {setup} with camera {cam.name} and target {tgt.name}: expected at least 3 feasible "
                 f"candidate poses, got {len(cand)} ({_lost(cand.counts)}); check the guesses (is the target in reach "
@@ -577,7 +580,7 @@ def _notes(limits: PlanLimits, setup: str) -> list[str]:
 
 
 def _lost(counts: dict) -> str:
-    keys = ("viewpoints_drawn", "in_reach", "ik_solved", "within_limits", "conditioned", "above_floor",
+    keys = ("viewpoints_drawn", "joint_draws", "in_reach", "ik_solved", "within_limits", "conditioned", "above_floor",
             "target_visible_at_guesses", "target_visible", "feasible")  # fmt: skip
     return ", ".join(f"{k.replace('_', ' ')} {counts[k]}" for k in keys if k in counts)
 
