@@ -189,6 +189,14 @@ def info(as_json: bool) -> None:
     for r in data["robots"]:
         t.add_row(r["name"], str(r["dof"]), r["convention"], f"{r['control_rate_hz']:g}", f"{r['reach_m']:.3f}", r["description"])
     con.print(t)
+    t = Table(title="Reduced-DOF machines (kinhec only: not in the published tiers; flange level)",
+              title_justify="left")
+    for c in ("name", "DoF", "joints", "rate [Hz]", "reach [m]", "description"):
+        t.add_column(c)
+    for r in data["machines"]:
+        t.add_row(r["name"], str(r["dof"]), r["joints"], f"{r['control_rate_hz']:g}", f"{r['reach_m']:.3f}",
+                  r["description"])
+    con.print(t)
     t = Table(title="Camera presets", title_justify="left")
     for c in ("name", "width", "height", "f [px]", "HFOV [deg]"):
         t.add_column(c)
@@ -349,6 +357,23 @@ class _ShardProgress:
         if self.progress is not None:
             self.progress.stop()
             self.progress = None
+
+
+@main.command("generate-machines")
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="New or empty folder to write.")
+@click.option("--machines", cls=_MultiValue, help="Machines to record (default: all; kinhec info lists them).")
+@click.option("--per-setup", "per_setup", type=int, default=50, show_default=True, callback=_positive_int,
+              help="Sequences per machine eye-in-hand, and as many eye-to-hand.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Global seed of the sequences.")
+@click.option("--tier", "tier_name", default="small", show_default=True, help="Tier whose noise levels are used.")
+def generate_machines(out, machines, per_setup, seed, tier_name):
+    """Recordings of the reduced-DOF machines (kinhec only) with exact ground truth, as a dataset folder."""
+    from kinhec.models.robots import MACHINE_NAMES
+    from kinhec.synth.machines import generate_machine_dataset
+
+    names = tuple(machines) if machines else MACHINE_NAMES
+    written = generate_machine_dataset(out, names, per_setup, seed=seed, tier=tier_name)
+    click.echo(f"{2 * per_setup * len(names)} sequences of {', '.join(names)} in {len(written) // 2} shards: {out}")
 
 
 def _print_generate_summary(con, s) -> None:
@@ -1003,7 +1028,7 @@ def calibrate_multi(ctx, folder, setup, fmt, hand_pose, eye_pose, units, scale, 
 # plan-poses: which poses to record (docs/planner.md)
 # --------------------------------------------------------------------------- #
 @main.command("plan-poses")
-@click.option("--robot", help="Arm model (kinhec info lists them) or a DH-table YAML (docs/planner.md).")
+@click.option("--robot", help="Arm or machine model (kinhec info lists them) or a DH-table YAML (docs/planner.md).")
 @click.option("--urdf", type=click.Path(dir_okay=False), help="A URDF, in place of --robot (needs yourdfpy).")
 @click.option("--base-link", help="With --urdf: the link the chain starts at (the base frame).")
 @click.option("--tip-link", help="With --urdf: the link the chain ends at (the flange).")
@@ -1092,6 +1117,11 @@ def plan_poses_cmd(robot, urdf, base_link, tip_link, setup, camera, image_size, 
         click.echo(f"taken poses: {d['n_taken_counted']} of {d['n_taken']} counted, predicted sigma {fmt(d['sigma_taken_mm'])}")
     for k, (s, r) in enumerate(zip(d["sigma_mm"], d["random_sigma_mm"]), start=1):
         click.echo(f"  pose {k:3d}: predicted sigma of X translation {fmt(s):>14s}   (random poses {fmt(r)})")
+    for what in plan.details["undetermined"]:
+        click.echo(f"undetermined: {what}")
+    if plan.details["sigma_given_undetermined_mm"] is not None:
+        known = fmt(plan.details["sigma_given_undetermined_mm"])
+        click.echo(f"with that known: predicted sigma of X translation {known}")
     for note in plan.details["notes"]:
         click.echo(f"note: {note}")
     csv_path, json_path = plan.write(out)

@@ -11,8 +11,14 @@ from kinhec.solvers import registry
 from kinhec.synth import tiers
 
 
+def _joint_kinds(model) -> str:
+    """``"RRPR"``: R for each revolute joint, P for each prismatic one."""
+    return "".join("P" if t == "prismatic" else "R" for t in (model.joint_types or ("revolute",) * model.dof))
+
+
 def inventory() -> dict:
-    """Registry contents as lists/dicts of plain values."""
+    """Registry contents as lists/dicts of plain values; ``machines`` are the reduced-DOF models that only kinhec
+    carries (not in the published model table or tiers)."""
     out: dict = {"robots": [], "cameras": [], "targets": [], "tracks": {}, "tiers": {}, "solvers": []}
     for name in robots.ROBOT_NAMES:
         m = robots.get_robot(name)
@@ -26,6 +32,12 @@ def inventory() -> dict:
                 "description": m.description,
             }
         )
+    out["machines"] = [
+        {"name": m.name, "dof": m.dof, "convention": m.convention, "joints": _joint_kinds(m),
+         "control_rate_hz": float(m.control_rate_hz), "reach_m": float(m.reach_m), "description": m.description,
+         "source": m.source}
+        for m in map(robots.get_robot, robots.MACHINE_NAMES)
+    ]  # fmt: skip
     for name in cameras.CAMERA_NAMES:
         c = cameras.get_camera(name)
         out["cameras"].append(

@@ -78,6 +78,7 @@ __all__ = [
     "pnp_covariance",
     "inverse_information",
     "inverse_information_batch",
+    "null_directions",
 ]
 
 #: Samples of ``N(0, cov_X)`` behind the expected median errors.
@@ -388,6 +389,17 @@ def inverse_information_batch(F: np.ndarray):
     unidentified = np.stack([V2[..., b, :].sum(axis=-2).max(axis=-1) > 1e-3
                              for b in (slice(0, 3), slice(3, 6), slice(6, 9), slice(9, 12))], axis=-1)  # fmt: skip
     return cov, unidentified
+
+
+def null_directions(F: np.ndarray) -> np.ndarray:
+    """The directions ``(k, 12)`` (unit norm, in ``F``'s own coordinates) that ``F`` ``(12, 12)`` leaves undetermined:
+    its null space by the rule of :func:`inverse_information_batch` (no rows when everything is determined)."""
+    F = np.asarray(F, dtype=np.float64)
+    d = np.sqrt(np.clip(np.diag(F), 1e-300, None))
+    w, V = np.linalg.eigh(F / (d[:, None] * d[None, :]))
+    null = w < UNIDENTIFIED_TOL * max(float(w.max()), 1e-300)
+    x = (V[:, null] / d[:, None]).T  # F x = 0  <=>  (F / dd) (d x) = 0
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
 
 
 def inverse_information(F: np.ndarray):

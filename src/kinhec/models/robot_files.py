@@ -10,7 +10,7 @@ One mapping (lengths in metres, angles in degrees)::
     name: my_arm                 # optional (default: the file's stem)
     convention: standard         # required: standard or modified
     base_frame: base             # optional: the name of the frame the table starts in
-    joints:                      # required: one entry per revolute joint, from the base to the flange
+    joints:                      # required: one entry per joint, from the base to the flange
       - name: shoulder_pan_joint # optional (default j1, j2, ...)
         a_m: 0.0
         alpha_deg: 90.0
@@ -19,23 +19,36 @@ One mapping (lengths in metres, angles in degrees)::
         sign: 1                  # optional (default 1): -1 for a joint counted against the table's z
         limits_deg: [-360, 360]  # required: the joint limits
         max_speed_deg_s: 180     # optional (default 90)
+      - name: z_stroke           # a prismatic joint (type: revolute is the default)
+        type: prismatic
+        a_m: 0.0
+        alpha_deg: 0.0
+        d_m: 0.0                 # the offset: the joint's d is d_m + sign * q, q in metres
+        theta_offset_deg: 0.0    # optional: the joint's constant theta
+        limits_m: [-0.2, 0.0]    # required for a prismatic joint: the stroke [m]
+        max_speed_m_s: 1.0       # optional (default 0.25)
     tool:                        # optional: last DH frame -> flange, xyz [m] then roll, pitch, yaw [deg]
       xyz_m: [0, 0, 0]           #   (URDF's rpy: R = Rz(yaw) Ry(pitch) Rx(roll)), or a 4x4 matrix under matrix:
       rpy_deg: [0, 0, 0]
-    home_deg: [0, -90, 90, -90, -90, 0]  # optional: where IK starts and the path begins
+    home_deg: [0, -90, 90, -90, -90, 0]  # optional: where IK starts and the path begins (metres for a prismatic joint)
     reach_m: 0.85                # optional: working radius (default: measured on the model)
 
 ``standard`` is ``T_{i-1,i} = Rz(theta_i) Tz(d_i) Tx(a_i) Rx(alpha_i)``; ``modified`` (Craig's) is
 ``T_{i-1,i} = Rx(alpha_i) Tx(a_i) Rz(theta_i) Tz(d_i)``, row ``i`` holding Craig's ``alpha_{i-1}, a_{i-1}``.
+A prismatic joint has the constant ``theta_i = theta_offset`` and the variable ``d_i = d_m + sign * q`` [m]; it
+takes ``limits_m`` and ``max_speed_m_s`` (``limits_deg`` and ``max_speed_deg_s`` are refused on it, and the other
+way round).
 
 URDF
 ----
 :func:`robot_from_urdf` walks the kinematic tree from ``base_link`` to ``tip_link`` and writes the chain as
 constant transforms around rotations about z (``convention="chain"``, exact for any joint origin and axis):
 ``revolute`` and ``continuous`` joints become joints (limits from ``<limit>``, continuous ones +-360 deg,
-speed caps from ``velocity``), ``fixed`` joints fold into the constants.  ``prismatic``, ``floating`` and
-``planar`` joints and ``<mimic>`` joints on the path are refused.  Parsing uses ``yourdfpy`` (the ``robots``
-extra).  The base frame is ``base_link``, the flange ``tip_link``; the joints keep their URDF names.
+speed caps from ``velocity``), ``prismatic`` joints slide along their axis (``T = O A Tz(q) A^T``; limits [m] from
+``<limit>``, which they must have, speed caps [m/s] from ``velocity``, default 0.25 m/s), ``fixed`` joints fold
+into the constants.  ``floating`` and ``planar`` joints and ``<mimic>`` joints on the path are refused.  Parsing
+uses ``yourdfpy`` (the ``robots`` extra).  The base frame is ``base_link``, the flange ``tip_link``; the joints
+keep their URDF names.
 
 Without ``home_deg`` (DH) or for a URDF, home is, of :data:`N_SAMPLES` fixed random configurations whose joint
 frames all stay above the first, the one nearest to the middle of the limits among those whose Jacobian (translation
@@ -57,12 +70,15 @@ __all__ = ["DH_KEYS", "N_SAMPLES", "load_robot", "robot_from_dh_yaml", "robot_fr
            "rpy_matrix"]  # fmt: skip
 
 #: The keys of a joint entry of a DH-table YAML.
-DH_KEYS = ("name", "a_m", "alpha_deg", "d_m", "theta_offset_deg", "sign", "limits_deg", "max_speed_deg_s")
+DH_KEYS = ("name", "type", "a_m", "alpha_deg", "d_m", "theta_offset_deg", "sign", "limits_deg", "max_speed_deg_s",
+           "limits_m", "max_speed_m_s")
 #: Random configurations (fixed seed) behind the default home and reach.
 N_SAMPLES = 4096
 _SAMPLE_SEED = 5050
 #: Speed cap [deg/s] of a joint whose file states none.
 DEFAULT_SPEED_DEG_S = 90.0
+#: Speed cap [m/s] of a prismatic joint whose file states none.
+DEFAULT_SPEED_M_S = 0.25
 #: Limits [deg] of a continuous URDF joint.
 CONTINUOUS_LIMIT_DEG = 360.0
 _CONTROL_RATE_HZ = 125.0
@@ -184,9 +200,18 @@ def robot_from_dh_dict(doc, *, default_name: str = "dh_robot", source: str = "")
         bad = sorted(map(str, set(j) - set(DH_KEYS)))
         if bad:
             raise InputError(f"{w}: unknown key(s) {', '.join(bad)}; expected {', '.join(DH_KEYS)}")
-        for k in ("a_m", "alpha_deg", "d_m", "limits_deg"):
+        kind = j.get("type", "revolute")
+        if kind not in ("revolute", "prismatic"):
+            raise InputError(f"{w}: type: expected revolute or prismatic, got {kind!r}")
+        cols["type"].append(kind)
+        lim_key, speed_key = ("limits_m", "max_speed_m_s") if kind == "prismatic" else ("limits_deg", "max_speed_deg_s")
+        wrong = sorted({"limits_m", "max_speed_m_s", "limits_deg", "max_speed_deg_s"} - {lim_key, speed_key} & set(j))
+        if wrong:
+            raise InputError(f"{w}: a {kind} joint takes {lim_key} and {speed_key}, got {', '.join(wrong)}")
+        for k in ("a_m", "alpha_deg", "d_m", lim_key):
             if k not in j:
-                raise InputError(f"{w}: expected the key {k}, got keys {', '.join(map(str, j))}")
+                what = f"the key {k}" + (" (the stroke [lower, upper] in metres)" if k == "limits_m" else "")
+                raise InputError(f"{w}: expected {what} for a {kind} joint, got keys {', '.join(map(str, j))}")
         cols["name"].append(str(j.get("name", f"j{i}")))
         for k in ("a_m", "alpha_deg", "d_m"):
             cols[k].append(_number(j[k], f"{w}: {k}"))
@@ -195,29 +220,34 @@ def robot_from_dh_dict(doc, *, default_name: str = "dh_robot", source: str = "")
         if sign not in (1.0, -1.0):
             raise InputError(f"{w}: sign: expected 1 or -1, got {j.get('sign')!r}")
         cols["sign"].append(sign)
-        lo, hi = _numbers(j["limits_deg"], 2, f"{w}: limits_deg")
+        lo, hi = _numbers(j[lim_key], 2, f"{w}: {lim_key}")
         if not lo < hi:
-            raise InputError(f"{w}: limits_deg: expected [lower, upper] with lower < upper, got {j['limits_deg']!r}")
-        cols["limits_deg"].append((lo, hi))
-        sp = _number(j.get("max_speed_deg_s", DEFAULT_SPEED_DEG_S), f"{w}: max_speed_deg_s")
+            raise InputError(f"{w}: {lim_key}: expected [lower, upper] with lower < upper, got {j[lim_key]!r}")
+        sp = _number(j.get(speed_key, DEFAULT_SPEED_M_S if kind == "prismatic" else DEFAULT_SPEED_DEG_S),
+                     f"{w}: {speed_key}")  # fmt: skip
         if sp <= 0:
-            raise InputError(f"{w}: max_speed_deg_s: expected a speed > 0, got {sp!r}")
-        cols["max_speed_deg_s"].append(sp)
+            raise InputError(f"{w}: {speed_key}: expected a speed > 0, got {sp!r}")
+        to_si = (lambda v: v) if kind == "prismatic" else math.radians  # noqa: E731
+        cols["limits_deg"].append((to_si(lo), to_si(hi)))  # SI from here on (rad or m)
+        cols["max_speed_deg_s"].append(to_si(sp))
     n = len(joints)
-    lim = np.radians(np.asarray(cols["limits_deg"]))
+    lim = np.asarray(cols["limits_deg"])
+    prismatic = np.array([t == "prismatic" for t in cols["type"]])
     home = doc.get("home_deg")
+    home_q = None if home is None else np.where(prismatic, _numbers(home, n, "home_deg"),
+                                                np.radians(_numbers(home, n, "home_deg")))  # fmt: skip
     model = RobotModel(
         name=str(doc.get("name") or default_name), dof=n, convention=conv,
         a_m=np.asarray(cols["a_m"]), d_m=np.asarray(cols["d_m"]), alpha_rad=np.radians(cols["alpha_deg"]),
         theta_offset_rad=np.radians(cols["theta_offset_deg"]), joint_sign=np.asarray(cols["sign"]),
-        q_min_rad=lim[:, 0], q_max_rad=lim[:, 1], qd_max_rad_s=np.radians(cols["max_speed_deg_s"]),
-        home_q_rad=np.zeros(n) if home is None else np.radians(_numbers(home, n, "home_deg")),
+        q_min_rad=lim[:, 0], q_max_rad=lim[:, 1], qd_max_rad_s=np.asarray(cols["max_speed_deg_s"]),
+        home_q_rad=np.zeros(n) if home is None else home_q, joint_types=tuple(cols["type"]),
         tool=_tool(doc.get("tool")), control_rate_hz=_CONTROL_RATE_HZ, reach_m=1.0, source=source,
         description=str(doc.get("description") or f"DH table ({conv}) from {source or 'a YAML document'}"),
         joint_names=tuple(cols["name"]), base_frame=str(doc.get("base_frame") or ""),
     )  # fmt: skip
     if home is not None and not model.within_limits(model.home_q_rad):
-        raise InputError(f"home_deg: expected a configuration inside limits_deg, got {home!r}")
+        raise InputError(f"home_deg: expected a configuration inside the joints' limits, got {home!r}")
     reach = doc.get("reach_m")
     if reach is not None and _number(reach, "reach_m") <= 0:
         raise InputError(f"reach_m: expected a length > 0 [m], got {reach!r}")
@@ -281,7 +311,7 @@ def robot_from_urdf(path, base_link: str, tip_link: str, *, name: str | None = N
     ------
     InputError
         yourdfpy missing, an unreadable URDF, a base or tip that is not a link, no path from the base to the tip,
-        a joint on the path that is not revolute, continuous or fixed, or a mimic joint.
+        a joint on the path that is not revolute, continuous, prismatic (with limits) or fixed, or a mimic joint.
     """
     path = Path(path)
     try:
@@ -311,16 +341,16 @@ def robot_from_urdf(path, base_link: str, tip_link: str, *, name: str | None = N
         path_joints.append(j)
         link = j.parent
     path_joints.reverse()
-    blocks, names, lo, hi, speed = [], [], [], [], []
+    blocks, names, lo, hi, speed, types = [], [], [], [], [], []
     pending = np.eye(4)
     for j in path_joints:
         origin = np.eye(4) if j.origin is None else np.asarray(j.origin, dtype=np.float64)
         if j.type == "fixed":
             pending = pending @ origin
             continue
-        if j.type not in ("revolute", "continuous"):
-            raise InputError(f"{path}: joint {j.name!r} is {j.type}; expected revolute, continuous or fixed joints "
-                             f"between {base_link!r} and {tip_link!r}")  # fmt: skip
+        if j.type not in ("revolute", "continuous", "prismatic"):
+            raise InputError(f"{path}: joint {j.name!r} is {j.type}; expected revolute, continuous, prismatic or fixed "
+                             f"joints between {base_link!r} and {tip_link!r}")  # fmt: skip
         if getattr(j, "mimic", None) is not None:
             raise InputError(f"{path}: joint {j.name!r} mimics another joint; expected independent joints between "
                              f"{base_link!r} and {tip_link!r}")  # fmt: skip
@@ -333,6 +363,9 @@ def robot_from_urdf(path, base_link: str, tip_link: str, *, name: str | None = N
         pending = A.T.copy()
         pending[:3, 3] = 0.0
         lim = getattr(j, "limit", None)
+        if j.type == "prismatic" and (lim is None or lim.lower is None or lim.upper is None):
+            raise InputError(f"{path}: joint {j.name!r} is prismatic without <limit lower= upper=>; expected its "
+                             f"stroke in metres")  # fmt: skip
         if j.type == "continuous" or lim is None or lim.lower is None or lim.upper is None:
             a, b = -math.radians(CONTINUOUS_LIMIT_DEG), math.radians(CONTINUOUS_LIMIT_DEG)
         else:
@@ -343,10 +376,12 @@ def robot_from_urdf(path, base_link: str, tip_link: str, *, name: str | None = N
         names.append(j.name)
         lo.append(a)
         hi.append(b)
-        speed.append(float(v) if v is not None and float(v) > 0 else math.radians(DEFAULT_SPEED_DEG_S))
+        default = DEFAULT_SPEED_M_S if j.type == "prismatic" else math.radians(DEFAULT_SPEED_DEG_S)
+        speed.append(float(v) if v is not None and float(v) > 0 else default)
+        types.append("prismatic" if j.type == "prismatic" else "revolute")
     if not names:
-        raise InputError(f"{path}: expected at least one revolute or continuous joint between {base_link!r} and "
-                         f"{tip_link!r}, got only fixed joints")  # fmt: skip
+        raise InputError(f"{path}: expected at least one revolute, continuous or prismatic joint between "
+                         f"{base_link!r} and {tip_link!r}, got only fixed joints")  # fmt: skip
     blocks.append(pending)
     n = len(names)
     z = np.zeros(n)
@@ -356,6 +391,6 @@ def robot_from_urdf(path, base_link: str, tip_link: str, *, name: str | None = N
         qd_max_rad_s=np.asarray(speed), home_q_rad=np.clip(z, lo, hi), tool=np.eye(4),
         control_rate_hz=_CONTROL_RATE_HZ, reach_m=1.0, source=f"{path} ({base_link} -> {tip_link})",
         description=f"URDF chain {base_link} -> {tip_link} of {path.name}", joint_names=tuple(names),
-        base_frame=base_link, chain=np.asarray(blocks),
+        base_frame=base_link, chain=np.asarray(blocks), joint_types=tuple(types),
     )  # fmt: skip
     return _with_home_and_reach(model, True, None)

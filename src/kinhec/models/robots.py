@@ -6,10 +6,24 @@ families).  Each arm is a :class:`RobotModel`: a DH table, joint limits, joint
 speed caps, a home configuration, the controller rate and an optional fixed tool
 transform after the last joint.
 
+kinhec also models three reduced-DOF machines that the published model table and
+tiers do not carry (:data:`MACHINE_NAMES`): ``scara_ls6`` (an Epson LS6-B602S
+SCARA, DH with a prismatic joint), ``palletiser_irb460`` (an ABB IRB 460 4-axis
+palletiser, a chain whose parallelograms are a linear ``coupling`` of passive
+joints) and ``gantry_xyzr`` (a Cartesian gantry, three prismatic joints and a
+turn).  Their flanges stay level: every motion turns about the vertical only.
+
 Conventions
 -----------
 * Joint ``i`` (1-based in the formulas, 0-based in the arrays) has the angle
   ``theta_i = joint_sign[i] * q[i] + theta_offset_rad[i]`` [rad].
+* A prismatic joint (``joint_types[i] == "prismatic"``) slides along its z axis instead: DH joints have the
+  constant angle ``theta_i = theta_offset_rad[i]`` and the length ``d_i = d_m[i] + joint_sign[i] * q[i]``
+  [m]; in a chain, ``Rz(theta)`` becomes ``Tz(joint_sign * q)``.  Its position, limits and home are in metres
+  and its speed cap in m/s, stored in the same ``_rad`` arrays; its Jacobian column is ``(0, axis)``.
+* A chain may carry a ``coupling`` ``M`` ``(m, dof)``: its ``m`` joint angles are ``M @ theta`` (passive joints
+  driven by a linkage, e.g. the parallelograms that keep a palletiser's flange level), and the Jacobian is the
+  chain's times ``M diag(joint_sign)``.
 * Standard DH: ``T_{i-1,i} = Rz(theta_i) Tz(d_i) Tx(a_i) Rx(alpha_i)``.
 * Modified (Craig) DH: ``T_{i-1,i} = Rx(alpha_i) Tx(a_i) Rz(theta_i) Tz(d_i)``,
   where row ``i`` of the table holds the ``alpha_{i-1}, a_{i-1}`` of Craig's book.
@@ -47,7 +61,8 @@ accumulator just before ``Rz(theta_i)``, so the Jacobian comes out of the same p
 Sources of the numbers: the manufacturers' DH tables and specifications named in
 each model's ``source`` field (Universal Robots DH article, Franka Control
 Interface documentation, KUKA LBR iiwa specification with the iiwa_stack URDF,
-ABB IRB 120 product specification, P. Corke's Robotics Toolbox PUMA 560 model).
+ABB IRB 120 product specification, P. Corke's Robotics Toolbox PUMA 560 model; for the machines the Epson
+LS6-B602S specification sheet and the ABB IRB 460 product specification).
 """
 
 from __future__ import annotations
@@ -65,6 +80,7 @@ __all__ = [
     "RobotModel",
     "IKResult",
     "ROBOT_NAMES",
+    "MACHINE_NAMES",
     "get_robot",
     "robots_json",
 ]
@@ -157,16 +173,21 @@ _IDENTITY_COLS = (
 )
 
 
-def _run_chain(ops, cos_t, sin_t, *, frames=None, axes=None):
+def _run_chain(ops, cos_t, sin_t, *, frames=None, axes=None, slide=None):
     """Evaluate a compiled chain on ``(dof, n)`` cosines/sines; returns the 4 columns ``(3, n|1)``.
 
     ``frames`` (list) receives a copy of the columns at every ``"emit"`` op;
-    ``axes`` (list) receives ``(z, p)`` (joint axis and a point on it) before every rotation.
+    ``axes`` (list) receives ``(z, p)`` (joint axis and a point on it) before every rotation or slide;
+    ``slide`` holds the ``(dof, n)`` displacements [m] that the ``"slide"`` ops (prismatic joints) read.
     """
     cols = list(_IDENTITY_COLS)
     for op in ops:
         kind = op[0]
-        if kind == "rot":
+        if kind == "slide":  # Tz(s) on the right: the origin moves along the current z column
+            if axes is not None:
+                axes.append((cols[2], cols[3]))
+            cols = [cols[0], cols[1], cols[2], cols[3] + cols[2] * slide[op[1]]]
+        elif kind == "rot":
             i = op[1]
             c, s = cos_t[i], sin_t[i]
             if axes is not None:
@@ -302,8 +323,8 @@ class RobotModel:
     name : str
         Registry name (``"ur5e"``, ``"panda"``, ...).
     dof : int
-        Number of revolute joints (0 for ``free6d``).
-    convention : {"standard", "modified", "free"}
+        Number of joints (0 for ``free6d``).
+    convention : {"standard", "modified", "free", "chain"}
         DH convention (see the module docstring); ``"free"`` for ``free6d``.
     a_m, d_m : ndarray, shape (dof,)
         DH link lengths and offsets [m].
@@ -312,9 +333,9 @@ class RobotModel:
     joint_sign : ndarray, shape (dof,)
         +1 or -1: ``theta_i = joint_sign[i] * q[i] + theta_offset_rad[i]``.
     q_min_rad, q_max_rad : ndarray, shape (dof,)
-        Joint limits [rad].
+        Joint limits [rad] ([m] for a prismatic joint).
     qd_max_rad_s : ndarray, shape (dof,)
-        Nominal joint speed caps [rad/s].
+        Nominal joint speed caps [rad/s] ([m/s] for a prismatic joint).
     home_q_rad : ndarray, shape (dof,)
         Configuration [rad] around which joint-space trajectories are generated.
     tool : ndarray, shape (4, 4)
@@ -329,8 +350,16 @@ class RobotModel:
         The joints' names (e.g. from a URDF); empty for ``j1 .. jn``.
     base_frame : str, optional
         The name of the base frame, when known (a URDF's base link).
-    chain : ndarray, shape (dof + 1, 4, 4), optional
-        The constant transforms ``C_k`` of a ``"chain"`` model (module docstring); None otherwise.
+    chain : ndarray, shape (m + 1, 4, 4), optional
+        The constant transforms ``C_k`` of a ``"chain"`` model (module docstring); None otherwise.  ``m`` is the
+        number of joints of the chain: ``dof``, or the rows of ``coupling``.
+    joint_types : tuple of str, optional
+        ``"revolute"`` or ``"prismatic"`` per joint; empty for all revolute.  A prismatic joint's position, limits,
+        home and speed cap are in metres and m/s (the ``_rad`` arrays hold metres for it).
+    coupling : ndarray, shape (m, dof), optional
+        ``"chain"`` models only, revolute joints only: the chain's ``m`` joint angles are
+        ``coupling @ (joint_sign * q + theta_offset_rad)`` (a linkage that drives passive joints, e.g. the
+        parallelograms that keep a palletiser's flange level); None when every chain joint is a joint of ``q``.
 
     Arrays are stored as read-only float64, so a model (and the shared registry
     instances returned by :func:`get_robot`) cannot be modified in place; use
@@ -357,6 +386,8 @@ class RobotModel:
     joint_names: tuple = ()
     base_frame: str = ""
     chain: np.ndarray | None = None
+    joint_types: tuple = ()
+    coupling: np.ndarray | None = None
     _fk_ops: tuple = field(init=False, repr=False, compare=False)
     _frame_ops: tuple = field(init=False, repr=False, compare=False)
 
@@ -399,10 +430,26 @@ class RobotModel:
                              f"{'none' if self.chain is None else 'some'} with {self.convention!r}")
         if self.chain is not None:
             chain = se3.check_transforms(self.chain, "chain").copy()
-            if chain.shape != (dof + 1, 4, 4):
+            m = None if self.coupling is None else np.shape(self.coupling)[0]
+            if m is None and chain.shape != (dof + 1, 4, 4):
                 raise InputError(f"chain: expected shape ({dof + 1}, 4, 4), got array of shape {chain.shape}")
             chain.setflags(write=False)
             object.__setattr__(self, "chain", chain)
+        types = tuple(str(v) for v in (self.joint_types or ()))
+        if types and (len(types) != dof or set(types) - {"revolute", "prismatic"}):
+            raise InputError(f"joint_types: expected {dof} entries of 'revolute' or 'prismatic', got {list(types)}")
+        object.__setattr__(self, "joint_types", types if "prismatic" in types else ())
+        if self.coupling is not None:
+            M = se3.check_array(self.coupling, "coupling", ()).copy()
+            if self.convention != "chain" or M.ndim != 2 or M.shape[1] != dof or self.joint_types:
+                raise InputError(f"coupling: expected an (m, {dof}) matrix on a 'chain' model of revolute joints, got "
+                                 f"shape {M.shape} on a {self.convention!r} model"
+                                 f"{' with prismatic joints' if self.joint_types else ''}")  # fmt: skip
+            if self.chain.shape[0] != M.shape[0] + 1:
+                raise InputError(f"chain: expected shape ({M.shape[0] + 1}, 4, 4) for a coupling of {M.shape[0]} "
+                                 f"chain joints, got array of shape {self.chain.shape}")  # fmt: skip
+            M.setflags(write=False)
+            object.__setattr__(self, "coupling", M)
         fk_ops, frame_ops = self._compile() if dof else ((), ())
         object.__setattr__(self, "_fk_ops", fk_ops)
         object.__setattr__(self, "_frame_ops", frame_ops)
@@ -410,36 +457,47 @@ class RobotModel:
     def _compile(self):
         """Chain programs: merged constants for FK/Jacobian, per-joint frames for :meth:`joint_frames`."""
         pre, post = [], []
-        for i in range(self.dof):
+        prismatic = self.prismatic
+        n_chain = self.n_chain_joints
+        for i in range(n_chain):
             if self.convention == "chain":  # C_0 before the first joint, C_i after joint i: as with DH, frame i
                 pre.append(np.asarray(self.chain[0], dtype=np.float64) if i == 0 else np.eye(4))  # is on axis i + 1
                 post.append(np.asarray(self.chain[i + 1], dtype=np.float64))
                 continue
             a, d, alpha = float(self.a_m[i]), float(self.d_m[i]), float(self.alpha_rad[i])
-            if self.convention == "standard":  # Rz(theta) Tz(d) Tx(a) Rx(alpha) = Tz(d) Rz(theta) Tx(a) Rx(alpha)
+            if prismatic[i]:  # the joint moves d; theta is the constant offset (taken out of the joint's motion)
+                fixed = _rot_z(float(self.theta_offset_rad[i]))
+                if self.convention == "standard":  # Rz(theta) Tz(d) Tz(s) Tx(a) Rx(alpha)
+                    pre.append(fixed @ _trans(z=d))
+                    post.append(_trans(x=a) @ _rot_x(alpha))
+                else:  # Rx(alpha) Tx(a) Rz(theta) Tz(d) Tz(s)
+                    pre.append(_rot_x(alpha) @ _trans(x=a) @ fixed @ _trans(z=d))
+                    post.append(np.eye(4))
+            elif self.convention == "standard":  # Rz(theta) Tz(d) Tx(a) Rx(alpha) = Tz(d) Rz(theta) Tx(a) Rx(alpha)
                 pre.append(_trans(z=d))
                 post.append(_trans(x=a) @ _rot_x(alpha))
             else:  # Rx(alpha) Tx(a) Rz(theta) Tz(d)
                 pre.append(_rot_x(alpha) @ _trans(x=a))
                 post.append(_trans(z=d))
         post[-1] = post[-1] @ np.asarray(self.tool)
+        move = lambda i: ("slide", i) if prismatic[i] else ("rot", i)  # noqa: E731
 
         fk_ops = []
         pending = np.eye(4)
-        for i in range(self.dof):
+        for i in range(n_chain):
             pending = pending @ pre[i]
             if not _is_identity(pending):
                 fk_ops.append(("const", _plan(pending)))
-            fk_ops.append(("rot", i))
+            fk_ops.append(move(i))
             pending = post[i]
         if not _is_identity(pending):
             fk_ops.append(("const", _plan(pending)))
 
         frame_ops = [("emit",)]
-        for i in range(self.dof):
+        for i in range(n_chain):
             if not _is_identity(pre[i]):
                 frame_ops.append(("const", _plan(pre[i])))
-            frame_ops.append(("rot", i))
+            frame_ops.append(move(i))
             if not _is_identity(post[i]):
                 frame_ops.append(("const", _plan(post[i])))
             frame_ops.append(("emit",))
@@ -451,6 +509,19 @@ class RobotModel:
 
     def __repr__(self) -> str:
         return f"RobotModel(name={self.name!r}, dof={self.dof}, convention={self.convention!r})"
+
+    @property
+    def prismatic(self) -> np.ndarray:
+        """Boolean mask ``(m,)`` of the chain's prismatic joints (all False for the revolute arms and for a coupled
+        chain, whose ``m`` may exceed ``dof``; with prismatic joints ``m`` is ``dof``)."""
+        if not self.joint_types:
+            return np.zeros(self.n_chain_joints, dtype=bool)
+        return np.array([t == "prismatic" for t in self.joint_types])
+
+    @property
+    def n_chain_joints(self) -> int:
+        """Joints of the kinematic chain: ``dof``, or the rows of ``coupling`` (which adds passive joints)."""
+        return self.dof if self.coupling is None else int(self.coupling.shape[0])
 
     @property
     def is_free(self) -> bool:
@@ -473,7 +544,15 @@ class RobotModel:
     # ----------------------------------------------------------- kinematics
     def _angles(self, q_flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         theta = q_flat.T * self.joint_sign[:, None] + self.theta_offset_rad[:, None]
+        if self.coupling is not None:
+            theta = self.coupling @ theta
         return np.cos(theta), np.sin(theta)
+
+    def _slides(self, q_flat: np.ndarray) -> np.ndarray | None:
+        """Displacements [m] ``joint_sign * q`` of the prismatic joints, ``(dof, n)`` (None without any)."""
+        if not self.joint_types:
+            return None
+        return q_flat.T * self.joint_sign[:, None]
 
     def _fk_flat(self, q_flat: np.ndarray, *, jacobian: bool = False):
         n = q_flat.shape[0]
@@ -485,22 +564,30 @@ class RobotModel:
             i1 = min(i0 + FK_CHUNK, n)
             cos_t, sin_t = self._angles(q_flat[i0:i1])
             axes = [] if jacobian else None
-            cols = _run_chain(self._fk_ops, cos_t, sin_t, axes=axes)
+            cols = _run_chain(self._fk_ops, cos_t, sin_t, axes=axes, slide=self._slides(q_flat[i0:i1]))
             block = T[i0:i1]
             for j in range(4):
                 block[:, :3, j] = cols[j].T
             if jacobian:
                 nb = i1 - i0
-                Jb = np.empty((self.dof, 6, nb))
+                m = self.n_chain_joints
+                Jb = np.empty((m, 6, nb))
                 for k, (z, p) in enumerate(axes):
                     Jb[k, :3] = z
                     Jb[k, 3:] = p
-                Jb[:, :3] *= self.joint_sign[:, None, None]
+                if self.coupling is None:
+                    Jb[:, :3] *= self.joint_sign[:, None, None]
                 z = Jb[:, :3]
                 r = cols[3] - Jb[:, 3:]  # from a point on each axis to the flange origin
                 Jb[:, 3] = z[:, 1] * r[:, 2] - z[:, 2] * r[:, 1]
                 Jb[:, 4] = z[:, 2] * r[:, 0] - z[:, 0] * r[:, 2]
                 Jb[:, 5] = z[:, 0] * r[:, 1] - z[:, 1] * r[:, 0]
+                if self.joint_types:  # a prismatic joint moves the flange along its (signed) axis, without turning it
+                    pris = self.prismatic
+                    Jb[pris, 3:] = Jb[pris, :3]
+                    Jb[pris, :3] = 0.0
+                if self.coupling is not None:  # d(theta_chain)/dq = coupling diag(joint_sign)
+                    Jb = np.einsum("kin,kj->jin", Jb, self.coupling * self.joint_sign[None, :])
                 J[i0:i1] = Jb.transpose(2, 1, 0)
         return T, J
 
@@ -564,25 +651,27 @@ class RobotModel:
 
         Returns
         -------
-        T_base_frames : ndarray, shape (N, dof + 1, 4, 4) or (dof + 1, 4, 4)
+        T_base_frames : ndarray, shape (N, m + 1, 4, 4) or (m + 1, 4, 4)
             Index 0 is the base (identity), index ``i`` the frame after joint ``i``
             (``T_{0,1} ... T_{i-1,i}``); the last one includes the tool, so it
-            equals :meth:`fk`.
+            equals :meth:`fk`.  ``m`` is :attr:`n_chain_joints` (``dof`` unless a
+            coupling adds passive joints).
         """
         self._require_chain("joint_frames")
         q_flat, lead = self._check_q(q)
         n = q_flat.shape[0]
-        out = np.zeros((n, self.dof + 1, 4, 4))
+        m = self.n_chain_joints
+        out = np.zeros((n, m + 1, 4, 4))
         out[..., 3, 3] = 1.0
         for i0 in range(0, n, FK_CHUNK):
             i1 = min(i0 + FK_CHUNK, n)
             cos_t, sin_t = self._angles(q_flat[i0:i1])
             frames: list = []
-            _run_chain(self._frame_ops, cos_t, sin_t, frames=frames)
+            _run_chain(self._frame_ops, cos_t, sin_t, frames=frames, slide=self._slides(q_flat[i0:i1]))
             for f, cols in enumerate(frames):
                 for j in range(4):
                     out[i0:i1, f, :3, j] = cols[j].T
-        return out.reshape(lead + (self.dof + 1, 4, 4))
+        return out.reshape(lead + (m + 1, 4, 4))
 
     def within_limits(self, q) -> np.ndarray:
         """Whether each configuration lies inside the joint limits (bounds included).
@@ -734,6 +823,9 @@ class RobotModel:
         k_lo = np.ceil((self.q_min_rad - q) / two_pi)
         k_hi = np.floor((self.q_max_rad - q) / two_pi)
         k = np.clip(np.round((q_ref - q) / two_pi), k_lo, k_hi)
+        if self.joint_types:  # a prismatic joint has no whole turns
+            k = np.where(self.prismatic, 0.0, k)
+            k_lo, k_hi = np.where(self.prismatic, 0.0, k_lo), np.where(self.prismatic, 0.0, k_hi)
         qw = q + two_pi * k
         fits = np.all((k_lo <= k_hi) & (qw >= self.q_min_rad) & (qw <= self.q_max_rad), axis=-1)
         return qw, fits
@@ -875,8 +967,18 @@ class RobotModel:
         Keys: ``name, dof, convention, a_m, d_m, alpha_deg, theta_offset_deg,
         joint_sign, q_min_deg, q_max_deg, qd_max_deg_s, home_q_deg, tool`` (4x4
         nested list, or None for the identity), ``control_rate_hz, reach_m,
-        source, description``.  :meth:`from_dict` inverts it.
+        source, description``.  :meth:`from_dict` inverts it.  A model with
+        prismatic joints writes ``joint_types`` and its joint lists in SI units
+        per joint (rad or m) as ``q_min, q_max, qd_max, home_q`` instead of the
+        four ``_deg`` lists; a coupled chain writes ``coupling``.
         """
+        if self.joint_types:
+            si = lambda a: [float(v) for v in a]  # noqa: E731
+            joints = {"joint_types": list(self.joint_types), "q_min": si(self.q_min_rad), "q_max": si(self.q_max_rad),
+                      "qd_max": si(self.qd_max_rad_s), "home_q": si(self.home_q_rad)}  # fmt: skip
+        else:
+            joints = {"q_min_deg": _degrees_exact(self.q_min_rad), "q_max_deg": _degrees_exact(self.q_max_rad),
+                      "qd_max_deg_s": _degrees_exact(self.qd_max_rad_s), "home_q_deg": _degrees_exact(self.home_q_rad)}
         return {
             "name": self.name,
             "dof": self.dof,
@@ -886,10 +988,7 @@ class RobotModel:
             "alpha_deg": _degrees_exact(self.alpha_rad),
             "theta_offset_deg": _degrees_exact(self.theta_offset_rad),
             "joint_sign": [float(v) for v in self.joint_sign],
-            "q_min_deg": _degrees_exact(self.q_min_rad),
-            "q_max_deg": _degrees_exact(self.q_max_rad),
-            "qd_max_deg_s": _degrees_exact(self.qd_max_rad_s),
-            "home_q_deg": _degrees_exact(self.home_q_rad),
+            **joints,
             "tool": None if _is_identity(self.tool) else self.tool.tolist(),
             "control_rate_hz": float(self.control_rate_hz),
             "reach_m": float(self.reach_m),
@@ -898,6 +997,7 @@ class RobotModel:
             **({"joint_names": list(self.joint_names)} if self.joint_names else {}),
             **({"base_frame": self.base_frame} if self.base_frame else {}),
             **({"chain": self.chain.tolist()} if self.chain is not None else {}),
+            **({"coupling": self.coupling.tolist()} if self.coupling is not None else {}),
         }
 
     def to_published_dict(self) -> dict:
@@ -908,7 +1008,8 @@ class RobotModel:
         description, source, home_q, units``.  ``q_sign`` is ``None`` when
         every joint counts positively, ``tool`` ``None`` for the identity;
         ``free6d`` has ``dof`` 0, convention ``"standard"``, empty lists and
-        ``home_q`` ``None``.  :meth:`from_dict` reads it back.
+        ``home_q`` ``None``.  A DH model with prismatic joints adds kinhec's
+        ``joint_types`` (their ``q`` entries are metres).  :meth:`from_dict` reads it back.
         """
         free = self.convention == "free"
         vals = lambda a: [float(v) for v in np.asarray(a, dtype=np.float64).reshape(-1)]  # noqa: E731
@@ -932,6 +1033,7 @@ class RobotModel:
             "source": self.source,
             "home_q": None if free else vals(self.home_q_rad),
             "units": dict(PUBLISHED_UNITS),
+            **({"joint_types": list(self.joint_types)} if self.joint_types else {}),  # kinhec's: q in m where prismatic
         }
 
     def dh_published(self) -> dict:
@@ -972,6 +1074,7 @@ class RobotModel:
             reach_m=data["reach_m"],
             source=data.get("source") or "",
             description=data.get("description") or "",
+            joint_types=tuple(data.get("joint_types") or ()),
         )
 
     @classmethod
@@ -985,12 +1088,16 @@ class RobotModel:
             raise InputError(f"data: expected a dict as written by RobotModel.to_dict, got {type(data).__name__}")
         if "a" in data and "a_m" not in data:
             return cls._from_published_dict(data)
+        typed = data.get("joint_types") is not None
+        joint_keys = ("q_min", "q_max", "qd_max", "home_q") if typed else ("q_min_deg", "q_max_deg", "qd_max_deg_s",
+                                                                             "home_q_deg")  # fmt: skip
         required = ("name", "dof", "convention", "a_m", "d_m", "alpha_deg", "theta_offset_deg", "joint_sign",
-                    "q_min_deg", "q_max_deg", "qd_max_deg_s", "home_q_deg", "control_rate_hz", "reach_m")
+                    *joint_keys, "control_rate_hz", "reach_m")
         missing = [k for k in required if k not in data]
         if missing:
             raise InputError(f"data: expected the keys {', '.join(required)}, got a dict missing {', '.join(missing)}")
         rad = lambda k: np.radians(np.asarray(data[k], dtype=np.float64).reshape(-1))  # noqa: E731
+        joint = (lambda k: np.asarray(data[k], dtype=np.float64).reshape(-1)) if typed else rad  # noqa: E731
         tool = data.get("tool")
         return cls(
             name=data["name"],
@@ -1001,10 +1108,10 @@ class RobotModel:
             alpha_rad=rad("alpha_deg"),
             theta_offset_rad=rad("theta_offset_deg"),
             joint_sign=np.asarray(data["joint_sign"], dtype=np.float64).reshape(-1),
-            q_min_rad=rad("q_min_deg"),
-            q_max_rad=rad("q_max_deg"),
-            qd_max_rad_s=rad("qd_max_deg_s"),
-            home_q_rad=rad("home_q_deg"),
+            q_min_rad=joint(joint_keys[0]),
+            q_max_rad=joint(joint_keys[1]),
+            qd_max_rad_s=joint(joint_keys[2]),
+            home_q_rad=joint(joint_keys[3]),
             tool=np.eye(4) if tool is None else np.asarray(tool, dtype=np.float64),
             control_rate_hz=data["control_rate_hz"],
             reach_m=data["reach_m"],
@@ -1013,6 +1120,8 @@ class RobotModel:
             joint_names=tuple(data.get("joint_names") or ()),
             base_frame=data.get("base_frame", ""),
             chain=None if data.get("chain") is None else np.asarray(data["chain"], dtype=np.float64),
+            joint_types=tuple(data.get("joint_types") or ()),
+            coupling=None if data.get("coupling") is None else np.asarray(data["coupling"], dtype=np.float64),
         )
 
 
@@ -1167,11 +1276,115 @@ _MODELS = (
 
 #: The 13 arms then ``"free6d"``, in the order of the published model table.
 ROBOT_NAMES: tuple[str, ...] = tuple(m.name for m in _MODELS)
-_REGISTRY: dict[str, RobotModel] = {m.name: m for m in _MODELS}
+
+
+# --------------------------------------------------------------------------- #
+# reduced-DOF machines (kinhec only: not in the published model table or tiers)
+# --------------------------------------------------------------------------- #
+_AXIS_ROTATIONS = {"x": np.array([[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [-1.0, 0.0, 0.0]]),
+                   "y": np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]]),
+                   "z": np.eye(3)}  # fmt: skip
+
+
+def _axis_chain(joints, tool: np.ndarray) -> np.ndarray:
+    """Constant blocks ``C_k`` of a chain whose joints sit at offsets ``xyz`` [m] (each in the frame of the joint
+    before it, axes parallel to the base frame at zero) and move about / along the base axis ``"x"``, ``"y"`` or
+    ``"z"``: joint ``k`` is ``Trans(xyz_k) A_k [Rz or Tz] A_k^T`` with ``A_k`` the exact rotation taking z to the axis.
+    """
+    blocks, pending = [], np.eye(4)
+    for xyz, axis in joints:
+        O = np.eye(4)
+        O[:3, 3] = xyz
+        A = np.eye(4)
+        A[:3, :3] = _AXIS_ROTATIONS[axis]
+        blocks.append(pending @ O @ A)
+        pending = A.T.copy()
+    blocks.append(pending @ tool)
+    return np.asarray(blocks)
+
+
+_FLANGE_DOWN = _rot_x(math.pi)  # the flange's z axis points down (towards the work surface)
+_SCARA_SOURCE = (
+    "Epson LS6-B602S specification sheet (arm #1 325 mm, arm #2 275 mm; joint #1 +-132 deg, joint #2 +-150 deg, "
+    "joint #3 stroke 200 mm, joint #4 +-360 deg; maximum speeds joints #1+#2 6800 mm/s, joint #3 2350 mm/s, "
+    "joint #4 2400 deg/s); the caps of joints #1 and #2 are the composite speed over their radius (0.600 m, 0.275 m)"
+)
+_PALLETISER_SOURCE = (
+    "ABB IRB 460 product specification (4 axes; axis 1 +-165 deg at 145 deg/s, axis 2 -40/+85 deg at 110 deg/s, "
+    "axis 3 -20/+120 deg at 120 deg/s, axis 6 +-300 deg at 400 deg/s; 2.4 m reach); link lengths are kinhec's "
+    "nominal values for that reach (the drawing's exact offsets are not transcribed)"
+)
+
+
+def _scara_ls6() -> RobotModel:
+    lim = np.array([[-132.0, 132.0], [-150.0, 150.0]])
+    return RobotModel(
+        name="scara_ls6", dof=4, convention="standard",
+        a_m=np.array([0.325, 0.275, 0.0, 0.0]), d_m=np.zeros(4),
+        alpha_rad=np.array([0.0, math.pi, 0.0, 0.0]), theta_offset_rad=np.zeros(4),
+        joint_sign=np.array([1.0, 1.0, -1.0, -1.0]),
+        q_min_rad=np.array([*np.radians(lim[:, 0]), -0.2, math.radians(-360.0)]),
+        q_max_rad=np.array([*np.radians(lim[:, 1]), 0.0, math.radians(360.0)]),
+        qd_max_rad_s=np.array([6.8 / 0.6, 6.8 / 0.275, 2.35, math.radians(2400.0)]),
+        home_q_rad=np.array([math.radians(-30.0), math.radians(90.0), -0.1, 0.0]),
+        tool=np.eye(4), control_rate_hz=1000.0, reach_m=0.6, source=_SCARA_SOURCE,
+        description=("Epson LS6-B602S SCARA, 4 axes: two horizontal arms, the vertical stroke of joint #3 "
+                     "(q3 in metres, 0 at the top, down negative) and the flange turn; flange level, z down; base "
+                     "frame on joint 1's axis at the flange height of q3 = 0, z up"),
+        joint_names=("j1", "j2", "j3", "j4"), base_frame="base",
+        joint_types=("revolute", "revolute", "prismatic", "revolute"),
+    )  # fmt: skip
+
+
+def _palletiser_irb460() -> RobotModel:
+    # chain joints: base turn (z), shoulder (y), elbow (y), the passive level joint (y), flange turn (z); the
+    # parallelograms make the elbow angle relative to the upper arm q3 - q2 (q3 is the forearm's angle below the
+    # horizontal, q2 the upper arm's tilt forward from the vertical) and the passive joint -q3, so the flange stays
+    # level whatever q2 and q3 are
+    joints = [((0.0, 0.0, 0.0), "z"), ((0.26, 0.0, 0.7425), "y"), ((0.0, 0.0, 0.945), "y"),
+              ((1.025, 0.0, 0.0), "y"), ((0.22, 0.0, -0.2), "z")]  # fmt: skip
+    coupling = np.array([[1.0, 0, 0, 0], [0, 1.0, 0, 0], [0, -1.0, 1.0, 0], [0, 0, -1.0, 0], [0, 0, 0, 1.0]])
+    z4 = np.zeros(4)
+    return RobotModel(
+        name="palletiser_irb460", dof=4, convention="chain", a_m=z4, d_m=z4, alpha_rad=z4, theta_offset_rad=z4,
+        joint_sign=np.ones(4), q_min_rad=np.radians([-165.0, -40.0, -20.0, -300.0]),
+        q_max_rad=np.radians([165.0, 85.0, 120.0, 300.0]), qd_max_rad_s=np.radians([145.0, 110.0, 120.0, 400.0]),
+        home_q_rad=np.radians([0.0, 20.0, 10.0, 0.0]), tool=np.eye(4), control_rate_hz=250.0, reach_m=2.4,
+        source=_PALLETISER_SOURCE,
+        description=("ABB IRB 460 palletiser, 4 axes: base turn, upper arm and forearm (parallelograms: q3 is the "
+                     "forearm's angle below the horizontal) and the flange turn; flange level, z down; base frame "
+                     "on the foot, axis 1 up"),
+        joint_names=("axis1", "axis2", "axis3", "axis6"), base_frame="base",
+        chain=_axis_chain(joints, _FLANGE_DOWN), coupling=coupling,
+    )  # fmt: skip
+
+
+def _gantry_xyzr() -> RobotModel:
+    joints = [((0.0, 0.0, 0.0), "x"), ((0.0, 0.0, 0.0), "y"), ((0.0, 0.0, 0.0), "z"), ((0.0, 0.0, 0.0), "z")]
+    z4 = np.zeros(4)
+    return RobotModel(
+        name="gantry_xyzr", dof=4, convention="chain", a_m=z4, d_m=z4, alpha_rad=z4, theta_offset_rad=z4,
+        joint_sign=np.ones(4), q_min_rad=np.array([0.0, 0.0, 0.0, -math.pi]),
+        q_max_rad=np.array([1.0, 0.8, 0.4, math.pi]), qd_max_rad_s=np.array([1.0, 1.0, 0.5, math.radians(360.0)]),
+        home_q_rad=np.array([0.5, 0.4, 0.2, 0.0]), tool=np.eye(4), control_rate_hz=500.0, reach_m=0.7,
+        source="kinhec: a generic Cartesian gantry (1.0 x 0.8 x 0.4 m working volume, no manufacturer's model)",
+        description=("Cartesian gantry XYZ + rotation about the vertical (q1..q3 in metres from the corner of the "
+                     "working volume, flange height q3); flange level, z down; base frame at the lowest corner of "
+                     "the working volume, z up"),
+        joint_names=("x", "y", "z", "r"), base_frame="base",
+        chain=_axis_chain(joints, _FLANGE_DOWN), joint_types=("prismatic", "prismatic", "prismatic", "revolute"),
+    )  # fmt: skip
+
+
+_MACHINES = (_scara_ls6(), _palletiser_irb460(), _gantry_xyzr())
+#: Reduced-DOF machines kinhec models but the published model table and tiers do not carry: their flange stays
+#: level, so every motion turns about the vertical only (a SCARA, a 4-axis palletiser, a Cartesian gantry).
+MACHINE_NAMES: tuple[str, ...] = tuple(m.name for m in _MACHINES)
+_REGISTRY: dict[str, RobotModel] = {m.name: m for m in (*_MODELS, *_MACHINES)}
 
 
 def get_robot(name: str) -> RobotModel:
-    """The registered model called ``name`` (one of :data:`ROBOT_NAMES`).
+    """The registered model called ``name`` (one of :data:`ROBOT_NAMES` or :data:`MACHINE_NAMES`).
 
     The returned model is shared and immutable (read-only arrays).
 
@@ -1182,7 +1395,7 @@ def get_robot(name: str) -> RobotModel:
     """
     model = _REGISTRY.get(name) if isinstance(name, str) else None
     if model is None:
-        raise UnknownNameError("robot", name, ROBOT_NAMES)
+        raise UnknownNameError("robot", name, ROBOT_NAMES + MACHINE_NAMES)
     return model
 
 

@@ -10,7 +10,8 @@ solutions, and keeps the configurations that pass every test of
 * away from singularities: condition number of the Jacobian, with its
   translation rows divided by the robot's reach, at most ``max_condition``;
 * above the mounting plane: every joint frame after the base higher than
-  ``floor_z_m``;
+  ``floor_z_m`` (not tested on a robot with fewer than six joints, whose frames
+  sit where the machine's design puts them);
 * the whole target in view: every target point in front of the camera and
   inside the image with ``margin_px`` to each border, the target centre at a
   depth in ``[MIN_DEPTH_M, MAX_DEPTH_M]`` (:mod:`kinhec.models.cameras`) and the board
@@ -35,7 +36,11 @@ Viewpoints (all draws from the caller's generator):
 
 Flange poses ``T_base_ee = T_base_cam inv(X)`` (eye-in-hand) or ``T_base_marker
 inv(X)`` (eye-to-hand) out of the robot's reach are dropped before the inverse
-kinematics.  The pose stored for a candidate is always the forward kinematics of
+kinematics.  A robot with fewer than six joints (a SCARA, a palletiser, a gantry)
+cannot reach such viewpoints: its candidates are joint configurations drawn
+uniformly inside the limits instead, and the same tests pick the usable ones.  The
+limit margin of a prismatic joint is ``limit_margin_deg`` in radians times
+:data:`PRISMATIC_MARGIN_M_PER_RAD` metres.  The pose stored for a candidate is always the forward kinematics of
 its joints, so that joints and pose agree to round-off.
 """
 
@@ -74,6 +79,8 @@ N_NEIGHBOURS = 1
 NEIGHBOUR_STD_RAD = 0.15
 #: Distance range of eye-in-hand viewpoints, as multiples of the lower end of ``viewing_distance_range``.
 EIH_DISTANCE_FACTORS = (0.5, 2.0)
+#: Metres of limit margin of a prismatic joint per radian of ``limit_margin_deg``.
+PRISMATIC_MARGIN_M_PER_RAD = 0.1
 #: Nearest depth [m] of eye-to-hand marker centres in front of the camera.
 ETH_MIN_DEPTH_M = 0.2
 #: Perturbed scenes in which a pose must see the target when the guesses have a tolerance, and their seed.
@@ -251,14 +258,19 @@ def feasibility(scene: Scene, q: np.ndarray, limits: PlanLimits) -> dict:
     """
     robot = scene.robot
     m = math.radians(limits.limit_margin_deg)
+    if robot.joint_types:
+        m = np.where(robot.prismatic, m * PRISMATIC_MARGIN_M_PER_RAD, m)
     in_limits = np.all((q >= robot.q_min_rad + m) & (q <= robot.q_max_rad - m), axis=-1)
     T, J = robot.fk_jacobian(q)
     Js = J.copy()
     Js[:, 3:] /= robot.reach_m
     s = np.linalg.svd(Js, compute_uv=False)
     cond = s[:, 0] / np.maximum(s[:, -1], 1e-300)
-    frames = robot.joint_frames(q)
-    floor = np.all(frames[:, 2:, 2, 3] >= limits.floor_z_m, axis=-1)
+    if robot.dof < 6:  # a machine's frames sit where its design puts them (a SCARA's base frame at flange height)
+        floor = np.ones(q.shape[0], dtype=bool)
+    else:
+        frames = robot.joint_frames(q)
+        floor = np.all(frames[:, 2:, 2, 3] >= limits.floor_z_m, axis=-1)
     C = scene.observed(T)
     at_guesses, border, angle, dc = in_view(scene, C, limits)
     draws = perturbed_guesses(scene, limits) if limits.has_tolerance else []
@@ -385,6 +397,8 @@ def sample_candidates(scene: Scene, rng: np.random.Generator, limits: PlanLimits
         The feasible poses (possibly none; ``counts`` tells where they were lost).
     """
     robot = scene.robot
+    if robot.dof < 6:
+        return _joint_space_candidates(scene, rng, limits, n_views)
     shoulder = _shoulder(robot)
     lever = float(np.linalg.norm(scene.X[:3, 3]))
     kept, drawn = [], 0
@@ -413,6 +427,25 @@ def sample_candidates(scene: Scene, rng: np.random.Generator, limits: PlanLimits
     counts.update(within_limits=int(f["limits"].sum()), conditioned=int(f["conditioned"].sum()),
                   above_floor=int(f["floor"].sum()), target_visible_at_guesses=int(f["visible_at_guesses"].sum()),
                   target_visible=int(f["visible"].sum()), feasible=int(f["ok"].sum()))  # fmt: skip
+    ok = f["ok"]
+    return Candidates(q[ok], f["T_base_ee"][ok], f["C"][ok], f["view_angle_deg"][ok], f["depth_m"][ok],
+                      f["margin_px"][ok], f["condition"][ok], counts, f["visible_fraction"][ok])  # fmt: skip
+
+
+#: Joint configurations drawn per viewpoint asked for, for a robot with fewer than six joints.
+JOINT_DRAWS_PER_VIEW = 20
+
+
+def _joint_space_candidates(scene: Scene, rng: np.random.Generator, limits: PlanLimits, n_views: int) -> Candidates:
+    """Candidates of a reduced-DOF robot: configurations uniform inside the limits that pass every test."""
+    robot = scene.robot
+    m = JOINT_DRAWS_PER_VIEW * n_views
+    q = rng.uniform(robot.q_min_rad, robot.q_max_rad, (m, robot.dof))
+    f = feasibility(scene, q, limits)
+    counts = {"joint_draws": int(m), "within_limits": int(f["limits"].sum()),
+              "conditioned": int(f["conditioned"].sum()),
+              "above_floor": int(f["floor"].sum()), "target_visible_at_guesses": int(f["visible_at_guesses"].sum()),
+              "target_visible": int(f["visible"].sum()), "feasible": int(f["ok"].sum())}  # fmt: skip
     ok = f["ok"]
     return Candidates(q[ok], f["T_base_ee"][ok], f["C"][ok], f["view_angle_deg"][ok], f["depth_m"][ok],
                       f["margin_px"][ok], f["condition"][ok], counts, f["visible_fraction"][ok])  # fmt: skip

@@ -19,7 +19,7 @@ import numpy as np
 
 import kinhec
 from kinhec.geometry import se3
-from kinhec.evaluate.bounds import inverse_information
+from kinhec.evaluate.bounds import inverse_information, null_directions
 from kinhec.models.cameras import VISIBILITY_MARGIN_PX, TargetPreset, inside_image, pinhole_pixels, to_camera
 from kinhec.models.robot_files import load_robot
 from kinhec.util.errors import InputError
@@ -239,7 +239,8 @@ class PosePlan:
                 f"{d.get('kinhec_version', '')}", f"robot {d['robot']}, {d['setup']}, camera {d['camera']}, "
                 f"target {d['target']}", f"timing: moves at {speed:g} of every joint's speed cap from "
                 f"{'the last taken pose' if d.get('n_taken') else 'the model home'} "
-                f"[{', '.join(f'{v:.6g}' for v in q0)}] rad, {dwell_s:g} s still at each pose"]  # fmt: skip
+                f"[{', '.join(f'{v:.6g}' for v in q0)}] rad{' (m for a prismatic joint)' if rob.joint_types else ''}, "
+                f"{dwell_s:g} s still at each pose"]  # fmt: skip
         names = d.get("joint_names") or [f"j{i + 1}" for i in range(rob.dof)]
         return joint_trajectory_yaml(self.q, t, names, d.get("base_frame") or "base", self.sigma_mm, head)
 
@@ -445,6 +446,9 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
             tol = limits.guess_tolerance_mm > 0 or limits.guess_tolerance_deg > 0
             hint = (f"; the guesses are trusted to {limits.guess_tolerance_mm:g} mm and {limits.guess_tolerance_deg:g} "
                     "deg: give a smaller --guess-tolerance if they are better" if tol else "")  # fmt: skip
+            if rob.dof < 6:
+                hint += (f"; {rob.name} has {rob.dof} joints and cannot turn the camera or marker towards the target: "
+                         "the target must lie where the machine's fixed viewing direction sees it")  # fmt: skip
             raise InputError(
                 f"{rob.name} {setup} with camera {cam.name} and target {tgt.name}: expected at least 3 feasible "
                 f"candidate poses, got {len(cand)} ({_lost(cand.counts)}); check the guesses (is the target in reach "
@@ -489,7 +493,9 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
         "Y_guess": _xyz_qxyzw(Y_user[None])[0].tolist(),
         "X_name": "T_ee_cam" if setup == "eye_in_hand" else "T_ee_marker",
         "Y_name": "T_base_world" if setup == "eye_in_hand" else "T_base_cam",
-        "pose_columns": "x y z [m], qx qy qz qw: the flange pose T_base_ee; q1.. [rad]",
+        "pose_columns": "x y z [m], qx qy qz qw: the flange pose T_base_ee; q1.. [rad]" + (
+            "; metres for the prismatic joints " + ", ".join(f"q{i + 1}" for i in np.flatnonzero(rob.prismatic))
+            if rob.joint_types else ""),
         "seed": seed,
         "n_requested": n,
         "n_planned": int(k),
@@ -522,7 +528,13 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
         "guesses_from": calib_info,
         "guess_tolerance_source": tolerance_source,
         "notes": _notes(limits, setup),
+        "undetermined": [],
+        "sigma_given_undetermined_mm": None,
     }
+    if k and not np.isfinite(curve["trans_rms_mm"][-1]):  # say what is undetermined, at the guesses themselves
+        F_plan = to_user(pose_information(plan.C, X, setup, noise, cam, tgt)).sum(axis=0) + F_taken
+        details["undetermined"] = undetermined_components(F_plan, X_user, Y_user, rob)
+        details["sigma_given_undetermined_mm"] = sigma_given_undetermined_mm(F_plan)
     details["cpu_time_s"] = time.process_time() - t0
     C_user = plan.C if ptgt.T_centred_target is None else plan.C @ ptgt.T_centred_target
     return PosePlan(scene, plan.q, plan.T_base_ee, C_user, curve["trans_rms_mm"], curve["rot_rms_deg"],
@@ -568,7 +580,7 @@ def _notes(limits: PlanLimits, setup: str) -> list[str]:
 
 
 def _lost(counts: dict) -> str:
-    keys = ("viewpoints_drawn", "in_reach", "ik_solved", "within_limits", "conditioned", "above_floor",
+    keys = ("viewpoints_drawn", "joint_draws", "in_reach", "ik_solved", "within_limits", "conditioned", "above_floor",
             "target_visible_at_guesses", "target_visible", "feasible")  # fmt: skip
     return ", ".join(f"{k.replace('_', ' ')} {counts[k]}" for k in keys if k in counts)
 
@@ -586,3 +598,62 @@ def check_plan(plan: PosePlan) -> dict:
     f = feasibility(sc, plan.q, PlanLimits(**{k: v for k, v in plan.details["limits"].items()}))
     f["fk_error_m"] = np.abs(sc.robot.fk(plan.q) - plan.T_base_ee).max(axis=(-1, -2))
     return f
+
+
+_AXIS_NAMES = ("x", "y", "z")
+
+
+def _direction_words(u: np.ndarray, frame: str) -> str:
+    """``u`` (unit, 3) in words: "along the flange's z axis" when within 1 deg of an axis, else its components."""
+    k = int(np.argmax(np.abs(u)))
+    if abs(u[k]) >= math.cos(math.radians(1.0)):
+        return f"along the {frame}'s {'-' if u[k] < 0 else ''}{_AXIS_NAMES[k]} axis"
+    return f"along ({u[0]:.3f}, {u[1]:.3f}, {u[2]:.3f}) in the {frame} frame"
+
+
+def undetermined_components(F: np.ndarray, X: np.ndarray, Y: np.ndarray, robot: RobotModel) -> list[str]:
+    """What the information ``F`` (12, 12; right perturbations of ``X`` then ``Y``) leaves undetermined, in words.
+
+    One sentence per null direction (:func:`kinhec.evaluate.bounds.null_directions`): each part of it (rotation or
+    translation of ``X`` or ``Y``) larger than 1e-3 of the whole, as a direction in the flange frame (``X``) or the
+    base frame (``Y``); for a robot with fewer than six joints the reason is added (its motions turn about too few
+    axes: a machine whose flange stays level turns about the vertical only, and the offset along it is not seen).
+    """
+    out = []
+    for v in null_directions(F):
+        words = []
+        for blk, T, what, frame in ((slice(0, 3), X, "X's rotation", "flange"), (slice(3, 6), X, "X's translation",
+                                    "flange"), (slice(6, 9), Y, "Y's rotation", "base"),
+                                    (slice(9, 12), Y, "Y's translation", "base")):  # fmt: skip
+            u = v[blk]
+            if np.linalg.norm(u) < 1e-3:
+                continue
+            words.append(f"{what} {_direction_words(T[:3, :3] @ (u / np.linalg.norm(u)), frame)}")
+        text = " together with ".join(words)
+        if robot.dof < 6:
+            text += (f" ({robot.name} has {robot.dof} joints: its motions turn about too few axes to separate them; "
+                     "measure this offset another way, e.g. a known height)")  # fmt: skip
+        out.append(text)
+    return out
+
+
+#: Information [1/m^2] of the prior that stands for a component measured another way.
+_KNOWN_INFORMATION = 1e12
+
+
+def sigma_given_undetermined_mm(F: np.ndarray) -> float | None:
+    """Predicted RMS translation error of ``X`` [mm] once the undetermined components of ``F`` are known: each null
+    direction's ``X``-translation part is added as a known component (a prior of :data:`_KNOWN_INFORMATION`); None
+    when the translation stays undetermined (a null direction without an ``X``-translation part)."""
+    F = np.array(F, dtype=np.float64)
+    for v in null_directions(F):
+        u = np.zeros(12)
+        u[3:6] = v[3:6]
+        if np.linalg.norm(u) < 1e-3:
+            continue
+        u /= np.linalg.norm(u)
+        F += _KNOWN_INFORMATION * np.outer(u, u)
+    cov, unidentified = inverse_information(F)
+    if unidentified[1]:
+        return None
+    return 1000.0 * math.sqrt(max(float(np.trace(cov[3:6, 3:6])), 0.0))

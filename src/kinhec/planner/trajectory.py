@@ -7,8 +7,9 @@ message (``ros2 topic pub /joint_trajectory_controller/joint_trajectory trajecto
 * ``header.frame_id``: the robot's base frame (a URDF's base link, a DH YAML's ``base_frame``, else ``base``);
   ``header.stamp`` zero (start now);
 * ``joint_names``: the URDF's or DH YAML's joint names, else ``j1 .. jn``;
-* ``points``: one per planned pose, in the path order: ``positions`` [rad] (the plan's joints, 17 significant
-  digits), ``velocities`` all zero (the arm stops at every pose to take its picture), and ``time_from_start``
+* ``points``: one per planned pose, in the path order: ``positions`` [rad; m for a prismatic joint, as in ROS]
+  (the plan's joints, 17 significant digits), ``velocities`` all zero (the arm stops at every pose to take its
+  picture), and ``time_from_start``
   (``sec``, ``nanosec``): the cumulative duration of the moves from the start configuration (the last taken
   pose, else the model's home), each move ``max_j |dq_j| / (speed * qd_max_j)`` (the slowest joint at the
   fraction ``speed`` of its cap) plus ``dwell_s`` at every pose.  The first move starts from the start

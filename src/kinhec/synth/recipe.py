@@ -30,6 +30,12 @@ Combinations the generator refuses (with the reason)
   ``pnp``.
 * ``outlier_model="none"`` needs ``outlier_fraction=0`` and a positive fraction
   needs a real model.
+* A reduced-DOF machine (:data:`kinhec.models.robots.MACHINE_NAMES`, kinhec only:
+  no tier draws them) moves in joint space only (``joint_sinusoid``,
+  ``joint_waypoints``: a look-at viewpoint needs six joints), excites
+  ``single``, ``wrist`` or ``all`` joints (the axis pairs of ``parallel`` and
+  ``two_axes`` are the revolute arms'), and keeps its true kinematics nominal
+  (no ``dh_error``: its ground truth keeps the flange level).
 """
 
 from __future__ import annotations
@@ -44,7 +50,7 @@ import numpy as np
 from kinhec import __version__
 from kinhec.models.cameras import CAMERA_NAMES, TARGET_NAMES
 from kinhec.util.errors import InputError, UnknownNameError
-from kinhec.models.robots import ROBOT_NAMES
+from kinhec.models.robots import MACHINE_NAMES, ROBOT_NAMES
 from kinhec.io.schema import (
     CAMERA_NOISE_MODELS,
     CONFIGURATIONS,
@@ -287,7 +293,7 @@ class Recipe:
         s("level", _string(self.level, "level"))
         s("seed", _integer(self.seed, "seed", 0, 2**63 - 1))
         s("generator_version", _string(self.generator_version, "generator_version", nonempty=True))
-        s("robot", _name(self.robot, "robot", ROBOT_NAMES))
+        s("robot", _name(self.robot, "robot", ROBOT_NAMES + MACHINE_NAMES))
         s("configuration", _name(self.configuration, "configuration", CONFIGURATIONS))
         s("family", _name(self.family, "family", FAMILIES))
         s("sampling_mode", _name(self.sampling_mode, "sampling_mode", SAMPLING_MODES))
@@ -336,6 +342,16 @@ class Recipe:
 
     def _check_combinations(self) -> None:
         free = self.robot == "free6d"
+        if self.robot in MACHINE_NAMES:
+            if self.family not in JOINT_FAMILIES:
+                raise InputError(f"family: expected one of {', '.join(JOINT_FAMILIES)} for the machine {self.robot!r} "
+                                 f"(a look-at viewpoint needs six joints), got {self.family!r}")  # fmt: skip
+            if self.subset in ("parallel", "two_axes"):
+                raise InputError(f"subset: expected single, wrist or all for the machine {self.robot!r}, got "
+                                 f"{self.subset!r}")  # fmt: skip
+            if "dh_error" in self.robot_noise_models:
+                raise InputError(f"robot_noise_models: expected no 'dh_error' for the machine {self.robot!r} (its "
+                                 "ground truth keeps the flange level), got it")  # fmt: skip
         if free and self.family in JOINT_FAMILIES:
             raise InputError(
                 f"family: expected one of lookat, cartesian_cone, proposal_sine for robot 'free6d' "

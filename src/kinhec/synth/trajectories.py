@@ -133,6 +133,8 @@ WAYPOINT_CENTRE_FRACTION = 0.1
 CENTRE_SPREAD_RAD = 0.1
 #: Distance [rad] kept from the joint limits by the centre configuration and the motions around it.
 LIMIT_MARGIN_RAD = 0.02
+#: Metres that stand for one radian in the margins, spreads and amplitudes above on a prismatic joint.
+PRISMATIC_M_PER_RAD = 0.25
 #: Shortest minimum-jerk segment [s].
 MIN_SEGMENT_S = 0.2
 #: Half-angle [deg] of the spherical cap of eye-in-hand look-at camera positions around the board normal.
@@ -653,10 +655,16 @@ def viewing_distance_range(camera: CameraPreset, target: TargetPreset) -> tuple[
 # --------------------------------------------------------------------------- #
 # joint-space families
 # --------------------------------------------------------------------------- #
+def _joint_unit(robot: RobotModel):
+    """Per joint, what one radian of the constants above means: 1 (rad) or :data:`PRISMATIC_M_PER_RAD` (m)."""
+    return np.where(robot.prismatic, PRISMATIC_M_PER_RAD, 1.0) if robot.joint_types else 1.0
+
+
 def _centre_configuration(robot: RobotModel, rng: np.random.Generator) -> np.ndarray:
-    lo = robot.q_min_rad + LIMIT_MARGIN_RAD
-    hi = robot.q_max_rad - LIMIT_MARGIN_RAD
-    c = robot.home_q_rad + rng.uniform(-CENTRE_SPREAD_RAD, CENTRE_SPREAD_RAD, robot.dof)
+    u = _joint_unit(robot)
+    lo = robot.q_min_rad + LIMIT_MARGIN_RAD * u
+    hi = robot.q_max_rad - LIMIT_MARGIN_RAD * u
+    c = robot.home_q_rad + rng.uniform(-CENTRE_SPREAD_RAD, CENTRE_SPREAD_RAD, robot.dof) * u
     return np.clip(c, lo, hi)
 
 
@@ -727,8 +735,9 @@ def joint_sinusoid(robot: RobotModel, rng: np.random.Generator, *, duration_s: f
     w /= w.sum(axis=1, keepdims=True)
     phase = rng.uniform(0.0, 2.0 * math.pi, (n, H))
     u = rng.uniform(0.7, 1.0, n)
-    room = np.minimum(centre - robot.q_min_rad, robot.q_max_rad - centre) - LIMIT_MARGIN_RAD
-    a_pos = u * np.clip(np.minimum(JOINT_AMPLITUDE_MAX_RAD, room), 0.0, None)
+    unit = _joint_unit(robot)
+    room = np.minimum(centre - robot.q_min_rad, robot.q_max_rad - centre) - LIMIT_MARGIN_RAD * unit
+    a_pos = u * np.clip(np.minimum(JOINT_AMPLITUDE_MAX_RAD * unit, room), 0.0, None)
     a_vel = speed_fraction * robot.qd_max_rad_s / (w * omega).sum(axis=1)
     scale = np.minimum(a_pos, a_vel)
     mask = np.zeros(n)
@@ -823,8 +832,8 @@ def joint_waypoints(robot: RobotModel, rng: np.random.Generator, *, n_waypoints:
     """
     _require_arm(robot, "joint_waypoints")
     n_waypoints = _check_count(n_waypoints, "n_waypoints", 1)
-    lo_lim = robot.q_min_rad + LIMIT_MARGIN_RAD
-    hi_lim = robot.q_max_rad - LIMIT_MARGIN_RAD
+    lo_lim = robot.q_min_rad + LIMIT_MARGIN_RAD * _joint_unit(robot)
+    hi_lim = robot.q_max_rad - LIMIT_MARGIN_RAD * _joint_unit(robot)
     span = robot.q_max_rad - robot.q_min_rad
     half = np.minimum(WAYPOINT_SPREAD_FRACTION * span, 0.5 * (hi_lim - lo_lim))
     centre = robot.home_q_rad + rng.uniform(-1.0, 1.0, robot.dof) * (WAYPOINT_CENTRE_FRACTION * span)
