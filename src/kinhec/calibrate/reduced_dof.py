@@ -67,6 +67,7 @@ class OpenDirections:
     eigenvalues: np.ndarray
     components: list
     lambda2: float
+    next_eigenvalue: float = 1.0  # the smallest determined direction's, over the largest (the margin to the level)
     known: dict = field(default_factory=dict)  # index -> value [m] stated by the user
     convention: dict = field(default_factory=dict)  # index -> value fixed by --partial's convention
 
@@ -94,6 +95,7 @@ class OpenDirections:
             "components": list(self.components),
             "directions": [{COMPONENTS[i]: float(v) for i, v in enumerate(col) if abs(v) > 0} for col in self.basis.T],
             "information_ratio": [float(v) for v in self.eigenvalues],
+            "determined_information_ratio_min": float(self.next_eigenvalue),
             "lambda2": float(self.lambda2),
             "relation": self.relation(),
             "known": {COMPONENTS[i]: float(v) for i, v in self.known.items()},
@@ -173,7 +175,8 @@ def open_directions(H: np.ndarray, lambda2: float) -> OpenDirections | None:
         ref = tr[np.argmax(np.abs(tr))] if np.abs(tr).max() > 0 else col[np.argmax(np.abs(col))]
         B[:, j] = col / ref
     names = [COMPONENTS[i] for i in np.flatnonzero(moved)]
-    return OpenDirections(B, w[sel] / top, names, float(lambda2))
+    rest = w[~sel]
+    return OpenDirections(B, w[sel] / top, names, float(lambda2), float(rest.min() / top) if rest.size else 0.0)
 
 
 def describe_component(name: str, setup: str) -> str:
