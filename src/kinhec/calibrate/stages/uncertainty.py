@@ -42,7 +42,7 @@ def spread(solved: Solved, estimate_offset: bool, opts: Options) -> Spread:
     scale_std = 0.0 if opts.fixed_scale else float(sol.scale * std[k])
     if opts.fixed_scale:
         sol.scale = 1.0
-    od = solved.open
+    od = getattr(solved, "open", None)  # a stage given only the solution and its covariance: none
     if od is not None and od.convention:  # components set by convention have no standard deviation
         for name in od.components:
             std[rd.COMPONENTS.index(name)] = np.nan

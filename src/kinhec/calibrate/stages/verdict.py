@@ -80,7 +80,7 @@ def judge(cv: Conventions, paired: Paired, solved: Solved, sp: Spread, opts: Opt
     A_and_B = solved.pairing.at(sol.offset)
     A_final = A_and_B[0]
     tau = None if sol.inflation_detail is None else float(sol.inflation_detail.residual_tau.max())
-    od = solved.open
+    od = getattr(solved, "open", None)  # a stage given only the solution and its covariance: none
     one_axis = None if od is None else ("" if od.known or od.convention else rd.refusal(od, cv.setup))
     obs, obs_warn = observability(A_final[sol.inliers], sol.cov[:12, :12], sp.X_std, tau, drift_refused=bool(opts.scale),
                                   noise_dof=sol.fit_dof, one_axis=one_axis)  # fmt: skip
