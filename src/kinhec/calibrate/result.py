@@ -175,7 +175,9 @@ class CalibrationResult:
             rot_ = f"{rot:.2g} deg / {tr:.2g} mm (1 sigma)"
             return (f"X and Y determined to {rot_} from {self.n_pairs} pairs except {', '.join(open_)}: not "
                     "determined by this motion (they turn about one axis only); their values here are a convention, "
-                    "not a measurement: state them with --known for a complete X and Y.")
+                    "not a measurement: " + ("state them with --known for a complete X and Y." if
+                                             all(c.split(".")[1][0] == "t" for c in open_) else
+                                             "a complete X and Y needs a motion that also moves sideways."))
         extra = f", clock offset {1000 * self.time_offset_s:.1f} ms" if self.time_offset_s is not None else ""
         held = ""
         h = self.held_out
