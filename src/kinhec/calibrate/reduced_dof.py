@@ -70,6 +70,7 @@ class OpenDirections:
     next_eigenvalue: float = 1.0  # the smallest determined direction's, over the largest (the margin to the level)
     known: dict = field(default_factory=dict)  # index -> value [m] stated by the user
     convention: dict = field(default_factory=dict)  # index -> value fixed by --partial's convention
+    held_rotations: list = field(default_factory=list)  # indices of rotations --partial holds where the fit left them
 
     @property
     def k(self) -> int:
@@ -100,6 +101,7 @@ class OpenDirections:
             "relation": self.relation(),
             "known": {COMPONENTS[i]: float(v) for i, v in self.known.items()},
             "convention": {COMPONENTS[i]: float(v) for i, v in self.convention.items()},
+            "convention_rotations_as_fitted": [COMPONENTS[i] for i in self.held_rotations],
             "level": NULL_LEVEL,
         }
 
@@ -161,19 +163,15 @@ def open_directions(H: np.ndarray, lambda2: float) -> OpenDirections | None:
     if not sel.any():
         return None
     Vs = V[:, sel]
-    moved = np.zeros(12, dtype=bool)
-    for col in Vs.T:
-        moved |= np.abs(col) >= NAME_SHARE * np.abs(col).max()
-    if Vs.shape[1] > 1:  # the span's components: those any direction of it moves
-        P = Vs @ Vs.T
-        moved = np.sqrt(np.maximum(np.diag(P), 0.0)) >= NAME_SHARE * np.sqrt(np.diag(P).max())
-    B = Vs / d[:, None]  # back to radians and metres
-    B = np.where(np.abs(Vs) >= NAME_SHARE * np.abs(Vs).max(axis=0), B, 0.0) if Vs.shape[1] == 1 else B
-    for j in range(B.shape[1]):
+    # a component is moved by the open span when its projection on it is a tenth of the largest one's (one
+    # direction: its coefficient against the largest coefficient)
+    reach = np.sqrt(np.einsum("ik,ik->i", Vs, Vs))
+    moved = reach >= NAME_SHARE * reach.max()
+    B = np.where(moved[:, None], Vs, 0.0) / d[:, None] if Vs.shape[1] == 1 else Vs / d[:, None]  # rad, m
+    for j in range(B.shape[1]):  # each direction scaled to a largest translation move of 1 (rotation without one)
         col = B[:, j]
         tr = np.r_[col[3:6], col[9:12]]
-        ref = tr[np.argmax(np.abs(tr))] if np.abs(tr).max() > 0 else col[np.argmax(np.abs(col))]
-        B[:, j] = col / ref
+        B[:, j] = col / (tr[np.argmax(np.abs(tr))] if np.abs(tr).max() > 0 else col[np.argmax(np.abs(col))])
     names = [COMPONENTS[i] for i in np.flatnonzero(moved)]
     rest = w[~sel]
     return OpenDirections(B, w[sel] / top, names, float(lambda2), float(rest.min() / top) if rest.size else 0.0)
@@ -278,6 +276,7 @@ def resolution_note(od: OpenDirections, setup: str) -> str:
         said = ", ".join(f"{COMPONENTS[i]} = {v:.6g} m ({describe_component(COMPONENTS[i], setup)})"
                          for i, v in od.known.items())
         return head + f"; {said} as stated (--known, standard deviation 0); the rest of X and Y from the data"
-    said = ", ".join(f"{COMPONENTS[i]} = {v:g} m" for i, v in od.convention.items()) or "the fit's rotation held"
+    said = ", ".join([f"{COMPONENTS[i]} = {v:g} m" for i, v in od.convention.items()]
+                     + [f"{COMPONENTS[i]} as the first fit left it" for i in od.held_rotations])
     return (head + f"; --partial: set by the convention {said}, so the values of {', '.join(od.components)} are "
             "not measurements and have no standard deviation")

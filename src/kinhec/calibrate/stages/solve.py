@@ -122,16 +122,14 @@ def _one_axis(cv: Conventions, pairing, sol, fit: dict, opts: Options, reject: b
         return sol, od
     if opts.known:
         od.known = dict(opts.known)
-        values = dict(opts.known)
-    else:
+        values, rotations = dict(opts.known), []
+    else:  # --partial: one component per open direction held, a translation at 0, a rotation where the fit left it
         held = rd.gauge_components(od)
-        values = {i: 0.0 for i in held if i % 6 >= 3}
-        od.convention = dict(values)
+        values, rotations = {i: 0.0 for i in held if i % 6 >= 3}, [i for i in held if i % 6 < 3]
+        od.convention, od.held_rotations = dict(values), list(rotations)
     X1, Y1 = rd.move_to_known(sol.X, sol.Y, od, values) if values else (sol.X, sol.Y)
     hold = dict(values)
-    for i in (rd.gauge_components(od) if not opts.known else []):
-        if i % 6 < 3:  # a rotation set by convention: held where the fit left it
-            hold[i] = (X1 if i < 6 else Y1)[:3, :3].copy()
+    hold.update({i: (X1 if i < 6 else Y1)[:3, :3].copy() for i in rotations})
     fit2 = dict(fit, offset0=sol.offset, scale0=sol.scale if sol.scale is not None else fit["scale0"])
     sol = sv.refine(pairing, X1, Y1, reject=reject, hold=hold, **fit2)
     for i, v in values.items():  # the held translations exactly as stated (their prior leaves them within 1e-13 m)

@@ -43,7 +43,7 @@ def spread(solved: Solved, estimate_offset: bool, opts: Options) -> Spread:
     if opts.fixed_scale:
         sol.scale = 1.0
     od = getattr(solved, "open", None)  # a stage given only the solution and its covariance: none
-    if od is not None and od.convention:  # components set by convention have no standard deviation
+    if od is not None and (od.convention or od.held_rotations):  # set by convention: no standard deviation
         for name in od.components:
             std[rd.COMPONENTS.index(name)] = np.nan
     return Spread(std[0:6], std[6:12], off_std, scale_std)
