@@ -122,9 +122,39 @@ def test_a_motion_about_two_axes_names_nothing(tmp_path):
     hand, eye = write_tum(tmp_path / "h.tum", t, A), write_tum(tmp_path / "e.tum", t, C)
     res = calibrate(hand, eye, setup="eye_in_hand", offset="none")
     assert res.determined and res.undetermined == [] and "open_directions" not in res.observability
+    part = calibrate(hand, eye, setup="eye_in_hand", offset="none", partial=True)  # nothing open: the same run
+    assert np.array_equal(part.X, res.X) and np.array_equal(part.X_std, res.X_std) and part.undetermined == []
     # a stated component would overrule the data: refused, naming its measured value
     with pytest.raises(InputError, match="the motion determines every component of X and Y"):
         calibrate(hand, eye, setup="eye_in_hand", offset="none", known=["X.tz=0.09"])
+
+
+def test_a_rotary_table_leaves_two_directions_open(tmp_path):
+    """Turning about one fixed line without moving sideways: the rotation about the axis is open too."""
+    rng = np.random.default_rng(0)
+    n = 15
+    A = se3.transform_from_rotation_translation(
+        se3.so3_exp(np.outer(rng.uniform(-1.5, 1.5, n), [0.0, 0.0, 1.0])) @ np.diag([1.0, -1.0, -1.0]),
+        np.tile([0.4, 0.1, 0.3], (n, 1)))
+    X, Y = one_axis_recording(rng, "scara", "eye_in_hand", 2)[2:]
+    C0 = se3.invert_transform(A @ X) @ Y
+    N, _ = _numeric_null_space(A, C0, X, Y, "eye_in_hand")
+    C = C0 @ se3.se3_exp(np.c_[rng.normal(0, 1e-3, (n, 3)), rng.normal(0, 5e-4, (n, 3))])
+    A = A @ se3.se3_exp(np.c_[rng.normal(0, 2e-4, (n, 3)), rng.normal(0, 2e-4, (n, 3))])
+    hand, eye = _files(tmp_path, A, C)
+    res = calibrate(hand, eye, fmt="rwhe", setup="eye_in_hand", partial=True)
+    b = _basis(res)
+    assert N.shape[1] == b.shape[1] == 2
+    # the pipeline's span (from noisy poses) is the numeric null space: principal angles within 8 deg (radians and
+    # metres side by side), its components among those the span moves
+    Q = np.linalg.qr(N / np.abs(N).max(axis=0))[0]
+    Qb = np.linalg.qr(b)[0]
+    assert np.linalg.svd(Q.T @ Qb, compute_uv=False).min() > np.cos(np.radians(8.0))
+    reach = np.linalg.norm(Q, axis=1)
+    assert set(res.undetermined) >= {"X.tz", "Y.tz", "X.rz", "Y.rz"}
+    assert set(res.undetermined) <= {rd.COMPONENTS[i] for i in np.flatnonzero(reach > 1e-6)}
+    with pytest.raises(InputError, match="state 2 components"):
+        calibrate(hand, eye, fmt="rwhe", setup="eye_in_hand", known={"X.tz": X[2, 3]})
 
 
 # --------------------------------------------------------------------------- #
