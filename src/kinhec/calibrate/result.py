@@ -194,9 +194,12 @@ class CalibrationResult:
     def point_error(self, point_cam_m=None) -> dict | None:
         """The predicted 95 % error in the robot base of a point the camera sees (``point_cam_m``, camera frame [m];
         default :attr:`point_cam_m`), :func:`kinhec.calibrate.held_out.point_error`; None without a point or a
-        covariance."""
+        covariance, and when components of ``X`` or ``Y`` were set by convention (``partial``: the point's error
+        depends on them)."""
         p = self.point_cam_m if point_cam_m is None else point_cam_m
-        if p is None or self.cov is None or self.cov.shape[0] < 12 or self.Y is None or self.undetermined:
+        od = self.observability.get("open_directions") or {}
+        by_convention = bool(od.get("convention") or od.get("convention_rotations_as_fitted"))  # --partial
+        if p is None or self.cov is None or self.cov.shape[0] < 12 or self.Y is None or by_convention:
             return None
         A = None if self.pairs is None else self.pairs[0]
         return ho.point_error(self.cov, self.setup if self.setup != "rig" else "eye_in_hand", self.X, self.Y, p, A)
