@@ -13,8 +13,10 @@ to unit diagonal (each parameter in units of its own information, so that the te
 eigenvectors with eigenvalues below :data:`NULL_LEVEL` of the largest are the open directions.  A motion whose
 axes scatter less than :data:`kinhec.calibrate.observability.MIN_LAMBDA2` gives about ``2 lambda2`` there (1e-7
 for a SCARA with a robot's rotation noise of 0.2 mrad, 2e-4 at the limit), every determined direction above
-1e-2: the level sits a decade from both, and far from round-off (1e-16).  The analysis runs only on such
-motions; a motion that turns about two axes or more is judged as before.
+1e-2 in the recordings of the tests: the level sits between, and far from round-off (1e-16).  (The
+benchmark's bounds, :mod:`kinhec.evaluate.bounds`, scale the same way but use 1e-10: their information comes
+from noise-free poses, where an open direction is open to round-off; measured poses tilt the axis by their
+noise.)  The analysis runs only on such motions; a motion that turns about two axes or more is judged as before.
 
 The open directions are named in the parameters calibrate reports (:data:`COMPONENTS`: ``X.rx .. X.tz, Y.rx ..
 Y.tz``, rotations in the frame of the transform, translations in its parent frame: ``X.tz`` the camera's (the
