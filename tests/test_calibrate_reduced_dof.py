@@ -93,6 +93,27 @@ def test_named_components_are_the_null_space_of_the_residual(tmp_path, machine, 
     assert od["information_ratio"][0] < rd.NULL_LEVEL / 100 and od["determined_information_ratio_min"] > 10 * rd.NULL_LEVEL
 
 
+def test_the_relative_form_leaves_the_translation_of_x_along_the_axis_open():
+    """The theory in ``A X = X B`` form (motions between stations): with every rotation about one axis only ``X``'s
+    translation along it (the flange frame's ``R_0^T e_z``) is open; ``Y`` drops out, so the absolute form's open
+    direction is that one with ``Y`` moving along the base's axis."""
+    A, C, X, Y = one_axis_recording(np.random.default_rng(9), "palletiser", "eye_in_hand", 12, noise=False)
+    B = se3.invert_transform(C)
+    i, j = np.triu_indices(len(A), k=1)
+    Am, Bm = se3.invert_transform(A[i]) @ A[j], se3.invert_transform(B[i]) @ B[j]
+
+    def f(p):
+        Xp = se3.retract(X, p)
+        return (Am @ Xp - Xp @ Bm)[:, :3, :].reshape(-1)
+
+    J = np.stack([(f(1e-6 * e) - f(-1e-6 * e)) / 2e-6 for e in np.eye(6)], axis=1)
+    d = np.linalg.norm(J, axis=0)
+    # flange down (a = -e_z): X.tz enters no motion's residual at all, and the other five are determined
+    assert d[5] < 1e-9 * d.max()
+    s = np.linalg.svd(J[:, :5] / d[:5], compute_uv=False)
+    assert s[-1] > 1e-3 * s[0]
+
+
 def test_a_tilted_flange_names_the_combination(tmp_path):
     """The turning axis is not a flange axis: X's translation along it (three components) with Y.tz."""
     R0 = se3.so3_exp([0.6, -0.5, 0.2])
