@@ -26,7 +26,7 @@ OPENCV_METHODS = ("PARK", "TSAI", "HORAUD", "DANIILIDIS", "ANDREFF")
 
 
 #: The page's blocks, in page order; those whose figures depend on the OpenCV version installed.
-NAMES = ('calibrate.mistakes', 'calibrate.corners', 'calibrate.tabb', 'calibrate.rwhe', 'calibrate.eth-arm',
+NAMES = ('calibrate.mistakes', 'calibrate.one-axis', 'calibrate.corners', 'calibrate.tabb', 'calibrate.rwhe', 'calibrate.eth-arm',
          'calibrate.prime-sense')
 #: The stored output of ``python benchmarks/mistakes.py --json`` (the mistake fuzzer's runs and table).
 MISTAKES = HERE / "mistakes.run.json"
@@ -501,6 +501,65 @@ def render_mistakes(doc: dict) -> str:
     return "\n".join(out) + "\n"
 
 
+# --------------------------------------------------------------------------- #
+# a machine that turns about one axis: a generated SCARA recording
+# --------------------------------------------------------------------------- #
+#: The SCARA recording of the page: seed and stations of ``helpers.recordings.one_axis_recording``.
+ONE_AXIS_SEED, ONE_AXIS_STATIONS = 7, 20
+ONE_AXIS_RUN = ["calibrate", "--hand", "scara_hand.txt", "--eye", "scara_eye.txt", "--setup", "eye_in_hand"]
+
+
+def one_axis_runs() -> dict:
+    """``kinhec calibrate`` on a generated SCARA recording (camera on the flange, 20 stations): without an option,
+    with ``--known X.tz=0.080`` (the truth) and with ``--partial``; exit codes, printed lines and the truth."""
+    import os
+    import sys
+
+    from click.testing import CliRunner
+
+    from kinhec.cli import main
+
+    sys.path.insert(0, str(REPO / "tests"))
+    try:
+        from helpers.recordings import one_axis_recording, write_matrices
+    finally:
+        sys.path.remove(str(REPO / "tests"))
+    A, C, X, Y = one_axis_recording(np.random.default_rng(ONE_AXIS_SEED), "scara", "eye_in_hand", ONE_AXIS_STATIONS)
+    out, cwd = {"X": X, "Y": Y}, os.getcwd()
+    with tempfile.TemporaryDirectory(prefix="kinhec_one_axis_doc_") as tmp:
+        try:
+            os.chdir(tmp)
+            write_matrices(Path("scara_hand.txt"), A)
+            write_matrices(Path("scara_eye.txt"), C)
+            for key, extra in (("refused", []), ("known", ["--known", "X.tz=0.080"]), ("partial", ["--partial"])):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    r = CliRunner().invoke(main, ONE_AXIS_RUN + extra)
+                out[key] = (r.exit_code, r.stdout, r.stderr, extra)
+        finally:
+            os.chdir(cwd)
+    return out
+
+
+def render_one_axis(runs: dict) -> str:
+    """The three runs as console output: the refusal's error line; the stated run's and the partial run's ``X``,
+    ``Y``, standard deviations, the note on the axis and the verdict (the other lines elided)."""
+    lines = []
+    keep = ("T_ee_cam", "   ", "  quat", "  std", "T_base_target", "pairs:", "undetermined", "note: the hand rotates",
+            "X determined", "X and Y determined")
+    for key in ("refused", "known", "partial"):
+        code, stdout, stderr, extra = runs[key]
+        lines.append("$ kinhec " + " ".join(ONE_AXIS_RUN + extra))
+        if key == "refused":
+            lines += [s for s in stderr.rstrip("\n").split("\n") if s]
+            lines.append(f"(exit {code})")
+            continue
+        shown = [s for s in stdout.rstrip("\n").split("\n") if s.startswith(keep)]
+        lines += shown
+        lines.append(f"... (exit {code})")
+    return "```\n" + "\n".join(lines) + "\n```\n"
+
+
 def mistakes_facts(path: Path = MISTAKES) -> dict:
     return json.loads(Path(path).read_text())
 
@@ -509,6 +568,7 @@ def blocks(corners: dict | None = None) -> dict[str, str]:
     """Every block of the page, recomputed (``corners``: results of :func:`corners_results`, if at hand)."""
     return {
         "calibrate.mistakes": render_mistakes(mistakes_facts()),
+        "calibrate.one-axis": render_one_axis(one_axis_runs()),
         "calibrate.corners": render_corners(corners if corners is not None else corners_results()),
         "calibrate.tabb": render_tabb(tabb_facts()),
         "calibrate.rwhe": render_rwhe(rwhe_facts()),

@@ -766,12 +766,19 @@ def _input_error(ctx, command: str, exc: Exception) -> None:
 @click.option("--point", default=None, metavar="X,Y,Z",
               help="A work point in the camera frame [m] (e.g. 0,0,0.5): the predicted 95 % error of its position "
                    "in the robot base (default: the target's mean position in the camera).")
+@click.option("--known", multiple=True, metavar="COMP=METRES",
+              help="A motion that turns about one axis only (SCARA, palletiser, XY-theta gantry): a component it "
+                   "leaves open, stated (repeatable; X.tx..X.tz in the flange frame, Y.tx..Y.tz in the robot base, "
+                   "e.g. X.tz=0.120).")
+@click.option("--partial", is_flag=True,
+              help="A motion that turns about one axis only, nothing stated: exit 0 with what it determines, the open "
+                   "components set by a convention and listed as undetermined (no standard deviation).")
 @click.pass_context
 def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corners, workers, fast_detection,
               intrinsics, intrinsics_out, intrinsics_format, intrinsics_std, robot_accuracy, fmt,
               hand_pose, eye_pose, units, quat_order, offset, max_offset, stamp_unit, scale, solver, json_out, yaml_out,
               figure_out, report_out, dataset, sequence, force, bag, hand_tf, eye_tf, hand_topic, eye_topic, launch_out,
-              rig_world, point):
+              rig_world, point, known, partial):
     """Calibrate your own recordings: X (and Y), clock offset, scale, their uncertainty and a verdict.
 
     Exit status 0 on success, 2 on bad input or when the motion does not determine X (unless --force).
@@ -802,14 +809,14 @@ def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corn
                   progress=_detection_progress() if images else None, rig_world=rig_world,
                   quat_order=quat_order, intrinsics_std=intrinsics_std, robot_accuracy=robot_accuracy,
                   max_offset_s=max_offset, stamp_unit=stamp_unit, workers=workers,
-                  fast_detection=fast_detection)  # fmt: skip
+                  fast_detection=fast_detection, known=list(known) or None, partial=partial)  # fmt: skip
     except (KinhecError, OSError) as exc:
         _input_error(ctx, "calibrate", exc)
     from kinhec.calibrate.output import ros2_launch, ros_static_transform, ros_transforms, urdf_origin
 
     if point is not None:
         res.point_cam_m = point
-    np_fmt = lambda v: " ".join(f"{x: .6f}" for x in v)  # noqa: E731
+    np_fmt = lambda v: " ".join("        -" if x != x else f"{x: .6f}" for x in v)  # noqa: E731  (NaN: none)
     click.echo(f"{res.X_name} (X):")
     for row in res.X:
         click.echo("  " + np_fmt(row))
@@ -824,6 +831,8 @@ def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corn
     for line in res.sigma_lines():  # every other estimated quantity with its standard deviation
         click.echo(line)
     click.echo(f"pairs: {res.n_pairs}, outliers: {len(res.outliers)}; initial solver {res.init_solver}")
+    if res.undetermined and res.determined:  # --partial
+        click.echo(f"undetermined (values by convention, no std): {', '.join(res.undetermined)}")
     for line in held_out.summary_lines(res):  # held-out accuracy and the error at the work point
         click.echo(line)
     if "images" in res.inputs:
@@ -995,7 +1004,7 @@ def calibrate_multi(ctx, folder, setup, fmt, hand_pose, eye_pose, units, scale, 
     except (KinhecError, OSError) as exc:
         _input_error(ctx, "calibrate-multi", exc)
     deg = 180 / 3.141592653589793
-    np_fmt = lambda v: " ".join(f"{x: .6f}" for x in v)  # noqa: E731
+    np_fmt = lambda v: " ".join("        -" if x != x else f"{x: .6f}" for x in v)  # noqa: E731  (NaN: none)
     d = res.to_dict()
     for kind in ("X", "Y"):
         for k, v in d[kind].items():

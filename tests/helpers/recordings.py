@@ -127,3 +127,73 @@ def static_run_analogue(seed=0, n=60, n_static=26, noise_mm=30.0, noise_deg=1.0)
     run_ = slice(n // 3, n // 3 + n_static)
     A[run_], C[run_] = A[n // 3], C[n // 3]
     return A, C, X, Y
+
+
+# --------------------------------------------------------------------------- #
+# machines that turn about one axis: SCARA, a 4-axis palletiser, an XY-theta gantry
+# --------------------------------------------------------------------------- #
+#: The flange of each machine at theta = 0 in the base (its rotation) and what each station draws.
+ONE_AXIS_MACHINES = ("scara", "palletiser", "gantry")
+_FLANGE_DOWN = np.diag([1.0, -1.0, -1.0])
+
+
+def one_axis_hand(rng, machine: str, n: int, *, flange=None) -> np.ndarray:
+    """``T_base_ee`` of ``n`` stations of a machine whose flange turns about the base's vertical only.
+
+    ``scara``: two arm joints in the horizontal plane (links 0.35 m and 0.3 m), a vertical stroke, the wrist
+    about the vertical, flange pointing down; ``palletiser``: the column's turn, a reach and a height (a
+    parallelogram arm keeps the flange level), a wrist turn, flange down; ``gantry``: x, y, z travels and a
+    turn about the vertical, flange pointing up.  ``flange`` replaces the flange's rotation at theta = 0.
+    """
+    if machine == "scara":
+        q1, q2, q4 = rng.uniform(-1.4, 1.4, n), rng.uniform(-2.0, 2.0, n), rng.uniform(-1.5, 1.5, n)
+        x = 0.35 * np.cos(q1) + 0.3 * np.cos(q1 + q2)
+        y = 0.35 * np.sin(q1) + 0.3 * np.sin(q1 + q2)
+        t = np.c_[x, y, rng.uniform(0.05, 0.25, n)]
+        th, R0 = q1 + q2 + q4, _FLANGE_DOWN
+    elif machine == "palletiser":
+        q1, reach, q4 = rng.uniform(-1.2, 1.2, n), rng.uniform(0.8, 1.6, n), rng.uniform(-1.0, 1.0, n)
+        t = np.c_[reach * np.cos(q1), reach * np.sin(q1), rng.uniform(0.3, 1.5, n)]
+        th, R0 = q1 + q4, _FLANGE_DOWN
+    elif machine == "gantry":
+        t = np.c_[rng.uniform(0.0, 1.2, n), rng.uniform(0.0, 0.8, n), rng.uniform(0.1, 0.5, n)]
+        th, R0 = rng.uniform(-1.5, 1.5, n), np.eye(3)
+    else:
+        raise ValueError(machine)
+    R0 = R0 if flange is None else np.asarray(flange)
+    return se3.transform_from_rotation_translation(se3.so3_exp(np.outer(th, [0.0, 0.0, 1.0])) @ R0, t)
+
+
+#: The truth of the one-axis recordings, per setup: ``X`` (``T_ee_cam`` / ``T_ee_marker``) and ``Y``
+#: (``T_base_target`` / ``T_base_cam``).
+ONE_AXIS_TRUTH = {
+    "eye_in_hand": (se3.transform_from_rotation_translation(se3.so3_exp([0.1, -0.2, 0.4]), [0.03, -0.04, 0.08]),
+                    se3.transform_from_rotation_translation(se3.so3_exp([3.0, 0.1, 0.2]), [0.4, 0.05, -0.3])),
+    "eye_to_hand": (se3.transform_from_rotation_translation(se3.so3_exp([0.1, -0.2, 0.4]), [0.02, 0.01, 0.06]),
+                    se3.transform_from_rotation_translation(se3.so3_exp([2.2, 0.0, 0.0]), [0.4, -0.8, 0.5])),
+}
+
+
+def one_axis_recording(rng, machine: str, setup: str, n: int, *, noise: bool = True, flange=None,
+                       scale_std: float = 0.005):
+    """Hand poses ``T_base_ee`` and eye poses ``T_cam_target`` (``T_cam_marker`` eye-to-hand) of ``n`` stations of
+    a one-axis machine (:func:`one_axis_hand`), with the truth ``(X, Y)`` of :data:`ONE_AXIS_TRUTH`.
+
+    Noise: the camera pose 1 mrad / 0.5 mm (in its own frame), the robot 0.2 mrad / 0.2 mm (flange frame: its
+    rotation noise tilts the axis by about 0.2 mrad), and the board's scale drawn from calibrate's prior for it
+    (``exp(N(0, scale_std^2))``).  Returns ``(A, C, X, Y)``.
+    """
+    X, Y = ONE_AXIS_TRUTH[setup]
+    A = one_axis_hand(rng, machine, n, flange=flange)
+    C = se3.invert_transform(A @ X) @ Y if setup == "eye_in_hand" else se3.invert_transform(Y) @ A @ X
+    if noise:
+        C = C @ se3.se3_exp(np.c_[rng.normal(0, 1e-3, (n, 3)), rng.normal(0, 5e-4, (n, 3))])
+        C[:, :3, 3] *= np.exp(rng.normal(0, scale_std))
+        A = A @ se3.se3_exp(np.c_[rng.normal(0, 2e-4, (n, 3)), rng.normal(0, 2e-4, (n, 3))])
+    return A, C, X, Y
+
+
+def write_matrices(path, T):
+    """Poses as one row-major 4x4 per line (the ``rwhe`` format)."""
+    path.write_text("".join(" ".join(repr(float(v)) for v in M.reshape(-1)) + "\n" for M in T))
+    return path

@@ -118,6 +118,15 @@ stamp_unit : {"s", "ms", "us", "ns", "HAND,EYE"}, optional
     stops the run unless ``force``).  Default: what a file states (a CSV
     column ``t_ns``), else seconds, unless they make a stream implausible
     and exactly one unit fits both files (:mod:`kinhec.calibrate.stamp_units`).
+known : sequence of str or dict, optional
+    A motion that turns about one axis only (SCARA, 4-axis palletiser, XY-theta gantry) leaves part of ``X`` and
+    ``Y`` open (:mod:`kinhec.calibrate.reduced_dof`): the translations along the axis, named as components
+    ``X.tz``, ``Y.tz`` ... (translations of ``X`` in the flange frame, of ``Y`` in the robot base).  Stating
+    them (``["X.tz=0.120"]``, metres) completes the solution; a component the motion determines is refused.
+partial : bool
+    For such a motion without ``known``: return what it determines, the open components set by a stated
+    convention (``X``'s translation along the axis 0) and listed in ``observability["undetermined"]``, without
+    standard deviations, instead of refusing.
 
 Returns
 -------
@@ -169,7 +178,7 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
               pairing: str = "auto", save_corners=None, progress=None, rig_world: str = "auto",
               quat_order: str | None = None, intrinsics_std=None, robot_accuracy=None,
               stamp_unit: str | None = None, workers: int | None = None,
-              fast_detection: bool = False) -> CalibrationResult:
+              fast_detection: bool = False, known=None, partial: bool = False) -> CalibrationResult:
     """Calibrate ``X`` (and ``Y``) from a hand pose file and one or more eye pose files, or from corners or images.
 
     The parameters, what it returns and raises: the module's documentation.  The stages, numbered there:
@@ -183,7 +192,7 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
                          force=force, max_offset_s=max_offset_s, intrinsics=intrinsics, pairing=pairing,
                          save_corners=save_corners, progress=progress, rig_world=rig_world, quat_order=quat_order,
                          intrinsics_std=intrinsics_std, stamp_unit=stamp_unit, workers=workers,
-                         fast_detection=fast_detection)  # 1. options
+                         fast_detection=fast_detection, known=known, partial=partial)  # 1. options
     if opts.kind == "images":
         res = _from_images(images, hand, target, opts)
     elif opts.kind == "corners":

@@ -188,6 +188,10 @@ def load_calibration(path, setup: str | None = None) -> StoredCalibration:
     if setup is not None and setup != st:
         raise InputError(f"{path}: --setup {setup} does not match the stored calibration's setup {st}")
     X, Y = _matrix(d, "X", path), _matrix(d, "Y", path)
+    if ((d.get("observability") or {}).get("open_directions") or {}).get("convention"):  # calibrate --partial
+        raise InputError(f"{path}: expected a complete calibration, got one whose {', '.join(d['undetermined'])} the "
+                         "motion did not determine (--partial: their values are a convention); calibrate again with "
+                         "--known for them")
     try:
         X_std = np.asarray(d["X_std"], dtype=float)
         Y_std = np.asarray(d["Y_std"], dtype=float)
@@ -457,7 +461,11 @@ def update(stored: StoredCalibration, res: CheckResult, A, B, iterations: int = 
     Pinv = np.zeros((12, 12))
     for k, sl in (("X", slice(0, 6)), ("Y", slice(6, 12))):
         if prior_on[k]:
-            Pinv[sl, sl] = np.linalg.inv(stored.cov[sl, sl])
+            C0 = stored.cov[sl, sl]
+            held = np.diag(C0) == 0.0  # a component stated with --known (kinhec.calibrate.reduced_dof): held
+            if held.any():
+                C0 = C0 + np.diag(np.where(held, 1e-12 * max(float(np.diag(C0).max()), 1e-300), 0.0))
+            Pinv[sl, sl] = np.linalg.inv(C0)
     X, Y = stored.X.copy(), stored.Y.copy()
     theta = np.zeros(12)  # total perturbation from the stored X, Y (the prior's mean is 0)
     for _ in range(iterations):

@@ -41,7 +41,7 @@ import numpy as np
 from kinhec.geometry import se3
 from kinhec.solvers import _common as c
 
-__all__ = ["observability", "MIN_LAMBDA2", "MIN_ROT_RANGE_DEG", "MAX_X_STD_DEG", "MAX_X_STD_M",
+__all__ = ["observability", "axis_scatter", "MIN_LAMBDA2", "MIN_ROT_RANGE_DEG", "MAX_X_STD_DEG", "MAX_X_STD_M",
            "MIN_EFFECTIVE_PAIRS", "MIN_DRIFT_TIME", "MIN_DRIFT_PAIRS", "MIN_NOISE_DOF"]
 
 #: Smallest axis scatter accepted (axes within about a degree of one direction fall below).
@@ -69,16 +69,27 @@ MIN_NOISE_DOF = 2.0
 _SUB = 200
 
 
+def axis_scatter(A: np.ndarray) -> float:
+    """``lambda2`` of the hand poses ``A`` (N, 4, 4): the axis scatter of their rotations about their chordal mean."""
+    R = A[:, :3, :3]
+    U, _, Vt = np.linalg.svd(R.sum(axis=0))
+    Rm = U @ np.diag([1.0, 1.0, np.sign(np.linalg.det(U @ Vt))]) @ Vt
+    return c.axis_scatter_lambda2(se3.so3_log(Rm.T @ R, check=False))
+
+
 def observability(A: np.ndarray, cov: np.ndarray, X_std: np.ndarray, autocorrelation_time: float | None = None,
                   n_pairs: int | None = None, drift_refused: bool = True,
-                  noise_dof: float | None = None) -> tuple[dict, list[str]]:  # fmt: skip
+                  noise_dof: float | None = None, one_axis: str | None = None) -> tuple[dict, list[str]]:  # fmt: skip
     """Observability report of the hand poses ``A`` (N, 4, 4) and the covariance of the unknowns.
 
     ``autocorrelation_time``: the longest of the residual components [pairs], when known; ``n_pairs``: the pairs
     it comes from (default ``len(A)``); ``drift_refused``: residuals that drift make ``X`` undetermined (an
     integrating sensor: visual odometry), else they are reported in ``drift`` only; ``noise_dof``: the pairs'
     worth of residuals the fit left to estimate the noise levels from, when they are estimated from the
-    residuals (below :data:`MIN_NOISE_DOF` ``X`` is not determined).
+    residuals (below :data:`MIN_NOISE_DOF` ``X`` is not determined); ``one_axis``: for a motion about one axis
+    whose open components were named (:mod:`kinhec.calibrate.reduced_dof`), the refusal naming them, or ``""``
+    when they were stated or set by convention (no refusal for the axis; ``X_std`` then holds 0 for a stated
+    component and NaN for one set by convention, and the limits apply to the others).
 
     Returns
     -------
@@ -89,10 +100,7 @@ def observability(A: np.ndarray, cov: np.ndarray, X_std: np.ndarray, autocorrela
         One sentence per failed test.
     """
     R = A[:, :3, :3]
-    U, _, Vt = np.linalg.svd(R.sum(axis=0))
-    Rm = U @ np.diag([1.0, 1.0, np.sign(np.linalg.det(U @ Vt))]) @ Vt
-    w = se3.so3_log(Rm.T @ R, check=False)
-    lam2 = c.axis_scatter_lambda2(w)
+    lam2 = axis_scatter(A)
     idx = np.unique(np.linspace(0, len(A) - 1, min(len(A), _SUB)).round().astype(int))
     i, j = np.triu_indices(len(idx), k=1)
     if i.size:
@@ -107,10 +115,13 @@ def observability(A: np.ndarray, cov: np.ndarray, X_std: np.ndarray, autocorrela
         cond = float(np.linalg.cond(corr))
     except np.linalg.LinAlgError:
         cond = float("inf")
-    std_deg = float(np.degrees(np.max(X_std[:3])))
-    std_m = float(np.max(X_std[3:]))
+    xs = np.nan_to_num(X_std, nan=0.0) if one_axis == "" else X_std  # components set by convention: not judged
+    std_deg = float(np.degrees(np.max(xs[:3])))
+    std_m = float(np.max(xs[3:]))
     warn = []
-    if lam2 < MIN_LAMBDA2:
+    if lam2 < MIN_LAMBDA2 and one_axis:
+        warn.append(one_axis)
+    elif lam2 < MIN_LAMBDA2 and one_axis is None:
         warn.append(
             f"the hand rotates about one axis only (axis scatter lambda2 = {lam2:.3g} < {MIN_LAMBDA2:g}): "
             "the rotation of X about it and its translation along it are not determined; rotate about "

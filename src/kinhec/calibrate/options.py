@@ -8,12 +8,13 @@ there: their own modules read the rest (:mod:`~kinhec.calibrate.images`, :mod:`~
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 
 from kinhec.calibrate import eye_bias as eb
+from kinhec.calibrate import reduced_dof
 from kinhec.calibrate import robot_error
 from kinhec.calibrate.frames import SETUPS
 from kinhec.calibrate.option_values import intrinsics_std as parse_intrinsics_std
@@ -37,7 +38,9 @@ class Options:
     ``setup`` (defaulted to ``eye_in_hand``) and ``setup_given`` (as given), ``offset`` (``"auto"``,
     ``"none"``, None or seconds), the per-file ``units_hand``/``units_eye`` and ``quat_hand``/``quat_eye``,
     ``intrinsics_std`` as ``(focal_rel, principal_point_over_f)`` and the eye-bias prior it gives
-    (:mod:`kinhec.calibrate.eye_bias`; None when it counts no error).  The others are as given.
+    (:mod:`kinhec.calibrate.eye_bias`; None when it counts no error); ``known`` the stated components of a motion
+    about one axis as ``{parameter index: metres}`` (:mod:`kinhec.calibrate.reduced_dof`), ``partial`` whether
+    the components such a motion leaves open are set by convention.  The others are as given.
     """
 
     kind: str
@@ -69,6 +72,8 @@ class Options:
     progress: Callable | None = None
     workers: int | None = None
     fast_detection: bool = False
+    known: dict = field(default_factory=dict)  # parameter index of (X, Y) -> stated value [m] (reduced_dof)
+    partial: bool = False
 
     def firewall_options(self) -> dict:
         """The options the convention firewall checks the files against (:func:`kinhec.calibrate.firewall.check`)."""
@@ -116,7 +121,7 @@ def _offset(offset):
 
 
 def parse_options(hand=None, eye=(), *, dataset=None, corners=None, bag=None, images=None, target=None,
-                  sequence=None, scale=False, robot_accuracy=None, **kw) -> Options:
+                  sequence=None, scale=False, robot_accuracy=None, known=None, partial=False, **kw) -> Options:
     """:func:`~kinhec.calibrate.calibrate`'s keyword arguments (and which inputs were given) as :class:`Options`.
 
     Raises :class:`~kinhec.util.errors.InputError` (an :class:`~kinhec.util.errors.UnknownNameError` for a bad name) for
@@ -132,7 +137,16 @@ def parse_options(hand=None, eye=(), *, dataset=None, corners=None, bag=None, im
     if level is not None and kw["setup"] == "rig":
         raise InputError("robot_accuracy: counted for one camera (eye_in_hand, eye_to_hand), not for a rig, got "
                          f"--setup rig with robot_accuracy {robot_accuracy!r}")
-    common = dict(robot_level=level, scale=scale, fixed_scale=fixed_scale, setup_given=kw["setup"])
+    known = reduced_dof.parse_known(known)
+    if (known or partial) and (images is not None or target is not None or corners is not None or kw["setup"] == "rig"):
+        what = "a rig" if kw["setup"] == "rig" else "images" if corners is None else "a corner file"
+        raise InputError(f"{'known' if known else 'partial'}: for pose files of one camera (eye_in_hand or "
+                         f"eye_to_hand), got {what}")
+    if known and partial:
+        raise InputError("partial: the open components are either stated (known) or set by convention (partial), "
+                         "got both")
+    common = dict(robot_level=level, scale=scale, fixed_scale=fixed_scale, setup_given=kw["setup"], known=known,
+                  partial=bool(partial))
     if images is not None or target is not None:
         _check_images(images, eye, dataset, corners, bag)
         return Options(kind="images", **common, **kw)

@@ -27,6 +27,12 @@ def _mat(T) -> list | None:
     return None if T is None else [[float(v) for v in row] for row in np.asarray(T)]
 
 
+def _std(v):
+    """A standard deviation for JSON: None for NaN (a component set by convention has none)."""
+    v = float(v)
+    return None if np.isnan(v) else v
+
+
 def _num(v):
     if v is None:
         return None
@@ -149,14 +155,29 @@ class CalibrationResult:
         return bool(self.observability.get("determined", False))
 
     @property
+    def undetermined(self) -> list:
+        """The components of ``X`` and ``Y`` the motion leaves open and that were not stated (``X.tz`` ...;
+        :mod:`kinhec.calibrate.reduced_dof`); empty when every component is determined or stated."""
+        return list(self.observability.get("undetermined") or [])
+
+    @property
     def verdict(self) -> str:
         """One sentence: is the result usable, and how precise is it."""
-        rot = np.degrees(self.X_std[:3]).max()
-        tr = 1000 * self.X_std[3:].max()
+        xs = np.nan_to_num(self.X_std, nan=0.0)  # components set by convention (--partial) have none
+        rot = np.degrees(xs[:3]).max()
+        tr = 1000 * xs[3:].max()
         n_out = len(self.outliers)
         if not self.determined:
             return (f"X is NOT determined by this motion ({'; '.join(self.warnings[:1]) or 'see warnings'}); "
                     "do not use it.")
+        open_ = self.undetermined
+        if open_:
+            rot_ = f"{rot:.2g} deg / {tr:.2g} mm (1 sigma)"
+            return (f"X and Y determined to {rot_} from {self.n_pairs} pairs except {', '.join(open_)}: not "
+                    "determined by this motion (they turn about one axis only); their values here are a convention, "
+                    "not a measurement: " + ("state them with --known for a complete X and Y." if
+                                             all(c.split(".")[1][0] == "t" for c in open_) else
+                                             "a complete X and Y needs a motion that also moves sideways."))
         extra = f", clock offset {1000 * self.time_offset_s:.1f} ms" if self.time_offset_s is not None else ""
         held = ""
         h = self.held_out
@@ -173,9 +194,12 @@ class CalibrationResult:
     def point_error(self, point_cam_m=None) -> dict | None:
         """The predicted 95 % error in the robot base of a point the camera sees (``point_cam_m``, camera frame [m];
         default :attr:`point_cam_m`), :func:`kinhec.calibrate.held_out.point_error`; None without a point or a
-        covariance."""
+        covariance, and when components of ``X`` or ``Y`` were set by convention (``partial``: the point's error
+        depends on them)."""
         p = self.point_cam_m if point_cam_m is None else point_cam_m
-        if p is None or self.cov is None or self.cov.shape[0] < 12 or self.Y is None:
+        od = self.observability.get("open_directions") or {}
+        by_convention = bool(od.get("convention") or od.get("convention_rotations_as_fitted"))  # --partial
+        if p is None or self.cov is None or self.cov.shape[0] < 12 or self.Y is None or by_convention:
             return None
         A = None if self.pairs is None else self.pairs[0]
         return ho.point_error(self.cov, self.setup if self.setup != "rig" else "eye_in_hand", self.X, self.Y, p, A)
@@ -191,10 +215,10 @@ class CalibrationResult:
         """
         o = self.observability
         out = {
-            "X": {"rot_deg": [float(v) for v in np.degrees(self.X_std[:3])],
-                  "trans_mm": [float(v) for v in 1000 * self.X_std[3:]]},
-            "Y": None if self.Y_std is None else {"rot_deg": [float(v) for v in np.degrees(self.Y_std[:3])],
-                                                  "trans_mm": [float(v) for v in 1000 * self.Y_std[3:]]},
+            "X": {"rot_deg": [_std(v) for v in np.degrees(self.X_std[:3])],
+                  "trans_mm": [_std(v) for v in 1000 * self.X_std[3:]]},
+            "Y": None if self.Y_std is None else {"rot_deg": [_std(v) for v in np.degrees(self.Y_std[:3])],
+                                                  "trans_mm": [_std(v) for v in 1000 * self.Y_std[3:]]},
             "time_offset_ms": None if self.time_offset_std_s is None else
             {"value": 1000 * float(self.time_offset_s), "std": 1000 * float(self.time_offset_std_s)},
             "scale": None if self.scale_std is None else
@@ -221,7 +245,7 @@ class CalibrationResult:
     def sigma_lines(self) -> list[str]:
         """The standard deviations of :attr:`sigma` beyond ``X``'s, one line each, for the screen."""
         sg = self.sigma
-        f3 = lambda v: " ".join(f"{x:.3g}" for x in v)  # noqa: E731
+        f3 = lambda v: " ".join("-" if x is None else f"{x:.3g}" for x in v)  # noqa: E731
         lines = []
         if sg["Y"] is not None:
             lines.append(f"  std of Y: rot_deg {f3(sg['Y']['rot_deg'])}  trans_mm {f3(sg['Y']['trans_mm'])}")
@@ -262,8 +286,9 @@ class CalibrationResult:
             "time_offset_peak_corr": _num(self.time_offset_peak_corr),
             "scale": _num(self.scale),
             "scale_std": _num(self.scale_std),
-            "X_std": [float(v) for v in self.X_std],
-            "Y_std": [float(v) for v in self.Y_std] if self.Y_std is not None else None,
+            "X_std": [_std(v) for v in self.X_std],
+            "Y_std": [_std(v) for v in self.Y_std] if self.Y_std is not None else None,
+            "undetermined": self.undetermined,
             "n_pairs": int(self.n_pairs),
             "outliers": [int(i) for i in self.outliers],
             "observability": dict(self.observability),

@@ -72,6 +72,7 @@ import numpy as np
 
 from kinhec.geometry import se3
 from kinhec.calibrate import eye_bias as eb
+from kinhec.calibrate import reduced_dof as rd
 from kinhec.calibrate import uncertainty as unc
 from kinhec.util.errors import DegenerateMotionError, InputError, KinhecError
 from kinhec.solvers import _common as c
@@ -352,7 +353,7 @@ class _Problem:
     log s]``."""
 
     def __init__(self, pairing, estimate_offset: bool, estimate_scale: bool, inverse_domain: bool,
-                 scale_prior_std: float | None = None):  # fmt: skip
+                 scale_prior_std: float | None = None, hold: dict | None = None):  # fmt: skip
         self.pairing = pairing
         self.eih = inverse_domain
         self.eo = estimate_offset
@@ -360,15 +361,34 @@ class _Problem:
         self.k_scale = 12 + int(estimate_offset)
         self.P = self.k_scale + int(estimate_scale)
         self.scale_prior_std = scale_prior_std if estimate_scale else None
+        self.hold = dict(hold or {})  # parameter index of (X, Y) -> held value [m] or reference rotation (3, 3)
+        self.hold_weight = np.zeros(12)  # 1 / sigma of each held parameter's prior (set by refine)
         self._cache = (None, None)
 
     def prior(self, st):
-        """Whitened prior residuals ``(k,)`` and their Jacobian ``(k, P)``: ``log s / sigma`` for a metric scale."""
-        if self.scale_prior_std is None:
+        """Whitened prior residuals ``(k,)`` and their Jacobian ``(k, P)``: ``log s / sigma`` for a metric scale, and
+        for every held component of ``X`` or ``Y`` (:mod:`kinhec.calibrate.reduced_dof`) its distance from the held
+        value times its weight."""
+        z, rows = [], []
+        if self.scale_prior_std is not None:
+            row = np.zeros(self.P)
+            row[self.k_scale] = 1.0 / self.scale_prior_std
+            z.append(np.log(st[3]) / self.scale_prior_std)
+            rows.append(row)
+        for i, target in self.hold.items():
+            T = st[0] if i < 6 else st[1]
+            k = i % 6
+            if k >= 3:
+                e = T[k - 3, 3] - float(target)
+            else:  # a rotation held at a reference: the rotation vector of R_ref^T R, one component
+                e = se3.so3_log(np.asarray(target).T @ T[:3, :3], check=False)[k]
+            row = np.zeros(self.P)
+            row[i] = self.hold_weight[i]
+            z.append(self.hold_weight[i] * e)
+            rows.append(row)
+        if not z:
             return np.zeros(0), np.zeros((0, self.P))
-        row = np.zeros((1, self.P))
-        row[0, self.k_scale] = 1.0 / self.scale_prior_std
-        return np.array([np.log(st[3]) / self.scale_prior_std]), row
+        return np.array(z), np.array(rows)
 
     def bias_jac(self, st, mask, eye_in_hand: bool) -> np.ndarray:
         """Jacobian ``(n, 6, 5)`` of the residuals in the eye-pose systematic of :mod:`kinhec.calibrate.eye_bias` at
@@ -536,7 +556,8 @@ def _rounds(prob: _Problem, st, S, inl, r, all_mask, reject: bool, max_rounds: i
 
 def refine(pairing, X0, Y0, *, offset0=None, scale0=None, estimate_offset=False, estimate_scale=False,
            scale_prior_std: float | None = None, eye_bias_prior=None, eye_in_hand: bool = True, max_rounds: int = 12,
-           reject: bool = True, init_solver: str = "", inverse_domain: bool = True) -> Solution:  # fmt: skip
+           reject: bool = True, init_solver: str = "", inverse_domain: bool = True,
+           hold: dict | None = None) -> Solution:  # fmt: skip
     """Alternate outlier rejection and Levenberg-Marquardt refinement; return the estimate and its covariance.
 
     Parameters
@@ -564,12 +585,16 @@ def refine(pairing, X0, Y0, *, offset0=None, scale0=None, estimate_offset=False,
         Rejection-refinement rounds.
     reject : bool
         Label outliers (studentised gate) and leave them out of the fit.
+    hold : dict, optional
+        Components of ``(X, Y)`` held (parameter index -> value [m] for a translation, reference rotation (3, 3)
+        for a rotation): a prior :data:`kinhec.calibrate.reduced_dof.KNOWN_WEIGHT` times the data's largest
+        information holds each (a constrained fit in the limit); their rows and columns of the covariance are 0.
 
     Returns
     -------
     Solution
     """
-    prob = _Problem(pairing, estimate_offset, estimate_scale, inverse_domain, scale_prior_std)
+    prob = _Problem(pairing, estimate_offset, estimate_scale, inverse_domain, scale_prior_std, hold)
     off = offset0 if offset0 is not None else (0.0 if pairing.has_time else None)
     s = scale0 if estimate_scale else None
     if estimate_scale and s is None:
@@ -579,6 +604,10 @@ def refine(pairing, X0, Y0, *, offset0=None, scale0=None, estimate_offset=False,
     all_mask = np.ones(n, dtype=bool)
     r = prob.res(st, all_mask)
     S = _floor(_robust_cov(r))
+    if prob.hold:  # each held component's weight: the data's largest information times KNOWN_WEIGHT
+        Jw0 = np.einsum("ij,njp->nip", np.linalg.cholesky(np.linalg.inv(S)).T, prob.jac(st, all_mask))
+        top = float(np.einsum("nip,nip->p", Jw0, Jw0)[:12].max())
+        prob.hold_weight[list(prob.hold)] = np.sqrt(rd.KNOWN_WEIGHT * max(top, 1e-300))
     inl = all_mask.copy()
     if reject:  # first labels: the robust diagonal covariance and the chi-square gate
         d2 = np.einsum("ni,ij,nj->n", r, np.linalg.inv(S), r)
@@ -624,6 +653,10 @@ def refine(pairing, X0, Y0, *, offset0=None, scale0=None, estimate_offset=False,
         Sens = -cov_fit @ (Jw.T @ Jb)
         bias_cov = Sens @ np.diag(np.asarray(eye_bias_prior, dtype=np.float64) ** 2) @ Sens.T
         cov = cov + bias_cov
+    if prob.hold:  # held components: exactly 0 (their prior leaves about 1e-6 of the data's variance)
+        h = list(prob.hold)
+        cov[h, :] = 0.0
+        cov[:, h] = 0.0
     X, Y, off, s = st
     return Solution(X, Y, off, s, cov, r, inl, S, float(infl.factors[:6].max()), init_solver, its, noise_dof=float(dof),
                     fit_dof=float(fit_dof), scale_data_std=scale_data_std, inflation_detail=infl,

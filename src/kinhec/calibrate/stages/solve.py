@@ -5,7 +5,9 @@ the residuals are compared in the domain whose noise model fits best; :func:`kin
 refines jointly.  Then: a repeated path may have locked the coarse offset on a wrong peak, so the same
 clock is tried too (:mod:`~kinhec.calibrate.same_clock`); a metric stream's scale prior is freed when the
 translations are far from metric (:mod:`~kinhec.calibrate.free_scale`); outlier labels the fit does not
-support are dropped and every pair kept (:mod:`~kinhec.calibrate.outliers`).
+support are dropped and every pair kept (:mod:`~kinhec.calibrate.outliers`).  Last, a motion about one axis:
+the components it leaves open are named (:mod:`~kinhec.calibrate.reduced_dof`) and, when stated (``known``) or
+asked to be set by convention (``partial``), the fit is repeated with them held.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kinhec.calibrate import free_scale
+from kinhec.calibrate import reduced_dof as rd
 from kinhec.calibrate import same_clock
 from kinhec.calibrate import scale as sc
 from kinhec.calibrate import solve as sv
 from kinhec.calibrate import stamp_units
+from kinhec.calibrate.observability import MIN_LAMBDA2, axis_scatter
 from kinhec.calibrate.options import Options
 from kinhec.calibrate.outliers import judge as judge_outliers
 from kinhec.calibrate.stages.conventions import Conventions
@@ -32,7 +36,8 @@ class Solved:
 
     ``pairing`` is the one it holds for (the same clock's when that won), ``fit`` the refinement's options,
     ``init_solver`` the initial candidate's solver, ``inverse_domain`` the residuals' domain, ``freed``
-    whether the scale's prior was freed, ``offset_edge`` whether the offset lies at the edge of its search.
+    whether the scale's prior was freed, ``offset_edge`` whether the offset lies at the edge of its search,
+    ``open`` the directions a motion about one axis leaves open (with the components stated or set by convention).
     """
 
     sol: sv.Solution
@@ -42,6 +47,7 @@ class Solved:
     inverse_domain: bool
     freed: bool
     offset_edge: bool
+    open: rd.OpenDirections | None = None  # what a motion about one axis leaves open (None: nothing)
 
 
 def _start(cv: Conventions, paired: Paired, opts: Options):
@@ -96,4 +102,36 @@ def solve(cv: Conventions, paired: Paired, opts: Options, eye_bias_prior=None) -
                            f"more than the fit supports: {why}; all pairs kept (their residuals are not independent "
                            "Gaussian noise, and X carries that error)")
         sol = sv.refine(pairing, X0, Y0, reject=False, **fit)
-    return Solved(sol, pairing, fit, name, eih, freed, offset_edge)
+    sol, od = _one_axis(cv, pairing, sol, fit, opts, reject=why is None)
+    return Solved(sol, pairing, fit, name, eih, freed, offset_edge, od)
+
+
+def _one_axis(cv: Conventions, pairing, sol, fit: dict, opts: Options, reject: bool):
+    """A motion about one axis: its open directions, and the fit again with the stated (or conventional) components
+    held; refuses a stated component the motion determines (:func:`kinhec.calibrate.reduced_dof.check_known`)."""
+    A = pairing.at(sol.offset)[0][sol.inliers]
+    od = None
+    lam2 = axis_scatter(A)
+    if lam2 < MIN_LAMBDA2 and sol.whitened_jacobian is not None:
+        od = rd.open_directions(rd.xy_information(sol.whitened_jacobian, sol.prior_information), lam2)
+    try:
+        rd.check_known(od, opts.known, sol.X, sol.Y, sol.cov)
+    except InputError as exc:
+        raise InputError(f"{cv.where}: {exc}") from None
+    if od is None or not (opts.known or opts.partial):
+        return sol, od
+    if opts.known:
+        od.known = dict(opts.known)
+        values, rotations = dict(opts.known), []
+    else:  # --partial: one component per open direction held, a translation at 0, a rotation where the fit left it
+        held = rd.gauge_components(od)
+        values, rotations = {i: 0.0 for i in held if i % 6 >= 3}, [i for i in held if i % 6 < 3]
+        od.convention, od.held_rotations = dict(values), list(rotations)
+    X1, Y1 = rd.move_to_known(sol.X, sol.Y, od, values) if values else (sol.X, sol.Y)
+    hold = dict(values)
+    hold.update({i: (X1 if i < 6 else Y1)[:3, :3].copy() for i in rotations})
+    fit2 = dict(fit, offset0=sol.offset, scale0=sol.scale if sol.scale is not None else fit["scale0"])
+    sol = sv.refine(pairing, X1, Y1, reject=reject, hold=hold, **fit2)
+    for i, v in values.items():  # the held translations exactly as stated (their prior leaves them within 1e-13 m)
+        (sol.X if i < 6 else sol.Y)[(i % 6) - 3, 3] = v
+    return sol, od

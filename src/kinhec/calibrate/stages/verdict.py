@@ -16,6 +16,7 @@ import numpy as np
 
 from kinhec.calibrate import eye_bias as eb
 from kinhec.calibrate import held_out as ho
+from kinhec.calibrate import reduced_dof as rd
 from kinhec.calibrate import scale as sc
 from kinhec.calibrate import solve as sv
 from kinhec.calibrate.observability import observability
@@ -79,9 +80,17 @@ def judge(cv: Conventions, paired: Paired, solved: Solved, sp: Spread, opts: Opt
     A_and_B = solved.pairing.at(sol.offset)
     A_final = A_and_B[0]
     tau = None if sol.inflation_detail is None else float(sol.inflation_detail.residual_tau.max())
+    od = getattr(solved, "open", None)  # a stage given only the solution and its covariance: none
+    resolved = od is not None and bool(od.known or od.convention or od.held_rotations)
+    one_axis = None if od is None else ("" if resolved else rd.refusal(od, cv.setup))
     obs, obs_warn = observability(A_final[sol.inliers], sol.cov[:12, :12], sp.X_std, tau, drift_refused=bool(opts.scale),
-                                  noise_dof=sol.fit_dof)  # fmt: skip
+                                  noise_dof=sol.fit_dof, one_axis=one_axis)  # fmt: skip
     obs["n_inliers"] = int(sol.inliers.sum())
+    obs["undetermined"] = [] if od is None or od.known else list(od.components)
+    if od is not None:
+        obs["open_directions"] = od.to_dict()
+        if resolved:
+            notes.append(rd.resolution_note(od, cv.setup))
     if solved.offset_edge:  # kept under --force: the offset, and X paired at it, are not determined
         obs["determined"], obs["offset_at_edge"] = False, True
     obs.update(sv.noise_report(sol))
