@@ -64,6 +64,34 @@ def exp6(xi: np.ndarray) -> np.ndarray:
     ])  # fmt: skip
 
 
+def levenberg_marquardt(fun, jac, n: int, tol: float, max_nfev: int) -> np.ndarray:
+    """The minimiser (n,) of ``|fun(p)|^2`` from ``p = 0`` by MINPACK's Levenberg-Marquardt (``lmder``).
+
+    ``jac(p)`` is the Jacobian (m, n) of ``fun(p)`` (m,); ``tol`` is the relative tolerance on the sum of squares,
+    on the step and on the gradient's angle (``ftol``, ``xtol``, ``gtol``), with at most ``max_nfev``
+    evaluations of ``fun``.  The same iterations as ``scipy.optimize.least_squares(method="lm")`` with these
+    settings, through :func:`scipy.optimize.leastsq`, which costs less per call (no wrapping of the functions,
+    no Jacobian at the solution); the last point of each function is remembered, so that ``leastsq``'s shape
+    checks at ``p = 0`` are not evaluated twice.
+    """
+    from scipy.optimize import leastsq  # here: importing the registry stays light
+
+    def remembered(f):
+        last = [None, None]
+
+        def g(p):
+            key = p.tobytes()
+            if last[0] != key:
+                last[0], last[1] = key, f(p)
+            return last[1]
+
+        return g
+
+    out = leastsq(remembered(fun), np.zeros(n), Dfun=remembered(jac), full_output=True, col_deriv=False, ftol=tol,
+                  xtol=tol, gtol=tol, maxfev=max_nfev, factor=100.0, diag=None)  # fmt: skip
+    return out[0]
+
+
 def apply_step(X0: np.ndarray, Y0: np.ndarray, ls0: float, p: np.ndarray, with_scale: bool):
     """``X0 exp(p[:6])``, ``Y0 exp(p[6:12])`` and ``log s0 + p[12]`` (when ``with_scale``): right perturbations."""
     X = X0 @ exp6(p[:6])

@@ -32,6 +32,7 @@ NOISE_KEYS = ("camera_rot_std_rad", "camera_trans_std_m", "camera_trans_std_z_m"
               "robot_trans_std_m")  # fmt: skip
 #: Added to the diagonal of every covariance.
 COVARIANCE_FLOOR = 1e-16
+_FLOOR6 = COVARIANCE_FLOOR * np.eye(6)
 #: Smallest variance component [rad^2 or m^2]: exact data keep an invertible covariance.
 VAR_FLOOR = 1e-24
 #: Half-widths of the generic PnP targets, as fractions of the median target distance (see :func:`target_shapes`).
@@ -138,7 +139,7 @@ def noise_from_theta(theta: np.ndarray) -> dict:
 def sigma(theta: np.ndarray, Q: np.ndarray) -> np.ndarray:
     """Per-pair covariances (n, 6, 6) ``sum_k theta_k Q_k`` (plus a tiny diagonal floor)."""
     k, n = Q.shape[:2]
-    return (theta @ Q.reshape(k, -1)).reshape(n, 6, 6) + COVARIANCE_FLOOR * np.eye(6)
+    return (theta @ Q.reshape(k, -1)).reshape(n, 6, 6) + _FLOOR6
 
 
 def pairs(Q: np.ndarray, idx: np.ndarray, n: int) -> np.ndarray:
@@ -157,8 +158,8 @@ def whitener(S: np.ndarray):
         A covariance is not positive definite.
     """
     Linv = pm.inverse_cholesky(S)
-    logdet = -2.0 * np.log(np.diagonal(Linv, axis1=-2, axis2=-1)).sum(axis=-1)
-    return Linv, np.swapaxes(Linv, -1, -2) @ Linv, logdet
+    logdet = -2.0 * np.log(Linv.diagonal(axis1=-2, axis2=-1)).sum(axis=-1)
+    return Linv, Linv.swapaxes(-1, -2) @ Linv, logdet
 
 
 def estimate_components(r, Q, w, theta0, n_iter: int = 8, extra=None) -> np.ndarray:
