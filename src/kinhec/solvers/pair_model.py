@@ -112,10 +112,12 @@ def predicted_camera_poses(A: np.ndarray, X: np.ndarray, Y: np.ndarray, configur
     return _inv(Y) @ A @ X
 
 
-def pair_jacobians(C: np.ndarray, X: np.ndarray, configuration: str, C_inv: np.ndarray | None = None):
+def pair_jacobians(C: np.ndarray, X: np.ndarray, configuration: str, C_inv: np.ndarray | None = None,
+                   robot: bool = True):  # fmt: skip
     """Jacobians of the camera error ``rho`` at the poses ``C`` (N, 4, 4).
 
     Only the inverses of the poses enter: pass them as ``C_inv`` (and ``C=None``) when they are at hand.
+    ``robot=False`` leaves ``G`` out (None).
 
     Returns
     -------
@@ -128,15 +130,16 @@ def pair_jacobians(C: np.ndarray, X: np.ndarray, configuration: str, C_inv: np.n
     n = AdCi.shape[0]
     I6 = _EYE6
     J = np.empty((n, 6, 12))
-    AdXi = adjoint(_inv(X))
     if configuration == "eye_in_hand":
         J[:, :, :6] = -AdCi
         J[:, :, 6:] = I6
-        G = -AdCi @ AdXi
     else:
         J[:, :, :6] = I6
         J[:, :, 6:] = -AdCi
-        G = np.broadcast_to(AdXi, (n, 6, 6)).copy()
+    if not robot:
+        return J, None
+    AdXi = adjoint(_inv(X))
+    G = -AdCi @ AdXi if configuration == "eye_in_hand" else np.broadcast_to(AdXi, (n, 6, 6)).copy()
     return J, G
 
 

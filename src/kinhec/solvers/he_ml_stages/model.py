@@ -126,10 +126,16 @@ def residuals_from_inverse(Cm: np.ndarray, Cp_inv: np.ndarray, log_s: float, log
                            q: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
     """:func:`residuals` from the inverses of the predicted poses (scaling the prediction's translation by ``s``
     scales that of its inverse alike)."""
-    E = Cp_inv.copy()
-    E[:, :3, 3] *= math.exp(log_s) if q is None else np.exp(log_s + q)[:, None]
+    k = math.exp(log_s) if q is None else np.exp(log_s + q)[:, None]
+    if q is None and k == 1.0:
+        E = Cp_inv  # (metric: a product by 1 changes nothing)
+    else:
+        E = Cp_inv.copy()
+        E[:, :3, 3] *= k
     r = pm.fast_se3_log(E @ Cm)
-    r[:, 3:] *= math.exp(-(log_s if log_s0 is None else log_s0))
+    k0 = math.exp(-(log_s if log_s0 is None else log_s0))
+    if k0 != 1.0:
+        r[:, 3:] *= k0
     return r
 
 

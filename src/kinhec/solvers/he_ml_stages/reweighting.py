@@ -63,7 +63,7 @@ def solve_wls(A, Cm, X0, Y0, ls0, Linv, sw, configuration, with_scale, jacobian:
 
     def jac(p):
         X, ls, Ci = state(p)
-        J, _ = pm.pair_jacobians(None, X, configuration, C_inv=Ci)
+        J, _ = pm.pair_jacobians(None, X, configuration, C_inv=Ci, robot=False)
         Jr = -J
         k = math.exp(ls - ls0)
         Jr[:, 3:] *= k
