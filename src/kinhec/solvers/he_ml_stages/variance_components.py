@@ -261,9 +261,9 @@ def restricted_components(r, Q, w, theta0, J, n_iter: int = 30, prior_dof: float
         fitted = _weighted_fit(r, W, w, J)
         rr = fitted[0]
         Wr = mv(W, rr)
-        ll = -0.5 * (float(logdet.sum()) + fitted[1] + float(np.sum(w * (Wr * rr).sum(axis=1))))
+        ll = -0.5 * (float(logdet.sum()) + fitted[1] + float((w * (Wr * rr).sum(axis=1)).sum()))
         if prior_dof > 0:
-            ll += float(np.sum(-a * np.log(th) - b / th))  # (0 for the components without a prior)
+            ll += float((-a * np.log(th) - b / th).sum())  # (0 for the components without a prior)
         return ll, (th, W, Wr, fitted[2])  # (the projection's factor is formed only where a step needs it)
 
     def newton(state):
@@ -283,7 +283,7 @@ def restricted_components(r, Q, w, theta0, J, n_iter: int = 30, prior_dof: float
         A, rhs = newton(state)
         target, var = _nonnegative_solve(A, rhs)
         step = target - theta
-        if float(np.max(np.abs(step) / np.sqrt(np.maximum(var, 1e-300)))) < STOP_SE:
+        if float((np.abs(step) / np.sqrt(np.maximum(var, 1e-300))).max()) < STOP_SE:
             # the step stays within the quadratic model's own precision: taken without another evaluation
             theta = target
             break
@@ -331,9 +331,9 @@ def _nonnegative_solve(F: np.ndarray, q: np.ndarray):
     eigenvalue falls below that bound none of a principal submatrix does either (they interlace), so the
     smaller systems are solved directly.
     """
-    d = np.sqrt(np.maximum(np.diagonal(F), 0.0))
+    d = np.sqrt(np.maximum(F.diagonal(), 0.0))
     d = np.where(d > 0, d, 1.0)  # (a component without information keeps its scale)
-    Fs = F / np.outer(d, d)
+    Fs = F / (d[:, None] * d[None, :])
     qs = q / d
     ev, V = np.linalg.eigh(Fs)
     keep = ev > 1e-12 * max(float(ev[-1]), 1e-300)
@@ -342,7 +342,7 @@ def _nonnegative_solve(F: np.ndarray, q: np.ndarray):
     new = V @ (inv_ev * (V.T @ qs))
     active = new > 0
     while not active.all() and active.any():
-        new = np.zeros_like(q)
+        new = np.zeros(q.shape)
         sub = Fs[active][:, active]
         if keep.all():
             new[active] = np.linalg.solve(sub, qs[active])
@@ -390,7 +390,7 @@ def pseudo_step(H: np.ndarray, g: np.ndarray):
     ev, V = np.linalg.eigh(H)
     aev = np.abs(ev)
     top = max(float(aev.max()), 1e-300)
-    logdet_h = float(np.sum(np.log(ev[ev > 1e-12 * max(float(ev[-1]), 1e-300)])))
+    logdet_h = float(np.log(ev[ev > 1e-12 * max(float(ev[-1]), 1e-300)]).sum())
     keep = aev > 1e-15 * top
     Vk, evk = V[:, keep], ev[keep]
     return (Vk / evk) @ (Vk.T @ g), logdet_h, Vk, evk
@@ -418,9 +418,9 @@ def _information(Q, W, u, E, Qn=None):
     if Qn is None:
         Qn = pair_major(Q)
     Es = E * sg
-    V = Es @ np.swapaxes(E, 1, 2)  # (n, 6, 6): the diagonal blocks of E S E^T
+    V = Es @ E.swapaxes(1, 2)  # (n, 6, 6): the diagonal blocks of E S E^T
     tr = Q.reshape(k, -1) @ (W - V).reshape(-1)
-    Z = np.swapaxes((Qn @ u[:, :, None]).reshape(n, k, 6), 1, 2)  # Q_k u as the columns of (n, 6, k)
+    Z = (Qn @ u[:, :, None]).reshape(n, k, 6).swapaxes(1, 2)  # Q_k u as the columns of (n, 6, k)
     Zf = Z.reshape(-1, k)  # (a copy: the pairs' rows stacked)
     EZ = E.reshape(-1, pk).T @ Zf  # E^T Q_k u, (p', k)
     PZ = (W @ Z).reshape(-1, k) - Es.reshape(-1, pk) @ EZ
