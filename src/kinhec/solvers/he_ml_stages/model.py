@@ -70,10 +70,16 @@ def levenberg_marquardt(fun, jac, n: int, tol: float, max_nfev: int) -> np.ndarr
     ``jac(p)`` is the Jacobian (m, n) of ``fun(p)`` (m,); ``tol`` is the relative tolerance on the sum of squares,
     on the step and on the gradient's angle (``ftol``, ``xtol``, ``gtol``), with at most ``max_nfev``
     evaluations of ``fun``.  The same iterations as ``scipy.optimize.least_squares(method="lm")`` with these
-    settings, through :func:`scipy.optimize.leastsq`, which costs less per call (no wrapping of the functions,
-    no Jacobian at the solution); the last point of each function is remembered, so that ``leastsq``'s shape
-    checks at ``p = 0`` are not evaluated twice.
+    settings and its default scaling, through :func:`scipy.optimize.leastsq`, which costs less per call (no
+    wrapping of the functions, no Jacobian at the solution); the last point of each function is remembered, so
+    that ``leastsq``'s shape checks at ``p = 0`` are not evaluated twice.
+
+    Raises
+    ------
+    ValueError
+        The residuals are not finite at ``p = 0`` (as ``least_squares`` does).
     """
+    import scipy
     from scipy.optimize import leastsq  # here: importing the registry stays light
 
     def remembered(f):
@@ -87,8 +93,16 @@ def levenberg_marquardt(fun, jac, n: int, tol: float, max_nfev: int) -> np.ndarr
 
         return g
 
-    out = leastsq(remembered(fun), np.zeros(n), Dfun=remembered(jac), full_output=True, col_deriv=False, ftol=tol,
-                  xtol=tol, gtol=tol, maxfev=max_nfev, factor=100.0, diag=None)  # fmt: skip
+    fun_r = remembered(fun)
+    p0 = np.zeros(n)
+    if not np.all(np.isfinite(fun_r(p0))):
+        raise ValueError("Residuals are not finite in the initial point.")
+    # least_squares' default scaling: by the Jacobian's column norms (MINPACK's own, diag=None) from SciPy 1.16
+    # on, unit scales before
+    major, minor = (int(v) for v in scipy.__version__.split(".")[:2])
+    diag = None if (major, minor) >= (1, 16) else np.ones(n)
+    out = leastsq(fun_r, p0, Dfun=remembered(jac), full_output=True, col_deriv=False, ftol=tol, xtol=tol, gtol=tol,
+                  maxfev=max_nfev, factor=100.0, diag=diag)  # fmt: skip
     return out[0]
 
 
