@@ -161,10 +161,11 @@ def inverse_cholesky(S: np.ndarray) -> np.ndarray:
     Lt = L.transpose(1, 2, 0).copy()  # (m, m, n): rows of all matrices as contiguous arrays
     out = np.zeros(Lt.shape)
     d = 1.0 / L.diagonal(axis1=1, axis2=2).T  # (m, n)
+    nd = -d
     out[0, 0] = d[0]
     for i in range(1, m):
         # row i of inv(L): -(1 / L_ii) sum_k L_ik inv(L)_k,:i over the rows above
-        out[i, :i] = -d[i] * np.einsum("kn,kjn->jn", Lt[i, :i], out[:i, :i])
+        out[i, :i] = nd[i] * np.einsum("kn,kjn->jn", Lt[i, :i], out[:i, :i])
         out[i, i] = d[i]
     return out.transpose(2, 0, 1).reshape(shape)
 
@@ -232,13 +233,8 @@ def residuals(C_meas: np.ndarray, C_pred: np.ndarray) -> np.ndarray:
 _SKEW = (np.array([9, 2, 4]), np.array([6, 8, 1]))
 #: Flat indices of the translation.
 _TRANS = np.array([3, 7, 11])
-#: Index cycles of the cross product: ``(a x b)_i = a_(i+1) b_(i+2) - a_(i+2) b_(i+1)``.
+#: Index cycles of the cross product: ``(a x b)_i = a_(i+1) b_(i+2) - a_(i+2) b_(i+1)`` (rows of ``(n, 3)`` arrays).
 _NEXT, _PREV = np.array([1, 2, 0]), np.array([2, 0, 1])
-
-
-def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row-wise cross products of ``(n, 3)`` arrays (two gathers per operand instead of a product per row)."""
-    return a[:, _NEXT] * b[:, _PREV] - a[:, _PREV] * b[:, _NEXT]
 
 
 def fast_se3_log(T: np.ndarray) -> np.ndarray:
@@ -254,17 +250,26 @@ def fast_se3_log(T: np.ndarray) -> np.ndarray:
     sn = np.sqrt(np.add.reduce(s * s, axis=-1))  # (the norm of the rows)
     th = np.arctan2(sn, cth)
     small = sn < 1e-12
-    w = s * np.where(small, 1.0, th / np.where(small, 1.0, sn))[:, None]
+    if small.any():
+        w = s * np.where(small, 1.0, th / np.where(small, 1.0, sn))[:, None]
+    else:  # (the same values without the selections)
+        w = s * (th / sn)[:, None]
     far = cth < -0.98
     if far.any():
         w[far] = se3.so3_log(T[far, :3, :3], check=False)
         th = np.sqrt(np.add.reduce(w * w, axis=-1))
     t = F[:, _TRANS]
     lo = th < 1e-4
-    tt = np.where(lo, 1.0, th)
-    D = np.where(lo, 1.0 / 12 + th**2 / 720, 1.0 / (tt * tt) - np.cos(tt / 2) / (2 * tt * np.sin(tt / 2)))
-    wt = _cross(w, t)
+    if lo.any():
+        tt = np.where(lo, 1.0, th)
+        half = tt / 2
+        D = np.where(lo, 1.0 / 12 + th**2 / 720, 1.0 / (tt * tt) - np.cos(half) / (2 * tt * np.sin(half)))
+    else:
+        half = th / 2
+        D = 1.0 / (th * th) - np.cos(half) / (2 * th * np.sin(half))
+    wn, wp = w[:, _NEXT], w[:, _PREV]
+    wt = wn * t[:, _PREV] - wp * t[:, _NEXT]  # w x t
     out = np.empty((n, 6))
     out[:, :3] = w
-    out[:, 3:] = t - 0.5 * wt + D[:, None] * _cross(w, wt)
+    out[:, 3:] = t - 0.5 * wt + D[:, None] * (wn * wt[:, _PREV] - wp * wt[:, _NEXT])
     return out

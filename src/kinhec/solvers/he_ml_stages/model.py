@@ -45,7 +45,7 @@ def exp6(xi: np.ndarray) -> np.ndarray:
 
     The :func:`kinhec.geometry.se3.se3_exp` formula, in scalars: a 4 x 4 product costs more than the arithmetic.
     """
-    wx, wy, wz, vx, vy, vz = (float(v) for v in xi)
+    wx, wy, wz, vx, vy, vz = xi.tolist() if isinstance(xi, np.ndarray) else (float(v) for v in xi)
     th2 = wx * wx + wy * wy + wz * wz
     th = math.sqrt(th2)
     if th < 1e-6:
@@ -57,11 +57,11 @@ def exp6(xi: np.ndarray) -> np.ndarray:
     kx, ky, kz = wy * vz - wz * vy, wz * vx - wx * vz, wx * vy - wy * vx
     wv = wx * vx + wy * vy + wz * vz
     return np.array([
-        [1.0 + b * (wx * wx - th2), -a * wz + b * xy, a * wy + b * xz, vx + b * kx + cc * (wx * wv - th2 * vx)],
-        [a * wz + b * xy, 1.0 + b * (wy * wy - th2), -a * wx + b * yz, vy + b * ky + cc * (wy * wv - th2 * vy)],
-        [-a * wy + b * xz, a * wx + b * yz, 1.0 + b * (wz * wz - th2), vz + b * kz + cc * (wz * wv - th2 * vz)],
-        [0.0, 0.0, 0.0, 1.0],
-    ])  # fmt: skip
+        1.0 + b * (wx * wx - th2), -a * wz + b * xy, a * wy + b * xz, vx + b * kx + cc * (wx * wv - th2 * vx),
+        a * wz + b * xy, 1.0 + b * (wy * wy - th2), -a * wx + b * yz, vy + b * ky + cc * (wy * wv - th2 * vy),
+        -a * wy + b * xz, a * wx + b * yz, 1.0 + b * (wz * wz - th2), vz + b * kz + cc * (wz * wv - th2 * vz),
+        0.0, 0.0, 0.0, 1.0,
+    ]).reshape(4, 4)  # fmt: skip
 
 
 def levenberg_marquardt(fun, jac, n: int, tol: float, max_nfev: int) -> np.ndarray:
