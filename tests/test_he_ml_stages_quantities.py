@@ -103,3 +103,35 @@ def test_a_minority_below_the_starts_share_is_a_collapse_even_when_it_determines
     got = collapse.minority_collapse(A, inl)
     assert got is not None and got["reason"] == "below_start" and got["n_inliers"] == 6
     assert got["rot_range_deg"] > collapse.MIN_ROT_RANGE_DEG  # its motion would determine X
+
+
+def test_levenberg_marquardt_takes_least_squares_steps():
+    """The stages' MINPACK call (through ``leastsq``) against ``scipy.optimize.least_squares(method="lm")`` with
+    the same tolerances: the same minimiser to the last bit, on a nonlinear fit that needs several steps and on
+    one that stops at the evaluation limit; residuals that are not finite at the start are refused alike."""
+    import pytest
+    from scipy.optimize import least_squares
+
+    from kinhec.solvers.he_ml_stages import model
+
+    rng = np.random.default_rng(83)
+    t = np.linspace(0.0, 3.0, 40)
+    y = 2.0 * np.exp(-1.3 * t) + 0.5 * np.sin(2.1 * t) + rng.normal(scale=0.01, size=t.size)
+
+    def fun(p):  # a perturbation of (amplitude, rate, sine amplitude, frequency) around a start far off
+        a, k, b, w = np.array([0.4, -0.2, 1.5, 1.2]) + p
+        return a * np.exp(k * t) + b * np.sin(w * t) - y
+
+    def jac(p):
+        a, k, b, w = np.array([0.4, -0.2, 1.5, 1.2]) + p
+        e = np.exp(k * t)
+        return np.stack([e, a * t * e, np.sin(w * t), b * t * np.cos(w * t)], axis=1)
+
+    ref_full = least_squares(fun, np.zeros(4), jac=jac, method="lm", xtol=1e-12, ftol=1e-12, gtol=1e-12).x
+    for tol, nfev in ((1e-8, 30), (1e-10, 50), (1e-12, 3)):
+        ref = least_squares(fun, np.zeros(4), jac=jac, method="lm", xtol=tol, ftol=tol, gtol=tol, max_nfev=nfev)
+        got = model.levenberg_marquardt(fun, jac, 4, tol, nfev)
+        assert np.array_equal(got, ref.x), (tol, nfev, got - ref.x)
+    assert abs(got[1] - ref_full[1]) > 1e-6  # (the three-evaluation case stopped short of the minimum)
+    with pytest.raises(ValueError, match="not finite"):
+        model.levenberg_marquardt(lambda p: np.full(t.size, np.nan), jac, 4, 1e-8, 30)

@@ -113,19 +113,20 @@ def _whitening(rng, n):
 
 
 class _Recorder:
-    """Stands in for ``scipy.optimize.least_squares``: at its first call, the analytic Jacobian it was given and
-    the finite differences of the residual function, both at ``at`` (taken then: the caller's closures move on)."""
+    """Stands in for ``scipy.optimize.leastsq`` (``he_ml``'s Levenberg-Marquardt): at its first call, the analytic
+    Jacobian it was given and the finite differences of the residual function, both at ``at`` (taken then: the
+    caller's closures move on)."""
 
     def __init__(self, monkeypatch, at):
         self.at = at
         self.taken = None
-        self._real = scipy.optimize.least_squares
-        monkeypatch.setattr(scipy.optimize, "least_squares", self)
+        self._real = scipy.optimize.leastsq
+        monkeypatch.setattr(scipy.optimize, "leastsq", self)
 
-    def __call__(self, fun, x0, jac=None, **kw):
+    def __call__(self, fun, x0, Dfun=None, **kw):
         if self.taken is None:
-            self.taken = (jac(self.at), _fd(fun, self.at, 1e-6), fun)
-        return self._real(fun, x0, jac=jac, **kw)
+            self.taken = (Dfun(self.at), _fd(fun, self.at, 1e-6), fun)
+        return self._real(fun, x0, Dfun=Dfun, **kw)
 
     def case(self, label):
         J, num, fun = self.taken

@@ -93,6 +93,9 @@ def adjoint(T: np.ndarray) -> np.ndarray:
     return out
 
 
+_EYE6 = np.eye(6)
+
+
 def _inv(T: np.ndarray) -> np.ndarray:
     return se3.invert_transform(T, check=False)
 
@@ -109,10 +112,12 @@ def predicted_camera_poses(A: np.ndarray, X: np.ndarray, Y: np.ndarray, configur
     return _inv(Y) @ A @ X
 
 
-def pair_jacobians(C: np.ndarray, X: np.ndarray, configuration: str, C_inv: np.ndarray | None = None):
+def pair_jacobians(C: np.ndarray, X: np.ndarray, configuration: str, C_inv: np.ndarray | None = None,
+                   robot: bool = True):  # fmt: skip
     """Jacobians of the camera error ``rho`` at the poses ``C`` (N, 4, 4).
 
     Only the inverses of the poses enter: pass them as ``C_inv`` (and ``C=None``) when they are at hand.
+    ``robot=False`` leaves ``G`` out (None).
 
     Returns
     -------
@@ -123,17 +128,18 @@ def pair_jacobians(C: np.ndarray, X: np.ndarray, configuration: str, C_inv: np.n
     """
     AdCi = adjoint(_inv(C) if C_inv is None else C_inv)
     n = AdCi.shape[0]
-    I6 = np.broadcast_to(np.eye(6), (n, 6, 6))
+    I6 = _EYE6
     J = np.empty((n, 6, 12))
-    AdXi = adjoint(_inv(X))
     if configuration == "eye_in_hand":
         J[:, :, :6] = -AdCi
         J[:, :, 6:] = I6
-        G = -AdCi @ AdXi
     else:
         J[:, :, :6] = I6
         J[:, :, 6:] = -AdCi
-        G = np.broadcast_to(AdXi, (n, 6, 6)).copy()
+    if not robot:
+        return J, None
+    AdXi = adjoint(_inv(X))
+    G = -AdCi @ AdXi if configuration == "eye_in_hand" else np.broadcast_to(AdXi, (n, 6, 6)).copy()
     return J, G
 
 
@@ -152,15 +158,16 @@ def inverse_cholesky(S: np.ndarray) -> np.ndarray:
     shape = S.shape
     m = shape[-1]
     L = np.linalg.cholesky(S).reshape(-1, m, m)
-    Lt = np.ascontiguousarray(np.moveaxis(L, 0, -1))  # (m, m, n): rows of all matrices as contiguous arrays
-    out = np.zeros_like(Lt)
-    d = 1.0 / np.diagonal(Lt, axis1=0, axis2=1).T  # (m, n)
-    for i in range(m):
-        if i:
-            # row i of inv(L): -(1 / L_ii) sum_k L_ik inv(L)_k,:i over the rows above
-            out[i, :i] = -d[i] * np.einsum("kn,kjn->jn", Lt[i, :i], out[:i, :i])
+    Lt = L.transpose(1, 2, 0).copy()  # (m, m, n): rows of all matrices as contiguous arrays
+    out = np.zeros(Lt.shape)
+    d = 1.0 / L.diagonal(axis1=1, axis2=2).T  # (m, n)
+    nd = -d
+    out[0, 0] = d[0]
+    for i in range(1, m):
+        # row i of inv(L): -(1 / L_ii) sum_k L_ik inv(L)_k,:i over the rows above
+        out[i, :i] = nd[i] * np.einsum("kn,kjn->jn", Lt[i, :i], out[:i, :i])
         out[i, i] = d[i]
-    return np.moveaxis(out, -1, 0).reshape(shape)
+    return out.transpose(2, 0, 1).reshape(shape)
 
 
 def pnp_unit_covariance(C: np.ndarray, x: np.ndarray, y: np.ndarray, iz: np.ndarray, weights=None) -> np.ndarray:
@@ -222,12 +229,12 @@ def residuals(C_meas: np.ndarray, C_pred: np.ndarray) -> np.ndarray:
     return fast_se3_log(_inv(C_pred) @ C_meas)
 
 
-def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    out = np.empty_like(b)
-    out[:, 0] = a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1]
-    out[:, 1] = a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2]
-    out[:, 2] = a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]
-    return out
+#: Flat indices (in a 4 x 4 pose's 16 entries) of ``R21, R02, R10`` and ``R12, R20, R01``: the skew part of ``R``.
+_SKEW = (np.array([9, 2, 4]), np.array([6, 8, 1]))
+#: Flat indices of the translation.
+_TRANS = np.array([3, 7, 11])
+#: Index cycles of the cross product: ``(a x b)_i = a_(i+1) b_(i+2) - a_(i+2) b_(i+1)`` (rows of ``(n, 3)`` arrays).
+_NEXT, _PREV = np.array([1, 2, 0]), np.array([2, 0, 1])
 
 
 def fast_se3_log(T: np.ndarray) -> np.ndarray:
@@ -236,24 +243,33 @@ def fast_se3_log(T: np.ndarray) -> np.ndarray:
     ``sin(theta) u`` is the skew part of ``R`` and ``cos(theta) = (tr R - 1) / 2``; ``theta = atan2``
     of the two, exact to round-off below about 170 deg.
     """
-    R = T[:, :3, :3]
-    s = np.empty(R.shape[:1] + (3,))
-    s[:, 0] = R[:, 2, 1] - R[:, 1, 2]
-    s[:, 1] = R[:, 0, 2] - R[:, 2, 0]
-    s[:, 2] = R[:, 1, 0] - R[:, 0, 1]
-    s *= 0.5
-    cth = 0.5 * (R[:, 0, 0] + R[:, 1, 1] + R[:, 2, 2] - 1.0)
-    sn = np.linalg.norm(s, axis=-1)
+    n = T.shape[0]
+    F = T.reshape(n, 16)
+    s = (F[:, _SKEW[0]] - F[:, _SKEW[1]]) * 0.5
+    cth = 0.5 * (F[:, 0] + F[:, 5] + F[:, 10] - 1.0)
+    sn = np.sqrt(np.add.reduce(s * s, axis=-1))  # (the norm of the rows)
     th = np.arctan2(sn, cth)
     small = sn < 1e-12
-    w = s * np.where(small, 1.0, th / np.where(small, 1.0, sn))[:, None]
+    if small.any():
+        w = s * np.where(small, 1.0, th / np.where(small, 1.0, sn))[:, None]
+    else:  # (the same values without the selections)
+        w = s * (th / sn)[:, None]
     far = cth < -0.98
     if far.any():
-        w[far] = se3.so3_log(R[far], check=False)
-        th = np.linalg.norm(w, axis=-1)
-    t = T[:, :3, 3]
-    tt = np.where(th < 1e-4, 1.0, th)
-    D = np.where(th < 1e-4, 1.0 / 12 + th**2 / 720, 1.0 / (tt * tt) - np.cos(tt / 2) / (2 * tt * np.sin(tt / 2)))
-    wt = _cross(w, t)
-    v = t - 0.5 * wt + D[:, None] * _cross(w, wt)
-    return np.concatenate([w, v], axis=-1)
+        w[far] = se3.so3_log(T[far, :3, :3], check=False)
+        th = np.sqrt(np.add.reduce(w * w, axis=-1))
+    t = F[:, _TRANS]
+    lo = th < 1e-4
+    if lo.any():
+        tt = np.where(lo, 1.0, th)
+        half = tt / 2
+        D = np.where(lo, 1.0 / 12 + th**2 / 720, 1.0 / (tt * tt) - np.cos(half) / (2 * tt * np.sin(half)))
+    else:
+        half = th / 2
+        D = 1.0 / (th * th) - np.cos(half) / (2 * th * np.sin(half))
+    wn, wp = w[:, _NEXT], w[:, _PREV]
+    wt = wn * t[:, _PREV] - wp * t[:, _NEXT]  # w x t
+    out = np.empty((n, 6))
+    out[:, :3] = w
+    out[:, 3:] = t - 0.5 * wt + D[:, None] * (wn * wt[:, _PREV] - wp * wt[:, _NEXT])
+    return out

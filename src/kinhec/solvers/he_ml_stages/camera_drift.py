@@ -22,7 +22,8 @@ import numpy as np
 
 from kinhec.geometry import se3
 from kinhec.solvers import pair_model as pm
-from kinhec.solvers.he_ml_stages.model import ROBUST_MIN_PAIRS, exp6, mv, predict, project_so3, residuals
+from kinhec.solvers.he_ml_stages.model import (ROBUST_MIN_PAIRS, exp6, levenberg_marquardt, mv, predict, project_so3,
+                                               residuals)
 from kinhec.solvers.he_ml_stages.variance_components import VAR_FLOOR
 
 #: Lag-1 autocorrelation of the pair residuals (time order, each component scaled by its RMS), at the motion
@@ -60,8 +61,6 @@ def motion_fit(A, B, X0, ls0, with_scale):
     Returns ``X``, ``log s``, the covariance of ``(dx[, log s])`` and the per-motion rotation and translation
     standard deviations.
     """
-    from scipy.optimize import least_squares  # here: importing the registry stays light
-
     Am = se3.invert_transform(A[:-1], check=False) @ A[1:]
     Bm = se3.invert_transform(B[:-1], check=False) @ B[1:]
     Ad_Bm_inv = pm.adjoint(se3.invert_transform(Bm, check=False))
@@ -106,12 +105,11 @@ def motion_fit(A, B, X0, ls0, with_scale):
     for _ in range(_DRIFT_ROUNDS):
         sw = np.sqrt(w)[:, None] / sig
         X_, ls_ = X, ls
-        res = least_squares(lambda p: (sw * motion_residuals(p, X_, ls_)).ravel(), np.zeros(P),
-                            jac=lambda p: (sw[:, :, None] * jacobian(p, X_, ls_)).reshape(-1, P),
-                            method="lm", xtol=1e-10, ftol=1e-10, gtol=1e-10, max_nfev=50)  # fmt: skip
-        X = X_ @ exp6(res.x[:6])
+        p = levenberg_marquardt(lambda p: (sw * motion_residuals(p, X_, ls_)).ravel(),
+                                lambda p: (sw[:, :, None] * jacobian(p, X_, ls_)).reshape(-1, P), P, 1e-10, 50)
+        X = X_ @ exp6(p[:6])
         X[:3, :3] = project_so3(X[:3, :3])
-        ls = ls_ + (res.x[6] if with_scale else 0.0)
+        ls = ls_ + (p[6] if with_scale else 0.0)
         r = motion_residuals(np.zeros(P), X, ls)
         var_r = max(float(np.sum(w * np.sum(r[:, :3] ** 2, axis=1)) / (3.0 * np.sum(w))), VAR_FLOOR)
         var_t = max(float(np.sum(w * np.sum(r[:, 3:] ** 2, axis=1)) / (3.0 * np.sum(w))), VAR_FLOOR)

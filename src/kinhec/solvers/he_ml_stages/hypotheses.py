@@ -48,11 +48,11 @@ def _rotations_from_kronecker(K: np.ndarray):
     # the top right singular vector of K is the top eigenvector of K^T K (half the cost of an SVD); the left
     # one is K v up to a positive factor, which the projection onto SO(3) ignores
     v = np.linalg.eigh(np.swapaxes(K, 1, 2) @ K)[1][:, :, -1]
-    MX = np.swapaxes(v.reshape(-1, 3, 3), 1, 2)
-    MY = np.swapaxes(mv(K, v).reshape(-1, 3, 3), 1, 2)
-    sX = np.sign(np.linalg.det(MX))
-    sY = np.sign(np.linalg.det(MY))
-    return project_so3(MX * sX[:, None, None]), project_so3(MY * sY[:, None, None])
+    H = K.shape[0]
+    # R_X's and R_Y's matrices as one stack: one determinant and one projection for both
+    M = np.concatenate([v.reshape(-1, 3, 3), mv(K, v).reshape(-1, 3, 3)]).swapaxes(1, 2)
+    R = project_so3(M * np.sign(np.linalg.det(M))[:, None, None])
+    return R[:H], R[H:]
 
 
 def _translations_from_sets(RA, tA, tB, RY, with_scale: bool):

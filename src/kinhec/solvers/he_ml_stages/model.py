@@ -45,7 +45,7 @@ def exp6(xi: np.ndarray) -> np.ndarray:
 
     The :func:`kinhec.geometry.se3.se3_exp` formula, in scalars: a 4 x 4 product costs more than the arithmetic.
     """
-    wx, wy, wz, vx, vy, vz = (float(v) for v in xi)
+    wx, wy, wz, vx, vy, vz = xi.tolist() if isinstance(xi, np.ndarray) else (float(v) for v in xi)
     th2 = wx * wx + wy * wy + wz * wz
     th = math.sqrt(th2)
     if th < 1e-6:
@@ -57,11 +57,53 @@ def exp6(xi: np.ndarray) -> np.ndarray:
     kx, ky, kz = wy * vz - wz * vy, wz * vx - wx * vz, wx * vy - wy * vx
     wv = wx * vx + wy * vy + wz * vz
     return np.array([
-        [1.0 + b * (wx * wx - th2), -a * wz + b * xy, a * wy + b * xz, vx + b * kx + cc * (wx * wv - th2 * vx)],
-        [a * wz + b * xy, 1.0 + b * (wy * wy - th2), -a * wx + b * yz, vy + b * ky + cc * (wy * wv - th2 * vy)],
-        [-a * wy + b * xz, a * wx + b * yz, 1.0 + b * (wz * wz - th2), vz + b * kz + cc * (wz * wv - th2 * vz)],
-        [0.0, 0.0, 0.0, 1.0],
-    ])  # fmt: skip
+        1.0 + b * (wx * wx - th2), -a * wz + b * xy, a * wy + b * xz, vx + b * kx + cc * (wx * wv - th2 * vx),
+        a * wz + b * xy, 1.0 + b * (wy * wy - th2), -a * wx + b * yz, vy + b * ky + cc * (wy * wv - th2 * vy),
+        -a * wy + b * xz, a * wx + b * yz, 1.0 + b * (wz * wz - th2), vz + b * kz + cc * (wz * wv - th2 * vz),
+        0.0, 0.0, 0.0, 1.0,
+    ]).reshape(4, 4)  # fmt: skip
+
+
+def levenberg_marquardt(fun, jac, n: int, tol: float, max_nfev: int) -> np.ndarray:
+    """The minimiser (n,) of ``|fun(p)|^2`` from ``p = 0`` by MINPACK's Levenberg-Marquardt (``lmder``).
+
+    ``jac(p)`` is the Jacobian (m, n) of ``fun(p)`` (m,); ``tol`` is the relative tolerance on the sum of squares,
+    on the step and on the gradient's angle (``ftol``, ``xtol``, ``gtol``), with at most ``max_nfev``
+    evaluations of ``fun``.  The same iterations as ``scipy.optimize.least_squares(method="lm")`` with these
+    settings and its default scaling, through :func:`scipy.optimize.leastsq`, which costs less per call (no
+    wrapping of the functions, no Jacobian at the solution); the last point of each function is remembered, so
+    that ``leastsq``'s shape checks at ``p = 0`` are not evaluated twice.
+
+    Raises
+    ------
+    ValueError
+        The residuals are not finite at ``p = 0`` (as ``least_squares`` does).
+    """
+    import scipy
+    from scipy.optimize import leastsq  # here: importing the registry stays light
+
+    def remembered(f):
+        last = [None, None]
+
+        def g(p):
+            key = p.tobytes()
+            if last[0] != key:
+                last[0], last[1] = key, f(p)
+            return last[1]
+
+        return g
+
+    fun_r = remembered(fun)
+    p0 = np.zeros(n)
+    if not np.all(np.isfinite(fun_r(p0))):
+        raise ValueError("Residuals are not finite in the initial point.")
+    # least_squares' default scaling: by the Jacobian's column norms (MINPACK's own, diag=None) from SciPy 1.16
+    # on, unit scales before
+    major, minor = (int(v) for v in scipy.__version__.split(".")[:2])
+    diag = None if (major, minor) >= (1, 16) else np.ones(n)
+    out = leastsq(fun_r, p0, Dfun=remembered(jac), full_output=True, col_deriv=False, ftol=tol, xtol=tol, gtol=tol,
+                  maxfev=max_nfev, factor=100.0, diag=diag)  # fmt: skip
+    return out[0]
 
 
 def apply_step(X0: np.ndarray, Y0: np.ndarray, ls0: float, p: np.ndarray, with_scale: bool):
@@ -98,10 +140,16 @@ def residuals_from_inverse(Cm: np.ndarray, Cp_inv: np.ndarray, log_s: float, log
                            q: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
     """:func:`residuals` from the inverses of the predicted poses (scaling the prediction's translation by ``s``
     scales that of its inverse alike)."""
-    E = Cp_inv.copy()
-    E[:, :3, 3] *= math.exp(log_s) if q is None else np.exp(log_s + q)[:, None]
+    k = math.exp(log_s) if q is None else np.exp(log_s + q)[:, None]
+    if q is None and k == 1.0:
+        E = Cp_inv  # (metric: a product by 1 changes nothing)
+    else:
+        E = Cp_inv.copy()
+        E[:, :3, 3] *= k
     r = pm.fast_se3_log(E @ Cm)
-    r[:, 3:] *= math.exp(-(log_s if log_s0 is None else log_s0))
+    k0 = math.exp(-(log_s if log_s0 is None else log_s0))
+    if k0 != 1.0:
+        r[:, 3:] *= k0
     return r
 
 

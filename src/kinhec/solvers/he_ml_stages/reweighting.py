@@ -23,8 +23,8 @@ import numpy as np
 from kinhec.geometry import se3
 from kinhec.solvers import pair_model as pm
 from kinhec.solvers.he_ml_stages import variance_components as vc
-from kinhec.solvers.he_ml_stages.model import (apply_step, fitted_jacobian, mv, predict, project_so3, quad,
-                                               residuals, residuals_from_inverse)
+from kinhec.solvers.he_ml_stages.model import (apply_step, fitted_jacobian, levenberg_marquardt, mv, predict,
+                                               project_so3, quad, residuals_from_inverse)
 
 #: 99.9 % quantile of chi2 with 6 degrees of freedom: the inlier gate of a pair.
 CHI2_GATE = 22.4577
@@ -33,11 +33,12 @@ _NU_CANDIDATES = (3.0, 5.0, 10.0, math.inf)
 _SCALE_MIN = 0.05
 
 
-def solve_wls(A, Cm, X0, Y0, ls0, Linv, sw, configuration, with_scale):
+def solve_wls(A, Cm, X0, Y0, ls0, Linv, sw, configuration, with_scale, jacobian: bool = False):
     """One weighted nonlinear least-squares solve of the pair model.
 
     ``Linv`` (n, 6, 6) whitens the residuals, ``sw`` (n,) are the square roots of the weights (0 for
-    outliers).  Returns ``X``, ``Y``, ``log s`` and the whitened Jacobian (6 n, 12 or 13) at the solution.
+    outliers).  Returns ``X``, ``Y``, ``log s`` and, with ``jacobian``, the whitened Jacobian (6 n, 12 or 13) at
+    the solution (else None).
     """
     P = 13 if with_scale else 12
     eih = configuration == "eye_in_hand"
@@ -62,7 +63,7 @@ def solve_wls(A, Cm, X0, Y0, ls0, Linv, sw, configuration, with_scale):
 
     def jac(p):
         X, ls, Ci = state(p)
-        J, _ = pm.pair_jacobians(None, X, configuration, C_inv=Ci)
+        J, _ = pm.pair_jacobians(None, X, configuration, C_inv=Ci, robot=False)
         Jr = -J
         k = math.exp(ls - ls0)
         Jr[:, 3:] *= k
@@ -73,13 +74,11 @@ def solve_wls(A, Cm, X0, Y0, ls0, Linv, sw, configuration, with_scale):
         Jw = sw[:, None, None] * (Linv @ Jr)
         return Jw.reshape(-1, P)
 
-    from scipy.optimize import least_squares  # here: importing the registry stays light
-
-    res = least_squares(fun, np.zeros(P), jac=jac, method="lm", xtol=1e-8, ftol=1e-8, gtol=1e-8, max_nfev=30)
-    X, Y, ls = apply_step(X0, Y0, ls0, res.x, with_scale)
+    p = levenberg_marquardt(fun, jac, P, 1e-8, 30)
+    X, Y, ls = apply_step(X0, Y0, ls0, p, with_scale)
     X[:3, :3] = project_so3(X[:3, :3])
     Y[:3, :3] = project_so3(Y[:3, :3])
-    return X, Y, ls, res.jac
+    return X, Y, ls, (jac(p) if jacobian else None)
 
 
 def t_loglik(d2: np.ndarray, logdet: np.ndarray, nu: float) -> float:
@@ -115,20 +114,23 @@ def run_rounds(fit, known: dict | None, scale, max_rounds: int) -> None:
     for _ in range(max_rounds):
         X, Y, ls = fit.X, fit.Y, fit.ls
         Cp = predict(A, X, Y, configuration)
-        J, G = pm.pair_jacobians(Cp, X, configuration)
+        Cpi = se3.invert_transform(Cp, check=False)  # (the Jacobians and the residuals take the inverse)
+        J, G = pm.pair_jacobians(None, X, configuration, C_inv=Cpi)
         if fit.sizes is not None and fit.shapes is None:
             # the shapes are taken at the first prediction: they change little with the fit, and are the costly part
             fit.shapes = vc.target_shapes(Cp, fit.sizes)
         Q = vc.components(Cp, G, fit.U, fit.shapes)
         if Cf is not None:
-            r0, rf = residuals(Cm, Cp, ls), residuals(Cf, Cp, ls)  # each reading and its mirror (the gate needs both)
+            # each reading and its mirror (the gate needs both)
+            r0, rf = residuals_from_inverse(Cm, Cpi, ls), residuals_from_inverse(Cf, Cpi, ls)
             r = np.where(fit.repaired[:, None], rf, r0)
         else:
-            r = residuals(Cm, Cp, ls)
+            r = residuals_from_inverse(Cm, Cpi, ls)
         if known is None:
             Q = vc.update(fit, r, Q, fitted_jacobian(Cp, J, fit.with_scale))
         Linv, Sinv, logdet = vc.whitener(vc.sigma(fit.theta, Q))
-        fit.chi2 = quad(r, Sinv)
+        if not (fit.robust and Cf is not None):  # (else from the reading and the mirror below)
+            fit.chi2 = quad(r, Sinv)
         if fit.robust:
             if Cf is not None:
                 # chi-square of the reading and of its mirror; the mirror only for readings outside the gate
@@ -157,12 +159,13 @@ def run_rounds(fit, known: dict | None, scale, max_rounds: int) -> None:
             break
         sw = np.sqrt(fit.w) * fit.inl
         C_use = fit.camera_poses_used()
-        X1, Y1, ls1, Jw = solve_wls(A, C_use, X, Y, ls, Linv, sw, configuration, fit.with_scale)
+        X1, Y1, ls1, Jw = solve_wls(A, C_use, X, Y, ls, Linv, sw, configuration, fit.with_scale,
+                                    jacobian=fit.with_scale and scale == "auto")
         if fit.with_scale and scale == "auto":
             var_ls = np.linalg.pinv(Jw.T @ Jw)[12, 12]
             if abs(ls1) < max(3.0 * math.sqrt(max(var_ls, 0.0)), _SCALE_MIN):
                 # no significant scale: solve again with s = 1 (not counted as a round)
                 fit.with_scale = False
                 ls1 = 0.0
-                X1, Y1, _, Jw = solve_wls(A, C_use, X, Y, 0.0, Linv, sw, configuration, False)
+                X1, Y1, _, _ = solve_wls(A, C_use, X, Y, 0.0, Linv, sw, configuration, False)
         fit.X, fit.Y, fit.ls = X1, Y1, ls1

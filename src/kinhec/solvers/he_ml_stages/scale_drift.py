@@ -126,7 +126,7 @@ def solve_scale_drift(A, Cm, X0, Y0, ls0, q0, Linv, sw, configuration, sigma_d, 
 
     def normal(X_, ls_, q_, e, pr, Ci):
         """Blocks of the normal matrix (globals, globals-offsets, the offsets' tridiagonal) and the gradient."""
-        J, _ = pm.pair_jacobians(None, X_, configuration, C_inv=Ci)
+        J, _ = pm.pair_jacobians(None, X_, configuration, C_inv=Ci, robot=False)
         k = np.exp(ls_ + q_ - ls0)
         Jg = np.empty((n, 6, 13))
         Jg[:, :, :12] = -J

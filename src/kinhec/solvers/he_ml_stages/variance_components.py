@@ -32,6 +32,7 @@ NOISE_KEYS = ("camera_rot_std_rad", "camera_trans_std_m", "camera_trans_std_z_m"
               "robot_trans_std_m")  # fmt: skip
 #: Added to the diagonal of every covariance.
 COVARIANCE_FLOOR = 1e-16
+_FLOOR6 = COVARIANCE_FLOOR * np.eye(6)
 #: Smallest variance component [rad^2 or m^2]: exact data keep an invertible covariance.
 VAR_FLOOR = 1e-24
 #: Half-widths of the generic PnP targets, as fractions of the median target distance (see :func:`target_shapes`).
@@ -138,7 +139,7 @@ def noise_from_theta(theta: np.ndarray) -> dict:
 def sigma(theta: np.ndarray, Q: np.ndarray) -> np.ndarray:
     """Per-pair covariances (n, 6, 6) ``sum_k theta_k Q_k`` (plus a tiny diagonal floor)."""
     k, n = Q.shape[:2]
-    return (theta @ Q.reshape(k, -1)).reshape(n, 6, 6) + COVARIANCE_FLOOR * np.eye(6)
+    return (theta @ Q.reshape(k, -1)).reshape(n, 6, 6) + _FLOOR6
 
 
 def pairs(Q: np.ndarray, idx: np.ndarray, n: int) -> np.ndarray:
@@ -157,8 +158,8 @@ def whitener(S: np.ndarray):
         A covariance is not positive definite.
     """
     Linv = pm.inverse_cholesky(S)
-    logdet = -2.0 * np.log(np.diagonal(Linv, axis1=-2, axis2=-1)).sum(axis=-1)
-    return Linv, np.swapaxes(Linv, -1, -2) @ Linv, logdet
+    logdet = -2.0 * np.log(Linv.diagonal(axis1=-2, axis2=-1)).sum(axis=-1)
+    return Linv, Linv.swapaxes(-1, -2) @ Linv, logdet
 
 
 def estimate_components(r, Q, w, theta0, n_iter: int = 8, extra=None) -> np.ndarray:
@@ -260,9 +261,9 @@ def restricted_components(r, Q, w, theta0, J, n_iter: int = 30, prior_dof: float
         fitted = _weighted_fit(r, W, w, J)
         rr = fitted[0]
         Wr = mv(W, rr)
-        ll = -0.5 * (float(logdet.sum()) + fitted[1] + float(np.sum(w * (Wr * rr).sum(axis=1))))
+        ll = -0.5 * (float(logdet.sum()) + fitted[1] + float((w * (Wr * rr).sum(axis=1)).sum()))
         if prior_dof > 0:
-            ll += float(np.sum(-a * np.log(th) - b / th))  # (0 for the components without a prior)
+            ll += float((-a * np.log(th) - b / th).sum())  # (0 for the components without a prior)
         return ll, (th, W, Wr, fitted[2])  # (the projection's factor is formed only where a step needs it)
 
     def newton(state):
@@ -282,7 +283,7 @@ def restricted_components(r, Q, w, theta0, J, n_iter: int = 30, prior_dof: float
         A, rhs = newton(state)
         target, var = _nonnegative_solve(A, rhs)
         step = target - theta
-        if float(np.max(np.abs(step) / np.sqrt(np.maximum(var, 1e-300)))) < STOP_SE:
+        if float((np.abs(step) / np.sqrt(np.maximum(var, 1e-300))).max()) < STOP_SE:
             # the step stays within the quadratic model's own precision: taken without another evaluation
             theta = target
             break
@@ -330,9 +331,9 @@ def _nonnegative_solve(F: np.ndarray, q: np.ndarray):
     eigenvalue falls below that bound none of a principal submatrix does either (they interlace), so the
     smaller systems are solved directly.
     """
-    d = np.sqrt(np.maximum(np.diagonal(F), 0.0))
+    d = np.sqrt(np.maximum(F.diagonal(), 0.0))
     d = np.where(d > 0, d, 1.0)  # (a component without information keeps its scale)
-    Fs = F / np.outer(d, d)
+    Fs = F / (d[:, None] * d[None, :])
     qs = q / d
     ev, V = np.linalg.eigh(Fs)
     keep = ev > 1e-12 * max(float(ev[-1]), 1e-300)
@@ -341,7 +342,7 @@ def _nonnegative_solve(F: np.ndarray, q: np.ndarray):
     new = V @ (inv_ev * (V.T @ qs))
     active = new > 0
     while not active.all() and active.any():
-        new = np.zeros_like(q)
+        new = np.zeros(q.shape)
         sub = Fs[active][:, active]
         if keep.all():
             new[active] = np.linalg.solve(sub, qs[active])
@@ -389,7 +390,7 @@ def pseudo_step(H: np.ndarray, g: np.ndarray):
     ev, V = np.linalg.eigh(H)
     aev = np.abs(ev)
     top = max(float(aev.max()), 1e-300)
-    logdet_h = float(np.sum(np.log(ev[ev > 1e-12 * max(float(ev[-1]), 1e-300)])))
+    logdet_h = float(np.log(ev[ev > 1e-12 * max(float(ev[-1]), 1e-300)]).sum())
     keep = aev > 1e-15 * top
     Vk, evk = V[:, keep], ev[keep]
     return (Vk / evk) @ (Vk.T @ g), logdet_h, Vk, evk
@@ -417,9 +418,9 @@ def _information(Q, W, u, E, Qn=None):
     if Qn is None:
         Qn = pair_major(Q)
     Es = E * sg
-    V = Es @ np.swapaxes(E, 1, 2)  # (n, 6, 6): the diagonal blocks of E S E^T
+    V = Es @ E.swapaxes(1, 2)  # (n, 6, 6): the diagonal blocks of E S E^T
     tr = Q.reshape(k, -1) @ (W - V).reshape(-1)
-    Z = np.swapaxes((Qn @ u[:, :, None]).reshape(n, k, 6), 1, 2)  # Q_k u as the columns of (n, 6, k)
+    Z = (Qn @ u[:, :, None]).reshape(n, k, 6).swapaxes(1, 2)  # Q_k u as the columns of (n, 6, k)
     Zf = Z.reshape(-1, k)  # (a copy: the pairs' rows stacked)
     EZ = E.reshape(-1, pk).T @ Zf  # E^T Q_k u, (p', k)
     PZ = (W @ Z).reshape(-1, k) - Es.reshape(-1, pk) @ EZ
