@@ -292,3 +292,16 @@ def test_check_reads_a_stated_calibration_and_refuses_a_partial_one(tmp_path):
     # strongly, so that check's prior over-trusts some combinations -- a limit of check's update, see check.md)
     one_line_exit_2(CliRunner().invoke(main, ["check", str(partial), *map(str, check)]),
                     "expected a complete calibration", "X.tz, Y.tz")
+
+
+def test_xy_information_is_the_inverse_of_the_covariance_block():
+    """The information on (X, Y) with the nuisance parameters marginalised is the inverse of the (X, Y) block of the
+    full covariance (a Schur complement), with and without a prior; with no nuisance parameter it is G^T G."""
+    from kinhec.calibrate import reduced_dof as rd
+
+    rng = np.random.default_rng(5)
+    for P, prior in ((14, None), (14, np.diag(rng.uniform(0.1, 1.0, 14))), (12, None)):
+        G = rng.normal(size=(30, 6, P))
+        H = G.reshape(-1, P).T @ G.reshape(-1, P) + (0 if prior is None else prior)
+        want = np.linalg.inv(np.linalg.inv(H)[:12, :12])
+        np.testing.assert_allclose(rd.xy_information(G, prior), want, rtol=1e-9, atol=1e-9 * np.abs(want).max())

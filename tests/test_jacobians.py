@@ -710,6 +710,8 @@ def test_analytic_derivative_matches_finite_differences(name, monkeypatch):
 
 #: Functions whose names say derivative or information but that compute none (or that another test checks).
 NOT_DERIVATIVES = {
+    "calibrate.reduced_dof:xy_information": "G^T G of the solve stage's whitened Jacobian (registered with the solve) "
+                                            "with the nuisance block marginalised: a Schur complement, no derivative",
     "planner.expected:scene_information": "planner.model:pose_information (registered) in each perturbed scene, zero "
                                           "where the target is lost; tests/test_planner_expected.py holds it to that",
     "planner.expected:expected_information": "the mean of scene_information over the scenes; "
