@@ -68,8 +68,13 @@ def test_level_values_follow_the_tier():
     out = tiers.expand_track(tier, "outliers")
     assert sum(r["outlier_fraction"] == 0 for r in out) == 2 * 2 * 2  # robots x t settings x repeats
     rob = tiers.expand_track(tier, "robot_error")
-    dh = [r for r in rob if r["robot_noise_models"] == ("dh_error",)]
+    dh = [r for r in rob if "dh_error" in r["robot_noise_models"]]
     assert {round(r["dh_len_std_m"], 6) for r in dh} == {0.0001, 0.001}
+    # as the published tiers write them: dh_joint_std_rad is the encoder noise of these sequences, and the joint
+    # offsets err by the DH angle error
+    assert all(set(r["robot_noise_models"]) == {"joint_gaussian", "dh_error"} for r in dh)
+    assert {r["joint_std_rad"] for r in dh} == {tier.config["tracks"]["robot_error"]["dh_joint_std_rad"]}
+    assert all(r["dh_joint_std_rad"] == r["dh_ang_std_rad"] for r in dh)
 
 
 def test_mixed_covers_the_factor_space():

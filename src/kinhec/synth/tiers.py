@@ -533,9 +533,12 @@ def _track_robot_error(ctx: _Ctx, b: dict) -> Iterator[dict]:
             if kind == "joint":
                 r.update(robot_noise_models=("joint_gaussian",), joint_std_rad=j, level=f"joint_std={_fmt(j)}")
             else:
+                # as the published tiers write it: the tier's dh_joint_std_rad is encoder noise on these
+                # sequences (dh_error+joint_gaussian), and the joint offsets err by the DH angle error
                 r.update(
-                    robot_noise_models=("dh_error",), dh_len_std_m=ln / 1000.0, dh_ang_std_rad=math.radians(an),
-                    dh_joint_std_rad=theta, level=f"dh_len_mm={_fmt(ln)}|dh_ang_deg={_fmt(an)}",
+                    robot_noise_models=("dh_error", "joint_gaussian"), joint_std_rad=theta,
+                    dh_len_std_m=ln / 1000.0, dh_ang_std_rad=math.radians(an), dh_joint_std_rad=math.radians(an),
+                    level=f"dh_len_mm={_fmt(ln)}|dh_ang_deg={_fmt(an)}",
                 )
             yield r
 
