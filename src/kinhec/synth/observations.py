@@ -554,7 +554,7 @@ FISHEYE_LENSES = {
 
 
 def fisheye_observations_from_recipe(recipe, lens: str = "fisheye_180", *, pixel_std: float = DETECTOR_STD_PX,
-                                     seed: int | None = None) -> tuple[ObservationSet, dict]:  # fmt: skip
+                                     seed: int | None = None, tilt_deg: float = 0.0) -> tuple[ObservationSet, dict]:  # fmt: skip
     """The views of a generated sequence (its true target poses and measured robot poses) through a fisheye lens.
 
     The target points are projected exactly with the lens of :data:`FISHEYE_LENSES` (:func:`kinhec.models.intrinsics
@@ -562,6 +562,11 @@ def fisheye_observations_from_recipe(recipe, lens: str = "fisheye_180", *, pixel
     ``seed``, default the recipe's seed).  A corner is kept when it lies within the lens's field and inside the
     image with the generator's visibility margin; a view with fewer than 4 corners is left out.  The sequence must
     be synchronous (one robot pose per camera frame).
+
+    The generator aims its pinhole camera at the target, which a fisheye then sees near its centre.
+    ``tilt_deg`` mounts the fisheye turned by that angle [deg] about its ``x`` axis against the recipe's camera
+    (the camera's part of ``X`` or ``Y`` turned with it), so that the target lies that far off the axis, towards
+    the edge of the field where the lens's distortion is largest.
 
     Returns
     -------
@@ -580,7 +585,10 @@ def fisheye_observations_from_recipe(recipe, lens: str = "fisheye_180", *, pixel
     L = FISHEYE_LENSES[lens]
     k = np.asarray(L.intrinsics, dtype=np.float64)
     pts = get_target(r.target).points_m
-    p = to_camera(g.T_cam_target_gt, pts)
+    a = np.radians(float(tilt_deg))
+    M = np.eye(4)  # the fisheye's frame from the recipe camera's
+    M[1:3, 1:3] = [[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]]
+    p = to_camera(M @ g.T_cam_target_gt, pts)
     uv = project_points(k, p)
     theta = np.arctan2(np.hypot(p[..., 0], p[..., 1]), p[..., 2])
     w, h = L.image_size
@@ -592,6 +600,9 @@ def fisheye_observations_from_recipe(recipe, lens: str = "fisheye_180", *, pixel
     keep = np.flatnonzero(seen.sum(axis=1) >= 4)
     obs = ObservationSet("cam0", L.image_size, r.configuration, [pts[seen[i]] for i in keep],
                          [uv[i, seen[i]] for i in keep], g.T_base_ee_meas[keep], distortion_model="equidistant")  # fmt: skip
+    # the camera's pose in the chain turned with it: eye-in-hand inv(A X) Y, eye-to-hand inv(Y) A X
+    Minv = se3.invert_transform(M)
+    X, Y = (g.X @ Minv, g.Y) if r.configuration == "eye_in_hand" else (g.X, g.Y @ Minv)
     truth = {"parameters": {n: float(v) for n, v in zip(EQUIDISTANT_NAMES, k)},
-             "poses": {"X": pose_json(g.X), "Y": pose_json(g.Y)}}  # fmt: skip
+             "poses": {"X": pose_json(X), "Y": pose_json(Y)}}  # fmt: skip
     return obs, truth
