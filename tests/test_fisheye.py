@@ -127,6 +127,21 @@ def test_generated_corners_are_the_lens_projection():
     assert abs(d.std() / 0.08 - 1.0) < 0.05  # 2400 draws: 1.4 % relative std of the std
 
 
+@pytest.mark.parametrize("setup", ["eye_in_hand", "eye_to_hand"])
+def test_a_turned_lens_keeps_the_chain(setup):
+    """The lens turned off the recipe camera's axis: the corners are the chain's projection with the truth's X, Y
+    (the camera's part turned with it), and they lie that far off the axis."""
+    from kinhec.solvers.reprojection import chain_poses
+
+    r = _recipe(configuration=setup, robot_noise_models=(), robot_rot_std_rad=0.0, robot_trans_std_m=0.0)
+    obs, truth = fisheye_observations_from_recipe(r, "fisheye_180", pixel_std=0.0, tilt_deg=50.0)
+    X, Y = (transform_from_pose_json(truth["poses"][n]) for n in "XY")
+    uv = project(K180, chain_poses(obs.T_base_ee, X, Y, setup), pack_views(obs.points_3d, obs.points_2d).points_3d)
+    assert max(np.abs(uv[i, : len(p)] - p).max() for i, p in enumerate(obs.points_2d)) < 1e-9
+    angle = np.degrees(np.arccos(unproject_points(K180, np.concatenate(obs.points_2d))[:, 2]))
+    assert 35.0 < np.median(angle) < 65.0
+
+
 @pytest.mark.parametrize("setup, lens", [("eye_in_hand", "fisheye_180"), ("eye_to_hand", "fisheye_120")])
 def test_fisheye_corners_calibrate_to_the_truth(setup, lens):
     target = "grid_10x8_60mm" if setup == "eye_in_hand" else "checker_9x6_25mm"

@@ -49,12 +49,12 @@ from kinhec.calibrate.result import CalibrationResult
 from kinhec.util.blas import single_threaded_blas
 from kinhec.util.errors import InputError
 from kinhec.models.intrinsics import calibrate_camera, camera_calibration, intrinsic_names, model_of, pack_views
-from kinhec.models.intrinsics_files import read_intrinsics
+from kinhec.models.intrinsics_files import IntrinsicsFile, read_intrinsics
 from kinhec.solvers import pair_model as pm
 from kinhec.solvers.he_ml import he_ml
 from kinhec.solvers.reprojection import PixelViews, chain_poses
 
-__all__ = ["calibrate_corners", "intrinsics_from_file", "parse_intrinsics", "solve_corners"]
+__all__ = ["calibrate_corners", "intrinsics_from_file", "intrinsics_vector", "parse_intrinsics", "solve_corners"]
 
 
 #: Suffixes of the intrinsics files ``--intrinsics`` reads (:mod:`kinhec.models.intrinsics_files`).
@@ -64,7 +64,11 @@ INTRINSICS_FILE_SUFFIXES = (".yaml", ".yml", ".json")
 def parse_intrinsics(text, image_size=None) -> np.ndarray:
     """The 9 intrinsics ``fx fy cx cy k1 k2 p1 p2 k3`` from ``"fx,fy,cx,cy[,k1,k2,p1,p2[,k3]]"``, a sequence of 4, 8
     or 9 numbers, or an intrinsics file (OpenCV YAML, Kalibr camchain, a ``kinhec calibrate --json``; checked
-    against ``image_size`` ``(width, height)`` [px] when given)."""
+    against ``image_size`` ``(width, height)`` [px] when given), or an
+    :class:`~kinhec.models.intrinsics_files.IntrinsicsFile` (a fisheye's as its 8 numbers ``fx fy cx cy k1 k2 k3
+    k4``: bare numbers are a pinhole's)."""
+    if isinstance(text, IntrinsicsFile):
+        return intrinsics_vector(text, "intrinsics")
     if isinstance(text, (str, Path)) and (Path(text).suffix.lower() in INTRINSICS_FILE_SUFFIXES or Path(text).is_file()):
         return intrinsics_from_file(text, image_size)
     if isinstance(text, str):
@@ -85,7 +89,11 @@ def intrinsics_from_file(path, image_size=None) -> np.ndarray:
     """The intrinsics of an intrinsics file: 9 for a pinhole with OpenCV's distortion (``fx fy cx cy k1 k2 p1 p2
     k3``), 8 for a fisheye (``fx fy cx cy k1 k2 k3 k4``, :mod:`kinhec.models.intrinsics`)."""
     size = None if image_size is None else f"{int(image_size[0])}x{int(image_size[1])}"
-    intr = read_intrinsics(path, image_size=size, size_from="the size of the images calibrated")
+    return intrinsics_vector(read_intrinsics(path, image_size=size, size_from="the size of the images calibrated"), path)
+
+
+def intrinsics_vector(intr: IntrinsicsFile, path) -> np.ndarray:
+    """The intrinsics vector of :mod:`kinhec.models.intrinsics` of intrinsics read from a file (named ``path``)."""
     dist = [float(v) for v in intr.distortion]
     if intr.distortion_model == "equidistant":
         if len(dist) not in (0, 4):

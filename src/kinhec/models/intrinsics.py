@@ -564,9 +564,10 @@ def _fisheye_poses(views: PackedViews, k) -> tuple[np.ndarray, float]:
     use = np.where((near.sum(axis=1) >= MIN_POINTS)[:, None], near, front)
     with np.errstate(divide="ignore", invalid="ignore"):
         m = np.where(use[..., None], ray[..., :2] / ray[..., 2:3], 0.0)
-    H = homographies(PackedViews(views.points_3d, m, use))
-    T = poses_from_homographies(np.eye(3), H)
-    uv = project(k, T, views.points_3d)
+    with np.errstate(divide="ignore", invalid="ignore"):  # a focal length far off: degenerate homographies, rms inf
+        H = homographies(PackedViews(views.points_3d, m, use))
+        T = poses_from_homographies(np.eye(3), H)
+        uv = project(k, T, views.points_3d)
     d = residual_norms(uv, views)
     return T, float(np.sqrt(np.mean(d * d))) if np.isfinite(d).all() else float("inf")
 
