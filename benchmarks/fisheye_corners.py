@@ -1,6 +1,6 @@
 """Fisheye corners through ``calibrate --corners``: X's error against the Cramér-Rao bound and against a pinhole.
 
-    python benchmarks/fisheye_corners.py [--n 10] [--seed 0]
+    python benchmarks/fisheye_corners.py [--n 10] [--seed 0] [--images 0]
 
 For each fisheye lens of :data:`kinhec.synth.observations.FISHEYE_LENSES` (a 120 deg and a 180 deg lens on a
 1280 x 1024 sensor) and each setup, ``--n`` generated ``pnp`` station recordings (12-20 stations of a UR5e, the
@@ -18,6 +18,14 @@ view's flange twist under the same priors as the bundle; the twists and the rest
 NEES of ``X`` (``e^T cov^-1 e`` with the reported 6 x 6 covariance: 6 on average when the error bars are right;
 also with the bound's covariance), the RMS of the intrinsics' errors over their reported sigma, and the pinhole's
 figures on the same recordings.
+
+``--images K``: for each lens and setup, ``K`` recordings with a 9 x 6 chessboard of 25 mm are also drawn through
+the lens (:func:`kinhec.vision.render.render_view` with the fisheye intrinsics: blur 0.8 px, sensor noise 2 grey
+levels), the chessboard detected in every image (:func:`kinhec.vision.detect.detect`, OpenCV's
+``findChessboardCornersSB`` with kinhec's sub-pixel step), and ``X`` calibrated from the detected corners, the
+fisheye's intrinsics estimated; beside it the same views' exact corners with Gaussian noise of
+:data:`~kinhec.synth.observations.DETECTOR_STD_PX`.  Printed: the detected corners' RMS error against the exact
+ones, and the RMS error of ``X`` from the images over that from the noisy exact corners.
 """
 
 from __future__ import annotations
@@ -45,7 +53,7 @@ SETUPS = (("eye_in_hand", "grid_10x8_60mm"), ("eye_to_hand", "checker_9x6_25mm")
 
 
 def recipe(seed: int, setup: str, target: str, i: int) -> dict:
-    rng = np.random.default_rng([seed, i, SETUPS.index((setup, target))])
+    rng = np.random.default_rng([seed, i, ("eye_in_hand", "eye_to_hand").index(setup)])
     return dict(sequence_id=f"fe-{setup}-{i}", seed=int(rng.integers(1 << 30)), robot="ur5e", configuration=setup,
                 family="lookat", sampling_mode="stations", n_stations=int(rng.integers(12, 21)), camera="vga",
                 target=target, camera_noise_model="pnp", pixel_std=DETECTOR_STD_PX,
@@ -121,10 +129,68 @@ def _summary(rows) -> tuple:
     return rot, tr, crot, ctr
 
 
+def images(seed: int, lens: str, tilt: float, setup: str, n: int) -> None:
+    """The ``--images`` part for one lens and setup (see the module doc)."""
+    from dataclasses import replace
+
+    from kinhec.synth.generator import as_recipe, simulate
+    from kinhec.synth.observations import FISHEYE_LENSES, ObservationSet
+    from kinhec.vision.detect import detect, observations_from_detections
+    from kinhec.vision.render import RenderSettings, render_view
+    from kinhec.vision.targets import target_for_preset
+
+    L = FISHEYE_LENSES[lens]
+    k = np.asarray(L.intrinsics, dtype=np.float64)
+    t = target_for_preset("checker_9x6_25mm")
+    a = np.radians(tilt)
+    M = np.eye(4)
+    M[1:3, 1:3] = [[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]]
+    err_img, err_ex, det_rms, n_views, n_found, cpu_render = [], [], [], 0, 0, 0.0
+    for i in range(n):
+        r = recipe(seed, setup, "checker_9x6_25mm", 100 + i)
+        g = simulate(as_recipe(r))
+        T_ct = M @ g.T_cam_target_gt @ t.T_centred_target
+        if setup == "eye_in_hand":
+            X = g.X @ np.linalg.inv(M)
+        else:
+            X = g.X @ t.T_centred_target
+        dets, c0 = [], time.process_time()
+        for j in range(T_ct.shape[0]):
+            img = render_view(t, k, L.image_size, T_ct[j], np.random.default_rng([r["seed"], j]),
+                              RenderSettings(blur_px=0.8, noise_dn=2.0))  # fmt: skip
+            dets.append(detect(img, t))
+        cpu_render += time.process_time() - c0
+        n_views += len(dets)
+        n_found += sum(d.ok for d in dets)
+        if sum(d.ok for d in dets) < 4:
+            continue
+        obs = replace(observations_from_detections(dets, g.T_base_ee_meas, t, mode=setup), distortion_model="equidistant")
+        used = [j for j, d in enumerate(dets) if d.ok]
+        exact = [project(k, T_ct[j][None], t.points_m[dets[j].ids])[0] for j in used]
+        det_rms.extend(np.concatenate([d - e for d, e in zip(obs.points_2d, exact)]).ravel())
+        rng = np.random.default_rng([r["seed"], 0xE])
+        noisy = [e + DETECTOR_STD_PX * rng.standard_normal(e.shape) for e in exact]
+        obs_ex = ObservationSet("cam0", obs.image_size, setup, obs.points_3d, noisy, obs.T_base_ee,
+                                distortion_model="equidistant")  # fmt: skip
+        for o, out in ((obs, err_img), (obs_ex, err_ex)):
+            res = calibrate_corners(o)
+            out.append(_x_error(res.X, X))
+    ei, ee = np.array(err_img), np.array(err_ex)
+    rms = [(np.degrees(np.sqrt(np.mean(np.sum(e[:, :3] ** 2, axis=1)))), 1e3 * np.sqrt(np.mean(np.sum(e[:, 3:] ** 2,
+                                                                                                   axis=1))))
+           for e in (ei, ee)]  # fmt: skip
+    print(f"  images ({len(ei)} recordings, chessboard found in {n_found} of {n_views} images, "
+          f"{cpu_render / max(n_views, 1):.2f} s of CPU per image to draw and detect): detected corners "
+          f"{np.sqrt(np.mean(np.square(det_rms))):.4f} px RMS from the exact ones; X error from the images "
+          f"{rms[0][0]:.4f} deg / {rms[0][1]:.3f} mm, from the exact corners + {DETECTOR_STD_PX} px noise "
+          f"{rms[1][0]:.4f} deg / {rms[1][1]:.3f} mm, ratio {rms[0][0] / rms[1][0]:.2f} / {rms[0][1] / rms[1][1]:.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=10, help="recordings per lens and setup")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--images", type=int, default=0, help="recordings per lens and setup drawn as images")
     a = ap.parse_args()
     print(f"fisheye corners: {a.n} recordings per lens and setup, pixel noise {DETECTOR_STD_PX} px, intrinsics "
           "estimated; X error RMS (rotation deg / translation mm) against the Cramer-Rao bound's RMS")  # fmt: skip
@@ -155,6 +221,8 @@ def main() -> None:
                   f"{np.mean([r['nees'] for r in ph]):.2f}; fisheye over pinhole error {rot / prot:.2f} / {tr / ptr:.2f}")
             nees = " ".join(f"{r['nees']:.1f}" for r in fe)
             print(f"    per-recording NEES (fisheye): {nees}")
+            if a.images:
+                images(a.seed, lens, tilt, setup, a.images)
 
 
 if __name__ == "__main__":
