@@ -235,3 +235,12 @@ def test_a_rendered_fisheye_view_shows_the_corners_where_the_lens_projects_them(
     assert theta.min() > 30.0 and theta.max() > 55.0
     err = np.linalg.norm(d.uv_px - exact, axis=1)
     assert np.sqrt(np.mean(err**2)) < 0.1 and err.max() < 0.2
+
+
+def test_the_result_names_the_fisheye_coefficients():
+    obs, truth = fisheye_observations_from_recipe(_recipe(n_stations=8), "fisheye_120")
+    res = calibrate_corners(obs)
+    sg = res.to_dict()["sigma"]["intrinsics"]
+    k = res.inputs["intrinsics_refined"]
+    assert list(sg) == ["fx", "fy", "cx", "cy", "k1", "k2", "k3", "k4"]
+    assert [sg[n]["value"] for n in sg] == k
