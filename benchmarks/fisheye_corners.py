@@ -19,7 +19,8 @@ NEES of ``X`` (``e^T cov^-1 e`` with the reported 6 x 6 covariance: 6 on average
 also with the bound's covariance), the RMS of the intrinsics' errors over their reported sigma, and the pinhole's
 figures on the same recordings.
 
-``--images K``: for each lens and setup, ``K`` recordings with a 9 x 6 chessboard of 25 mm are also drawn through
+``--images K``: for each lens and setup, ``K`` recordings with a 9 x 6 chessboard of 25 mm (``--board``: another
+chessboard in its place) are also drawn through
 the lens (:func:`kinhec.vision.render.render_view` with the fisheye intrinsics: blur 0.8 px, sensor noise 2 grey
 levels), the chessboard detected in every image (:func:`kinhec.vision.detect.detect`, OpenCV's
 ``findChessboardCornersSB`` with kinhec's sub-pixel step), and ``X`` calibrated from the detected corners, the
@@ -129,8 +130,9 @@ def _summary(rows) -> tuple:
     return rot, tr, crot, ctr
 
 
-def images(seed: int, lens: str, tilt: float, setup: str, n: int) -> None:
-    """The ``--images`` part for one lens and setup (see the module doc)."""
+def images(seed: int, lens: str, tilt: float, setup: str, n: int, board: str | None = None) -> None:
+    """The ``--images`` part for one lens and setup (see the module doc); ``board`` another chessboard drawn where
+    the recordings' 9 x 6 chessboard of 25 mm is (its spec, as ``calibrate --images`` takes it)."""
     from dataclasses import replace
 
     from kinhec.synth.generator import as_recipe, simulate
@@ -139,11 +141,11 @@ def images(seed: int, lens: str, tilt: float, setup: str, n: int) -> None:
     from kinhec.vision.detect import detect, observations_from_detections
     from kinhec.vision.symmetry import resolve_half_turns
     from kinhec.vision.render import RenderSettings, render_view
-    from kinhec.vision.targets import target_for_preset
+    from kinhec.vision.targets import parse_target, target_for_preset
 
     L = FISHEYE_LENSES[lens]
     k = np.asarray(L.intrinsics, dtype=np.float64)
-    t = target_for_preset("checker_9x6_25mm")
+    t = target_for_preset("checker_9x6_25mm") if board is None else parse_target(board)
     a = np.radians(tilt)
     M = np.eye(4)
     M[1:3, 1:3] = [[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]]
@@ -191,7 +193,7 @@ def images(seed: int, lens: str, tilt: float, setup: str, n: int) -> None:
     rms = [(np.degrees(np.sqrt(np.mean(np.sum(e[:, :3] ** 2, axis=1)))), 1e3 * np.sqrt(np.mean(np.sum(e[:, 3:] ** 2,
                                                                                                    axis=1))))
            for e in (ei, ee)]  # fmt: skip
-    print(f"  images ({len(ei)} recordings, chessboard found in {n_found} of {n_views} images, "
+    print(f"  images of {t.spec} ({len(ei)} recordings, chessboard found in {n_found} of {n_views} images, "
           f"{cpu_render / max(n_views, 1):.2f} s of CPU per image to draw and detect): detected corners "
           f"{np.sqrt(np.mean(np.square(det_rms))):.4f} px RMS from the exact ones ({n_flipped} views numbered from "
           "the board's other end than the truth); X error from the images "
@@ -204,6 +206,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=10, help="recordings per lens and setup (0: only --images)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--images", type=int, default=0, help="recordings per lens and setup drawn as images")
+    ap.add_argument("--board", default=None, help="with --images: another chessboard to draw (e.g. chessboard:9x6:0.04)")
     a = ap.parse_args()
     print(f"fisheye corners: {a.n} recordings per lens and setup, pixel noise {DETECTOR_STD_PX} px, intrinsics "
           "estimated; X error RMS (rotation deg / translation mm) against the Cramer-Rao bound's RMS")  # fmt: skip
@@ -211,7 +214,7 @@ def main() -> None:
         for setup, target in SETUPS:
             if a.n <= 0:
                 print(f"\n{lens} (target {tilt:.0f} deg off the axis), {setup}:")
-                images(a.seed, lens, tilt, setup, a.images)
+                images(a.seed, lens, tilt, setup, a.images, a.board)
                 continue
             fe, ph = [], []
             for i in range(a.n):
@@ -239,7 +242,7 @@ def main() -> None:
             nees = " ".join(f"{r['nees']:.1f}" for r in fe)
             print(f"    per-recording NEES (fisheye): {nees}")
             if a.images:
-                images(a.seed, lens, tilt, setup, a.images)
+                images(a.seed, lens, tilt, setup, a.images, a.board)
 
 
 if __name__ == "__main__":
