@@ -61,8 +61,9 @@ def test_a_file_of_other_intrinsics_is_refused_in_one_line(tmp_path):
     with pytest.raises(InputError, match="1920x1200") as e:
         calibrate(corners=CORNERS, intrinsics=str(small))
     assert "\n" not in str(e.value)
-    with pytest.raises(InputError, match="fisheye"):
-        parse_intrinsics(str(_kalibr(tmp_path / "fisheye.yaml", model="equidistant")), (1920, 1200))
+    # a fisheye file gives the fisheye's eight numbers fx fy cx cy k1 k2 k3 k4 (its four coefficients as written)
+    fisheye = parse_intrinsics(str(_kalibr(tmp_path / "fisheye.yaml", model="equidistant")), (1920, 1200))
+    assert np.array_equal(fisheye, np.asarray(K[:8], dtype=float))
     with pytest.raises(InputError, match="no such file"):
         parse_intrinsics(str(tmp_path / "missing.yaml"), (1920, 1200))
 

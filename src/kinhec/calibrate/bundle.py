@@ -51,11 +51,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kinhec.geometry import se3
-from kinhec.models.intrinsics import INTRINSIC_NAMES, PackedViews, project
+from kinhec.models.intrinsics import PackedViews, intrinsic_names, project
 from kinhec.geometry.lsq import BlockJacobian, BlockStructure, block_jacobian_parts
 from kinhec.solvers.reprojection import chain_poses
 
-__all__ = ["BundleFit", "BundleSystem", "refine_bundle", "INTRINSICS_PRIOR", "DISTORTION_PRIOR"]
+__all__ = ["BundleFit", "BundleSystem", "refine_bundle", "INTRINSICS_PRIOR", "DISTORTION_PRIOR",
+           "FISHEYE_DISTORTION_PRIOR"]
 
 #: Prior of given intrinsics: focal lengths to this fraction, principal point to this fraction of the focal length.
 INTRINSICS_PRIOR = {"focal_rel": 0.01, "principal_point_rel_f": 0.01}
@@ -63,6 +64,9 @@ INTRINSICS_PRIOR = {"focal_rel": 0.01, "principal_point_rel_f": 0.01}
 #: the lenses the pinhole-plus-polynomial model suits, they only matter where the corners do not determine a
 #: coefficient (a small marker in the middle of the image), which would otherwise wander off to absurd values.
 DISTORTION_PRIOR = np.array([0.5, 0.5, 0.005, 0.005, 0.5])
+#: The same for a fisheye's ``(k1, k2, k3, k4)`` (:mod:`kinhec.models.intrinsics`): the coefficients of fisheye
+#: lenses are a few hundredths; wide, as :data:`DISTORTION_PRIOR` is.
+FISHEYE_DISTORTION_PRIOR = np.array([0.5, 0.5, 0.5, 0.5])
 #: Most iterations (each a damped Gauss-Newton step at fixed noise levels, then their EM update) ...
 _MAX_ITER = 60
 #: ... ending when the shared unknowns stop moving (every step below this fraction of its standard deviation) and
@@ -115,7 +119,7 @@ class BundleFit:
     ----------
     X, Y : ndarray, shape (4, 4)
         [m], for the board at its estimated size.
-    intrinsics : ndarray, shape (9,)
+    intrinsics : ndarray, shape (9,) or (8,)
     board_scale : float
         True over stated board size ``b``.
     cov : ndarray, shape (12 + n_int + 1, 12 + n_int + 1)
@@ -280,8 +284,9 @@ def refine_bundle(views: PackedViews, A, X0, Y0, intrinsics0, configuration: str
         Measured flange poses ``T_base_ee`` [m].
     X0, Y0 : ndarray, shape (4, 4)
         Start (``he_ml``'s pixel solution).
-    intrinsics0 : ndarray, shape (9,)
-        ``(fx, fy, cx, cy, k1, k2, p1, p2, k3)``: start, and the prior's mean when given.
+    intrinsics0 : ndarray, shape (9,) or (8,)
+        ``(fx, fy, cx, cy, k1, k2, p1, p2, k3)``, or a fisheye's ``(fx, fy, cx, cy, k1, k2, k3, k4)``
+        (:mod:`kinhec.models.intrinsics`): start, and the prior's mean when given.
     configuration : {"eye_in_hand", "eye_to_hand"}
     pixel_std : float
         Pixel noise [px].
@@ -290,7 +295,7 @@ def refine_bundle(views: PackedViews, A, X0, Y0, intrinsics0, configuration: str
     twists0 : ndarray, shape (N, 6), optional
         Start of the view twists (default 0).
     free_intrinsics : sequence of int
-        Indices (into the 9 intrinsics) that are estimated; the others stay as given.
+        Indices (into the intrinsics) that are estimated; the others stay as given.
     intrinsics_prior_std : ndarray, optional
         Prior standard deviation of each free intrinsic (same order; ``inf``: none); None: no prior at all.
     intrinsics_prior_mean : ndarray, optional
@@ -363,7 +368,7 @@ def refine_bundle(views: PackedViews, A, X0, Y0, intrinsics0, configuration: str
     xm[ns:] = 0.0  # every robot pose as measured
     system = BundleSystem(J, r, fun(xm)[:n_pix], n_pix, float(s_px), lv["sig"].copy())
     rms = float(np.sqrt(np.mean(e * e) * 2.0)) if e.size else float("nan")
-    names = tuple(INTRINSIC_NAMES[i] for i in free)
+    names = tuple(intrinsic_names(k0)[i] for i in free)
     return BundleFit(X=X, Y=Y, intrinsics=k, board_scale=b, cov=cov, intrinsic_names=names,
                      board_scale_data_std=data_std, twists=xi, rms_px=rms, n_iter=n_iter,
                      pixel_std=float(s_px), robot_rot_std_rad=float(lv["sig"][0]),

@@ -40,7 +40,7 @@ import numpy as np
 
 from kinhec.calibrate import free_scale
 from kinhec.calibrate import scale as sc
-from kinhec.calibrate.bundle import DISTORTION_PRIOR, INTRINSICS_PRIOR, refine_bundle
+from kinhec.calibrate.bundle import DISTORTION_PRIOR, FISHEYE_DISTORTION_PRIOR, INTRINSICS_PRIOR, refine_bundle
 from kinhec.calibrate.frames import names as frame_names
 from kinhec.calibrate import held_out as ho
 from kinhec.calibrate.held_out_pixels import assess_views
@@ -48,13 +48,13 @@ from kinhec.calibrate.observability import observability
 from kinhec.calibrate.result import CalibrationResult
 from kinhec.util.blas import single_threaded_blas
 from kinhec.util.errors import InputError
-from kinhec.models.intrinsics import calibrate_camera, camera_calibration, pack_views
-from kinhec.models.intrinsics_files import read_intrinsics
+from kinhec.models.intrinsics import calibrate_camera, camera_calibration, intrinsic_names, model_of, pack_views
+from kinhec.models.intrinsics_files import IntrinsicsFile, read_intrinsics
 from kinhec.solvers import pair_model as pm
 from kinhec.solvers.he_ml import he_ml
 from kinhec.solvers.reprojection import PixelViews, chain_poses
 
-__all__ = ["calibrate_corners", "intrinsics_from_file", "parse_intrinsics", "solve_corners"]
+__all__ = ["calibrate_corners", "intrinsics_from_file", "intrinsics_vector", "parse_intrinsics", "solve_corners"]
 
 
 #: Suffixes of the intrinsics files ``--intrinsics`` reads (:mod:`kinhec.models.intrinsics_files`).
@@ -64,7 +64,11 @@ INTRINSICS_FILE_SUFFIXES = (".yaml", ".yml", ".json")
 def parse_intrinsics(text, image_size=None) -> np.ndarray:
     """The 9 intrinsics ``fx fy cx cy k1 k2 p1 p2 k3`` from ``"fx,fy,cx,cy[,k1,k2,p1,p2[,k3]]"``, a sequence of 4, 8
     or 9 numbers, or an intrinsics file (OpenCV YAML, Kalibr camchain, a ``kinhec calibrate --json``; checked
-    against ``image_size`` ``(width, height)`` [px] when given)."""
+    against ``image_size`` ``(width, height)`` [px] when given), or an
+    :class:`~kinhec.models.intrinsics_files.IntrinsicsFile` (a fisheye's as its 8 numbers ``fx fy cx cy k1 k2 k3
+    k4``: bare numbers are a pinhole's)."""
+    if isinstance(text, IntrinsicsFile):
+        return intrinsics_vector(text, "intrinsics")
     if isinstance(text, (str, Path)) and (Path(text).suffix.lower() in INTRINSICS_FILE_SUFFIXES or Path(text).is_file()):
         return intrinsics_from_file(text, image_size)
     if isinstance(text, str):
@@ -82,13 +86,22 @@ def parse_intrinsics(text, image_size=None) -> np.ndarray:
 
 
 def intrinsics_from_file(path, image_size=None) -> np.ndarray:
-    """The 9 intrinsics of an intrinsics file: a pinhole with OpenCV's distortion (``k1 k2 p1 p2 k3``) only."""
+    """The intrinsics of an intrinsics file: 9 for a pinhole with OpenCV's distortion (``fx fy cx cy k1 k2 p1 p2
+    k3``), 8 for a fisheye (``fx fy cx cy k1 k2 k3 k4``, :mod:`kinhec.models.intrinsics`)."""
     size = None if image_size is None else f"{int(image_size[0])}x{int(image_size[1])}"
-    intr = read_intrinsics(path, image_size=size, size_from="the size of the images calibrated")
+    return intrinsics_vector(read_intrinsics(path, image_size=size, size_from="the size of the images calibrated"), path)
+
+
+def intrinsics_vector(intr: IntrinsicsFile, path) -> np.ndarray:
+    """The intrinsics vector of :mod:`kinhec.models.intrinsics` of intrinsics read from a file (named ``path``)."""
     dist = [float(v) for v in intr.distortion]
+    if intr.distortion_model == "equidistant":
+        if len(dist) not in (0, 4):
+            raise InputError(f"{path}: expected 4 fisheye (equidistant) coefficients k1 k2 k3 k4, got {len(dist)}")
+        return np.array([intr.fx, intr.fy, intr.cx, intr.cy, *(dist or [0.0] * 4)])
     if intr.distortion_model != "radtan":
-        raise InputError(f"{path}: expected a pinhole with OpenCV's distortion k1 k2 p1 p2 k3 (radtan), got "
-                         f"{intr.distortion_model} distortion (a fisheye lens, not modelled by --corners/--images)")
+        raise InputError(f"{path}: expected a pinhole with OpenCV's distortion k1 k2 p1 p2 k3 (radtan) or a fisheye "
+                         f"(equidistant), got {intr.distortion_model} distortion")
     if len(dist) > 5 and any(v != 0.0 for v in dist[5:]):
         raise InputError(f"{path}: expected at most 5 distortion coefficients k1 k2 p1 p2 k3, got {len(dist)} "
                          "(OpenCV's rational model, not modelled by --corners/--images)")  # fmt: skip
@@ -96,7 +109,7 @@ def intrinsics_from_file(path, image_size=None) -> np.ndarray:
     return np.array([intr.fx, intr.fy, intr.cx, intr.cy, *dist])
 
 
-def chain_rms_note(obs, camera, A, res) -> str:
+def chain_rms_note(obs, camera, A, res, refined_rms=None) -> str:
     """The reprojection RMS through the whole chain with the robot poses as measured, beside the refined one.
 
     With the robot poses as measured, every view's target pose is
@@ -107,7 +120,7 @@ def chain_rms_note(obs, camera, A, res) -> str:
     """
     views = pack_views(obs.points_3d, obs.points_2d)
     measured = camera_calibration(views, camera.intrinsics, chain_poses(A, res.X, res.Y, obs.mode)).rms_px
-    refined = res.info.get("pixel_rms", float("nan"))
+    refined = res.info.get("pixel_rms", float("nan")) if refined_rms is None else float(refined_rms)
     return (f"reprojection RMS through the chain: {measured:.3f} px with the robot poses as measured (every corner "
             f"of all {obs.n_views} views, as OpenCV reports it), {refined:.3f} px with each view's robot pose refined")
 
@@ -119,8 +132,12 @@ def solve_corners(obs, camera):
     :class:`kinhec.models.intrinsics.CameraCalibration` of its views; the pose pairs come from the camera's view
     poses, ``X`` and ``Y`` from the pixels (``pixels=``).  Returns the :class:`~kinhec.solvers.he_ml.HeMlResult`.
     """
+    B = pm.camera_poses(camera.T_cam_target, obs.mode)
+    if model_of(camera.intrinsics) != "radtan":
+        # he_ml's pixel stage models a pinhole: a fisheye's X and Y come from the poses, the bundle then fits its pixels
+        return he_ml(obs.T_base_ee, B, configuration=obs.mode, scale=False)
     pixels = PixelViews(obs.points_3d, obs.points_2d, obs.image_size, obs.mode, camera.intrinsics)
-    return he_ml(obs.T_base_ee, pm.camera_poses(camera.T_cam_target, obs.mode), pixels=pixels)
+    return he_ml(obs.T_base_ee, B, pixels=pixels)
 
 
 def _bundle(obs, cam, res, inl, given, prior):
@@ -131,9 +148,10 @@ def _bundle(obs, cam, res, inl, given, prior):
     notes = []
     if given is None:
         # every intrinsic the views gave: focal lengths and principal point free, the distortion under a wide prior
-        free = tuple(range(9))
-        prior_std = np.concatenate([[np.inf] * 4, DISTORTION_PRIOR])
-        prior_mean = np.concatenate([kv[:4], np.zeros(5)])
+        dist_prior = DISTORTION_PRIOR if kv.size == 9 else FISHEYE_DISTORTION_PRIOR
+        free = tuple(range(kv.size))
+        prior_std = np.concatenate([[np.inf] * 4, dist_prior])
+        prior_mean = np.concatenate([kv[:4], np.zeros(dist_prior.size)])
     else:
         f_rel, c_rel = (INTRINSICS_PRIOR["focal_rel"], INTRINSICS_PRIOR["principal_point_rel_f"]) if prior is None \
             else (float(prior[0]), float(prior[1]))
@@ -148,8 +166,12 @@ def _bundle(obs, cam, res, inl, given, prior):
             free, prior_std, prior_mean = (), None, None
             notes.append("the given intrinsics are held fixed: their uncertainty is not counted")
     twists = res.info.get("pixel_robot_twists")
-    fit = refine_bundle(views, obs.T_base_ee[sel], res.X, res.Y, kv, obs.mode, pixel_std=float(res.info["pixel_std"]),
-                        robot_std=(res.noise["robot_rot_std_rad"], res.noise["robot_trans_std_m"]),
+    if "pixel_std" in res.info:
+        pixel_std, robot_std = float(res.info["pixel_std"]), (res.noise["robot_rot_std_rad"], res.noise["robot_trans_std_m"])
+    else:  # no pixel stage (a fisheye): the camera fit's RMS per axis, the robot's levels from a generous start
+        pixel_std, robot_std = cam.rms_px / np.sqrt(2.0), (1e-3, 1e-3)
+    fit = refine_bundle(views, obs.T_base_ee[sel], res.X, res.Y, kv, obs.mode, pixel_std=pixel_std,
+                        robot_std=robot_std,
                         twists0=None if twists is None else np.asarray(twists)[sel], free_intrinsics=free,
                         intrinsics_prior_std=prior_std, intrinsics_prior_mean=prior_mean,
                         board_prior_std=sc.PRIOR_STD)  # fmt: skip
@@ -205,9 +227,13 @@ def _calibrate_corners(path, *, intrinsics, setup, where, intrinsics_prior) -> C
     if obs.n_views < 3:
         raise InputError(f"{where}: expected at least 3 views, got {obs.n_views}")
     k = None if intrinsics is None else parse_intrinsics(intrinsics, obs.image_size)
+    model = obs.distortion_model if k is None else model_of(k)
+    if k is not None and obs.distortion_model != "radtan" and model != obs.distortion_model:
+        raise InputError(f"intrinsics: {path} states a {obs.distortion_model} camera, got {model} intrinsics "
+                         f"({k.size} numbers)")  # fmt: skip
     views = pack_views(obs.points_3d, obs.points_2d)
     try:
-        cam = calibrate_camera(views, obs.image_size, intrinsics=k)
+        cam = calibrate_camera(views, obs.image_size, intrinsics=k, model=model)
     except InputError as exc:
         raise InputError(f"{where}: the corners do not determine the camera: {exc}") from None
     A = obs.T_base_ee
@@ -216,9 +242,9 @@ def _calibrate_corners(path, *, intrinsics, setup, where, intrinsics_prior) -> C
     if board is not None:  # a board of the wrong size: start from the size the robot's translations give
         b0, board_note = board
         obs = ObservationSet(obs.camera_id, obs.image_size, obs.mode, [b0 * p for p in obs.points_3d],
-                             obs.points_2d, obs.T_base_ee)  # fmt: skip
+                             obs.points_2d, obs.T_base_ee, obs.problem, obs.distortion_model)  # fmt: skip
         views = pack_views(obs.points_3d, obs.points_2d)
-        cam = calibrate_camera(views, obs.image_size, intrinsics=k)
+        cam = calibrate_camera(views, obs.image_size, intrinsics=k, model=model)
     res = solve_corners(obs, cam)
     inl = res.inliers
     fit, bundle_notes = _bundle(obs, cam, res, inl, k, intrinsics_prior)
@@ -265,7 +291,7 @@ def _calibrate_corners(path, *, intrinsics, setup, where, intrinsics_prior) -> C
         *([board_note] if board is not None else []),
         *scale_notes,
         "views paired by order (one robot pose per view)",
-        chain_rms_note(obs, cam, A, res),
+        chain_rms_note(obs, cam, A, res, None if model == "radtan" else fit.rms_px),
     ]
     r = pm.residuals(cam.T_cam_target, pm.predicted_camera_poses(A, X, Y, obs.mode))
     residuals = {
@@ -279,6 +305,8 @@ def _calibrate_corners(path, *, intrinsics, setup, where, intrinsics_prior) -> C
               "intrinsics_source": "given" if k is not None else "estimated", "hand_pose": "base_T_ee",
               "eye_pose": "cam_T_target", "units": "m", "intrinsics_refined": [float(v) for v in fit.intrinsics],
               "image_size": [int(v) for v in obs.image_size]}  # fmt: skip
+    if model != "radtan":
+        inputs["distortion_model"] = model
     return CalibrationResult(
         setup=obs.mode, inputs=inputs, X=X, Y=Y, X_name=X_name, Y_name=Y_name, X_std=X_std, Y_std=Y_std, time_offset_s=None,
         time_offset_std_s=None, time_offset_peak_corr=None, scale=scale, scale_std=scale_std, n_pairs=n,

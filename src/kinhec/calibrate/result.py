@@ -227,8 +227,9 @@ class CalibrationResult:
             "noise": None,
         }  # fmt: skip
         if o.get("intrinsics_std"):
-            values = dict(zip(("fx", "fy", "cx", "cy", "k1", "k2", "p1", "p2", "k3"),
-                              self.inputs.get("intrinsics_refined") or self.inputs.get("intrinsics") or []))
+            names = (("fx", "fy", "cx", "cy", "k1", "k2", "k3", "k4") if self.inputs.get("distortion_model") == "equidistant"
+                     else ("fx", "fy", "cx", "cy", "k1", "k2", "p1", "p2", "k3"))  # fmt: skip
+            values = dict(zip(names, self.inputs.get("intrinsics_refined") or self.inputs.get("intrinsics") or []))
             out["intrinsics"] = {k: {"value": _num(values.get(k)), "std": float(v)} for k, v in o["intrinsics_std"].items()}
         if "residual_std_rad_m" in o:
             sd, ss = np.asarray(o["residual_std_rad_m"]), np.asarray(o.get("residual_std_std") or [np.nan] * 6)

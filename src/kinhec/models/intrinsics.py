@@ -30,8 +30,32 @@ Calibration (Zhang 2000)
    on the pixel residuals by Levenberg-Marquardt with the block-sparse
    Jacobian (:mod:`kinhec.geometry.lsq`).
 
+Fisheye (equidistant) model
+---------------------------
+The model of OpenCV's ``cv2.fisheye`` (Kannala-Brandt with four terms;
+Kalibr's ``pinhole-equi``): the angle of the ray off the optical axis
+``theta = atan2(sqrt(X^2 + Y^2), Z)`` is distorted,
+
+.. math::
+
+    \\theta_d = \\theta (1 + k_1 \\theta^2 + k_2 \\theta^4 + k_3 \\theta^6 + k_4 \\theta^8),
+
+and the pixel lies at the radius ``theta_d`` in the ray's direction,
+``u = f_x theta_d X / rho + c_x``, ``v = f_y theta_d Y / rho + c_y`` with
+``rho = sqrt(X^2 + Y^2)`` (no skew).  Its *intrinsics vector* has eight
+numbers ``(fx, fy, cx, cy, k1, k2, k3, k4)`` (:data:`EQUIDISTANT_NAMES`):
+the length of an intrinsics vector tells the two models apart (nine: the
+pinhole with Brown-Conrady distortion, eight: the fisheye).  Up to 90 deg off
+the axis this is ``cv2.fisheye.projectPoints``; beyond, where OpenCV takes
+``atan(rho / Z)`` and so mirrors a ray behind the camera's plane through the
+centre, the angle here is the ray's own (lenses of 180 deg and more see it).
+:func:`project_points`, :func:`project_points_jacobians` and
+:func:`unproject_points` work on points in the camera frame.
+
 References
 ----------
+J. Kannala and S. S. Brandt, "A generic camera model and calibration method
+for conventional, wide-angle, and fish-eye lenses," *IEEE TPAMI* 28(8), 2006.
 Z. Zhang, "A flexible new technique for camera calibration," *IEEE TPAMI*
 22(11), 2000.  R. I. Hartley, "In defense of the eight-point algorithm,"
 *IEEE TPAMI* 19(6), 1997.  D. C. Brown, "Decentering distortion of lenses,"
@@ -50,6 +74,13 @@ from kinhec.geometry.lsq import BlockStructure, levenberg_marquardt
 
 __all__ = [
     "INTRINSIC_NAMES",
+    "EQUIDISTANT_NAMES",
+    "MODELS",
+    "intrinsic_names",
+    "model_of",
+    "project_points",
+    "project_points_jacobians",
+    "unproject_points",
     "PackedViews",
     "pack_views",
     "project",
@@ -58,6 +89,7 @@ __all__ = [
     "poses_from_homographies",
     "CameraCalibration",
     "calibrate_camera",
+    "fisheye_start",
     "camera_calibration",
     "residual_norms",
     "normalisation",
@@ -65,6 +97,13 @@ __all__ = [
 
 #: Names of the intrinsics vector, in order.
 INTRINSIC_NAMES = ("fx", "fy", "cx", "cy", "k1", "k2", "p1", "p2", "k3")
+
+#: Names of the fisheye (equidistant) intrinsics vector, in order.
+EQUIDISTANT_NAMES = ("fx", "fy", "cx", "cy", "k1", "k2", "k3", "k4")
+#: The camera models, named as intrinsics files name their distortion, by the length of their intrinsics vector.
+MODELS = {9: "radtan", 8: "equidistant"}
+#: Below this ratio ``rho / Z`` a fisheye point is on the axis (the limits of ``theta_d / rho`` and its derivatives).
+_ON_AXIS = 1e-7
 
 #: Fewest views a planar calibration accepts (Zhang needs 3 for four unknowns with zero skew; 3 for margin).
 MIN_VIEWS = 3
@@ -139,13 +178,140 @@ def _distort(xy: np.ndarray, d: np.ndarray) -> np.ndarray:
     return np.stack([xd, yd], axis=-1)
 
 
+def model_of(intrinsics, what: str = "intrinsics") -> str:
+    """``"radtan"`` for nine intrinsics, ``"equidistant"`` for eight (see the module doc); else an InputError."""
+    n = int(np.size(intrinsics))
+    if n not in MODELS:
+        raise InputError(f"{what}: expected 9 numbers (fx, fy, cx, cy, k1, k2, p1, p2, k3; pinhole) or 8 (fx, fy, cx, "
+                         f"cy, k1, k2, k3, k4; fisheye), got {n}")  # fmt: skip
+    return MODELS[n]
+
+
+def intrinsic_names(intrinsics) -> tuple:
+    """:data:`INTRINSIC_NAMES` or :data:`EQUIDISTANT_NAMES`, by the model of ``intrinsics``."""
+    return INTRINSIC_NAMES if model_of(intrinsics) == "radtan" else EQUIDISTANT_NAMES
+
+
+def _equidistant_radius(p: np.ndarray, d: np.ndarray):
+    """``theta``, ``theta_d``, ``d theta_d / d theta``, ``rho`` and ``s = theta_d / rho`` (its on-axis limit
+    ``1 / Z`` there) of points ``p`` (..., 3)."""
+    X, Y, Z = p[..., 0], p[..., 1], p[..., 2]
+    rho = np.hypot(X, Y)
+    theta = np.arctan2(rho, Z)
+    t2 = theta * theta
+    poly = 1.0 + t2 * (d[0] + t2 * (d[1] + t2 * (d[2] + t2 * d[3])))
+    theta_d = theta * poly
+    dpoly = 1.0 + t2 * (3.0 * d[0] + t2 * (5.0 * d[1] + t2 * (7.0 * d[2] + t2 * 9.0 * d[3])))
+    axis = rho <= _ON_AXIS * np.abs(Z)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = np.where(axis, 1.0 / Z, theta_d / rho)
+    return theta, theta_d, dpoly, rho, s, axis
+
+
+def project_points(intrinsics, points) -> np.ndarray:
+    """Pixels (..., 2) [px] of points (..., 3) [m] in the camera frame, by either model (see the module doc).
+
+    Pinhole points must lie in front of the camera (``Z > 0``); fisheye points anywhere but the camera's centre.
+    """
+    k = np.asarray(intrinsics, dtype=np.float64)
+    p = np.asarray(points, dtype=np.float64)
+    if model_of(k) == "radtan":
+        return _distort(p[..., :2] / p[..., 2:3], k[4:9]) * k[0:2] + k[2:4]
+    s = _equidistant_radius(p, k[4:8])[4]
+    return p[..., :2] * s[..., None] * k[0:2] + k[2:4]
+
+
+def project_points_jacobians(intrinsics, points):
+    """Fisheye pixels and their derivatives, analytic.
+
+    Parameters
+    ----------
+    intrinsics : array_like, shape (8,)
+        ``(fx, fy, cx, cy, k1, k2, k3, k4)``.
+    points : array_like, shape (..., 3)
+        Points [m] in the camera frame.
+
+    Returns
+    -------
+    uv : ndarray, shape (..., 2)
+        Pixels [px].
+    d_point : ndarray, shape (..., 2, 3)
+        ``d uv / d (X, Y, Z)`` [px/m].
+    d_intrinsics : ndarray, shape (..., 2, 8)
+        ``d uv / d (fx, fy, cx, cy, k1, k2, k3, k4)``.
+    """
+    k = np.asarray(intrinsics, dtype=np.float64)
+    if model_of(k) != "equidistant":
+        raise InputError(f"intrinsics: expected the 8 fisheye intrinsics (fx, fy, cx, cy, k1, k2, k3, k4), got {k.size}")
+    p = np.asarray(points, dtype=np.float64)
+    X, Y, Z = p[..., 0], p[..., 1], p[..., 2]
+    theta, theta_d, dpoly, rho, s, axis = _equidistant_radius(p, k[4:8])
+    n2 = rho * rho + Z * Z
+    # d s / d X = a X, d s / d Y = a Y, d s / d Z = -dpoly / n2 with a = (dpoly Z / n2 - s) / rho^2; on the axis
+    # the limit of a (theta_d = rho / Z + (k1 - 1/3) rho^3 / Z^3 + ...) is 2 (k1 - 1/3) / Z^3
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = np.where(axis, 2.0 * (k[4] - 1.0 / 3.0) / Z**3, (dpoly * Z / n2 - s) / (rho * rho))
+    dsz = -dpoly / n2
+    f = k[0:2]
+    xy = p[..., :2]
+    uv = xy * s[..., None] * f + k[2:4]
+    d_point = np.zeros(p.shape[:-1] + (2, 3))
+    for i in range(2):  # u from X, v from Y
+        q = xy[..., i]
+        d_point[..., i, 0] = f[i] * q * a * X
+        d_point[..., i, 1] = f[i] * q * a * Y
+        d_point[..., i, i] += f[i] * s
+        d_point[..., i, 2] = f[i] * q * dsz
+    d_int = np.zeros(p.shape[:-1] + (2, 8))
+    d_int[..., 0, 0] = s * X
+    d_int[..., 1, 1] = s * Y
+    d_int[..., 0, 2] = 1.0
+    d_int[..., 1, 3] = 1.0
+    # d theta_d / d k_j = theta^(2j + 3); the pixel moves by it along X / rho (the on-axis limit: 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dir_ = np.where(axis[..., None], 0.0, xy / rho[..., None])
+    tp = theta**3
+    t2 = theta * theta
+    for j in range(4):
+        d_int[..., :, 4 + j] = f * dir_ * tp[..., None]
+        tp = tp * t2
+    return uv, d_point, d_int
+
+
+def unproject_points(intrinsics, uv, n_iter: int = 30) -> np.ndarray:
+    """Unit rays (..., 3) in the camera frame of fisheye pixels (..., 2) [px] (the inverse of :func:`project_points`).
+
+    ``theta`` from ``theta_d`` by Newton's method, started at ``theta_d`` (the distortion polynomial must be
+    increasing up to the pixel's radius, as a calibrated lens's is over its image circle).
+    """
+    k = np.asarray(intrinsics, dtype=np.float64)
+    if model_of(k) != "equidistant":
+        raise InputError(f"intrinsics: expected the 8 fisheye intrinsics (fx, fy, cx, cy, k1, k2, k3, k4), got {k.size}")
+    m = (np.asarray(uv, dtype=np.float64) - k[2:4]) / k[0:2]
+    td = np.hypot(m[..., 0], m[..., 1])
+    d = k[4:8]
+    theta = td.copy()
+    for _ in range(n_iter):
+        t2 = theta * theta
+        g = theta * (1.0 + t2 * (d[0] + t2 * (d[1] + t2 * (d[2] + t2 * d[3])))) - td
+        dg = 1.0 + t2 * (3.0 * d[0] + t2 * (5.0 * d[1] + t2 * (7.0 * d[2] + t2 * 9.0 * d[3])))
+        step = g / dg
+        theta = theta - step
+        if np.all(np.abs(step) <= 1e-15 * np.maximum(theta, 1.0)):
+            break
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dir_ = np.where((td > 0)[..., None], m / td[..., None], 0.0)
+    return np.concatenate([dir_ * np.sin(theta)[..., None], np.cos(theta)[..., None]], axis=-1)
+
+
 def project(intrinsics, T_cam_target, points_3d) -> np.ndarray:
     """Pixels of target points seen by a camera with the given intrinsics.
 
     Parameters
     ----------
-    intrinsics : array_like, shape (9,)
-        ``(fx, fy, cx, cy, k1, k2, p1, p2, k3)`` [px, px, px, px, -, -, -, -, -].
+    intrinsics : array_like, shape (9,) or (8,)
+        ``(fx, fy, cx, cy, k1, k2, p1, p2, k3)`` [px, px, px, px, -, -, -, -, -], or the fisheye's
+        ``(fx, fy, cx, cy, k1, k2, k3, k4)``.
     T_cam_target : array_like, shape (N, 4, 4)
         Pose of the target in the camera frame (maps target to camera coordinates) [m].
     points_3d : array_like, shape (N, P, 3) or (P, 3)
@@ -160,6 +326,8 @@ def project(intrinsics, T_cam_target, points_3d) -> np.ndarray:
     T = np.asarray(T_cam_target, dtype=np.float64)
     pts = np.asarray(points_3d, dtype=np.float64)
     p = np.matmul(pts, np.swapaxes(T[:, :3, :3], -1, -2)) + T[:, None, :3, 3]
+    if k.size == 8:  # the fisheye
+        return project_points(k, p)
     xy = p[..., :2] / p[..., 2:3]
     xyd = _distort(xy, k[4:9])
     return xyd * k[None, None, 0:2] + k[None, None, 2:4]
@@ -308,7 +476,8 @@ def camera_calibration(views: PackedViews, intrinsics, T_cam_target) -> CameraCa
     return CameraCalibration(k, T_cam_target, float(np.sqrt(np.mean(d * d))), float(d.mean()))
 
 
-def calibrate_camera(views: PackedViews, image_size, *, fix_k3: bool = False, intrinsics=None) -> CameraCalibration:
+def calibrate_camera(views: PackedViews, image_size, *, fix_k3: bool = False, intrinsics=None,
+                     model: str = "radtan") -> CameraCalibration:  # fmt: skip
     """Intrinsics and view poses from views of a planar target (Zhang's method, then joint refinement).
 
     Parameters
@@ -318,9 +487,12 @@ def calibrate_camera(views: PackedViews, image_size, *, fix_k3: bool = False, in
     image_size : (int, int)
         ``(width, height)`` [px].
     fix_k3 : bool
-        Keep ``k3 = 0``.
-    intrinsics : array_like, shape (9,), optional
-        Known intrinsics: only the view poses are estimated (a batch PnP).
+        Keep ``k3 = 0`` (pinhole only).
+    intrinsics : array_like, shape (9,) or (8,), optional
+        Known intrinsics (nine: pinhole, eight: fisheye): only the view poses are estimated (a batch PnP).
+    model : {"radtan", "equidistant"}
+        The camera model estimated when ``intrinsics`` is None (:data:`MODELS`); the fisheye starts as
+        :func:`fisheye_start` says.
 
     Returns
     -------
@@ -330,6 +502,12 @@ def calibrate_camera(views: PackedViews, image_size, *, fix_k3: bool = False, in
         raise InputError(f"views: expected at least {MIN_VIEWS} views of the target, got {views.n_views}")
     if np.abs(views.points_3d[..., 2][views.mask]).max(initial=0.0) > 1e-9:
         raise InputError("points_3d: expected a planar target (z = 0 in the target frame), got points off the plane")
+    if model not in MODELS.values():
+        raise InputError(f"model: expected one of {', '.join(MODELS.values())}, got {model!r}")
+    if (intrinsics is not None and np.size(intrinsics) == 8) or (intrinsics is None and model == "equidistant"):
+        k0, T0 = fisheye_start(views, image_size, intrinsics)
+        n_int = 0 if intrinsics is not None else 8
+        return _refine_camera(views, k0, n_int, T0)
     H = homographies(views)
     if intrinsics is None:
         f4 = zhang_intrinsics(H, image_size)
@@ -343,6 +521,11 @@ def calibrate_camera(views: PackedViews, image_size, *, fix_k3: bool = False, in
         n_int = 0
     K = np.array([[f4[0], 0.0, f4[2]], [0.0, f4[1], f4[3]], [0.0, 0.0, 1.0]])
     T0 = poses_from_homographies(K, H)
+    return _refine_camera(views, k0, n_int, T0)
+
+
+def _refine_camera(views: PackedViews, k0, n_int: int, T0) -> CameraCalibration:
+    """The first ``n_int`` intrinsics and every view pose refined on the pixels from ``k0`` and ``T0``."""
     N = views.n_views
     obs = views.points_2d[views.mask]
 
@@ -362,3 +545,58 @@ def calibrate_camera(views: PackedViews, image_size, *, fix_k3: bool = False, in
     res = levenberg_marquardt(fun, x0, structure, tol=1e-12)
     k, T = unpack(res.x)
     return camera_calibration(views, k, T)
+
+
+#: The fisheye start takes the corners within this angle of the optical axis [rad] for its homographies.
+_START_MAX_ANGLE = np.radians(75.0)
+#: Focal lengths the fisheye start tries, as multiples of ``max(width, height) / pi`` (a 180 deg lens across the
+#: image's longer side; OpenCV's ``cv::fisheye::calibrate`` starts from it).
+_START_FOCAL_FACTORS = (0.6, 0.8, 1.0, 1.25, 1.6, 2.0, 2.5, 3.2, 4.0)
+
+
+def _fisheye_poses(views: PackedViews, k) -> tuple[np.ndarray, float]:
+    """View poses from the homographies of the rays of fisheye intrinsics ``k`` (corners within
+    :data:`_START_MAX_ANGLE` of the axis, all corners in front of the camera in a view with fewer than 4 of them),
+    and the RMS reprojection error [px] they give."""
+    ray = unproject_points(k, views.points_2d)
+    front = views.mask & (ray[..., 2] > 0.05)
+    near = views.mask & (ray[..., 2] > np.cos(_START_MAX_ANGLE))
+    use = np.where((near.sum(axis=1) >= MIN_POINTS)[:, None], near, front)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        m = np.where(use[..., None], ray[..., :2] / ray[..., 2:3], 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):  # a focal length far off: degenerate homographies, rms inf
+        H = homographies(PackedViews(views.points_3d, m, use))
+        T = poses_from_homographies(np.eye(3), H)
+        uv = project(k, T, views.points_3d)
+    d = residual_norms(uv, views)
+    return T, float(np.sqrt(np.mean(d * d))) if np.isfinite(d).all() else float("inf")
+
+
+def fisheye_start(views: PackedViews, image_size, intrinsics=None) -> tuple[np.ndarray, np.ndarray]:
+    """Start of a fisheye calibration: intrinsics (8,) and view poses (N, 4, 4).
+
+    Given intrinsics: the poses from the homographies of the corners' rays (a PnP).  Else the principal point at
+    the image's centre, no distortion, and of the focal lengths :data:`_START_FOCAL_FACTORS` the one whose poses
+    reproject the corners best.
+    """
+    if intrinsics is not None:
+        k = np.asarray(intrinsics, dtype=np.float64)
+        if k.shape != (8,) or not np.isfinite(k).all() or k[0] <= 0 or k[1] <= 0:
+            raise InputError(f"intrinsics: expected 8 finite fisheye intrinsics (fx, fy, cx, cy, k1, k2, k3, k4) with "
+                             f"fx, fy > 0, got {k!r}")  # fmt: skip
+        return k.copy(), _fisheye_poses(views, k)[0]
+    w, h = float(image_size[0]), float(image_size[1])
+    f0 = max(w, h) / np.pi
+    best = None
+    for a in _START_FOCAL_FACTORS:
+        k = np.array([a * f0, a * f0, (w - 1.0) / 2.0, (h - 1.0) / 2.0, 0.0, 0.0, 0.0, 0.0])
+        try:
+            T, rms = _fisheye_poses(views, k)
+        except (InputError, np.linalg.LinAlgError):
+            continue
+        if best is None or rms < best[2]:
+            best = (k, T, rms)
+    if best is None:
+        raise DegenerateMotionError("intrinsics: expected views whose corners determine a fisheye camera, got none "
+                                    "that give a homography")  # fmt: skip
+    return best[0], best[1]

@@ -13,7 +13,8 @@
   (``camera_model: pinhole``), ``distortion_model`` (``radtan``, ``equidistant``), ``distortion_coeffs`` and
   ``resolution: [w, h]``.  Kalibr's ``omni`` and ``ds`` models are refused (their intrinsics are not a pinhole's).
 * **kinhec calibrate JSON** (``kinhec calibrate --corners/--images --json``): ``inputs.intrinsics_refined``
-  (else ``inputs.intrinsics``), nine numbers ``fx fy cx cy k1 k2 p1 p2 k3``, and ``inputs.image_size``.  A JSON written before
+  (else ``inputs.intrinsics``), nine numbers ``fx fy cx cy k1 k2 p1 p2 k3`` (eight, ``fx fy cx cy k1 k2 k3 k4``, with
+  ``inputs.distortion_model: equidistant``), and ``inputs.image_size``.  A JSON written before
   kinhec stored the image size needs it given (``image_size``).
 
 An ``image_size`` given with a file that states its own must agree with it, and the principal point must lie
@@ -209,11 +210,16 @@ def _from_kinhec_json(doc: dict, path: Path) -> IntrinsicsFile:
         raise InputError("expected a calibration from corners or images (inputs.intrinsics), got a calibration "
                          "without intrinsics (from pose files)")  # fmt: skip
     k = _matrix(k, "inputs.intrinsics").ravel()
-    if k.size != 9:
+    model = inputs.get("distortion_model", "radtan")
+    if model == "equidistant":
+        if k.size != 8:
+            raise InputError(f"inputs.intrinsics: expected fx fy cx cy k1 k2 k3 k4 (equidistant), got {k.size} numbers")
+    elif k.size != 9:
         raise InputError(f"inputs.intrinsics: expected fx fy cx cy k1 k2 p1 p2 k3, got {k.size} numbers")
     size = doc.get("image_size") or inputs.get("image_size")
     wh = None if size is None else parse_image_size(size, "image_size")
-    return _make(k[0], k[1], k[2], k[3], wh, tuple(float(v) for v in k[4:]), "radtan", "kinhec_json", path)
+    return _make(k[0], k[1], k[2], k[3], wh, tuple(float(v) for v in k[4:]), "radtan" if model != "equidistant"
+                 else "equidistant", "kinhec_json", path)  # fmt: skip
 
 
 def _make(fx, fy, cx, cy, wh, dist, model, fmt, path) -> IntrinsicsFile:

@@ -102,16 +102,23 @@ def from_calibration(doc) -> IntrinsicsFile:
     """The intrinsics of a calibration from corners or images (a result's ``to_dict()`` or its ``inputs``).
 
     The refined intrinsics when the calibration refined them, else the ones it used; the image size it stored.
+    Nine numbers are a pinhole with OpenCV's distortion (``radtan``), eight a fisheye (``equidistant``, as
+    ``inputs.distortion_model`` states).
     """
     inputs = doc.get("inputs", doc) if isinstance(doc, dict) else {}
     k = inputs.get("intrinsics_refined") or inputs.get("intrinsics")
     if not k:
         raise InputError("intrinsics: expected a calibration from corners or images (--corners or --images), got one "
                          "from pose files, which holds no intrinsics")  # fmt: skip
-    if len(k) != 9:
-        raise InputError(f"intrinsics: expected fx fy cx cy k1 k2 p1 p2 k3, got {len(k)} numbers")
+    model = inputs.get("distortion_model", "radtan")
+    n = {"radtan": 9, "equidistant": 8}.get(model)
+    if n is None:
+        raise InputError(f"intrinsics: expected the distortion model radtan or equidistant, got {model!r}")
+    if len(k) != n:
+        names = "fx fy cx cy k1 k2 p1 p2 k3" if n == 9 else "fx fy cx cy k1 k2 k3 k4 (equidistant)"
+        raise InputError(f"intrinsics: expected {names}, got {len(k)} numbers")
     size = inputs.get("image_size")
     if not size:
         raise InputError("intrinsics: expected the calibration's image size (inputs.image_size), got none")
     return IntrinsicsFile(float(k[0]), float(k[1]), float(k[2]), float(k[3]), int(size[0]), int(size[1]),
-                          tuple(float(v) for v in k[4:]), "radtan", "kinhec_json", "")  # fmt: skip
+                          tuple(float(v) for v in k[4:]), model, "kinhec_json", "")  # fmt: skip

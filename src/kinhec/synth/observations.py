@@ -24,6 +24,10 @@ calibration tools, so they can run on exactly the same data::
   ``a_se3_b`` maps b-coordinates to a-coordinates: ``base_se3_gripper`` is
   kinhec's ``T_base_ee`` (OpenCV's ``R/t_gripper2base``).  The quaternion
   order is converted here, once, to kinhec's internal ``(w, x, y, z)``.
+* A camera may state its lens model: ``"distortion_model": "equidistant"``
+  (a fisheye, :mod:`kinhec.models.intrinsics`) or ``"radtan"`` (a pinhole with
+  OpenCV's distortion, the default when it is not stated); ``kinhec calibrate
+  --corners`` estimates that model when no intrinsics are given.
 * ``mode`` says where the camera is: ``eye_in_hand`` (on the flange, the
   target fixed in the world) or ``eye_to_hand`` (fixed, the target on the flange).
 
@@ -33,7 +37,8 @@ against it and names the file and the JSON path of the first violation.
 
 :func:`observations_from_recipe` writes a generated ``pnp`` sequence in this
 format: the projected target points with the pixel noise of the sequence,
-drawn exactly as the generator drew them.
+drawn exactly as the generator drew them.  :func:`fisheye_observations_from_recipe`
+sees the same sequence through a fisheye lens (:data:`FISHEYE_LENSES`).
 """
 
 from __future__ import annotations
@@ -50,7 +55,7 @@ from kinhec.models.cameras import VISIBILITY_MARGIN_PX, get_camera, get_target, 
 from kinhec.util.errors import DatasetFormatError, InputError
 from kinhec.util.fsutil import atomic_write_text
 from kinhec.synth.generator import as_recipe, seed_streams, simulate
-from kinhec.models.intrinsics import INTRINSIC_NAMES
+from kinhec.models.intrinsics import EQUIDISTANT_NAMES, INTRINSIC_NAMES, MODELS, project_points
 from kinhec.solvers.reprojection import PixelViews
 
 __all__ = [
@@ -64,6 +69,10 @@ __all__ = [
     "pose_json",
     "transform_from_pose_json",
     "observations_from_recipe",
+    "fisheye_observations_from_recipe",
+    "FISHEYE_LENSES",
+    "FisheyeLens",
+    "DETECTOR_STD_PX",
     "RecipePixels",
     "recipe_pixels",
     "PosePairs",
@@ -97,6 +106,8 @@ class ObservationSet:
         Flange pose in the robot base at each view [m].
     problem : str
         ``"single_cam_handeye"``.
+    distortion_model : {"radtan", "equidistant"}
+        The lens model the file states (``radtan`` when it states none).
     """
 
     camera_id: str
@@ -106,6 +117,7 @@ class ObservationSet:
     points_2d: list
     T_base_ee: np.ndarray
     problem: str = "single_cam_handeye"
+    distortion_model: str = "radtan"
 
     @property
     def n_views(self) -> int:
@@ -229,8 +241,12 @@ def observations_from_json(doc, where: str = "observations") -> ObservationSet:
             T.append(transform_from_pose_json(v["meta"]["base_se3_gripper"], f"$.input.views[{i}].meta.base_se3_gripper"))
         except InputError as exc:
             raise DatasetFormatError(f"{where}: {exc}") from None
+    model = cam.get("distortion_model", "radtan")
+    if model not in MODELS.values():
+        raise DatasetFormatError(f"{where}: $.cameras[0].distortion_model: expected one of "
+                                 f"{', '.join(MODELS.values())}, got {model!r}")  # fmt: skip
     return ObservationSet(str(cam["id"]), (int(cam["image_size"][0]), int(cam["image_size"][1])),
-                          doc["input"]["mode"], p3, p2, np.stack(T), doc["problem"])  # fmt: skip
+                          doc["input"]["mode"], p3, p2, np.stack(T), doc["problem"], model)  # fmt: skip
 
 
 def _read_json(path: Path) -> dict:
@@ -366,9 +382,12 @@ def observations_to_json(obs: ObservationSet) -> dict:
             "obs": {"points_3d": np.asarray(a, dtype=float).tolist(), "points_2d": np.asarray(b, dtype=float).tolist()},
             "meta": {"base_se3_gripper": pose_json(T)},
         })  # fmt: skip
+    cam = {"id": obs.camera_id, "image_size": [int(obs.image_size[0]), int(obs.image_size[1])]}
+    if obs.distortion_model != "radtan":
+        cam["distortion_model"] = obs.distortion_model
     return {
         "version": FORMAT_VERSION,
-        "cameras": [{"id": obs.camera_id, "image_size": [int(obs.image_size[0]), int(obs.image_size[1])]}],
+        "cameras": [cam],
         "problem": obs.problem,
         "input": {"mode": obs.mode, "views": views},
     }
@@ -499,4 +518,91 @@ def observations_from_recipe(recipe) -> tuple[ObservationSet, dict]:
     obs = ObservationSet("cam0", px.image_size, px.configuration, *px.views(keep), px.T_base_ee_meas[keep])
     truth = {"parameters": {n: float(v) for n, v in zip(INTRINSIC_NAMES, px.intrinsics)},
              "poses": {"X": pose_json(px.X), "Y": pose_json(px.Y)}}  # fmt: skip
+    return obs, truth
+
+
+#: Pixel noise [px] of generated fisheye corners: the plane-fit RMS of the corners OpenCV's detector finds in the
+#: real kuka_1 images (0.078 px, docs/images.md), rounded.
+DETECTOR_STD_PX = 0.08
+
+
+@dataclass(frozen=True)
+class FisheyeLens:
+    """A generated fisheye camera: image size [px], the fisheye intrinsics ``(fx, fy, cx, cy, k1, k2, k3, k4)`` and
+    the field of view [deg] (full angle: no corner further than half of it off the axis is seen)."""
+
+    name: str
+    image_size: tuple
+    intrinsics: tuple
+    fov_deg: float
+
+
+def _lens(name: str, fov_deg: float, radius_px: float, k) -> FisheyeLens:
+    """A 1280 x 1024 fisheye whose field's edge (``fov_deg / 2`` off the axis) lands ``radius_px`` from the centre."""
+    t = np.radians(fov_deg / 2.0)
+    td = t * (1.0 + k[0] * t**2 + k[1] * t**4 + k[2] * t**6 + k[3] * t**8)
+    f = radius_px / td
+    return FisheyeLens(name, (1280, 1024), (f, 1.002 * f, 641.3, 509.2, *k), fov_deg)
+
+
+#: Generated fisheye lenses on a 1280 x 1024 sensor: a 120 deg lens whose field covers the image to its corners (the
+#: field's edge at the half diagonal, 820 px), and a 180 deg circular fisheye whose image circle fits the height.
+FISHEYE_LENSES = {
+    "fisheye_120": _lens("fisheye_120", 120.0, 819.6, (-0.012, 0.004, -0.0011, 0.0002)),
+    "fisheye_180": _lens("fisheye_180", 180.0, 507.0, (0.025, -0.006, 0.0012, -0.0001)),
+}
+
+
+def fisheye_observations_from_recipe(recipe, lens: str = "fisheye_180", *, pixel_std: float = DETECTOR_STD_PX,
+                                     seed: int | None = None, tilt_deg: float = 0.0) -> tuple[ObservationSet, dict]:  # fmt: skip
+    """The views of a generated sequence (its true target poses and measured robot poses) through a fisheye lens.
+
+    The target points are projected exactly with the lens of :data:`FISHEYE_LENSES` (:func:`kinhec.models.intrinsics
+    .project_points`) and Gaussian noise of ``pixel_std`` [px] per axis is added (its own stream, seeded by
+    ``seed``, default the recipe's seed).  A corner is kept when it lies within the lens's field and inside the
+    image with the generator's visibility margin; a view with fewer than 4 corners is left out.  The sequence must
+    be synchronous (one robot pose per camera frame).
+
+    The generator aims its pinhole camera at the target, which a fisheye then sees near its centre.
+    ``tilt_deg`` mounts the fisheye turned by that angle [deg] about its ``x`` axis against the recipe's camera
+    (the camera's part of ``X`` or ``Y`` turned with it), so that the target lies that far off the axis, towards
+    the edge of the field where the lens's distortion is largest.
+
+    Returns
+    -------
+    (ObservationSet, dict)
+        The observations (``distortion_model`` ``equidistant``) and the truth:
+        ``{"parameters": {fx, fy, cx, cy, k1, k2, k3, k4}, "poses": {"X": pose, "Y": pose}}``.
+    """
+    if lens not in FISHEYE_LENSES:
+        raise InputError(f"lens: expected one of {', '.join(FISHEYE_LENSES)}, got {lens!r}")
+    if not (np.isfinite(pixel_std) and pixel_std >= 0):
+        raise InputError(f"pixel_std: expected a finite standard deviation >= 0 [px], got {pixel_std!r}")
+    r = as_recipe(recipe)
+    g = simulate(r)
+    if not g.clocks.same_clock or g.T_base_ee_meas.shape[0] != g.T_cam_target_gt.shape[0]:
+        raise InputError(f"recipe {r.sequence_id}: expected a synchronous sequence (one robot pose per camera frame)")
+    L = FISHEYE_LENSES[lens]
+    k = np.asarray(L.intrinsics, dtype=np.float64)
+    pts = get_target(r.target).points_m
+    a = np.radians(float(tilt_deg))
+    M = np.eye(4)  # the fisheye's frame from the recipe camera's
+    M[1:3, 1:3] = [[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]]
+    p = to_camera(M @ g.T_cam_target_gt, pts)
+    uv = project_points(k, p)
+    theta = np.arctan2(np.hypot(p[..., 0], p[..., 1]), p[..., 2])
+    w, h = L.image_size
+    m = VISIBILITY_MARGIN_PX
+    seen = ((theta <= np.radians(L.fov_deg / 2.0)) & (uv[..., 0] >= m) & (uv[..., 0] <= w - 1 - m)
+            & (uv[..., 1] >= m) & (uv[..., 1] <= h - 1 - m))  # fmt: skip
+    rng = np.random.default_rng([int(r.seed if seed is None else seed), 0xF15E])
+    uv = uv + float(pixel_std) * rng.standard_normal(uv.shape)
+    keep = np.flatnonzero(seen.sum(axis=1) >= 4)
+    obs = ObservationSet("cam0", L.image_size, r.configuration, [pts[seen[i]] for i in keep],
+                         [uv[i, seen[i]] for i in keep], g.T_base_ee_meas[keep], distortion_model="equidistant")  # fmt: skip
+    # the camera's pose in the chain turned with it: eye-in-hand inv(A X) Y, eye-to-hand inv(Y) A X
+    Minv = se3.invert_transform(M)
+    X, Y = (g.X @ Minv, g.Y) if r.configuration == "eye_in_hand" else (g.X, g.Y @ Minv)
+    truth = {"parameters": {n: float(v) for n, v in zip(EQUIDISTANT_NAMES, k)},
+             "poses": {"X": pose_json(X), "Y": pose_json(Y)}}  # fmt: skip
     return obs, truth

@@ -15,7 +15,8 @@ Every pixel is split into ``s x s`` samples (``supersample``) at the centres
 of its sub-squares (pixel centres at integer coordinates, OpenCV's
 convention).  Each sample's pixel is undistorted (the inverse of
 :func:`kinhec.models.intrinsics.project`'s Brown-Conrady model, by fixed-point
-iteration) into a ray, the ray is intersected with the target's plane
+iteration; for a fisheye's eight intrinsics, :func:`kinhec.models.intrinsics.unproject_points`)
+into a ray, the ray is intersected with the target's plane
 (the inverse of the plane-to-image homography ``[r1 r2 t]``), and the
 printed pattern is evaluated exactly there: ink, paper or the background
 beyond the paper.  The mean over the samples is the pixel's reflectance
@@ -57,7 +58,7 @@ from kinhec import __version__
 from kinhec.geometry import se3
 from kinhec.util.errors import InputError
 from kinhec.util.fsutil import atomic_write, atomic_write_text
-from kinhec.models.intrinsics import INTRINSIC_NAMES, project
+from kinhec.models.intrinsics import INTRINSIC_NAMES, project, unproject_points
 from kinhec.synth.observations import ObservationSet, observations_to_json, pose_json, write_document
 from kinhec.vision._cv import require_cv2
 from kinhec.vision.targets import AprilGrid, Charuco, Chessboard, Target, parse_target, target_for_preset
@@ -261,6 +262,7 @@ def _reflectance_image(target: Target, K9: np.ndarray, size, T_cam_target: np.nd
     front = (cam_in_target[2] > 0) == target.z_towards_viewer
     offs = ((np.arange(s) + 0.5) / s - 0.5).astype(np.float32)
     fx, fy, cx, cy = (np.float32(v) for v in K9[:4])
+    fisheye = K.size == 8
     us = (np.arange(u0, u1, dtype=np.float32)[:, None] + offs[None, :]).ravel()
     xn = ((us - cx) / fx)[None, :]
     wb_ = u1 - u0
@@ -270,10 +272,16 @@ def _reflectance_image(target: Target, K9: np.ndarray, size, T_cam_target: np.nd
         vs = (np.arange(r0, r1, dtype=np.float32)[:, None] + offs[None, :]).ravel()
         yn = ((vs - cy) / fy)[:, None]
         xd, yd = np.broadcast_to(xn, (yn.shape[0], xn.shape[1])), np.broadcast_to(yn, (yn.shape[0], xn.shape[1]))
-        xu, yu = undistort_normalised(xd, yd, distortion)
-        q0 = Hinv[0, 0] * xu + Hinv[0, 1] * yu + Hinv[0, 2]
-        q1 = Hinv[1, 0] * xu + Hinv[1, 1] * yu + Hinv[1, 2]
-        q2 = Hinv[2, 0] * xu + Hinv[2, 1] * yu + Hinv[2, 2]
+        if fisheye:  # the sample's ray (x, y, z), which may point beyond 90 deg off the axis
+            uv = np.stack(np.broadcast_arrays(us[None, :], vs[:, None]), axis=-1).astype(np.float64)
+            ray = unproject_points(K, uv).astype(np.float32)
+            xu, yu, zu = ray[..., 0], ray[..., 1], ray[..., 2]
+        else:
+            xu, yu = undistort_normalised(xd, yd, distortion)
+            zu = np.float32(1.0)
+        q0 = Hinv[0, 0] * xu + Hinv[0, 1] * yu + Hinv[0, 2] * zu
+        q1 = Hinv[1, 0] * xu + Hinv[1, 1] * yu + Hinv[1, 2] * zu
+        q2 = Hinv[2, 0] * xu + Hinv[2, 1] * yu + Hinv[2, 2] * zu
         ahead = q2 > 0  # the ray meets the plane in front of the camera
         with np.errstate(divide="ignore", invalid="ignore"):
             X, Y = np.where(ahead, q0 / q2, np.inf), np.where(ahead, q1 / q2, np.inf)
@@ -307,8 +315,9 @@ def render_view(target, intrinsics, image_size, T_cam_target, rng: np.random.Gen
     Parameters
     ----------
     target : Target or str
-    intrinsics : array_like, shape (4,) or (9,)
+    intrinsics : array_like, shape (4,), (9,) or (8,)
         ``(fx, fy, cx, cy[, k1, k2, p1, p2, k3])`` [px]; a given distortion replaces ``settings.distortion``.
+        Eight numbers are a fisheye's ``(fx, fy, cx, cy, k1, k2, k3, k4)`` (:mod:`kinhec.models.intrinsics`).
     image_size : (int, int)
         ``(width, height)`` [px].
     T_cam_target : array_like, shape (4, 4)
@@ -324,9 +333,10 @@ def render_view(target, intrinsics, image_size, T_cam_target, rng: np.random.Gen
     cv2 = require_cv2("image rendering")
     t = parse_target(target)
     k = np.asarray(intrinsics, dtype=np.float64).ravel()
-    if k.shape not in ((4,), (9,)) or not np.isfinite(k).all() or k[0] <= 0 or k[1] <= 0:
-        raise InputError(f"intrinsics: expected fx, fy, cx, cy[, k1, k2, p1, p2, k3] with fx, fy > 0, got {k!r}")
-    dist = tuple(k[4:9]) if k.size == 9 else settings.distortion
+    if k.shape not in ((4,), (9,), (8,)) or not np.isfinite(k).all() or k[0] <= 0 or k[1] <= 0:
+        raise InputError(f"intrinsics: expected fx, fy, cx, cy[, k1, k2, p1, p2, k3] (or a fisheye's fx, fy, cx, cy, "
+                         f"k1, k2, k3, k4) with fx, fy > 0, got {k!r}")  # fmt: skip
+    dist = tuple(k[4:]) if k.size in (8, 9) else settings.distortion
     w, h = int(image_size[0]), int(image_size[1])
     T = se3.check_transforms(T_cam_target, "T_cam_target")
     white, cover = _reflectance_image(t, k, (w, h), T, settings.supersample, dist)
