@@ -256,6 +256,25 @@ def _he_ml_scale_drift(rng, mp):
     return out
 
 
+@jacobian("intrinsics.fisheye", ("models.intrinsics:project_points_jacobians",))
+def _fisheye_projection(rng, mp):
+    from kinhec.models.intrinsics import project_points_jacobians
+
+    k = np.array([610.0, 605.0, 640.0, 512.0, 0.02, -0.01, 0.004, -0.001])
+    out = []
+    for off_axis_deg in (5.0, 60.0, 95.0):  # near the axis, in the field, beyond 90 deg (a 180-200 deg lens)
+        th = np.radians(off_axis_deg)
+        az = rng.uniform(-np.pi, np.pi)
+        p0 = 0.7 * np.array([np.sin(th) * np.cos(az), np.sin(th) * np.sin(az), np.cos(th)])
+        _, d_point, d_k = project_points_jacobians(k, p0)
+        out.append(Case(f"d uv / d point at {off_axis_deg:g} deg", lambda p: project_points_jacobians(k, p)[0], p0,
+                        d_point, h=1e-7))
+        out.append(Case(f"d uv / d intrinsics at {off_axis_deg:g} deg",
+                        lambda kk, p0=p0: project_points_jacobians(kk, p0)[0], k, d_k, h=0.1))  # uv is linear in
+        # the intrinsics, so a wide step is exact and keeps round-off off the small k3, k4 columns near the axis
+    return out
+
+
 @jacobian("he_ml.pixels.normals", ("solvers.he_ml_stages.pixels:_Problem.normals",))
 def _pixels_normals(rng, mp):
     from kinhec.models.intrinsics import pack_views
