@@ -14,12 +14,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from kinhec.calibrate import free_scale
 from kinhec.calibrate import reduced_dof as rd
 from kinhec.calibrate import same_clock
 from kinhec.calibrate import scale as sc
 from kinhec.calibrate import solve as sv
 from kinhec.calibrate import stamp_units
+from kinhec.calibrate import uncertainty as unc
 from kinhec.calibrate.observability import MIN_LAMBDA2, axis_scatter
 from kinhec.calibrate.options import Options
 from kinhec.calibrate.outliers import judge as judge_outliers
@@ -103,6 +106,8 @@ def solve(cv: Conventions, paired: Paired, opts: Options, eye_bias_prior=None) -
                            "Gaussian noise, and X carries that error)")
         sol = sv.refine(pairing, X0, Y0, reject=False, **fit)
     sol, od = _one_axis(cv, pairing, sol, fit, opts, reject=why is None)
+    if estimate_offset:  # the offset's bias from interpolating noisy samples, carried into X and Y
+        _interpolation_bias(cv, pairing, sol)
     return Solved(sol, pairing, fit, name, eih, freed, offset_edge, od)
 
 
@@ -135,3 +140,18 @@ def _one_axis(cv: Conventions, pairing, sol, fit: dict, opts: Options, reject: b
     for i, v in values.items():  # the held translations exactly as stated (their prior leaves them within 1e-13 m)
         (sol.X if i < 6 else sol.Y)[(i % 6) - 3, 3] = v
     return sol, od
+
+
+def _interpolation_bias(cv: Conventions, pairing, sol) -> None:
+    """Widen ``sol``'s covariance by the bias interpolating the denser stream's noisy samples gives the clock offset
+    (:meth:`kinhec.calibrate.pairing.TimePairing.interpolation_bias`), X and Y following their regression on it."""
+    bias = pairing.interpolation_bias(sol.offset)
+    k = 12
+    if not bias > 0.0 or not sol.cov[k, k] > 0.0:
+        return
+    sd0 = float(np.sqrt(sol.cov[k, k]))
+    sol.cov = unc.widen(sol.cov, k, bias**2)
+    if bias > sd0:  # worth a note only where it matters
+        cv.notes.append(f"the clock offset can lie {1000 * bias:.3g} ms from where the fit puts it: interpolating "
+                        f"noisy samples pulls it away from them (its standard deviation from the fit alone: "
+                        f"{1000 * sd0:.3g} ms); counted in its standard deviation and in those of X and Y")
