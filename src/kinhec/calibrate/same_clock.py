@@ -32,13 +32,10 @@ from kinhec.calibrate import pairing as pr
 from kinhec.calibrate import solve as sv
 from kinhec.util.errors import DegenerateMotionError, InputError
 
-__all__ = ["SAME_CLOCK_PERIODS", "NLL_MARGIN", "refit_from_zero_offset"]
+__all__ = ["SAME_CLOCK_PERIODS", "refit_from_zero_offset"]
 
 #: A fit whose offset ends within this many sample periods of zero is not repeated (it would end in the same place).
 SAME_CLOCK_PERIODS = 0.5
-#: The zero-offset fit must be better by this much (per pair, in twice the log-likelihood) to be kept: far above
-#: round-off, so that the choice does not depend on the BLAS kernels.
-NLL_MARGIN = 1e-6
 
 
 def refit_from_zero_offset(hand, A, eye, B, pairing, sol: sv.Solution, fit: dict, *, margin_s: float,
@@ -48,7 +45,7 @@ def refit_from_zero_offset(hand, A, eye, B, pairing, sol: sv.Solution, fit: dict
     ``fit`` holds the keyword arguments ``sol`` was refined with (:func:`kinhec.calibrate.solve.refine`);
     ``candidate_domain`` is the residual domain the initial candidates are computed in.  Returns
     ``(pairing, solution, X0, Y0, fit, note)`` of the zero-offset fit when its robust negative log-likelihood
-    (:func:`_robust_nll`: each fit under its own noise covariance) is lower than ``sol``'s.
+    (:func:`kinhec.calibrate.solve.robust_nll`: each fit under its own noise covariance) is lower than ``sol``'s.
     """
     if sol.offset is None or abs(sol.offset) <= SAME_CLOCK_PERIODS * period_s:
         return None
@@ -64,21 +61,12 @@ def refit_from_zero_offset(hand, A, eye, B, pairing, sol: sv.Solution, fit: dict
     except (InputError, DegenerateMotionError, np.linalg.LinAlgError):
         return None
     dom = bool(fit["inverse_domain"])
-    c_first = _robust_nll(pairing, sol, dom)
-    c_zero = _robust_nll(p0, alt, dom)
-    if not c_zero < c_first - NLL_MARGIN:
+    c_first = sv.robust_nll(pairing, sol, dom)
+    c_zero = sv.robust_nll(p0, alt, dom)
+    if not c_zero < c_first - sv.NLL_MARGIN:
         return None
     note = (f"the clock offset from the angular speeds ({1000 * sol.offset:.4g} ms) fitted worse than a fit started "
             f"from a zero offset ({1000 * alt.offset:.4g} ms; robust negative log-likelihood per pair {c_zero:.4g} "
             f"against {c_first:.4g}): the latter is kept")  # fmt: skip
     return p0, alt, X0, Y0, fit0, note
 
-
-def _robust_nll(pairing, sol: sv.Solution, inverse_domain: bool) -> float:
-    """Twice the negative log-likelihood per pair of ``sol`` under its own noise covariance (constants dropped):
-    ``log det S`` plus the mean capped chi-square of :func:`kinhec.calibrate.solve.capped_cost`."""
-    sign, logdet = np.linalg.slogdet(sol.noise_cov)
-    if sign <= 0:
-        return float("inf")
-    S_inv = np.linalg.inv(sol.noise_cov)
-    return float(logdet) + sv.capped_cost(pairing, sol.offset, sol.X, sol.Y, sol.scale, S_inv, inverse_domain)
