@@ -63,6 +63,14 @@ def refit_from_zero_offset(hand, A, eye, B, pairing, sol: sv.Solution, fit: dict
     dom = bool(fit["inverse_domain"])
     c_first = sv.robust_nll(pairing, sol, dom)
     c_zero = sv.robust_nll(p0, alt, dom)
+    try:  # the first fit's X and Y moved to a zero offset: a start that a wrong lag has not thrown far off
+        fit1 = dict(fit, offset0=0.0, scale0=sol.scale if sol.scale is not None else fit["scale0"])
+        alt1 = sv.refine(p0, sol.X, sol.Y, **fit1)
+        c1 = sv.robust_nll(p0, alt1, dom)
+        if c1 < c_zero - sv.NLL_MARGIN:
+            alt, X0, Y0, fit0, c_zero = alt1, sol.X, sol.Y, fit1, c1
+    except (InputError, DegenerateMotionError, np.linalg.LinAlgError):
+        pass
     if not c_zero < c_first - sv.NLL_MARGIN:
         return None
     note = (f"the clock offset from the angular speeds ({1000 * sol.offset:.4g} ms) fitted worse than a fit started "
