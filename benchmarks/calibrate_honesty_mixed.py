@@ -92,14 +92,20 @@ def summary(rows: list[dict]) -> list[str]:
     if det:
         q = np.quantile([r["nees"] for r in det], [0.0, 0.5, 0.9, 1.0])
         lines.append("NEES of determined runs: min %.2f, median %.2f, 90 %% %.2f, max %.2f" % tuple(q))
-    if ret:
-        off = np.array([r["offset_ms"] for r in ret])
-        osd = np.array([r["offset_std_ms"] for r in ret])
-        sc = np.array([r["scale"] for r in ret], dtype=float)
-        lines.append(f"offset [ms] (truth 0): median |offset| {np.median(np.abs(off)):.3g}, max |offset| "
-                     f"{np.abs(off).max():.3g}, |offset| > 1 ms in {(np.abs(off) > 1).sum()} runs; its std median "
-                     f"{np.median(osd):.3g} ms, min {osd.min():.3g} ms")  # fmt: skip
-        lines.append(f"scale (truth 1): median {np.median(sc):.4f}, min {sc.min():.4f}, max {sc.max():.4f}")
+    for what, group in (("determined", det), ("undetermined", [r for r in ret if r["outcome"] == "undetermined"])):
+        if not group:
+            continue
+        off = np.array([r["offset_ms"] for r in group])
+        osd = np.array([r["offset_std_ms"] for r in group])
+        z = np.abs(off) / np.maximum(osd, 1e-12)
+        sc = np.array([r["scale"] for r in group], dtype=float)
+        ssd = np.array([r["scale_std"] for r in group], dtype=float)
+        lines.append(f"{what}: offset [ms] (truth 0) median |offset| {np.median(np.abs(off)):.3g}, max {np.abs(off).max():.3g}, "
+                     f"within a sample period (16.7 ms) {(np.abs(off) < 16.6).sum()} of {len(group)}; its std median "
+                     f"{np.median(osd):.3g}, min {osd.min():.3g}; |offset| / std: median {np.median(z):.3g}, max "
+                     f"{z.max():.3g}")  # fmt: skip
+        lines.append(f"{what}: scale (truth 1) median {np.median(sc):.4f}, range {sc.min():.4f} .. {sc.max():.4f}; "
+                     f"|scale - 1| / std max {np.max(np.abs(sc - 1) / np.maximum(ssd, 1e-12)):.3g}")
     cpu = [r["cpu"] for r in rows]
     lines.append(f"CPU per run: median {np.median(cpu):.2f} s, total {np.sum(cpu):.0f} s")
     return lines
