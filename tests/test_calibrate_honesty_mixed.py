@@ -23,9 +23,14 @@ from kinhec.calibrate.observability import observability
 from kinhec.calibrate.readers import PoseStream
 from kinhec.geometry import se3
 from kinhec.synth.generator import simulate
-from test_calibrate_same_clock import RECIPE, _write_tum
+from test_calibrate_same_clock import RECIPE
 
 CHI2_6_999 = float(stats.chi2.ppf(0.999, 6))
+
+
+def _write_tum(path, t, T):
+    q = se3.quaternion_from_matrix(T[:, :3, :3])
+    np.savetxt(path, np.column_stack([t, T[:, :3, 3], q[:, 1:], q[:, :1]]), fmt="%.10f")
 
 
 def _nees(res, X_true) -> float:
