@@ -82,6 +82,11 @@ def test_interpolation_bias_follows_noise_and_motion():
     trans = 3 * 1e-8 / (6 * 1e-8 + 1e-6 + 6 * 1e-8)
     got = p0.interpolation_bias(0.0, (1.0, 1.0))
     assert got == pytest.approx(max(rot, trans) * period, rel=0.1)
+    # the eye stamps spread over the hand's intervals (another rate): the pairs pull every way, no bias
+    te2 = t[5:-5:7] + np.linspace(0.0, 1.0, t[5:-5:7].size, endpoint=False) * period
+    eye2 = PoseStream(t=te2, T=B[: te2.size], path="eye", lines=np.arange(te2.size) + 1, name="eye", fmt="tum")
+    spread = pr.TimePairing(hand, A, eye2, B[: te2.size], 0.0, 0.0).interpolation_bias(0.0, (1.0, 1.0))
+    assert spread < 0.02 * got
     # the residuals' noise caps the stream's: a tenth of the variance, a tenth of the bias or so
     capped = p0.interpolation_bias(0.0, (sig**2 / 10, 1e-9))
     assert capped == pytest.approx(3 * sig**2 / 10 / (6 * sig**2 / 10 + m**2 + 6 * sig**2) * period, rel=0.1)
