@@ -11,21 +11,28 @@ from kinhec.calibrate import free_scale as fs
 from kinhec.calibrate import scale as sc
 
 
-def _sol(r, inliers, scale=1.0):
-    return SimpleNamespace(residuals=np.asarray(r, float), inliers=np.asarray(inliers, bool), scale=scale)
+def _sol(r, inliers, scale=1.0, cov=None):
+    r = np.asarray(r, float)
+    cov = r.T @ r / len(r) if cov is None else cov  # the noise covariance profiled out
+    return SimpleNamespace(residuals=r, inliers=np.asarray(inliers, bool), scale=scale, noise_cov=cov)
 
 
-def test_log_likelihood_is_the_profiled_gaussian_one():
-    """Noise covariance profiled out: ``-n/2 log det(R^T R / n)`` on the kept pairs (up to a constant)."""
+def test_log_likelihood_is_the_robust_gaussian_one():
+    """Under the fit's own noise covariance ``S``: ``-1/2 (n log det S + sum_i min(r_i^T S^-1 r_i, 27.856))`` on the
+    kept pairs (up to a constant)."""
     rng = np.random.default_rng(3)
     r = rng.normal(size=(40, 6)) * np.array([1e-3, 2e-3, 1e-3, 5e-4, 4e-4, 3e-4])
+    r[5] *= 30.0  # far off: counts at the cap
     keep = np.ones(40, bool)
     keep[[3, 17, 30]] = False
+    S = np.diag([1e-3, 2e-3, 1e-3, 5e-4, 4e-4, 3e-4]) ** 2
     rk = r[keep]
-    want = -0.5 * 37 * math.log(np.linalg.det(rk.T @ rk / 37))
-    assert math.isclose(fs.log_likelihood(_sol(r, keep), keep), want, rel_tol=1e-9)
-    # a Gaussian likelihood of n pairs: halving every residual gains n * 6 * log 2
-    gain = fs.log_likelihood(_sol(r / 2, keep), keep) - fs.log_likelihood(_sol(r, keep), keep)
+    d2 = np.sum(rk**2 / np.diag(S), axis=1)
+    assert d2.max() > 27.856
+    want = -0.5 * (37 * math.log(np.linalg.det(S)) + np.minimum(d2, 27.856).sum())
+    assert math.isclose(fs.log_likelihood(_sol(r, keep, cov=S), keep), want, rel_tol=1e-9)
+    # residuals and noise halved (every chi-square the same): the likelihood gains n * 6 * log 2
+    gain = fs.log_likelihood(_sol(r / 2, keep, cov=S / 4), keep) - fs.log_likelihood(_sol(r, keep, cov=S), keep)
     assert math.isclose(gain, 37 * 6 * math.log(2.0), rel_tol=1e-9)
 
 

@@ -6,6 +6,15 @@
     (:func:`kinhec.solvers._common.axis_scatter_lambda2`): 0 when every rotation
     is about one axis (then the translation of ``X`` along it and the rotation
     about it are not determined), 1/3 for isotropic axes.
+``lambda2_noise``
+    The ``lambda2`` the hand's rotation noise alone would give a motion about
+    one axis: ``N sigma^2 / sum_i |w_i|^2`` for ``N`` rotation vectors ``w_i``
+    whose components each carry noise of variance ``sigma^2`` (taken from the
+    fit's rotation residuals, which hold the eye's noise too: an upper bound).
+    A second axis whose scatter is not well above it is noise, not motion: the
+    fit then determines the rotation of ``X`` about it from the noise, and a
+    linearised standard deviation of a degree went with an ``X`` 17 deg off on
+    a generated recording (``lambda2`` 6.8e-4 against 7.2e-4 from noise).
 ``rot_range_deg``, ``trans_range_m``
     Largest rotation angle and largest distance between two hand poses.
 ``condition``
@@ -16,7 +25,7 @@
     pairs, :mod:`kinhec.calibrate.uncertainty`) and the number of pairs over
     it: how many independent stretches of data there are.
 ``determined``
-    ``lambda2`` at least :data:`MIN_LAMBDA2`, enough pairs left over the fit to
+    ``lambda2`` at least :data:`MIN_LAMBDA2` and :data:`NOISE_LAMBDA2_RATIO` times ``lambda2_noise``, enough pairs left over the fit to
     estimate the noise levels (:data:`MIN_NOISE_DOF`), a rotation range of at least
     :data:`MIN_ROT_RANGE_DEG`, standard deviations of ``X`` below
     :data:`MAX_X_STD_DEG` / :data:`MAX_X_STD_M`, and residuals that do not
@@ -41,11 +50,15 @@ import numpy as np
 from kinhec.geometry import se3
 from kinhec.solvers import _common as c
 
-__all__ = ["observability", "axis_scatter", "MIN_LAMBDA2", "MIN_ROT_RANGE_DEG", "MAX_X_STD_DEG", "MAX_X_STD_M",
+__all__ = ["observability", "axis_scatter", "MIN_LAMBDA2", "NOISE_LAMBDA2_RATIO", "MIN_ROT_RANGE_DEG", "MAX_X_STD_DEG", "MAX_X_STD_M",
            "MIN_EFFECTIVE_PAIRS", "MIN_DRIFT_TIME", "MIN_DRIFT_PAIRS", "MIN_NOISE_DOF"]
 
 #: Smallest axis scatter accepted (axes within about a degree of one direction fall below).
 MIN_LAMBDA2 = c.NEAR_DEGENERATE_LAMBDA2
+#: Smallest ratio of the axis scatter to the one the hand's rotation noise alone gives (the second axis's scatter at
+#: least three times the noise's); on generated mixed recordings the determined runs that were right had 15 and more,
+#: one 17 deg off had 0.94.
+NOISE_LAMBDA2_RATIO = 4.0
 #: Smallest rotation range of the hand [deg].
 MIN_ROT_RANGE_DEG = 2.0
 #: Largest standard deviation of the rotation of X [deg] for a determined X.
@@ -77,9 +90,22 @@ def axis_scatter(A: np.ndarray) -> float:
     return c.axis_scatter_lambda2(se3.so3_log(Rm.T @ R, check=False))
 
 
+def _noise_scatter(A: np.ndarray, rot_noise_var: float | None) -> float:
+    """``lambda2_noise``: the axis scatter that rotation noise of variance ``rot_noise_var`` per component gives
+    the hand poses ``A`` (0 when not given)."""
+    if rot_noise_var is None or not rot_noise_var > 0.0:
+        return 0.0
+    R = A[:, :3, :3]
+    U, _, Vt = np.linalg.svd(R.sum(axis=0))
+    Rm = U @ np.diag([1.0, 1.0, np.sign(np.linalg.det(U @ Vt))]) @ Vt
+    tot = float(np.sum(se3.so3_log(Rm.T @ R, check=False) ** 2))
+    return float(len(A) * rot_noise_var / tot) if tot > 0.0 else float("inf")
+
+
 def observability(A: np.ndarray, cov: np.ndarray, X_std: np.ndarray, autocorrelation_time: float | None = None,
                   n_pairs: int | None = None, drift_refused: bool = True,
-                  noise_dof: float | None = None, one_axis: str | None = None) -> tuple[dict, list[str]]:  # fmt: skip
+                  noise_dof: float | None = None, one_axis: str | None = None,
+                  rot_noise_var: float | None = None) -> tuple[dict, list[str]]:  # fmt: skip
     """Observability report of the hand poses ``A`` (N, 4, 4) and the covariance of the unknowns.
 
     ``autocorrelation_time``: the longest of the residual components [pairs], when known; ``n_pairs``: the pairs
@@ -89,7 +115,8 @@ def observability(A: np.ndarray, cov: np.ndarray, X_std: np.ndarray, autocorrela
     residuals (below :data:`MIN_NOISE_DOF` ``X`` is not determined); ``one_axis``: for a motion about one axis
     whose open components were named (:mod:`kinhec.calibrate.reduced_dof`), the refusal naming them, or ``""``
     when they were stated or set by convention (no refusal for the axis; ``X_std`` then holds 0 for a stated
-    component and NaN for one set by convention, and the limits apply to the others).
+    component and NaN for one set by convention, and the limits apply to the others); ``rot_noise_var``: the
+    variance of one component of the hand's rotation noise [rad^2] (an upper bound will do), for ``lambda2_noise``.
 
     Returns
     -------
@@ -101,6 +128,7 @@ def observability(A: np.ndarray, cov: np.ndarray, X_std: np.ndarray, autocorrela
     """
     R = A[:, :3, :3]
     lam2 = axis_scatter(A)
+    lam2_noise = _noise_scatter(A, rot_noise_var)
     idx = np.unique(np.linspace(0, len(A) - 1, min(len(A), _SUB)).round().astype(int))
     i, j = np.triu_indices(len(idx), k=1)
     if i.size:
@@ -127,6 +155,13 @@ def observability(A: np.ndarray, cov: np.ndarray, X_std: np.ndarray, autocorrela
             "the rotation of X about it and its translation along it are not determined; rotate about "
             "two or more different axes"
         )
+    if lam2 >= MIN_LAMBDA2 and not lam2 >= NOISE_LAMBDA2_RATIO * lam2_noise:
+        warn.append(
+            f"the hand rotates about a second axis no more than its noise does (axis scatter lambda2 = {lam2:.3g}, "
+            f"of which noise alone gives {lam2_noise:.2g}; at least {NOISE_LAMBDA2_RATIO:g} times that needed): the "
+            "rotation of X about it and its translation along it are not determined; rotate about two or more "
+            "different axes"
+        )
     if rot_range < MIN_ROT_RANGE_DEG:
         warn.append(f"the hand rotates by {rot_range:.3g} deg at most (< {MIN_ROT_RANGE_DEG:g} deg): X is not determined")
     if not (std_deg <= MAX_X_STD_DEG and std_m <= MAX_X_STD_M):
@@ -152,6 +187,7 @@ def observability(A: np.ndarray, cov: np.ndarray, X_std: np.ndarray, autocorrela
         )
     report = {
         "lambda2": float(lam2),
+        "lambda2_noise": float(lam2_noise),
         "rot_range_deg": rot_range,
         "trans_range_m": trans_range,
         "condition": cond,

@@ -399,6 +399,45 @@ class TimePairing:
     def eye_lines(self) -> np.ndarray:
         return self.eye.lines[self.index] if self.interp_hand else np.zeros(len(self), dtype=np.int64)
 
+    def interpolation_bias(self, offset: float, noise_var: tuple[float, float]) -> float:
+        """How far [s] interpolating the denser stream's noisy samples can pull the clock offset.
+
+        Between two samples the interpolated pose averages their noise: its variance is ``(1 - s)^2 + s^2``
+        times a sample's at the fraction ``s`` of the interval, half at ``s = 1/2``, while the motion it misses
+        grows as ``s^2``.  A fit of the offset trades the two: on pairs whose per-sample motion is ``m`` and
+        per-sample noise ``sigma`` (each of the 3 components), the expected squared residual is least at
+        ``s* = 3 sigma^2 / (6 sigma^2 + mean(m^2))`` of a period, away from the true offset by that much,
+        whatever the number of pairs (a bias, not a spread), when the pairs share their fraction ``s`` (streams on one
+        sample grid); spread over the interval, the pairs pull every way and nothing is gained.  Returns ``s*`` times
+        the denser stream's period times the coherence of the pairs' fractions ``|mean(exp(2 pi i s_k))|`` (1 in
+        step, near 0 spread), the larger of the rotation's and the translation's (0 when the stream is far smoother
+        than its motion).
+        ``sigma`` comes from the samples' second differences (``6 sigma^2`` per component) as a median absolute
+        deviation, at most ``noise_var`` (the per-component variance of the fit's rotation [rad^2] and translation
+        [m^2] residuals, which hold this stream's noise and the other's): a stream sampled at stations, or too
+        slowly for its motion, has second differences that are motion, not noise.  ``m`` comes from the
+        increments at the pairs.
+        """
+        d = self._dense
+        if d.t.size < 4:
+            return 0.0
+        tq = self._t_sparse + self._shift * offset
+        i = np.clip(np.searchsorted(d.t, tq, side="right") - 1, 0, d.t.size - 2)
+        # the pairs' fractions of their intervals: the pull needs them in step (streams on one sample grid); spread
+        # over the interval (other rates, jitter), a shift brings as many pairs nearer a sample as away from one
+        frac = np.clip((tq - d.t[i]) / (d.t[i + 1] - d.t[i]), 0.0, 1.0)
+        coherence = float(np.abs(np.mean(np.exp(2j * np.pi * frac))))
+        out = 0.0
+        # rotation increments [rad], translation increments [m]
+        for inc, cap in zip((d.rel, np.diff(d.p, axis=0)), noise_var):
+            second = np.diff(inc, axis=0)
+            mad = 1.4826 * np.median(np.abs(second - np.median(second, axis=0)), axis=0)
+            var = min(float(np.mean(mad**2)) / 6.0, float(cap))  # one component's per-sample noise variance
+            m2 = float(np.mean(np.sum(inc[i] ** 2, axis=1)))
+            if var > 0.0:
+                out = max(out, 3.0 * var / (6.0 * var + m2))
+        return out * coherence * d.period
+
     def at(self, offset: float):
         """Paired ``(A, B)`` of shape ``(N, 4, 4)`` at clock offset ``offset`` [s]."""
         dense = self._dense(self._t_sparse + self._shift * offset)

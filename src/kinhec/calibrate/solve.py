@@ -79,7 +79,7 @@ from kinhec.solvers import _common as c
 from kinhec.solvers import registry
 from kinhec.solvers.axxb_andreff import andreff
 
-__all__ = ["Solution", "retract", "score", "motions_between", "robust_y", "initial_candidates", "consensus_order", "refine", "noise_report", "choose_domain",
+__all__ = ["Solution", "robust_nll", "NLL_MARGIN", "retract", "score", "motions_between", "robust_y", "initial_candidates", "consensus_order", "refine", "noise_report", "choose_domain",
            "CHI2_6_9999", "motions_between", "robust_y"]
 
 #: 99.99 % quantile of the chi-square distribution with 6 degrees of freedom (outlier gate).
@@ -169,6 +169,22 @@ def capped_cost(pairing, offset, X, Y, scale, S_inv: np.ndarray, inverse_domain:
     r = residuals(A, B, X, Y, scale, inverse_domain)
     d2 = np.einsum("ni,ij,nj->n", r, S_inv, r)
     return float(np.mean(np.minimum(d2, CHI2_6_9999)))
+
+def robust_nll(pairing, sol: Solution, inverse_domain: bool) -> float:
+    """Twice the negative log-likelihood per pair of ``sol`` under its own noise covariance (constants dropped):
+    ``log det S`` plus the mean capped chi-square of :func:`capped_cost` -- fits with different noise models,
+    outlier labels or clock offsets compared on the same scale (every pair counts, an outlier at the cap)."""
+    sign, logdet = np.linalg.slogdet(sol.noise_cov)
+    if sign <= 0:
+        return float("inf")
+    S_inv = np.linalg.inv(sol.noise_cov)
+    return float(logdet) + capped_cost(pairing, sol.offset, sol.X, sol.Y, sol.scale, S_inv, inverse_domain)
+
+
+#: A fit replaces another (a second start, the same clock) only when its :func:`robust_nll` is lower by this much:
+#: far above round-off, so that the choice does not depend on the BLAS kernels.
+NLL_MARGIN = 1e-6
+
 
 def _log_small(R: np.ndarray) -> np.ndarray:
     """Rotation vectors of ``R`` (N, 3, 3) from the antisymmetric part and the trace (exact below ~170 deg)."""

@@ -91,7 +91,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Inflation", "long_run_inflation", "autocorrelation_time", "gate", "gate_diagonal", "GATE_LEVEL",
+__all__ = ["Inflation", "widen", "long_run_inflation", "autocorrelation_time", "gate", "gate_diagonal", "GATE_LEVEL",
            "SIGNIFICANT_RHO"]
 
 #: Probability of the gate: a pair whose distance exceeds this quantile of its distribution is an outlier.
@@ -326,3 +326,17 @@ def gate_diagonal(r: np.ndarray, G: np.ndarray, inliers: np.ndarray, nu: float, 
     q_ex = special.fdtri(1.0, nu_k, 1.0 - tail)
     out[ex] = ((t_ex <= q_ex) | ~judged).all(axis=1)
     return out
+
+
+def widen(cov: np.ndarray, k: int, extra_var: float) -> np.ndarray:
+    """``cov`` with parameter ``k``'s variance grown by ``extra_var``, the others following it.
+
+    The others keep their distribution given parameter ``k`` (their regression on it, ``cov[:, k] / cov[k, k]``,
+    and what is left about it): ``cov + extra_var g g^T`` with ``g = cov[:, k] / cov[k, k]``, the consider
+    covariance of an error of variance ``extra_var`` in ``k`` that the fit did not see.
+    """
+    ckk = float(cov[k, k])
+    if not extra_var > 0.0 or not ckk > 0.0:
+        return cov
+    g = cov[:, k] / ckk
+    return cov + extra_var * np.outer(g, g)

@@ -84,7 +84,8 @@ def judge(cv: Conventions, paired: Paired, solved: Solved, sp: Spread, opts: Opt
     resolved = od is not None and bool(od.known or od.convention or od.held_rotations)
     one_axis = None if od is None else ("" if resolved else rd.refusal(od, cv.setup))
     obs, obs_warn = observability(A_final[sol.inliers], sol.cov[:12, :12], sp.X_std, tau, drift_refused=bool(opts.scale),
-                                  noise_dof=sol.fit_dof, one_axis=one_axis)  # fmt: skip
+                                  noise_dof=sol.fit_dof, one_axis=one_axis,
+                                  rot_noise_var=float(np.trace(sol.noise_cov[:3, :3])) / 3.0)  # fmt: skip
     obs["n_inliers"] = int(sol.inliers.sum())
     obs["undetermined"] = [] if od is None or od.known else list(od.components)
     if od is not None:
