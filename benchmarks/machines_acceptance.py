@@ -45,7 +45,7 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from kinhec import io  # noqa: E402
-from kinhec.calibrate import calibrate  # noqa: E402
+from kinhec.calibrate import calibrate, scale  # noqa: E402
 from kinhec.calibrate.reduced_dof import COMPONENTS, NAME_SHARE  # noqa: E402
 from kinhec.dataset.export import export_sequence  # noqa: E402
 from kinhec.evaluate import bounds  # noqa: E402
@@ -122,8 +122,10 @@ def run(hand, eye, setup, **kw):
     return res, None, time.process_time() - t0
 
 
-def recording(root: Path, sid: str, out: Path) -> dict:
+def recording(root: Path, sid: str, out: Path, offset0: str = "none") -> dict:
     seq = io.load_sequence(root, sid)
+    stated = offset0 == "all" or (offset0 == "stations" and seq.info["sampling_mode"] == "stations")
+    kw = {"offset": 0.0} if stated else {}
     X, Y, setup = seq.X, seq.Y, seq.configuration
     files = export_sequence(root, sid, "tum", out)
     hand = next(p for p in files if p.name.endswith("_base_ee_meas.tum"))
@@ -131,7 +133,7 @@ def recording(root: Path, sid: str, out: Path) -> dict:
     row = {"sequence_id": sid, "machine": seq.info["robot"], "setup": setup, "family": seq.info["family"],
            "camera_noise": seq.info["camera_noise_model"], "n_frames": int(seq.camera.has_measurement.sum()),
            "cpu": []}
-    res, err, cpu = run(hand, eye, setup)
+    res, err, cpu = run(hand, eye, setup, **kw)
     row["cpu"].append(cpu)
     if row["n_frames"] < 3:  # no bound, and calibrate must refuse the files
         row.update(too_few=True, confident=res is not None and bool(res.determined), agree=res is None,
@@ -160,14 +162,21 @@ def recording(root: Path, sid: str, out: Path) -> dict:
     free = np.setdiff1d(np.arange(12), known_idx)
     cov, unident = bounds.constrained_covariance(F, known_idx)
     row["bound_X_deg_mm"] = list(bounds.median_errors(cov[:6, :6])) if not (unident[0] or unident[1]) else None
+    # the bound of a fit that, like calibrate's, estimates the clock offset (when not stated) and the scale
+    Fn = bounds.parent_frame_information(bounds.sequence_information(
+        seq, offset_unknown="offset" not in kw, scale_prior_std=scale.PRIOR_STD), X, Y)  # fmt: skip
+    cov_n, unident_n = bounds.constrained_covariance(Fn, known_idx)
+    row["bound_nuisance_X_deg_mm"] = (list(bounds.median_errors(cov_n[:6, :6]))
+                                      if not (unident_n[0] or unident_n[1]) else None)  # fmt: skip
     if not (unident[0] or unident[1]):
         row["common_X_deg_mm"] = list(bounds.median_errors(common_weight_covariance(seq, X, Y, free)[:6, :6]))
     truth = np.r_[np.zeros(3), X[:3, 3], np.zeros(3), Y[:3, 3]]
     if len(known_idx) == null.shape[0]:
-        res, err, cpu = run(hand, eye, setup, known={COMPONENTS[i]: float(truth[i]) for i in known_idx})
+        res, err, cpu = run(hand, eye, setup, known={COMPONENTS[i]: float(truth[i]) for i in known_idx}, **kw)
         row["cpu"].append(cpu)
         row["known_error"] = None if res is not None else err[-300:]
-        if res is not None:
+        row["known_determined"] = res is not None and bool(res.determined)
+        if row["known_determined"]:
             e = error_vector(res, X, Y)
             row["X_err_deg_mm"] = [float(np.degrees(np.linalg.norm(e[:3]))), float(1000 * np.linalg.norm(e[3:6]))]
             P = np.asarray(res.cov)[:12, :12][np.ix_(free, free)]
@@ -175,7 +184,7 @@ def recording(root: Path, sid: str, out: Path) -> dict:
             Pb = cov[np.ix_(free, free)]
             row["nees_bound"] = float(e[free] @ np.linalg.lstsq(Pb, e[free], rcond=None)[0])
             row["free_dof"] = int(free.size)
-    res, err, cpu = run(hand, eye, setup, partial=True)
+    res, err, cpu = run(hand, eye, setup, partial=True, **kw)
     row["cpu"].append(cpu)
     row["partial_error"] = None if res is not None else err[-300:]
     if res is not None:
@@ -186,6 +195,19 @@ def recording(root: Path, sid: str, out: Path) -> dict:
     return row
 
 
+def _ratios(rows: list, key: str, values: bool = False) -> str:
+    """Median error of ``X`` over the median bound ``key`` (rotation, translation), with the medians if ``values``."""
+    if not rows:
+        return "-"
+    E, B = np.array([r["X_err_deg_mm"] for r in rows]), np.array([r[key] for r in rows])
+    e, b = np.median(E, axis=0), np.median(B, axis=0)
+    q = np.median(E / B, axis=0)  # the median of each recording's ratio: the recordings' bounds differ tenfold
+    if values:
+        return (f"rot {e[0]:.4f} / {b[0]:.4f} deg = {e[0] / b[0]:.2f}, trans {e[1]:.3f} / {b[1]:.3f} mm = "
+                f"{e[1] / b[1]:.2f} (per recording {q[0]:.2f}, {q[1]:.2f})")
+    return f"{e[0] / b[0]:.2f} / {e[1] / b[1]:.2f} ({len(rows)}; per recording {q[0]:.2f} / {q[1]:.2f})"
+
+
 def summary(rows: list) -> str:
     few = sum(bool(r.get("too_few")) for r in rows)
     conf = sum(r["confident"] for r in rows)
@@ -193,18 +215,17 @@ def summary(rows: list) -> str:
     n = len(rows)
     agree = sum(r["agree"] for r in rows)
     known = [r for r in rows if r.get("X_err_deg_mm") and r.get("bound_X_deg_mm")]
+    stopped = sum(1 for r in rows if "known_determined" in r and not r["known_determined"])
     parts = [f"named = bound {agree}/{n}, confident {conf}" + (f" ({few} with < 3 pose pairs refused)" if few else "")]
     if known:
-        e = np.array([r["X_err_deg_mm"] for r in known])
-        b = np.array([r["bound_X_deg_mm"] for r in known])
-        med_e, med_b = np.median(e, axis=0), np.median(b, axis=0)
         nees = np.array([r["nees"] for r in known])
         dof = np.mean([r["free_dof"] for r in known])
-        cw = np.median(np.array([r["common_X_deg_mm"] for r in known]), axis=0)
-        parts.append(f"known ({len(known)}): X rot {med_e[0]:.4f} / {med_b[0]:.4f} deg = {med_e[0] / med_b[0]:.2f}, "
-                     f"trans {med_e[1]:.3f} / {med_b[1]:.3f} mm = {med_e[1] / med_b[1]:.2f} (one weight for all "
-                     f"pairs: {med_e[0] / cw[0]:.2f}, {med_e[1] / cw[1]:.2f}); NEES mean {nees.mean():.1f} (median "
-                     f"{np.median(nees):.1f}, {dof:.0f} free)")
+        parts.append(f"known ({len(known)}{f', {stopped} not determined' if stopped else ''}): X {_ratios(known, 'bound_X_deg_mm', True)}; camera poses "
+                     f"se3_gaussian {_ratios([r for r in known if r['camera_noise'] != 'pnp'], 'bound_X_deg_mm')}, "
+                     f"PnP {_ratios([r for r in known if r['camera_noise'] == 'pnp'], 'bound_X_deg_mm')} (one weight "
+                     f"for all pairs {_ratios([r for r in known if r['camera_noise'] == 'pnp'], 'common_X_deg_mm')}); "
+                     f"offset and scale estimated {_ratios(known, 'bound_nuisance_X_deg_mm')}; NEES mean "
+                     f"{nees.mean():.1f} (median {np.median(nees):.1f}, {dof:.0f} free)")
     z = [v for r in rows for v in (r.get("partial_z") or []) if v is not None]
     if z:
         parts.append(f"--partial covers {100 * np.mean(np.abs(z) < Z95):.1f} % of {len(z)}")
@@ -217,6 +238,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--machines", default=",".join(MACHINE_NAMES))
     ap.add_argument("--json", type=Path, default=None, help="write the per-recording rows here")
+    ap.add_argument("--offset0", choices=("none", "stations", "all"), default="none",
+                    help="state the clock offset (0, the generator's) for no recording, for the joint-waypoint ones "
+                         "(whose streams hold the stations only) or for all")
     args = ap.parse_args()
     machines = [m for m in args.machines.split(",") if m]
     rows = []
@@ -225,7 +249,7 @@ def main() -> None:
         generate_machine_dataset(root, machines, args.n, seed=args.seed)
         ids = io.rebuild_index(root)["sequence_id"].tolist() if hasattr(io, "rebuild_index") else None
         for sid in ids:
-            rows.append(recording(root, sid, Path(tmp) / "files"))
+            rows.append(recording(root, sid, Path(tmp) / "files", args.offset0))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     cpu = [c for r in rows for c in r["cpu"]]

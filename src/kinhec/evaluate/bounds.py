@@ -577,7 +577,8 @@ def _sequence_terms(seq, time_offset, keyframes):
     return terms, modelled, notes
 
 
-def sequence_information(seq, *, frames=None, time_offset=None) -> np.ndarray:
+def sequence_information(seq, *, frames=None, time_offset=None, offset_unknown: bool = False,
+                         scale_prior_std: float | None = None) -> np.ndarray:  # fmt: skip
     """Fisher information ``(12, 12)`` on ``(X, Y)`` of the camera frames ``frames`` of a loaded sequence.
 
     The information of :func:`sequence_bound`'s model (the sequence's own noise factors, linearised at the ground
@@ -586,17 +587,44 @@ def sequence_information(seq, *, frames=None, time_offset=None) -> np.ndarray:
     marginalised.  Right perturbations of ``X`` and ``Y`` (rotation [rad] first, then translation [m] in the
     transform's own frame); :func:`parent_frame_information` turns it into calibrate's parameters.
 
+    ``offset_unknown``: the clock offset is a nuisance parameter too, as when a calibration estimates it (its
+    column: the flange's body velocity at the frames, through the robot-noise map ``G``; 0 where the hand stands
+    still); ``scale_prior_std``: so is the scale of the eye translations, under a Gaussian prior on ``log s`` of that
+    standard deviation (kinhec calibrate's on a metric stream).  Both only for independent pair errors.
+
     Raises
     ------
     InputError
-        Fewer than three frames, or an unknown camera model.
+        Fewer than three frames, an unknown camera model, or the nuisances asked of correlated errors.
     """
     idx = np.flatnonzero(seq.camera.has_measurement) if frames is None else np.asarray(frames, dtype=np.int64)
     terms, _, _ = _sequence_terms(seq, time_offset, idx)
-    F = pairs_information(**terms)
-    if F.shape[0] > 12:  # the nuisance log s: its Schur complement
+    if not offset_unknown and scale_prior_std is None:
+        F = pairs_information(**terms)
+    else:
+        J, G, Sigma = _independent_pairs(seq, terms)
+        cols, prior = [J], []
+        if offset_unknown:
+            cols.append(-np.einsum("nij,nj->ni", G, _body_velocity(seq, idx))[:, :, None])
+            prior.append(0.0)
+        if scale_prior_std is not None:
+            cols.append(pm.scale_jacobian(terms["C"])[:, :, None])
+            prior.append(1.0 / float(scale_prior_std) ** 2)
+        F = fisher_information(np.concatenate(cols, axis=2), Sigma + 1e-18 * np.eye(6))
+        F[12:, 12:] += np.diag(prior)
+    if F.shape[0] > 12:  # the nuisances: their Schur complement
         F = F[:12, :12] - F[:12, 12:] @ np.linalg.pinv(F[12:, 12:]) @ F[12:, :12]
     return 0.5 * (F + F.T)
+
+
+def _independent_pairs(seq, terms):
+    """``J`` (n, 6, 12), the robot-noise map ``G`` (n, 6, 6) and ``Sigma`` (n, 6, 6) of independent pair errors."""
+    if terms["camera_walk"] is not None or terms["scale_walk"] is not None or terms["scale_unknown"]:
+        raise InputError(f"sequence {seq.sequence_id!r}: expected independent pair errors and a metric scale, got a "
+                         "random walk or a monocular scale")  # fmt: skip
+    J, G = pm.pair_jacobians(terms["C"], terms["X"], terms["configuration"])
+    Sigma = terms["camera_cov"] + np.einsum("nij,njk,nlk->nil", G, terms["robot_cov"], G)
+    return J, G, Sigma
 
 
 def sequence_pair_noise(seq, *, frames=None, time_offset=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -609,13 +637,8 @@ def sequence_pair_noise(seq, *, frames=None, time_offset=None) -> tuple[np.ndarr
     """
     idx = np.flatnonzero(seq.camera.has_measurement) if frames is None else np.asarray(frames, dtype=np.int64)
     terms, _, _ = _sequence_terms(seq, time_offset, idx)
-    if terms["camera_walk"] is not None or terms["scale_walk"] is not None or terms["scale_unknown"]:
-        raise InputError(f"sequence {seq.sequence_id!r}: expected independent pair errors and a metric scale, got a "
-                         "random walk or a monocular scale")  # fmt: skip
-    C = terms["C"]
-    J, G = pm.pair_jacobians(C, terms["X"], terms["configuration"])
-    Sigma = terms["camera_cov"] + np.einsum("nij,njk,nlk->nil", G, terms["robot_cov"], G)
-    return J, Sigma, C
+    J, _, Sigma = _independent_pairs(seq, terms)
+    return J, Sigma, terms["C"]
 
 
 def parent_frame_information(F: np.ndarray, X, Y) -> np.ndarray:
