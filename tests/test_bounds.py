@@ -286,3 +286,29 @@ def test_random_walks_give_the_dense_bound(first_is_reference):
     assert dense.X_trans_mm > 2.0 * plain.X_trans_mm
     with pytest.raises(InputError, match="scale_walk"):
         bounds.bound_from_pairs(ch.A_abs_gt, C, ch.X, ch.Y, "eye_in_hand", camera_cov=cam, scale_walk=-v)
+
+
+def test_constrained_covariance_is_the_conditional_covariance():
+    """With components fixed, the bound is the inverse of the information restricted to the others: for a full-rank
+    information the conditional covariance of the others given the fixed ones (Schur complement of ``inv(F)``); for
+    one with a null direction that the fixed component breaks, finite, with the fixed rows 0."""
+    rng = np.random.default_rng(71)
+    G = rng.normal(size=(40, 12)) * np.r_[np.full(6, 1e3), np.full(6, 1e2)]
+    F = G.T @ G
+    S = np.linalg.inv(F)
+    fixed = [5, 11]
+    free = [i for i in range(12) if i not in fixed]
+    cov, unident = bounds.constrained_covariance(F, fixed)
+    cond = S[np.ix_(free, free)] - S[np.ix_(free, fixed)] @ np.linalg.solve(S[np.ix_(fixed, fixed)], S[np.ix_(fixed, free)])
+    assert np.allclose(cov[np.ix_(free, free)], cond, rtol=1e-8, atol=0)
+    assert not any(unident) and np.all(cov[fixed] == 0) and np.all(cov[:, fixed] == 0)
+    # a null direction moving components 5 and 11 together: open unless one of them is fixed
+    v = np.zeros(12)
+    v[5], v[11] = 1.0, -1.0
+    P = np.eye(12) - np.outer(v, v) / 2.0
+    F0 = P @ F @ P
+    assert bounds.constrained_covariance(F0, [])[1] == [False, True, False, True]
+    cov0, unident0 = bounds.constrained_covariance(F0, [5])
+    free0 = [i for i in range(12) if i != 5]
+    assert not any(unident0)
+    assert np.allclose(cov0[np.ix_(free0, free0)], np.linalg.inv(F0[np.ix_(free0, free0)]), rtol=1e-6, atol=0)

@@ -305,3 +305,60 @@ def test_xy_information_is_the_inverse_of_the_covariance_block():
         H = G.reshape(-1, P).T @ G.reshape(-1, P) + (0 if prior is None else prior)
         want = np.linalg.inv(np.linalg.inv(H)[:12, :12])
         np.testing.assert_allclose(rd.xy_information(G, prior), want, rtol=1e-9, atol=1e-9 * np.abs(want).max())
+
+
+# --------------------------------------------------------------------------- #
+# recordings of the machine generator, as a user has them (kinhec export)
+# --------------------------------------------------------------------------- #
+@pytest.fixture(scope="module")
+def machine_recordings(tmp_path_factory):
+    """Two recordings per machine and set-up of ``kinhec generate-machines`` (SCARA and gantry), exported as TUM
+    files: a 20 s joint sinusoid and 20 joint waypoints, camera poses ``se3_gaussian``."""
+    from kinhec import io
+    from kinhec.dataset.export import export_sequence
+    from kinhec.synth.machines import generate_machine_dataset
+
+    root = tmp_path_factory.mktemp("machines") / "data"
+    generate_machine_dataset(root, ("scara_ls6", "gantry_xyzr"), 2, seed=3)
+    out = []
+    for sid in io.rebuild_index(root)["sequence_id"]:
+        files = export_sequence(root, sid, "tum", root.parent / "files")
+        hand = next(p for p in files if p.name.endswith("_base_ee_meas.tum"))
+        eye = next(p for p in files if p.name.endswith("_meas.tum") and p != hand)
+        out.append((io.load_sequence(root, sid), hand, eye))
+    return out
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_generated_machines_name_what_the_bound_leaves_open_and_fit_to_it_when_stated(machine_recordings):
+    """Each generated SCARA and gantry recording, both set-ups: the bound (the Fisher information of the noise-free
+    recording, :func:`kinhec.evaluate.bounds.sequence_information`) leaves one direction open, the analytic one
+    (``X``'s origin along the turning axis as the flange sees it and ``Y``'s along the base's vertical, together);
+    calibrate names exactly its components and does not answer; with ``X.tz`` stated at its truth every other
+    component lies within 4 sigma, and calibrate's sigma of ``X`` is that of the bound with ``X.tz`` fixed (a
+    fit that also estimates the clock offset and the board's scale: within 0.8-2.0 of it)."""
+    from kinhec.evaluate import bounds
+
+    for seq, hand, eye in machine_recordings:
+        X, Y, setup = seq.X, seq.Y, seq.configuration
+        F = bounds.parent_frame_information(bounds.sequence_information(seq), X, Y)
+        null = bounds.null_directions(F)
+        assert null.shape[0] == 1, seq.sequence_id
+        v = null[0] / null[0][5]
+        # the analytic direction: the turning axis in the flange frame, a = R_A^T e_z for every hand pose
+        a = seq.camera.T_base_ee_gt[0, :3, :3].T @ [0.0, 0.0, 1.0]
+        assert np.allclose(a, [0.0, 0.0, np.sign(a[2])], atol=1e-9)  # the flange points along the axis
+        assert np.allclose(v, np.r_[np.zeros(5), 1.0, np.zeros(5), a[2]], atol=1e-6), (seq.sequence_id, v)
+        res = calibrate(hand, eye, setup=setup, intrinsics_std="0,0")
+        assert not res.determined and res.observability["undetermined"] == ["X.tz", "Y.tz"], (
+            seq.sequence_id, res.observability["undetermined"])
+        res = calibrate(hand, eye, setup=setup, intrinsics_std="0,0", known={"X.tz": X[2, 3]})
+        assert res.determined, (seq.sequence_id, res.warnings)
+        s = np.r_[res.X_std, res.Y_std]
+        keep = np.arange(12) != 5
+        z = _errors(res, X, Y)[keep] / s[keep]
+        assert np.abs(z).max() < 4.0, (seq.sequence_id, z)
+        cov, _ = bounds.constrained_covariance(F, [5])
+        ratio = res.X_std[[0, 1, 2, 3, 4]] / np.sqrt(np.diag(cov))[[0, 1, 2, 3, 4]]
+        assert np.all((ratio > 0.8) & (ratio < 2.0)), (seq.sequence_id, ratio)
+

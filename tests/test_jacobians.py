@@ -414,7 +414,7 @@ class _Pairs:
         return self.A.shape[0]
 
 
-@jacobian("calibrate.solve.jac", ("calibrate.solve:_Problem.jac",))
+@jacobian("calibrate.solve.jac", ("calibrate.solve:_Problem.jac", "calibrate.solve:_xy_jacobian"))
 def _calibrate_jac(rng, mp):
     from kinhec.calibrate import solve
 
@@ -646,7 +646,8 @@ def _whitened(Sigma_full, residual):
     return lambda x: scipy.linalg.solve_triangular(Lf, np.ravel(residual(x)), lower=True)
 
 
-@jacobian("bounds.random_walk_information", ("evaluate.bounds:random_walk_information", "evaluate.bounds:_bound_from_information"))
+@jacobian("bounds.random_walk_information", ("evaluate.bounds:random_walk_information", "evaluate.bounds:_bound_from_information",
+                                             "evaluate.bounds:pairs_information"))
 def _random_walk_information(rng, mp):
     """The structured (banded Cholesky + Woodbury) information against the Gauss-Newton normal matrix of the
     residuals whitened by the dense covariance; then the whole bound of :func:`bounds.bound_from_pairs` with
@@ -729,6 +730,13 @@ def test_analytic_derivative_matches_finite_differences(name, monkeypatch):
 
 #: Functions whose names say derivative or information but that compute none (or that another test checks).
 NOT_DERIVATIVES = {
+    "evaluate.bounds:sequence_information": "pairs_information (registered) on a loaded sequence's frames, the offset "
+                                            "and scale as nuisances; tests/test_calibrate_reduced_dof.py holds its "
+                                            "null direction to the analytic one",
+    "evaluate.bounds:parent_frame_information": "a change of parameters (right perturbations to calibrate's parent-"
+                                                "frame translations) applied to an information matrix",
+    "calibrate.solve:one_axis_information": "_xy_jacobian's (registered) normal matrix with the hand's rotations made "
+                                            "one-axis; tests/test_calibrate_reduced_dof.py checks the open direction",
     "calibrate.reduced_dof:xy_information": "G^T G of the solve stage's whitened Jacobian (registered with the solve) "
                                             "with the nuisance block marginalised: a Schur complement, no derivative",
     "planner.expected:scene_information": "planner.model:pose_information (registered) in each perturbed scene, zero "

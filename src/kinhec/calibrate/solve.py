@@ -79,7 +79,8 @@ from kinhec.solvers import _common as c
 from kinhec.solvers import registry
 from kinhec.solvers.axxb_andreff import andreff
 
-__all__ = ["Solution", "robust_nll", "NLL_MARGIN", "retract", "score", "motions_between", "robust_y", "initial_candidates", "consensus_order", "refine", "noise_report", "choose_domain",
+__all__ = ["Solution", "robust_nll", "NLL_MARGIN", "retract", "score", "one_axis_information", "motions_between",
+           "robust_y", "initial_candidates", "consensus_order", "refine", "noise_report", "choose_domain",
            "CHI2_6_9999", "motions_between", "robust_y"]
 
 #: 99.99 % quantile of the chi-square distribution with 6 degrees of freedom (outlier gate).
@@ -364,6 +365,60 @@ def _floor(S: np.ndarray) -> np.ndarray:
     return S + np.diag([floor_r] * 3 + [floor_t] * 3)
 
 
+def _xy_jacobian(A, RB, X, Y, s, eih: bool):
+    """The residuals' Jacobian ``(n, 6, 12)`` in ``(X, Y)`` at hand poses ``A`` and eye rotations ``RB``, and the
+    predicted eye translations ``(n, 3)`` (``eih``: the eye poses are the inverses of the camera measurements)."""
+    n = A.shape[0]
+    RA, tA = A[:, :3, :3], A[:, :3, 3]
+    RX, tX, RY, tY = X[:3, :3], X[:3, 3], Y[:3, :3], Y[:3, 3]
+    J = np.zeros((n, 6, 12))
+    I3 = np.eye(3)
+    if eih:
+        RAX = RA @ RX
+        RAXt = np.swapaxes(RAX, 1, 2)
+        t_pred = np.einsum("nij,nj->ni", RAXt, tY - (RA @ tX + tA))
+        J[:, :3, 0:3] = -I3
+        J[:, :3, 6:9] = np.swapaxes(RB, 1, 2)  # R_meas = R_B^T
+        J[:, 3:, 0:3] = se3.hat(t_pred)
+        J[:, 3:, 3:6] = -RX.T
+        J[:, 3:, 9:12] = RAXt
+    else:
+        t_pred = (RA @ tX + tA - tY) @ RY
+        J[:, :3, 0:3] = RB  # R_meas = R_B
+        J[:, :3, 6:9] = -I3
+        J[:, 3:, 3:6] = RY.T @ RA
+        J[:, 3:, 6:9] = se3.hat(t_pred)
+        J[:, 3:, 9:12] = -RY.T
+    if s is not None:  # the predicted translation is scaled (eye units)
+        J[:, 3:, :] *= s
+    return J, t_pred
+
+
+def one_axis_information(sol: Solution, A: np.ndarray, inverse_domain: bool) -> np.ndarray:
+    """The information ``(12, 12)`` on ``(X, Y)`` of the fit ``sol`` with the hand's rotations made exactly one-axis.
+
+    ``A`` (n, 4, 4): the hand poses of the fit's inliers.  Each rotation is replaced by its part about the hand's
+    principal axis (``R_m exp((phi . b) b)``, ``phi = log(R_m^T R)`` about the chordal mean ``R_m``, ``b`` the
+    principal axis of the ``phi``), the eye rotations by what ``X`` and ``Y`` predict from them, and the Jacobian's
+    ``(X, Y)`` columns are evaluated there, whitened as the fit's; the nuisance columns (offset, scale) and the
+    priors are the fit's (:func:`kinhec.calibrate.reduced_dof.xy_information`).  A direction the motion leaves open
+    is then open to round-off, whereas the measured information keeps what the noise tilting the axes gives it --
+    as much as a weakly determined direction has.
+    """
+    R = A[:, :3, :3]
+    U, _, Vt = np.linalg.svd(R.sum(axis=0))
+    Rm = U @ np.diag([1.0, 1.0, np.sign(np.linalg.det(U @ Vt))]) @ Vt
+    phi = se3.so3_log(np.swapaxes(Rm, -1, -2) @ R, check=False)
+    b = np.linalg.eigh(phi.T @ phi)[1][:, -1]
+    A1 = np.array(A, dtype=np.float64, copy=True)
+    A1[:, :3, :3] = Rm @ se3.so3_exp(np.outer(phi @ b, b))
+    RB = sol.Y[:3, :3].T @ A1[:, :3, :3] @ sol.X[:3, :3]  # R_Y^T R_A R_X: the eye rotation both ways round
+    J, _ = _xy_jacobian(A1, RB, sol.X, sol.Y, sol.scale, inverse_domain)
+    G = np.array(sol.whitened_jacobian, dtype=np.float64, copy=True)
+    G[:, :, :12] = np.einsum("ij,njp->nip", sol.whitening, J)
+    return rd.xy_information(G, sol.prior_information)
+
+
 class _Problem:
     """The unknowns ``st = (X, Y, offset, scale)`` and their parameter vector ``phi_X, d_X, phi_Y, d_Y[, delta][,
     log s]``."""
@@ -451,29 +506,8 @@ class _Problem:
         X, Y, off, s = st
         A, B = self.poses(off)
         A, B = A[mask], B[mask]
-        n = A.shape[0]
-        RA, tA, RB = A[:, :3, :3], A[:, :3, 3], B[:, :3, :3]
-        RX, tX, RY, tY = X[:3, :3], X[:3, 3], Y[:3, :3], Y[:3, 3]
-        J = np.zeros((n, 6, self.P))
-        I3 = np.eye(3)
-        if self.eih:
-            RAX = RA @ RX
-            RAXt = np.swapaxes(RAX, 1, 2)
-            t_pred = np.einsum("nij,nj->ni", RAXt, tY - (RA @ tX + tA))
-            J[:, :3, 0:3] = -I3
-            J[:, :3, 6:9] = np.swapaxes(RB, 1, 2)  # R_meas = R_B^T
-            J[:, 3:, 0:3] = se3.hat(t_pred)
-            J[:, 3:, 3:6] = -RX.T
-            J[:, 3:, 9:12] = RAXt
-        else:
-            t_pred = (RA @ tX + tA - tY) @ RY
-            J[:, :3, 0:3] = RB  # R_meas = R_B
-            J[:, :3, 6:9] = -I3
-            J[:, 3:, 3:6] = RY.T @ RA
-            J[:, 3:, 6:9] = se3.hat(t_pred)
-            J[:, 3:, 9:12] = -RY.T
-        if s is not None:  # the predicted translation is scaled (eye units)
-            J[:, 3:, :12] *= s
+        J = np.zeros((A.shape[0], 6, self.P))
+        J[:, :, :12], t_pred = _xy_jacobian(A, B[:, :3, :3], X, Y, s, self.eih)
         if self.eo:
             h = 1e-4
             rp = self.res((X, Y, off + h, s), mask)

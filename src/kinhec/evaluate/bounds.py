@@ -79,6 +79,11 @@ __all__ = [
     "inverse_information",
     "inverse_information_batch",
     "null_directions",
+    "pairs_information",
+    "sequence_information",
+    "sequence_pair_noise",
+    "parent_frame_information",
+    "constrained_covariance",
 ]
 
 #: Samples of ``N(0, cov_X)`` behind the expected median errors.
@@ -295,7 +300,27 @@ def random_walk_information(J: np.ndarray, Sigma: np.ndarray, walk: np.ndarray |
 def bound_from_pairs(A, C, X, Y, configuration: str, *, camera_cov=None, camera_cov_full=None, robot_cov=None,
                      camera_walk=None, scale_walk=None, scale_unknown: bool = False, rng=None,
                      n_samples: int = N_SAMPLES) -> SequenceBound:  # fmt: skip
-    """Bound from true keyframe poses and the per-pair noise covariances.
+    """Bound from true keyframe poses and the per-pair noise covariances (the information of
+    :func:`pairs_information`, inverted; parameters as there).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator, optional
+        Draws behind the median errors (default: one fixed set, see :func:`median_errors`).
+
+    Returns
+    -------
+    SequenceBound
+    """
+    F = pairs_information(A, C, X, Y, configuration, camera_cov=camera_cov, camera_cov_full=camera_cov_full,
+                          robot_cov=robot_cov, camera_walk=camera_walk, scale_walk=scale_walk,
+                          scale_unknown=scale_unknown)  # fmt: skip
+    return _bound_from_information(F, C.shape[0], rng, n_samples)
+
+
+def pairs_information(A, C, X, Y, configuration: str, *, camera_cov=None, camera_cov_full=None, robot_cov=None,
+                      camera_walk=None, scale_walk=None, scale_unknown: bool = False) -> np.ndarray:  # fmt: skip
+    """Fisher information ``(P, P)`` over ``(dx, dy[, log s])`` of true poses and their per-pair noise covariances.
 
     Parameters
     ----------
@@ -322,12 +347,12 @@ def bound_from_pairs(A, C, X, Y, configuration: str, *, camera_cov=None, camera_
         are those of :func:`~kinhec.solvers.pair_model.scale_jacobian`.
     scale_unknown : bool
         ``log s`` of a monocular scale is a nuisance parameter.
-    rng : numpy.random.Generator, optional
-        Draws behind the median errors (default: one fixed set, see :func:`median_errors`).
 
     Returns
     -------
-    SequenceBound
+    ndarray, shape (P, P)
+        ``J^T Sigma^-1 J`` for right perturbations of ``X`` and ``Y`` (rotation first, rad and m), ``P = 12``
+        (13 with ``scale_unknown``).
     """
     if configuration not in pm.CONFIGURATIONS:
         raise InputError(f"configuration: expected one of {', '.join(pm.CONFIGURATIONS)}, got {configuration!r}")
@@ -342,9 +367,8 @@ def bound_from_pairs(A, C, X, Y, configuration: str, *, camera_cov=None, camera_
         if camera_cov_full is not None:
             raise InputError("bound_from_pairs: expected camera_cov_full or the random walks (camera_walk, "
                              "scale_walk), got both")  # fmt: skip
-        F = random_walk_information(J, Sigma + 1e-18 * np.eye(6), camera_walk,
-                                    None if scale_walk is None else (pm.scale_jacobian(C), scale_walk))  # fmt: skip
-        return _bound_from_information(F, n, rng, n_samples)
+        return random_walk_information(J, Sigma + 1e-18 * np.eye(6), camera_walk,
+                                       None if scale_walk is None else (pm.scale_jacobian(C), scale_walk))  # fmt: skip
     if camera_cov_full is not None:
         full = np.array(camera_cov_full, dtype=np.float64)
         idx = np.arange(n)
@@ -359,7 +383,7 @@ def bound_from_pairs(A, C, X, Y, configuration: str, *, camera_cov=None, camera_
         Sig = Sig + tiny * np.eye(6)
     else:
         Sig = Sig + tiny * np.eye(6 * n)
-    return _bound_from_information(fisher_information(J, Sig), n, rng, n_samples)
+    return fisher_information(J, Sig)
 
 
 def _bound_from_information(F: np.ndarray, n: int, rng, n_samples: int) -> SequenceBound:
@@ -495,6 +519,15 @@ def sequence_bound(seq, *, time_offset=None, keyframes=None, rng=None, n_samples
     InputError
         Fewer than three keyframe pairs, or an unknown configuration / camera model.
     """
+    terms, modelled, notes = _sequence_terms(seq, time_offset, keyframes)
+    b = bound_from_pairs(**terms, rng=rng, n_samples=n_samples)
+    b.modelled = modelled
+    b.notes = notes
+    return b
+
+
+def _sequence_terms(seq, time_offset, keyframes):
+    """The arguments of :func:`pairs_information` for the sequence's keyframes, whether the model holds, and notes."""
     info = seq.info
     config = seq.config
     if keyframes is None:
@@ -539,11 +572,107 @@ def sequence_bound(seq, *, time_offset=None, keyframes=None, rng=None, n_samples
     if _info_get(info, "outlier_fraction", 0.0) > 0:
         modelled = False
         notes.append("outliers are not in the model")
-    b = bound_from_pairs(A, C, seq.X, seq.Y, conf, camera_cov=camera_cov, robot_cov=robot_cov, camera_walk=walk,
-                         scale_walk=scale_walk, scale_unknown=mono, rng=rng, n_samples=n_samples)  # fmt: skip
-    b.modelled = modelled
-    b.notes = notes
-    return b
+    terms = dict(A=A, C=C, X=seq.X, Y=seq.Y, configuration=conf, camera_cov=camera_cov, robot_cov=robot_cov,
+                 camera_walk=walk, scale_walk=scale_walk, scale_unknown=mono)  # fmt: skip
+    return terms, modelled, notes
+
+
+def sequence_information(seq, *, frames=None, time_offset=None, offset_unknown: bool = False,
+                         scale_prior_std: float | None = None) -> np.ndarray:  # fmt: skip
+    """Fisher information ``(12, 12)`` on ``(X, Y)`` of the camera frames ``frames`` of a loaded sequence.
+
+    The information of :func:`sequence_bound`'s model (the sequence's own noise factors, linearised at the ground
+    truth), for the pairs a calibration of the sequence's files uses: by default every camera frame with a
+    measurement (:attr:`kinhec.io.sequence.CameraStream.has_measurement`).  A monocular scale (``log s``) is
+    marginalised.  Right perturbations of ``X`` and ``Y`` (rotation [rad] first, then translation [m] in the
+    transform's own frame); :func:`parent_frame_information` turns it into calibrate's parameters.
+
+    ``offset_unknown``: the clock offset is a nuisance parameter too, as when a calibration estimates it (its
+    column: the flange's body velocity at the frames, through the robot-noise map ``G``; 0 where the hand stands
+    still); ``scale_prior_std``: so is the scale of the eye translations, under a Gaussian prior on ``log s`` of that
+    standard deviation (kinhec calibrate's on a metric stream).  Both only for independent pair errors.
+
+    Raises
+    ------
+    InputError
+        Fewer than three frames, an unknown camera model, or the nuisances asked of correlated errors.
+    """
+    idx = np.flatnonzero(seq.camera.has_measurement) if frames is None else np.asarray(frames, dtype=np.int64)
+    terms, _, _ = _sequence_terms(seq, time_offset, idx)
+    if not offset_unknown and scale_prior_std is None:
+        F = pairs_information(**terms)
+    else:
+        J, G, Sigma = _independent_pairs(seq, terms)
+        cols, prior = [J], []
+        if offset_unknown:
+            cols.append(-np.einsum("nij,nj->ni", G, _body_velocity(seq, idx))[:, :, None])
+            prior.append(0.0)
+        if scale_prior_std is not None:
+            cols.append(pm.scale_jacobian(terms["C"])[:, :, None])
+            prior.append(1.0 / float(scale_prior_std) ** 2)
+        F = fisher_information(np.concatenate(cols, axis=2), Sigma + 1e-18 * np.eye(6))
+        F[12:, 12:] += np.diag(prior)
+    if F.shape[0] > 12:  # the nuisances: their Schur complement
+        F = F[:12, :12] - F[:12, 12:] @ np.linalg.pinv(F[12:, 12:]) @ F[12:, :12]
+    return 0.5 * (F + F.T)
+
+
+def _independent_pairs(seq, terms):
+    """``J`` (n, 6, 12), the robot-noise map ``G`` (n, 6, 6) and ``Sigma`` (n, 6, 6) of independent pair errors."""
+    if terms["camera_walk"] is not None or terms["scale_walk"] is not None or terms["scale_unknown"]:
+        raise InputError(f"sequence {seq.sequence_id!r}: expected independent pair errors and a metric scale, got a "
+                         "random walk or a monocular scale")  # fmt: skip
+    J, G = pm.pair_jacobians(terms["C"], terms["X"], terms["configuration"])
+    Sigma = terms["camera_cov"] + np.einsum("nij,njk,nlk->nil", G, terms["robot_cov"], G)
+    return J, G, Sigma
+
+
+def sequence_pair_noise(seq, *, frames=None, time_offset=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The per-pair terms behind :func:`sequence_information`: ``J`` (n, 6, 12), ``Sigma`` (n, 6, 6), ``C`` (n, 4, 4).
+
+    ``J`` the Jacobian of the camera error ``rho`` (right twist of ``C = T_cam_target``) in right perturbations of
+    ``(X, Y)``, ``Sigma`` its covariance (camera and robot noise), ``C`` the true camera poses of the frames (by
+    default every measured one).  Only independent errors: a sequence with correlated ones (``vo_drift``, a drifting
+    scale) or a monocular scale raises :class:`InputError`.
+    """
+    idx = np.flatnonzero(seq.camera.has_measurement) if frames is None else np.asarray(frames, dtype=np.int64)
+    terms, _, _ = _sequence_terms(seq, time_offset, idx)
+    J, _, Sigma = _independent_pairs(seq, terms)
+    return J, Sigma, terms["C"]
+
+
+def parent_frame_information(F: np.ndarray, X, Y) -> np.ndarray:
+    """The information ``F`` (12, 12) of right perturbations of ``(X, Y)`` in calibrate's parameters.
+
+    kinhec calibrate moves ``X`` by ``(phi, dt)``: ``R exp(phi)`` and ``t + dt``, ``dt`` in the parent frame
+    (:func:`kinhec.geometry.se3.retract`); to first order ``dt = R v`` for the right perturbation ``(phi, v)``, so
+    the information is ``M F M^T`` with ``M = blockdiag(I, R_X, I, R_Y)`` (orthogonal).
+    """
+    M = np.eye(12)
+    M[3:6, 3:6] = np.asarray(X)[:3, :3]
+    M[9:12, 9:12] = np.asarray(Y)[:3, :3]
+    out = M @ np.asarray(F, dtype=np.float64) @ M.T
+    return 0.5 * (out + out.T)
+
+
+def constrained_covariance(F: np.ndarray, fixed) -> tuple[np.ndarray, list]:
+    """The Cramér-Rao covariance ``(12, 12)`` of ``(X, Y)`` with the parameters ``fixed`` (indices) known.
+
+    The information ``F`` restricted to the other parameters, inverted (:func:`inverse_information`); the rows and
+    columns of the fixed parameters are 0.  Also returns, per block (X rot, X trans, Y rot, Y trans), whether the
+    restricted information still leaves it undetermined.
+    """
+    F = np.asarray(F, dtype=np.float64)
+    free = np.setdiff1d(np.arange(F.shape[0]), np.asarray(list(fixed), dtype=np.int64))
+    sub, _ = inverse_information(F[np.ix_(free, free)])
+    cov = np.zeros_like(F)
+    cov[np.ix_(free, free)] = sub
+    blocks = (slice(0, 3), slice(3, 6), slice(6, 9), slice(9, 12))
+    null = null_directions(F[np.ix_(free, free)])
+    full = np.zeros((null.shape[0], F.shape[0]))
+    full[:, free] = null
+    unidentified = [bool(full.size and np.max(np.sum(full[:, bl] ** 2, axis=1)) > 1e-3) for bl in blocks]
+    return cov, unidentified
 
 
 # --------------------------------------------------------------------------- #

@@ -161,7 +161,7 @@ def _one_axis(cv: Conventions, pairing, sol, fit: dict, opts: Options, reject: b
     od = None
     lam2 = axis_scatter(A)
     if lam2 < MIN_LAMBDA2 and sol.whitened_jacobian is not None:
-        od = rd.open_directions(rd.xy_information(sol.whitened_jacobian, sol.prior_information), lam2)
+        od = rd.open_directions(sv.one_axis_information(sol, A, fit["inverse_domain"]), lam2)
     try:
         rd.check_known(od, opts.known, sol.X, sol.Y, sol.cov)
     except InputError as exc:
