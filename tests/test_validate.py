@@ -278,7 +278,7 @@ def test_free6d_flange_pose_is_checked_against_the_camera_stream(data):
 def test_dh_error_uses_the_true_model(data):
     sid = "robot_error-000001"
     info = row_of(data, sid)
-    assert info["robot_noise_models"] == "dh_error"
+    assert info["robot_noise_models"].split("+") == ["joint_gaussian", "dh_error"]  # encoder noise too, as published
     extra = jsonutil.loads(info["extra_json"])
     true_dh = extra["true_dh"]
     nominal = get_robot(info["robot"]).dh_published()
