@@ -4,7 +4,7 @@ Usage::
 
     python benchmarks/calibrate_honesty_mixed.py [--seeds 40] [--first 0] [--jobs 1] [--show]
 
-Generated recordings of one recipe (``RECIPE`` of ``tests/test_calibrate_same_clock.py``: a UR5e eye-in-hand
+Generated recordings of one recipe (``MIXED_ONE_CLOCK`` of ``tests/helpers/recordings.py``: a UR5e eye-in-hand
 touring six joint waypoints for 22 s, hand and camera at 60 Hz on one clock, PnP camera poses, 11 % random-pose
 outliers, robot noise ``se3_gaussian`` and ``joint_gaussian``), one per seed, written as TUM files and calibrated
 with ``fmt="tum", setup="eye_in_hand", eye_pose="cam_T_target"``.  For every run that returns: the NEES of ``X``,
@@ -34,7 +34,7 @@ import numpy as np  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from test_calibrate_same_clock import RECIPE  # noqa: E402
+from helpers.recordings import MIXED_ONE_CLOCK as RECIPE  # noqa: E402
 from kinhec.calibrate import calibrate  # noqa: E402
 from kinhec.geometry import se3  # noqa: E402
 from kinhec.synth.generator import simulate  # noqa: E402

@@ -1,6 +1,6 @@
 """A determined answer's error bars hold on mixed-track recordings on one clock (benchmarks/calibrate_honesty_mixed).
 
-The recordings of ``RECIPE`` (``tests/test_calibrate_same_clock.py``: hand and camera at 60 Hz on one clock, a hand
+The recordings of ``MIXED_ONE_CLOCK`` (``tests/helpers/recordings.py``: hand and camera at 60 Hz on one clock, a hand
 stream with 2.5 mrad of per-sample noise, PnP camera poses, 11 % random-pose outliers) that were answered
 "determined" with ``X`` far outside its error bars, one of each cause: seed 0 (the clock offset two sample periods
 off), 7 (3.8 ms off, pulled by the interpolation of the noisy hand stream), 15 (a second rotation axis within the
@@ -10,27 +10,19 @@ right within its error bars (the NEES of ``X`` below chi-square's 99.9 % quantil
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 from scipy import stats
 
-from kinhec.calibrate import calibrate
 from kinhec.calibrate import pairing as pr
 from kinhec.calibrate import uncertainty as unc
 from kinhec.calibrate.observability import observability
 from kinhec.calibrate.readers import PoseStream
 from kinhec.geometry import se3
-from kinhec.synth.generator import simulate
-from test_calibrate_same_clock import RECIPE
+
+from helpers.recordings import calibrated_mixed
 
 CHI2_6_999 = float(stats.chi2.ppf(0.999, 6))
-
-
-def _write_tum(path, t, T):
-    q = se3.quaternion_from_matrix(T[:, :3, :3])
-    np.savetxt(path, np.column_stack([t, T[:, :3, 3], q[:, 1:], q[:, :1]]), fmt="%.10f")
 
 
 def _nees(res, X_true) -> float:
@@ -40,14 +32,7 @@ def _nees(res, X_true) -> float:
 
 @pytest.mark.parametrize("seed", [0, 7, 15, 20])
 def test_determined_means_within_the_error_bars(seed, tmp_path):
-    g = simulate(dict(RECIPE, seed=seed))
-    ok = np.isfinite(g.T_cam_target_meas).all(axis=(1, 2))
-    _write_tum(tmp_path / "hand.txt", g.t_robot_s, g.T_base_ee_meas)
-    _write_tum(tmp_path / "eye.txt", g.t_camera_s[ok], g.T_cam_target_meas[ok])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        res = calibrate(tmp_path / "hand.txt", tmp_path / "eye.txt", fmt="tum", setup="eye_in_hand",
-                        eye_pose="cam_T_target")  # fmt: skip
+    g, res = calibrated_mixed(tmp_path, seed=seed)
     nees = _nees(res, g.X)
     assert not res.determined or nees < CHI2_6_999, (seed, nees, res.time_offset_s, res.scale, res.warnings)
     if seed in (0, 7):  # these determine X (rotation about several axes, the target long in view): answered

@@ -197,3 +197,44 @@ def write_matrices(path, T):
     """Poses as one row-major 4x4 per line (the ``rwhe`` format)."""
     path.write_text("".join(" ".join(repr(float(v)) for v in M.reshape(-1)) + "\n" for M in T))
     return path
+
+
+# --------------------------------------------------------------------------- #
+# a mixed-track recording on one clock, written as TUM and calibrated
+# --------------------------------------------------------------------------- #
+#: A mixed-track recipe on one clock: a joint-waypoint path toured repeatedly, PnP camera poses, 11 % random-pose
+#: outliers (the small tier's mixed-000142 with seed 32, a scene whose angular speeds correlate best at a wrong lag of
+#: two camera periods; other seeds give the scenes of tests/test_calibrate_honesty_mixed.py).
+MIXED_ONE_CLOCK = dict(
+    sequence_id="mixed-000142", track="mixed", seed=32, robot="ur5e", configuration="eye_in_hand",
+    family="joint_waypoints", sampling_mode="continuous", duration_s=22.0, camera_rate_hz=60.0, n_stations=6,
+    camera="industrial_5mp", target="checker_7x5_20mm", sync="sync", world_frame="target",
+    robot_noise_models=("se3_gaussian", "joint_gaussian"), robot_rot_std_rad=0.002529937889332934,
+    robot_trans_std_m=6.147730048142034e-05, joint_std_rad=0.00017251356998071343, camera_noise_model="pnp",
+    pixel_std=0.1018441698447176, outlier_fraction=0.11183227754001909, outlier_model="random_pose", level="random",
+)  # fmt: skip
+
+
+def write_tum(path, t, T) -> None:
+    """Stamped poses ``T`` (n, 4, 4) as a TUM file (``t x y z qx qy qz qw``)."""
+    q = se3.quaternion_from_matrix(T[:, :3, :3])
+    np.savetxt(path, np.column_stack([t, T[:, :3, 3], q[:, 1:], q[:, :1]]), fmt="%.10f")
+
+
+def calibrated_mixed(tmp_path, **change):
+    """``MIXED_ONE_CLOCK`` (with ``change``) simulated, its streams written as TUM (the camera's rows where the target
+    was seen) and calibrated eye-in-hand from ``cam_T_target`` rows: ``(simulation, result)``."""
+    import warnings
+
+    from kinhec.calibrate import calibrate
+    from kinhec.synth.generator import simulate
+
+    g = simulate(dict(MIXED_ONE_CLOCK, **change))
+    ok = np.isfinite(g.T_cam_target_meas).all(axis=(1, 2))
+    write_tum(tmp_path / "hand.txt", g.t_robot_s, g.T_base_ee_meas)
+    write_tum(tmp_path / "eye.txt", g.t_camera_s[ok], g.T_cam_target_meas[ok])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = calibrate(tmp_path / "hand.txt", tmp_path / "eye.txt", fmt="tum", setup="eye_in_hand",
+                        eye_pose="cam_T_target")  # fmt: skip
+    return g, res
