@@ -215,12 +215,6 @@ MIXED_ONE_CLOCK = dict(
 )  # fmt: skip
 
 
-def write_tum(path, t, T) -> None:
-    """Stamped poses ``T`` (n, 4, 4) as a TUM file (``t x y z qx qy qz qw``)."""
-    q = se3.quaternion_from_matrix(T[:, :3, :3])
-    np.savetxt(path, np.column_stack([t, T[:, :3, 3], q[:, 1:], q[:, :1]]), fmt="%.10f")
-
-
 def calibrated_mixed(tmp_path, **change):
     """``MIXED_ONE_CLOCK`` (with ``change``) simulated, its streams written as TUM (the camera's rows where the target
     was seen) and calibrated eye-in-hand from ``cam_T_target`` rows: ``(simulation, result)``."""
