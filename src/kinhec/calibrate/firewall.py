@@ -521,8 +521,7 @@ def _same_numbers(a: _Scored, b: _Scored) -> bool:
         return False
     if a.data.alignment is None or b.data.alignment is None:
         return a.data.alignment is None and b.data.alignment is None  # offsets: refined later
-    pa = set(zip(a.data.alignment.hand_index.tolist(), a.data.alignment.eye_index.tolist()))
-    pb = set(zip(b.data.alignment.hand_index.tolist(), b.data.alignment.eye_index.tolist()))
+    pa, pb = set(a.data.alignment.pairs()), set(b.data.alignment.pairs())
     return len(pa ^ pb) <= 2 * CLOSE_PAIRS
 
 

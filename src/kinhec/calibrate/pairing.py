@@ -137,6 +137,10 @@ class Alignment:
                     and np.array_equal(self.eye_index, np.arange(n)))
         return self.shift == 0
 
+    def pairs(self) -> list[tuple[int, int]]:
+        """The paired rows as ``(hand row, eye row)``, in order."""
+        return list(zip(self.hand_index.tolist(), self.eye_index.tolist()))
+
     def unpaired(self) -> tuple[np.ndarray, np.ndarray]:
         """Rows (0-based) of the hand file and of the eye file without a partner (``lengths`` known)."""
         nh, ne = self.lengths

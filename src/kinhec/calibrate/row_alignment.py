@@ -582,10 +582,6 @@ class _Problem:
         return sorted(cands, key=lambda x: x.cost), (X, Y, s, sig)
 
 
-def _pairs_of(al: Alignment) -> list:
-    return list(zip(al.hand_index.tolist(), al.eye_index.tolist()))
-
-
 def _counts(al: Alignment) -> tuple:
     uh, ue = al.unpaired()
     return int(uh.size), int(ue.size)
@@ -644,7 +640,7 @@ def align_rows(H: np.ndarray, E: np.ndarray, start: Alignment | None = None) -> 
         other = min(tries, key=lambda x: x.capped)
         # each alignment at the better of the fits found: a few gross pairs can hold one alignment's own refit
         # away from the fit the other reached, and the margin is then that of the fits, not of the alignments
-        held = prob.refit(_pairs_of(current.alignment), (other.X, other.Y, other.scale), sig)
+        held = prob.refit(current.alignment.pairs(), (other.X, other.Y, other.scale), sig)
         if min(held.capped, current.capped) >= other.capped + MARGIN:
             current = other
     if current is not cands[0]:
