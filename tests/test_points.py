@@ -205,3 +205,19 @@ def test_cli_option_errors(doc, tmp_path):
     del d["target"]
     path = _bad(tmp_path, d, "no_target.json")
     one_line_exit_2(_run("--points", path), str(path), "view 0", "points_3d")
+
+
+def test_common_scale_only_keeps_the_ratio_and_finds_the_level():
+    """``estimate="scale"``: the levels started at 3x the truth with the true ratio come back to the truth within
+    their reported sigma; ``"none"`` keeps them as given."""
+    obs, truth = generate_point_recording("eye_to_hand", P, seed=21, n_views=10, noise=NOISE)
+    views = hp.pack_points([P] * obs.n_views, obs.points_cam)
+    start = (3 * NOISE[0], 3 * NOISE[1])
+    fit = hp.points_ml(obs.T_base_ee, truth["X"], truth["Y"], "eye_to_hand", views, noise=start, estimate="scale")
+    assert fit.noise[0] / fit.noise[1] == pytest.approx(NOISE[0] / NOISE[1], rel=1e-12)
+    assert abs(fit.noise[0] - NOISE[0]) < 4 * fit.noise_std[0]
+    held = hp.points_ml(obs.T_base_ee, truth["X"], truth["Y"], "eye_to_hand", views, noise=start)
+    assert held.noise == start and held.estimate == "none"
+    # the covariance scales with the variance: 9x at levels 3x the fitted ones
+    np.testing.assert_allclose(held.cov, 9 * np.linalg.inv(hp.points_information(
+        obs.T_base_ee, held.X, held.Y, "eye_to_hand", views, NOISE)), rtol=1e-9)
