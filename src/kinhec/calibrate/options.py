@@ -1,9 +1,10 @@
 """The options of :func:`kinhec.calibrate.calibrate`, parsed and checked once into :class:`Options`.
 
 Every check and its message is that of the options as documented in :mod:`kinhec.calibrate.calibration`;
-they run in one order (the robot accuracy, the scale, then per kind of input: images, corners, pose files),
-so that a run given several bad options names the same one first.  The checks of images and corners end
-there: their own modules read the rest (:mod:`~kinhec.calibrate.images`, :mod:`~kinhec.calibrate.corners`).
+they run in one order (the robot accuracy, the scale, then per kind of input: point files, images, corners, pose
+files), so that a run given several bad options names the same one first.  The checks of images, corners and
+point files end there: their own modules read the rest (:mod:`~kinhec.calibrate.images`,
+:mod:`~kinhec.calibrate.corners`, :mod:`~kinhec.calibrate.points`).
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ class Options:
     ``intrinsics_std`` as ``(focal_rel, principal_point_over_f)`` and the eye-bias prior it gives
     (:mod:`kinhec.calibrate.eye_bias`; None when it counts no error); ``known`` the stated components of a motion
     about one axis as ``{parameter index: metres}`` (:mod:`kinhec.calibrate.reduced_dof`), ``partial`` whether
-    the components such a motion leaves open are set by convention.  The others are as given.
+    the components such a motion leaves open are set by convention; for a point file ``target`` (its spec, when
+    given) and ``point_noise`` ``(a, b)`` (None: estimated).  The others are as given.
     """
 
     kind: str
