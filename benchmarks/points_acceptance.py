@@ -2,9 +2,9 @@
 
 For each setup (eye-in-hand, eye-to-hand) it draws recordings of a depth camera
 viewing a chessboard (:func:`kinhec.synth.point_observations.generate_point_recording`,
-seeds 0, 1, ... eye-in-hand, 10000, 10001, ... eye-to-hand: independent draws), calibrates each with :func:`kinhec.calibrate.points.calibrate_points`
-(the noise levels estimated from the residuals, as the command line does by
-default) and prints
+seeds 0, 1, ... eye-in-hand, 10000, 10001, ... eye-to-hand: independent draws), calibrates
+each with :func:`kinhec.calibrate.points.calibrate_points` (the noise levels estimated
+from the residuals, as the command line does by default) and prints
 
 * the median rotation and translation error of ``X`` beside the bound: the
   median over the recordings of ``sqrt(trace)`` of the covariance of ``X``'s

@@ -325,7 +325,8 @@ def _points_normals(rng, mp):
 
         out.append(Case(f"M view {i}", err, np.zeros(6), M[i], kind="normal", h=1e-7, rtol=1e-5))
         out.append(Case(f"K view {i}", err, np.zeros(6), K[i].reshape(-1, 6), h=1e-7, rtol=1e-5))
-        np.testing.assert_allclose(g[i], K[i].reshape(-1, 6).T @ e[i].ravel(), rtol=1e-10, atol=1e-12 * np.abs(g[i]).max())
+        Ki = K[i].reshape(-1, 6)
+        np.testing.assert_allclose(g[i], Ki.T @ e[i].ravel(), rtol=1e-10, atol=1e-12 * np.abs(g[i]).max())
     # the information of (dx, dy): the whitened points as X and Y move (weights at the predicted points, held)
     for conf in pm.CONFIGURATIONS:
         A, X, Y = _poses(rng, n), _pose(rng, 0.1), _pose(rng, 2.0)
