@@ -303,6 +303,49 @@ def _pixels_normals(rng, mp):
     return out
 
 
+@jacobian("he_ml.points.normals", ("solvers.he_ml_stages.points:point_normals",
+                                    "solvers.he_ml_stages.points:points_information"))
+def _points_normals(rng, mp):
+    from kinhec.models.depth_noise import point_whitening
+    from kinhec.solvers.he_ml_stages import points as hpt
+
+    n, P, noise = 3, 6, (2e-3, 1.5e-3)
+    model = [np.c_[rng.uniform(-0.1, 0.1, (P, 2)), rng.uniform(-0.02, 0.02, P)] for _ in range(n)]
+    C = np.stack([se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 0.4, 3)),
+                                                          [rng.uniform(-0.1, 0.1), rng.uniform(-0.1, 0.1), 0.5 + k])
+                  for k in range(n)])  # fmt: skip
+    meas = [(p @ c[:3, :3].T + c[:3, 3]) + rng.normal(0.0, 0.01, (P, 3)) for p, c in zip(model, C)]  # far from zero
+    views = hpt.pack_points(model, meas)
+    L = point_whitening(np.stack(meas), noise)
+    M, g, e, K = hpt.point_normals(C, views, L)
+    out = []
+    for i in range(n):
+        def err(d, i=i):
+            return hpt.point_normals(C @ se3.se3_exp(np.broadcast_to(d, (n, 6))), views, L)[2][i].ravel()
+
+        out.append(Case(f"M view {i}", err, np.zeros(6), M[i], kind="normal", h=1e-7, rtol=1e-5))
+        out.append(Case(f"K view {i}", err, np.zeros(6), K[i].reshape(-1, 6), h=1e-7, rtol=1e-5))
+        Ki = K[i].reshape(-1, 6)
+        np.testing.assert_allclose(g[i], Ki.T @ e[i].ravel(), rtol=1e-10, atol=1e-12 * np.abs(g[i]).max())
+    # the information of (dx, dy): the whitened points as X and Y move (weights at the predicted points, held)
+    for conf in pm.CONFIGURATIONS:
+        A, X, Y = _poses(rng, n), _pose(rng, 0.1), _pose(rng, 2.0)
+        Cp = pm.predicted_camera_poses(A, X, Y, conf)
+        # views whose model points sit in front of the predicted cameras: the points C^-1 (x, y, 0.6 +- 0.1)
+        pts = [np.c_[rng.uniform(-0.1, 0.1, (P, 2)), rng.uniform(0.5, 0.7, P)] for _ in range(n)]
+        mod = [(q - c[:3, 3]) @ c[:3, :3] for q, c in zip(pts, Cp)]
+        vw = hpt.pack_points(mod, pts)
+        Lp = point_whitening(np.stack(pts), noise)
+
+        def f(p, A=A, X=X, Y=Y, conf=conf, vw=vw, Lp=Lp):
+            Cq = pm.predicted_camera_poses(A, X @ se3.se3_exp(p[:6]), Y @ se3.se3_exp(p[6:]), conf)
+            return hpt.point_normals(Cq, vw, Lp)[2].ravel()
+
+        out.append(Case(f"information {conf}", f, np.zeros(12), hpt.points_information(A, X, Y, conf, vw, noise),
+                        kind="normal", h=1e-7, rtol=1e-5))
+    return out
+
+
 @jacobian("he_ml.pixels.marginal_likelihood", ("solvers.he_ml_stages.pixels:_MarginalLikelihood.nll_and_gradient",))
 def _pixels_marginal(rng, mp):
     from kinhec.solvers.he_ml_stages import pixels as hp

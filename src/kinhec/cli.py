@@ -684,15 +684,21 @@ def _input_error(ctx, command: str, exc: Exception) -> None:
 @click.option("--eye", "eye", multiple=True, metavar="FILE",
               help="Eye poses (repeatable): target in the camera, or camera in a world; a rig folder or FOLDER:camNN.")
 @click.option("--setup", type=click.Choice(["eye_in_hand", "eye_to_hand", "rig"]), default=None,
-              help="[default: eye_in_hand; with --corners the file's]")
+              help="[default: eye_in_hand; with --corners or --points the file's]")
 @click.option("--corners", default=None, type=click.Path(dir_okay=False), metavar="FILE",
               help="Observation JSON of detected target corners with the robot pose of each view, instead of "
                    "--hand/--eye: the camera from the corners, X and Y from their pixels.")
+@click.option("--points", default=None, type=click.Path(dir_okay=False), metavar="FILE",
+              help="Point observation JSON of a depth camera (the target's points in 3D in the camera frame) with the "
+                   "robot pose of each view, instead of --hand/--eye: X and Y from the points.")
+@click.option("--point-noise", default=None, metavar="A,B",
+              help="With --points: the depth camera's noise, along the ray A*z^2 [m], across it B*z [m] (z the depth "
+                   "[m]; default: estimated from the residuals).")
 @click.option("--images", default=None, type=click.Path(file_okay=False), metavar="DIR",
               help="Folder of images of the target, instead of --eye: detected, paired with --hand (needs --target).")
 @click.option("--target", default=None, metavar="SPEC",
-              help="With --images: chessboard:COLSxROWS:SQUARE_M, charuco:SXxSY:SQUARE_M:MARKER_M:DICT, "
-                   "aprilgrid:COLSxROWS:TAG_M:SPACING or a Kalibr target YAML.")
+              help="With --images (or --points whose file names no target): chessboard:COLSxROWS:SQUARE_M, "
+                   "charuco:SXxSY:SQUARE_M:MARKER_M:DICT, aprilgrid:COLSxROWS:TAG_M:SPACING or a Kalibr target YAML.")
 @click.option("--pairing", default="auto", show_default=True, metavar="auto|order|stamp|MAP.csv",
               help="With --images: pair the images (sorted by name) with the hand poses by order, by the stamps in "
                    "their names, or by a CSV map (image, pose or t).")
@@ -774,7 +780,7 @@ def _input_error(ctx, command: str, exc: Exception) -> None:
               help="A motion that turns about one axis only, nothing stated: exit 0 with what it determines, the open "
                    "components set by a convention and listed as undetermined (no standard deviation).")
 @click.pass_context
-def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corners, workers, fast_detection,
+def calibrate(ctx, hand, eye, setup, corners, points, point_noise, images, target, pairing, save_corners, workers, fast_detection,
               intrinsics, intrinsics_out, intrinsics_format, intrinsics_std, robot_accuracy, fmt,
               hand_pose, eye_pose, units, quat_order, offset, max_offset, stamp_unit, scale, solver, json_out, yaml_out,
               figure_out, report_out, dataset, sequence, force, bag, hand_tf, eye_tf, hand_topic, eye_topic, launch_out,
@@ -809,7 +815,8 @@ def calibrate(ctx, hand, eye, setup, corners, images, target, pairing, save_corn
                   progress=_detection_progress() if images else None, rig_world=rig_world,
                   quat_order=quat_order, intrinsics_std=intrinsics_std, robot_accuracy=robot_accuracy,
                   max_offset_s=max_offset, stamp_unit=stamp_unit, workers=workers,
-                  fast_detection=fast_detection, known=list(known) or None, partial=partial)  # fmt: skip
+                  fast_detection=fast_detection, known=list(known) or None, partial=partial, points=points,
+                  point_noise=point_noise)  # fmt: skip
     except (KinhecError, OSError) as exc:
         _input_error(ctx, "calibrate", exc)
     from kinhec.calibrate.output import ros2_launch, ros_static_transform, ros_transforms, urdf_origin

@@ -9,7 +9,8 @@ with standard deviations, per-pair residuals and an observability verdict.
 Stages of :func:`calibrate` (:mod:`calibration` runs them in turn; each a module with its own result):
 
 1. options (:mod:`options`: checked once into :class:`~kinhec.calibrate.options.Options`; images and
-   corner files branch off here to :mod:`images` and :mod:`corners`),
+   corner files branch off here to :mod:`images` and :mod:`corners`, a depth camera's point files to
+   :mod:`points`),
 2. inputs (:mod:`inputs`: the streams from files, a bag or a dataset),
 3. conventions (:mod:`firewall` decides the reading, :mod:`stages.conventions` applies it with
    :mod:`frames`),
@@ -31,7 +32,8 @@ say, physical priors), :mod:`solve` (initialisation, refinement, covariance),
 :mod:`observability`, :mod:`result` (the result and its JSON),
 :mod:`output` (OpenCV YAML, ROS, URDF, ROS 2 launch file), :mod:`figure` (matplotlib, lazy),
 :mod:`corners` (the camera from detected corners, ``X`` and ``Y`` from their
-pixels: ``calibrate(corners=FILE)``), :mod:`multi` (many cameras and targets
+pixels: ``calibrate(corners=FILE)``), :mod:`points` (``X`` and ``Y`` from a depth
+camera's 3D points of the target: ``calibrate(points=FILE)``), :mod:`multi` (many cameras and targets
 solved jointly with a certificate of global optimality: ``calibrate_multi``,
 and the joint solution of a rig).
 """

@@ -75,6 +75,13 @@ corners : str or Path, optional
     every view, in place of ``hand`` and ``eye``: the camera poses come from
     the corners and ``X``, ``Y`` from their pixels with the robot's pose
     errors marginalised (:mod:`kinhec.calibrate.corners`).
+points, point_noise : optional
+    A point observation file of a depth camera (the target's points measured
+    in 3D in the camera frame, with the robot pose of every view), in place
+    of ``hand`` and ``eye``; ``target`` gives its model points when the file
+    does not.  ``X`` and ``Y`` from the points under a depth-dependent noise
+    (``point_noise`` ``"A,B"``: along the ray ``A z^2``, across it ``B z``;
+    estimated when omitted) (:mod:`kinhec.calibrate.points`).
 intrinsics : str or array_like, optional
     With ``corners`` or ``images``: known ``fx, fy, cx, cy[, k1, k2, p1, p2[, k3]]`` [px]
     (default: estimated from the views).
@@ -156,6 +163,7 @@ from kinhec.calibrate.images import calibrate_images
 from kinhec.calibrate.inputs import load_inputs
 from kinhec.calibrate.options import MAX_OFFSET_S, Options, parse_options
 from kinhec.calibrate.pairing import MIN_PEAK_CORR
+from kinhec.calibrate.points import calibrate_points
 from kinhec.calibrate.result import CalibrationResult
 from kinhec.calibrate.stages.camera import solve_camera
 from kinhec.calibrate.stages.outputs import single_camera_inputs
@@ -178,7 +186,8 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
               pairing: str = "auto", save_corners=None, progress=None, rig_world: str = "auto",
               quat_order: str | None = None, intrinsics_std=None, robot_accuracy=None,
               stamp_unit: str | None = None, workers: int | None = None,
-              fast_detection: bool = False, known=None, partial: bool = False) -> CalibrationResult:
+              fast_detection: bool = False, known=None, partial: bool = False, points=None,
+              point_noise=None) -> CalibrationResult:
     """Calibrate ``X`` (and ``Y``) from a hand pose file and one or more eye pose files, or from corners or images.
 
     The parameters, what it returns and raises: the module's documentation.  The stages, numbered there:
@@ -192,9 +201,12 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
                          force=force, max_offset_s=max_offset_s, intrinsics=intrinsics, pairing=pairing,
                          save_corners=save_corners, progress=progress, rig_world=rig_world, quat_order=quat_order,
                          intrinsics_std=intrinsics_std, stamp_unit=stamp_unit, workers=workers,
-                         fast_detection=fast_detection, known=known, partial=partial)  # 1. options
+                         fast_detection=fast_detection, known=known, partial=partial, points=points,
+                         point_noise=point_noise)  # 1. options
     if opts.kind == "images":
         res = _from_images(images, hand, target, opts)
+    elif opts.kind == "points":
+        res = calibrate_points(points, target=opts.target, setup=opts.setup, point_noise=opts.point_noise)
     elif opts.kind == "corners":
         res = calibrate_corners(corners, intrinsics=intrinsics, setup=opts.setup, intrinsics_prior=opts.intrinsics_std)
     else:

@@ -7,9 +7,10 @@ import numpy as np
 
 from kinhec.calibrate.frames import UNITS
 from kinhec.calibrate.readers import QUAT_ORDERS
+from kinhec.models.depth_noise import check_noise
 from kinhec.util.errors import InputError, UnknownNameError
 
-__all__ = ["nonnegative_pair", "option_pair", "units_pair", "quat_pair", "intrinsics_std"]
+__all__ = ["nonnegative_pair", "option_pair", "units_pair", "quat_pair", "intrinsics_std", "point_noise_pair"]
 
 
 def nonnegative_pair(value, option: str, expected: str) -> tuple[float, float] | None:
@@ -55,3 +56,11 @@ def intrinsics_std(value) -> tuple[float, float] | None:
     """``intrinsics_std`` as ``(focal_rel, principal_point_over_f)``, checked; None when not given."""
     return nonnegative_pair(value, "intrinsics_std", "focal length fraction, principal point over focal length, "
                                                      "e.g. 0.003,0.001")
+
+
+def point_noise_pair(value) -> tuple[float, float] | None:
+    """``point_noise`` (``"A,B"`` or two numbers) as the depth noise ``(a, b)`` of :mod:`kinhec.models.depth_noise`
+    (both ``> 0``); None when not given."""
+    if value is None:
+        return None
+    return check_noise(value.split(",") if isinstance(value, str) else value, "point_noise")

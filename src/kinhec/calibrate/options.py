@@ -1,9 +1,10 @@
 """The options of :func:`kinhec.calibrate.calibrate`, parsed and checked once into :class:`Options`.
 
 Every check and its message is that of the options as documented in :mod:`kinhec.calibrate.calibration`;
-they run in one order (the robot accuracy, the scale, then per kind of input: images, corners, pose files),
-so that a run given several bad options names the same one first.  The checks of images and corners end
-there: their own modules read the rest (:mod:`~kinhec.calibrate.images`, :mod:`~kinhec.calibrate.corners`).
+they run in one order (the robot accuracy, the scale, then per kind of input: point files, images, corners, pose
+files), so that a run given several bad options names the same one first.  The checks of images, corners and
+point files end there: their own modules read the rest (:mod:`~kinhec.calibrate.images`,
+:mod:`~kinhec.calibrate.corners`, :mod:`~kinhec.calibrate.points`).
 """
 
 from __future__ import annotations
@@ -18,15 +19,16 @@ from kinhec.calibrate import reduced_dof
 from kinhec.calibrate import robot_error
 from kinhec.calibrate.frames import SETUPS
 from kinhec.calibrate.option_values import intrinsics_std as parse_intrinsics_std
-from kinhec.calibrate.option_values import nonnegative_pair, quat_pair, units_pair
+from kinhec.calibrate.option_values import nonnegative_pair, point_noise_pair, quat_pair, units_pair
 from kinhec.util.errors import InputError, UnknownNameError
 
 __all__ = ["Options", "parse_options", "nonnegative_pair", "MAX_OFFSET_S", "KINDS"]
 
 #: Largest clock offset searched by ``offset="auto"`` [s].
 MAX_OFFSET_S = 0.5
-#: The kinds of input: a folder of images, a corner file, pose files (or a bag, or a dataset sequence).
-KINDS = ("images", "corners", "poses")
+#: The kinds of input: a folder of images, a corner file, a depth camera's point file, pose files (or a bag, or a
+#: dataset sequence).
+KINDS = ("images", "corners", "points", "poses")
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,8 @@ class Options:
     ``intrinsics_std`` as ``(focal_rel, principal_point_over_f)`` and the eye-bias prior it gives
     (:mod:`kinhec.calibrate.eye_bias`; None when it counts no error); ``known`` the stated components of a motion
     about one axis as ``{parameter index: metres}`` (:mod:`kinhec.calibrate.reduced_dof`), ``partial`` whether
-    the components such a motion leaves open are set by convention.  The others are as given.
+    the components such a motion leaves open are set by convention; for a point file ``target`` (its spec, when
+    given) and ``point_noise`` ``(a, b)`` (None: estimated).  The others are as given.
     """
 
     kind: str
@@ -74,6 +77,8 @@ class Options:
     fast_detection: bool = False
     known: dict = field(default_factory=dict)  # parameter index of (X, Y) -> stated value [m] (reduced_dof)
     partial: bool = False
+    target: Any = None
+    point_noise: tuple[float, float] | None = None
 
     def firewall_options(self) -> dict:
         """The options the convention firewall checks the files against (:func:`kinhec.calibrate.firewall.check`)."""
@@ -111,6 +116,23 @@ def _check_corners(kw: dict, hand, eye, dataset, scale: bool, fixed_scale: bool)
         raise InputError("setup: a corner file is one camera (eye_in_hand or eye_to_hand), got rig")
 
 
+def _check_points(kw: dict, hand, eye, dataset, corners, bag, scale: bool, fixed_scale: bool) -> None:
+    given = _given((("hand", hand), ("eye", eye), ("dataset", dataset), ("corners", corners), ("bag", bag)))
+    if given:
+        raise InputError(f"points: the point file holds both sides; expected no {', '.join(given)} with it")
+    moot = [f"{n} {v!r}" if v is not True else n for n, v in (
+        ("scale", "fixed" if fixed_scale else (scale or None)), ("solver", kw["solver"]), ("units", kw["units"]),
+        ("offset", None if kw["offset"] == "auto" else kw["offset"]), ("format", kw["fmt"]),
+        ("hand_pose", kw["hand_pose"]), ("eye_pose", kw["eye_pose"]), ("quat_order", kw["quat_order"]),
+        ("sequence", kw["sequence"]), ("stamp_unit", kw["stamp_unit"]), ("intrinsics", kw["intrinsics"]),
+        ("intrinsics_std", kw["intrinsics_std"])) if v is not None]
+    if moot:
+        raise InputError(f"points: these options do not apply to a point file (its views are paired by order, in "
+                         f"metres, measured in 3D: no clock offset, scale or intrinsics), got {', '.join(moot)}")
+    if kw["setup"] == "rig":
+        raise InputError("setup: a point file is one camera (eye_in_hand or eye_to_hand), got rig")
+
+
 def _offset(offset):
     if isinstance(offset, str) and offset not in ("auto", "none"):
         try:
@@ -121,7 +143,8 @@ def _offset(offset):
 
 
 def parse_options(hand=None, eye=(), *, dataset=None, corners=None, bag=None, images=None, target=None,
-                  sequence=None, scale=False, robot_accuracy=None, known=None, partial=False, **kw) -> Options:
+                  sequence=None, scale=False, robot_accuracy=None, known=None, partial=False, points=None,
+                  point_noise=None, **kw) -> Options:
     """:func:`~kinhec.calibrate.calibrate`'s keyword arguments (and which inputs were given) as :class:`Options`.
 
     Raises :class:`~kinhec.util.errors.InputError` (an :class:`~kinhec.util.errors.UnknownNameError` for a bad name) for
@@ -138,8 +161,10 @@ def parse_options(hand=None, eye=(), *, dataset=None, corners=None, bag=None, im
         raise InputError("robot_accuracy: counted for one camera (eye_in_hand, eye_to_hand), not for a rig, got "
                          f"--setup rig with robot_accuracy {robot_accuracy!r}")
     known = reduced_dof.parse_known(known)
-    if (known or partial) and (images is not None or target is not None or corners is not None or kw["setup"] == "rig"):
-        what = "a rig" if kw["setup"] == "rig" else "images" if corners is None else "a corner file"
+    if (known or partial) and (images is not None or target is not None or corners is not None or points is not None
+                               or kw["setup"] == "rig"):  # fmt: skip
+        what = ("a rig" if kw["setup"] == "rig" else "a point file" if points is not None else
+                "images" if corners is None else "a corner file")  # fmt: skip
         raise InputError(f"{'known' if known else 'partial'}: for pose files of one camera (eye_in_hand or "
                          f"eye_to_hand), got {what}")
     if known and partial:
@@ -147,6 +172,14 @@ def parse_options(hand=None, eye=(), *, dataset=None, corners=None, bag=None, im
                          "got both")
     common = dict(robot_level=level, scale=scale, fixed_scale=fixed_scale, setup_given=kw["setup"], known=known,
                   partial=bool(partial))
+    if point_noise is not None and points is None:
+        raise InputError(f"point_noise: only used with a point file (--points), got point_noise {point_noise!r} "
+                         "without one")
+    if points is not None:
+        _check_points(dict(kw, sequence=sequence), hand, eye, dataset, corners, bag, scale, fixed_scale)
+        if images is not None:
+            raise InputError("points: a point file holds the camera's measurements; expected no images with it")
+        return Options(kind="points", target=target, point_noise=point_noise_pair(point_noise), **common, **kw)
     if images is not None or target is not None:
         _check_images(images, eye, dataset, corners, bag)
         return Options(kind="images", **common, **kw)

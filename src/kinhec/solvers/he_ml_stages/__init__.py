@@ -21,7 +21,9 @@ file, in the order ``he_ml`` runs them:
   motions (step 5);
 * :mod:`.covariance` -- the covariance of the estimate (step 6);
 * :mod:`.collapse` -- the check of the final state: a minority of inliers that determines no ``X`` is refused;
-* :mod:`.pixels` -- the last stage on the target's pixels (step 7).
+* :mod:`.pixels` -- the last stage on the target's pixels (step 7);
+* :mod:`.points` -- its counterpart for a depth camera's 3D points (``X`` and ``Y`` from the points, started
+  from the pose solution; ``kinhec calibrate --points``).
 
 :class:`~.state.FitState` carries the fit from stage to stage.  Nothing is
 imported here, so that importing one stage does not import the others.
