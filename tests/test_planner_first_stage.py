@@ -118,3 +118,21 @@ def test_the_plans_note_names_a_command_that_calibrates_the_first_stage(first_st
     assert "--guesses-from" in note
     _check_calibrated(sc, _command(note, d / "hand.csv", d / "eye.csv", tmp_path / "first.json"),
                       tmp_path / "first.json")
+
+
+def test_in_opencvs_target_frame_the_exchanged_reading_puts_the_board_behind_the_camera(first_stage, tmp_path):
+    """The same recording with the board's z turned into the board (OpenCV's frame): read inverted, every camera pose
+    puts the board behind the camera, so physics leaves one reading and the setup alone calibrates."""
+    sc, _, d = first_stage
+    flip = np.diag([1.0, -1.0, -1.0, 1.0])  # half a turn about x
+    rows = np.array([[float(v) for v in line.split(",")] for line in (d / "eye.csv").read_text().splitlines()[1:]])
+    T = se3.transform_from_pq(rows[:, :3], np.concatenate([rows[:, 6:7], rows[:, 3:6]], axis=1), normalize=True) @ flip
+    inv_z = se3.invert_transform(T)[:, 2, 3]
+    assert (T[:, 2, 3] > 0).all() and (inv_z < 0).all()  # in front as recorded, behind read inverted
+    (tmp_path / "eye.csv").write_text("x,y,z,qx,qy,qz,qw\n" + "\n".join(_xyzq(t) for t in T) + "\n")
+    res = calibrate(d / "hand.csv", tmp_path / "eye.csv", setup="eye_in_hand", offset="none")
+    assert res.inputs["conventions"]["fit_the_same"]["chosen_by"] == "physics"
+    rot_deg, trans_mm = se3.pose_error(res.X, sc.X)
+    assert rot_deg < 0.5 and trans_mm < 6.0, (rot_deg, trans_mm)
+    rot_deg, trans_mm = se3.pose_error(res.Y, sc.Y @ flip)
+    assert rot_deg < 0.5 and trans_mm < 6.0, (rot_deg, trans_mm)
