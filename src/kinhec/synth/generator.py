@@ -172,7 +172,8 @@ def _build_trajectory(r: Recipe, robot, X, camera, target, rng):
     if fam == "cartesian_cone":
         return tj.cartesian_cone(robot, rng, cone_half_angle_deg=r.cone_half_angle_deg,
                                  rot_angle_range_deg=r.rot_angle_range_deg, n_waypoints=r.n_waypoints,
-                                 trans_range_m=r.trans_range_m, dwell_range_s=r.dwell_range_s, sampling_mode=r.sampling_mode,
+                                 trans_range_m=r.trans_range_m, dwell_range_s=r.dwell_range_s,
+                                 sampling_mode=r.sampling_mode,
                                  duration_s=r.duration_s, **common), None, {}  # fmt: skip
     # proposal_sine
     traj = tj.proposal_sine(robot, rng, duration_s=r.duration_s, sampling_mode=r.sampling_mode)

@@ -837,7 +837,7 @@ def joint_waypoints(robot: RobotModel, rng: np.random.Generator, *, n_waypoints:
 
 
 def _nearest_turns(robot: RobotModel, q: np.ndarray, q_ref: np.ndarray) -> np.ndarray:
-    """``q`` (inside the limits) with whole turns added to its revolute joints to come nearest ``q_ref``, in the limits."""
+    """``q`` (in the limits) plus the whole turns of its revolute joints that bring it nearest ``q_ref``, in the limits."""
     two_pi = 2.0 * math.pi
     k = np.clip(np.round((q_ref - q) / two_pi), np.ceil((robot.q_min_rad - q) / two_pi),
                 np.floor((robot.q_max_rad - q) / two_pi))  # fmt: skip
