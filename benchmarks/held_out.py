@@ -47,7 +47,7 @@ STATIONS = dict(sequence_id="noise-000000", track="noise", seed=11, robot="ur5e"
                 robot_noise_models=("se3_gaussian",), robot_rot_std_rad=2e-4, robot_trans_std_m=1e-4,
                 camera_noise_model="se3_gaussian", camera_rot_std_rad=1e-3, camera_trans_std_m=3e-4,
                 camera_trans_std_z_m=1e-3)  # fmt: skip  (tests/helpers/recordings.py STATIONS)
-STAMPED = dict(STATIONS, sampling_mode="continuous", n_stations=12, camera_rate_hz=10.0, dwell_s=1.0)
+STAMPED = dict(STATIONS, sampling_mode="continuous", n_stations=12, camera_rate_hz=10.0, dwell_range_s=(1.0, 1.0))
 N_STATIONS = (12, 25, 40)
 
 

@@ -38,10 +38,11 @@ CAUSES: dict[tuple[str, str], str] = {
         "distance of the camera and target (0.3-0.5 m for `hd` and the 9x6 checker), the published one 0.35-0.9 m "
         "along the gaze of one frame or of the mean gaze."),
     ("*", "duration_s"): (
-        "Station paths: the published robot dwells 0.6-1.4 s at each station (kinhec 0.5 s), moves for at least "
-        "0.4 s (kinhec 0.2 s) and reaches each station by IK from the previous one, so consecutive stations lie "
-        "closer in joint space than kinhec's, which are solved from home and then toured; its index gives the "
-        "instant of the last station (kinhec the end of the path)."),
+        "Station paths: the published robot dwells 0.6-1.4 s at each station (kinhec dwelt 0.5 s), moves for at "
+        "least 0.4 s (kinhec 0.2 s) and reaches each station by IK from the previous one, keeping it only when no "
+        "joint jumps more than 2.5 rad, so consecutive stations lie closer in joint space than kinhec's did, solved "
+        "from home and then toured; its index gives the instant of the last station (kinhec gave the end of the "
+        "path).  Now as published (`DWELL_RANGE_S`, `MIN_SEGMENT_S`, `LOOKAT_MAX_JUMP_RAD` in `trajectories.py`)."),
     ("*", "Y_px"): (
         "Look-at world placement: the published board lies on a table in front of the base (0.45-0.75 reach from "
         "the base axis, within 50 deg of the base's x axis), its static camera in front of and above the robot; "
@@ -56,9 +57,9 @@ CAUSES: dict[tuple[str, str], str] = {
         "Cone keyframes: the published positions are uniform within +-`trans_range_m` (0.15 m) of the centre, "
         "kinhec's were within half of it."),
     ("motion", "duration_s"): (
-        "Cone station paths: the published free6d dwells 0.6-1.4 s at each keyframe, kinhec's 0.5 s (3.2 against "
-        "2.7 s per station; the moves agree since kinhec's free6d takes the published 0.15 m/s and 0.6 rad/s over "
-        "the published +-0.15 m); the `joint_subsets` and `n_poses` sequences as on `noise`."),
+        "Cone station paths: the published free6d dwells 0.6-1.4 s at each keyframe, kinhec's dwelt 0.5 s (3.2 "
+        "against 2.7 s per station; the moves agree since kinhec's free6d takes the published 0.15 m/s and 0.6 rad/s "
+        "over the published +-0.15 m), now as published; the `joint_subsets` and `n_poses` sequences as on `noise`."),
     ("monocular", "n_motions"): (
         "`proposal_sine`: the published path is one 10 s time base played over the sequence's duration (10 s in "
         "the small tier: 0.5, 0.7, 0.3 rad/s); kinhec had fixed the frequencies fitted to the smoke copy's 4 s "
@@ -66,18 +67,21 @@ CAUSES: dict[tuple[str, str], str] = {
         "every few frames."),
     ("monocular", "mean_rot_angle_deg"): "As `n_motions`: the `proposal_sine` time base.",
     ("monocular", "max_rot_angle_deg"): (
-        "The `proposal_sine` half now agrees (median 6.6 deg both); the UR5e `joint_sinusoid` half turns less "
-        "(6.8 against 7.3 deg): the `joint_sinusoid` excitation, see `n_motions` of `noise`."),
+        "The `proposal_sine` half agrees (median 6.6 deg both); the UR5e `joint_sinusoid` half turned less "
+        "(6.8 against 7.3 deg): the `joint_sinusoid` excitation, see `n_motions`, now as published."),
     ("monocular", "mean_trans_m"): "As `n_motions`: the `proposal_sine` time base.",
     ("monocular", "Y_px"): (
         "The visual-odometry origin is the first camera pose of a `joint_sinusoid`: the published centre "
         "configuration lies up to 10 % of each joint's range from home (a UR's base joint up to +-72 deg) and the "
-        "joints swing by up to 12 % of their range, kinhec's within 0.1 rad and 0.6 rad."),
+        "joints swing by up to 12 % of their range, kinhec's were within 0.1 rad and 0.6 rad; now as published "
+        "(`SINUSOID_CENTRE_FRACTION`, `SINUSOID_AMPLITUDE_FRACTION`)."),
     ("*", "n_motions"): (
         "`joint_sinusoid` excitation: the published joints swing by up to 12 % of their range (speed-capped) at two "
-        "independent frequencies in 0.03-0.25 Hz each, kinhec's by up to 0.6 rad at a base frequency in 0.08-0.2 Hz "
-        "and its harmonics, so the keyframe rule (5 deg or 2 cm) fires at another rate."),
-    ("temporal", "mean_rot_angle_deg"): "As `n_motions`: the `joint_sinusoid` excitation (0.1-0.6 Hz, 3 harmonics).",
+        "independent frequencies in 0.03-0.25 Hz each (three in 0.1-0.6 Hz on the temporal track), kinhec's swung by "
+        "up to 0.6 rad at a base frequency in 0.08-0.2 Hz and its harmonics, so the keyframe rule (5 deg or 2 cm) "
+        "fired at another rate; now as published."),
+    ("temporal", "mean_rot_angle_deg"): (
+        "As `n_motions`: the `joint_sinusoid` excitation (three sinusoids per joint of 0.1-0.6 Hz each)."),
     ("temporal", "n_visible_frames"): (
         "Board placement along a continuous path: the published board sits 0.35-0.9 m along the gaze of one "
         "frame (or of the mean gaze), kinhec's at the viewing distance of camera and target (0.3-0.45 m), where "
@@ -105,8 +109,8 @@ CAUSES: dict[tuple[str, str], str] = {
     ("*", "axis_scatter_lambda2"): (
         "Look-at station geometry: the published camera stands 0.3 m to 0.45-0.9 m (0.7 reach) from the board "
         "whatever the camera and target, kinhec's at the distances that frame the target (0.30-0.45 m for `hd` and "
-        "the 9x6 checker, 0.3-1.2 m for the large grid); and the published stations follow one another by IK from "
-        "the previous one (a smoother tour) where kinhec's are toured after being drawn."),
+        "the 9x6 checker, 0.3-1.2 m for the large grid).  (Both generators now reach each station by IK from the "
+        "previous one; kinhec's stations were solved from home and toured.)"),
     ("*", "axis_scatter_lambda3"): "As `axis_scatter_lambda2`: look-at station geometry, or the mixed track's families.",
     ("*", "translation_cond"): "As `axis_scatter_lambda2`: station geometry and motion of the families.",
     ("*", "mean_rot_angle_deg"): "As `axis_scatter_lambda2`: station geometry and motion of the families.",
@@ -115,12 +119,14 @@ CAUSES: dict[tuple[str, str], str] = {
     ("mixed", "n_motions"): (
         "The mixed track's motions: the published cones draw `trans_range_m` in 0.05-0.3 m and two rotation "
         "angles in 1-60 deg, and run continuously on 40 %; kinhec's cones are at stations with 0.15 m and "
-        "fixed angle ranges; and the `joint_sinusoid` excitation differs (see `noise`)."),
+        "fixed angle ranges; and kinhec's continuous sequences last longer (see `axis_scatter_lambda3`)."),
     ("mixed", "axis_scatter_lambda3"): (
         "The mixed track's motions: the published cones draw `trans_range_m` in 0.05-0.3 m and two rotation "
         "angles in 1-60 deg, and run continuously on 40 %; kinhec's cones are at stations with 0.15 m and "
-        "fixed angle ranges; and the `joint_sinusoid` excitation differs (see `n_motions` of `noise`)."),
-    ("mixed", "mean_trans_m"): "As `axis_scatter_lambda3`: the mixed track's families.",
+        "fixed angle ranges; and kinhec's continuous sequences last 22-50 s, the published 5-30 s: past 200 "
+        "keyframes both keep 200 evenly spread, so kinhec's longer sequences keep keyframes farther apart."),
+    ("mixed", "mean_trans_m"): "As `axis_scatter_lambda3`: the mixed track's families and durations.",
+    ("mixed", "mean_rot_angle_deg"): "As `axis_scatter_lambda3`: the mixed track's families and durations.",
     ("mixed", "translation_cond"): "As `axis_scatter_lambda3`: the mixed track's families.",
     ("mixed", "Y_qx"): (
         "The world reference placed along a continuous path: the published board's normal within 15 deg (uniform "

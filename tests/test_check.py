@@ -298,7 +298,10 @@ def test_not_a_calibration_json(recording, tmp_path):
 
 def test_eye_to_hand_marker_knocked_is_x(tmp_path):
     """Eye-to-hand: the residual domain, the generated change and the attribution hold for X = T_ee_marker too."""
-    g = simulate(dict(STATIONS, seed=21, configuration="eye_to_hand", n_stations=N_CAL + N_CHECK))
+    # the scene of seed 21 became a false alarm (p = 0.009 at alpha 0.01) when look-at stations came to be chained by
+    # IK as published: over seeds 21-50 of this scene 1 of 30 unchanged checks falls below 0.01 (the false-alarm rate
+    # the test is built on), so the next seed is taken
+    g = simulate(dict(STATIONS, seed=22, configuration="eye_to_hand", n_stations=N_CAL + N_CHECK))
     res0 = _calibrated_halves(g, tmp_path, "eye_to_hand", "c.json")
     assert ck.check(tmp_path / "c.json", tmp_path / "h2.txt", tmp_path / "e2.txt")[0].consistent
     for which, k in (("X", 3), ("Y", 1)):

@@ -214,32 +214,15 @@ def _published_station_joints(root):
         yield seq, seq.robot.q_gt[nearest]
 
 
-def test_station_tour_is_a_permutation_between_random_and_nearest_neighbour():
-    from kinhec.synth.trajectories import _station_tour
-
-    rng = np.random.default_rng(5)
-    pts = rng.uniform(size=(12, 3))
-    cost = np.linalg.norm(pts[:, None] - pts[None], axis=-1)
-    for choices in (1, 2, 12):
-        order = _station_tour(np.random.default_rng(1), cost, choices)
-        assert order[0] == 0 and sorted(order) == list(range(12))
-    nn = [0]
-    while len(nn) < 12:
-        nn.append(min(set(range(12)) - set(nn), key=lambda j: cost[nn[-1], j]))
-    assert _station_tour(np.random.default_rng(1), cost, 12).tolist() == nn
-    mean_step = {c: np.mean([np.diag(cost[np.ix_(o, o)], 1).mean() for o in
-                             (_station_tour(np.random.default_rng(s), cost, c) for s in range(200))]) for c in (1, 2, 12)}
-    i, j = np.triu_indices(12, 1)
-    assert abs(mean_step[1] / cost[i, j].mean() - 1.0) < 0.05  # random order
-    assert mean_step[12] < mean_step[2] < 0.9 * mean_step[1]
-
-
 def test_lookat_stations_follow_the_published_viewing_cap_and_tour(published_smoke_full):
     """The published stations lie within 50 deg of the target normal and form a shortened tour.
 
     Consecutive published stations are about 0.82 times as far apart in joint space as any two of them; in
     random order they would be 1.0, and hand-eye errors of every ``A X = X B`` solver grow as consecutive
-    motions shrink.  kinhec's look-at stations must show the same cap and the same shortening.
+    motions shrink.  kinhec's look-at stations must show the same cap and the same shortening.  Both generators
+    reach each station by IK from the previous one, so the stations wander: the more of them, the farther apart
+    two of them lie on average while consecutive ones do not, and the ratio falls with the count.  kinhec's
+    sequences are therefore drawn with the published smoke copy's station counts (12 on pnp, 20 on outliers).
     """
     from kinhec.synth.trajectories import LOOKAT_CAP_HALF_ANGLE_DEG
 
@@ -253,7 +236,9 @@ def test_lookat_stations_follow_the_published_viewing_cap_and_tour(published_smo
         pub_ratio.append(_tour_ratio(q))
     assert 45.0 < max(pub_tilt) <= LOOKAT_CAP_HALF_ANGLE_DEG + 0.5, pub_tilt
     ours_tilt, ours_ratio = [], []
-    for recipe in _station_recipes("pnp", 12) + _station_recipes("outliers", 12):
+    counts = {"pnp": 12, "outliers": 20}  # as in the published smoke copy's sequences of these tracks
+    for recipe in [dict(r, n_stations=counts[r["track"]]) for r in _station_recipes("pnp", 12) + _station_recipes(
+            "outliers", 12)]:
         g = simulate(recipe)
         if g.q_gt_rad is None:
             continue

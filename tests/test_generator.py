@@ -331,7 +331,7 @@ def test_student_t_tails_are_heavier():
 
 def test_joint_encoder_noise_and_dh_error():
     g = simulate(Recipe(seed=24, robot="iiwa14", family="joint_waypoints", sampling_mode="stations", n_stations=400,
-                        dwell_s=0.0, robot_noise_models=("joint_gaussian",), joint_std_rad=1e-3))  # fmt: skip
+                        dwell_range_s=(0.0, 0.0), robot_noise_models=("joint_gaussian",), joint_std_rad=1e-3))  # fmt: skip
     dq = g.q_meas_rad - g.q_gt_rad
     assert np.allclose(dq.std(axis=0), 1e-3, rtol=0.12)  # 400 samples per joint
     nominal = get_robot("iiwa14")
@@ -396,7 +396,8 @@ def test_monocular_scale_applies_to_translations_only():
 @pytest.mark.parametrize("model", ["random_pose", "planar_flip", "gross"])
 def test_outliers_fraction_and_labels(model):
     g = simulate(Recipe(seed=29, robot="ur5e", family="joint_waypoints", sampling_mode="stations", n_stations=200,
-                        dwell_s=0.0, camera_rot_std_rad=1e-3, camera_trans_std_m=1e-3, camera_trans_std_z_m=1e-3,
+                        dwell_range_s=(0.0, 0.0), camera_rot_std_rad=1e-3, camera_trans_std_m=1e-3,
+                        camera_trans_std_z_m=1e-3,
                         outlier_fraction=0.2, outlier_model=model))  # fmt: skip
     assert g.outlier.sum() == 40
     rot, trans = se3.pose_error(g.T_cam_target_meas, g.T_cam_target_gt)
@@ -414,7 +415,8 @@ def test_planar_flip_outliers_are_flips_of_the_noisy_measurement():
 
     trans_std = 2e-3
     g = simulate(Recipe(seed=31, robot="ur5e", family="lookat", sampling_mode="stations", n_stations=400,
-                        dwell_s=0.0, camera_rot_std_rad=1e-3, camera_trans_std_m=trans_std, camera_trans_std_z_m=trans_std,
+                        dwell_range_s=(0.0, 0.0), camera_rot_std_rad=1e-3, camera_trans_std_m=trans_std,
+                        camera_trans_std_z_m=trans_std,
                         outlier_fraction=0.25, outlier_model="planar_flip"))  # fmt: skip
     o = g.outlier & np.isfinite(g.T_cam_target_meas).all(axis=(1, 2))
     assert o.sum() == 100

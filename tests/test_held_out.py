@@ -92,8 +92,8 @@ def test_a_stamped_recording_is_held_out_by_station(tmp_path):
     """A continuous 30 Hz recording of 40 s with 2 s dwells at the waypoints it reaches, as TUM files with stamps: its
     pairs are held out a station at a time (at least one per dwell, fewer than half as many stations as pairs, every
     inlier held out), and the figures agree with sigma."""
-    g = simulate(dict(STATIONS, sampling_mode="continuous", n_stations=12, camera_rate_hz=30.0, dwell_s=2.0,
-                          duration_s=40.0, seed=3))
+    g = simulate(dict(STATIONS, sampling_mode="continuous", n_stations=12, camera_rate_hz=30.0,
+                      dwell_range_s=(2.0, 2.0), duration_s=40.0, seed=3))
     dwells = int(np.sum(g.trajectory.schedule.arrive_s < g.t_camera_s[-1]))
 
     def tum(path, t, T):

@@ -614,7 +614,7 @@ def _joint_velocities(rng, mp):
     robot = get_robot("ur5e")
     out = []
     for traj in (tj.joint_sinusoid(robot, rng, duration_s=5.0),
-                 tj.joint_waypoints(robot, rng, n_waypoints=4, dwell_s=0.2, sampling_mode="continuous",
+                 tj.joint_waypoints(robot, rng, n_waypoints=4, dwell_range_s=(0.2, 0.2), sampling_mode="continuous",
                                     duration_s=5.0)):  # fmt: skip
         for t in (0.7, 2.9):
             tt = np.array([t])

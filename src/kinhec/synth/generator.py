@@ -42,8 +42,9 @@ Index conventions
   ``pnp``; ``pixel_std`` is NaN unless the model is ``pnp``;
   ``student_t_dof`` is NaN for Gaussian noise.
 * ``robot_noise_models`` is the ``+``-joined model list (``"none"`` if empty).
-* Station sequences: ``duration_s`` is the length of the move-and-dwell path
-  and both rate columns are NaN.
+* Station sequences: ``duration_s`` is the instant of the last station (the
+  middle of its dwell, the last stamp), as the published index has it, and
+  both rate columns are NaN.
 * Continuous sequences: ``camera_rate_hz`` is the camera's rate;
   ``robot_rate_hz`` is the robot stream's rate when the streams are
   asynchronous (the controller's rate, capped by the tier) and the robot
@@ -159,19 +160,20 @@ def _build_trajectory(r: Recipe, robot, X, camera, target, rng):
         return tj.joint_sinusoid(robot, rng, duration_s=r.duration_s, subset=r.subset, n_harmonics=r.n_harmonics,
                                  frequency_range_hz=r.frequency_range_hz, **common), None, {}  # fmt: skip
     if fam == "joint_waypoints":
-        traj = tj.joint_waypoints(robot, rng, n_waypoints=r.n_stations, dwell_s=r.dwell_s,
+        traj = tj.joint_waypoints(robot, rng, n_waypoints=r.n_stations, dwell_range_s=r.dwell_range_s,
                                   sampling_mode=r.sampling_mode, duration_s=r.duration_s, **common)  # fmt: skip
         return traj, None, {}
     if fam == "lookat":
         traj, Y, info = tj.lookat(robot, X, r.configuration, camera, target, rng, n_stations=r.n_stations,
-                                  dwell_s=r.dwell_s, sampling_mode=r.sampling_mode, duration_s=r.duration_s,
+                                  dwell_range_s=r.dwell_range_s, sampling_mode=r.sampling_mode, duration_s=r.duration_s,
                                   **common)  # fmt: skip
         return traj, Y, {"lookat": {"n_candidates": info.n_candidates, "n_reachable": info.n_reachable,
                                     "n_world_tries": info.n_world_tries}}  # fmt: skip
     if fam == "cartesian_cone":
         return tj.cartesian_cone(robot, rng, cone_half_angle_deg=r.cone_half_angle_deg,
                                  rot_angle_range_deg=r.rot_angle_range_deg, n_waypoints=r.n_waypoints,
-                                 trans_range_m=r.trans_range_m, dwell_s=r.dwell_s, sampling_mode=r.sampling_mode,
+                                 trans_range_m=r.trans_range_m, dwell_range_s=r.dwell_range_s,
+                                 sampling_mode=r.sampling_mode,
                                  duration_s=r.duration_s, **common), None, {}  # fmt: skip
     # proposal_sine
     traj = tj.proposal_sine(robot, rng, duration_s=r.duration_s, sampling_mode=r.sampling_mode)
@@ -413,7 +415,7 @@ def index_row(g: GeneratedSequence) -> dict:
         "target": r.target,
         "sampling_mode": r.sampling_mode,
         "sync": published_sync(r.sync),
-        "duration_s": float(g.trajectory.duration_s if stations else r.duration_s),
+        "duration_s": float(g.t_robot_s[-1] if stations else r.duration_s),
         "robot_rate_hz": _robot_rate(g),
         "camera_rate_hz": float(g.clocks.camera_rate_hz),
         "n_robot_frames": int(g.t_robot_s.size),

@@ -168,13 +168,15 @@ class Recipe:
         :data:`kinhec.synth.trajectories.FREE6D_SPEED_CAPS`) the motion may use
         (0.25; 0.35 in the temporal track).
     n_harmonics : int
-        Harmonics per joint of ``joint_sinusoid`` (2; 3 in the temporal track).
+        Sinusoids per joint of ``joint_sinusoid`` (2; 3 in the temporal track).
     frequency_range_hz : (float, float)
-        Range [Hz] of the base frequency of each sinusoid of ``joint_sinusoid``;
-        harmonic ``h`` runs at ``h`` times it.  (``proposal_sine`` has fixed
-        figures: :func:`kinhec.synth.trajectories.proposal_sine`.)
-    dwell_s : float
-        Dwell [s] at every waypoint / station (the capture happens at its middle).
+        Range [Hz] of the frequency of each sinusoid of ``joint_sinusoid``, each
+        drawn on its own (0.03-0.25 Hz; 0.1-0.6 Hz in the temporal track).
+        (``proposal_sine`` has fixed figures:
+        :func:`kinhec.synth.trajectories.proposal_sine`.)
+    dwell_range_s : (float, float)
+        Range [s] of the dwell at every waypoint / station, drawn uniformly for
+        each one (the capture happens at its middle); 0.6-1.4 s as published.
     cone_half_angle_deg : float
         ``cartesian_cone``: half-angle [deg] of the cone of rotation axes
         (0 = one axis, fully degenerate; 90 = hemisphere).
@@ -255,8 +257,8 @@ class Recipe:
     subset: str = "all"
     speed_fraction: float = 0.25
     n_harmonics: int = 2
-    frequency_range_hz: tuple[float, float] = (0.08, 0.2)
-    dwell_s: float = 0.5
+    frequency_range_hz: tuple[float, float] = (0.03, 0.25)
+    dwell_range_s: tuple[float, float] = (0.6, 1.4)
     cone_half_angle_deg: float = 45.0
     rot_angle_range_deg: tuple[float, float] = (8.0, 15.0)
     n_waypoints: int = 10
@@ -316,7 +318,7 @@ class Recipe:
         s("speed_fraction", _real(self.speed_fraction, "speed_fraction", lo=0.0, hi=1.0, lo_open=True))
         s("n_harmonics", _integer(self.n_harmonics, "n_harmonics", 1, 8))
         s("frequency_range_hz", _range(self.frequency_range_hz, "frequency_range_hz", lo=0.0, lo_open=True))
-        s("dwell_s", _real(self.dwell_s, "dwell_s", lo=0.0))
+        s("dwell_range_s", _range(self.dwell_range_s, "dwell_range_s", lo=0.0))
         s("cone_half_angle_deg", _real(self.cone_half_angle_deg, "cone_half_angle_deg", lo=0.0, hi=180.0))
         s("rot_angle_range_deg", _range(self.rot_angle_range_deg, "rot_angle_range_deg", lo=0.0, hi=180.0))
         s("n_waypoints", _integer(self.n_waypoints, "n_waypoints", 2, 100_000))
@@ -454,7 +456,7 @@ class Recipe:
         if unknown:
             raise UnknownNameError("recipe field", unknown[0], names)
         kw = dict(data)
-        for k in ("frequency_range_hz", "rot_angle_range_deg"):
+        for k in ("frequency_range_hz", "rot_angle_range_deg", "dwell_range_s"):
             if isinstance(kw.get(k), list):
                 kw[k] = tuple(kw[k])
         m = kw.get("robot_noise_models")

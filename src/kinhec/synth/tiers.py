@@ -74,6 +74,9 @@ _CAMERA_MODELS = ("se3_gaussian", "pnp", "vo_drift")
 #: Fraction of the joint-speed caps used by the generated motions (temporal track: faster).
 SPEED_FRACTION = 0.25
 SPEED_FRACTION_TEMPORAL = 0.35
+#: Frequency range [Hz] of the three sinusoids per joint of the temporal track's excitation (faster than the
+#: 0.03-0.25 Hz of the other tracks, as published: a time offset shows in fast motion).
+FREQUENCY_RANGE_TEMPORAL_HZ = (0.1, 0.6)
 
 
 def sequence_seed(global_seed: int, seq_id: str) -> int:
@@ -482,7 +485,8 @@ def _track_temporal(ctx: _Ctx, b: dict) -> Iterator[dict]:
                 level=f"offset={_fmt(off)}|rate={_fmt(rate)}|jitter={_fmt(jit)}|drop={_fmt(drop)}",
                 duration_s=float(b["duration_s"]), camera_rate_hz=float(rate), time_offset_s=float(off),
                 time_jitter_std_s=float(jit), camera_drop_fraction=float(drop),
-                speed_fraction=SPEED_FRACTION_TEMPORAL, n_harmonics=3, **ctx.noise_pair(b["noise"]),
+                speed_fraction=SPEED_FRACTION_TEMPORAL, n_harmonics=3,
+                frequency_range_hz=FREQUENCY_RANGE_TEMPORAL_HZ, **ctx.noise_pair(b["noise"]),
             )  # fmt: skip
 
 

@@ -60,14 +60,15 @@ __all__ = [
     "PROPOSAL_SINE_OMEGA_RAD_S",
     "PROPOSAL_SINE_PHASE_RAD",
     "PROPOSAL_SINE_TIME_BASE_S",
-    "JOINT_AMPLITUDE_MAX_RAD",
+    "SINUSOID_AMPLITUDE_FRACTION",
+    "SINUSOID_CENTRE_FRACTION",
+    "SINUSOID_WEIGHT_RANGE",
     "WAYPOINT_SPREAD_FRACTION",
     "WAYPOINT_CENTRE_FRACTION",
-    "CENTRE_SPREAD_RAD",
     "LIMIT_MARGIN_RAD",
     "MIN_SEGMENT_S",
+    "DWELL_RANGE_S",
     "LOOKAT_CAP_HALF_ANGLE_DEG",
-    "LOOKAT_TOUR_CHOICES",
     "STATIC_CAMERA_DISTANCE_M",
     "LOOKAT_BOARD_RADIUS_REACH",
     "LOOKAT_BOARD_AZIMUTH_DEG",
@@ -122,21 +123,29 @@ PROPOSAL_SINE_OMEGA_RAD_S = (0.5, 0.7, 0.3)
 PROPOSAL_SINE_TIME_BASE_S = 10.0
 PROPOSAL_SINE_PHASE_RAD = (0.0, math.pi / 2.0, 0.0)
 PROPOSAL_SINE_N_KEYFRAMES = 5
-#: Largest total amplitude [rad] of a sinusoidal joint (before the limit and speed bounds).
-JOINT_AMPLITUDE_MAX_RAD = 0.6
+#: ``joint_sinusoid``, as the published generator draws it: the total amplitude of an excited joint is this fraction
+#: of the joint's range (at most half of it, and less where the speed cap binds), around a centre configuration whose
+#: excited joints lie up to ``SINUSOID_CENTRE_FRACTION`` of their range from home (the joints held still stay at
+#: home).  On a UR, whose joints turn +-360 deg, that is up to 86 deg of swing around a base joint up to 72 deg from
+#: home.
+SINUSOID_AMPLITUDE_FRACTION = 0.12
+SINUSOID_CENTRE_FRACTION = 0.1
+#: Range of the random weights that split a joint's amplitude between its sinusoids (normalised to sum to one).
+SINUSOID_WEIGHT_RANGE = (0.3, 1.0)
 #: Half-width of the box in which random joint waypoints are drawn, as a fraction of each joint's range
 #: (at most half the range), as in the published copy: wide-range joints (UR: +-360 deg) swing farther.
 WAYPOINT_SPREAD_FRACTION = 0.15
 #: Half-width of the random offset of the waypoint box's centre from home, as a fraction of each joint's range.
 WAYPOINT_CENTRE_FRACTION = 0.1
-#: Half-width [rad] of the random offset of the centre configuration from home.
-CENTRE_SPREAD_RAD = 0.1
 #: Distance [rad] kept from the joint limits by the centre configuration and the motions around it.
 LIMIT_MARGIN_RAD = 0.02
 #: Metres that stand for one radian in the margins, spreads and amplitudes above on a prismatic joint.
 PRISMATIC_M_PER_RAD = 0.25
-#: Shortest minimum-jerk segment [s].
-MIN_SEGMENT_S = 0.2
+#: Shortest minimum-jerk segment [s] between two waypoints, as in the published generator.
+MIN_SEGMENT_S = 0.4
+#: Range [s] of the dwell at every waypoint or station, drawn uniformly for each one, as in the published generator
+#: (the capture happens at the middle of the dwell).
+DWELL_RANGE_S = (0.6, 1.4)
 #: Half-angle [deg] of the spherical cap of eye-in-hand look-at camera positions around the board normal.
 #: It sets how much the viewing direction varies between stations, hence the spread of the rotation axes of
 #: the station motions: at 35 deg most of the rotation was roll about the optical axis (axis scatter lambda2
@@ -148,13 +157,12 @@ LOOKAT_CAP_HALF_ANGLE_DEG = 50.0
 #: Half-angle [deg] of the cone of marker normals around the line of sight (eye-to-hand look-at); the same
 #: viewing diversity as :data:`LOOKAT_CAP_HALF_ANGLE_DEG`.
 MARKER_CONE_HALF_ANGLE_DEG = 50.0
-#: Stations drawn at random from those not yet visited, of which the robot goes to the one it reaches first
-#: (look-at tours).  1 visits the stations in random order; 2 shortens the tour like the published copy's:
-#: there consecutive stations are 0.82 times as far apart in joint space as two stations picked at random,
-#: and turn 0.90 times as far (kinhec with 2: 0.79 and 0.93; in random order both are 1.0).  Hand-eye errors
-#: grow as the motions between consecutive keyframes shrink, so the order matters to every ``A X = X B``
-#: solver (docs/fidelity.md).
-LOOKAT_TOUR_CHOICES = 2
+#: Look-at stations follow one another as the published generator's do: each candidate pose is solved by IK from the
+#: configuration of the last station kept, and is kept only when no joint moves by more than ``LOOKAT_MAX_JUMP_RAD``
+#: from it (an elbow or wrist flip), so that consecutive stations lie close in joint space and the robot visits them
+#: in the order they were found.  Hand-eye errors grow as the motions between consecutive keyframes shrink, so this
+#: matters to every ``A X = X B`` solver (docs/fidelity.md).
+LOOKAT_MAX_JUMP_RAD = 2.5
 #: Distance range [m] of the static eye-to-hand camera from the workspace centre.
 STATIC_CAMERA_DISTANCE_M = (0.9, 1.6)
 #: Half-angle [deg] of the cone around a marker's normal in which a static camera is placed along a motion
@@ -209,8 +217,11 @@ BASE_CLEARANCE_M = 0.2
 WORLD_OVERSAMPLING = 40
 #: Frames (evenly spaced along the trajectory) on which :func:`place_world` counts visibility.
 N_WORLD_FRAMES = 60
-#: Maximum rounds of candidate draws per world placement in :func:`lookat`, and world placements tried.
-LOOKAT_ROUNDS = 8
+#: Candidate poses drawn per world placement in :func:`lookat`: at least ``LOOKAT_CANDIDATES[0]``, and
+#: ``LOOKAT_CANDIDATES[1]`` per station asked for (as published), in batches of ``LOOKAT_BATCH[0]`` per station
+#: still missing plus ``LOOKAT_BATCH[1]``; world placements tried.
+LOOKAT_CANDIDATES = (400, 15)
+LOOKAT_BATCH = (1, 16)
 LOOKAT_WORLD_TRIES = 8
 #: IK budget per look-at candidate batch: candidates are cheap, iterations are not, so hard candidates are
 #: dropped early (no restarts) and replaced by fresh ones.  The stations are the poses actually reached
@@ -284,16 +295,18 @@ def min_jerk_rate(s) -> np.ndarray:
 
 
 class _Schedule:
-    """Timing of a move-and-dwell path: dwell ``dwell_s`` at each knot, then a min-jerk segment to the next.
+    """Timing of a move-and-dwell path: dwell ``dwell_s[k]`` at each knot ``k``, then a min-jerk segment to the next.
 
-    Knot ``k`` is held on ``[arrive_k, arrive_k + dwell_s]``; ``arrive_0 = 0``.
+    Knot ``k`` is held on ``[arrive_k, arrive_k + dwell_k]``; ``arrive_0 = 0``.  ``dwell_s`` is one dwell per knot
+    ``(K,)`` or one for all.
     """
 
-    def __init__(self, segment_s: np.ndarray, dwell_s: float) -> None:
+    def __init__(self, segment_s: np.ndarray, dwell_s) -> None:
         self.segment_s = np.asarray(segment_s, dtype=np.float64)
-        self.dwell_s = float(dwell_s)
-        self.arrive_s = np.concatenate([[0.0], np.cumsum(self.segment_s + self.dwell_s)])  # (k,)
-        self.total_s = float(self.arrive_s[-1] + self.dwell_s)
+        n_knots = self.segment_s.size + 1
+        self.dwell_s = np.broadcast_to(np.asarray(dwell_s, dtype=np.float64), (n_knots,)).copy()
+        self.arrive_s = np.concatenate([[0.0], np.cumsum(self.segment_s + self.dwell_s[:-1])])  # (k,)
+        self.total_s = float(self.arrive_s[-1] + self.dwell_s[-1])
 
     @property
     def station_times_s(self) -> np.ndarray:
@@ -309,7 +322,7 @@ class _Schedule:
             return k, z, z
         kk = np.minimum(k, n_knots - 2)
         seg = self.segment_s[kk]
-        tau = t - self.arrive_s[k] - self.dwell_s
+        tau = t - self.arrive_s[k] - self.dwell_s[k]
         moving = (tau > 0.0) & (k < n_knots - 1)
         s = np.where(moving, np.clip(tau / seg, 0.0, 1.0), 0.0)
         sigma = np.where(moving, min_jerk(s), 0.0)
@@ -439,15 +452,15 @@ class WaypointJointTrajectory(Trajectory):
         Waypoints [rad], visited in order.
     segment_s : ndarray, shape (K - 1,)
         Duration [s] of each segment.
-    dwell_s : float
-        Dwell [s] at each waypoint.
+    dwell_s : float or ndarray, shape (K,)
+        Dwell [s] at each waypoint (one for all, or one each).
     family : str
         ``"joint_waypoints"`` or ``"lookat"``.
     duration_s : float, optional
         Length [s] of the sampled path (default: the end of the last dwell).
     """
 
-    def __init__(self, knots_q_rad, segment_s, dwell_s: float, family: str = "joint_waypoints",
+    def __init__(self, knots_q_rad, segment_s, dwell_s, family: str = "joint_waypoints",
                  duration_s=None) -> None:  # fmt: skip
         self.knots_q_rad = np.asarray(knots_q_rad, dtype=np.float64)
         self.schedule = _Schedule(segment_s, dwell_s)
@@ -499,7 +512,7 @@ class WaypointPoseTrajectory(Trajectory):
 
     is_cartesian = True
 
-    def __init__(self, knots_T, segment_s, dwell_s: float, family: str, duration_s=None, extra=None) -> None:
+    def __init__(self, knots_T, segment_s, dwell_s, family: str, duration_s=None, extra=None) -> None:
         self.knots_T = np.asarray(knots_T, dtype=np.float64)
         self.schedule = _Schedule(segment_s, dwell_s)
         self.family = family
@@ -660,14 +673,6 @@ def _joint_unit(robot: RobotModel):
     return np.where(robot.prismatic, PRISMATIC_M_PER_RAD, 1.0) if robot.joint_types else 1.0
 
 
-def _centre_configuration(robot: RobotModel, rng: np.random.Generator) -> np.ndarray:
-    u = _joint_unit(robot)
-    lo = robot.q_min_rad + LIMIT_MARGIN_RAD * u
-    hi = robot.q_max_rad - LIMIT_MARGIN_RAD * u
-    c = robot.home_q_rad + rng.uniform(-CENTRE_SPREAD_RAD, CENTRE_SPREAD_RAD, robot.dof) * u
-    return np.clip(c, lo, hi)
-
-
 def excited_joints(robot: RobotModel, subset: str, rng: np.random.Generator, q_ref=None) -> list[int]:
     """Indices of the joints a ``joint_sinusoid`` excites.
 
@@ -703,47 +708,44 @@ def excited_joints(robot: RobotModel, subset: str, rng: np.random.Generator, q_r
 
 def joint_sinusoid(robot: RobotModel, rng: np.random.Generator, *, duration_s: float, subset: str = "all",
                    speed_fraction: float = 0.25, n_harmonics: int = 2,
-                   frequency_range_hz=(0.08, 0.2)) -> SinusoidJointTrajectory:  # fmt: skip
+                   frequency_range_hz=(0.03, 0.25)) -> SinusoidJointTrajectory:  # fmt: skip
     """Sum-of-sinusoids excitation of some joints around a configuration near home.
 
-    Each excited joint ``j`` gets a base frequency ``f_j`` uniform in
-    ``frequency_range_hz`` and ``n_harmonics`` harmonics at ``h f_j``
-    (``h = 1..H``) with random phases and random positive weights.  Its total
-    amplitude ``sum_h A_jh`` is ``u * min(JOINT_AMPLITUDE_MAX_RAD, room)``
-    (``u`` uniform in [0.7, 1]; ``room`` the distance of the centre to the
-    nearer limit minus :data:`LIMIT_MARGIN_RAD`) and is reduced further when
-    needed so that ``sum_h A_jh omega_jh <= speed_fraction * qd_max_j``.  The
-    other joints stay at the centre configuration (home plus a uniform offset
-    of at most :data:`CENTRE_SPREAD_RAD`).
+    The excited joints (:func:`excited_joints` at home) move, the others stay
+    at home.  Each excited joint ``j`` sums ``n_harmonics`` sinusoids, each
+    with its own frequency uniform in ``frequency_range_hz`` (independent, not
+    multiples of one another), a uniform phase and a weight uniform in
+    :data:`SINUSOID_WEIGHT_RANGE`; the weights are normalised so that the
+    amplitudes ``A_jh`` sum to ``SINUSOID_AMPLITUDE_FRACTION`` of the joint's
+    range (at most half the range less :data:`LIMIT_MARGIN_RAD` either side).
+    The centre of an excited joint is home plus a uniform offset of up to
+    :data:`SINUSOID_CENTRE_FRACTION` of its range, moved inward where the
+    swing would pass a limit (less the margin).  Where
+    ``sum_h A_jh omega_jh`` exceeds ``speed_fraction * qd_max_j``, the joint's
+    amplitudes are scaled down to meet it.  As the published generator draws it
+    (two sinusoids of 0.03-0.25 Hz by default; three of 0.1-0.6 Hz on the
+    temporal track).
     """
     _require_arm(robot, "joint_sinusoid")
     n = robot.dof
-    centre = _centre_configuration(robot, rng)
-    if subset == "parallel":
-        # pick the pair at home and hold every other joint exactly at home: two revolute axes that are parallel
-        # stay parallel whatever the two excited joints do, but the random centre offset of the joints between
-        # them would tilt them apart (by 1-5 deg on the Panda and the iiwa)
-        excited = excited_joints(robot, subset, rng, robot.home_q_rad)
-        held = np.setdiff1d(np.arange(robot.dof), excited)
-        centre[held] = robot.home_q_rad[held]
-    else:
-        excited = excited_joints(robot, subset, rng, centre)
-    H = int(n_harmonics)
-    f0 = rng.uniform(frequency_range_hz[0], frequency_range_hz[1], n)
-    omega = 2.0 * math.pi * f0[:, None] * np.arange(1, H + 1)[None, :]
-    w = rng.uniform(0.5, 1.0, (n, H))
-    w /= w.sum(axis=1, keepdims=True)
-    phase = rng.uniform(0.0, 2.0 * math.pi, (n, H))
-    u = rng.uniform(0.7, 1.0, n)
+    excited = excited_joints(robot, subset, rng, robot.home_q_rad)
+    mask = np.zeros(n, dtype=bool)
+    mask[excited] = True
     unit = _joint_unit(robot)
-    room = np.minimum(centre - robot.q_min_rad, robot.q_max_rad - centre) - LIMIT_MARGIN_RAD * unit
-    a_pos = u * np.clip(np.minimum(JOINT_AMPLITUDE_MAX_RAD * unit, room), 0.0, None)
+    lo = robot.q_min_rad + LIMIT_MARGIN_RAD * unit
+    hi = robot.q_max_rad - LIMIT_MARGIN_RAD * unit
+    span = robot.q_max_rad - robot.q_min_rad
+    amp = np.minimum(SINUSOID_AMPLITUDE_FRACTION * span, 0.5 * (hi - lo))
+    offset = rng.uniform(-SINUSOID_CENTRE_FRACTION, SINUSOID_CENTRE_FRACTION, n) * span
+    centre = np.where(mask, np.clip(robot.home_q_rad + offset, lo + amp, hi - amp), robot.home_q_rad)
+    H = int(n_harmonics)
+    w = rng.uniform(SINUSOID_WEIGHT_RANGE[0], SINUSOID_WEIGHT_RANGE[1], (n, H))
+    w /= w.sum(axis=1, keepdims=True)
+    omega = 2.0 * math.pi * rng.uniform(frequency_range_hz[0], frequency_range_hz[1], (n, H))
+    phase = rng.uniform(0.0, 2.0 * math.pi, (n, H))
     a_vel = speed_fraction * robot.qd_max_rad_s / (w * omega).sum(axis=1)
-    scale = np.minimum(a_pos, a_vel)
-    mask = np.zeros(n)
-    mask[excited] = 1.0
-    amplitude = w * (scale * mask)[:, None]
-    return SinusoidJointTrajectory(centre, amplitude, omega, phase, duration_s, excited)
+    scale = np.where(mask, np.minimum(amp, a_vel), 0.0)
+    return SinusoidJointTrajectory(centre, w * scale[:, None], omega, phase, duration_s, excited)
 
 
 def _joint_move_times(robot: RobotModel, q_from: np.ndarray, q_to: np.ndarray, speed_fraction: float) -> np.ndarray:
@@ -767,54 +769,45 @@ def _pose_segment_times(knots_T: np.ndarray, speed_fraction: float) -> np.ndarra
     return np.maximum(_pose_move_times(knots_T[:-1], knots_T[1:], speed_fraction), MIN_SEGMENT_S)
 
 
-def _tour(rng: np.random.Generator, n_knots: int, duration_s: float, segment_times, dwell_s: float) -> np.ndarray:
-    """Order in which ``n_knots`` waypoints are visited so that the path lasts at least ``duration_s``.
+def _dwells(rng: np.random.Generator, n: int, dwell_range_s) -> np.ndarray:
+    """``n`` dwells [s], each uniform in ``dwell_range_s``."""
+    return rng.uniform(float(dwell_range_s[0]), float(dwell_range_s[1]), int(n))
+
+
+def _tour(rng: np.random.Generator, n_knots: int, duration_s: float, segment_times, dwell_range_s):
+    """Order in which ``n_knots`` waypoints are visited so that the path lasts at least ``duration_s``, and the dwells.
 
     The waypoints are toured in random orders (a new permutation each round,
-    never repeating a waypoint twice in a row) until the move-and-dwell path is
-    long enough.  ``segment_times(order)`` gives the segment durations of an order.
+    never repeating a waypoint twice in a row), each visit with a dwell drawn
+    from ``dwell_range_s``, until the move-and-dwell path is long enough.
+    ``segment_times(order)`` gives the segment durations of an order.
     """
     order = list(rng.permutation(n_knots))
+    dwell = list(_dwells(rng, n_knots, dwell_range_s))
     while True:
-        total = float(segment_times(np.asarray(order)).sum()) + dwell_s * len(order)
+        total = float(segment_times(np.asarray(order)).sum()) + float(np.sum(dwell))
         if total >= duration_s or n_knots < 2:
-            return np.asarray(order)
+            return np.asarray(order), np.asarray(dwell)
         nxt = list(rng.permutation(n_knots))
         if nxt[0] == order[-1]:
             nxt[0], nxt[1] = nxt[1], nxt[0]
         order.extend(nxt)
+        dwell.extend(_dwells(rng, n_knots, dwell_range_s))
 
 
-def _station_tour(rng: np.random.Generator, cost: np.ndarray, choices: int = LOOKAT_TOUR_CHOICES) -> np.ndarray:
-    """Order of a station tour: from each station, the cheapest of ``choices`` random stations not yet visited.
-
-    ``cost`` is the ``(n, n)`` matrix of travel times between stations; the
-    tour starts at station 0.  ``choices = 1`` is a random order, larger values
-    approach the nearest-neighbour tour.
-    """
-    n = cost.shape[0]
-    order = [0]
-    left = np.arange(1, n)
-    while left.size:
-        pick = rng.choice(left.size, size=min(choices, left.size), replace=False)
-        j = int(pick[np.argmin(cost[order[-1], left[pick]])])
-        order.append(int(left[j]))
-        left = np.delete(left, j)
-    return np.asarray(order, dtype=np.int64)
-
-
-def _joint_path(robot, knots, rng, *, speed_fraction, dwell_s, sampling_mode, duration_s, family):
+def _joint_path(robot, knots, rng, *, speed_fraction, dwell_range_s, sampling_mode, duration_s, family):
     if sampling_mode == "continuous":
         seg_fn = lambda order: _joint_segment_times(robot, knots[order], speed_fraction)  # noqa: E731
-        order = _tour(rng, knots.shape[0], duration_s, seg_fn, dwell_s)
+        order, dwell = _tour(rng, knots.shape[0], duration_s, seg_fn, dwell_range_s)
         path = knots[order]
-        return WaypointJointTrajectory(path, _joint_segment_times(robot, path, speed_fraction), dwell_s, family,
+        return WaypointJointTrajectory(path, _joint_segment_times(robot, path, speed_fraction), dwell, family,
                                        duration_s=duration_s)  # fmt: skip
-    return WaypointJointTrajectory(knots, _joint_segment_times(robot, knots, speed_fraction), dwell_s, family)
+    dwell = _dwells(rng, knots.shape[0], dwell_range_s)
+    return WaypointJointTrajectory(knots, _joint_segment_times(robot, knots, speed_fraction), dwell, family)
 
 
 def joint_waypoints(robot: RobotModel, rng: np.random.Generator, *, n_waypoints: int, speed_fraction: float = 0.25,
-                    dwell_s: float = 0.5, sampling_mode: str = "stations",
+                    dwell_range_s=DWELL_RANGE_S, sampling_mode: str = "stations",
                     duration_s: float | None = None) -> WaypointJointTrajectory:  # fmt: skip
     """Random joint waypoints joined by minimum-jerk segments with dwells (move-stop-capture).
 
@@ -839,8 +832,18 @@ def joint_waypoints(robot: RobotModel, rng: np.random.Generator, *, n_waypoints:
     centre = robot.home_q_rad + rng.uniform(-1.0, 1.0, robot.dof) * (WAYPOINT_CENTRE_FRACTION * span)
     centre = np.clip(centre, lo_lim + half, hi_lim - half)
     knots = rng.uniform(centre - half, centre + half, (int(n_waypoints), robot.dof))
-    return _joint_path(robot, knots, rng, speed_fraction=speed_fraction, dwell_s=dwell_s, sampling_mode=sampling_mode,
-                       duration_s=duration_s, family="joint_waypoints")  # fmt: skip
+    return _joint_path(robot, knots, rng, speed_fraction=speed_fraction, dwell_range_s=dwell_range_s,
+                       sampling_mode=sampling_mode, duration_s=duration_s, family="joint_waypoints")  # fmt: skip
+
+
+def _nearest_turns(robot: RobotModel, q: np.ndarray, q_ref: np.ndarray) -> np.ndarray:
+    """``q`` (in the limits) plus the whole turns of its revolute joints that bring it nearest ``q_ref``, in the limits."""
+    two_pi = 2.0 * math.pi
+    k = np.clip(np.round((q_ref - q) / two_pi), np.ceil((robot.q_min_rad - q) / two_pi),
+                np.floor((robot.q_max_rad - q) / two_pi))  # fmt: skip
+    if robot.joint_types:
+        k = np.where(robot.prismatic, 0.0, k)
+    return q + two_pi * k
 
 
 def _check_count(n, name: str, minimum: int) -> int:
@@ -1000,7 +1003,7 @@ def _observed(T_base_ee, X, Y, configuration):
 
 
 def lookat(robot: RobotModel, X: np.ndarray, configuration: str, camera: CameraPreset, target: TargetPreset,
-           rng: np.random.Generator, *, n_stations: int, speed_fraction: float = 0.25, dwell_s: float = 0.5,
+           rng: np.random.Generator, *, n_stations: int, speed_fraction: float = 0.25, dwell_range_s=DWELL_RANGE_S,
            sampling_mode: str = "stations", duration_s: float | None = None):  # fmt: skip
     """Observing stations with the target in view at every one, joined as waypoints.
 
@@ -1016,13 +1019,20 @@ def lookat(robot: RobotModel, X: np.ndarray, configuration: str, camera: CameraP
     central half of the board, with a random roll; eye-to-hand, markers in a
     ball around ``W`` (radius ``min(0.2 m, 0.4 reach, half the field of view at
     the camera distance)``) with normals within 50 deg of the line of sight.
-    Arms turn each pose into a flange pose through ``X`` and solve
-    damped-least-squares IK inside the joint limits for the whole batch;
-    candidates whose IK fails or whose *achieved* pose does not see the target
-    are dropped, and batches are drawn until ``n_stations`` survive (a new
-    world placement is drawn after :data:`LOOKAT_ROUNDS` batches).  The stations
-    are visited in a shortened tour (:data:`LOOKAT_TOUR_CHOICES`) and connected
-    in joint space (arms) or as Cartesian minimum-jerk segments (``free6d``).
+    Arms turn each pose into a flange pose through ``X`` and reach it by
+    damped-least-squares IK inside the joint limits from the configuration of
+    the last station kept (the first from the start configuration); a candidate
+    is kept when its IK succeeds, its *achieved* pose sees the target and no
+    joint moves by more than :data:`LOOKAT_MAX_JUMP_RAD` from the last station,
+    the others are dropped.  This is sequential by nature; it is done a batch
+    at a time: the candidates of a batch (:data:`LOOKAT_BATCH`) are all solved
+    from the last station kept before it, then taken in the order drawn, each
+    turned by whole turns to the nearest equivalent of the last station kept
+    and tested against it.  Up to
+    :data:`LOOKAT_CANDIDATES` candidates are drawn per world placement before
+    a new placement is drawn.  The stations are visited in the order they were
+    kept and connected in joint space (arms) or as Cartesian minimum-jerk
+    segments (``free6d``, whose stations need no IK).
 
     Returns
     -------
@@ -1058,36 +1068,50 @@ def lookat(robot: RobotModel, X: np.ndarray, configuration: str, camera: CameraP
             radius = min(0.2, 0.4 * robot.reach_m, 0.5 * dist * math.tan(half_fov))
         q_start = None if robot.is_free else _facing_start(robot, W)
         inv_X = se3.invert_transform(X, check=False)
+        budget = max(LOOKAT_CANDIDATES[0], LOOKAT_CANDIDATES[1] * n_stations)
+        jump = LOOKAT_MAX_JUMP_RAD * _joint_unit(robot) if not robot.is_free else None
         kept_T: list[np.ndarray] = []
         kept_q: list[np.ndarray] = []
+        queue = np.zeros((0, 4, 4))
+        drawn = 0
         n_kept = 0
-        for _ in range(LOOKAT_ROUNDS):
-            need = n_stations - n_kept
-            m = 3 * need + 16
-            if configuration == "eye_in_hand":
-                T_obs = _eye_in_hand_candidates(rng, Y, m, d_range, target)
-            else:
-                T_obs = _eye_to_hand_candidates(rng, Y, m, W, radius)
-            T_ee = T_obs @ inv_X
-            n_cand += m
-            if robot.is_free:
-                q = None
-                ok = np.ones(m, dtype=bool)
-            else:
-                res = robot.ik(T_ee, rng, q_init=q_start, n_restarts=0, max_iter=LOOKAT_IK_MAX_ITER,
-                               pos_tol_m=LOOKAT_IK_TOL, rot_tol_rad=LOOKAT_IK_TOL)  # fmt: skip
-                ok = np.asarray(res.success, dtype=bool)
-                q = res.q
-                T_ee = np.where(ok[:, None, None], robot.fk(q), T_ee)  # the pose actually reached
-            n_reach += int(ok.sum())
-            vis = visibility(camera, target, _observed(T_ee, X, Y, configuration)).visible
-            good = np.flatnonzero(ok & vis)[:need]
-            kept_T.append(T_ee[good])
-            if q is not None:
-                kept_q.append(q[good])
-            n_kept += good.size
-            if n_kept >= n_stations:
-                break
+        while len(kept_T) < n_stations:
+            if queue.shape[0] == 0:
+                if drawn >= budget:
+                    break
+                m = min(LOOKAT_BATCH[0] * (n_stations - len(kept_T)) + LOOKAT_BATCH[1], budget - drawn)
+                if configuration == "eye_in_hand":
+                    T_obs = _eye_in_hand_candidates(rng, Y, m, d_range, target)
+                else:
+                    T_obs = _eye_to_hand_candidates(rng, Y, m, W, radius)
+                queue = T_obs @ inv_X
+                drawn += m
+                n_cand += m
+            if robot.is_free:  # no IK: every pose that sees the target is a station, in the order drawn
+                good = np.flatnonzero(visibility(camera, target, _observed(queue, X, Y, configuration)).visible)
+                n_reach += queue.shape[0]
+                good = good[: n_stations - len(kept_T)]
+                kept_T.extend(queue[good])
+                queue = queue[:0]
+                continue
+            res = robot.ik(queue, rng, q_init=kept_q[-1] if kept_q else q_start, n_restarts=0,
+                           max_iter=LOOKAT_IK_MAX_ITER, pos_tol_m=LOOKAT_IK_TOL, rot_tol_rad=LOOKAT_IK_TOL)  # fmt: skip
+            solved = np.asarray(res.success, dtype=bool)
+            T_ach = robot.fk(res.q)  # the pose actually reached
+            ok = solved & visibility(camera, target, _observed(T_ach, X, Y, configuration)).visible
+            n_reach += int(solved.sum())
+            for j in np.flatnonzero(ok):  # one batch's candidates (not frames): the jump test chains them
+                if len(kept_q) == n_stations:
+                    break
+                q = res.q[j]
+                if kept_q:
+                    q = _nearest_turns(robot, q, kept_q[-1])
+                    if np.any(np.abs(q - kept_q[-1]) > jump):
+                        continue
+                kept_T.append(T_ach[j])
+                kept_q.append(q)
+            queue = queue[:0]
+        n_kept = len(kept_T)
         if n_kept >= n_stations:
             break
     else:
@@ -1098,14 +1122,10 @@ def lookat(robot: RobotModel, X: np.ndarray, configuration: str, camera: CameraP
         )
     info = LookatInfo(n_candidates=n_cand, n_reachable=n_reach, n_world_tries=world_try, centre_m=np.asarray(W))
     if robot.is_free:
-        knots_T = np.concatenate(kept_T)
-        knots_T = knots_T[_station_tour(rng, _pose_move_times(knots_T[:, None], knots_T[None], speed_fraction))]
-        traj = _pose_path(knots_T, rng, speed_fraction=speed_fraction, dwell_s=dwell_s, sampling_mode=sampling_mode,
-                          duration_s=duration_s, family="lookat")  # fmt: skip
+        traj = _pose_path(np.stack(kept_T), rng, speed_fraction=speed_fraction, dwell_range_s=dwell_range_s,
+                          sampling_mode=sampling_mode, duration_s=duration_s, family="lookat")  # fmt: skip
     else:
-        knots_q = np.concatenate(kept_q)
-        knots_q = knots_q[_station_tour(rng, _joint_move_times(robot, knots_q[:, None], knots_q[None], speed_fraction))]
-        traj = _joint_path(robot, knots_q, rng, speed_fraction=speed_fraction, dwell_s=dwell_s,
+        traj = _joint_path(robot, np.stack(kept_q), rng, speed_fraction=speed_fraction, dwell_range_s=dwell_range_s,
                            sampling_mode=sampling_mode, duration_s=duration_s, family="lookat")  # fmt: skip
     return traj, Y, info
 
@@ -1113,19 +1133,20 @@ def lookat(robot: RobotModel, X: np.ndarray, configuration: str, camera: CameraP
 # --------------------------------------------------------------------------- #
 # free6d families
 # --------------------------------------------------------------------------- #
-def _pose_path(knots_T, rng, *, speed_fraction, dwell_s, sampling_mode, duration_s, family, extra=None):
+def _pose_path(knots_T, rng, *, speed_fraction, dwell_range_s, sampling_mode, duration_s, family, extra=None):
     if sampling_mode == "continuous":
         seg_fn = lambda order: _pose_segment_times(knots_T[order], speed_fraction)  # noqa: E731
-        order = _tour(rng, knots_T.shape[0], duration_s, seg_fn, dwell_s)
+        order, dwell = _tour(rng, knots_T.shape[0], duration_s, seg_fn, dwell_range_s)
         path = knots_T[order]
-        return WaypointPoseTrajectory(path, _pose_segment_times(path, speed_fraction), dwell_s, family,
+        return WaypointPoseTrajectory(path, _pose_segment_times(path, speed_fraction), dwell, family,
                                       duration_s=duration_s, extra=extra)  # fmt: skip
-    return WaypointPoseTrajectory(knots_T, _pose_segment_times(knots_T, speed_fraction), dwell_s, family, extra=extra)
+    dwell = _dwells(rng, knots_T.shape[0], dwell_range_s)
+    return WaypointPoseTrajectory(knots_T, _pose_segment_times(knots_T, speed_fraction), dwell, family, extra=extra)
 
 
 def cartesian_cone(robot: RobotModel, rng: np.random.Generator, *, cone_half_angle_deg: float,
                    rot_angle_range_deg=(8.0, 15.0), n_waypoints: int = 10, trans_range_m: float = 0.15,
-                   speed_fraction: float = 0.25, dwell_s: float = 0.5, sampling_mode: str = "stations",
+                   speed_fraction: float = 0.25, dwell_range_s=DWELL_RANGE_S, sampling_mode: str = "stations",
                    duration_s: float | None = None) -> WaypointPoseTrajectory:  # fmt: skip
     """Keyframes with controlled rotation-axis diversity (``free6d``), joined by minimum-jerk segments.
 
@@ -1162,7 +1183,7 @@ def cartesian_cone(robot: RobotModel, rng: np.random.Generator, *, cone_half_ang
     if sampling_mode == "continuous":
         seg = seg * (float(duration_s) / seg.sum())
         return WaypointPoseTrajectory(knots_T, seg, 0.0, "cartesian_cone", duration_s=duration_s, extra=extra)
-    return WaypointPoseTrajectory(knots_T, seg, dwell_s, "cartesian_cone", extra=extra)
+    return WaypointPoseTrajectory(knots_T, seg, _dwells(rng, k, dwell_range_s), "cartesian_cone", extra=extra)
 
 
 def proposal_sine(robot: RobotModel, rng: np.random.Generator, *, duration_s: float,
