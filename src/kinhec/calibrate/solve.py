@@ -604,6 +604,100 @@ def _rounds(prob: _Problem, st, S, inl, r, all_mask, reject: bool, max_rounds: i
     return st, S, inl, r, its
 
 
+def _difference(prob: _Problem, st0, st1) -> np.ndarray:
+    """The parameter vector ``d`` with ``prob.apply(st0, d)`` equal to ``st1``."""
+    d = np.zeros(prob.P)
+    for k, (T0, T1) in enumerate(((st0[0], st1[0]), (st0[1], st1[1]))):
+        d[6 * k : 6 * k + 3] = se3.so3_log(T0[:3, :3].T @ T1[:3, :3], check=False)
+        d[6 * k + 3 : 6 * k + 6] = T1[:3, 3] - T0[:3, 3]
+    if prob.eo:
+        d[12] = st1[2] - st0[2]
+    if prob.es:
+        d[prob.k_scale] = np.log(st1[3] / st0[3])
+    return d
+
+
+def _problem_at(pairing, sol: Solution, fit: dict):
+    """The refinement's problem with :func:`refine`'s options ``fit``, and ``sol``'s state in it."""
+    prob = _Problem(pairing, fit.get("estimate_offset", False), fit.get("estimate_scale", False),
+                    fit.get("inverse_domain", True), fit.get("scale_prior_std"))  # fmt: skip
+    return prob, (sol.X, sol.Y, sol.offset, sol.scale if prob.es else None)
+
+
+def _step_under(prob: _Problem, st, J: np.ndarray, r: np.ndarray, keep: np.ndarray, S: np.ndarray) -> np.ndarray:
+    """The Gauss-Newton step from ``st`` of the fit to the pairs ``keep`` under the noise covariance ``S``.
+
+    ``J`` (n, 6, P) and ``r`` (n, 6) are the Jacobian and the residuals of every pair at ``st``; the priors count.
+    """
+    W = np.linalg.cholesky(np.linalg.inv(S)).T
+    Jw = np.einsum("ij,njp->nip", W, J[keep]).reshape(-1, prob.P)
+    z = (r[keep] @ W.T).reshape(-1)
+    zp, Jp = prob.prior(st)
+    H, g = Jw.T @ Jw + Jp.T @ Jp, Jw.T @ z + Jp.T @ zp
+    try:
+        return -np.linalg.solve(H, g)
+    except np.linalg.LinAlgError:  # a direction the pairs do not determine (it stays where it is)
+        return -np.linalg.pinv(H, hermitian=True) @ g
+
+
+def block_jackknife(pairing, sol: Solution, fit: dict, n_blocks: int = 10) -> np.ndarray:
+    """Covariance (P, P) of ``sol``'s unknowns from the spread of the fits that leave out one block of inliers.
+
+    The inliers, in pair order, are cut into ``n_blocks`` contiguous blocks (a block of consecutive pairs keeps
+    their correlation together: Kunsch 1989); the fit without one block is the Gauss-Newton step from ``sol``
+    under the noise covariance re-estimated on the pairs it keeps (the one-step jackknife, equal to the refitted
+    one to first order).  The covariance is ``(K - 1) / K sum_k (d_k - mean d)(d_k - mean d)^T`` over the ``K``
+    steps ``d_k``: the spread of the estimate over the recording, whatever the noise model assumes.
+    """
+    prob, st = _problem_at(pairing, sol, fit)
+    inl = sol.inliers
+    all_mask = np.ones(len(pairing), dtype=bool)
+    J, r = prob.jac(st, all_mask), prob.res(st, all_mask)
+    dof = max(float(sol.noise_dof), 1.0)
+    n_in = int(inl.sum())
+    D = []
+    for block in np.array_split(np.flatnonzero(inl), n_blocks):
+        keep = inl.copy()
+        keep[block] = False
+        D.append(_step_under(prob, st, J, r, keep, _noise_model(r[keep], max(dof * keep.sum() / n_in, 1.0))[0]))
+    D = np.asarray(D)
+    D = D - D.mean(axis=0)
+    return (n_blocks - 1) / n_blocks * (D.T @ D)
+
+
+def noise_feedback(pairing, sol: Solution, fit: dict) -> np.ndarray:
+    """How much the refinement's answer follows the point its noise model was estimated at: ``M`` (P, P).
+
+    :func:`refine` alternates a fit under a noise covariance estimated from the residuals with that estimate: its
+    answer is a fixed point ``theta = F(theta)`` of "the fit under the noise model estimated at ``theta``".  ``M`` is
+    the derivative of ``F``: central differences of about one standard deviation per parameter, each the
+    Gauss-Newton step from ``sol`` under the noise model re-estimated at the moved state.  To first order the
+    fixed point's error is ``(I - M)^-1`` times that of a fit whose noise model came from elsewhere, so its
+    covariance is ``(I - M)^-1 cov (I - M)^-T``; with the spectral radius of ``M`` at 1 or more the rounds move it
+    further each time and the fixed point decides nothing.  ``M`` is near 0 when the residuals' covariance depends
+    little on where it is estimated (noise of the eye poses); a hand whose rotation noise dominates, seen over a
+    short range of rotations, gave radii of 0.3 to 1.7 (its noise, carried to the eye by a lever arm, is strongly
+    correlated between rotation and translation, and the correlation is estimated at ``theta``).  ``fit`` holds
+    :func:`refine`'s options as they were passed.
+    """
+    prob, st = _problem_at(pairing, sol, fit)
+    inl, all_mask = sol.inliers, np.ones(len(pairing), dtype=bool)
+    J, r = prob.jac(st, all_mask), prob.res(st, all_mask)
+    dof = max(float(sol.noise_dof), 1.0)
+    sd = np.sqrt(np.maximum(np.diag(sol.cov)[: prob.P], 0.0))
+    sd = np.where(sd > 0.0, sd, 1e-9)
+
+    def step_from(st_w):
+        return _step_under(prob, st, J, r, inl, _noise_model(prob.res(st_w, all_mask)[inl], dof)[0])
+
+    M = np.zeros((prob.P, prob.P))
+    for j in range(prob.P):
+        e = np.zeros(prob.P)
+        e[j] = sd[j]
+        M[:, j] = (step_from(prob.apply(st, e)) - step_from(prob.apply(st, -e))) / (2.0 * sd[j])
+    return M
+
+
 def refine(pairing, X0, Y0, *, offset0=None, scale0=None, estimate_offset=False, estimate_scale=False,
            scale_prior_std: float | None = None, eye_bias_prior=None, eye_in_hand: bool = True, max_rounds: int = 12,
            reject: bool = True, init_solver: str = "", inverse_domain: bool = True,

@@ -94,6 +94,14 @@ def judge(cv: Conventions, paired: Paired, solved: Solved, sp: Spread, opts: Opt
             notes.append(rd.resolution_note(od, cv.setup))
     if solved.offset_edge:  # kept under --force: the offset, and X paired at it, are not determined
         obs["determined"], obs["offset_at_edge"] = False, True
+    radius = getattr(solved, "feedback_radius", None)
+    obs["noise_feedback"] = radius
+    if radius is not None and radius >= 1.0:  # (kinhec.calibrate.solve.noise_feedback)
+        obs["determined"] = False
+        obs_warn.append(f"the fit does not settle: each round under the noise model estimated at its last answer "
+                        f"moves X further (feedback {radius:.2f}, at least 1): the recording does not determine X "
+                        "against its own noise; the hand's rotation noise dominates over too short a range of "
+                        "rotations -- turn the hand further while the target is seen, or state the noise")
     obs.update(sv.noise_report(sol))
     obs["scale"], scale_warn, scale_notes = _scale_report(cv, solved, sp, opts)
     if sol.eye_bias_cov is not None:
