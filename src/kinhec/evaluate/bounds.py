@@ -28,7 +28,9 @@ measurement model is the generator's, written out in
   ``joint_gaussian``: the encoder noise through the manipulator Jacobian;
 * asynchronous pairing: the robot stream interpolated between two noisy
   samples (variance ``(1-w)^2 + w^2`` of one sample), and the camera
-  time-stamp jitter times the flange velocity;
+  time-stamp jitter ``s`` along the path to second order: ``s^2 V V^T`` of the
+  flange body velocity plus ``(s^4 / 2) Vdot Vdot^T`` of its derivative, the
+  path's bend within the jitter (:func:`_jitter_covariance`);
 * Student-t noise: the Fisher information of a 6-d Student-t location,
   ``(nu + 6) / (nu + 8)`` times that of a Gaussian with the same scale.
 
@@ -517,9 +519,10 @@ def _body_acceleration(seq, t) -> np.ndarray:
     """Time derivative (K, 6) of the flange body velocity at the robot-clock instants ``t`` (K,).
 
     With ``xi_+- = log(T(t)^-1 T(t +- H)) = +-V H + Vdot H^2 / 2 + O(H^3)`` on the true robot stream,
-    ``Vdot = (xi_+ + xi_-) / H^2``.  The stream is interpolated linearly between its samples, whose chord error
-    is ``w (1 - w) dt^2 |a| / 2`` at most ``dt^2 |a| / 8``; the step ``H`` of four sample intervals keeps its share of
-    the second difference small (at most ``1 / 32`` of ``|Vdot|``, usually far less).
+    ``Vdot = (xi_+ + xi_-) / H^2``.  The stream is interpolated linearly between its samples (interval ``dt``), off
+    the path by its chord, ``w (1 - w) dt^2 a / 2`` at the fraction ``w`` of an interval; ``H`` is four sample
+    intervals, so on a regular stream the three instants share ``w`` and their chords cancel in the second
+    difference up to the change of ``a`` over ``H``.
     """
     tr = seq.robot.t
     H = 4.0 * float(np.median(np.diff(tr))) if tr.size > 1 else 1e-2
