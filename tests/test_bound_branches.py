@@ -157,6 +157,32 @@ def test_camera_time_jitter():
     _assert_bound_is_the_scatter(_gls_errors(_jacobian(seq, idx), r), b)
 
 
+def test_jitter_covariance_of_a_constant_acceleration_path():
+    """The jitter term of the flange covariance against its closed form on a path of constant body acceleration.
+
+    Along ``T(t) = T0 exp(c t + d t^2 / 2)`` the pose read at ``tau`` instead of 0 is off by exactly
+    ``xi = c tau + d tau^2 / 2`` (body velocity ``c``, acceleration ``d`` at 0, whether or not ``c`` and ``d``
+    commute), so for ``tau ~ N(0, s^2)``: ``cov(xi) = s^2 c c^T + (s^4 / 2) d d^T``.  The robot stream is sampled at
+    250 Hz with the paired instant between two samples (the chords of the linear interpolation are not the path);
+    the second-order part is checked across the velocity too, where it is all the jitter leaves."""
+    from types import SimpleNamespace
+
+    rng = np.random.default_rng(11)
+    c = np.array([0.4, -0.3, 0.5, 0.2, 0.1, -0.15])
+    d = np.array([-2.0, 1.5, 0.8, 0.6, -0.9, 0.4])
+    dt, offset, s = 4e-3, 0.02, 4e-3
+    tr = np.arange(-250, 251) * dt + 0.3 * dt
+    T = se3.se3_exp(rng.normal(size=6)) @ se3.se3_exp(c * tr[:, None] + 0.5 * d * tr[:, None] ** 2)
+    seq = SimpleNamespace(robot=SimpleNamespace(t=tr, T_base_ee_gt=T, dof=0), is_synchronous=False,
+                          camera=SimpleNamespace(t=np.array([offset]), t_gt=np.array([0.0])), time_offset=offset)  # fmt: skip
+    cov = bounds._robot_twist_cov(seq, np.array([0]), {"robot_noise_models": "", "time_jitter_std_s": s}, None, None)
+    expected = s**2 * np.outer(c, c) + 0.5 * s**4 * np.outer(d, d)
+    np.testing.assert_allclose(cov[0], expected, rtol=0, atol=1e-4 * np.abs(expected).max())
+    P = np.eye(6) - np.outer(c, c) / (c @ c)  # across the velocity: only the acceleration's part
+    np.testing.assert_allclose(P @ cov[0] @ P, 0.5 * s**4 * np.outer(P @ d, P @ d), rtol=0,
+                               atol=1e-3 * 0.5 * s**4 * np.sum((P @ d) ** 2))  # fmt: skip
+
+
 def test_flange_error_covariance_with_jitter_and_interpolation():
     """The flange-frame error covariance of every keyframe pair that the bound assumes (robot twist noise
     interpolated between two samples, plus the jitter of the camera stamp along the flange velocity) against

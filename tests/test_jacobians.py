@@ -797,6 +797,8 @@ NOT_DERIVATIVES = {
     "planner.design:prior_information": "a constant prior",
     "solvers.he_ml_stages.model:fitted_jacobian": "pair_jacobians with the column of scale_jacobian appended",
     "evaluate.bounds:_squared_normals": "squared standard normal draws",
+    "evaluate.bounds:_body_acceleration": "a time derivative of the true flange path, not of the parameters; "
+                                          "test_bound_branches holds it to a path of known acceleration",
     "solvers.multi_axyb:assemble_normal": "assembly of given local Jacobians (test_multi)",
     "calibrate.check:residuals_and_jacobian": "central differences of calibrate.solve.residuals; test_check holds "
                                               "its first-order prediction to a perturbed fit",

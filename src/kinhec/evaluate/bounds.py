@@ -28,7 +28,9 @@ measurement model is the generator's, written out in
   ``joint_gaussian``: the encoder noise through the manipulator Jacobian;
 * asynchronous pairing: the robot stream interpolated between two noisy
   samples (variance ``(1-w)^2 + w^2`` of one sample), and the camera
-  time-stamp jitter times the flange velocity;
+  time-stamp jitter ``s`` along the path to second order: ``s^2 V V^T`` of the
+  flange body velocity plus ``(s^4 / 2) Vdot Vdot^T`` of its derivative, the
+  path's bend within the jitter (:func:`_jitter_covariance`);
 * Student-t noise: the Fisher information of a 6-d Student-t location,
   ``(nu + 6) / (nu + 8)`` times that of a Gaussian with the same scale.
 
@@ -455,9 +457,27 @@ def _robot_twist_cov(seq, idx, info, config, offset) -> np.ndarray:
         cov *= _interpolation_factor(seq, idx, offset)[:, None, None]
         jit = _info_get(info, "time_jitter_std_s", 0.0)
         if jit > 0:
-            V = _body_velocity(seq, idx)
-            cov += jit**2 * np.einsum("ni,nj->nij", V, V)
+            # the path's velocity and its derivative where the pose is read: at the paired stamps
+            t = _paired_instants(seq, idx, offset)
+            cov += _jitter_covariance(_body_velocity(seq, idx, t), _body_acceleration(seq, t), jit)
     return cov
+
+
+def _jitter_covariance(V: np.ndarray, Vdot: np.ndarray, jitter_std: float) -> np.ndarray:
+    """Covariance (K, 6, 6) of the flange error of a pose read at a jittered stamp, to second order in the jitter.
+
+    The pose read at ``t + tau`` (``tau ~ N(0, s^2)``, ``s = jitter_std``) differs from the true one at ``t`` by
+    ``xi = log(T(t)^-1 T(t + tau)) = V tau + Vdot tau^2 / 2 + O(tau^3)`` (``V`` (K, 6) the body velocity,
+    ``Vdot`` (K, 6) its time derivative; the commutator of the second-order term vanishes, ``[V, V] = 0``).
+    ``tau`` and ``tau^2`` are uncorrelated and ``var(tau^2) = 2 s^4``, so
+
+        ``cov(xi) = s^2 V V^T + (s^4 / 2) Vdot Vdot^T``.
+
+    The second term is the bending of the path within the jitter; it matters across the velocity, where only
+    the robot noise competes with it.  The mean ``Vdot s^2 / 2`` is a bias of each pair, not in the covariance.
+    """
+    s2 = float(jitter_std) ** 2
+    return s2 * np.einsum("ni,nj->nij", V, V) + 0.5 * s2**2 * np.einsum("ni,nj->nij", Vdot, Vdot)
 
 
 def _robot_rows(seq, idx, offset) -> np.ndarray:
@@ -470,23 +490,48 @@ def _robot_rows(seq, idx, offset) -> np.ndarray:
     return np.where(left, j - 1, j)
 
 
+def _paired_instants(seq, idx, offset) -> np.ndarray:
+    """Robot-clock instants (K,) at which the flange poses of camera frames ``idx`` are read: stamp minus offset."""
+    return seq.camera.t[idx] - (seq.time_offset if offset is None else offset)
+
+
 def _interpolation_factor(seq, idx, offset) -> np.ndarray:
     """Variance factor ``(1 - w)^2 + w^2`` of a pose interpolated between two independent noisy samples."""
-    t = seq.camera.t[idx] - (seq.time_offset if offset is None else offset)
+    t = _paired_instants(seq, idx, offset)
     tr = seq.robot.t
     j = np.clip(np.searchsorted(tr, t), 1, tr.size - 1)
     w = np.clip((t - tr[j - 1]) / np.maximum(tr[j] - tr[j - 1], 1e-12), 0.0, 1.0)
     return (1.0 - w) ** 2 + w**2
 
 
-def _body_velocity(seq, idx) -> np.ndarray:
-    """Flange body twist velocity (K, 6) at the true capture instants (central differences of the true stream)."""
+def _body_velocity(seq, idx, t=None) -> np.ndarray:
+    """Flange body twist velocity (K, 6) at the true capture instants of camera frames ``idx`` (or at the robot-clock
+    instants ``t`` (K,)): central differences of the true stream."""
     tr = seq.robot.t
     h = 0.5 * float(np.median(np.diff(tr))) if tr.size > 1 else 1e-3
-    t = np.clip(seq.camera.t_gt[idx], tr[0] + h, tr[-1] - h)
+    t = np.clip(seq.camera.t_gt[idx] if t is None else np.asarray(t, dtype=np.float64), tr[0] + h, tr[-1] - h)
     T0 = se3.interpolate_poses(tr, seq.robot.T_base_ee_gt, t - h, out_of_range="clip")
     T1 = se3.interpolate_poses(tr, seq.robot.T_base_ee_gt, t + h, out_of_range="clip")
     return se3.se3_log(se3.invert_transform(T0, check=False) @ T1, check=False) / (2 * h)
+
+
+def _body_acceleration(seq, t) -> np.ndarray:
+    """Time derivative (K, 6) of the flange body velocity at the robot-clock instants ``t`` (K,).
+
+    With ``xi_+- = log(T(t)^-1 T(t +- H)) = +-V H + Vdot H^2 / 2 + O(H^3)`` on the true robot stream,
+    ``Vdot = (xi_+ + xi_-) / H^2``.  The stream is interpolated linearly between its samples (interval ``dt``), off
+    the path by its chord, ``w (1 - w) dt^2 a / 2`` at the fraction ``w`` of an interval; ``H`` is four sample
+    intervals, so on a regular stream the three instants share ``w`` and their chords cancel in the second
+    difference up to the change of ``a`` over ``H``.
+    """
+    tr = seq.robot.t
+    H = 4.0 * float(np.median(np.diff(tr))) if tr.size > 1 else 1e-2
+    t = np.clip(np.asarray(t, dtype=np.float64), tr[0] + H, tr[-1] - H)
+    Tm, T0, Tp = (se3.interpolate_poses(tr, seq.robot.T_base_ee_gt, t + k * H, out_of_range="clip") for k in (-1, 0, 1))
+    inv0 = se3.invert_transform(T0, check=False)
+    xp = se3.se3_log(inv0 @ Tp, check=False)
+    xm = se3.se3_log(inv0 @ Tm, check=False)
+    return (xp + xm) / H**2
 
 
 def sequence_bound(seq, *, time_offset=None, keyframes=None, rng=None, n_samples: int = N_SAMPLES) -> SequenceBound:
