@@ -24,6 +24,7 @@ from kinhec.calibrate import scale as sc
 from kinhec.calibrate import solve as sv
 from kinhec.calibrate import stamp_units
 from kinhec.calibrate import uncertainty as unc
+from kinhec.calibrate.conventions import X_IMPOSSIBLE_M
 from kinhec.calibrate.observability import MIN_LAMBDA2, axis_scatter
 from kinhec.calibrate.options import Options
 from kinhec.calibrate.outliers import judge as judge_outliers
@@ -115,7 +116,30 @@ def solve(cv: Conventions, paired: Paired, opts: Options, eye_bias_prior=None) -
         radius = _feedback(cv, pairing, sol, fit)
     if estimate_offset:  # the offset's bias from interpolating noisy samples, carried into X and Y
         _interpolation_bias(cv, pairing, sol)
+    _check_mount(cv, sol)
     return Solved(sol, pairing, fit, name, eih, freed, offset_edge, od, radius)
+
+
+def _check_mount(cv: Conventions, sol) -> None:
+    """Refuse an ``X`` no mounting allows: the camera (eye-to-hand: the marker) more than
+    :data:`kinhec.calibrate.conventions.X_IMPOSSIBLE_M` from the flange it is mounted on.
+
+    The conventions stage excludes such readings by its coarse fit; the refined fit can still land there when that
+    coarse fit was misled (a short range of rotations and gross outliers: a hand file read in the wrong direction
+    fitted the coarse motion better and gave a camera 618 mm from the flange, 74 deg from the truth).  The answer
+    is then physically impossible, so the reading that gave it is: the run names it and the next reading.
+    """
+    x_m = float(np.linalg.norm(sol.X[:3, 3]))
+    if not x_m > X_IMPOSSIBLE_M:
+        return
+    thing = "marker" if cv.setup == "eye_to_hand" else "camera"
+    ranking = (getattr(cv.decision, "report", None) or {}).get("ranking") or []
+    read = " ".join(ranking[0]["reading"]) if ranking else "these conventions"
+    nxt = f"; the next reading was {' '.join(ranking[1]['reading'])}" if len(ranking) > 1 else ""
+    raise InputError(f"{cv.where}: the fit puts the {thing} {1000 * x_m:.0f} mm from the flange it is mounted on "
+                     f"(more than {1000 * X_IMPOSSIBLE_M:.0f} mm), which no mounting allows: the reading it was "
+                     f"fitted in ({read}) cannot be right{nxt}; state how the files were written (--hand-pose, "
+                     "--eye-pose, --setup)")
 
 
 #: Spectral radius of :func:`kinhec.calibrate.solve.noise_feedback` above which the covariance counts it (below, the
