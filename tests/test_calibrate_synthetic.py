@@ -112,6 +112,34 @@ def test_offset_and_scale_sigma_consistency(tmp_path):
     assert 0.3 < np.mean(np.square(z_s)) < 2.5, z_s
 
 
+def test_odometry_origin_behind_the_camera_is_no_impossibility(tmp_path):
+    """Monocular visual odometry (scale 0.7, stamps 30 ms late): the eye file holds the camera in the frame of the
+    odometry's origin, the first camera pose, which the camera leaves behind as it moves.  Stated monocular
+    (``scale=True``), the reading the file names claim stands and X, the scale and the offset agree with the
+    truth; stated metric, the same files put a target behind the camera in most views, which is impossible for a
+    target the camera sees, and are refused."""
+    from scipy import stats
+
+    from kinhec.calibrate.conventions import front_fraction
+    from kinhec.util.errors import InputError
+
+    seq, hand, eye = exported(tmp_path, 18, world_frame="vo_origin", scale=0.7, sync="async", time_offset_s=0.03,
+                              duration_s=6.0)  # fmt: skip
+    # (the case this is about: the origin lies behind the camera, read as T_cam_origin, in most views)
+    rows = np.loadtxt(eye, comments="#")  # TUM: t, tx ty tz, qx qy qz qw
+    T_origin_cam = se3.transform_from_rotation_translation(
+        se3.matrix_from_quaternion(np.c_[rows[:, 7], rows[:, 4:7]], normalize=True), rows[:, 1:4])
+    assert front_fraction(se3.invert_transform(T_origin_cam)) < 0.5
+    res = calibrate(hand, eye, scale=True, eye_pose="target_T_cam")
+    assert res.setup == "eye_in_hand" and res.determined
+    e = np.r_[se3.so3_log(res.X[:3, :3].T @ seq.X[:3, :3]), seq.X[:3, 3] - res.X[:3, 3]]
+    assert float(e @ np.linalg.solve(res.cov[:6, :6], e)) < stats.chi2.ppf(0.999, 6)
+    assert abs(res.scale - 0.7) < 3 * res.scale_std, (res.scale, res.scale_std)
+    assert abs(res.time_offset_s - seq.time_offset) < 3 * res.time_offset_std_s, (res.time_offset_s, seq.time_offset)
+    with pytest.raises(InputError, match="lies behind the camera"):
+        calibrate(hand, eye, eye_pose="target_T_cam")
+
+
 def test_rig_without_a_body_stream_uses_the_first_camera(tmp_path):
     """Seed-002 layout alone (no body poses): camera->camera transforms from the cameras' world poses."""
     X = rig(tmp_path, np.random.default_rng(4))

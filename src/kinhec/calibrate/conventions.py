@@ -63,7 +63,11 @@ is stated and what the files claim, only by what is impossible on the data: a
 camera or marker more than :data:`X_IMPOSSIBLE_M` from the flange it is mounted
 on, or the target behind the camera (:func:`front_fraction`) in more than
 :data:`BEHIND_MOST` of the views while the file read the other way puts it in
-front in :data:`VIEW_PASS` of them (a camera's file).
+front in :data:`VIEW_PASS` of them (a camera's file).  The latter holds for a
+target the camera observes (a board or a tag, PnP poses), not for a stream
+stated monocular (``scale=True``: visual odometry or SLAM, whose reference is
+its own origin or map frame, which the camera moves past): there it is not
+applied.
 
 Which file is the camera's
 --------------------------

@@ -632,7 +632,8 @@ def check(hand: PoseStream, eye: PoseStream, *, setup: str | None = None, hand_p
     # the prior on X is a flange's: cameras on a rig's body (or a rig folder's) sit anywhere on it
     no_x_prior = rig or rig_reference or "rig" in (hand.fmt, eye.fmt)
     scored = _score_all(hand, eye, datas, claims, scale=scale, rig_reference=no_x_prior, values=values)
-    ctx = _Words(hand, eye, {(d.quat, d.variant): d.alignment for d in datas}, rig, choose=not no_x_prior)
+    ctx = _Words(hand, eye, {(d.quat, d.variant): d.alignment for d in datas}, rig, choose=not no_x_prior,
+                 odometry=bool(scale))
     kept = sorted((x for x in scored if _consistent(x.reading, opts)), key=lambda x: -x.total)
     warns = _against_options(ctx, scored, kept, force, opts)
     best, rivals, margin, more = _settle(ctx, kept, stated, force)
@@ -666,6 +667,10 @@ class _Words:
     aligns: dict
     rig: bool
     choose: bool = True  # readings that fit the same are told apart by reading_choice (not on a rig)
+    # the eye stream is stated monocular (``scale=True``): visual odometry or SLAM, whose reference is its own
+    # origin or map frame, which the camera need not see (it moves past it): "behind the camera" is no
+    # impossibility there
+    odometry: bool = False
     _front: dict = field(default_factory=dict)
 
     @property
@@ -794,7 +799,8 @@ def _candidate(ctx: _Words, x: _Scored) -> rc.Candidate:
     if x.info["x_m"] > cv.X_IMPOSSIBLE_M:
         impossible.append(f"X puts the {thing} {_len(x.info['x_m'])} from the flange it is mounted on (more than "
                           f"{cv.X_IMPOSSIBLE_M:g} m)")
-    own, other = ctx.front(r, x.data.quat)
+    # a target the camera observes (PnP on a board, a tag) lies in front of it; an odometry's origin need not
+    own, other = (1.0, 1.0) if ctx.odometry else ctx.front(r, x.data.quat)
     if own < 1.0 - cv.BEHIND_MOST and other >= cv.VIEW_PASS:
         impossible.append(f"the {'marker' if eth else 'target'} lies behind the camera in {1 - own:.0%} of the views "
                           f"(read the other way, in front in {other:.0%})")

@@ -27,7 +27,9 @@ in this order:
 3. **physical impossibility measured on the data**: a camera or marker more
    than :data:`~kinhec.calibrate.conventions.X_IMPOSSIBLE_M` from the flange it
    is mounted on, the target behind the camera in most views
-   (:func:`~kinhec.calibrate.conventions.front_fraction`).  A reading the files
+   (:func:`~kinhec.calibrate.conventions.front_fraction`; for a target the
+   camera observes, not for the origin of a stream stated monocular, which
+   the camera moves past).  A reading the files
    claim that is physically impossible shows the claim to be false: the run
    refuses, naming the readings that are possible.
 

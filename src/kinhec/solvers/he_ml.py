@@ -157,7 +157,8 @@ class HeMlResult(pm.XYCovariance):
         residuals in time order, each component scaled by its RMS, from 8 pairs on); with a scale,
         ``scale_offset_lag1`` and, when a drifting scale was fitted, ``scale_drift_std`` (the step of the
         log-scale walk between pairs) and ``scale_offsets`` (the log-scale offset of every pair from the
-        first); when ``X`` came from the motions, ``drift`` (the
+        first), or ``scale_drift_diverged`` when the drifting fit ran off and was discarded (the scale
+        kept constant); when ``X`` came from the motions, ``drift`` (the
         per-motion rotation [rad] and translation [m] standard deviations of the camera error).
         With pixels: ``pixel_std`` [px] (estimated), ``pixel_rms`` [px] (RMS residual),
         ``pixel_iterations`` and ``pixel_robot_twists`` (N, 6): the posterior mean of every view's

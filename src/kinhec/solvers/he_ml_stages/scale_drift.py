@@ -25,6 +25,14 @@ from kinhec.solvers.he_ml_stages.model import (ROBUST_MIN_PAIRS, exp6, mv, predi
 #: that drifts as a random walk (see :func:`scale_offsets`).
 SCALE_DRIFT_LAG1 = 0.3
 _SCALE_DRIFT_ROUNDS = 8
+#: Largest change of ``log s`` one Levenberg-Marquardt step of :func:`solve_scale_drift` may take: a longer
+#: step leaves the region where the linearisation holds and is rejected (the damping raised).
+MAX_LOG_SCALE_STEP = math.log(2.0)
+#: How far the drifting fit's mean log scale over the inliers may move from the constant scale's before the
+#: drifting fit counts as diverged and is discarded.  Both fits explain the same translations, so their
+#: average scales agree closely; a fit that runs off by a factor of 2 has found the degenerate solution in
+#: which the scale falls towards 0 (the predicted camera translations vanish), not a drift.
+MAX_DRIFT_LOG_SCALE_SHIFT = math.log(2.0)
 
 
 def scale_offsets(r: np.ndarray, Cp: np.ndarray, Sinv: np.ndarray, inl: np.ndarray) -> np.ndarray:
@@ -98,7 +106,10 @@ def solve_scale_drift(A, Cm, X0, Y0, ls0, q0, Linv, sw, configuration, sigma_d, 
     normal equations, whose structure is used: an offset enters its own pair's residual and the prior
     terms of its two neighbours only, so the offsets' block of the normal matrix is tridiagonal (its own
     pair's scale information plus the prior's ``D^T D``) and is eliminated by a banded Cholesky
-    factorisation (the Schur complement on the 13 global unknowns), O(n) per step.  Returns ``X``, ``Y``,
+    factorisation (the Schur complement on the 13 global unknowns), O(n) per step.  A step that moves
+    ``log s`` by more than :data:`MAX_LOG_SCALE_STEP` or gives a non-finite cost is rejected like one that
+    raises the cost: the cost falls towards the scale's degenerate end (``s -> 0``, no predicted camera
+    translation) when the residuals are poor, and an unbounded step would jump there.  Returns ``X``, ``Y``,
     ``ls``, ``q`` and the :class:`OffsetCovariance` at the solution (from the inverse of the normal matrix).
     """
     n = A.shape[0]
@@ -158,13 +169,18 @@ def solve_scale_drift(A, Cm, X0, Y0, ls0, q0, Linv, sw, configuration, sigma_d, 
             lam *= 10.0
             continue
         dq = -z[:, 0] - Z @ dg
+        if not (np.isfinite(dg).all() and np.isfinite(dq).all()) or abs(dg[12]) > MAX_LOG_SCALE_STEP:
+            lam *= 10.0
+            if lam > 1e8:
+                break
+            continue
         Xn, Yn = X @ exp6(dg[:6]), Y @ exp6(dg[6:12])
         lsn = ls + dg[12]
         qn = q.copy()
         qn[1:] += dq
         en, prn, Cin = residual(Xn, Yn, lsn, qn)
         fn = cost(en, prn)
-        if fn <= f:
+        if math.isfinite(fn) and fn <= f:
             small = f - fn <= 1e-10 * max(f, 1e-300)
             X, Y, ls, q, e, pr, f = Xn, Yn, lsn, qn, en, prn, fn
             lam = max(lam / 10.0, 1e-12)
@@ -195,12 +211,23 @@ def drift_variance(q: np.ndarray, cov: OffsetCovariance) -> float:
     return float(np.mean(dq * dq + np.maximum(var, 0.0)))
 
 
+def diverged(X: np.ndarray, Y: np.ndarray, ls: float, q: np.ndarray, inl: np.ndarray, ls_constant: float) -> bool:
+    """Whether a drifting-scale solution ran off: non-finite, or its mean log scale over the inliers
+    ``mean(ls + q_i)`` farther than :data:`MAX_DRIFT_LOG_SCALE_SHIFT` from the constant scale's ``ls_constant``."""
+    if not (np.isfinite(X).all() and np.isfinite(Y).all() and math.isfinite(ls) and np.isfinite(q).all()):
+        return True
+    return abs(float(np.mean(ls + q[inl])) - ls_constant) > MAX_DRIFT_LOG_SCALE_SHIFT
+
+
 def fit_drifting_scale(fit, known: dict | None, force: bool) -> None:
     """The drifting-scale stage on ``fit`` (a :class:`~.state.FitState` with a scale, after the rounds).
 
     Sets ``info["scale_offset_lag1"]``; when the offsets follow one another (or ``force``), fits the offsets
     with ``X``, ``Y`` and ``log s``, alternating with the camera components and the EM step of the walk,
-    and sets ``q``, ``drift_cov``, ``info["scale_drift_std"]`` and ``info["scale_offsets"]``.
+    and sets ``q``, ``drift_cov``, ``info["scale_drift_std"]`` and ``info["scale_offsets"]``.  A drifting fit
+    whose mean log scale over the inliers leaves the constant scale's by more than
+    :data:`MAX_DRIFT_LOG_SCALE_SHIFT` (or turns non-finite) has diverged: it is discarded, ``fit`` keeps the
+    constant scale and ``info["scale_drift_diverged"]`` is set.
     """
     A, configuration, n = fit.A, fit.configuration, fit.n
     if n < ROBUST_MIN_PAIRS:
@@ -245,6 +272,9 @@ def fit_drifting_scale(fit, known: dict | None, force: bool) -> None:
         Linv = vc.whitener(vc.sigma(theta, Q))[0]
         X, Y, ls, q, drift_cov = solve_scale_drift(A, C_use, X, Y, ls, q, Linv, np.sqrt(fit.w) * inl,
                                                    configuration, sigma_d)  # fmt: skip
+        if diverged(X, Y, ls, q, inl, fit.ls):
+            fit.info["scale_drift_diverged"] = True
+            return
         new_sd = math.sqrt(max(drift_variance(q, drift_cov), 1e-24))
         settled = (abs(new_sd - sigma_d) <= 0.05 * sigma_d and share_prev is not None
                    and float(np.max(np.abs(share - share_prev))) <= vc.SETTLE_SHARE)  # fmt: skip
