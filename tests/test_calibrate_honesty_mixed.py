@@ -4,7 +4,8 @@ The recordings of ``MIXED_ONE_CLOCK`` (``tests/helpers/recordings.py``: hand and
 stream with 2.5 mrad of per-sample noise, PnP camera poses, 11 % random-pose outliers) that were answered
 "determined" with ``X`` far outside its error bars, one of each cause: seed 0 (the clock offset two sample periods
 off), 7 (3.8 ms off, pulled by the interpolation of the noisy hand stream), 15 (a second rotation axis within the
-hand's noise) and 20 (a free scale won by the pairs the fit under the prior had labelled outliers).  Each must now be
+hand's noise), 20 (a free scale won by the pairs the fit under the prior had labelled outliers) and 1 (a fit that
+follows where its noise model is estimated: the rounds do not settle, ``kinhec.calibrate.solve.noise_feedback``).  Each must now be
 right within its error bars (the NEES of ``X`` below chi-square's 99.9 % quantile with 6 dof) or not determined.
 """
 
@@ -31,7 +32,7 @@ def _nees(res, X_true) -> float:
     return float(e @ np.linalg.solve(res.cov[:6, :6], e))
 
 
-@pytest.mark.parametrize("seed", [0, 7, 15, 20])
+@pytest.mark.parametrize("seed", [0, 1, 7, 15, 20])
 def test_determined_means_within_the_error_bars(seed, tmp_path):
     try:
         g, res = calibrated_mixed(tmp_path, seed=seed)
