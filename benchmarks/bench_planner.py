@@ -230,7 +230,8 @@ def two_stage(sc: Scene, Xg, Yg, n: int, noise, rng, seed: int, limits=None) -> 
         try:
             # as docs/planner.md and the plan's note state it: the flange poses in the base (read inverted, X and Y
             # exchange and fit exactly as well, which only a board more than 0.5 m from the base rules out)
-            res = calibrate(d / "hand.csv", d / "eye.csv", setup=setup, hand_pose="base_T_ee", offset="none")
+            res = calibrate(d / "hand.csv", d / "eye.csv", setup=setup, hand_pose="base_T_ee", eye_pose="cam_T_target",
+                            offset="none")
             res.write_json(d / "first.json")
             rest = plan_poses(sc.robot, setup, CAMERA, TARGETS[setup], None, None, n - FIRST_STAGE,
                               calibration=d / "first.json", **kw)  # fmt: skip

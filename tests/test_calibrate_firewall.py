@@ -616,3 +616,29 @@ def test_a_given_offset_changes_sign_when_the_files_are_exchanged(tmp_path):
     assert dec.coarse.offset_s == pytest.approx(-0.03, abs=1e-15)
     unswapped = fw.check(read_stream(e, "tum"), read_stream(h, "tum"), offset=0.03, **opts)
     assert not unswapped.reading.swap and unswapped.coarse.offset_s == pytest.approx(0.03, abs=1e-15)
+
+
+def test_too_few_pairs_to_check_need_every_direction_stated(tmp_path):
+    """Below 5 pairs the readings are not compared, so nothing could check a default: a run that leaves the setup or
+    a direction to its default stops naming exactly what to state (and runs when all three are stated)."""
+    from helpers.recordings import write_tum
+
+    from kinhec.calibrate import calibrate
+    from kinhec.geometry import se3
+    from kinhec.util.errors import InputError
+
+    rng = np.random.default_rng(2)
+    A = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 0.4, (4, 3))), rng.uniform(-0.2, 0.2, (4, 3)))
+    X = se3.transform_from_rotation_translation(se3.so3_exp([0.1, 0.2, 0.3]), [0.02, 0.03, 0.08])
+    Y = se3.transform_from_rotation_translation(se3.so3_exp([3.0, 0.0, 0.1]), [0.6, 0.0, -0.1])
+    C = se3.invert_transform(A @ X) @ Y  # T_cam_target
+    t = np.arange(4.0)
+    write_tum(tmp_path / "hand.txt", t, A)
+    write_tum(tmp_path / "eye.txt", t, C)
+    with pytest.raises(InputError) as e:
+        calibrate(tmp_path / "hand.txt", tmp_path / "eye.txt", setup="eye_in_hand", offset="none")
+    msg = str(e.value)
+    assert "4 pose pairs are too few" in msg and "--hand-pose and --eye-pose" in msg and "--setup" not in msg, msg
+    res = calibrate(tmp_path / "hand.txt", tmp_path / "eye.txt", setup="eye_in_hand", hand_pose="base_T_ee",
+                    eye_pose="cam_T_target", offset="none")  # fmt: skip
+    assert np.allclose(res.X, X, atol=1e-6)  # exact poses: the stated reading gives X itself

@@ -377,7 +377,7 @@ def test_two_stages_see_the_target_and_come_close_to_a_plan_from_the_truth(bad_g
         (tmp_path / name).write_text("x,y,z,qx,qy,qz,qw\n" + "\n".join(_xyzq(t) for t in T) + "\n")
     # as the workflow states it (docs/planner.md; tests/test_planner_first_stage.py: why the direction too)
     res = calibrate(tmp_path / "hand.csv", tmp_path / "eye.csv", setup="eye_in_hand", hand_pose="base_T_ee",
-                    offset="none")
+                    eye_pose="cam_T_target", offset="none")
     res.write_json(tmp_path / "first.json")
     rest = plan_poses("ur5e", "eye_in_hand", "hd", "checker_9x6_25mm", None, None, 5, taken=first.T_base_ee,
                       calibration=tmp_path / "first.json", n_views=VIEWS, seed=1)  # fmt: skip

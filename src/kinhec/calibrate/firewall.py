@@ -558,6 +558,20 @@ def _stated(hand: PoseStream, eye: PoseStream, opts: dict, claims, rig: bool, qu
     return Reading(hand_pose=hp, eye_pose=ep, setup=setup, units=units, quat=quat, align=align)
 
 
+def _unstated(opts: dict, claims, rig: bool) -> list[str]:
+    """The options among ``--setup``, ``--hand-pose``, ``--eye-pose`` that neither the user nor the files state (a
+    rig states its setup)."""
+    said = {(c.attribute, f) for c, f in claims}
+    out = []
+    if not (rig or opts.get("setup") or any(a == "setup" for a, _ in said)):
+        out.append("--setup")
+    if not (opts.get("hand_pose") or ("frames", 0) in said):
+        out.append("--hand-pose")
+    if not (opts.get("eye_pose") or ("frames", 1) in said):
+        out.append("--eye-pose")
+    return out
+
+
 def check(hand: PoseStream, eye: PoseStream, *, setup: str | None = None, hand_pose: str | None = None,
           eye_pose: str | None = None, units: tuple | None = None, quat: tuple | None = None, scale: bool = False,
           offset="auto", max_offset_s: float = 0.5, force: bool = False, rig: bool = False,
@@ -609,6 +623,11 @@ def check(hand: PoseStream, eye: PoseStream, *, setup: str | None = None, hand_p
     stated = _stated(hand, eye, opts, claims, rig, quat_free)
     n_pairs = min(len(hand), len(eye))
     if n_pairs < MIN_PAIRS_CHECKED:
+        unstated = _unstated(opts, claims, rig)
+        if unstated and n_pairs >= 3 and not force:  # nothing can check a default here, and a default decides nothing
+            raise InputError(f"{hand.span()} and {eye.span()}: {n_pairs} pose pairs are too few to tell how the files "
+                             f"were written (the readings are compared from {MIN_PAIRS_CHECKED} pairs on), and nothing "
+                             f"states {', '.join(unstated)}: give {' and '.join(unstated)} (or record more poses)")
         return _apply(stated, hand, eye, None, None, 1.0, float("nan"), [], [], {"checked": False}, stamped,
                       offset, max_offset_s)
     h0, _ = _streams(hand, eye, stated.quat)

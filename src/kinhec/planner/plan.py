@@ -574,8 +574,9 @@ def _notes(limits: PlanLimits, setup: str) -> list[str]:
     if setup == "eye_in_hand":
         note += ("; for a plan close to one from the true X and Y, plan and record about 5 poses that never lose "
                  "the target first (--n 5, the default --min-visible-fraction 1), calibrate them (kinhec calibrate "
-                 "--hand HAND.csv --eye EYE.csv --setup eye_in_hand --hand-pose base_T_ee --json first.json: HAND the "
-                 "flange poses in the robot's base, as this plan's CSV holds them, EYE the camera's; with the poses "
+                 "--hand HAND.csv --eye EYE.csv --setup eye_in_hand --hand-pose base_T_ee --eye-pose cam_T_target --json "
+                 "first.json: HAND the flange poses in the robot's base, as this plan's CSV holds them, EYE the "
+                 "camera's poses of the target (T_cam_target, as solvePnP gives them); with the poses "
                  "read the other way X and Y exchange and fit exactly as well, so the direction is stated), then plan "
                  "the rest with --taken <first plan CSV> --guesses-from first.json (docs/planner.md)")  # fmt: skip
     return [note]

@@ -116,7 +116,10 @@ def solve(cv: Conventions, paired: Paired, opts: Options, eye_bias_prior=None) -
         radius = _feedback(cv, pairing, sol, fit)
     if estimate_offset:  # the offset's bias from interpolating noisy samples, carried into X and Y
         _interpolation_bias(cv, pairing, sol)
-    _check_mount(cv, sol)
+    if od is None and opts.setup != "rig" and "rig" not in (cv.hand.fmt, cv.eye.fmt):
+        # (components held for a motion about one axis are where they were stated or set, not fitted; a rig's
+        # cameras sit anywhere on its body)
+        _check_mount(cv, sol)
     return Solved(sol, pairing, fit, name, eih, freed, offset_edge, od, radius)
 
 
