@@ -159,7 +159,8 @@ class HeMlResult(pm.XYCovariance):
         log-scale walk between pairs) and ``scale_offsets`` (the log-scale offset of every pair from the
         first), or ``scale_drift_diverged`` when the drifting fit ran off and was discarded (the scale
         kept constant); when ``X`` came from the motions, ``drift`` (the
-        per-motion rotation [rad] and translation [m] standard deviations of the camera error).
+        per-motion rotation [rad] and translation [m] standard deviations of the camera error), or
+        ``camera_drift_diverged`` when that fit's scale ran off and the pair model's fit was kept.
         With pixels: ``pixel_std`` [px] (estimated), ``pixel_rms`` [px] (RMS residual),
         ``pixel_iterations`` and ``pixel_robot_twists`` (N, 6): the posterior mean of every view's
         flange twist error, the true flange pose being ``A_i exp(xi_i)`` (NaN for the views the gate

@@ -39,6 +39,8 @@ _DRIFT_ROUNDS = 4
 #: that are rounding errors (repeated rows written with different last bits) the scale has no information and a
 #: trial step could leave the range of ``exp``; clamped, the step is only rejected.
 _LOG_SCALE_BOUND = math.log(1e6)
+#: Farthest the motion fit's log scale may run from the pair model's before the fit is dropped (a factor of 2).
+_RUN_OFF = math.log(2.0)
 
 
 def lag1(r: np.ndarray, inl: np.ndarray) -> float:
@@ -59,7 +61,9 @@ def motion_fit(A, B, X0, ls0, with_scale):
     """``X`` (and ``log s``) from the motions between consecutive poses: ``A_k X = X B_k``.
 
     Returns ``X``, ``log s``, the covariance of ``(dx[, log s])`` and the per-motion rotation and translation
-    standard deviations.
+    standard deviations; None when the log scale runs more than :data:`_RUN_OFF` from ``ls0`` (or off the
+    numbers): a scale the motions do not determine, which a fit drives towards 0, where every predicted
+    translation vanishes.
     """
     Am = se3.invert_transform(A[:-1], check=False) @ A[1:]
     Bm = se3.invert_transform(B[:-1], check=False) @ B[1:]
@@ -107,6 +111,8 @@ def motion_fit(A, B, X0, ls0, with_scale):
         X_, ls_ = X, ls
         p = levenberg_marquardt(lambda p: (sw * motion_residuals(p, X_, ls_)).ravel(),
                                 lambda p: (sw[:, :, None] * jacobian(p, X_, ls_)).reshape(-1, P), P, 1e-10, 50)
+        if not (np.all(np.isfinite(p)) and abs(ls_ + (p[6] if with_scale else 0.0) - ls0) <= _RUN_OFF):
+            return None  # the scale ran off: the motions determine no scale (see the caller)
         X = X_ @ exp6(p[:6])
         X[:3, :3] = project_so3(X[:3, :3])
         ls = ls_ + (p[6] if with_scale else 0.0)
@@ -155,7 +161,11 @@ def fit_on_motions(fit, drift) -> None:
     # every pair (the gate of the pair model does not apply to a random walk), mirrors repaired, in the
     # caller's B form (camera_poses is its own inverse map)
     Bi = pm.camera_poses(C_use, configuration)
-    Xm, lsm, cov_x, s_rot, s_trans = motion_fit(A, Bi, fit.X, fit.ls, fit.with_scale)
+    motion = motion_fit(A, Bi, fit.X, fit.ls, fit.with_scale)
+    if motion is None:  # the motions determine no scale: the pair model's fit stands
+        info["camera_drift_diverged"] = True
+        return
+    Xm, lsm, cov_x, s_rot, s_trans = motion
     Ym = y_from_x(A, Bi, Xm, lsm)
     # a wrong X absorbs part of a walk into pose-dependent residuals: judge the walk at the motion fit
     lag_m = lag1(residuals(C_use, predict(A, Xm, Ym, configuration), lsm), np.ones(n, dtype=bool))
