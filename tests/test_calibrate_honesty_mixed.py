@@ -149,3 +149,13 @@ def test_a_drifting_scale_that_runs_off_is_discarded(tmp_path):
     g, res = calibrated_mixed(tmp_path, seed=1)
     assert abs(res.scale - 1.0) < 3 * res.scale_std, (res.scale, res.scale_std)
     assert abs(res.time_offset_s) < 3 * res.time_offset_std_s + 1e-4, (res.time_offset_s, res.time_offset_std_s)
+
+
+def test_a_camera_drift_fit_whose_scale_runs_off_is_dropped(tmp_path):
+    """Seed 90: the camera-drift stage's fit on the motions drove the log scale without bound (a scale the motions did
+    not determine) until ``exp`` overflowed; the fit is now dropped when its scale runs more than a factor of 2 from
+    the pair model's, and the recording is calibrated within its error bars."""
+    g, res = calibrated_mixed(tmp_path, seed=90)
+    assert res.determined, res.warnings
+    assert _nees(res, g.X) < CHI2_6_999
+    assert res.scale == pytest.approx(1.0, abs=3 * res.scale_std)  # PnP poses: metric
