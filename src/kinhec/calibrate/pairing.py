@@ -468,7 +468,8 @@ class TimePairing:
         recordings the offset's standard deviation came out too small (mean squared z 2.2 over 40 of them, 1.3 with
         this step).  A central difference over ``+- h`` has slope noise
         ``sigma^2 / (2 h^2)`` per component; ``h`` is chosen to hold it below :data:`OFFSET_SLOPE_NOISE` of the
-        motion's mean squared speed per component (the larger of the rotation's and the translation's), at least
+        motion's mean squared speed per component (the sample increments' less their noise; the larger step of the
+        rotation's and the translation's), at least
         :data:`MIN_OFFSET_STEP_S`, at most half the margin the pairs stay valid within.
         """
         d = self._dense
@@ -476,12 +477,14 @@ class TimePairing:
             return MIN_OFFSET_STEP_S
         tq = self._t_sparse + self._shift * offset
         i = np.clip(np.searchsorted(d.t, tq, side="right") - 1, 0, d.t.size - 2)
-        h = MIN_OFFSET_STEP_S
+        h, longest = MIN_OFFSET_STEP_S, max(0.5 * self.margin_s, MIN_OFFSET_STEP_S)
         for var, m2 in self._noise_and_motion(i, None):
-            speed2 = m2 / 3.0 / d.period**2  # mean squared speed per component
-            if var > 0.0 and speed2 > 0.0:
-                h = max(h, float(np.sqrt(var / (2.0 * OFFSET_SLOPE_NOISE * speed2))))
-        return float(min(h, max(0.5 * self.margin_s, MIN_OFFSET_STEP_S)))
+            if not var > 0.0:
+                continue
+            # mean squared speed per component: the increments less their noise (2 sigma^2 per component)
+            speed2 = (m2 - 6.0 * var) / 3.0 / d.period**2
+            h = max(h, float(np.sqrt(var / (2.0 * OFFSET_SLOPE_NOISE * speed2))) if speed2 > 0.0 else longest)
+        return float(min(h, longest))
 
     def at(self, offset: float):
         """Paired ``(A, B)`` of shape ``(N, 4, 4)`` at clock offset ``offset`` [s]."""
