@@ -170,3 +170,25 @@ def test_coarse_offset_given_or_estimated():
     est = pr.coarse_offset(hand, T, eye, T, "auto", 0.5)
     assert est.estimated and abs(est.offset_s - 0.08) <= 0.02 and est.peak > pr.MIN_PEAK_CORR and not est.at_edge
     assert est.notes == [] and est.warnings == []  # correlated well: no scan of the pose fit
+
+
+def test_offset_step_holds_the_sample_noise_out_of_the_slope():
+    """A 500 Hz hand stream whose positions carry 0.05 mm of noise, paired with a 30 Hz eye: the offset's central
+    difference spans ``h = sigma / sqrt(2 eps v^2)`` (``v^2 = |V|^2 / 3`` the mean squared speed per component,
+    ``eps`` = OFFSET_SLOPE_NOISE), so the slope's noise ``sigma^2 / (2 h^2)`` is ``eps`` of the motion's; exact
+    samples need the least step; noise on a stream that does not move, the longest (half the margin)."""
+    rng = np.random.default_rng(21)
+    sigma = 5e-5
+    t_h = np.arange(0.0, 6.0, 0.002)
+    t_e = np.arange(0.05, 5.9, 1.0 / 30.0)
+    noisy = linear_motion(t_h)
+    noisy[:, :3, 3] += rng.normal(0.0, sigma, (t_h.size, 3))
+    eye = _stream(t_e, path="e.txt")
+    p = pr.TimePairing(_stream(t_h, noisy), noisy, eye, eye.T, 0.0, 0.1)
+    expected = sigma / np.sqrt(2.0 * pr.OFFSET_SLOPE_NOISE * float(V @ V) / 3.0)
+    assert p.offset_step(0.0) == pytest.approx(expected, rel=0.1)
+    exact = linear_motion(t_h)
+    assert pr.TimePairing(_stream(t_h), exact, eye, eye.T, 0.0, 0.1).offset_step(0.0) == pr.MIN_OFFSET_STEP_S
+    still = np.broadcast_to(linear_motion([0.0]), (t_h.size, 4, 4)).copy()
+    still[:, :3, 3] += rng.normal(0.0, sigma, (t_h.size, 3))
+    assert pr.TimePairing(_stream(t_h, still), still, eye, eye.T, 0.0, 0.1).offset_step(0.0) == pytest.approx(0.05)

@@ -435,6 +435,7 @@ class _Problem:
         self.hold = dict(hold or {})  # parameter index of (X, Y) -> held value [m] or reference rotation (3, 3)
         self.hold_weight = np.zeros(12)  # 1 / sigma of each held parameter's prior (set by refine)
         self._cache = (None, None)
+        self._step = None  # the offset's central-difference step (set at the first Jacobian)
 
     def prior(self, st):
         """Whitened prior residuals ``(k,)`` and their Jacobian ``(k, P)``: ``log s / sigma`` for a metric scale, and
@@ -477,6 +478,14 @@ class _Problem:
             J[:, :, j] = (rp - rm) / (2 * h)
         return J
 
+    def _offset_step(self, off) -> float:
+        """Step [s] of the offset's central difference, chosen once at the first offset the Jacobian is taken at
+        (:meth:`kinhec.calibrate.pairing.TimePairing.offset_step`: the motion's slope, not the samples' noise)."""
+        if self._step is None:
+            step = getattr(self.pairing, "offset_step", None)
+            self._step = float(step(off)) if step is not None else 1e-4
+        return self._step
+
     def poses(self, offset):
         key = None if offset is None else float(offset)
         if self._cache[0] != key or self._cache[1] is None:
@@ -509,7 +518,7 @@ class _Problem:
         J = np.zeros((A.shape[0], 6, self.P))
         J[:, :, :12], t_pred = _xy_jacobian(A, B[:, :3, :3], X, Y, s, self.eih)
         if self.eo:
-            h = 1e-4
+            h = self._offset_step(off)
             rp = self.res((X, Y, off + h, s), mask)
             rm = self.res((X, Y, off - h, s), mask)
             J[:, :, 12] = (rp - rm) / (2 * h)
