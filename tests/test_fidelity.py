@@ -297,7 +297,11 @@ def test_small_tier_section_regenerates_from_the_stored_results_and_is_within_bo
     out = checked[checked.index.get_level_values("track") == "outliers"]
     assert inside(out["ratio_trans"]).all()
     assert inside(out.drop(index=["tsai_lenz"], level="solver")["ratio_rot"]).all()
-    assert int(inside(checked[["ratio_rot", "ratio_trans"]]).to_numpy().sum()) >= 155
+    # every other median in band: all but mixed (judged over several draws), pnp's rotations and the two named above
+    rest = checked.drop(index=["mixed"], level="track").drop(index=[("motion", "tsai_lenz"),
+                                                                     ("monocular", "ransac_park_martin")])
+    assert inside(rest["ratio_trans"]).all(), rest
+    assert inside(rest.drop(index=["pnp"], level="track")["ratio_rot"]).all(), rest
 
 
 def test_mixed_parameter_section_regenerates_and_the_published_draws_lie_in_kinhec_ranges(tmp_path):
