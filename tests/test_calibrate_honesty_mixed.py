@@ -119,7 +119,7 @@ def test_block_jackknife_agrees_with_the_model_on_independent_noise():
     of X and Y match the covariance's: the ratio of each is a chi-square(9) / 9 draw, so their mean over the 12
     parameters lies within about 0.6-1.5 (3 sigma), and none exceeds the widening limit."""
     from kinhec.calibrate import solve as sv
-    from kinhec.calibrate.stages.solve import JACKKNIFE_LIMIT
+    from kinhec.calibrate.spread_check import JACKKNIFE_LIMIT
 
     rng = np.random.default_rng(7)
     n = 300

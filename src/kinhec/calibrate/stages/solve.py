@@ -7,7 +7,9 @@ clock is tried too (:mod:`~kinhec.calibrate.same_clock`); a metric stream's scal
 translations are far from metric (:mod:`~kinhec.calibrate.free_scale`); outlier labels the fit does not
 support are dropped and every pair kept (:mod:`~kinhec.calibrate.outliers`).  Last, a motion about one axis:
 the components it leaves open are named (:mod:`~kinhec.calibrate.reduced_dof`) and, when stated (``known``) or
-asked to be set by convention (``partial``), the fit is repeated with them held.
+asked to be set by convention (``partial``), the fit is repeated with them held.  Otherwise the covariance is checked
+against how the estimate is computed (:mod:`~kinhec.calibrate.spread_check`), and an ``X`` that no mounting allows
+refuses the reading it was fitted in.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from kinhec.calibrate import reduced_dof as rd
 from kinhec.calibrate import same_clock
 from kinhec.calibrate import scale as sc
 from kinhec.calibrate import solve as sv
+from kinhec.calibrate import spread_check
 from kinhec.calibrate import stamp_units
 from kinhec.calibrate import uncertainty as unc
 from kinhec.calibrate.conventions import X_IMPOSSIBLE_M
@@ -111,9 +114,9 @@ def solve(cv: Conventions, paired: Paired, opts: Options, eye_bias_prior=None) -
         sol = sv.refine(pairing, X0, Y0, reject=False, **fit)
     sol, od = _one_axis(cv, pairing, sol, fit, opts, reject=why is None)
     radius = None
-    if od is None and int(sol.inliers.sum()) >= JACKKNIFE_MIN_PAIRS:
+    if od is None and int(sol.inliers.sum()) >= spread_check.MIN_PAIRS:
         # (a fit with components held has a noise model of its own; a motion about one axis is refused)
-        radius = _feedback(cv, pairing, sol, fit)
+        radius = spread_check.widen(cv.notes, pairing, sol, fit)
     if estimate_offset:  # the offset's bias from interpolating noisy samples, carried into X and Y
         _interpolation_bias(cv, pairing, sol)
     if od is None and opts.setup != "rig" and "rig" not in (cv.hand.fmt, cv.eye.fmt):
@@ -143,60 +146,6 @@ def _check_mount(cv: Conventions, sol) -> None:
                      f"(more than {1000 * X_IMPOSSIBLE_M:.0f} mm), which no mounting allows: the reading it was "
                      f"fitted in ({read}) cannot be right{nxt}; state how the files were written (--hand-pose, "
                      "--eye-pose, --setup)")
-
-
-#: Spectral radius of :func:`kinhec.calibrate.solve.noise_feedback` above which the covariance counts it (below, the
-#: standard deviations grow by less than about 10 %).
-FEEDBACK_MIN = 0.1
-#: Fewest inliers from which the feedback widens the covariance: its first-order estimate carries a part of order
-#: ``P / n`` that is the noise covariance's own sampling error, not feedback (on 30-pair rigs with a well-specified
-#: noise model it widened the standard deviations by about 20 % where they were right).
-FEEDBACK_MIN_PAIRS = 100
-#: Blocks of the jackknife (:func:`kinhec.calibrate.solve.block_jackknife`), and the fewest inliers it (and the
-#: feedback) runs on.
-JACKKNIFE_BLOCKS = 10
-JACKKNIFE_MIN_PAIRS = 40
-#: A parameter's variance is taken from the jackknife when it exceeds the covariance's by more than this factor:
-#: the 99.9 % quantile of chi2(9) / 9, how far a jackknife variance of 10 blocks strays above the true one.
-JACKKNIFE_LIMIT = 27.877 / 9.0
-
-
-def _feedback(cv: Conventions, pairing, sol, fit: dict) -> float:
-    """The covariance of ``sol`` checked against how the estimate is computed; returns the feedback's spectral radius.
-
-    First its dependence on where its noise model was estimated (:func:`kinhec.calibrate.solve.noise_feedback`):
-    each standard deviation widened to the fixed point's (at a radius of 1 or more the covariance is left as it is
-    and the verdict says the fit does not settle).  Then the spread of the fits that leave out one block of
-    pairs (:func:`kinhec.calibrate.solve.block_jackknife`): a parameter whose jackknife variance exceeds the
-    covariance's beyond what the jackknife's own scatter allows (:data:`JACKKNIFE_LIMIT`) takes it.  Hands whose
-    rotation noise dominates, seen over a short range of rotations (10-20 deg), were 8 sigma off with the model's
-    covariance alone: its noise, carried to the eye by a lever arm, makes rotation and translation errors
-    correlate by pose, which one 6x6 noise covariance does not describe.
-    """
-    M = sv.noise_feedback(pairing, sol, fit)
-    radius = float(np.abs(np.linalg.eigvals(M)).max())
-    if radius >= 1.0:
-        return radius
-    P, n_in = M.shape[0], int(sol.inliers.sum())
-    before = np.sqrt(np.diag(sol.cov)[:6])
-    d = np.ones(P)
-    if radius > FEEDBACK_MIN and n_in >= FEEDBACK_MIN_PAIRS:
-        IM = np.linalg.inv(np.eye(P) - M)
-        # each variance widened to the fixed point's, never narrowed (the rounds stop short of the fixed point, and
-        # a negative eigenvalue would narrow it)
-        d = np.sqrt(np.maximum(np.diag(IM @ sol.cov @ IM.T) / np.maximum(np.diag(sol.cov), 1e-300), 1.0))
-    if n_in >= JACKKNIFE_MIN_PAIRS:
-        var_j = np.diag(sv.block_jackknife(pairing, sol, fit, JACKKNIFE_BLOCKS))
-        var_m = np.diag(sol.cov)[:P] * d**2
-        wide = var_j > JACKKNIFE_LIMIT * var_m
-        d = np.where(wide, d * np.sqrt(var_j / np.maximum(var_m, 1e-300)), d)
-    if np.any(d > 1.0):
-        sol.cov = sol.cov * np.outer(d, d)
-        grow = float(np.max(np.sqrt(np.diag(sol.cov)[:6]) / np.maximum(before, 1e-300)))
-        cv.notes.append(f"the standard deviations count how the estimate is computed (the fit's dependence on its "
-                        f"noise model's point: feedback {radius:.2f}; the spread of fits leaving out a tenth of the "
-                        f"pairs): those of X up to {grow:.2f} times wider")
-    return radius
 
 
 #: Initial candidates refined in all (the consensus order's first, and the next ones that start elsewhere).
