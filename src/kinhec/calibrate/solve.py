@@ -613,19 +613,6 @@ def _rounds(prob: _Problem, st, S, inl, r, all_mask, reject: bool, max_rounds: i
     return st, S, inl, r, its
 
 
-def _difference(prob: _Problem, st0, st1) -> np.ndarray:
-    """The parameter vector ``d`` with ``prob.apply(st0, d)`` equal to ``st1``."""
-    d = np.zeros(prob.P)
-    for k, (T0, T1) in enumerate(((st0[0], st1[0]), (st0[1], st1[1]))):
-        d[6 * k : 6 * k + 3] = se3.so3_log(T0[:3, :3].T @ T1[:3, :3], check=False)
-        d[6 * k + 3 : 6 * k + 6] = T1[:3, 3] - T0[:3, 3]
-    if prob.eo:
-        d[12] = st1[2] - st0[2]
-    if prob.es:
-        d[prob.k_scale] = np.log(st1[3] / st0[3])
-    return d
-
-
 def _problem_at(pairing, sol: Solution, fit: dict):
     """The refinement's problem with :func:`refine`'s options ``fit``, and ``sol``'s state in it."""
     prob = _Problem(pairing, fit.get("estimate_offset", False), fit.get("estimate_scale", False),

@@ -32,9 +32,9 @@ MIN_PAIRS = 40
 JACKKNIFE_LIMIT = 27.877 / 9.0
 
 
-def widen(notes: list, pairing, sol, fit: dict) -> float:
+def widen(notes: list, pairing, sol, fit: dict) -> float | None:
     """``sol``'s covariance widened where how the estimate is computed says so (a note in ``notes``); returns the
-    feedback's spectral radius.
+    feedback's spectral radius (None below :data:`MIN_PAIRS` inliers: nothing checked).
 
     First its dependence on where its noise model was estimated (:func:`kinhec.calibrate.solve.noise_feedback`):
     each standard deviation widened to the fixed point's (at a radius of 1 or more the covariance is left as it is
@@ -45,11 +45,14 @@ def widen(notes: list, pairing, sol, fit: dict) -> float:
     covariance alone: its noise, carried to the eye by a lever arm, makes rotation and translation errors
     correlate by pose, which one 6x6 noise covariance does not describe.
     """
+    n_in = int(sol.inliers.sum())
+    if n_in < MIN_PAIRS:
+        return None
     M = sv.noise_feedback(pairing, sol, fit)
     radius = float(np.abs(np.linalg.eigvals(M)).max())
     if radius >= 1.0:
         return radius
-    P, n_in = M.shape[0], int(sol.inliers.sum())
+    P = M.shape[0]
     before = np.sqrt(np.diag(sol.cov)[:6])
     d = np.ones(P)
     if radius > FEEDBACK_MIN and n_in >= FEEDBACK_MIN_PAIRS:
@@ -57,11 +60,9 @@ def widen(notes: list, pairing, sol, fit: dict) -> float:
         # each variance widened to the fixed point's, never narrowed (the rounds stop short of the fixed point, and
         # a negative eigenvalue would narrow it)
         d = np.sqrt(np.maximum(np.diag(IM @ sol.cov @ IM.T) / np.maximum(np.diag(sol.cov), 1e-300), 1.0))
-    if n_in >= MIN_PAIRS:
-        var_j = np.diag(sv.block_jackknife(pairing, sol, fit, JACKKNIFE_BLOCKS))
-        var_m = np.diag(sol.cov)[:P] * d**2
-        wide = var_j > JACKKNIFE_LIMIT * var_m
-        d = np.where(wide, d * np.sqrt(var_j / np.maximum(var_m, 1e-300)), d)
+    var_j = np.diag(sv.block_jackknife(pairing, sol, fit, JACKKNIFE_BLOCKS))
+    var_m = np.diag(sol.cov)[:P] * d**2
+    d = np.where(var_j > JACKKNIFE_LIMIT * var_m, d * np.sqrt(var_j / np.maximum(var_m, 1e-300)), d)
     if np.any(d > 1.0):
         sol.cov = sol.cov * np.outer(d, d)
         grow = float(np.max(np.sqrt(np.diag(sol.cov)[:6]) / np.maximum(before, 1e-300)))

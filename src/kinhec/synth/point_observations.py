@@ -153,22 +153,12 @@ def point_observations_from_json(doc, where: str = "points") -> PointObservation
             raise DatasetFormatError(f"{at}.obs: expected {{points_cam: [[x, y, z], ...], ...}}, got {str(obs)[:80]}")
         m = _array(obs["points_cam"], f"{at}.obs.points_cam")
         pc.append(m)
-        if "points_3d" in obs:
-            a = _array(obs["points_3d"], f"{at}.obs.points_3d")
-            if a.shape[0] != m.shape[0]:
-                raise DatasetFormatError(f"{at}.obs: expected as many points_3d as points_cam, got {a.shape[0]} and "
+        for key, dim, out in (("points_3d", 3, p3), ("ids", None, ids)):  # optional, one entry per point
+            a = _array(obs[key], f"{at}.obs.{key}", dim) if key in obs else None
+            if a is not None and a.shape[0] != m.shape[0]:
+                raise DatasetFormatError(f"{at}.obs: expected as many {key} as points_cam, got {a.shape[0]} and "
                                          f"{m.shape[0]}")
-            p3.append(a)
-        else:
-            p3.append(None)
-        if "ids" in obs:
-            k = _array(obs["ids"], f"{at}.obs.ids", None)
-            if k.shape[0] != m.shape[0]:
-                raise DatasetFormatError(f"{at}.obs: expected as many ids as points_cam, got {k.shape[0]} and "
-                                         f"{m.shape[0]}")
-            ids.append(k)
-        else:
-            ids.append(None)
+            out.append(a)
         meta = v.get("meta") if isinstance(v, dict) else None
         if not isinstance(meta, dict) or "base_se3_gripper" not in meta:
             raise DatasetFormatError(f"{at}.meta: expected the view's robot pose base_se3_gripper, got "

@@ -113,10 +113,8 @@ def solve(cv: Conventions, paired: Paired, opts: Options, eye_bias_prior=None) -
                            "Gaussian noise, and X carries that error)")
         sol = sv.refine(pairing, X0, Y0, reject=False, **fit)
     sol, od = _one_axis(cv, pairing, sol, fit, opts, reject=why is None)
-    radius = None
-    if od is None and int(sol.inliers.sum()) >= spread_check.MIN_PAIRS:
-        # (a fit with components held has a noise model of its own; a motion about one axis is refused)
-        radius = spread_check.widen(cv.notes, pairing, sol, fit)
+    # (a fit with components held has a noise model of its own; a motion about one axis is refused)
+    radius = spread_check.widen(cv.notes, pairing, sol, fit) if od is None else None
     if estimate_offset:  # the offset's bias from interpolating noisy samples, carried into X and Y
         _interpolation_bias(cv, pairing, sol)
     if od is None and opts.setup != "rig" and "rig" not in (cv.hand.fmt, cv.eye.fmt):
