@@ -54,8 +54,10 @@ def test_scale_offset_and_setup():
                                                                                    False, "auto")
     assert (opts(scale="free").scale, opts(scale="free").fixed_scale) == (True, False)
     assert (opts(scale="fixed").scale, opts(scale="fixed").fixed_scale) == (False, True)
+    m = opts(scale="metric")
+    assert (m.scale, m.fixed_scale, m.metric_scale, o.metric_scale) == (False, False, True, False)
     assert opts(scale=True).scale is True and opts(offset="0.03").offset == 0.03 and opts(offset="none").offset == "none"
-    with pytest.raises(InputError, match=r"^scale: expected free or fixed \(or a flag\), got 'half'$"):
+    with pytest.raises(InputError, match=r"^scale: expected free, fixed or metric \(or a flag\), got 'half'$"):
         opts(scale="half")
     with pytest.raises(InputError, match=r"^offset: expected auto, none or a number of seconds, got '3 ms'$"):
         opts(offset="3 ms")

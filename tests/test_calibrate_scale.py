@@ -86,7 +86,7 @@ def test_scale_fixed_holds_it_at_one(tmp_path):
     assert held.cov.shape[0] == 12  # no scale parameter
     free = _run(hand, eye, "eye_in_hand", scale="free")
     assert free.observability["scale"]["mode"] == "monocular"
-    with pytest.raises(InputError, match="scale: expected free or fixed"):
+    with pytest.raises(InputError, match="scale: expected free, fixed or metric"):
         _run(hand, eye, "eye_in_hand", scale="half")
 
 

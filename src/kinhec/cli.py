@@ -741,10 +741,12 @@ def _input_error(ctx, command: str, exc: Exception) -> None:
               help="Largest clock offset searched by --offset auto; an offset at its edge stops the run.")
 @click.option("--stamp-unit", default=None, metavar="s|ms|us|ns|HAND,EYE",
               help="Unit of the time stamps (default: seconds, unless implausible and one unit fits both files).")
-@click.option("--scale", is_flag=False, flag_value="free", default=None, type=click.Choice(["free", "fixed"]),
+@click.option("--scale", is_flag=False, flag_value="free", default=None,
+              type=click.Choice(["free", "fixed", "metric"]),
               help="The scale of the eye translations: --scale (or --scale free) estimates it freely (monocular VO / "
-                   "SLAM); --scale fixed holds it at 1 (translations known exact). Default: metric, estimated "
-                   "within 0.5 % (board size, focal length).")
+                   "SLAM, a board of unknown size); --scale fixed holds it at 1 (translations known exact); --scale "
+                   "metric estimates it within 0.5 % (board size, focal length) and never frees it. Unstated: "
+                   "metric, freed when the data decisively say it is off, refused when they cannot tell.")
 @click.option("--solver", default=None, metavar="NAME", help="Registry solver for the initial estimate (default: best of all).")
 @click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False), metavar="OUT",
               help="Write the result as JSON.")

@@ -55,12 +55,15 @@ quat_order : {"xyzw", "wxyz", "HAND,EYE"}, optional
 offset : "auto", "none" or float
     Clock offset [s] (eye stamp = hand time + offset): estimated with its
     standard deviation, zero, or given.
-scale : bool or {"free", "fixed"}
+scale : bool or {"free", "fixed", "metric"}
     The scale of the eye translations (eye = scale x metric).  ``False``
     (default): a metric stream, its scale estimated under a 0.5 % prior
-    (board size, focal length; freed when the translations are far from
-    metric); ``True`` or ``"free"``: estimated without a prior (monocular
-    VO / SLAM); ``"fixed"``: held at 1 (translations known to be exact).
+    (board size, focal length), freed when the translations are decisively
+    far from metric and refused when the data cannot tell
+    (:mod:`kinhec.calibrate.free_scale`); ``"metric"``: under the prior and
+    never freed; ``True`` or ``"free"``: estimated without a prior
+    (monocular VO / SLAM, a board of unknown size); ``"fixed"``: held at 1
+    (translations known to be exact).
 solver : str, optional
     Registry solver for the initial estimate (default: the best of all).
 force : bool

@@ -19,13 +19,17 @@ from kinhec.geometry import se3
 from kinhec.calibrate import scale as sc
 from kinhec.calibrate import solve as sv
 from kinhec.calibrate.pairing import OrderPairing
-from kinhec.util.errors import DegenerateMotionError
+from kinhec.calibrate.output import ros_static_transform
+from kinhec.util.errors import DegenerateMotionError, InputError
 
-__all__ = ["MARGIN", "log_likelihood", "gain", "restart", "board_scale"]
+__all__ = ["MARGIN", "BAND", "log_likelihood", "gain", "x_shift", "decide", "restart", "board_scale"]
 
 #: Margin (ln 100, the firewall's decisive margin) by which the free fit must win, besides the freed parameter's
 #: half log of the number of pairs.
 MARGIN = float(np.log(100.0))
+
+#: Half-width (ln 10, a likelihood ratio of ten) of the band round the margin where neither scale model is decisive.
+BAND = float(np.log(10.0))
 
 
 def log_likelihood(sol: sv.Solution, keep: np.ndarray) -> float:
@@ -49,23 +53,84 @@ def gain(free: sv.Solution, held: sv.Solution) -> tuple[float, float]:
     return float(g), MARGIN + 0.5 * float(np.log(max(int(keep.sum()), 2)))
 
 
+def x_shift(free: sv.Solution, held: sv.Solution) -> float:
+    """Largest component of the difference between the two fits' ``X`` (rotation in ``X``'s frame, translation),
+    over the free fit's standard deviation of that component."""
+    dphi = se3.so3_log(held.X[:3, :3].T @ free.X[:3, :3])
+    d = np.concatenate([dphi, free.X[:3, 3] - held.X[:3, 3]])
+    std = np.sqrt(np.maximum(np.diag(free.cov)[:6], 1e-300))
+    return float(np.max(np.abs(d) / std))
+
+
+def decide(free: sv.Solution, held: sv.Solution) -> tuple[str, float, float, float]:
+    """``(verdict, gain, needed, shift)``: ``"free"`` when the free fit wins by more than :data:`BAND` past the
+    margin, ``"held"`` when it falls short by more than that, when both find the same scale (within the free
+    scale's standard deviation from the data) or give the same ``X`` within one standard deviation
+    (:func:`x_shift`), ``"neither"`` otherwise.  (Two fits at one scale that end apart differ by where their
+    rounds settled, not by the reading.)"""
+    g, needed = gain(free, held)
+    shift = x_shift(free, held)
+    if g > needed + BAND:
+        return "free", g, needed, shift
+    std = free.scale_data_std if free.scale_data_std is not None and np.isfinite(free.scale_data_std) else 0.0
+    same_scale = abs(np.log(free.scale / held.scale)) <= std
+    if g <= needed - BAND or shift <= 1.0 or same_scale:
+        return "held", g, needed, shift
+    return "neither", g, needed, shift
+
+
 def _far(ratio: float, ratio_std: float) -> bool:
     return bool(np.isfinite(ratio) and ratio > 0 and np.isfinite(ratio_std)
                 and abs(np.log(ratio)) >= max(5.0 * ratio_std / ratio, 3.0 * sc.PRIOR_STD))
 
 
-def restart(pairing, X0, Y0, fit: dict, sol: sv.Solution, decision) -> tuple[sv.Solution, dict, str | None]:
+def _undecided(free: sv.Solution, held: sv.Solution, g: float, needed: float, shift: float, where: str,
+               eye_in_hand: bool) -> str:
+    child = "cam" if eye_in_hand else "marker"
+    parent = "ee" if eye_in_hand else "base"
+
+    def one(sol):
+        t = 1000 * sol.X[:3, 3]
+        return (f"X translation ({t[0]:.1f}, {t[1]:.1f}, {t[2]:.1f}) mm, scale {sol.scale:.4f}; publishes "
+                f"{ros_static_transform(sol.X, parent, child)}")
+
+    return (f"{where}: the data cannot choose the scale of the eye translations: estimated freely "
+            f"({free.scale:.4f} +- {free.scale * (free.scale_data_std or np.nan):.4f}) it is more probable than metric "
+            f"within {100 * sc.PRIOR_STD:.2g} % by {g:.3g} log units, within {BAND:.2g} of the {needed:.3g} that "
+            f"decide, and the two give X {shift:.1f} standard deviations apart: (1) --scale free "
+            f"(the board's size or the focal length is off): {one(free)}; (2) --scale metric (the board and the "
+            f"focal length are right to {100 * sc.PRIOR_STD:.2g} %): {one(held)}; state the one that holds "
+            "(measure a printed square), or --force to keep the metric fit")
+
+
+def restart(pairing, X0, Y0, fit: dict, sol: sv.Solution, decision, *, free_fit=None, force: bool = False,
+            where: str = "the eye file", warnings: list | None = None) -> tuple[sv.Solution, dict, str | None]:
     """The pose path's second start from the firewall's ratio of eye to robot translations.
 
-    Returns the fit, its settings and a note (the first fit, its settings and None when it stays).
+    ``free_fit``, when given, is a callable returning the fit with the scale free and its settings as a stated
+    ``--scale free`` computes them (so that a refusal shows what that statement publishes); without it the free
+    fit starts from ``X0``, ``Y0`` and the firewall's ratio.  Returns the fit, its settings and a note (the first
+    fit, its settings and None when it stays).  Raises :class:`~kinhec.util.errors.InputError` when :func:`decide`
+    finds that neither scale model is decisive and their ``X`` differ (``force``: a warning appended to
+    ``warnings`` and the metric fit kept).
     """
     r, r_std = (decision.scale, decision.scale_std) if decision is not None else (np.nan, np.nan)
     if not _far(r, r_std):
         return sol, fit, None
-    free_fit = dict(fit, scale0=r, scale_prior_std=None)
-    free = sv.refine(pairing, X0, Y0, **free_fit)
-    g, needed = gain(free, sol)
-    if not g > needed:
+    if free_fit is None:
+        free_fit = dict(fit, scale0=r, scale_prior_std=None, eye_bias_prior=None)
+        free = sv.refine(pairing, X0, Y0, **free_fit)
+    else:
+        free, free_fit = free_fit()
+    verdict, g, needed, shift = decide(free, sol)
+    if verdict == "neither":
+        msg = _undecided(free, sol, g, needed, shift, where, fit.get("eye_in_hand", True))
+        if not force:
+            raise InputError(msg)
+        if warnings is not None:
+            warnings.append(msg + " (--force: kept the metric fit)")
+        return sol, fit, None
+    if verdict == "held":
         return sol, fit, None
     note = (f"the eye translations are {free.scale:.4f} times the robot's, beyond what the scale's prior of "
             f"{100 * sc.PRIOR_STD:.2g} % allows (fit under it: scale {sol.scale:.4f}, the mismatch taken for noise; "
@@ -95,8 +160,8 @@ def board_scale(A: np.ndarray, cam_T_target: np.ndarray, configuration: str) -> 
     if not _far(free.scale, free.scale * (free.scale_data_std or np.inf)):
         return None
     held = sv.refine(pairing, X0, Y0, scale0=1.0, scale_prior_std=sc.PRIOR_STD, **fit)
-    g, needed = gain(free, held)
-    if not g > needed:
+    verdict, g, needed, _ = decide(free, held)
+    if verdict != "free":  # (undecided: the board the file states stands, the file's own claim)
         return None
     b = 1.0 / free.scale
     return b, (f"the views' camera poses are {free.scale:.4f} times the robot's translations, beyond what the "

@@ -36,7 +36,8 @@ class Options:
     """:func:`~kinhec.calibrate.calibrate`'s options, checked (the parameters as documented there).
 
     ``kind`` is one of :data:`KINDS`; ``robot_level`` the parsed ``robot_accuracy`` (None: not counted);
-    ``scale`` True when estimated freely, ``fixed_scale`` True when held at 1.  For pose files also:
+    ``scale`` True when estimated freely, ``fixed_scale`` True when held at 1, ``metric_scale`` True when stated
+    metric (estimated under the scale's prior and never freed).  For pose files also:
     ``setup`` (defaulted to ``eye_in_hand``) and ``setup_given`` (as given), ``offset`` (``"auto"``,
     ``"none"``, None or seconds), the per-file ``units_hand``/``units_eye`` and ``quat_hand``/``quat_eye``,
     ``intrinsics_std`` as ``(focal_rel, principal_point_over_f)`` and the eye-bias prior it gives
@@ -79,6 +80,7 @@ class Options:
     partial: bool = False
     target: Any = None
     point_noise: tuple[float, float] | None = None
+    metric_scale: bool = False  # stated metric (--scale metric): within the prior, never freed
 
     def firewall_options(self) -> dict:
         """The options the convention firewall checks the files against (:func:`kinhec.calibrate.firewall.check`)."""
@@ -99,12 +101,12 @@ def _check_images(images, eye, dataset, corners, bag) -> None:
                          f"{'no images' if images is None else ', '.join(given)}")
 
 
-def _check_corners(kw: dict, hand, eye, dataset, scale: bool, fixed_scale: bool) -> None:
+def _check_corners(kw: dict, hand, eye, dataset, stated_scale) -> None:
     given = _given((("hand", hand), ("eye", eye), ("dataset", dataset)))
     if given:
         raise InputError(f"corners: the observation file holds both sides; expected no {', '.join(given)} with it")
     moot = [f"{n} {v!r}" if v is not True else n for n, v in (
-        ("scale", "fixed" if fixed_scale else (scale or None)), ("solver", kw["solver"]), ("units", kw["units"]),
+        ("scale", stated_scale), ("solver", kw["solver"]), ("units", kw["units"]),
         ("offset", None if kw["offset"] == "auto" else kw["offset"]), ("format", kw["fmt"]),
         ("hand_pose", kw["hand_pose"]), ("eye_pose", kw["eye_pose"]), ("quat_order", kw["quat_order"]),
         ("sequence", kw["sequence"]), ("stamp_unit", kw["stamp_unit"])) if v is not None]
@@ -116,12 +118,12 @@ def _check_corners(kw: dict, hand, eye, dataset, scale: bool, fixed_scale: bool)
         raise InputError("setup: a corner file is one camera (eye_in_hand or eye_to_hand), got rig")
 
 
-def _check_points(kw: dict, hand, eye, dataset, corners, bag, scale: bool, fixed_scale: bool) -> None:
+def _check_points(kw: dict, hand, eye, dataset, corners, bag, stated_scale) -> None:
     given = _given((("hand", hand), ("eye", eye), ("dataset", dataset), ("corners", corners), ("bag", bag)))
     if given:
         raise InputError(f"points: the point file holds both sides; expected no {', '.join(given)} with it")
     moot = [f"{n} {v!r}" if v is not True else n for n, v in (
-        ("scale", "fixed" if fixed_scale else (scale or None)), ("solver", kw["solver"]), ("units", kw["units"]),
+        ("scale", stated_scale), ("solver", kw["solver"]), ("units", kw["units"]),
         ("offset", None if kw["offset"] == "auto" else kw["offset"]), ("format", kw["fmt"]),
         ("hand_pose", kw["hand_pose"]), ("eye_pose", kw["eye_pose"]), ("quat_order", kw["quat_order"]),
         ("sequence", kw["sequence"]), ("stamp_unit", kw["stamp_unit"]), ("intrinsics", kw["intrinsics"]),
@@ -151,12 +153,13 @@ def parse_options(hand=None, eye=(), *, dataset=None, corners=None, bag=None, im
     the first bad option, with the messages documented by the tests.
     """
     level = robot_error.parse(robot_accuracy)
-    fixed_scale = False
+    fixed_scale = metric_scale = False
     if isinstance(scale, str):
-        if scale not in ("free", "fixed"):
-            raise InputError(f"scale: expected free or fixed (or a flag), got {scale!r}")
-        scale, fixed_scale = scale == "free", scale == "fixed"
+        if scale not in ("free", "fixed", "metric"):
+            raise InputError(f"scale: expected free, fixed or metric (or a flag), got {scale!r}")
+        scale, fixed_scale, metric_scale = scale == "free", scale == "fixed", scale == "metric"
     scale = bool(scale)
+    stated_scale = "fixed" if fixed_scale else "metric" if metric_scale else (scale or None)  # as the user gave it
     if level is not None and kw["setup"] == "rig":
         raise InputError("robot_accuracy: counted for one camera (eye_in_hand, eye_to_hand), not for a rig, got "
                          f"--setup rig with robot_accuracy {robot_accuracy!r}")
@@ -170,13 +173,14 @@ def parse_options(hand=None, eye=(), *, dataset=None, corners=None, bag=None, im
     if known and partial:
         raise InputError("partial: the open components are either stated (known) or set by convention (partial), "
                          "got both")
-    common = dict(robot_level=level, scale=scale, fixed_scale=fixed_scale, setup_given=kw["setup"], known=known,
+    common = dict(robot_level=level, scale=scale, fixed_scale=fixed_scale, metric_scale=metric_scale,
+                  setup_given=kw["setup"], known=known,
                   partial=bool(partial))
     if point_noise is not None and points is None:
         raise InputError(f"point_noise: only used with a point file (--points), got point_noise {point_noise!r} "
                          "without one")
     if points is not None:
-        _check_points(dict(kw, sequence=sequence), hand, eye, dataset, corners, bag, scale, fixed_scale)
+        _check_points(dict(kw, sequence=sequence), hand, eye, dataset, corners, bag, stated_scale)
         if images is not None:
             raise InputError("points: a point file holds the camera's measurements; expected no images with it")
         return Options(kind="points", target=target, point_noise=point_noise_pair(point_noise), **common, **kw)
@@ -184,7 +188,7 @@ def parse_options(hand=None, eye=(), *, dataset=None, corners=None, bag=None, im
         _check_images(images, eye, dataset, corners, bag)
         return Options(kind="images", **common, **kw)
     if corners is not None:
-        _check_corners(dict(kw, sequence=sequence), hand, eye, dataset, scale, fixed_scale)
+        _check_corners(dict(kw, sequence=sequence), hand, eye, dataset, stated_scale)
         return Options(kind="corners", intrinsics_std=parse_intrinsics_std(kw.pop("intrinsics_std")), **common, **kw)
     if kw["intrinsics"] is not None:
         raise InputError("intrinsics: only used with corners (--corners), got intrinsics without them")

@@ -15,6 +15,7 @@ refuses the reading it was fitted in.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -95,8 +96,10 @@ def solve(cv: Conventions, paired: Paired, opts: Options, eye_bias_prior=None) -
         if alt is not None:
             pairing, sol, X0, Y0, fit, note = alt
             cv.notes.append(note)
-    if not scale and not fixed_scale:
-        sol, fit, restart = free_scale.restart(pairing, X0, Y0, fit, sol, cv.decision)
+    if not scale and not fixed_scale and not opts.metric_scale:
+        sol, fit, restart = free_scale.restart(pairing, X0, Y0, fit, sol, cv.decision, force=opts.force,
+                                               where=cv.where, warnings=cv.warnings,
+                                               free_fit=lambda: _free_fit(cv, pairing, paired.offset0, fit, opts))
         if restart is not None:
             cv.notes.append(restart)
             X0, Y0 = sol.X, sol.Y
@@ -113,6 +116,10 @@ def solve(cv: Conventions, paired: Paired, opts: Options, eye_bias_prior=None) -
                            "Gaussian noise, and X carries that error)")
         sol = sv.refine(pairing, X0, Y0, reject=False, **fit)
     sol, od = _one_axis(cv, pairing, sol, fit, opts, reject=why is None)
+    if not sol.settled:
+        cv.warnings.append("the fit and its noise model had not settled after their last round (the noise levels or "
+                           "the outlier labels still moving): X can lie a fraction of its standard deviation from "
+                           "where they settle")
     # (a fit with components held has a noise model of its own; a motion about one axis is refused)
     radius = spread_check.widen(cv.notes, pairing, sol, fit) if od is None else None
     if estimate_offset:  # the offset's bias from interpolating noisy samples, carried into X and Y
@@ -151,6 +158,23 @@ STARTS = 3
 #: A candidate starts elsewhere when its X differs from those already refined by this much [rad] or [m] (a tenth of
 #: the observability's limits for X's standard deviations).
 DISTINCT_START = (np.radians(0.2), 0.002)
+
+
+def _free_fit(cv: Conventions, pairing, offset0, fit: dict, opts: Options):
+    """The fit with the scale free as ``--scale free`` starts and refines it (its notes set aside): the
+    candidates with a scale, the residuals' domain they choose, the first refined, the next starts tried.  Its ``X``
+    is the one ``--scale free`` publishes; its standard deviations keep the intrinsics' systematic error."""
+    Ap, Bp = pairing.at(offset0)
+    cands = sv.initial_candidates(Ap, Bp, solver=opts.solver, estimate_scale=True, inverse_domain=cv.file_domain)
+    name, X0, Y0, s0 = cands[0]
+    # (the intrinsics' systematic error stays counted: it moves only the standard deviations, and a board of the
+    # wrong size leaves the principal point's error in the poses as much as a right one)
+    free_fit = dict(fit, scale0=s0, scale_prior_std=None, init_solver=name,
+                    inverse_domain=sv.choose_domain(Ap, Bp, X0, Y0, s0))
+    sol = sv.refine(pairing, X0, Y0, **free_fit)
+    aside = SimpleNamespace(notes=[])
+    sol, _, _, _, free_fit = _other_starts(aside, pairing, cands, sol, name, X0, Y0, free_fit, True)
+    return sol, free_fit
 
 
 def _other_starts(cv: Conventions, pairing, cands: list, sol, name, X0, Y0, fit: dict, scale: bool):
