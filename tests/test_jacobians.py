@@ -796,6 +796,10 @@ NOT_DERIVATIVES = {
                                            "(test_bound_branches)",
     "planner.design:prior_information": "a constant prior",
     "solvers.he_ml_stages.model:fitted_jacobian": "pair_jacobians with the column of scale_jacobian appended",
+    "solvers.he_ml_stages.variance_components:_expected_information": "the expected information of the plain "
+                                                                      "likelihood (traces, not a derivative of a "
+                                                                      "computed function); tests/test_he_ml.py "
+                                                                      "holds it to the dense traces",
     "evaluate.bounds:_squared_normals": "squared standard normal draws",
     "evaluate.bounds:_body_acceleration": "a time derivative of the true flange path, not of the parameters; "
                                           "test_bound_branches holds it to a path of known acceleration",

@@ -64,7 +64,7 @@ def exp6(xi: np.ndarray) -> np.ndarray:
     ]).reshape(4, 4)  # fmt: skip
 
 
-def levenberg_marquardt(fun, jac, n: int, tol: float, max_nfev: int) -> np.ndarray:
+def levenberg_marquardt(fun, jac, n: int, tol: float, max_nfev: int, cost_tol: float = 0.0) -> np.ndarray:
     """The minimiser (n,) of ``|fun(p)|^2`` from ``p = 0`` by MINPACK's Levenberg-Marquardt (``lmder``).
 
     ``jac(p)`` is the Jacobian (m, n) of ``fun(p)`` (m,); ``tol`` is the relative tolerance on the sum of squares,
@@ -72,7 +72,10 @@ def levenberg_marquardt(fun, jac, n: int, tol: float, max_nfev: int) -> np.ndarr
     evaluations of ``fun``.  The same iterations as ``scipy.optimize.least_squares(method="lm")`` with these
     settings and its default scaling, through :func:`scipy.optimize.leastsq`, which costs less per call (no
     wrapping of the functions, no Jacobian at the solution); the last point of each function is remembered, so
-    that ``leastsq``'s shape checks at ``p = 0`` are not evaluated twice.
+    that ``leastsq``'s shape checks at ``p = 0`` are not evaluated twice.  ``cost_tol`` > 0 (for whitened residuals,
+    whose sum of squares is a chi-square) loosens ``ftol`` to ``cost_tol`` over the sum of squares at ``p = 0``:
+    the iterations stop once a step lowers it, and the linear model predicts it to lower it, by about
+    ``cost_tol`` or less, where the minimiser moves by about ``sqrt(2 cost_tol)`` of its standard errors.
 
     Raises
     ------
@@ -95,13 +98,15 @@ def levenberg_marquardt(fun, jac, n: int, tol: float, max_nfev: int) -> np.ndarr
 
     fun_r = remembered(fun)
     p0 = np.zeros(n)
-    if not np.all(np.isfinite(fun_r(p0))):
+    f0 = fun_r(p0)
+    if not np.all(np.isfinite(f0)):
         raise ValueError("Residuals are not finite in the initial point.")
+    ftol = max(tol, cost_tol / max(float(f0 @ f0), 1e-300)) if cost_tol > 0 else tol
     # least_squares' default scaling: by the Jacobian's column norms (MINPACK's own, diag=None) from SciPy 1.16
     # on, unit scales before
     major, minor = (int(v) for v in scipy.__version__.split(".")[:2])
     diag = None if (major, minor) >= (1, 16) else np.ones(n)
-    out = leastsq(fun_r, p0, Dfun=remembered(jac), full_output=True, col_deriv=False, ftol=tol, xtol=tol, gtol=tol,
+    out = leastsq(fun_r, p0, Dfun=remembered(jac), full_output=True, col_deriv=False, ftol=ftol, xtol=tol, gtol=tol,
                   maxfev=max_nfev, factor=100.0, diag=diag)  # fmt: skip
     return out[0]
 

@@ -31,6 +31,11 @@ CHI2_GATE = 22.4577
 _NU_CANDIDATES = (3.0, 5.0, 10.0, math.inf)
 #: |log s| below which a monocular scale is never kept (a scale within about 5 % of 1 is taken as metric).
 _SCALE_MIN = 0.05
+#: A weighted solve stops once a step lowers the chi-square of its whitened residuals, and is predicted to lower
+#: it, by about this or less (:func:`.model.levenberg_marquardt`): ``X`` and ``Y`` are then within about
+#: ``sqrt(2e-4)``, 0.014, of their standard errors of the minimum, and the steps MINPACK's relative tolerance of
+#: 1e-8 would add move them by less.
+WLS_COST_TOL = 1e-4
 
 
 def solve_wls(A, Cm, X0, Y0, ls0, Linv, sw, configuration, with_scale, jacobian: bool = False):
@@ -38,7 +43,7 @@ def solve_wls(A, Cm, X0, Y0, ls0, Linv, sw, configuration, with_scale, jacobian:
 
     ``Linv`` (n, 6, 6) whitens the residuals, ``sw`` (n,) are the square roots of the weights (0 for
     outliers).  Returns ``X``, ``Y``, ``log s`` and, with ``jacobian``, the whitened Jacobian (6 n, 12 or 13) at
-    the solution (else None).
+    the solution (else None).  Levenberg-Marquardt from ``(X0, Y0, ls0)``, stopped at :data:`WLS_COST_TOL`.
     """
     P = 13 if with_scale else 12
     eih = configuration == "eye_in_hand"
@@ -74,7 +79,7 @@ def solve_wls(A, Cm, X0, Y0, ls0, Linv, sw, configuration, with_scale, jacobian:
         Jw = sw[:, None, None] * (Linv @ Jr)
         return Jw.reshape(-1, P)
 
-    p = levenberg_marquardt(fun, jac, P, 1e-8, 30)
+    p = levenberg_marquardt(fun, jac, P, 1e-8, 30, cost_tol=WLS_COST_TOL)
     X, Y, ls = apply_step(X0, Y0, ls0, p, with_scale)
     X[:3, :3] = project_so3(X[:3, :3])
     Y[:3, :3] = project_so3(Y[:3, :3])

@@ -28,6 +28,11 @@ _SCALE_DRIFT_ROUNDS = 8
 #: Largest change of ``log s`` one Levenberg-Marquardt step of :func:`solve_scale_drift` may take: a longer
 #: step leaves the region where the linearisation holds and is rejected (the damping raised).
 MAX_LOG_SCALE_STEP = math.log(2.0)
+#: The drifting-scale fit stops at an accepted step that lowers its cost (the chi-square of the whitened residuals
+#: and the walk's prior terms) by at most this: the estimate then moves by about ``sqrt(2e-4)``, 0.014, of its
+#: standard errors, and closer to the minimum the steps are at the level of the linearised Jacobian's own errors
+#: (steps raising the cost by 1e-3 alternate with ones lowering it by as much).
+DRIFT_COST_TOL = 1e-4
 #: How far the drifting fit's mean log scale over the inliers may move from the constant scale's before the
 #: drifting fit counts as diverged and is discarded.  Both fits explain the same translations, so their
 #: average scales agree closely; a fit that runs off by a factor of 2 has found the degenerate solution in
@@ -109,7 +114,8 @@ def solve_scale_drift(A, Cm, X0, Y0, ls0, q0, Linv, sw, configuration, sigma_d, 
     factorisation (the Schur complement on the 13 global unknowns), O(n) per step.  A step that moves
     ``log s`` by more than :data:`MAX_LOG_SCALE_STEP` or gives a non-finite cost is rejected like one that
     raises the cost: the cost falls towards the scale's degenerate end (``s -> 0``, no predicted camera
-    translation) when the residuals are poor, and an unbounded step would jump there.  Returns ``X``, ``Y``,
+    translation) when the residuals are poor, and an unbounded step would jump there.  The iterations stop at
+    an accepted step that lowers the cost by at most :data:`DRIFT_COST_TOL`.  Returns ``X``, ``Y``,
     ``ls``, ``q`` and the :class:`OffsetCovariance` at the solution (from the inverse of the normal matrix).
     """
     n = A.shape[0]
@@ -181,7 +187,7 @@ def solve_scale_drift(A, Cm, X0, Y0, ls0, q0, Linv, sw, configuration, sigma_d, 
         en, prn, Cin = residual(Xn, Yn, lsn, qn)
         fn = cost(en, prn)
         if math.isfinite(fn) and fn <= f:
-            small = f - fn <= 1e-10 * max(f, 1e-300)
+            small = f - fn <= DRIFT_COST_TOL
             X, Y, ls, q, e, pr, f = Xn, Yn, lsn, qn, en, prn, fn
             lam = max(lam / 10.0, 1e-12)
             Hgg, Hgq, T_diag, gg, gq = normal(X, ls, q, e, pr, Cin)

@@ -56,6 +56,14 @@ SETTLE_SHARE = 0.02
 #: The restricted estimate's iterations stop when a step moves no component by more than this many of its
 #: standard errors (:func:`restricted_components`).
 STOP_SE = 0.1
+#: Steps of a fit's first restricted estimate (from the residual spreads, :func:`update`) taken with the expected
+#: information of the plain likelihood instead of the average information (:func:`restricted_components`).
+FISHER_STEPS = 2
+#: The components that only the prior tells apart (camera lateral and depth translation, robot translation):
+#: ``Q_lateral + Q_depth = Q_robot_translation`` for every pair of :func:`components` (a flange translation error
+#: is a camera translation error, isotropic in the camera frame), so moving a variance from the robot's component
+#: to both camera ones changes no covariance (:func:`exchange_profile`).
+EXCHANGE = (1, 2, 4)
 
 
 def motion_directions(A: np.ndarray) -> np.ndarray:
@@ -211,7 +219,8 @@ def estimate_components(r, Q, w, theta0, n_iter: int = 8, extra=None) -> np.ndar
     return np.maximum(theta, 1e-8 * theta.max() if theta.max() > 0 else 1e-14)
 
 
-def restricted_components(r, Q, w, theta0, J, n_iter: int = 30, prior_dof: float = 0.0) -> np.ndarray:
+def restricted_components(r, Q, w, theta0, J, n_iter: int = 30, prior_dof: float = 0.0, fisher_steps: int = 0,
+                          exchange: bool = False) -> np.ndarray:  # fmt: skip
     """Restricted (REML) variance components of residuals ``r`` (n, 6) of a fit in ``p`` parameters.
 
     The components maximise the likelihood of the residuals with the fitted parameters integrated out
@@ -245,6 +254,16 @@ def restricted_components(r, Q, w, theta0, J, n_iter: int = 30, prior_dof: float
     of freedom.  Its curvature enters the step as it is (``2 b / th^3 - a / th^2``, at least ``a / th^2``):
     below the prior's mode it is far larger than the expected ``a / th^2``, and a step with the latter
     overshoots a component the prior holds up.
+
+    Far from the maximum the average information misjudges the curvature by the ratio of a component's
+    value to its maximum (it is the data's: a component far below its maximum only doubles per step, one far
+    above overshoots to zero); the first ``fisher_steps`` steps therefore take the expected information of the
+    plain likelihood (:func:`_expected_information`, exact in one step for a single component; the
+    projection's correction, of order ``p / 6 n``, is left out, as these steps only bring a crude start near
+    the maximum).  ``exchange`` (the basis of :func:`components` with a prior): the data cannot tell the
+    components of :data:`EXCHANGE` apart along one line, on which only the prior changes; every point taken
+    is moved to a maximum of the prior on it (:func:`exchange_profile`), which costs no evaluation of the
+    likelihood and spares the steps the quadratic model of the prior takes along that line.
     """
     Q = np.ascontiguousarray(Q)
     k = Q.shape[0]
@@ -266,22 +285,30 @@ def restricted_components(r, Q, w, theta0, J, n_iter: int = 30, prior_dof: float
             ll += float((-a * np.log(th) - b / th).sum())  # (0 for the components without a prior)
         return ll, (th, W, Wr, fitted[2])  # (the projection's factor is formed only where a step needs it)
 
-    def newton(state):
+    def newton(state, expected):
         """The step's matrix ``A`` (k, k) and right-hand side ``A th + s`` (k,) (at accepted points)."""
         th, W, Wr, parts = state
         u = np.sqrt(w)[:, None] * Wr  # P r in the pairs' weighted coordinates
         score, A = _information(Q, W, u, _projection_factor(*parts), Qn)
+        if expected:
+            A = _expected_information(Q, W)
         if prior_dof > 0:
             # the prior's score and its curvature, at least the expected a / th^2 (which it is at the mode)
             score = score - a / th + b / th**2
             A = A + np.diag(np.maximum(2.0 * b / th**3 - a / th**2, a / th**2))
         return A, A @ th + score
 
+    # the prior levels of the exchanged components (None: no exchange)
+    s_ex = tuple(float(s0[i]) for i in EXCHANGE) if exchange and prior_dof > 0 and k >= 5 else None
     theta = np.maximum(theta0, 1e-14)
+    if s_ex is not None:
+        theta = exchange_profile(theta, s_ex)
     ll, state = likelihood(theta)
-    for _ in range(n_iter):
-        A, rhs = newton(state)
+    for it in range(n_iter):
+        A, rhs = newton(state, it < fisher_steps)
         target, var = _nonnegative_solve(A, rhs)
+        if s_ex is not None:
+            target = exchange_profile(target, s_ex)
         step = target - theta
         if float((np.abs(step) / np.sqrt(np.maximum(var, 1e-300))).max()) < STOP_SE:
             # the step stays within the quadratic model's own precision: taken without another evaluation
@@ -290,6 +317,8 @@ def restricted_components(r, Q, w, theta0, J, n_iter: int = 30, prior_dof: float
         t = 1.0
         for _ in range(12):
             cand = theta + t * step  # a convex combination of non-negative points
+            if s_ex is not None and t < 1.0:
+                cand = exchange_profile(cand, s_ex)
             ll_c, state_c = likelihood(cand)
             if ll_c >= ll - 1e-12 * abs(ll):
                 break
@@ -299,6 +328,53 @@ def restricted_components(r, Q, w, theta0, J, n_iter: int = 30, prior_dof: float
         theta, ll, state = cand, ll_c, state_c
     # components that vanished keep a floor relative to the largest so that Sigma stays invertible
     return np.maximum(theta, 1e-8 * theta.max() if theta.max() > 0 else 1e-14)
+
+
+def exchange_profile(theta: np.ndarray, s: tuple) -> np.ndarray:
+    """``theta`` (k,) moved along the exchange of :data:`EXCHANGE` to the weak prior's maximum on that line.
+
+    Along ``theta + t d`` (``d`` +1 for both camera translation components, -1 for the robot's) no covariance
+    changes, so neither does the likelihood of the data; the prior of :func:`restricted_components`,
+    ``-a sum_j (log th_j + s_j / th_j)`` (``s``: the three components' prior levels), does.  Its derivative in
+    ``t``, ``a sum_j d_j (s_j - th_j) / th_j^2``, runs from ``+inf`` to ``-inf`` over the segment where the three
+    stay non-negative; a zero is found by Newton steps kept inside the bracket of the sign changes (bisection
+    where a step would leave it), in scalars.  Each term of the prior is concave only below twice its level, so
+    the line may hold more than one maximum: the one found is taken only where the prior is higher than at
+    ``theta`` (the likelihood with the prior then never falls by the move).  ``theta`` itself is returned when
+    the segment is a point (two of the components at zero).
+    """
+    th = theta.tolist()
+    i1, i2, i4 = EXCHANGE
+    x1, x2, x4 = th[i1], th[i2], th[i4]
+    s1, s2, s4 = s
+    lo, hi = -min(x1, x2), x4
+    if not hi - lo > 1e-12 * (x1 + x2 + x4):
+        return theta
+    tol = 1e-12 * (hi - lo)
+    t = 0.0 if lo < 0.0 < hi else 0.5 * (lo + hi)
+    for _ in range(100):
+        y1, y2, y4 = x1 + t, x2 + t, x4 - t
+        g = (s1 - y1) / (y1 * y1) + (s2 - y2) / (y2 * y2) - (s4 - y4) / (y4 * y4)
+        if g > 0.0:
+            lo = t
+        else:
+            hi = t
+        c = (y1 - 2.0 * s1) / (y1 * y1 * y1) + (y2 - 2.0 * s2) / (y2 * y2 * y2) + (y4 - 2.0 * s4) / (y4 * y4 * y4)
+        tn = t - g / c if c < 0.0 else 0.5 * (lo + hi)
+        if not lo < tn < hi:
+            tn = 0.5 * (lo + hi)
+        done = abs(tn - t) <= tol or hi - lo <= tol
+        t = tn
+        if done:
+            break
+    if x1 > 0.0 and x2 > 0.0 and x4 > 0.0:
+        y1, y2, y4 = x1 + t, x2 + t, x4 - t
+        if (math.log(y1 / x1) + math.log(y2 / x2) + math.log(y4 / x4) + s1 / y1 - s1 / x1 + s2 / y2 - s2 / x2
+                + s4 / y4 - s4 / x4) > 0.0:  # fmt: skip
+            return theta  # (the negative log prior rose: another maximum than the start's)
+    out = theta.copy()
+    out[i1], out[i2], out[i4] = x1 + t, x2 + t, x4 - t
+    return out
 
 
 def prior_levels(r: np.ndarray, Q: np.ndarray, p: int) -> np.ndarray:
@@ -332,22 +408,24 @@ def _nonnegative_solve(F: np.ndarray, q: np.ndarray):
     smaller systems are solved directly.
     """
     d = np.sqrt(np.maximum(F.diagonal(), 0.0))
-    d = np.where(d > 0, d, 1.0)  # (a component without information keeps its scale)
-    Fs = F / (d[:, None] * d[None, :])
+    d[d == 0.0] = 1.0  # (a component without information keeps its scale)
+    Fs = F / np.multiply.outer(d, d)
     qs = q / d
-    ev, V = np.linalg.eigh(Fs)
+    ev, V = symmetric_eigh(Fs)
     keep = ev > 1e-12 * max(float(ev[-1]), 1e-300)
-    inv_ev = np.where(keep, 1.0 / np.where(keep, ev, 1.0), 0.0)
-    var = ((V * V) @ inv_ev) / d**2
+    inv_ev = 1.0 / ev if keep.all() else np.where(keep, 1.0 / np.where(keep, ev, 1.0), 0.0)
+    var = ((V * V) @ inv_ev) / (d * d)
     new = V @ (inv_ev * (V.T @ qs))
     active = new > 0
+    if active.all():
+        return new / d, var
     while not active.all() and active.any():
         new = np.zeros(q.shape)
         sub = Fs[active][:, active]
         if keep.all():
             new[active] = np.linalg.solve(sub, qs[active])
         else:
-            e, U = np.linalg.eigh(sub)
+            e, U = symmetric_eigh(sub)
             k_ = e > 1e-12 * max(float(e[-1]), 1e-300)
             new[active] = U[:, k_] @ ((U[:, k_].T @ qs[active]) / e[k_])
         neg = active & (new <= 0)
@@ -381,13 +459,32 @@ def _weighted_fit(r, W, w, J):
     return rr, logdet_h, (w, WJ, Vk, evk)
 
 
+def symmetric_eigh(M: np.ndarray):
+    """Eigenvalues (ascending) and eigenvectors (columns) of a small symmetric matrix ``M`` (LAPACK ``dsyevd``).
+
+    ``numpy.linalg.eigh`` calls the same routine through more checks: on the 5 x 5 to 13 x 13 matrices of the
+    variance components' steps its wrapping costs as much as the decomposition.
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        The decomposition did not converge.
+    """
+    from scipy.linalg.lapack import dsyevd  # here: importing the registry stays light
+
+    ev, V, info = dsyevd(M, lower=1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"symmetric_eigh: dsyevd failed (info {info}) on a {M.shape} matrix")
+    return ev, V
+
+
 def pseudo_step(H: np.ndarray, g: np.ndarray):
     """``(H^+ g, log det H, V, ev)`` of a symmetric normal matrix ``H`` (p, p) and gradient ``g`` (p,).
 
     The pseudo-inverse keeps the eigenvalues above ``1e-15`` of the largest in magnitude (their eigenvectors
     ``V`` and values ``ev`` are returned), the log-determinant sums those above ``1e-12`` of the largest.
     """
-    ev, V = np.linalg.eigh(H)
+    ev, V = symmetric_eigh(H)
     aev = np.abs(ev)
     top = max(float(aev.max()), 1e-300)
     logdet_h = float(np.log(ev[ev > 1e-12 * max(float(ev[-1]), 1e-300)]).sum())
@@ -427,6 +524,18 @@ def _information(Q, W, u, E, Qn=None):
     A = 0.5 * (Zf.T @ PZ)
     score = 0.5 * (u.reshape(-1) @ Zf - tr)
     return score, 0.5 * (A + A.T)
+
+
+def _expected_information(Q, W):
+    """The expected information ``F_kl = 1/2 sum_i tr(W_i Q_ki W_i Q_li)`` (k, k) of the plain likelihood.
+
+    ``W`` (n, 6, 6) are the inverse covariances without the weights (with pair ``i``'s covariance taken as
+    ``Sigma_i / w_i``, its derivative ``Q_ki / w_i`` and its inverse ``w_i W_i``, the weights cancel).
+    """
+    k = Q.shape[0]
+    WQ = W[None] @ Q  # (k, n, 6, 6)
+    F = 0.5 * (WQ.reshape(k, -1) @ WQ.swapaxes(-1, -2).reshape(k, -1).T)
+    return 0.5 * (F + F.T)
 
 
 def pair_major(Q: np.ndarray) -> np.ndarray:
@@ -489,7 +598,9 @@ def update(fit, r: np.ndarray, Q: np.ndarray, J: np.ndarray) -> np.ndarray:
         # enough redundancy to estimate the components (else the start from the residual spreads stays)
         try:
             theta = np.maximum(restricted_components(r[inl], pairs(Q, idx, n), fit.w[inl], theta, J[inl],
-                                                     prior_dof=PRIOR_DOF), VAR_FLOOR)  # fmt: skip
+                                                     prior_dof=PRIOR_DOF, exchange=True,
+                                                     fisher_steps=FISHER_STEPS if fit.theta is None else 0),
+                               VAR_FLOOR)  # fmt: skip
             fit.restricted = True
         except np.linalg.LinAlgError:
             pass
