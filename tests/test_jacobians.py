@@ -275,6 +275,29 @@ def _fisheye_projection(rng, mp):
     return out
 
 
+@jacobian("intrinsics.pinhole_rational", ("models.intrinsics:project_points_jacobians",
+                                          "models.intrinsics:_pinhole_jacobians"))
+def _pinhole_rational_projection(rng, mp):
+    from kinhec.models.intrinsics import project_points_jacobians
+
+    out = []
+    # OpenCV's five coefficients, and the rational model's eight (a 120 deg lens's: k1..k6 of a few units)
+    for k in (np.array([900.0, 880.0, 645.0, 350.0, -0.21, 0.08, 0.0015, -0.0008, -0.02]),
+              np.array([784.8, 786.4, 641.3, 509.2, 2.0, 0.3, 2e-4, -1.5e-4, -0.01, 2.3, 0.8, 0.02])):
+        for off_axis_deg in (3.0, 30.0, 58.0):
+            th = np.radians(off_axis_deg)
+            az = rng.uniform(-np.pi, np.pi)
+            p0 = 1.3 * np.array([np.sin(th) * np.cos(az), np.sin(th) * np.sin(az), np.cos(th)])
+            _, d_point, d_k = project_points_jacobians(k, p0)
+            out.append(Case(f"{k.size} intrinsics: d uv / d point at {off_axis_deg:g} deg",
+                            lambda p, k=k: project_points_jacobians(k, p)[0], p0, d_point, h=1e-7))  # fmt: skip
+            scale = np.where(np.arange(k.size) < 4, 1.0, 1e-3)  # the coefficients by steps of their own size
+            out.append(Case(f"{k.size} intrinsics: d uv / d intrinsics at {off_axis_deg:g} deg",
+                            lambda s, k=k, p0=p0, scale=scale: project_points_jacobians(k + s * scale, p0)[0],
+                            np.zeros(k.size), d_k * scale, h=1e-3))  # fmt: skip
+    return out
+
+
 @jacobian("he_ml.pixels.normals", ("solvers.he_ml_stages.pixels:_Problem.normals",))
 def _pixels_normals(rng, mp):
     from kinhec.models.intrinsics import pack_views
