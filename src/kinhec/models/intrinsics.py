@@ -379,17 +379,16 @@ def _undistort_pinhole(k: np.ndarray, uv: np.ndarray, n_iter: int) -> np.ndarray
     kn[:4] = [1.0, 1.0, 0.0, 0.0]  # pixels = distorted normalised coordinates
     q = m.copy()
     one = np.ones(q.shape[:-1] + (1,))
-    for _ in range(n_iter):
-        e, J, _ = _pinhole_jacobians(kn, np.concatenate([q, one], axis=-1))
-        e = e - m
-        det = J[..., 0, 0] * J[..., 1, 1] - J[..., 0, 1] * J[..., 1, 0]
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+    with np.errstate(all="ignore"):  # a pixel without a ray diverges; it is told apart below
+        for _ in range(n_iter):
+            e, J, _ = _pinhole_jacobians(kn, np.concatenate([q, one], axis=-1))
+            e = e - m
+            det = J[..., 0, 0] * J[..., 1, 1] - J[..., 0, 1] * J[..., 1, 0]
             step = np.stack([J[..., 1, 1] * e[..., 0] - J[..., 0, 1] * e[..., 1],
                              J[..., 0, 0] * e[..., 1] - J[..., 1, 0] * e[..., 0]], axis=-1) / det[..., None]
-        q = q - step
-        if np.all(np.abs(step) <= 1e-15 * np.maximum(np.abs(q), 1.0)):
-            break
-    with np.errstate(invalid="ignore", over="ignore"):
+            q = q - step
+            if np.all(np.abs(step) <= 1e-15 * np.maximum(np.abs(q), 1.0)):
+                break
         e, J, _ = _pinhole_jacobians(kn, np.concatenate([q, one], axis=-1))
         det = J[..., 0, 0] * J[..., 1, 1] - J[..., 0, 1] * J[..., 1, 0]
         bad = ~(np.abs(e - m).max(axis=-1) <= 1e-9) | ~(det > 0)
