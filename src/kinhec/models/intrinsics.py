@@ -370,29 +370,55 @@ def _pinhole_jacobians(k: np.ndarray, p: np.ndarray):
     return uv, d_point, d_int
 
 
+def _distortion_and_jacobian(x: np.ndarray, y: np.ndarray, d: np.ndarray):
+    """The distorted normalised coordinates of ``(x, y)`` (:func:`_distort`, ``d`` five or eight coefficients) and
+    their 2 x 2 Jacobian ``(dxx, dxy, dyx, dyy)``."""
+    r2 = x * x + y * y
+    num = 1.0 + r2 * (d[0] + r2 * (d[1] + r2 * d[4]))
+    dnum = d[0] + r2 * (2.0 * d[1] + 3.0 * r2 * d[4])
+    if d.size == 8:
+        den = 1.0 + r2 * (d[5] + r2 * (d[6] + r2 * d[7]))
+        g = num / den
+        dg = (dnum - g * (d[5] + r2 * (2.0 * d[6] + 3.0 * r2 * d[7]))) / den
+    else:
+        g, dg = num, dnum
+    p1, p2 = d[2], d[3]
+    xd = x * g + 2.0 * p1 * x * y + p2 * (r2 + 2.0 * x * x)
+    yd = y * g + p1 * (r2 + 2.0 * y * y) + 2.0 * p2 * x * y
+    a = 2.0 * dg
+    cross = a * x * y + 2.0 * p1 * x + 2.0 * p2 * y
+    return xd, yd, g + a * x * x + 2.0 * p1 * y + 6.0 * p2 * x, cross, cross, g + a * y * y + 6.0 * p1 * y + 2.0 * p2 * x
+
+
 def _undistort_pinhole(k: np.ndarray, uv: np.ndarray, n_iter: int) -> np.ndarray:
     """Normalised coordinates (..., 2) of pixels of a pinhole or rational camera by Newton's method on the
-    distortion, started at the distorted coordinates; NaN where it does not converge to 1e-9 (a pixel beyond the
-    radius where the model's radial map stops increasing has no ray)."""
-    m = (uv - k[2:4]) / k[0:2]
-    kn = k.copy()
-    kn[:4] = [1.0, 1.0, 0.0, 0.0]  # pixels = distorted normalised coordinates
-    q = m.copy()
-    one = np.ones(q.shape[:-1] + (1,))
+    distortion, started at the distorted coordinates (each pixel until its step is below 1e-15); NaN where it does
+    not converge to 1e-9, or to a point where the map is not increasing or that lies on the other side of the centre
+    (a pixel beyond the radius where the model's radial map turns back has no ray)."""
+    m = ((uv - k[2:4]) / k[0:2]).reshape(-1, 2)
+    d = k[4:]
+    x, y = m[:, 0].copy(), m[:, 1].copy()
+    live = np.arange(x.size)
     with np.errstate(all="ignore"):  # a pixel without a ray diverges; it is told apart below
         for _ in range(n_iter):
-            e, J, _ = _pinhole_jacobians(kn, np.concatenate([q, one], axis=-1))
-            e = e - m
-            det = J[..., 0, 0] * J[..., 1, 1] - J[..., 0, 1] * J[..., 1, 0]
-            step = np.stack([J[..., 1, 1] * e[..., 0] - J[..., 0, 1] * e[..., 1],
-                             J[..., 0, 0] * e[..., 1] - J[..., 1, 0] * e[..., 0]], axis=-1) / det[..., None]
-            q = q - step
-            if np.all(np.abs(step) <= 1e-15 * np.maximum(np.abs(q), 1.0)):
+            xd, yd, a, b, c, e = _distortion_and_jacobian(x[live], y[live], d)
+            rx, ry = xd - m[live, 0], yd - m[live, 1]
+            det = a * e - b * c
+            sx, sy = (e * rx - b * ry) / det, (a * ry - c * rx) / det
+            x[live] -= sx
+            y[live] -= sy
+            moving = np.abs(sx) + np.abs(sy) > 1e-15 * (1.0 + np.abs(x[live]) + np.abs(y[live]))
+            live = live[moving]  # NaN steps are not moving: NaN compares false
+            if live.size == 0:
                 break
-        e, J, _ = _pinhole_jacobians(kn, np.concatenate([q, one], axis=-1))
-        det = J[..., 0, 0] * J[..., 1, 1] - J[..., 0, 1] * J[..., 1, 0]
-        bad = ~(np.abs(e - m).max(axis=-1) <= 1e-9) | ~(det > 0)
-    return np.where(bad[..., None], np.nan, q)
+        xd, yd, a, b, c, e = _distortion_and_jacobian(x, y, d)
+        # converged, the map increasing there, and on the pixel's own side of the centre (far beyond the field the
+        # rational model's radial factor turns negative and mirrors a ray through the centre)
+        bad = (~(np.maximum(np.abs(xd - m[:, 0]), np.abs(yd - m[:, 1])) <= 1e-9) | ~(a * e - b * c > 0)
+               | ~(x * m[:, 0] + y * m[:, 1] >= 0))  # fmt: skip
+    q = np.stack([x, y], axis=-1)
+    q[bad] = np.nan
+    return q.reshape(np.shape(uv))
 
 
 def unproject_points(intrinsics, uv, n_iter: int = 30) -> np.ndarray:
