@@ -276,9 +276,10 @@ def _fisheye_projection(rng, mp):
 
 
 @jacobian("intrinsics.pinhole_rational", ("models.intrinsics:project_points_jacobians",
-                                          "models.intrinsics:_pinhole_jacobians"))
+                                          "models.intrinsics:_pinhole_jacobians",
+                                          "models.intrinsics:_distortion_and_jacobian"))
 def _pinhole_rational_projection(rng, mp):
-    from kinhec.models.intrinsics import project_points_jacobians
+    from kinhec.models.intrinsics import _distortion_and_jacobian, project_points_jacobians
 
     out = []
     # OpenCV's five coefficients, and the rational model's eight (a 120 deg lens's: k1..k6 of a few units)
@@ -295,6 +296,11 @@ def _pinhole_rational_projection(rng, mp):
             out.append(Case(f"{k.size} intrinsics: d uv / d intrinsics at {off_axis_deg:g} deg",
                             lambda s, k=k, p0=p0, scale=scale: project_points_jacobians(k + s * scale, p0)[0],
                             np.zeros(k.size), d_k * scale, h=1e-3))  # fmt: skip
+            # the distortion's own 2 x 2 Jacobian in the normalised coordinates (the inverse's Newton steps)
+            q0 = p0[:2] / p0[2]
+            J = np.array(_distortion_and_jacobian(q0[0], q0[1], k[4:])[2:]).reshape(2, 2)
+            out.append(Case(f"{k.size} intrinsics: d distorted / d normalised at {off_axis_deg:g} deg",
+                            lambda q, k=k: np.array(_distortion_and_jacobian(q[0], q[1], k[4:])[:2]), q0, J, h=1e-7))
     return out
 
 
