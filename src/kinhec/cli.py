@@ -724,9 +724,10 @@ def _input_error(ctx, command: str, exc: Exception) -> None:
 @click.option("--fast-detection", is_flag=True,
               help="With --images: find a chessboard at half size first, then at full resolution in its window only "
                    "(about 3x less CPU; corners within about 0.02 px of the whole image's search, not identical).")
-@click.option("--intrinsics", default=None, metavar="fx,fy,cx,cy[,k1,k2,p1,p2[,k3]]|FILE",
-              help="With --corners or --images: known intrinsics [px], or an OpenCV YAML, Kalibr camchain or kinhec "
-                   "calibrate JSON holding them (default: estimated from the views).")
+@click.option("--intrinsics", default=None, metavar="fx,fy,cx,cy[,k1,k2,p1,p2[,k3[,k4,k5,k6]]]|FILE",
+              help="With --corners or --images: known intrinsics [px] (twelve numbers: OpenCV's rational model), or "
+                   "an OpenCV YAML, Kalibr camchain or kinhec calibrate JSON holding them, a fisheye or a rational "
+                   "lens too (default: estimated from the views).")
 @click.option("--write-intrinsics", "intrinsics_out", default=None, type=click.Path(dir_okay=False), metavar="OUT",
               help="With --corners or --images: write the camera's intrinsics (refined with X and Y) as an intrinsics "
                    "file, in the form --intrinsics-format gives.")

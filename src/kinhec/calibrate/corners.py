@@ -75,8 +75,8 @@ def parse_intrinsics(text, image_size=None) -> np.ndarray:
         try:
             vals = [float(v) for v in text.replace(" ", "").split(",") if v != ""]
         except ValueError:
-            raise InputError(f"intrinsics: expected numbers fx,fy,cx,cy[,k1,k2,p1,p2[,k3]] or an intrinsics file "
-                             f"(.yaml, .json), got {text!r}") from None
+            raise InputError(f"intrinsics: expected numbers fx,fy,cx,cy[,k1,k2,p1,p2[,k3[,k4,k5,k6]]] or an intrinsics "
+                             f"file (.yaml, .json), got {text!r}") from None
     else:
         vals = [float(v) for v in np.ravel(np.asarray(text, dtype=np.float64))]
     if len(vals) not in (4, 8, 9, 12) or not np.isfinite(vals).all() or vals[0] <= 0 or vals[1] <= 0:
