@@ -211,3 +211,37 @@ def test_calibrate_cli_estimates_the_stated_rational_model_and_writes_it(tmp_pat
     r = CliRunner().invoke(main, ["calibrate", "--corners", str(path), "--write-intrinsics", str(tmp_path / "k.yaml"),
                                   "--intrinsics-format", "kalibr"])  # fmt: skip
     assert r.exit_code == 2 and "Kalibr has no rational model" in r.output and not (tmp_path / "k.yaml").exists()
+
+
+def test_a_board_beyond_the_field_is_no_ghost_in_the_image():
+    """The rational model's radial map turns back beyond about 68 deg off the axis (for this lens): a board 80 deg off
+    the axis projects into the image by the formula, but no ray of the image reaches it. Its corners are not
+    counted (no view), and the rendered image shows no board; the same board 35 deg off the axis is seen where the
+    lens projects it."""
+    cv2 = pytest.importorskip("cv2")
+    from kinhec.vision.detect import detect
+    from kinhec.vision.render import RenderSettings, exact_corners, render_view
+    from kinhec.vision.targets import parse_target
+
+    t = parse_target("chessboard:9x6:0.025")
+    size = RATIONAL_LENSES["rational_120"].image_size
+    views = []
+    for deg, dist in ((79.5, 3.0), (35.0, 0.6)):  # the first far, so that all of it lies 77-82 deg off the axis
+        a = np.radians(deg)
+        T = np.eye(4)
+        T[:3, :3] = se3.so3_exp(np.array([0.0, a, 0.0]))  # the board square to the line of sight
+        centre = dist * np.array([np.sin(a), 0.0, np.cos(a)])
+        T[:3, 3] = centre - T[:3, :3] @ np.r_[t.points_m.mean(axis=0)[:2], 0.0]
+        views.append(T)
+    T = np.stack(views)
+    uv = project(K, T, t.points_m)
+    inside = (uv >= 0).all(axis=-1) & (uv[..., 0] < size[0]) & (uv[..., 1] < size[1])
+    assert inside[0].all() and inside[1].all()  # the formula puts both boards in the image
+    ids, pix, used = exact_corners(t, K, size, T)
+    assert used.tolist() == [False, True] and np.array_equal(pix[0], uv[1])
+    settings = RenderSettings(blur_px=0.8, noise_dn=2.0, supersample=2)
+    ghost = render_view(t, K, size, T[0], np.random.default_rng(1), settings)
+    seen = render_view(t, K, size, T[1], np.random.default_rng(1), settings)
+    assert not detect(ghost, t).ok
+    d = detect(seen, t)
+    assert d.ok and np.sqrt(np.mean(np.sum((d.uv_px - uv[1, d.ids]) ** 2, axis=1))) < 0.1

@@ -80,6 +80,7 @@ EXACT_FILE = "exact_corners.json"
 CAMERA_FILE = "camera.yaml"
 _RENDER_STREAM = 0x52454E44  # "REND": the render's own stream of the sequence seed
 _BAND_SAMPLES = 1 << 20  # samples evaluated at once
+_MISSED_M = 1e6  # where a sample's ray that misses the target's plane (or has no ray) lands on it [m]
 
 
 @dataclass(frozen=True)
@@ -301,7 +302,9 @@ def _reflectance_image(target: Target, K9: np.ndarray, size, T_cam_target: np.nd
         q2 = Hinv[2, 0] * xu + Hinv[2, 1] * yu + Hinv[2, 2] * zu
         ahead = q2 > 0  # the ray meets the plane in front of the camera
         with np.errstate(divide="ignore", invalid="ignore"):
-            X, Y = np.where(ahead, q0 / q2, np.inf), np.where(ahead, q1 / q2, np.inf)
+            # a ray that misses the plane lands far off the board (finite: the patterns' integer arithmetic stays
+            # defined)
+            X, Y = np.where(ahead, q0 / q2, _MISSED_M), np.where(ahead, q1 / q2, _MISSED_M)
         white, on = reflectance(target, X, Y)
         on &= ahead
         if not front:
