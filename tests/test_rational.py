@@ -203,11 +203,16 @@ def test_calibrate_cli_estimates_the_stated_rational_model_and_writes_it(tmp_pat
     doc = json.loads(path.read_text())
     assert doc["cameras"][0]["distortion_model"] == "rational"
     r = CliRunner().invoke(main, ["calibrate", "--corners", str(path), "--json", str(tmp_path / "r.json"),
-                                  "--write-intrinsics", str(tmp_path / "cam.yaml")])  # fmt: skip
+                                  "--write-intrinsics", str(tmp_path / "cam.yaml"), "--yaml", str(tmp_path / "x.yaml")])  # fmt: skip
     assert r.exit_code == 0, r.output
-    k = json.loads((tmp_path / "r.json").read_text())["inputs"]["intrinsics_refined"]
+    inputs = json.loads((tmp_path / "r.json").read_text())["inputs"]
+    k = inputs["intrinsics_refined"]
     back = read_intrinsics(tmp_path / "cam.yaml")
     assert back.distortion_model == "rational" and [back.fx, back.fy, back.cx, back.cy, *back.distortion] == k
+    cv2 = pytest.importorskip("cv2")
+    fs = cv2.FileStorage(str(tmp_path / "x.yaml"), cv2.FILE_STORAGE_READ)  # the result's YAML: OpenCV's eight terms
+    assert np.allclose(fs.getNode("distortion_coefficients").mat().ravel(), inputs["intrinsics"][4:], rtol=1e-12)
+    fs.release()
     r = CliRunner().invoke(main, ["calibrate", "--corners", str(path), "--write-intrinsics", str(tmp_path / "k.yaml"),
                                   "--intrinsics-format", "kalibr"])  # fmt: skip
     assert r.exit_code == 2 and "Kalibr has no rational model" in r.output and not (tmp_path / "k.yaml").exists()
