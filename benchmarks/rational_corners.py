@@ -1,13 +1,13 @@
 """A wide-angle lens of OpenCV's rational model through ``calibrate --corners``: X's error by the model fitted.
 
-    python benchmarks/rational_corners.py [--n 10] [--seed 0]
+    python benchmarks/rational_corners.py [--n 10] [--seed 0] [--tilt 20]
 
 For each setup, ``--n`` generated ``pnp`` station recordings (those of ``benchmarks/fisheye_corners.py``: 12-20
 stations of a UR5e, eye-in-hand a 10 x 8 grid of 60 mm, eye-to-hand a 9 x 6 chessboard of 25 mm, robot flange error
 0.1-0.3 mrad / 0.05-0.15 mm) are seen through the 120 deg lens ``rational_120`` of
 :data:`kinhec.synth.observations.RATIONAL_LENSES` (1280 x 1024, the field's edge at the image's corners, ``k1 ..
-k6`` of a few units, decentring of about 1 px at the edge), mounted turned by 20 deg so that the target lies off
-the axis, with Gaussian pixel noise at the detector's level (:data:`~kinhec.synth.observations.DETECTOR_STD_PX`).
+k6`` of a few units, decentring of about 1 px at the edge), mounted turned by ``--tilt`` deg (20) so that the
+target lies off the axis, with Gaussian pixel noise at the detector's level (:data:`~kinhec.synth.observations.DETECTOR_STD_PX`).
 Each recording is calibrated three times with the intrinsics estimated, the observation file stating each model in
 turn: ``rational`` (the lens's own), ``equidistant`` (the fisheye's four terms in the angle) and ``radtan`` (the
 pinhole with OpenCV's five coefficients).
@@ -31,22 +31,23 @@ from kinhec.synth.observations import DETECTOR_STD_PX, fisheye_observations_from
 
 SETUPS = (("eye_in_hand", "grid_10x8_60mm"), ("eye_to_hand", "checker_9x6_25mm"))
 MODELS = ("rational", "equidistant", "radtan")
-LENS, TILT_DEG = "rational_120", 20.0
+LENS = "rational_120"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=10, help="recordings per setup")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--tilt", type=float, default=20.0, help="the lens turned by this angle off the target [deg]")
     a = ap.parse_args()
-    print(f"{LENS} corners: {a.n} recordings per setup, target {TILT_DEG:.0f} deg off the axis, pixel noise "
+    print(f"{LENS} corners: {a.n} recordings per setup, target {a.tilt:.0f} deg off the axis, pixel noise "
           f"{DETECTOR_STD_PX} px, intrinsics estimated by each model; X error RMS (rotation deg / translation mm)")
     for setup, target in SETUPS:
         rows = {m: [] for m in MODELS}
         crb = []
         for i in range(a.n):
             r = recipe(a.seed, setup, target, i)
-            obs, truth = fisheye_observations_from_recipe(r, LENS, tilt_deg=TILT_DEG)
+            obs, truth = fisheye_observations_from_recipe(r, LENS, tilt_deg=a.tilt)
             X, Y = (transform_from_pose_json(truth["poses"][n]) for n in "XY")
             k = np.array(list(truth["parameters"].values()))
             C = crb_x(obs, k, X, Y, DETECTOR_STD_PX, (r["robot_rot_std_rad"], r["robot_trans_std_m"]))

@@ -31,7 +31,9 @@ lenses further out than the polynomial does.  Its intrinsics vector has
 twelve numbers ``(fx, fy, cx, cy, k1, k2, p1, p2, k3, k4, k5, k6)``
 (:data:`RATIONAL_NAMES`, OpenCV's order of its eight ``distCoeffs``); this is
 ``cv2.projectPoints`` with those eight coefficients.  OpenCV's thin-prism and
-tilt terms (12 and 14 coefficients) are not modelled.
+tilt terms (12 and 14 coefficients) are not modelled.  Its calibration starts
+from the pinhole's and from the fisheye's and holds the coefficients by a
+prior (:func:`rational_start`, :data:`RATIONAL_PRIOR_STD`).
 
 Calibration (Zhang 2000)
 ------------------------
