@@ -57,8 +57,8 @@ def main() -> None:
                 t = time.process_time()
                 try:
                     res = calibrate_corners(replace(obs, distortion_model=m))
-                except KinhecError as exc:  # e.g. views whose corners determine no camera
-                    failed.append(f"recording {i} ({obs.n_views} views), {m}: {exc}")
+                except (KinhecError, np.linalg.LinAlgError) as exc:  # e.g. views whose corners determine no camera
+                    failed.append(f"recording {i} ({obs.n_views} views), {m}: {type(exc).__name__}: {exc}")
                     continue
                 cpu = time.process_time() - t
                 e = _x_error(res.X, X)
