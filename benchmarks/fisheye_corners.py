@@ -37,10 +37,10 @@ import time
 import numpy as np
 
 from kinhec.calibrate import scale as sc
-from kinhec.calibrate.bundle import DISTORTION_PRIOR, FISHEYE_DISTORTION_PRIOR
+from kinhec.calibrate.bundle import DISTORTION_PRIORS
 from kinhec.calibrate.corners import calibrate_corners
 from kinhec.geometry import se3
-from kinhec.models.intrinsics import pack_views, project
+from kinhec.models.intrinsics import model_of, pack_views, project
 from kinhec.solvers.reprojection import chain_poses
 from kinhec.synth.observations import (
     DETECTOR_STD_PX,
@@ -75,7 +75,7 @@ def crb_x(obs, k_true, X, Y, pixel_std: float, robot_std) -> np.ndarray:
     views = pack_views(obs.points_3d, obs.points_2d)
     A = obs.T_base_ee
     N, nk = A.shape[0], k_true.size
-    dprior = FISHEYE_DISTORTION_PRIOR if nk == 8 else DISTORTION_PRIOR
+    dprior = DISTORTION_PRIORS[model_of(k_true)]
     sig = np.array([robot_std[0]] * 3 + [robot_std[1]] * 3)
 
     def pixels(t):

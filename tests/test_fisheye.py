@@ -104,7 +104,7 @@ def test_project_takes_the_model_from_the_vector_length():
     pts = rng.uniform(-0.1, 0.1, (6, 3))
     p_cam = pts[None] @ T[:, :3, :3].transpose(0, 2, 1) + T[:, None, :3, 3]
     assert np.array_equal(project(K180, T, pts), project_points(K180, p_cam))
-    with pytest.raises(InputError, match="expected 9 numbers .* or 8"):
+    with pytest.raises(InputError, match="expected 9 numbers .*, 8 .* or 12"):
         project_points(np.ones(7), p_cam)
 
 

@@ -27,7 +27,7 @@ def _random_intrinsics(rng, model="radtan", n=5) -> IntrinsicsFile:
 
 
 @pytest.mark.parametrize("fmt, model, n", [("opencv", "radtan", 5), ("opencv", "equidistant", 4),
-                                           ("kalibr", "equidistant", 4)])
+                                           ("kalibr", "equidistant", 4), ("opencv", "rational", 8)])
 def test_written_files_read_back_the_same_floats(tmp_path, fmt, model, n):
     rng = np.random.default_rng(11)
     for i in range(5):  # small and large exponents: every digit survives the text
@@ -118,3 +118,46 @@ def test_calibrate_refuses_write_intrinsics_from_pose_files(tmp_path):
     assert r.exit_code == 2
     assert "--write-intrinsics" in r.output and "--corners or --images" in r.output
     assert not out.exists()
+
+
+KALIBR_CAMCHAINS = {
+    "radtan": """cam0:
+  cam_overlaps: []
+  camera_model: pinhole
+  distortion_coeffs: [-0.28340811217029355, 0.07395907389290132, 0.00019359502856909603, 1.7618711454538528e-05]
+  distortion_model: radtan
+  intrinsics: [458.6548807207614, 457.2966964634893, 367.2158039615726, 248.37534060980727]
+  resolution: [752, 480]
+  rostopic: /cam0/image_raw
+""",
+    "equidistant": """cam0:
+  cam_overlaps: []
+  camera_model: pinhole
+  distortion_coeffs: [0.0034823894022493434, 0.0007150348452162257, -0.0020532361418706202, 0.00020293673591811182]
+  distortion_model: equidistant
+  intrinsics: [190.97847715128717, 190.9733070521226, 254.93170605935475, 256.8974428996504]
+  resolution: [512, 512]
+  rostopic: /cam0/image_raw
+""",
+}
+
+
+@pytest.mark.parametrize("model", ["radtan", "equidistant"])
+def test_a_kalibr_camchain_is_written_back_as_it_was_read(tmp_path, model):
+    """A camchain as Kalibr writes it (pinhole-radtan, pinhole-equi), read and written back as Kalibr: the camera's
+    model, intrinsics, coefficients and resolution are the file's to 1e-12 (the writer keeps one camera's lens: the
+    topic and overlaps are not written)."""
+    import yaml
+
+    src = tmp_path / "camchain.yaml"
+    src.write_text(KALIBR_CAMCHAINS[model])
+    intr = read_intrinsics(src)
+    out = write_intrinsics(tmp_path / "back.yaml", intr, "kalibr")
+    a, b = yaml.safe_load(src.read_text())["cam0"], yaml.safe_load(out.read_text())["cam0"]
+    assert (b["camera_model"], b["distortion_model"], b["resolution"]) == ("pinhole", model, a["resolution"])
+    for key in ("intrinsics", "distortion_coeffs"):
+        x, y = np.array(a[key], dtype=float), np.array(b[key], dtype=float)
+        assert x.shape == y.shape and np.abs(x - y).max() <= 1e-12 * np.abs(x).max(), key
+    again = read_intrinsics(out)
+    assert (again.fx, again.fy, again.cx, again.cy, again.distortion) == (intr.fx, intr.fy, intr.cx, intr.cy,
+                                                                          intr.distortion)  # fmt: skip

@@ -275,6 +275,35 @@ def _fisheye_projection(rng, mp):
     return out
 
 
+@jacobian("intrinsics.pinhole_rational", ("models.intrinsics:project_points_jacobians",
+                                          "models.intrinsics:_pinhole_jacobians",
+                                          "models.intrinsics:_distortion_and_jacobian"))
+def _pinhole_rational_projection(rng, mp):
+    from kinhec.models.intrinsics import _distortion_and_jacobian, project_points_jacobians
+
+    out = []
+    # OpenCV's five coefficients, and the rational model's eight (a 120 deg lens's: k1..k6 of a few units)
+    for k in (np.array([900.0, 880.0, 645.0, 350.0, -0.21, 0.08, 0.0015, -0.0008, -0.02]),
+              np.array([784.8, 786.4, 641.3, 509.2, 2.0, 0.3, 2e-4, -1.5e-4, -0.01, 2.3, 0.8, 0.02])):
+        for off_axis_deg in (3.0, 30.0, 58.0):
+            th = np.radians(off_axis_deg)
+            az = rng.uniform(-np.pi, np.pi)
+            p0 = 1.3 * np.array([np.sin(th) * np.cos(az), np.sin(th) * np.sin(az), np.cos(th)])
+            _, d_point, d_k = project_points_jacobians(k, p0)
+            out.append(Case(f"{k.size} intrinsics: d uv / d point at {off_axis_deg:g} deg",
+                            lambda p, k=k: project_points_jacobians(k, p)[0], p0, d_point, h=1e-7))  # fmt: skip
+            scale = np.where(np.arange(k.size) < 4, 1.0, 1e-3)  # the coefficients by steps of their own size
+            out.append(Case(f"{k.size} intrinsics: d uv / d intrinsics at {off_axis_deg:g} deg",
+                            lambda s, k=k, p0=p0, scale=scale: project_points_jacobians(k + s * scale, p0)[0],
+                            np.zeros(k.size), d_k * scale, h=1e-3))  # fmt: skip
+            # the distortion's own 2 x 2 Jacobian in the normalised coordinates (the inverse's Newton steps)
+            q0 = p0[:2] / p0[2]
+            J = np.array(_distortion_and_jacobian(q0[0], q0[1], k[4:])[2:]).reshape(2, 2)
+            out.append(Case(f"{k.size} intrinsics: d distorted / d normalised at {off_axis_deg:g} deg",
+                            lambda q, k=k: np.array(_distortion_and_jacobian(q[0], q[1], k[4:])[:2]), q0, J, h=1e-7))
+    return out
+
+
 @jacobian("he_ml.pixels.normals", ("solvers.he_ml_stages.pixels:_Problem.normals",))
 def _pixels_normals(rng, mp):
     from kinhec.models.intrinsics import pack_views

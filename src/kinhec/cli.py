@@ -512,26 +512,40 @@ def export(data, sequence_id, fmt, out):
 @click.option("--lighting", type=float, default=0.3, show_default=True, help="Uneven lighting, relative amplitude.")
 @click.option("--motion-blur", "motion_blur_px", type=float, default=0.0, show_default=True, help="Motion blur length [px].")
 @click.option("--distortion", default=None, metavar="k1,k2,p1,p2[,k3]", help="Lens distortion to render (default none).")
+@click.option("--intrinsics", "intrinsics_file", default=None, type=click.Path(exists=True, dir_okay=False),
+              metavar="CAMERA.yaml",
+              help="Draw through this camera instead of the sequence's: an OpenCV YAML, Kalibr camchain or kinhec "
+                   "calibrate JSON (pinhole, fisheye/equidistant or rational), its image size the images'.")
 @click.option("--supersample", type=int, default=4, show_default=True, help="Samples per pixel along each axis.")
 @click.option("--seed", type=int, default=None, help="Seed of the degradations (default: the sequence's).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress.")
-def render(data, sequence_id, out, target, blur_px, noise_dn, lighting, motion_blur_px, distortion, supersample, seed,
-           quiet):
+@click.pass_context
+def render(ctx, data, sequence_id, out, target, blur_px, noise_dn, lighting, motion_blur_px, distortion,
+           intrinsics_file, supersample, seed, quiet):
     """Render a sequence's camera frames as images, with the hand file and the truth for kinhec calibrate --images."""
-    from kinhec.calibrate.corners import parse_intrinsics
+    from kinhec.calibrate.corners import intrinsics_vector, parse_intrinsics
     from kinhec.io import load_sequence
+    from kinhec.models.intrinsics_files import read_intrinsics
     from kinhec.vision.render import RenderSettings, render_sequence
 
+    k, size = None, None
+    if intrinsics_file is not None:
+        if distortion is not None:
+            _input_error(ctx, "render", KinhecError(f"--distortion {distortion}: expected either it or --intrinsics "
+                                                    f"(the file's camera has its own distortion), got both"))
+        intr = read_intrinsics(intrinsics_file, size_from="--intrinsics")
+        k, size = intrinsics_vector(intr, intrinsics_file), (intr.width_px, intr.height_px)
     dist = (0.0,) * 5 if distortion is None else tuple(parse_intrinsics(f"1,1,0,0,{distortion}")[4:])
     settings = RenderSettings(blur_px=blur_px, noise_dn=noise_dn, lighting=lighting, motion_blur_px=motion_blur_px,
                               supersample=supersample, distortion=dist)
     show = None if quiet or not sys.stderr.isatty() else (
         lambda i, n: click.echo(f"\rrendering {i}/{n}\x1b[K" + ("\n" if i == n else ""), nl=False, err=True))
     r = render_sequence(load_sequence(data, sequence_id), out, target=target, settings=settings, seed=seed,
-                        progress=show)
+                        progress=show, intrinsics=k, image_size=size)
     click.echo(f"{len(r.images)} images in {r.out / 'images'} ({r.n_written} rendered now), target {r.target.spec}")
     click.echo(f"hand poses: {r.hand}")
-    click.echo(f"truth: {r.truth}" + (f"; exact corners: {r.exact}" if r.exact else ""))
+    click.echo(f"truth: {r.truth}" + (f"; exact corners: {r.exact}" if r.exact else "")
+               + (f"; camera: {r.camera_file}" if r.camera_file else ""))
     click.echo(f"calibrate with: {r.calibrate_command()}")
 
 
@@ -710,9 +724,10 @@ def _input_error(ctx, command: str, exc: Exception) -> None:
 @click.option("--fast-detection", is_flag=True,
               help="With --images: find a chessboard at half size first, then at full resolution in its window only "
                    "(about 3x less CPU; corners within about 0.02 px of the whole image's search, not identical).")
-@click.option("--intrinsics", default=None, metavar="fx,fy,cx,cy[,k1,k2,p1,p2[,k3]]|FILE",
-              help="With --corners or --images: known intrinsics [px], or an OpenCV YAML, Kalibr camchain or kinhec "
-                   "calibrate JSON holding them (default: estimated from the views).")
+@click.option("--intrinsics", default=None, metavar="fx,fy,cx,cy[,k1,k2,p1,p2[,k3[,k4,k5,k6]]]|FILE",
+              help="With --corners or --images: known intrinsics [px] (twelve numbers: OpenCV's rational model), or "
+                   "an OpenCV YAML, Kalibr camchain or kinhec calibrate JSON holding them, a fisheye or a rational "
+                   "lens too (default: estimated from the views).")
 @click.option("--write-intrinsics", "intrinsics_out", default=None, type=click.Path(dir_okay=False), metavar="OUT",
               help="With --corners or --images: write the camera's intrinsics (refined with X and Y) as an intrinsics "
                    "file, in the form --intrinsics-format gives.")

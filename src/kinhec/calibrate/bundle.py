@@ -51,12 +51,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kinhec.geometry import se3
-from kinhec.models.intrinsics import PackedViews, intrinsic_names, project
+from kinhec.models.intrinsics import RATIONAL_PRIOR_STD, PackedViews, intrinsic_names, project
 from kinhec.geometry.lsq import BlockJacobian, BlockStructure, block_jacobian_parts
 from kinhec.solvers.reprojection import chain_poses
 
 __all__ = ["BundleFit", "BundleSystem", "refine_bundle", "INTRINSICS_PRIOR", "DISTORTION_PRIOR",
-           "FISHEYE_DISTORTION_PRIOR"]
+           "FISHEYE_DISTORTION_PRIOR", "RATIONAL_DISTORTION_PRIOR", "DISTORTION_PRIORS"]
 
 #: Prior of given intrinsics: focal lengths to this fraction, principal point to this fraction of the focal length.
 INTRINSICS_PRIOR = {"focal_rel": 0.01, "principal_point_rel_f": 0.01}
@@ -67,6 +67,12 @@ DISTORTION_PRIOR = np.array([0.5, 0.5, 0.005, 0.005, 0.5])
 #: The same for a fisheye's ``(k1, k2, k3, k4)`` (:mod:`kinhec.models.intrinsics`): the coefficients of fisheye
 #: lenses are a few hundredths; wide, as :data:`DISTORTION_PRIOR` is.
 FISHEYE_DISTORTION_PRIOR = np.array([0.5, 0.5, 0.5, 0.5])
+#: The same for the rational model's ``(k1, k2, p1, p2, k3, k4, k5, k6)``: the prior its camera fit holds them by
+#: (:data:`kinhec.models.intrinsics.RATIONAL_PRIOR_STD`, which says why).
+RATIONAL_DISTORTION_PRIOR = RATIONAL_PRIOR_STD
+#: The distortion prior of each model (:data:`kinhec.models.intrinsics.MODELS`).
+DISTORTION_PRIORS = {"radtan": DISTORTION_PRIOR, "equidistant": FISHEYE_DISTORTION_PRIOR,
+                     "rational": RATIONAL_DISTORTION_PRIOR}
 #: Most iterations (each a damped Gauss-Newton step at fixed noise levels, then their EM update) ...
 _MAX_ITER = 60
 #: ... ending when the shared unknowns stop moving (every step below this fraction of its standard deviation) and
@@ -284,7 +290,7 @@ def refine_bundle(views: PackedViews, A, X0, Y0, intrinsics0, configuration: str
         Measured flange poses ``T_base_ee`` [m].
     X0, Y0 : ndarray, shape (4, 4)
         Start (``he_ml``'s pixel solution).
-    intrinsics0 : ndarray, shape (9,) or (8,)
+    intrinsics0 : ndarray, shape (9,), (8,) or (12,)
         ``(fx, fy, cx, cy, k1, k2, p1, p2, k3)``, or a fisheye's ``(fx, fy, cx, cy, k1, k2, k3, k4)``
         (:mod:`kinhec.models.intrinsics`): start, and the prior's mean when given.
     configuration : {"eye_in_hand", "eye_to_hand"}

@@ -40,7 +40,7 @@ import numpy as np
 
 from kinhec.calibrate import free_scale
 from kinhec.calibrate import scale as sc
-from kinhec.calibrate.bundle import DISTORTION_PRIOR, FISHEYE_DISTORTION_PRIOR, INTRINSICS_PRIOR, refine_bundle
+from kinhec.calibrate.bundle import DISTORTION_PRIORS, INTRINSICS_PRIOR, refine_bundle
 from kinhec.calibrate.frames import names as frame_names
 from kinhec.calibrate import held_out as ho
 from kinhec.calibrate.held_out_pixels import assess_views
@@ -63,10 +63,10 @@ INTRINSICS_FILE_SUFFIXES = (".yaml", ".yml", ".json")
 
 def parse_intrinsics(text, image_size=None) -> np.ndarray:
     """The 9 intrinsics ``fx fy cx cy k1 k2 p1 p2 k3`` from ``"fx,fy,cx,cy[,k1,k2,p1,p2[,k3]]"``, a sequence of 4, 8
-    or 9 numbers, or an intrinsics file (OpenCV YAML, Kalibr camchain, a ``kinhec calibrate --json``; checked
-    against ``image_size`` ``(width, height)`` [px] when given), or an
-    :class:`~kinhec.models.intrinsics_files.IntrinsicsFile` (a fisheye's as its 8 numbers ``fx fy cx cy k1 k2 k3
-    k4``: bare numbers are a pinhole's)."""
+    or 9 numbers (12: OpenCV's rational model, ``fx fy cx cy k1 k2 p1 p2 k3 k4 k5 k6``), or an intrinsics file
+    (OpenCV YAML, Kalibr camchain, a ``kinhec calibrate --json``; checked against ``image_size`` ``(width, height)``
+    [px] when given), or an :class:`~kinhec.models.intrinsics_files.IntrinsicsFile` (a fisheye's as its 8 numbers
+    ``fx fy cx cy k1 k2 k3 k4``: bare numbers are a pinhole's)."""
     if isinstance(text, IntrinsicsFile):
         return intrinsics_vector(text, "intrinsics")
     if isinstance(text, (str, Path)) and (Path(text).suffix.lower() in INTRINSICS_FILE_SUFFIXES or Path(text).is_file()):
@@ -75,19 +75,20 @@ def parse_intrinsics(text, image_size=None) -> np.ndarray:
         try:
             vals = [float(v) for v in text.replace(" ", "").split(",") if v != ""]
         except ValueError:
-            raise InputError(f"intrinsics: expected numbers fx,fy,cx,cy[,k1,k2,p1,p2[,k3]] or an intrinsics file "
-                             f"(.yaml, .json), got {text!r}") from None
+            raise InputError(f"intrinsics: expected numbers fx,fy,cx,cy[,k1,k2,p1,p2[,k3[,k4,k5,k6]]] or an intrinsics "
+                             f"file (.yaml, .json), got {text!r}") from None
     else:
         vals = [float(v) for v in np.ravel(np.asarray(text, dtype=np.float64))]
-    if len(vals) not in (4, 8, 9) or not np.isfinite(vals).all() or vals[0] <= 0 or vals[1] <= 0:
-        raise InputError(f"intrinsics: expected 4, 8 or 9 finite numbers fx,fy,cx,cy[,k1,k2,p1,p2[,k3]] with fx, "
-                         f"fy > 0 [px], got {text!r}")  # fmt: skip
-    return np.array(vals + [0.0] * (9 - len(vals)))
+    if len(vals) not in (4, 8, 9, 12) or not np.isfinite(vals).all() or vals[0] <= 0 or vals[1] <= 0:
+        raise InputError(f"intrinsics: expected 4, 8, 9 or 12 finite numbers fx,fy,cx,cy[,k1,k2,p1,p2[,k3[,k4,k5,"
+                         f"k6]]] with fx, fy > 0 [px], got {text!r}")  # fmt: skip
+    return np.array(vals + [0.0] * (9 - len(vals))) if len(vals) < 12 else np.array(vals)
 
 
 def intrinsics_from_file(path, image_size=None) -> np.ndarray:
     """The intrinsics of an intrinsics file: 9 for a pinhole with OpenCV's distortion (``fx fy cx cy k1 k2 p1 p2
-    k3``), 8 for a fisheye (``fx fy cx cy k1 k2 k3 k4``, :mod:`kinhec.models.intrinsics`)."""
+    k3``), 8 for a fisheye (``fx fy cx cy k1 k2 k3 k4``), 12 for OpenCV's rational model (``fx fy cx cy k1 k2 p1 p2
+    k3 k4 k5 k6``; :mod:`kinhec.models.intrinsics`)."""
     size = None if image_size is None else f"{int(image_size[0])}x{int(image_size[1])}"
     return intrinsics_vector(read_intrinsics(path, image_size=size, size_from="the size of the images calibrated"), path)
 
@@ -99,13 +100,17 @@ def intrinsics_vector(intr: IntrinsicsFile, path) -> np.ndarray:
         if len(dist) not in (0, 4):
             raise InputError(f"{path}: expected 4 fisheye (equidistant) coefficients k1 k2 k3 k4, got {len(dist)}")
         return np.array([intr.fx, intr.fy, intr.cx, intr.cy, *(dist or [0.0] * 4)])
-    if intr.distortion_model != "radtan":
-        raise InputError(f"{path}: expected a pinhole with OpenCV's distortion k1 k2 p1 p2 k3 (radtan) or a fisheye "
-                         f"(equidistant), got {intr.distortion_model} distortion")
-    if len(dist) > 5 and any(v != 0.0 for v in dist[5:]):
-        raise InputError(f"{path}: expected at most 5 distortion coefficients k1 k2 p1 p2 k3, got {len(dist)} "
-                         "(OpenCV's rational model, not modelled by --corners/--images)")  # fmt: skip
-    dist = (dist + [0.0] * 5)[:5]
+    if intr.distortion_model not in ("radtan", "rational"):
+        raise InputError(f"{path}: expected a pinhole with OpenCV's distortion k1 k2 p1 p2 k3 [k4 k5 k6] (radtan, "
+                         f"rational) or a fisheye (equidistant), got {intr.distortion_model} distortion")  # fmt: skip
+    if len(dist) > 8 and any(v != 0.0 for v in dist[8:]):
+        raise InputError(f"{path}: expected at most 8 distortion coefficients k1 k2 p1 p2 k3 k4 k5 k6 (OpenCV's "
+                         f"rational model), got {len(dist)} with nonzero thin-prism or tilt terms "
+                         f"({', '.join(f'{v:.6g}' for v in dist[8:])}), which kinhec does not model")  # fmt: skip
+    if intr.distortion_model == "rational" or any(v != 0.0 for v in dist[5:8]):
+        dist = (dist + [0.0] * 8)[:8]  # OpenCV's rational model
+    else:
+        dist = (dist + [0.0] * 5)[:5]
     return np.array([intr.fx, intr.fy, intr.cx, intr.cy, *dist])
 
 
@@ -148,7 +153,7 @@ def _bundle(obs, cam, res, inl, given, prior):
     notes = []
     if given is None:
         # every intrinsic the views gave: focal lengths and principal point free, the distortion under a wide prior
-        dist_prior = DISTORTION_PRIOR if kv.size == 9 else FISHEYE_DISTORTION_PRIOR
+        dist_prior = DISTORTION_PRIORS[model_of(kv)]
         free = tuple(range(kv.size))
         prior_std = np.concatenate([[np.inf] * 4, dist_prior])
         prior_mean = np.concatenate([kv[:4], np.zeros(dist_prior.size)])
@@ -188,7 +193,8 @@ def calibrate_corners(path, *, intrinsics=None, setup: str | None = None, where:
         Observation JSON (:func:`kinhec.synth.observations.read_observations`), or the observations themselves
         (e.g. detected in images, :mod:`kinhec.calibrate.images`), named ``where`` in messages.
     intrinsics : str or array_like, optional
-        Known ``fx, fy, cx, cy[, k1, k2, p1, p2[, k3]]`` [px]; estimated from the views when omitted.
+        Known ``fx, fy, cx, cy[, k1, k2, p1, p2[, k3[, k4, k5, k6]]]`` [px] (or a file, :func:`parse_intrinsics`);
+        estimated from the views when omitted.
     setup : {"eye_in_hand", "eye_to_hand"}, optional
         Must agree with the file's ``problem`` mode when given.
     intrinsics_prior : (float, float), optional

@@ -66,9 +66,10 @@ def opencv_yaml(result) -> str:
         lines.append(f"scale: {_g(result.scale)}")
     lines.append(f"n_pairs: {int(result.n_pairs)}")
     k = result.inputs.get("intrinsics")
-    if k is not None and len(k) == 9:  # a calibration from corners or images: the camera too
+    if k is not None and len(k) in (9, 12):  # a calibration from corners or images: the camera too (a pinhole, or
+        # OpenCV's rational model with its eight coefficients)
         lines += _cv_matrix("camera_matrix", [[k[0], 0.0, k[2]], [0.0, k[1], k[3]], [0.0, 0.0, 1.0]])
-        lines += _cv_matrix("distortion_coefficients", [k[4:9]])
+        lines += _cv_matrix("distortion_coefficients", [k[4:]])
     if result.rig is not None:
         for k, T in result.rig.cam_T_cam.items():
             lines += _cv_matrix(k, T)

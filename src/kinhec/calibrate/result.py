@@ -227,8 +227,10 @@ class CalibrationResult:
             "noise": None,
         }  # fmt: skip
         if o.get("intrinsics_std"):
-            names = (("fx", "fy", "cx", "cy", "k1", "k2", "k3", "k4") if self.inputs.get("distortion_model") == "equidistant"
-                     else ("fx", "fy", "cx", "cy", "k1", "k2", "p1", "p2", "k3"))  # fmt: skip
+            model = self.inputs.get("distortion_model")
+            names = (("fx", "fy", "cx", "cy", "k1", "k2", "k3", "k4") if model == "equidistant"
+                     else ("fx", "fy", "cx", "cy", "k1", "k2", "p1", "p2", "k3")
+                     + (("k4", "k5", "k6") if model == "rational" else ()))  # fmt: skip
             values = dict(zip(names, self.inputs.get("intrinsics_refined") or self.inputs.get("intrinsics") or []))
             out["intrinsics"] = {k: {"value": _num(values.get(k)), "std": float(v)} for k, v in o["intrinsics_std"].items()}
         if "residual_std_rad_m" in o:

@@ -17,6 +17,24 @@ centres at integer coordinates, the OpenCV convention).  The nine numbers
 ``(fx, fy, cx, cy, k1, k2, p1, p2, k3)`` are the *intrinsics vector* of this
 module, in that order (:data:`INTRINSIC_NAMES`).
 
+Rational model
+--------------
+OpenCV's ``CALIB_RATIONAL_MODEL``: the radial factor is a ratio,
+
+.. math::
+
+    x' = x \\frac{1 + k_1 r^2 + k_2 r^4 + k_3 r^6}{1 + k_4 r^2 + k_5 r^4 + k_6 r^6}
+         + 2 p_1 x y + p_2 (r^2 + 2 x^2)
+
+(``y'`` likewise), which follows the strong barrel distortion of wide-angle
+lenses further out than the polynomial does.  Its intrinsics vector has
+twelve numbers ``(fx, fy, cx, cy, k1, k2, p1, p2, k3, k4, k5, k6)``
+(:data:`RATIONAL_NAMES`, OpenCV's order of its eight ``distCoeffs``); this is
+``cv2.projectPoints`` with those eight coefficients.  OpenCV's thin-prism and
+tilt terms (12 and 14 coefficients) are not modelled.  Its calibration starts
+from the pinhole's and from the fisheye's and holds the coefficients by a
+prior (:func:`rational_start`, :data:`RATIONAL_PRIOR_STD`).
+
 Calibration (Zhang 2000)
 ------------------------
 1. One homography per view from the target plane (``z = 0``) to the image,
@@ -75,7 +93,9 @@ from kinhec.geometry.lsq import BlockStructure, levenberg_marquardt
 __all__ = [
     "INTRINSIC_NAMES",
     "EQUIDISTANT_NAMES",
+    "RATIONAL_NAMES",
     "MODELS",
+    "RATIONAL_PRIOR_STD",
     "intrinsic_names",
     "model_of",
     "project_points",
@@ -90,6 +110,8 @@ __all__ = [
     "CameraCalibration",
     "calibrate_camera",
     "fisheye_start",
+    "rational_start",
+    "rational_from_equidistant",
     "camera_calibration",
     "residual_norms",
     "normalisation",
@@ -100,10 +122,19 @@ INTRINSIC_NAMES = ("fx", "fy", "cx", "cy", "k1", "k2", "p1", "p2", "k3")
 
 #: Names of the fisheye (equidistant) intrinsics vector, in order.
 EQUIDISTANT_NAMES = ("fx", "fy", "cx", "cy", "k1", "k2", "k3", "k4")
+#: Names of the rational model's intrinsics vector, in order (OpenCV's eight ``distCoeffs`` after ``fx fy cx cy``).
+RATIONAL_NAMES = ("fx", "fy", "cx", "cy", "k1", "k2", "p1", "p2", "k3", "k4", "k5", "k6")
 #: The camera models, named as intrinsics files name their distortion, by the length of their intrinsics vector.
-MODELS = {9: "radtan", 8: "equidistant"}
+MODELS = {9: "radtan", 8: "equidistant", 12: "rational"}
+_NAMES = {"radtan": INTRINSIC_NAMES, "equidistant": EQUIDISTANT_NAMES, "rational": RATIONAL_NAMES}
 #: Below this ratio ``rho / Z`` a fisheye point is on the axis (the limits of ``theta_d / rho`` and its derivatives).
 _ON_AXIS = 1e-7
+
+#: Zero-mean prior standard deviations of the rational model's ``(k1, k2, p1, p2, k3, k4, k5, k6)`` in its fits.
+#: The ratio is nearly degenerate (a numerator's and the denominator's terms that grow together leave the pixels
+#: almost unchanged), and unheld the coefficients wander along that valley to tens, where numerator and denominator
+#: share a zero inside the field; one unit keeps them to the few units a wide-angle lens needs.
+RATIONAL_PRIOR_STD = np.array([1.0, 1.0, 0.005, 0.005, 1.0, 1.0, 1.0, 1.0])
 
 #: Fewest views a planar calibration accepts (Zhang needs 3 for four unknowns with zero skew; 3 for margin).
 MIN_VIEWS = 3
@@ -170,26 +201,32 @@ def pack_views(points_3d, points_2d) -> PackedViews:
 
 
 def _distort(xy: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """OpenCV's distortion of normalised coordinates: ``d = (k1, k2, p1, p2, k3)`` or, the rational model,
+    ``(k1, k2, p1, p2, k3, k4, k5, k6)``."""
     x, y = xy[..., 0], xy[..., 1]
     r2 = x * x + y * y
     radial = 1.0 + r2 * (d[0] + r2 * (d[1] + r2 * d[4]))
+    if d.size == 8:
+        radial = radial / (1.0 + r2 * (d[5] + r2 * (d[6] + r2 * d[7])))
     xd = x * radial + 2.0 * d[2] * x * y + d[3] * (r2 + 2.0 * x * x)
     yd = y * radial + d[2] * (r2 + 2.0 * y * y) + 2.0 * d[3] * x * y
     return np.stack([xd, yd], axis=-1)
 
 
 def model_of(intrinsics, what: str = "intrinsics") -> str:
-    """``"radtan"`` for nine intrinsics, ``"equidistant"`` for eight (see the module doc); else an InputError."""
+    """``"radtan"`` for nine intrinsics, ``"equidistant"`` for eight, ``"rational"`` for twelve (see the module
+    doc); else an InputError."""
     n = int(np.size(intrinsics))
     if n not in MODELS:
-        raise InputError(f"{what}: expected 9 numbers (fx, fy, cx, cy, k1, k2, p1, p2, k3; pinhole) or 8 (fx, fy, cx, "
-                         f"cy, k1, k2, k3, k4; fisheye), got {n}")  # fmt: skip
+        raise InputError(f"{what}: expected 9 numbers (fx, fy, cx, cy, k1, k2, p1, p2, k3; pinhole), 8 (fx, fy, cx, "
+                         f"cy, k1, k2, k3, k4; fisheye) or 12 (fx, fy, cx, cy, k1, k2, p1, p2, k3, k4, k5, k6; "
+                         f"rational), got {n}")  # fmt: skip
     return MODELS[n]
 
 
 def intrinsic_names(intrinsics) -> tuple:
-    """:data:`INTRINSIC_NAMES` or :data:`EQUIDISTANT_NAMES`, by the model of ``intrinsics``."""
-    return INTRINSIC_NAMES if model_of(intrinsics) == "radtan" else EQUIDISTANT_NAMES
+    """:data:`INTRINSIC_NAMES`, :data:`EQUIDISTANT_NAMES` or :data:`RATIONAL_NAMES`, by the model of ``intrinsics``."""
+    return _NAMES[model_of(intrinsics)]
 
 
 def _equidistant_radius(p: np.ndarray, d: np.ndarray):
@@ -215,21 +252,22 @@ def project_points(intrinsics, points) -> np.ndarray:
     """
     k = np.asarray(intrinsics, dtype=np.float64)
     p = np.asarray(points, dtype=np.float64)
-    if model_of(k) == "radtan":
-        return _distort(p[..., :2] / p[..., 2:3], k[4:9]) * k[0:2] + k[2:4]
+    if model_of(k) != "equidistant":
+        return _distort(p[..., :2] / p[..., 2:3], k[4:]) * k[0:2] + k[2:4]
     s = _equidistant_radius(p, k[4:8])[4]
     return p[..., :2] * s[..., None] * k[0:2] + k[2:4]
 
 
 def project_points_jacobians(intrinsics, points):
-    """Fisheye pixels and their derivatives, analytic.
+    """Pixels and their derivatives, analytic, by any of the three models (see the module doc).
 
     Parameters
     ----------
-    intrinsics : array_like, shape (8,)
-        ``(fx, fy, cx, cy, k1, k2, k3, k4)``.
+    intrinsics : array_like, shape (9,), (8,) or (12,)
+        The pinhole's ``(fx, fy, cx, cy, k1, k2, p1, p2, k3)``, the fisheye's ``(fx, fy, cx, cy, k1, k2, k3, k4)``
+        or the rational model's ``(fx, fy, cx, cy, k1, k2, p1, p2, k3, k4, k5, k6)``.
     points : array_like, shape (..., 3)
-        Points [m] in the camera frame.
+        Points [m] in the camera frame (a pinhole's and the rational model's in front of it, ``Z > 0``).
 
     Returns
     -------
@@ -237,13 +275,13 @@ def project_points_jacobians(intrinsics, points):
         Pixels [px].
     d_point : ndarray, shape (..., 2, 3)
         ``d uv / d (X, Y, Z)`` [px/m].
-    d_intrinsics : ndarray, shape (..., 2, 8)
-        ``d uv / d (fx, fy, cx, cy, k1, k2, k3, k4)``.
+    d_intrinsics : ndarray, shape (..., 2, n)
+        ``d uv / d intrinsics``, in the intrinsics' order.
     """
     k = np.asarray(intrinsics, dtype=np.float64)
-    if model_of(k) != "equidistant":
-        raise InputError(f"intrinsics: expected the 8 fisheye intrinsics (fx, fy, cx, cy, k1, k2, k3, k4), got {k.size}")
     p = np.asarray(points, dtype=np.float64)
+    if model_of(k) != "equidistant":
+        return _pinhole_jacobians(k, p)
     X, Y, Z = p[..., 0], p[..., 1], p[..., 2]
     theta, theta_d, dpoly, rho, s, axis = _equidistant_radius(p, k[4:8])
     n2 = rho * rho + Z * Z
@@ -278,15 +316,126 @@ def project_points_jacobians(intrinsics, points):
     return uv, d_point, d_int
 
 
-def unproject_points(intrinsics, uv, n_iter: int = 30) -> np.ndarray:
-    """Unit rays (..., 3) in the camera frame of fisheye pixels (..., 2) [px] (the inverse of :func:`project_points`).
+def _pinhole_jacobians(k: np.ndarray, p: np.ndarray):
+    """:func:`project_points_jacobians` of the pinhole (nine intrinsics) and the rational model (twelve)."""
+    rational = k.size == 12
+    d = k[4:]
+    Z = p[..., 2]
+    x, y = p[..., 0] / Z, p[..., 1] / Z
+    r2 = x * x + y * y
+    num = 1.0 + r2 * (d[0] + r2 * (d[1] + r2 * d[4]))
+    dnum = d[0] + r2 * (2.0 * d[1] + 3.0 * r2 * d[4])  # d num / d r^2
+    if rational:
+        den = 1.0 + r2 * (d[5] + r2 * (d[6] + r2 * d[7]))
+        dden = d[5] + r2 * (2.0 * d[6] + 3.0 * r2 * d[7])
+    else:
+        den, dden = np.ones_like(r2), np.zeros_like(r2)
+    g = num / den
+    dg = (dnum - g * dden) / den  # d g / d r^2
+    p1, p2 = d[2], d[3]
+    xd = x * g + 2.0 * p1 * x * y + p2 * (r2 + 2.0 * x * x)
+    yd = y * g + p1 * (r2 + 2.0 * y * y) + 2.0 * p2 * x * y
+    fx, fy = k[0], k[1]
+    uv = np.stack([fx * xd + k[2], fy * yd + k[3]], axis=-1)
+    # d (xd, yd) / d (x, y)
+    a = 2.0 * dg
+    dxx = g + a * x * x + 2.0 * p1 * y + 6.0 * p2 * x
+    dxy = a * x * y + 2.0 * p1 * x + 2.0 * p2 * y
+    dyx = a * x * y + 2.0 * p1 * x + 2.0 * p2 * y
+    dyy = g + a * y * y + 6.0 * p1 * y + 2.0 * p2 * x
+    # (x, y) from (X, Y, Z): d x / d X = 1 / Z, d x / d Z = -x / Z
+    d_point = np.zeros(p.shape[:-1] + (2, 3))
+    d_point[..., 0, 0] = fx * dxx / Z
+    d_point[..., 0, 1] = fx * dxy / Z
+    d_point[..., 0, 2] = -fx * (dxx * x + dxy * y) / Z
+    d_point[..., 1, 0] = fy * dyx / Z
+    d_point[..., 1, 1] = fy * dyy / Z
+    d_point[..., 1, 2] = -fy * (dyx * x + dyy * y) / Z
+    d_int = np.zeros(p.shape[:-1] + (2, k.size))
+    d_int[..., 0, 0] = xd
+    d_int[..., 1, 1] = yd
+    d_int[..., 0, 2] = 1.0
+    d_int[..., 1, 3] = 1.0
+    # the radial terms: d g / d k1..k3 = r^(2j) / den, d g / d k4..k6 = -g r^(2j) / den
+    r4 = r2 * r2
+    for col, pw in ((4, r2), (5, r4), (8, r4 * r2)):
+        d_int[..., 0, col] = fx * x * pw / den
+        d_int[..., 1, col] = fy * y * pw / den
+    if rational:
+        for col, pw in ((9, r2), (10, r4), (11, r4 * r2)):
+            d_int[..., 0, col] = -fx * x * g * pw / den
+            d_int[..., 1, col] = -fy * y * g * pw / den
+    d_int[..., 0, 6] = fx * 2.0 * x * y
+    d_int[..., 1, 6] = fy * (r2 + 2.0 * y * y)
+    d_int[..., 0, 7] = fx * (r2 + 2.0 * x * x)
+    d_int[..., 1, 7] = fy * 2.0 * x * y
+    return uv, d_point, d_int
 
-    ``theta`` from ``theta_d`` by Newton's method, started at ``theta_d`` (the distortion polynomial must be
-    increasing up to the pixel's radius, as a calibrated lens's is over its image circle).
+
+def _distortion_and_jacobian(x: np.ndarray, y: np.ndarray, d: np.ndarray):
+    """The distorted normalised coordinates of ``(x, y)`` (:func:`_distort`, ``d`` five or eight coefficients) and
+    their 2 x 2 Jacobian ``(dxx, dxy, dyx, dyy)``."""
+    r2 = x * x + y * y
+    num = 1.0 + r2 * (d[0] + r2 * (d[1] + r2 * d[4]))
+    dnum = d[0] + r2 * (2.0 * d[1] + 3.0 * r2 * d[4])
+    if d.size == 8:
+        den = 1.0 + r2 * (d[5] + r2 * (d[6] + r2 * d[7]))
+        g = num / den
+        dg = (dnum - g * (d[5] + r2 * (2.0 * d[6] + 3.0 * r2 * d[7]))) / den
+    else:
+        g, dg = num, dnum
+    p1, p2 = d[2], d[3]
+    xd = x * g + 2.0 * p1 * x * y + p2 * (r2 + 2.0 * x * x)
+    yd = y * g + p1 * (r2 + 2.0 * y * y) + 2.0 * p2 * x * y
+    a = 2.0 * dg
+    cross = a * x * y + 2.0 * p1 * x + 2.0 * p2 * y
+    return xd, yd, g + a * x * x + 2.0 * p1 * y + 6.0 * p2 * x, cross, cross, g + a * y * y + 6.0 * p1 * y + 2.0 * p2 * x
+
+
+def _undistort_pinhole(k: np.ndarray, uv: np.ndarray, n_iter: int) -> np.ndarray:
+    """Normalised coordinates (..., 2) of pixels of a pinhole or rational camera by Newton's method on the
+    distortion, started at the distorted coordinates (each pixel until its step is below 1e-15); NaN where it does
+    not converge to 1e-9, or to a point where the map is not increasing or that lies on the other side of the centre
+    (a pixel beyond the radius where the model's radial map turns back has no ray)."""
+    m = ((uv - k[2:4]) / k[0:2]).reshape(-1, 2)
+    d = k[4:]
+    x, y = m[:, 0].copy(), m[:, 1].copy()
+    live = np.arange(x.size)
+    with np.errstate(all="ignore"):  # a pixel without a ray diverges; it is told apart below
+        for _ in range(n_iter):
+            xd, yd, a, b, c, e = _distortion_and_jacobian(x[live], y[live], d)
+            rx, ry = xd - m[live, 0], yd - m[live, 1]
+            det = a * e - b * c
+            sx, sy = (e * rx - b * ry) / det, (a * ry - c * rx) / det
+            x[live] -= sx
+            y[live] -= sy
+            moving = np.abs(sx) + np.abs(sy) > 1e-15 * (1.0 + np.abs(x[live]) + np.abs(y[live]))
+            live = live[moving]  # NaN steps are not moving: NaN compares false
+            if live.size == 0:
+                break
+        xd, yd, a, b, c, e = _distortion_and_jacobian(x, y, d)
+        # converged, the map increasing there, and on the pixel's own side of the centre (far beyond the field the
+        # rational model's radial factor turns negative and mirrors a ray through the centre)
+        bad = (~(np.maximum(np.abs(xd - m[:, 0]), np.abs(yd - m[:, 1])) <= 1e-9) | ~(a * e - b * c > 0)
+               | ~(x * m[:, 0] + y * m[:, 1] >= 0))  # fmt: skip
+    q = np.stack([x, y], axis=-1)
+    q[bad] = np.nan
+    return q.reshape(np.shape(uv))
+
+
+def unproject_points(intrinsics, uv, n_iter: int = 30) -> np.ndarray:
+    """Unit rays (..., 3) in the camera frame of pixels (..., 2) [px] (the inverse of :func:`project_points`).
+
+    Fisheye: ``theta`` from ``theta_d`` by Newton's method, started at ``theta_d`` (the distortion polynomial must
+    be increasing up to the pixel's radius, as a calibrated lens's is over its image circle).  Pinhole and rational
+    model: the normalised coordinates by Newton's method on the distortion, started at the distorted ones; a pixel
+    it does not invert (beyond the radius where the model's radial map stops increasing) gets a NaN ray.
     """
     k = np.asarray(intrinsics, dtype=np.float64)
     if model_of(k) != "equidistant":
-        raise InputError(f"intrinsics: expected the 8 fisheye intrinsics (fx, fy, cx, cy, k1, k2, k3, k4), got {k.size}")
+        q = _undistort_pinhole(k, np.asarray(uv, dtype=np.float64), max(n_iter, 50))
+        r = np.concatenate([q, np.ones(q.shape[:-1] + (1,))], axis=-1)
+        return r / np.linalg.norm(r, axis=-1, keepdims=True)
     m = (np.asarray(uv, dtype=np.float64) - k[2:4]) / k[0:2]
     td = np.hypot(m[..., 0], m[..., 1])
     d = k[4:8]
@@ -329,7 +478,7 @@ def project(intrinsics, T_cam_target, points_3d) -> np.ndarray:
     if k.size == 8:  # the fisheye
         return project_points(k, p)
     xy = p[..., :2] / p[..., 2:3]
-    xyd = _distort(xy, k[4:9])
+    xyd = _distort(xy, k[4:])
     return xyd * k[None, None, 0:2] + k[None, None, 2:4]
 
 
@@ -488,11 +637,12 @@ def calibrate_camera(views: PackedViews, image_size, *, fix_k3: bool = False, in
         ``(width, height)`` [px].
     fix_k3 : bool
         Keep ``k3 = 0`` (pinhole only).
-    intrinsics : array_like, shape (9,) or (8,), optional
-        Known intrinsics (nine: pinhole, eight: fisheye): only the view poses are estimated (a batch PnP).
-    model : {"radtan", "equidistant"}
+    intrinsics : array_like, shape (9,), (8,) or (12,), optional
+        Known intrinsics (nine: pinhole, eight: fisheye, twelve: rational): only the view poses are estimated (a
+        batch PnP).
+    model : {"radtan", "equidistant", "rational"}
         The camera model estimated when ``intrinsics`` is None (:data:`MODELS`); the fisheye starts as
-        :func:`fisheye_start` says.
+        :func:`fisheye_start` says, the rational model as :func:`rational_start` says.
 
     Returns
     -------
@@ -508,6 +658,14 @@ def calibrate_camera(views: PackedViews, image_size, *, fix_k3: bool = False, in
         k0, T0 = fisheye_start(views, image_size, intrinsics)
         n_int = 0 if intrinsics is not None else 8
         return _refine_camera(views, k0, n_int, T0)
+    if intrinsics is not None and np.size(intrinsics) == 12:
+        k0 = np.asarray(intrinsics, dtype=np.float64)
+        if not np.isfinite(k0).all() or k0[0] <= 0 or k0[1] <= 0:
+            raise InputError(f"intrinsics: expected 12 finite rational intrinsics (fx, fy, cx, cy, k1, k2, p1, p2, k3, "
+                             f"k4, k5, k6) with fx, fy > 0, got {k0!r}")  # fmt: skip
+        return _refine_camera(views, k0, 0, _fisheye_poses(views, k0)[0])
+    if intrinsics is None and model == "rational":
+        return rational_start(views, image_size)
     H = homographies(views)
     if intrinsics is None:
         f4 = zhang_intrinsics(H, image_size)
@@ -524,10 +682,14 @@ def calibrate_camera(views: PackedViews, image_size, *, fix_k3: bool = False, in
     return _refine_camera(views, k0, n_int, T0)
 
 
-def _refine_camera(views: PackedViews, k0, n_int: int, T0) -> CameraCalibration:
-    """The first ``n_int`` intrinsics and every view pose refined on the pixels from ``k0`` and ``T0``."""
+def _refine_camera(views: PackedViews, k0, n_int: int, T0, prior_std=None, pixel_std: float = 1.0) -> CameraCalibration:
+    """The first ``n_int`` intrinsics and every view pose refined on the pixels from ``k0`` and ``T0``; ``prior_std``
+    (``n_int``,): a zero-mean prior on each of those intrinsics (``inf``: none), weighed against pixels of noise
+    ``pixel_std`` [px]."""
     N = views.n_views
     obs = views.points_2d[views.mask]
+    w = np.zeros(0) if prior_std is None else float(pixel_std) / np.asarray(prior_std, dtype=np.float64)
+    held = np.flatnonzero(w > 0)
 
     def unpack(x):
         k = k0.copy()
@@ -537,10 +699,10 @@ def _refine_camera(views: PackedViews, k0, n_int: int, T0) -> CameraCalibration:
 
     def fun(x):
         k, T = unpack(x)
-        return (project(k, T, views.points_3d)[views.mask] - obs).ravel()
+        return np.concatenate([(project(k, T, views.points_3d)[views.mask] - obs).ravel(), x[held] * w[held]])
 
     view_of_point = np.broadcast_to(np.arange(N)[:, None], views.mask.shape)[views.mask]
-    structure = BlockStructure(n_int, N, 6, np.repeat(view_of_point, 2))
+    structure = BlockStructure(n_int, N, 6, np.concatenate([np.repeat(view_of_point, 2), np.full(held.size, -1)]))
     x0 = np.concatenate([k0[:n_int], np.zeros(6 * N)])
     res = levenberg_marquardt(fun, x0, structure, tol=1e-12)
     k, T = unpack(res.x)
@@ -600,3 +762,62 @@ def fisheye_start(views: PackedViews, image_size, intrinsics=None) -> tuple[np.n
         raise DegenerateMotionError("intrinsics: expected views whose corners determine a fisheye camera, got none "
                                     "that give a homography")  # fmt: skip
     return best[0], best[1]
+
+
+def rational_from_equidistant(k_eq, max_angle: float) -> np.ndarray:
+    """The rational model (12,) nearest to fisheye intrinsics ``k_eq`` (8,) out to ``max_angle`` [rad] off the axis.
+
+    The same ``fx fy cx cy``, no tangential terms, and the radial coefficients that fit the ratio ``g(r) =
+    theta_d / r`` at ``r = tan(theta)`` (``theta`` in ``[0, max_angle]``, ``max_angle`` below 90 deg) by linear least
+    squares on ``num(r) - g den(r) = 0``.
+    """
+    k = np.asarray(k_eq, dtype=np.float64)
+    d = k[4:8]
+    theta = np.linspace(max_angle / 200.0, max_angle, 200)
+    t2 = theta * theta
+    r = np.tan(theta)
+    g = theta * (1.0 + t2 * (d[0] + t2 * (d[1] + t2 * (d[2] + t2 * d[3])))) / r
+    r2 = r * r
+    A = np.column_stack([r2, r2**2, r2**3, -g * r2, -g * r2**2, -g * r2**3])
+    c = np.linalg.lstsq(A, g - 1.0, rcond=None)[0]
+    return np.concatenate([k[:4], c[:2], [0.0, 0.0], c[2:3], c[3:6]])
+
+
+def rational_start(views: PackedViews, image_size) -> CameraCalibration:
+    """The rational model estimated from the views: of two starts, the better fit.
+
+    A wide-angle lens and a narrow one need different starts: (1) the pinhole with OpenCV's five coefficients
+    (:func:`calibrate_camera`), ``k4 = k5 = k6 = 0``; (2) the fisheye (:func:`fisheye_start`, refined), turned into
+    the rational model by :func:`rational_from_equidistant` out to the widest corner's angle.  Each start is refined
+    (all twelve intrinsics and every view pose, the coefficients under :data:`RATIONAL_PRIOR_STD` weighed against the
+    pixel noise the better start's residuals give) and the one with the lower RMS kept.
+    """
+    prior = np.concatenate([np.full(4, np.inf), RATIONAL_PRIOR_STD])
+    starts = []
+    try:
+        c = calibrate_camera(views, image_size)
+        starts.append((np.concatenate([c.intrinsics, np.zeros(3)]), c.T_cam_target, c.rms_px))
+    except (InputError, DegenerateMotionError, np.linalg.LinAlgError):
+        pass
+    try:
+        c = calibrate_camera(views, image_size, model="equidistant")
+        ray = unproject_points(c.intrinsics, views.points_2d)[views.mask]
+        widest = float(np.arccos(np.clip(ray[:, 2].min(initial=1.0), -1.0, 1.0)))
+        if widest < np.radians(85.0):  # the rational model sees only the half-space in front of the camera
+            k0 = rational_from_equidistant(c.intrinsics, max(widest, np.radians(10.0)))
+            starts.append((k0, c.T_cam_target, c.rms_px))
+    except (InputError, DegenerateMotionError, np.linalg.LinAlgError):
+        pass
+    # the prior weighed against the pixels' noise, as the better start's residuals put it (an upper bound)
+    pixel_std = max(min((s[2] for s in starts if np.isfinite(s[2])), default=1.0) / np.sqrt(2.0), 1e-3)
+    fits = []
+    for k0, T0, _ in starts:
+        try:
+            fits.append(_refine_camera(views, k0, 12, T0, prior, pixel_std))
+        except (InputError, np.linalg.LinAlgError):
+            pass
+    fits = [f for f in fits if np.isfinite(f.rms_px)]
+    if not fits:
+        raise DegenerateMotionError("intrinsics: expected views whose corners determine a rational camera, got none "
+                                    "from which its fit starts")  # fmt: skip
+    return min(fits, key=lambda f: f.rms_px)

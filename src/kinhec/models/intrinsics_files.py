@@ -8,13 +8,16 @@
   or ``K``), ``distortion_coefficients`` (also ``dist_coeffs``, ``distCoeffs``, ``D``), ``image_width`` and
   ``image_height`` (or ``image_size: [w, h]``).  The ``%YAML:1.0`` header and the ``!!opencv-matrix`` tags are
   read without OpenCV.  The distortion model is ``radtan`` (OpenCV's ``k1 k2 p1 p2 k3 ...``), or the one
-  ROS names in ``distortion_model`` (``plumb_bob``, ``rational_polynomial``, ``equidistant``).
+  ROS names in ``distortion_model`` (``plumb_bob``; ``rational_polynomial``, read as ``rational``: OpenCV's
+  eight ``k1 k2 p1 p2 k3 k4 k5 k6``; ``equidistant``).  OpenCV itself states no model: a ``radtan`` file with
+  nonzero ``k4 k5 k6`` is the rational model all the same (:func:`kinhec.calibrate.corners.intrinsics_vector`).
 * **Kalibr camchain YAML**: ``cam0`` (or the camera named by ``camera``), with ``intrinsics: [fu, fv, pu, pv]``
   (``camera_model: pinhole``), ``distortion_model`` (``radtan``, ``equidistant``), ``distortion_coeffs`` and
   ``resolution: [w, h]``.  Kalibr's ``omni`` and ``ds`` models are refused (their intrinsics are not a pinhole's).
 * **kinhec calibrate JSON** (``kinhec calibrate --corners/--images --json``): ``inputs.intrinsics_refined``
   (else ``inputs.intrinsics``), nine numbers ``fx fy cx cy k1 k2 p1 p2 k3`` (eight, ``fx fy cx cy k1 k2 k3 k4``, with
-  ``inputs.distortion_model: equidistant``), and ``inputs.image_size``.  A JSON written before
+  ``inputs.distortion_model: equidistant``; twelve, ``fx fy cx cy k1 k2 p1 p2 k3 k4 k5 k6``, with
+  ``inputs.distortion_model: rational``), and ``inputs.image_size``.  A JSON written before
   kinhec stored the image size needs it given (``image_size``).
 
 An ``image_size`` given with a file that states its own must agree with it, and the principal point must lie
@@ -44,7 +47,8 @@ PRINCIPAL_POINT_SPAN = 0.25
 _OPENCV_HEADER = re.compile(r"^%YAML[: ]1\.\d+\s*\n", re.MULTILINE)
 _MATRIX_KEYS = ("camera_matrix", "cameraMatrix", "K")
 _DIST_KEYS = ("distortion_coefficients", "dist_coeffs", "distCoeffs", "D")
-_ROS_MODELS = {"plumb_bob": "radtan", "rational_polynomial": "radtan", "equidistant": "equidistant"}
+_ROS_MODELS = {"plumb_bob": "radtan", "rational_polynomial": "rational", "rational": "rational",
+               "equidistant": "equidistant"}
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,8 @@ class IntrinsicsFile:
     distortion : tuple of float
         Distortion coefficients in the file's order.
     distortion_model : str
-        ``radtan`` (OpenCV's and Kalibr's ``k1 k2 p1 p2 [k3 ...]``) or ``equidistant`` (fisheye ``k1 .. k4``).
+        ``radtan`` (OpenCV's and Kalibr's ``k1 k2 p1 p2 [k3 ...]``), ``rational`` (OpenCV's ``k1 k2 p1 p2 k3 k4 k5
+        k6``, as ROS's ``rational_polynomial`` states it) or ``equidistant`` (fisheye ``k1 .. k4``).
     format : str
         One of :data:`FORMATS`.
     path : str
@@ -214,12 +219,17 @@ def _from_kinhec_json(doc: dict, path: Path) -> IntrinsicsFile:
     if model == "equidistant":
         if k.size != 8:
             raise InputError(f"inputs.intrinsics: expected fx fy cx cy k1 k2 k3 k4 (equidistant), got {k.size} numbers")
+    elif model == "rational":
+        if k.size != 12:
+            raise InputError(f"inputs.intrinsics: expected fx fy cx cy k1 k2 p1 p2 k3 k4 k5 k6 (rational), got {k.size} "
+                             "numbers")  # fmt: skip
+    elif model != "radtan":
+        raise InputError(f"inputs.distortion_model: expected radtan, rational or equidistant, got {model!r}")
     elif k.size != 9:
         raise InputError(f"inputs.intrinsics: expected fx fy cx cy k1 k2 p1 p2 k3, got {k.size} numbers")
     size = doc.get("image_size") or inputs.get("image_size")
     wh = None if size is None else parse_image_size(size, "image_size")
-    return _make(k[0], k[1], k[2], k[3], wh, tuple(float(v) for v in k[4:]), "radtan" if model != "equidistant"
-                 else "equidistant", "kinhec_json", path)  # fmt: skip
+    return _make(k[0], k[1], k[2], k[3], wh, tuple(float(v) for v in k[4:]), model, "kinhec_json", path)
 
 
 def _make(fx, fy, cx, cy, wh, dist, model, fmt, path) -> IntrinsicsFile:

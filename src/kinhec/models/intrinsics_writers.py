@@ -3,11 +3,12 @@
 * ``opencv``: a ``cv::FileStorage`` YAML as OpenCV's calibration sample writes it (``%YAML:1.0``,
   ``image_width``, ``image_height``, ``camera_matrix`` and ``distortion_coefficients`` as ``!!opencv-matrix``);
   ``cv::FileStorage`` and ``cv2.FileStorage`` read it.  A fisheye (equidistant) model is written with its four
-  coefficients and ``distortion_model: equidistant`` (the key ROS's camera files use).
+  coefficients and ``distortion_model: equidistant`` (the key ROS's camera files use); OpenCV's rational model with
+  its eight coefficients ``k1 k2 p1 p2 k3 k4 k5 k6`` and ``distortion_model: rational_polynomial`` (ROS's name).
 * ``kalibr``: a Kalibr camchain with one camera (``cam0``): ``camera_model: pinhole``, ``intrinsics: [fu, fv, pu,
   pv]``, ``distortion_model`` (``radtan`` or ``equidistant``), ``distortion_coeffs`` and ``resolution``.  Kalibr's
   ``radtan`` has four coefficients (``k1 k2 p1 p2``): intrinsics with a nonzero ``k3`` or more terms are refused,
-  as Kalibr would drop them.
+  as Kalibr would drop them; Kalibr has no rational model, and one is refused likewise.
 
 Numbers are written with 17 significant digits, so a file read back gives the same floats.
 :func:`from_calibration` takes the intrinsics of a ``kinhec calibrate --corners/--images`` result (refined with
@@ -26,7 +27,7 @@ __all__ = ["WRITE_FORMATS", "intrinsics_text", "write_intrinsics", "from_calibra
 
 #: The forms :func:`intrinsics_text` writes.
 WRITE_FORMATS = ("opencv", "kalibr")
-_MODELS = ("radtan", "equidistant")
+_MODELS = ("radtan", "equidistant", "rational")
 
 
 def _num(v: float) -> str:
@@ -50,6 +51,8 @@ def _checked(intr: IntrinsicsFile) -> tuple:
     dist = tuple(float(v) for v in intr.distortion)
     if intr.distortion_model == "equidistant" and len(dist) not in (0, 4):
         raise InputError(f"equidistant distortion: expected 4 coefficients k1..k4, got {len(dist)}")
+    if intr.distortion_model == "rational" and len(dist) > 8:
+        raise InputError(f"rational distortion: expected at most 8 coefficients k1 k2 p1 p2 k3 k4 k5 k6, got {len(dist)}")
     return dist
 
 
@@ -67,6 +70,8 @@ def intrinsics_text(intr: IntrinsicsFile, fmt: str = "opencv", *, camera: str = 
     if fmt == "opencv":
         if intr.distortion_model == "radtan" and len(dist) < 5:
             dist = dist + (0.0,) * (5 - len(dist))  # OpenCV's k1 k2 p1 p2 k3
+        if intr.distortion_model == "rational":
+            dist = dist + (0.0,) * (8 - len(dist))  # OpenCV's k1 k2 p1 p2 k3 k4 k5 k6
         if intr.distortion_model == "equidistant" and not dist:
             dist = (0.0,) * 4
         text = ("%YAML:1.0\n---\n"
@@ -75,8 +80,13 @@ def intrinsics_text(intr: IntrinsicsFile, fmt: str = "opencv", *, camera: str = 
                 + _opencv_matrix("distortion_coefficients", len(dist), 1, dist))  # fmt: skip
         if intr.distortion_model == "equidistant":
             text += "distortion_model: equidistant\n"
+        elif intr.distortion_model == "rational":
+            text += "distortion_model: rational_polynomial\n"
         return text
     if fmt == "kalibr":
+        if intr.distortion_model == "rational":
+            raise InputError("Kalibr has no rational model (OpenCV's k1 k2 p1 p2 k3 k4 k5 k6): write the OpenCV form "
+                             "instead")  # fmt: skip
         if intr.distortion_model == "radtan":
             if any(v != 0.0 for v in dist[4:]):
                 raise InputError("Kalibr's radtan model holds k1 k2 p1 p2 only, got nonzero higher terms "
@@ -103,7 +113,7 @@ def from_calibration(doc) -> IntrinsicsFile:
 
     The refined intrinsics when the calibration refined them, else the ones it used; the image size it stored.
     Nine numbers are a pinhole with OpenCV's distortion (``radtan``), eight a fisheye (``equidistant``, as
-    ``inputs.distortion_model`` states).
+    ``inputs.distortion_model`` states), twelve OpenCV's rational model (``rational``, stated likewise).
     """
     inputs = doc.get("inputs", doc) if isinstance(doc, dict) else {}
     k = inputs.get("intrinsics_refined") or inputs.get("intrinsics")
@@ -111,11 +121,12 @@ def from_calibration(doc) -> IntrinsicsFile:
         raise InputError("intrinsics: expected a calibration from corners or images (--corners or --images), got one "
                          "from pose files, which holds no intrinsics")  # fmt: skip
     model = inputs.get("distortion_model", "radtan")
-    n = {"radtan": 9, "equidistant": 8}.get(model)
+    n = {"radtan": 9, "equidistant": 8, "rational": 12}.get(model)
     if n is None:
-        raise InputError(f"intrinsics: expected the distortion model radtan or equidistant, got {model!r}")
+        raise InputError(f"intrinsics: expected the distortion model radtan, rational or equidistant, got {model!r}")
     if len(k) != n:
-        names = "fx fy cx cy k1 k2 p1 p2 k3" if n == 9 else "fx fy cx cy k1 k2 k3 k4 (equidistant)"
+        names = {9: "fx fy cx cy k1 k2 p1 p2 k3", 8: "fx fy cx cy k1 k2 k3 k4 (equidistant)",
+                 12: "fx fy cx cy k1 k2 p1 p2 k3 k4 k5 k6 (rational)"}[n]  # fmt: skip
         raise InputError(f"intrinsics: expected {names}, got {len(k)} numbers")
     size = inputs.get("image_size")
     if not size:

@@ -25,7 +25,8 @@ calibration tools, so they can run on exactly the same data::
   kinhec's ``T_base_ee`` (OpenCV's ``R/t_gripper2base``).  The quaternion
   order is converted here, once, to kinhec's internal ``(w, x, y, z)``.
 * A camera may state its lens model: ``"distortion_model": "equidistant"``
-  (a fisheye, :mod:`kinhec.models.intrinsics`) or ``"radtan"`` (a pinhole with
+  (a fisheye, :mod:`kinhec.models.intrinsics`), ``"rational"`` (OpenCV's
+  rational model, eight coefficients) or ``"radtan"`` (a pinhole with
   OpenCV's distortion, the default when it is not stated); ``kinhec calibrate
   --corners`` estimates that model when no intrinsics are given.
 * ``mode`` says where the camera is: ``eye_in_hand`` (on the flange, the
@@ -55,7 +56,7 @@ from kinhec.models.cameras import VISIBILITY_MARGIN_PX, get_camera, get_target, 
 from kinhec.util.errors import DatasetFormatError, InputError
 from kinhec.util.fsutil import atomic_write_text
 from kinhec.synth.generator import as_recipe, seed_streams, simulate
-from kinhec.models.intrinsics import EQUIDISTANT_NAMES, INTRINSIC_NAMES, MODELS, project_points
+from kinhec.models.intrinsics import INTRINSIC_NAMES, MODELS, intrinsic_names, model_of, project_points
 from kinhec.solvers.reprojection import PixelViews
 
 __all__ = [
@@ -71,6 +72,7 @@ __all__ = [
     "observations_from_recipe",
     "fisheye_observations_from_recipe",
     "FISHEYE_LENSES",
+    "RATIONAL_LENSES",
     "FisheyeLens",
     "DETECTOR_STD_PX",
     "RecipePixels",
@@ -106,7 +108,7 @@ class ObservationSet:
         Flange pose in the robot base at each view [m].
     problem : str
         ``"single_cam_handeye"``.
-    distortion_model : {"radtan", "equidistant"}
+    distortion_model : {"radtan", "equidistant", "rational"}
         The lens model the file states (``radtan`` when it states none).
     """
 
@@ -528,8 +530,9 @@ DETECTOR_STD_PX = 0.08
 
 @dataclass(frozen=True)
 class FisheyeLens:
-    """A generated fisheye camera: image size [px], the fisheye intrinsics ``(fx, fy, cx, cy, k1, k2, k3, k4)`` and
-    the field of view [deg] (full angle: no corner further than half of it off the axis is seen)."""
+    """A generated wide-angle camera: image size [px], the intrinsics (the fisheye's ``(fx, fy, cx, cy, k1, k2, k3,
+    k4)`` or the rational model's twelve, :mod:`kinhec.models.intrinsics`) and the field of view [deg] (full angle:
+    no corner further than half of it off the axis is seen)."""
 
     name: str
     image_size: tuple
@@ -553,12 +556,29 @@ FISHEYE_LENSES = {
 }
 
 
+def _rational_lens(name: str, fov_deg: float, radius_px: float, d) -> FisheyeLens:
+    """A 1280 x 1024 camera of OpenCV's rational model ``d = (k1, k2, p1, p2, k3, k4, k5, k6)`` whose field's edge
+    (``fov_deg / 2`` off the axis, below 90 deg) lands ``radius_px`` from the centre (the radial part alone)."""
+    r2 = np.tan(np.radians(fov_deg / 2.0)) ** 2
+    g = (1.0 + r2 * (d[0] + r2 * (d[1] + r2 * d[4]))) / (1.0 + r2 * (d[5] + r2 * (d[6] + r2 * d[7])))
+    f = radius_px / (np.sqrt(r2) * g)
+    return FisheyeLens(name, (1280, 1024), (f, 1.002 * f, 641.3, 509.2, *d), fov_deg)
+
+
+#: A generated wide-angle lens of OpenCV's rational model on a 1280 x 1024 sensor: 120 deg, its field covering the
+#: image to its corners as ``fisheye_120``'s; a strong denominator (``k4 k5 k6``) and decentring of about 1 px at
+#: the field's edge.
+RATIONAL_LENSES = {
+    "rational_120": _rational_lens("rational_120", 120.0, 819.6, (2.0, 0.3, 2e-4, -1.5e-4, -0.01, 2.3, 0.8, 0.02)),
+}
+
+
 def fisheye_observations_from_recipe(recipe, lens: str = "fisheye_180", *, pixel_std: float = DETECTOR_STD_PX,
                                      seed: int | None = None, tilt_deg: float = 0.0) -> tuple[ObservationSet, dict]:  # fmt: skip
-    """The views of a generated sequence (its true target poses and measured robot poses) through a fisheye lens.
+    """The views of a generated sequence (its true target poses and measured robot poses) through a wide-angle lens.
 
-    The target points are projected exactly with the lens of :data:`FISHEYE_LENSES` (:func:`kinhec.models.intrinsics
-    .project_points`) and Gaussian noise of ``pixel_std`` [px] per axis is added (its own stream, seeded by
+    The target points are projected exactly with the lens of :data:`FISHEYE_LENSES` or :data:`RATIONAL_LENSES`
+    (:func:`kinhec.models.intrinsics.project_points`) and Gaussian noise of ``pixel_std`` [px] per axis is added (its own stream, seeded by
     ``seed``, default the recipe's seed).  A corner is kept when it lies within the lens's field and inside the
     image with the generator's visibility margin; a view with fewer than 4 corners is left out.  The sequence must
     be synchronous (one robot pose per camera frame).
@@ -571,18 +591,20 @@ def fisheye_observations_from_recipe(recipe, lens: str = "fisheye_180", *, pixel
     Returns
     -------
     (ObservationSet, dict)
-        The observations (``distortion_model`` ``equidistant``) and the truth:
-        ``{"parameters": {fx, fy, cx, cy, k1, k2, k3, k4}, "poses": {"X": pose, "Y": pose}}``.
+        The observations (``distortion_model`` the lens's: ``equidistant`` or ``rational``) and the truth:
+        ``{"parameters": {fx, fy, cx, cy, k1, ...}, "poses": {"X": pose, "Y": pose}}`` (the lens's intrinsics named
+        as :func:`kinhec.models.intrinsics.intrinsic_names` names them).
     """
-    if lens not in FISHEYE_LENSES:
-        raise InputError(f"lens: expected one of {', '.join(FISHEYE_LENSES)}, got {lens!r}")
+    lenses = {**FISHEYE_LENSES, **RATIONAL_LENSES}
+    if lens not in lenses:
+        raise InputError(f"lens: expected one of {', '.join(lenses)}, got {lens!r}")
     if not (np.isfinite(pixel_std) and pixel_std >= 0):
         raise InputError(f"pixel_std: expected a finite standard deviation >= 0 [px], got {pixel_std!r}")
     r = as_recipe(recipe)
     g = simulate(r)
     if not g.clocks.same_clock or g.T_base_ee_meas.shape[0] != g.T_cam_target_gt.shape[0]:
         raise InputError(f"recipe {r.sequence_id}: expected a synchronous sequence (one robot pose per camera frame)")
-    L = FISHEYE_LENSES[lens]
+    L = lenses[lens]
     k = np.asarray(L.intrinsics, dtype=np.float64)
     pts = get_target(r.target).points_m
     a = np.radians(float(tilt_deg))
@@ -599,10 +621,10 @@ def fisheye_observations_from_recipe(recipe, lens: str = "fisheye_180", *, pixel
     uv = uv + float(pixel_std) * rng.standard_normal(uv.shape)
     keep = np.flatnonzero(seen.sum(axis=1) >= 4)
     obs = ObservationSet("cam0", L.image_size, r.configuration, [pts[seen[i]] for i in keep],
-                         [uv[i, seen[i]] for i in keep], g.T_base_ee_meas[keep], distortion_model="equidistant")  # fmt: skip
+                         [uv[i, seen[i]] for i in keep], g.T_base_ee_meas[keep], distortion_model=model_of(k))  # fmt: skip
     # the camera's pose in the chain turned with it: eye-in-hand inv(A X) Y, eye-to-hand inv(Y) A X
     Minv = se3.invert_transform(M)
     X, Y = (g.X @ Minv, g.Y) if r.configuration == "eye_in_hand" else (g.X, g.Y @ Minv)
-    truth = {"parameters": {n: float(v) for n, v in zip(EQUIDISTANT_NAMES, k)},
+    truth = {"parameters": {n: float(v) for n, v in zip(intrinsic_names(k), k)},
              "poses": {"X": pose_json(X), "Y": pose_json(Y)}}  # fmt: skip
     return obs, truth

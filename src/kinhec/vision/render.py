@@ -8,6 +8,7 @@ looks at a target, one grey PNG per camera frame, the hand file that
     OUT/hand_poses.txt        T_base_ee of each frame as measured, a row-major 4x4 per line [m]
     OUT/truth.json            target, intrinsics, X and Y in the target's frame, every view's true pose
     OUT/exact_corners.json    the observation file of the exact projected corners (noise-free)
+    OUT/camera.yaml           with another camera than the sequence's (``intrinsics``): its intrinsics file
 
 Image formation
 ---------------
@@ -58,7 +59,9 @@ from kinhec import __version__
 from kinhec.geometry import se3
 from kinhec.util.errors import InputError
 from kinhec.util.fsutil import atomic_write, atomic_write_text
-from kinhec.models.intrinsics import INTRINSIC_NAMES, project, unproject_points
+from kinhec.models.intrinsics import intrinsic_names, model_of, project, unproject_points
+from kinhec.models.intrinsics_files import IntrinsicsFile
+from kinhec.models.intrinsics_writers import write_intrinsics
 from kinhec.synth.observations import ObservationSet, observations_to_json, pose_json, write_document
 from kinhec.vision._cv import require_cv2
 from kinhec.vision.targets import AprilGrid, Charuco, Chessboard, Target, parse_target, target_for_preset
@@ -67,15 +70,17 @@ from kinhec.vision.markers import dictionary as get_dictionary
 from kinhec.models.cameras import get_camera
 
 __all__ = ["RenderSettings", "RenderedSequence", "render_view", "render_sequence", "exact_corners",
-           "reflectance", "undistort_normalised", "VIEW_MARGIN_PX", "HAND_FILE", "TRUTH_FILE", "EXACT_FILE"]  # fmt: skip
+           "reflectance", "undistort_normalised", "VIEW_MARGIN_PX", "HAND_FILE", "TRUTH_FILE", "EXACT_FILE", "CAMERA_FILE"]  # fmt: skip
 
 #: A projected corner counts as in the image when it keeps this margin [px] from every border.
 VIEW_MARGIN_PX = 5.0
 HAND_FILE = "hand_poses.txt"
 TRUTH_FILE = "truth.json"
 EXACT_FILE = "exact_corners.json"
+CAMERA_FILE = "camera.yaml"
 _RENDER_STREAM = 0x52454E44  # "REND": the render's own stream of the sequence seed
 _BAND_SAMPLES = 1 << 20  # samples evaluated at once
+_MISSED_M = 1e6  # where a sample's ray that misses the target's plane (or has no ray) lands on it [m]
 
 
 @dataclass(frozen=True)
@@ -226,6 +231,16 @@ def undistort_normalised(xd: np.ndarray, yd: np.ndarray, d, iterations: int = 20
     return x, y
 
 
+def _on_the_lens(K: np.ndarray, uv: np.ndarray, p_cam: np.ndarray) -> np.ndarray:
+    """Whether each pixel ``uv`` of camera-frame points ``p_cam`` of a rational lens (twelve intrinsics) is where
+    their ray lands: the rational model's radial map turns back beyond some angle, and a point further out projects
+    back into the field (a pixel whose inverse is another ray)."""
+    ray = unproject_points(K, uv)
+    d = p_cam / np.linalg.norm(p_cam, axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        return (p_cam[..., 2] > 0) & (np.sum(ray * d, axis=-1) > 1.0 - 1e-9)
+
+
 def _footprint(target: Target, K9: np.ndarray, size, T: np.ndarray) -> tuple[int, int, int, int]:
     """Pixel rectangle ``(u0, v0, u1, v1)`` (end exclusive) that holds the board's paper, or the whole image."""
     w, h = size
@@ -241,6 +256,8 @@ def _footprint(target: Target, K9: np.ndarray, size, T: np.ndarray) -> tuple[int
     uv = project(K9, T[None], pts)[0]
     if not np.isfinite(uv).all():
         return 0, 0, w, h
+    if K9.size == 12 and not _on_the_lens(K9, uv, pts @ T[:3, :3].T + T[:3, 3]).all():
+        return 0, 0, w, h  # the board reaches beyond the rational lens's field: its outline's pixels are no bound
     u0, v0 = np.floor(uv.min(axis=0)).astype(int) - 2
     u1, v1 = np.ceil(uv.max(axis=0)).astype(int) + 3
     return max(0, u0), max(0, v0), min(w, max(0, u1)), min(h, max(0, v1))
@@ -262,7 +279,7 @@ def _reflectance_image(target: Target, K9: np.ndarray, size, T_cam_target: np.nd
     front = (cam_in_target[2] > 0) == target.z_towards_viewer
     offs = ((np.arange(s) + 0.5) / s - 0.5).astype(np.float32)
     fx, fy, cx, cy = (np.float32(v) for v in K9[:4])
-    fisheye = K.size == 8
+    by_ray = K.size in (8, 12)  # a fisheye, or the rational model: each sample's ray by the model's own inverse
     us = (np.arange(u0, u1, dtype=np.float32)[:, None] + offs[None, :]).ravel()
     xn = ((us - cx) / fx)[None, :]
     wb_ = u1 - u0
@@ -272,7 +289,8 @@ def _reflectance_image(target: Target, K9: np.ndarray, size, T_cam_target: np.nd
         vs = (np.arange(r0, r1, dtype=np.float32)[:, None] + offs[None, :]).ravel()
         yn = ((vs - cy) / fy)[:, None]
         xd, yd = np.broadcast_to(xn, (yn.shape[0], xn.shape[1])), np.broadcast_to(yn, (yn.shape[0], xn.shape[1]))
-        if fisheye:  # the sample's ray (x, y, z), which may point beyond 90 deg off the axis
+        if by_ray:  # the sample's ray (x, y, z): a fisheye's may point beyond 90 deg off the axis, a rational
+            # lens's is NaN beyond its field
             uv = np.stack(np.broadcast_arrays(us[None, :], vs[:, None]), axis=-1).astype(np.float64)
             ray = unproject_points(K, uv).astype(np.float32)
             xu, yu, zu = ray[..., 0], ray[..., 1], ray[..., 2]
@@ -284,7 +302,9 @@ def _reflectance_image(target: Target, K9: np.ndarray, size, T_cam_target: np.nd
         q2 = Hinv[2, 0] * xu + Hinv[2, 1] * yu + Hinv[2, 2] * zu
         ahead = q2 > 0  # the ray meets the plane in front of the camera
         with np.errstate(divide="ignore", invalid="ignore"):
-            X, Y = np.where(ahead, q0 / q2, np.inf), np.where(ahead, q1 / q2, np.inf)
+            # a ray that misses the plane lands far off the board (finite: the patterns' integer arithmetic stays
+            # defined)
+            X, Y = np.where(ahead, q0 / q2, _MISSED_M), np.where(ahead, q1 / q2, _MISSED_M)
         white, on = reflectance(target, X, Y)
         on &= ahead
         if not front:
@@ -315,9 +335,10 @@ def render_view(target, intrinsics, image_size, T_cam_target, rng: np.random.Gen
     Parameters
     ----------
     target : Target or str
-    intrinsics : array_like, shape (4,), (9,) or (8,)
+    intrinsics : array_like, shape (4,), (9,), (8,) or (12,)
         ``(fx, fy, cx, cy[, k1, k2, p1, p2, k3])`` [px]; a given distortion replaces ``settings.distortion``.
-        Eight numbers are a fisheye's ``(fx, fy, cx, cy, k1, k2, k3, k4)`` (:mod:`kinhec.models.intrinsics`).
+        Eight numbers are a fisheye's ``(fx, fy, cx, cy, k1, k2, k3, k4)``, twelve OpenCV's rational model's
+        ``(fx, fy, cx, cy, k1, k2, p1, p2, k3, k4, k5, k6)`` (:mod:`kinhec.models.intrinsics`).
     image_size : (int, int)
         ``(width, height)`` [px].
     T_cam_target : array_like, shape (4, 4)
@@ -333,10 +354,10 @@ def render_view(target, intrinsics, image_size, T_cam_target, rng: np.random.Gen
     cv2 = require_cv2("image rendering")
     t = parse_target(target)
     k = np.asarray(intrinsics, dtype=np.float64).ravel()
-    if k.shape not in ((4,), (9,), (8,)) or not np.isfinite(k).all() or k[0] <= 0 or k[1] <= 0:
-        raise InputError(f"intrinsics: expected fx, fy, cx, cy[, k1, k2, p1, p2, k3] (or a fisheye's fx, fy, cx, cy, "
-                         f"k1, k2, k3, k4) with fx, fy > 0, got {k!r}")  # fmt: skip
-    dist = tuple(k[4:]) if k.size in (8, 9) else settings.distortion
+    if k.shape not in ((4,), (9,), (8,), (12,)) or not np.isfinite(k).all() or k[0] <= 0 or k[1] <= 0:
+        raise InputError(f"intrinsics: expected fx, fy, cx, cy[, k1, k2, p1, p2, k3[, k4, k5, k6]] (or a fisheye's fx, "
+                         f"fy, cx, cy, k1, k2, k3, k4) with fx, fy > 0, got {k!r}")  # fmt: skip
+    dist = tuple(k[4:]) if k.size > 4 else settings.distortion
     w, h = int(image_size[0]), int(image_size[1])
     T = se3.check_transforms(T_cam_target, "T_cam_target")
     white, cover = _reflectance_image(t, k, (w, h), T, settings.supersample, dist)
@@ -387,9 +408,11 @@ class RenderedSequence:
     configuration : str
     X, Y : ndarray, shape (4, 4)
         Truth in the rendered target's frame (``T_ee_cam``/``T_base_target`` or ``T_ee_marker``/``T_base_cam``).
-    intrinsics : ndarray, shape (9,)
+    intrinsics : ndarray, shape (9,), (8,) or (12,)
     n_written : int
         Images rendered by this call (the others were there already).
+    camera_file : Path or None
+        The given camera's intrinsics file (:data:`CAMERA_FILE`), None for the sequence's own camera.
     """
 
     out: Path
@@ -403,11 +426,14 @@ class RenderedSequence:
     Y: np.ndarray
     intrinsics: np.ndarray
     n_written: int = 0
+    camera_file: Path | None = None
 
     def calibrate_command(self) -> str:
-        """The ``kinhec calibrate`` command line that calibrates from these images."""
+        """The ``kinhec calibrate`` command line that calibrates from these images (a given camera's intrinsics
+        from its file: ``--images`` estimates a pinhole only)."""
         return (f"kinhec calibrate --images {self.out / 'images'} --hand {self.hand} --target {self.target.spec} "
-                f"--setup {self.configuration}")
+                f"--setup {self.configuration}"
+                + (f" --intrinsics {self.camera_file}" if self.camera_file is not None else ""))
 
 
 def exact_corners(target: Target, intrinsics, image_size, T_cam_target) -> tuple[list, list, np.ndarray]:
@@ -432,6 +458,8 @@ def exact_corners(target: Target, intrinsics, image_size, T_cam_target) -> tuple
     m = VIEW_MARGIN_PX
     inside = (p_cam[..., 2] > 0) & (uv[..., 0] >= m - 0.5) & (uv[..., 0] <= w - 0.5 - m)
     inside &= (uv[..., 1] >= m - 0.5) & (uv[..., 1] <= h - 0.5 - m)
+    if k.size == 12:
+        inside &= _on_the_lens(k, uv, p_cam)
     cam_in_target = se3.invert_transform(T, check=False)[:, :3, 3]
     front = (cam_in_target[:, 2] > 0) == target.z_towards_viewer
     ids_out, uv_out, used = [], [], np.zeros(len(T), dtype=bool)
@@ -474,7 +502,8 @@ def _hand_text(T: np.ndarray, sid: str) -> str:
 
 
 def render_sequence(source, out, *, target=None, settings: RenderSettings = RenderSettings(), seed: int | None = None,
-                    progress: Callable[[int, int], None] | None = None) -> RenderedSequence:  # fmt: skip
+                    progress: Callable[[int, int], None] | None = None, intrinsics=None,
+                    image_size=None) -> RenderedSequence:  # fmt: skip
     """Render every camera frame of a synchronous generated sequence, with the hand file and the truth.
 
     Parameters
@@ -493,6 +522,12 @@ def render_sequence(source, out, *, target=None, settings: RenderSettings = Rend
         Seed of the degradations (default: the sequence's seed).
     progress : callable, optional
         ``progress(done, total)`` after each image.
+    intrinsics : array_like, shape (9,), (8,) or (12,), optional
+        Another camera in the sequence camera's place, with ``image_size`` ``(width, height)`` [px]: a pinhole, a
+        fisheye or OpenCV's rational model (:mod:`kinhec.models.intrinsics`; ``settings.distortion`` is then not
+        used).  It sees the target from the sequence's poses, and is written to ``OUT/camera.yaml``
+        (:data:`CAMERA_FILE`, OpenCV's form) for ``kinhec calibrate --images --intrinsics``; the exact corners'
+        file states its model.
 
     Returns
     -------
@@ -506,10 +541,18 @@ def render_sequence(source, out, *, target=None, settings: RenderSettings = Rend
     cv2 = require_cv2("image rendering")
     sid, conf, cam_name, preset, seq_seed, T_ct, T_be, X, Y = _source(source)
 
-    cam = get_camera(cam_name)
     t = parse_target(target) if target is not None else target_for_preset(preset)
-    size = (int(cam.width_px), int(cam.height_px))
-    K9 = np.array([cam.f_px, cam.f_px, cam.cx_px, cam.cy_px, *settings.distortion])
+    if intrinsics is None:
+        cam = get_camera(cam_name)
+        size = (int(cam.width_px), int(cam.height_px))
+        K9 = np.array([cam.f_px, cam.f_px, cam.cx_px, cam.cy_px, *settings.distortion])
+    else:
+        K9 = np.asarray(intrinsics, dtype=np.float64).ravel()
+        model_of(K9)
+        if image_size is None:
+            raise InputError("image_size: expected the size of the given camera's images (width, height), got none")
+        size = (int(image_size[0]), int(image_size[1]))
+        cam_name = f"{cam_name} replaced by the given {model_of(K9)} camera"
     T_ct_t = T_ct @ t.T_centred_target  # the rendered target's frame in the camera
     if conf == "eye_in_hand":
         X_t, Y_t, names = X, Y @ t.T_centred_target, ("T_ee_cam", "T_base_target")
@@ -524,6 +567,9 @@ def render_sequence(source, out, *, target=None, settings: RenderSettings = Rend
     images = [img_dir / f"{i:0{width}d}.png" for i in range(n)]
     signature = json.loads(json.dumps({"sequence_id": sid, "target": t.spec, "settings": asdict(settings),
                                        "seed": seed, "kinhec_version": __version__}))  # fmt: skip
+    if intrinsics is not None:  # images of another camera are other images
+        signature["camera_intrinsics"] = [float(v) for v in K9]
+        signature["camera_image_size"] = list(size)
     truth_path = out / TRUTH_FILE
     if truth_path.exists():
         try:
@@ -536,7 +582,8 @@ def render_sequence(source, out, *, target=None, settings: RenderSettings = Rend
                                  "folder or remove it")
     ok = np.isfinite(T_ct).all(axis=(1, 2))
     truth = dict(signature, configuration=conf, camera=cam_name, target_preset=preset, image_size=list(size),
-                 intrinsics=dict(zip(INTRINSIC_NAMES, (float(v) for v in K9))),
+                 intrinsics=dict(zip(intrinsic_names(K9), (float(v) for v in K9))),
+                 **({} if intrinsics is None else {"distortion_model": model_of(K9)}),
                  X_name=names[0], Y_name=names[1], X=X_t.tolist(), Y=Y_t.tolist(),
                  poses={"X": pose_json(X_t), "Y": pose_json(Y_t)},
                  T_centred_target=t.T_centred_target.tolist(),
@@ -550,7 +597,8 @@ def render_sequence(source, out, *, target=None, settings: RenderSettings = Rend
     used[idx_ok[used_ok]] = True
     exact = None
     if used.sum() >= 3:
-        obs = ObservationSet("cam0", size, conf, [t.points_m[i] for i in ids], uv, T_be[used])
+        obs = ObservationSet("cam0", size, conf, [t.points_m[i] for i in ids], uv, T_be[used],
+                             distortion_model=model_of(K9))  # fmt: skip
         doc = observations_to_json(obs)
         for v, p in zip(doc["input"]["views"], np.array(images)[used]):
             v["meta"]["image"] = p.name
@@ -570,4 +618,8 @@ def render_sequence(source, out, *, target=None, settings: RenderSettings = Rend
             written += 1
         if progress is not None:
             progress(i + 1, n)
-    return RenderedSequence(out, images, hand, truth_path, exact, t, conf, X_t, Y_t, K9, written)
+    camera_file = None
+    if intrinsics is not None:
+        camera_file = write_intrinsics(out / CAMERA_FILE, IntrinsicsFile(*K9[:4], size[0], size[1], tuple(K9[4:]),
+                                                                         model_of(K9)))  # fmt: skip
+    return RenderedSequence(out, images, hand, truth_path, exact, t, conf, X_t, Y_t, K9, written, camera_file)

@@ -1,0 +1,95 @@
+"""``kinhec render --intrinsics``: a sequence drawn through a fisheye or a rational lens from an intrinsics file, its
+corners where the lens projects them, and ``kinhec calibrate --images --intrinsics`` on those images."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from kinhec.calibrate.corners import intrinsics_from_file
+from kinhec.cli import main
+from kinhec.geometry import se3
+from kinhec.models.intrinsics import project
+from kinhec.models.intrinsics_files import IntrinsicsFile
+from kinhec.models.intrinsics_writers import write_intrinsics
+from kinhec.synth import tiers
+from kinhec.synth.observations import read_observations, transform_from_pose_json
+from kinhec.synth.runner import generate_dataset
+from kinhec.vision.pairing import list_images
+
+cv2 = pytest.importorskip("cv2")
+
+#: Two lenses on a 640 x 480 sensor: OpenCV's rational model (the coefficients of the generated 120 deg lens) as
+#: an OpenCV YAML, and a fisheye as a Kalibr camchain (pinhole-equi).
+LENSES = {
+    "rational": IntrinsicsFile(400.0, 400.8, 321.3, 239.2, 640, 480, (2.0, 0.3, 2e-4, -1.5e-4, -0.01, 2.3, 0.8, 0.02),
+                               "rational"),
+    "equidistant": IntrinsicsFile(420.0, 420.8, 321.3, 239.2, 640, 480, (-0.012, 0.004, -0.0011, 0.0002), "equidistant"),
+}
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    """A generated eye-in-hand pnp sequence (8 stations, 9x6 chessboard of 25 mm)."""
+    root = tmp_path_factory.mktemp("lenses")
+    cfg = yaml.safe_load(tiers.load_tier("smoke").yaml_text())
+    cfg["tracks"] = {"pnp": dict(cfg["tracks"]["pnp"], robots=["ur5e"], configurations=["eye_in_hand"],
+                                 cameras=["vga"], n_stations=8)}  # fmt: skip
+    (root / "tier.yaml").write_text(yaml.safe_dump(cfg))
+    assert generate_dataset(root / "tier.yaml", root / "data", workers=1, progress=False).ok
+    return root
+
+
+@pytest.mark.parametrize("model, fmt", [("rational", "opencv"), ("equidistant", "kalibr")])
+def test_render_through_a_lens_file_and_calibrate_its_images(data, tmp_path, model, fmt):
+    from kinhec.vision.detect import detect
+    from kinhec.vision.targets import parse_target
+
+    cam = write_intrinsics(tmp_path / "lens.yaml", LENSES[model], fmt)
+    k = intrinsics_from_file(cam)
+    out = tmp_path / "r"
+    r = CliRunner().invoke(main, ["render", str(data / "data"), "--sequence", "pnp-000000", "--out", str(out),
+                                  "--intrinsics", str(cam)])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert f"--intrinsics {out / 'camera.yaml'}" in r.output  # the calibrate line takes the lens from its file
+    assert np.array_equal(intrinsics_from_file(out / "camera.yaml"), k)
+    truth = json.loads((out / "truth.json").read_text())
+    assert truth["distortion_model"] == model and truth["image_size"] == [640, 480]
+    exact = read_observations(out / "exact_corners.json")
+    assert exact.distortion_model == model and exact.image_size == (640, 480)
+    # the detector finds the chessboard's corners where the lens projects them (its own error on pinhole renders is a
+    # few hundredths of a pixel RMS)
+    t = parse_target(truth["target"])
+    errs = []
+    for img, v in zip(list_images(out / "images"), truth["views"]):
+        d = detect(cv2.imread(str(img), cv2.IMREAD_GRAYSCALE), t)
+        if not d.ok:
+            continue
+        uv = project(k, transform_from_pose_json(v["T_cam_target"])[None], t.points_m[d.ids])[0]
+        e = np.linalg.norm(d.uv_px - uv, axis=1)
+        errs.append(np.minimum(e, np.linalg.norm(d.uv_px[::-1] - uv, axis=1)))  # the board's half-turn symmetry
+    errs = np.concatenate(errs)
+    assert len(errs) >= 6 * 54 and np.sqrt(np.mean(errs**2)) < 0.1 and errs.max() < 0.3
+    res = tmp_path / "res.json"
+    r = CliRunner().invoke(main, ["calibrate", "--images", str(out / "images"), "--hand", str(out / "hand_poses.txt"),
+                                  "--target", truth["target"], "--intrinsics", str(out / "camera.yaml"), "--json",
+                                  str(res)])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    d = json.loads(res.read_text())
+    assert d["inputs"]["distortion_model"] == model and d["inputs"]["intrinsics"] == k.tolist()
+    X, X_true = np.array(d["X"]), np.array(truth["X"])
+    e = np.concatenate([se3.so3_log(X_true[:3, :3].T @ X[:3, :3]), X[:3, 3] - X_true[:3, 3]])
+    assert np.all(np.abs(e) < 4.5 * np.array(d["X_std"])), e / np.array(d["X_std"])
+
+
+def test_render_refuses_a_lens_file_beside_a_distortion(data, tmp_path):
+    cam = write_intrinsics(tmp_path / "lens.yaml", LENSES["rational"], "opencv")
+    r = CliRunner().invoke(main, ["render", str(data / "data"), "--sequence", "pnp-000000", "--out", str(tmp_path / "r"),
+                                  "--intrinsics", str(cam), "--distortion", "0.1,0,0,0"])  # fmt: skip
+    assert r.exit_code == 2 and "expected either it or --intrinsics" in r.output
+    assert not (tmp_path / "r").exists()
