@@ -250,3 +250,22 @@ def test_a_board_beyond_the_field_is_no_ghost_in_the_image():
     assert not detect(ghost, t).ok
     d = detect(seen, t)
     assert d.ok and np.sqrt(np.mean(np.sum((d.uv_px - uv[1, d.ids]) ** 2, axis=1))) < 0.1
+
+
+def test_a_view_whose_homography_gives_no_pose_is_named_not_a_linalg_crash():
+    # a camera looking at the board head-on: the homography of a pose is K [r1 r2 t]; one view's homography zero in
+    # its first column (corners all on one line) gives no rotation, and used to end in SVD's LinAlgError
+    from kinhec.models.intrinsics import poses_from_homographies
+    from kinhec.util.errors import DegenerateMotionError
+
+    K = np.array([[500.0, 0.0, 320.0], [0.0, 500.0, 240.0], [0.0, 0.0, 1.0]])
+    Rt = np.array([[1.0, 0.0, 0.01], [0.0, 1.0, -0.02], [0.0, 0.0, 0.5]])  # [r1 r2 t], the board 0.5 m away
+    H = np.stack([K @ Rt, K @ Rt])
+    T = poses_from_homographies(K, H)
+    np.testing.assert_allclose(T[0, :3, 3], [0.01, -0.02, 0.5], atol=1e-12)
+    H[1][:, 0] = 0.0
+    with pytest.raises(DegenerateMotionError, match=r"views \[1\] give no target pose"):
+        poses_from_homographies(K, H)
+    H[1] = np.nan
+    with pytest.raises(DegenerateMotionError, match=r"views \[1\] give no target pose"):
+        poses_from_homographies(K, H)

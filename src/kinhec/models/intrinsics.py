@@ -580,6 +580,10 @@ def poses_from_homographies(K, H) -> np.ndarray:
     nearest one (SVD) to ``[r1, r2, r1 x r2]``.
     """
     M = np.linalg.solve(np.asarray(K, dtype=np.float64), np.asarray(H, dtype=np.float64))
+    if not np.isfinite(M).all() or not (np.linalg.norm(M[:, :, 0], axis=1) > 0).all():
+        bad = np.flatnonzero(~np.isfinite(M).all(axis=(1, 2)) | ~(np.linalg.norm(M[:, :, 0], axis=1) > 0))
+        raise DegenerateMotionError(f"intrinsics: the homographies of views {bad.tolist()} give no target pose "
+                                    "(a view whose corners are degenerate, or a camera matrix that does not fit them)")
     lam = 1.0 / np.linalg.norm(M[:, :, 0], axis=1)
     lam = np.where(M[:, 2, 2] * lam < 0, -lam, lam)
     r1 = M[:, :, 0] * lam[:, None]
