@@ -36,7 +36,8 @@ them needs the truth), and two baselines a user can pick: 10 random candidates
 feasible under the guesses, with the default tolerance (the target in view in
 every perturbed scene) and with none, of which those that see the target under
 the true geometry are recorded.  ``--min-visible-fraction`` sets that limit of
-the default plans (the planner's default when not given).
+the default plans (the planner's default when not given).  Each level's measurement noise is drawn from a stream of
+its own (seed, set-up, level), so that a change to one plan leaves the others' draws as they were.
 """
 
 from __future__ import annotations
@@ -284,7 +285,10 @@ def cmd_robustness(args) -> dict:
                 row = {"good_true": float(good.sigma_mm[-1]), "good_err": he_ml_error_mm(sc, good.T_base_ee, noise, rng),
                        "rand_true": predicted_mm(sc, T_rand, noise), "rand_err": he_ml_error_mm(sc, T_rand, noise, rng)}
                 sc_guess = Scene(sc.robot, setup, sc.camera, sc.target, Xg, Yg)
-                for name, lim, _ in levels:
+                for li, (name, lim, _) in enumerate(levels):
+                    # each level's measurement noise from its own stream: a change of one level's poses leaves the
+                    # noise drawn for the others as it was (before/after comparisons on the same draws)
+                    rng = np.random.default_rng([seed, 12, SETUPS.index(setup), li])
                     if name == "two_stage":
                         ts = two_stage(sc, Xg, Yg, args.n, noise, rng, seed, limits=lim)
                         T_ok, row[f"{name}_visible"] = ts.pop("T"), ts.pop("visible")

@@ -347,7 +347,8 @@ def test_default_tolerance_keeps_the_target_in_view_of_guesses_5cm_10deg_off(bad
     # the truth, and 30 other truths as far from the guesses (what the plan cannot tell apart)
     truths = [(sc.X, sc.Y)] + [(_off(Xg, rng), _off(Yg, rng)) for _ in range(30)]
     seen = {}
-    for name, lim in (("all_scenes", None), ("half", PlanLimits(min_visible_fraction=0.5)), ("trusted", TRUSTED)):
+    for name, lim in (("all_scenes", PlanLimits(min_visible_fraction=1.0)), ("half", PlanLimits(min_visible_fraction=0.5)),
+                      ("trusted", TRUSTED)):  # fmt: skip
         p = plan_poses("ur5e", "eye_in_hand", "hd", "checker_9x6_25mm", Xg, Yg, 6, n_views=VIEWS, limits=lim)
         assert len(p) == 6 and check_plan(p)["ok"].all()
         vis = np.array([_seen(p.T_base_ee, X, Y, sc) for X, Y in truths])

@@ -5,6 +5,7 @@ quaternion, its tolerance, the joints' agreement with the pose columns on both s
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -153,7 +154,10 @@ def test_guess_distance_fits_the_widened_target_in_the_image():
     d_lo, _ = viewing_distance_range(cam, tgt)
     trusted = PlanLimits(guess_tolerance_mm=0.0, guess_tolerance_deg=0.0)
     assert eih_distance_range(sc, trusted) == pytest.approx((0.5 * d_lo, 2.0 * d_lo), rel=1e-12)
-    lo, hi = eih_distance_range(sc, lim)
+    # the default (poses that may lose the target in a quarter of the scenes): the far end moves out
+    assert eih_distance_range(sc, lim) == pytest.approx((0.5 * d_lo, max(2.0 * d_lo, 1.5 * d)), rel=1e-12)
+    # poses that must see it in every scene: the near end too
+    lo, hi = eih_distance_range(sc, dataclasses.replace(lim, min_visible_fraction=1.0))
     assert (lo, hi) == pytest.approx((max(0.5 * d_lo, 0.75 * d), max(2.0 * d_lo, 1.5 * d)), rel=1e-12)
 
 

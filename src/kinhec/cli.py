@@ -1091,8 +1091,8 @@ def calibrate_multi(ctx, folder, setup, fmt, hand_pose, eye_pose, units, scale, 
 @click.option("--guess-tolerance", metavar="MM,DEG", help="Keep the target in view if the guesses are this far "
               "off [default: 50,10; with --guesses-from, from the calibration's sigma].")
 @click.option("--min-visible-fraction", type=float, help="Keep poses that see the target in at least this fraction "
-              "of the guess tolerance's perturbed scenes [default: 1, poses that never lose it; 0.5 about halves the "
-              "bound from rough guesses eye-in-hand and loses a third of the poses].")
+              "of the guess tolerance's perturbed scenes [default: 0.75, the chance of losing it weighed; 1 keeps "
+              "only poses that never lose it, as the first stage of the two-stage workflow needs].")
 @click.option("--figure", "figure_out", type=click.Path(dir_okay=False), help="Also draw the plan (PNG).")
 @click.option("--trajectory", "trajectory_out", type=click.Path(dir_okay=False),
               help="Also write the poses as a ROS 2 trajectory_msgs/JointTrajectory YAML.")

@@ -12,6 +12,12 @@ direction).  ``F = F_0 + F_taken + sum_i F_i`` sums the information of the poses
 fewer than three poses leave directions undetermined, and is far below the
 information of a single pose.
 
+Under a guess tolerance each candidate has its information ``F_s`` in each of the ``S`` perturbed scenes
+(:func:`kinhec.planner.expected.scene_information`, zero where it loses the target) and the criterion is the mean
+over the scenes of ``f`` of each scene's sum, ``(1/S) sum_s f(F_0 + F_taken + sum_i F_s,i)``: the expected squared
+error rather than that of the expected information, so that poses which lose the target in the same scenes are
+seen to leave those scenes short (the stopping level of ``--stop-std-mm`` too is on that mean).
+
 Search
 ------
 1. **Greedy**: add, one at a time, the candidate that lowers ``f`` most (all
@@ -49,8 +55,14 @@ def prior_information() -> np.ndarray:
 
 
 def _scores(F_base: np.ndarray, info: np.ndarray, criterion: str) -> np.ndarray:
-    """``f(F_base + info_c)`` for every candidate ``c``."""
-    return x_translation_variance(F_base + info, criterion)
+    """``f(F_base + info_c)`` for every candidate ``c``, the mean over the scenes: ``F_base`` ``(S, 12, 12)``,
+    ``info`` ``(S, M, 12, 12)``."""
+    return x_translation_variance(F_base[:, None] + info, criterion).mean(axis=0)
+
+
+def _f(F: np.ndarray, criterion: str) -> float:
+    """The criterion of the information ``F`` ``(S, 12, 12)`` of the scenes: the mean of ``f`` over them."""
+    return float(x_translation_variance(F, criterion).mean())
 
 
 def select_poses(info: np.ndarray, n: int, F_start: np.ndarray, *, criterion: str = "trace",
@@ -59,8 +71,10 @@ def select_poses(info: np.ndarray, n: int, F_start: np.ndarray, *, criterion: st
 
     Parameters
     ----------
-    info : ndarray, shape (M, 12, 12)
-        Fisher information of every candidate.
+    info : ndarray, shape (M, 12, 12) or (S, M, 12, 12)
+        Fisher information of every candidate, or of every candidate in each of ``S`` scenes (the perturbed
+        scenes of a guess tolerance): then ``f`` is the mean over the scenes of ``f`` of each scene's information,
+        the expected squared error rather than that of the expected information.
     n : int
         Most poses to choose (at most ``M``).
     F_start : ndarray, shape (12, 12)
@@ -77,11 +91,14 @@ def select_poses(info: np.ndarray, n: int, F_start: np.ndarray, *, criterion: st
     greedy_f : list of float
         ``f`` after each greedy addition (before the exchange).
     """
-    m = info.shape[0]
+    info = np.asarray(info, dtype=np.float64)
+    if info.ndim == 3:
+        info = info[None]
+    m = info.shape[1]
     n = min(int(n), m)
     chosen: list[int] = []
     free = np.ones(m, dtype=bool)
-    F = F_start.copy()
+    F = np.repeat(np.asarray(F_start, dtype=np.float64)[None], info.shape[0], axis=0)
     greedy_f: list[float] = []
     for _ in range(n):
         s = _scores(F, info, criterion)
@@ -89,32 +106,33 @@ def select_poses(info: np.ndarray, n: int, F_start: np.ndarray, *, criterion: st
         j = int(np.argmin(s))
         chosen.append(j)
         free[j] = False
-        F += info[j]
+        F += info[:, j]
         greedy_f.append(float(s[j]))
-        if stop_variance is not None and float(x_translation_variance(F, "trace")) <= stop_variance:
+        if stop_variance is not None and _f(F, "trace") <= stop_variance:
             break
     F = _exchange(info, chosen, free, F, criterion)
-    if stop_variance is not None and float(x_translation_variance(F, "trace")) <= stop_variance:
+    if stop_variance is not None and _f(F, "trace") <= stop_variance:
         # fewer poses may do after the exchange: drop the least useful one and exchange again while the level holds
         while len(chosen) > 1:
-            loss = [float(x_translation_variance(F - info[j], criterion)) for j in chosen]
+            loss = [_f(F - info[:, j], criterion) for j in chosen]
             k = int(np.argmin(loss))
             trial, trial_free = chosen[:k] + chosen[k + 1:], free.copy()
             trial_free[chosen[k]] = True
-            F_trial = _exchange(info, trial, trial_free, F - info[chosen[k]], criterion)
-            if float(x_translation_variance(F_trial, "trace")) > stop_variance:
+            F_trial = _exchange(info, trial, trial_free, F - info[:, chosen[k]], criterion)
+            if _f(F_trial, "trace") > stop_variance:
                 break
             chosen, free, F = trial, trial_free, F_trial
     return np.asarray(chosen, dtype=np.int64), greedy_f
 
 
 def _exchange(info: np.ndarray, chosen: list, free: np.ndarray, F: np.ndarray, criterion: str) -> np.ndarray:
-    """Fedorov exchange in place on ``chosen`` / ``free``; returns the information of the final set."""
-    f_now = float(x_translation_variance(F, criterion))
+    """Fedorov exchange in place on ``chosen`` / ``free`` (``info`` ``(S, M, 12, 12)``, ``F`` ``(S, 12, 12)``);
+    returns the information of the final set in each scene."""
+    f_now = _f(F, criterion)
     for _ in range(MAX_EXCHANGE_PASSES):
         f_pass = f_now
         for k in range(len(chosen)):
-            F_minus = F - info[chosen[k]]
+            F_minus = F - info[:, chosen[k]]
             s = _scores(F_minus, info, criterion)
             s[~free] = np.inf
             j = int(np.argmin(s))
@@ -122,7 +140,7 @@ def _exchange(info: np.ndarray, chosen: list, free: np.ndarray, F: np.ndarray, c
                 free[chosen[k]] = True
                 free[j] = False
                 chosen[k] = j
-                F = F_minus + info[j]
+                F = F_minus + info[:, j]
                 f_now = float(s[j])
         if f_now >= f_pass * (1.0 - _REL_TOL):
             break

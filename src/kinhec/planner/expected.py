@@ -22,8 +22,11 @@ of that scene's own ``X_s`` and ``Y_s``: the error of ``X`` the plan minimises
 is the error with respect to whatever the true ``X`` is.  Without a tolerance
 the one scene is the guesses' and ``E[F]`` is the information at the guesses.
 
-The planner sums ``E[F]`` over the poses and applies its criterion
-(:mod:`kinhec.planner.design`) to the sum.  The errors it reports are the
+The planner chooses the poses by the mean over the scenes of its criterion
+(:mod:`kinhec.planner.design`) applied to each scene's sum ``sum_i v_s F_s``,
+the expected squared error of ``X``, not by the criterion of the summed
+``E[F]``: poses that lose the target in the same scenes leave those scenes
+with little information, which the average of the information hides.  The errors it reports are the
 median over the scenes of the bound in each (:func:`scene_sigma_curve`).
 """
 

@@ -336,8 +336,9 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
     min_visible_fraction : float, optional
         Replaces ``limits.min_visible_fraction`` (also of a tolerance set from ``calibration``): the smallest
         fraction of the perturbed scenes of the guess tolerance in which a pose must see the target (default
-        1: every pose safe; 0.5 about halves the bound from rough guesses eye-in-hand and loses a third of the
-        poses, docs/planner.md).
+        0.75, :data:`kinhec.planner.candidates.MIN_VISIBLE_FRACTION`, the chance of losing it weighed by the
+        search; 1: every pose safe, as a first stage of the two-stage workflow needs, at about twice the bound
+        from rough guesses eye-in-hand, docs/planner.md).
 
     Returns
     -------
@@ -436,7 +437,6 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
     stopped = "n"
     if stop_std_mm is not None and sig_taken <= stop_std_mm:  # nothing to plan: no candidates needed
         cand = Candidates.empty(rob.dof, {"skipped": "the taken poses meet stop_std_mm"})
-        info = np.zeros((0, 12, 12))
         info_s = np.zeros((1, 0, 12, 12))
         chosen = np.zeros(0, dtype=np.int64)
         stopped = "stop_std_mm"
@@ -454,12 +454,14 @@ def plan_poses(robot, setup: str, camera, target, X_guess, Y_guess, n: int, *, t
                 f"candidate poses, got {len(cand)} ({_lost(cand.counts)}); check the guesses (is the target in reach "
                 f"and in front of the camera?) or loosen the limits{hint}")  # fmt: skip
         info_s = to_user(scene_information(scene, cand.T_base_ee, noise, limits))  # (S, M, 12, 12)
-        info = info_s.mean(axis=0)  # the expected information of each candidate
         n_eff = min(n, len(cand))
         if n_eff < n:
             warnings.append(f"only {len(cand)} feasible candidates for {n} poses; planned {n_eff}")
             stopped = "candidates"
-        chosen, _ = select_poses(info, n_eff, prior_information() + F_taken, criterion=criterion, stop_variance=stop_var)
+        # the criterion in each perturbed scene, averaged over them (kinhec.planner.expected): poses lost together
+        # leave a scene with little information, which the averaged information would hide
+        chosen, _ = select_poses(info_s, n_eff, prior_information() + F_taken, criterion=criterion,
+                                 stop_variance=stop_var)  # fmt: skip
         if stop_std_mm is not None and chosen.size < n_eff:
             stopped = "stop_std_mm"
     q_start = q_taken[-1] if q_taken is not None and q_taken.shape[0] else rob.home_q_rad
@@ -573,7 +575,7 @@ def _notes(limits: PlanLimits, setup: str) -> list[str]:
                 "may not see it (skip those when recording)")  # fmt: skip
     if setup == "eye_in_hand":
         note += ("; for a plan close to one from the true X and Y, plan and record about 5 poses that never lose "
-                 "the target first (--n 5, the default --min-visible-fraction 1), calibrate them (kinhec calibrate "
+                 "the target first (--n 5 --min-visible-fraction 1), calibrate them (kinhec calibrate "
                  "--hand HAND.csv --eye EYE.csv --setup eye_in_hand --hand-pose base_T_ee --eye-pose cam_T_target --json "
                  "first.json: HAND the flange poses in the robot's base, as this plan's CSV holds them, EYE the "
                  "camera's poses of the target (T_cam_target, as solvePnP gives them); with the poses "
