@@ -135,3 +135,29 @@ def test_levenberg_marquardt_takes_least_squares_steps():
     assert abs(got[1] - ref_full[1]) > 1e-6  # (the three-evaluation case stopped short of the minimum)
     with pytest.raises(ValueError, match="not finite"):
         model.levenberg_marquardt(lambda p: np.full(t.size, np.nan), jac, 4, 1e-8, 30)
+
+
+def test_nearest_rotations_are_the_svd_projection():
+    """``model.nearest_rotations`` (polar iteration) against the SVD's nearest rotation ``U V^T``, computed here
+    with scipy: on random matrices of positive determinant (condition numbers up to about 1e3), on rotations
+    scaled and slightly perturbed (the hypotheses' case), and on the cases it hands to the SVD (a singular
+    matrix, a rank-one matrix, a negative determinant)."""
+    from scipy.linalg import svd
+
+    from kinhec.solvers.he_ml_stages import model
+
+    rng = np.random.default_rng(87)
+    M = rng.normal(size=(300, 3, 3))
+    M *= np.sign(np.linalg.det(M))[:, None, None]
+    R_true = se3.so3_exp(rng.uniform(-2.0, 2.0, (50, 3)))
+    near = 2.5 * R_true + 1e-3 * rng.normal(size=(50, 3, 3))
+    odd = np.stack([np.zeros((3, 3)), np.outer([1.0, 2.0, 3.0], [1.0, 0.0, 1.0]), -np.eye(3)])
+    stack = np.concatenate([M, near, odd])
+    got = model.nearest_rotations(stack)
+    for Mi, Ri in zip(stack, got):
+        U, _, Vt = svd(Mi)
+        if np.linalg.det(U @ Vt) < 0:
+            U[:, 2] *= -1.0
+        np.testing.assert_allclose(Ri, U @ Vt, atol=1e-12)
+    np.testing.assert_allclose(got[300:350], R_true, atol=1e-3)
+    np.testing.assert_allclose(got @ np.swapaxes(got, 1, 2), np.broadcast_to(np.eye(3), got.shape), atol=1e-13)

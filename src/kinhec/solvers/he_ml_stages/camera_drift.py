@@ -81,19 +81,26 @@ def motion_fit(A, B, X0, ls0, with_scale):
         Bp[:, :3, 3] *= math.exp(min(max(lsp, -_LOG_SCALE_BOUND), _LOG_SCALE_BOUND))
         return Bp
 
+    last = {}  # the prediction at the last point: the Jacobian is asked for where the residuals were
+
+    def prediction(p, X_, ls_):
+        """``log s``, the predicted motions and ``inv(predicted) Bm`` at the step ``p`` from ``(X_, ls_)``."""
+        key = (p.tobytes(), id(X_), ls_)
+        if last.get("key") != key:
+            Xp = X_ @ exp6(p[:6])
+            lsp = ls_ + (p[6] if with_scale else 0.0)
+            Bp = predicted(Xp, lsp)
+            last.update(key=key, X=X_, state=(lsp, Bp, se3.invert_transform(Bp, check=False) @ Bm))
+        return last["state"]
+
     def motion_residuals(p, X_, ls_):
-        Xp = X_ @ exp6(p[:6])
-        lsp = ls_ + (p[6] if with_scale else 0.0)
-        r = pm.fast_se3_log(se3.invert_transform(predicted(Xp, lsp), check=False) @ Bm)
+        r = pm.fast_se3_log(prediction(p, X_, ls_)[2])
         r[:, 3:] *= math.exp(-ls_)  # metric units at the current scale (see model.residuals)
         return r
 
     def jacobian(p, X_, ls_):
-        Xp = X_ @ exp6(p[:6])
-        lsp = ls_ + (p[6] if with_scale else 0.0)
+        lsp, Bp, E = prediction(p, X_, ls_)
         s = math.exp(lsp)
-        Bp = predicted(Xp, lsp)
-        E = se3.invert_transform(Bp, check=False) @ Bm
         # d r / d dx = (Ad(inv Bm) - Ad(inv E)) D_s, D_s = diag(I, s I) (first order in the residual)
         J = np.zeros((k, 6, P))
         Ad_E_inv = pm.adjoint(se3.invert_transform(E, check=False))

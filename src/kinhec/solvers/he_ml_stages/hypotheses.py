@@ -18,7 +18,7 @@ import numpy as np
 
 from kinhec.solvers import _common as c
 from kinhec.solvers.he_ml_stages import configuration as conf_stage
-from kinhec.solvers.he_ml_stages.model import ROBUST_MIN_PAIRS, mv, project_so3
+from kinhec.solvers.he_ml_stages.model import ROBUST_MIN_PAIRS, mv, nearest_rotations
 from kinhec.solvers.he_ml_stages.state import FitState
 
 #: Minimal-set hypotheses of the initialisation (plus the all-pairs closed form).
@@ -51,7 +51,7 @@ def _rotations_from_kronecker(K: np.ndarray):
     H = K.shape[0]
     # R_X's and R_Y's matrices as one stack: one determinant and one projection for both
     M = np.concatenate([v.reshape(-1, 3, 3), mv(K, v).reshape(-1, 3, 3)]).swapaxes(1, 2)
-    R = project_so3(M * np.sign(np.linalg.det(M))[:, None, None])
+    R = nearest_rotations(M * np.sign(np.linalg.det(M))[:, None, None])
     return R[:H], R[H:]
 
 

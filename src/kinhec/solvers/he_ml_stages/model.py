@@ -40,6 +40,47 @@ def project_so3(M: np.ndarray) -> np.ndarray:
     return U @ Vt
 
 
+def nearest_rotations(M: np.ndarray) -> np.ndarray:
+    """:func:`project_so3` of a stack ``(H, 3, 3)`` of matrices with positive determinants, without an SVD.
+
+    The nearest rotation of such a matrix is its orthogonal polar factor, reached by scaled Newton steps
+    ``X <- (g X + inv(X)^T / g) / 2`` with ``g = (|inv(X)|_F / |X|_F)^(1/2)`` (Higham's iteration, quadratic
+    near the factor), here on the nine entries as rows of ``(9, H)`` arrays with the inverse from the
+    cofactors: on stacks of a hundred matrices a third of the cost of numpy's batched SVD, the same
+    rotations to a few units of round-off.  Matrices whose determinant is not positive or whose steps do not
+    settle (singular ones) go to :func:`project_so3`.
+    """
+    H = M.shape[0]
+    X = np.ascontiguousarray(M, dtype=np.float64).reshape(H, 9).T.copy()
+    ok = np.zeros(H, dtype=bool)
+    det0 = None
+    for _ in range(_POLAR_STEPS):
+        a, b, c, d, e, f, g, h, i = X
+        # the cofactors (rows: cross products of the rows), det(X) inv(X)^T
+        C = np.stack([e * i - f * h, f * g - d * i, d * h - e * g, c * h - b * i, a * i - c * g, b * g - a * h,
+                      b * f - c * e, c * d - a * f, a * e - b * d])  # fmt: skip
+        det = a * C[0] + b * C[1] + c * C[2]
+        if det0 is None:
+            det0 = det
+        with np.errstate(divide="ignore", invalid="ignore"):
+            Y = C / det
+            s = np.sqrt(np.sqrt(np.add.reduce(Y * Y) / np.add.reduce(X * X)))
+        Xn = 0.5 * (s * X + Y / s)
+        ok = np.abs(Xn - X).max(axis=0) <= 4e-15
+        X = Xn
+        if ok.all():
+            break
+    R = X.T.reshape(H, 3, 3)
+    bad = ~(ok & np.isfinite(R).all(axis=(1, 2)) & (det0 > 0))
+    if bad.any():
+        R[bad] = project_so3(M[bad])
+    return R
+
+
+#: Most polar steps of :func:`nearest_rotations` (from a condition number of 1e3 about a dozen suffice).
+_POLAR_STEPS = 30
+
+
 def exp6(xi: np.ndarray) -> np.ndarray:
     """SE(3) exponential (4, 4) of one twist ``(omega, v)`` (6,) [rad, m].
 
@@ -64,6 +105,26 @@ def exp6(xi: np.ndarray) -> np.ndarray:
     ]).reshape(4, 4)  # fmt: skip
 
 
+_LEASTSQ = []
+
+
+def _leastsq():
+    """``scipy.optimize.leastsq`` and whether ``least_squares``' default scaling is MINPACK's own.
+
+    ``scipy.optimize`` is imported once (here: importing the registry stays light); the function is looked up
+    in it at every call.
+    """
+    if not _LEASTSQ:
+        import scipy
+        import scipy.optimize
+
+        # least_squares' default scaling: by the Jacobian's column norms (MINPACK's own, diag=None) from SciPy
+        # 1.16 on, unit scales before
+        major, minor = (int(v) for v in scipy.__version__.split(".")[:2])
+        _LEASTSQ.extend([scipy.optimize, (major, minor) >= (1, 16)])
+    return _LEASTSQ[0].leastsq, _LEASTSQ[1]
+
+
 def levenberg_marquardt(fun, jac, n: int, tol: float, max_nfev: int, cost_tol: float = 0.0) -> np.ndarray:
     """The minimiser (n,) of ``|fun(p)|^2`` from ``p = 0`` by MINPACK's Levenberg-Marquardt (``lmder``).
 
@@ -82,9 +143,7 @@ def levenberg_marquardt(fun, jac, n: int, tol: float, max_nfev: int, cost_tol: f
     ValueError
         The residuals are not finite at ``p = 0`` (as ``least_squares`` does).
     """
-    import scipy
-    from scipy.optimize import leastsq  # here: importing the registry stays light
-
+    leastsq, diag_default = _leastsq()
     def remembered(f):
         last = [None, None]
 
@@ -102,10 +161,7 @@ def levenberg_marquardt(fun, jac, n: int, tol: float, max_nfev: int, cost_tol: f
     if not np.all(np.isfinite(f0)):
         raise ValueError("Residuals are not finite in the initial point.")
     ftol = max(tol, cost_tol / max(float(f0 @ f0), 1e-300)) if cost_tol > 0 else tol
-    # least_squares' default scaling: by the Jacobian's column norms (MINPACK's own, diag=None) from SciPy 1.16
-    # on, unit scales before
-    major, minor = (int(v) for v in scipy.__version__.split(".")[:2])
-    diag = None if (major, minor) >= (1, 16) else np.ones(n)
+    diag = None if diag_default else np.ones(n)
     out = leastsq(fun_r, p0, Dfun=remembered(jac), full_output=True, col_deriv=False, ftol=ftol, xtol=tol, gtol=tol,
                   maxfev=max_nfev, factor=100.0, diag=diag)  # fmt: skip
     return out[0]

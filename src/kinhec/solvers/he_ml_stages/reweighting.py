@@ -36,6 +36,7 @@ _SCALE_MIN = 0.05
 #: ``sqrt(2e-4)``, 0.014, of their standard errors of the minimum, and the steps MINPACK's relative tolerance of
 #: 1e-8 would add move them by less.
 WLS_COST_TOL = 1e-4
+_MINUS_I6 = -np.eye(6)
 
 
 def solve_wls(A, Cm, X0, Y0, ls0, Linv, sw, configuration, with_scale, jacobian: bool = False):
@@ -66,16 +67,20 @@ def solve_wls(A, Cm, X0, Y0, ls0, Linv, sw, configuration, with_scale, jacobian:
         _, ls, Ci = state(p)
         return (sw[:, None] * mv(Linv, residuals_from_inverse(Cm, Ci, ls, ls0))).ravel()
 
+    n = A.shape[0]
+    ad, eye = (slice(0, 6), slice(6, 12)) if eih else (slice(6, 12), slice(0, 6))
+
     def jac(p):
-        X, ls, Ci = state(p)
-        J, _ = pm.pair_jacobians(None, X, configuration, C_inv=Ci, robot=False)
-        Jr = -J
+        _, ls, Ci = state(p)
+        # minus the pair Jacobians (:func:`kinhec.solvers.pair_model.pair_jacobians`): Ad(inv C) for the
+        # perturbation of the side whose inverse leads the product, -I for the other, and the scale's column
+        Jr = np.zeros((n, 6, P))
+        Jr[:, :, ad] = pm.adjoint(Ci)
+        Jr[:, :, eye] = _MINUS_I6
         k = math.exp(ls - ls0)
         Jr[:, 3:] *= k
         if with_scale:
-            Js = np.zeros((Ci.shape[0], 6))
-            Js[:, 3:] = k * Ci[:, :3, 3]  # -k d rho / d log s, the latter R^T t = -(translation of inv C)
-            Jr = np.concatenate([Jr, Js[:, :, None]], axis=2)
+            Jr[:, 3:, 12] = k * Ci[:, :3, 3]  # -k d rho / d log s, the latter R^T t = -(translation of inv C)
         Jw = sw[:, None, None] * (Linv @ Jr)
         return Jw.reshape(-1, P)
 

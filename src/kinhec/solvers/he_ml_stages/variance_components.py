@@ -459,6 +459,10 @@ def _weighted_fit(r, W, w, J):
     return rr, logdet_h, (w, WJ, Vk, evk)
 
 
+#: LAPACK's ``dsyevd`` (SciPy's wrapper), bound on the first call of :func:`symmetric_eigh`.
+_DSYEVD = None
+
+
 def symmetric_eigh(M: np.ndarray):
     """Eigenvalues (ascending) and eigenvectors (columns) of a small symmetric matrix ``M`` (LAPACK ``dsyevd``).
 
@@ -470,9 +474,12 @@ def symmetric_eigh(M: np.ndarray):
     numpy.linalg.LinAlgError
         The decomposition did not converge.
     """
-    from scipy.linalg.lapack import dsyevd  # here: importing the registry stays light
+    global _DSYEVD
+    if _DSYEVD is None:
+        from scipy.linalg.lapack import dsyevd  # here, once: importing the registry stays light
 
-    ev, V, info = dsyevd(M, lower=1)
+        _DSYEVD = dsyevd
+    ev, V, info = _DSYEVD(M, lower=1)
     if info != 0:
         raise np.linalg.LinAlgError(f"symmetric_eigh: dsyevd failed (info {info}) on a {M.shape} matrix")
     return ev, V
