@@ -165,10 +165,25 @@ MARKER_CONE_HALF_ANGLE_DEG = 50.0
 LOOKAT_MAX_JUMP_RAD = 2.5
 #: Distance range [m] of the static eye-to-hand camera from the workspace centre.
 STATIC_CAMERA_DISTANCE_M = (0.9, 1.6)
-#: Half-angle [deg] of the cone around a marker's normal in which a static camera is placed along a motion
-#: (eye-to-hand, non-look-at families).  Wide enough that a marker facing down from a flange still has
-#: candidate cameras beside it, looking at it from the side.
-STATIC_CAMERA_CONE_DEG = 70.0
+#: World reference placed along a motion (:func:`place_world`), as the published generator draws it:
+#:
+#: * eye-in-hand, the board centre ``WORLD_BOARD_DISTANCE_M`` along the optical axis of one frame, or, on a share
+#:   ``WORLD_MEAN_GAZE_SHARE`` of the candidates, the mean of those gaze points over the frames (with the mean
+#:   reversed optical axis as the normal), moved by a Gaussian of ``WORLD_CENTRE_JITTER_M`` per axis; its normal
+#:   the reversed optical axis turned about a random axis by an angle uniform in 0-``WORLD_BOARD_TILT_DEG``;
+#: * eye-to-hand, the static camera ``WORLD_CAMERA_DISTANCE_M`` from the mean marker position along a direction
+#:   uniform on the cap of ``STATIC_CAMERA_CONE_DEG`` around the mean marker normal, looking at that position
+#:   (moved by the same jitter) with the image's up along the base ``+z`` rolled by up to ``WORLD_CAMERA_ROLL_DEG``.
+#:
+#: The board distance does not depend on the camera and target: a board far along the gaze leaves the image less
+#: often as the camera moves, and the candidate seen in most frames is kept.
+WORLD_BOARD_DISTANCE_M = (0.35, 0.9)
+WORLD_MEAN_GAZE_SHARE = 0.3
+WORLD_CENTRE_JITTER_M = 0.03
+WORLD_BOARD_TILT_DEG = 15.0
+WORLD_CAMERA_DISTANCE_M = (0.8, 1.6)
+STATIC_CAMERA_CONE_DEG = 35.0
+WORLD_CAMERA_ROLL_DEG = 30.0
 #: Look-at world placement, as the published generator draws it (in the base frame, ``reach`` the robot's nominal
 #: working radius, ``shoulder`` the height of its second joint's axis, ``d_1``):
 #:
@@ -936,6 +951,16 @@ def _look_at(eye: np.ndarray, at: np.ndarray, roll_rad: float) -> np.ndarray:
     return np.column_stack([x, y, z]) @ np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
 
 
+def _look_at_many(eye: np.ndarray, at: np.ndarray, roll_rad: np.ndarray) -> np.ndarray:
+    """:func:`_look_at` for ``(M, 3)`` eyes and points and ``(M,)`` rolls: rotations ``(M, 3, 3)``."""
+    z = _unit(at - eye)
+    up = np.where((np.abs(z[:, 2]) < 0.99)[:, None], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0])
+    x = _unit(np.cross(z, up))
+    y = np.cross(z, x)
+    c, s = np.cos(roll_rad)[:, None], np.sin(roll_rad)[:, None]
+    return np.stack([c * x + s * y, -s * x + c * y, z], axis=-1)
+
+
 def _static_camera_pose(rng, robot: RobotModel):
     """Eye-to-hand world ``Y = T_base_cam`` and the workspace point ``W`` it looks at."""
     if robot.is_free:
@@ -1222,17 +1247,18 @@ def place_world(T_base_ee: np.ndarray, X: np.ndarray, configuration: str, camera
                 n_candidates: int = N_WORLD_CANDIDATES) -> tuple[np.ndarray, dict]:  # fmt: skip
     """Place the world reference ``Y`` where the target is seen most often along a given motion.
 
-    ``n_candidates`` placements are drawn, each from a random frame ``f`` of
-    ``T_base_ee`` (typically about :data:`N_WORLD_FRAMES` frames evenly spaced
-    along the trajectory):
+    ``n_candidates`` placements are drawn from the sensor poses ``T_base_ee @ X``
+    of the given frames (typically about :data:`N_WORLD_FRAMES` frames evenly
+    spaced along the trajectory), with the laws of :data:`WORLD_BOARD_DISTANCE_M`
+    and the constants after it:
 
-    * eye-in-hand: the board centre at the gaze point of frame ``f``, i.e. on
-      its optical axis at a distance from :func:`viewing_distance_range`, with
-      its normal within 20 deg of the direction back to the camera and a random
+    * eye-in-hand: the board centre on the optical axis of a random frame (or
+      at the mean gaze point of all frames), 0.35-0.9 m from the camera, its
+      normal within 15 deg of the direction back to the camera, a random
       in-plane rotation;
-    * eye-to-hand: the static camera 0.9-1.6 m from the marker of frame ``f``
-      along a direction within :data:`STATIC_CAMERA_CONE_DEG` of that marker's normal, looking at the
-      mean marker position of all frames, with a random roll.
+    * eye-to-hand: the static camera 0.8-1.6 m from the mean marker position,
+      within 35 deg of the mean marker normal, looking at that position with
+      the image's up along the base ``+z`` (rolled by up to 30 deg).
 
     Candidates whose board centre (eye-in-hand) or static camera (eye-to-hand)
     lies within :data:`BASE_CLEARANCE_M` of the base axis (inside the robot)
@@ -1254,23 +1280,26 @@ def place_world(T_base_ee: np.ndarray, X: np.ndarray, configuration: str, camera
     T = np.asarray(T_base_ee, dtype=np.float64)
     F = T.shape[0]
     m = int(n_candidates) * WORLD_OVERSAMPLING
-    f = rng.integers(F, size=m)
     TX = T @ X
-    roll = rng.uniform(-math.pi, math.pi, m)
+    pos, zax = TX[:, :3, 3], TX[:, :3, 2]
     if configuration == "eye_in_hand":
-        d = rng.uniform(*viewing_distance_range(camera, target), m)
-        C = TX[f, :3, 3]
-        z = TX[f, :3, 2]
-        B = C + z * d[:, None]
-        n = cone_directions(rng, -z, math.radians(20.0))
-        Yc = se3.transform_from_rotation_translation(frames_from_z(n, roll), B)
+        f = rng.integers(F, size=m)
+        d = rng.uniform(*WORLD_BOARD_DISTANCE_M, m)
+        mean_gaze = rng.random(m) < WORLD_MEAN_GAZE_SHARE
+        z_mean = zax.mean(axis=0)
+        B = np.where(mean_gaze[:, None], pos.mean(axis=0) + d[:, None] * z_mean, pos[f] + d[:, None] * zax[f])
+        B = B + rng.normal(0.0, WORLD_CENTRE_JITTER_M, (m, 3))
+        n = -np.where(mean_gaze[:, None], _unit(z_mean)[None], zax[f])
+        tilt = np.radians(rng.uniform(0.0, WORLD_BOARD_TILT_DEG, m))
+        n = np.einsum("mij,mj->mi", se3.so3_exp(se3.random_unit_vectors(rng, m) * tilt[:, None]), n)
+        Yc = se3.transform_from_rotation_translation(frames_from_z(n, rng.uniform(-math.pi, math.pi, m)), B)
     elif configuration == "eye_to_hand":
-        P = TX[f, :3, 3]
-        n = cone_directions(rng, TX[f, :3, 2], math.radians(STATIC_CAMERA_CONE_DEG))
-        C = P + n * rng.uniform(*STATIC_CAMERA_DISTANCE_M, m)[:, None]
-        centre = TX[:, :3, 3].mean(axis=0)
-        z = _unit(centre - C)
-        Yc = se3.transform_from_rotation_translation(frames_from_z(z, roll), C)
+        centre = pos.mean(axis=0)
+        u = cone_directions(rng, np.broadcast_to(_unit(zax.mean(axis=0)), (m, 3)), math.radians(STATIC_CAMERA_CONE_DEG))
+        C = centre + u * rng.uniform(*WORLD_CAMERA_DISTANCE_M, m)[:, None]
+        aim = centre + rng.normal(0.0, WORLD_CENTRE_JITTER_M, (m, 3))
+        roll = np.radians(rng.uniform(-WORLD_CAMERA_ROLL_DEG, WORLD_CAMERA_ROLL_DEG, m))
+        Yc = se3.transform_from_rotation_translation(_look_at_many(C, aim, roll), C)
     else:
         raise InputError(f"configuration: expected 'eye_in_hand' or 'eye_to_hand', got {configuration!r}")
     # keep the first n_candidates placements outside the base column (all of them are scored if too few are)
