@@ -69,6 +69,11 @@ __all__ = [
     "MIN_SEGMENT_S",
     "DWELL_RANGE_S",
     "LOOKAT_CAP_HALF_ANGLE_DEG",
+    "LOOKAT_DISTANCE_M",
+    "LOOKAT_MARKER_DEPTH_M",
+    "LOOKAT_DISTANCE_REACH",
+    "LOOKAT_AIM_FRACTION",
+    "LOOKAT_AIM_HALF_ANGLE_DEG",
     "STATIC_CAMERA_DISTANCE_M",
     "LOOKAT_BOARD_RADIUS_REACH",
     "LOOKAT_BOARD_AZIMUTH_DEG",
@@ -92,6 +97,7 @@ __all__ = [
     "sample_hand_eye",
     "workspace_centre",
     "viewing_distance_range",
+    "lookat_distance_range",
     "excited_joints",
     "joint_sinusoid",
     "joint_waypoints",
@@ -154,9 +160,23 @@ DWELL_RANGE_S = (0.6, 1.4)
 #: tilt of its look-at stations is 46.8-49.9 deg in every one of its 20 look-at sequences (10-20 stations
 #: each), which a wider cap would exceed (docs/fidelity.md).
 LOOKAT_CAP_HALF_ANGLE_DEG = 50.0
+#: Eye-in-hand look-at viewing distance [m], as the published generator draws it whatever the camera and target:
+#: uniform from ``LOOKAT_DISTANCE_M[0]`` to ``LOOKAT_DISTANCE_REACH`` times the arm's reach, that upper end clipped
+#: into ``LOOKAT_DISTANCE_M[1:]`` (``free6d``: a reach of 1 m), so that a small arm is not asked to hold the camera
+#: 0.9 m above the board.  Each camera aims at a point of the board plane within ``LOOKAT_AIM_FRACTION`` times
+#: ``d tan(LOOKAT_AIM_HALF_ANGLE_DEG)`` of its centre along each board axis (``d`` the distance).  A candidate that
+#: does not see the target is dropped, so a large target is seen from the far end of the range.
+LOOKAT_DISTANCE_M = (0.3, 0.45, 0.9)
+LOOKAT_DISTANCE_REACH = 0.7
+LOOKAT_AIM_FRACTION = 0.25
+LOOKAT_AIM_HALF_ANGLE_DEG = 20.0
 #: Half-angle [deg] of the cone of marker normals around the line of sight (eye-to-hand look-at); the same
 #: viewing diversity as :data:`LOOKAT_CAP_HALF_ANGLE_DEG`.
 MARKER_CONE_HALF_ANGLE_DEG = 50.0
+#: Eye-to-hand look-at markers lie at a distance from the static camera within ``LOOKAT_MARKER_DEPTH_M[1]`` of that
+#: of the workspace point it looks at, and at least ``LOOKAT_MARKER_DEPTH_M[0]`` away, as the published generator
+#: draws them.
+LOOKAT_MARKER_DEPTH_M = (0.3, 0.35)
 #: Look-at stations follow one another as the published generator's do: each candidate pose is solved by IK from the
 #: configuration of the last station kept, and is kept only when no joint moves by more than ``LOOKAT_MAX_JUMP_RAD``
 #: from it (an elbow or wrist flip), so that consecutive stations lie close in joint space and the robot visits them
@@ -276,12 +296,6 @@ def frames_from_z(z_axes: np.ndarray, roll_rad: np.ndarray) -> np.ndarray:
     x = np.cos(roll_rad)[:, None] * e1 + np.sin(roll_rad)[:, None] * e2
     y = np.cross(z_axes, x)
     return np.stack([x, y, z_axes], axis=-1)
-
-
-def _ball(rng: np.random.Generator, m: int, radius: float) -> np.ndarray:
-    """``(m, 3)`` points uniform in a ball of ``radius``."""
-    d = se3.random_unit_vectors(rng, m)
-    return d * (radius * np.cbrt(rng.random(m)))[:, None]
 
 
 def _check_times(t, name: str = "t") -> np.ndarray:
@@ -851,16 +865,6 @@ def joint_waypoints(robot: RobotModel, rng: np.random.Generator, *, n_waypoints:
                        sampling_mode=sampling_mode, duration_s=duration_s, family="joint_waypoints")  # fmt: skip
 
 
-def _nearest_turns(robot: RobotModel, q: np.ndarray, q_ref: np.ndarray) -> np.ndarray:
-    """``q`` (in the limits) plus the whole turns of its revolute joints that bring it nearest ``q_ref``, in the limits."""
-    two_pi = 2.0 * math.pi
-    k = np.clip(np.round((q_ref - q) / two_pi), np.ceil((robot.q_min_rad - q) / two_pi),
-                np.floor((robot.q_max_rad - q) / two_pi))  # fmt: skip
-    if robot.joint_types:
-        k = np.where(robot.prismatic, 0.0, k)
-    return q + two_pi * k
-
-
 def _check_count(n, name: str, minimum: int) -> int:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < minimum:
         raise InputError(f"{name}: expected an integer >= {minimum}, got {n!r}")
@@ -977,47 +981,43 @@ def _static_camera_pose(rng, robot: RobotModel):
     return se3.transform_from_rotation_translation(_look_at(C, W, roll), C), W
 
 
-def _facing_start(robot: RobotModel, point: np.ndarray) -> np.ndarray:
-    """The home configuration with the first joint turned so that the flange's azimuth is the ``point``'s: the start
-    of the look-at IK (a UR's home faces away from the table in front of the robot)."""
-    home = robot.home_q_rad.copy()
-    p0 = robot.fk(home)[:3, 3]
-    if math.hypot(p0[0], p0[1]) < 0.05 or math.hypot(point[0], point[1]) < 0.05:
-        return home
-    d = math.atan2(point[1], point[0]) - math.atan2(p0[1], p0[0])
-    d = (d + math.pi) % (2.0 * math.pi) - math.pi
-    best, best_err = home, math.inf
-    for sign in (1.0, -1.0):  # the joint's sense about the base axis
-        q = home.copy()
-        q[0] = np.clip(q[0] + sign * d, robot.q_min_rad[0] + LIMIT_MARGIN_RAD, robot.q_max_rad[0] - LIMIT_MARGIN_RAD)
-        p = robot.fk(q)[:3, 3]
-        err = abs((math.atan2(p[1], p[0]) - math.atan2(point[1], point[0]) + math.pi) % (2.0 * math.pi) - math.pi)
-        if err < best_err:
-            best, best_err = q, err
-    return best
+def lookat_distance_range(robot: RobotModel) -> tuple[float, float]:
+    """Eye-in-hand look-at viewing distance range [m] of ``robot`` (:data:`LOOKAT_DISTANCE_M`)."""
+    reach = 1.0 if robot.is_free else float(robot.reach_m)
+    lo, hi_min, hi_max = LOOKAT_DISTANCE_M
+    return lo, max(hi_min, min(hi_max, LOOKAT_DISTANCE_REACH * reach))
 
 
-def _eye_in_hand_candidates(rng, Y, m, d_range, target):
+def _eye_in_hand_candidates(rng, Y, m, d_range):
     """``m`` camera poses ``T_base_cam`` on the cap around the board normal, looking at the board."""
     B = Y[:3, 3]
     n = Y[:3, 2]
     dirs = cone_directions(rng, np.broadcast_to(n, (m, 3)), math.radians(LOOKAT_CAP_HALF_ANGLE_DEG))
-    C = B + dirs * rng.uniform(d_range[0], d_range[1], m)[:, None]
-    w, h = target.size_m
-    aim_local = np.column_stack([rng.uniform(-0.25, 0.25, m) * w, rng.uniform(-0.25, 0.25, m) * h, np.zeros(m)])
+    d = rng.uniform(d_range[0], d_range[1], m)
+    C = B + dirs * d[:, None]
+    half = LOOKAT_AIM_FRACTION * d * math.tan(math.radians(LOOKAT_AIM_HALF_ANGLE_DEG))
+    aim_local = np.column_stack([rng.uniform(-1.0, 1.0, (m, 2)) * half[:, None], np.zeros(m)])
     aim = B + aim_local @ Y[:3, :3].T
     z = _unit(aim - C)
     R = frames_from_z(z, rng.uniform(-math.pi, math.pi, m))
     return se3.transform_from_rotation_translation(R, C)
 
 
-def _eye_to_hand_candidates(rng, Y, m, W, radius_m):
-    """``m`` marker poses ``T_base_marker`` near ``W`` whose normals face the static camera."""
-    C = Y[:3, 3]
-    P = W + _ball(rng, m, radius_m)
-    n = cone_directions(rng, _unit(C - P), math.radians(MARKER_CONE_HALF_ANGLE_DEG))
-    R = frames_from_z(n, rng.uniform(-math.pi, math.pi, m))
-    return se3.transform_from_rotation_translation(R, P)
+def _eye_to_hand_candidates(rng, Y, m, d_range):
+    """``m`` marker poses ``T_base_marker`` on the static camera's line of sight, facing it.
+
+    Each is drawn as the camera's pose in the marker frame: the camera on the cap of
+    :data:`MARKER_CONE_HALF_ANGLE_DEG` around the marker normal at a distance from ``d_range``, aimed at a point of
+    the marker plane near its centre (:data:`LOOKAT_AIM_FRACTION`), with a random roll; the marker is then where
+    that view puts it in front of the static camera ``Y``.
+    """
+    dirs = cone_directions(rng, np.broadcast_to([0.0, 0.0, 1.0], (m, 3)), math.radians(MARKER_CONE_HALF_ANGLE_DEG))
+    d = rng.uniform(d_range[0], d_range[1], m)
+    eye = dirs * d[:, None]
+    half = LOOKAT_AIM_FRACTION * d * math.tan(math.radians(LOOKAT_AIM_HALF_ANGLE_DEG))
+    aim = np.column_stack([rng.uniform(-1.0, 1.0, (m, 2)) * half[:, None], np.zeros(m)])
+    T_marker_cam = se3.transform_from_rotation_translation(frames_from_z(_unit(aim - eye), rng.uniform(-math.pi, math.pi, m)), eye)
+    return Y @ se3.invert_transform(T_marker_cam, check=False)
 
 
 def _observed(T_base_ee, X, Y, configuration):
@@ -1037,23 +1037,24 @@ def lookat(robot: RobotModel, X: np.ndarray, configuration: str, camera: CameraP
     the board lies on a table in front of the robot's base, below its shoulder,
     tilted towards the base axis; eye-to-hand, the static camera stands 0.9-1.6 m
     from a workspace point ``W`` in front of the robot, above it, looking at
-    ``W``.  IK starts from the home configuration turned about the base towards
-    the board or ``W``.  Candidate observing poses are then drawn in batches:
-    eye-in-hand, cameras on a spherical cap of 50 deg around the board normal at
-    a distance from :func:`viewing_distance_range`, aimed at a point of the
-    central half of the board, with a random roll; eye-to-hand, markers in a
-    ball around ``W`` (radius ``min(0.2 m, 0.4 reach, half the field of view at
-    the camera distance)``) with normals within 50 deg of the line of sight.
+    ``W``.  IK starts from the home configuration.  Candidate observing poses
+    are then drawn in batches: eye-in-hand, cameras on a spherical cap of 50 deg
+    around the board normal at a distance from :func:`lookat_distance_range`,
+    aimed near the board's centre (:data:`LOOKAT_AIM_FRACTION`), with a random
+    roll; eye-to-hand, markers in front of the static camera, each drawn as the
+    camera's view of it (:func:`_eye_to_hand_candidates`, the camera within
+    50 deg of the marker normal, :data:`LOOKAT_MARKER_DEPTH_M`).
     Arms turn each pose into a flange pose through ``X`` and reach it by
     damped-least-squares IK inside the joint limits from the configuration of
-    the last station kept (the first from the start configuration); a candidate
+    the last station kept (the first from home); a candidate
     is kept when its IK succeeds, its *achieved* pose sees the target and no
-    joint moves by more than :data:`LOOKAT_MAX_JUMP_RAD` from the last station,
-    the others are dropped.  This is sequential by nature; it is done a batch
+    joint of the configuration the IK returns differs by more than
+    :data:`LOOKAT_MAX_JUMP_RAD` from the last station's (no whole turns are
+    added to bring it nearer, as in the published generator), the others are
+    dropped.  This is sequential by nature; it is done a batch
     at a time: the candidates of a batch (:data:`LOOKAT_BATCH`) are all solved
-    from the last station kept before it, then taken in the order drawn, each
-    turned by whole turns to the nearest equivalent of the last station kept
-    and tested against it.  Up to
+    from the last station kept before it, then taken in the order drawn and
+    tested against the last station kept.  Up to
     :data:`LOOKAT_CANDIDATES` candidates are drawn per world placement before
     a new placement is drawn.  The stations are visited in the order they were
     kept and connected in joint space (arms) or as Cartesian minimum-jerk
@@ -1072,8 +1073,7 @@ def lookat(robot: RobotModel, X: np.ndarray, configuration: str, camera: CameraP
         When no world placement yields enough reachable, visible stations.
     """
     n_stations = _check_count(n_stations, "n_stations", 1)
-    d_range = viewing_distance_range(camera, target)
-    half_fov = 0.5 * math.radians(min(camera.hfov_deg, camera.vfov_deg))
+    d_range = lookat_distance_range(robot)
     n_cand = n_reach = 0
     for world_try in range(1, LOOKAT_WORLD_TRIES + LOOKAT_FALLBACK_TRIES + 1):
         table = world_try <= LOOKAT_WORLD_TRIES
@@ -1090,8 +1090,8 @@ def lookat(robot: RobotModel, X: np.ndarray, configuration: str, camera: CameraP
                 W, az0 = workspace_centre(robot)
                 Y = _static_camera_near(rng, W, az0)
             dist = float(np.linalg.norm(Y[:3, 3] - W))
-            radius = min(0.2, 0.4 * robot.reach_m, 0.5 * dist * math.tan(half_fov))
-        q_start = None if robot.is_free else _facing_start(robot, W)
+            marker_range = (max(LOOKAT_MARKER_DEPTH_M[0], dist - LOOKAT_MARKER_DEPTH_M[1]), dist + LOOKAT_MARKER_DEPTH_M[1])
+        q_start = None if robot.is_free else robot.home_q_rad
         inv_X = se3.invert_transform(X, check=False)
         budget = max(LOOKAT_CANDIDATES[0], LOOKAT_CANDIDATES[1] * n_stations)
         jump = LOOKAT_MAX_JUMP_RAD * _joint_unit(robot) if not robot.is_free else None
@@ -1106,9 +1106,9 @@ def lookat(robot: RobotModel, X: np.ndarray, configuration: str, camera: CameraP
                     break
                 m = min(LOOKAT_BATCH[0] * (n_stations - len(kept_T)) + LOOKAT_BATCH[1], budget - drawn)
                 if configuration == "eye_in_hand":
-                    T_obs = _eye_in_hand_candidates(rng, Y, m, d_range, target)
+                    T_obs = _eye_in_hand_candidates(rng, Y, m, d_range)
                 else:
-                    T_obs = _eye_to_hand_candidates(rng, Y, m, W, radius)
+                    T_obs = _eye_to_hand_candidates(rng, Y, m, marker_range)
                 queue = T_obs @ inv_X
                 drawn += m
                 n_cand += m
@@ -1129,10 +1129,8 @@ def lookat(robot: RobotModel, X: np.ndarray, configuration: str, camera: CameraP
                 if len(kept_q) == n_stations:
                     break
                 q = res.q[j]
-                if kept_q:
-                    q = _nearest_turns(robot, q, kept_q[-1])
-                    if np.any(np.abs(q - kept_q[-1]) > jump):
-                        continue
+                if kept_q and np.any(np.abs(q - kept_q[-1]) > jump):
+                    continue
                 kept_T.append(T_ach[j])
                 kept_q.append(q)
             queue = queue[:0]
