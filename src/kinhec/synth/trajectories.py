@@ -827,7 +827,8 @@ def _tour(rng: np.random.Generator, n_knots: int, duration_s: float, segment_tim
 def _joint_path(robot, knots, rng, *, speed_fraction, dwell_range_s, sampling_mode, duration_s, family):
     if sampling_mode == "continuous":
         seg_fn = lambda order: _joint_segment_times(robot, knots[order], speed_fraction)  # noqa: E731
-        order, dwell = _tour(rng, knots.shape[0], duration_s, seg_fn, dwell_range_s)
+        # duration_s None: one pass through the waypoints, as long as it takes
+        order, dwell = _tour(rng, knots.shape[0], 0.0 if duration_s is None else duration_s, seg_fn, dwell_range_s)
         path = knots[order]
         return WaypointJointTrajectory(path, _joint_segment_times(robot, path, speed_fraction), dwell, family,
                                        duration_s=duration_s)  # fmt: skip
@@ -850,7 +851,8 @@ def joint_waypoints(robot: RobotModel, rng: np.random.Generator, *, n_waypoints:
     allowed fraction of its cap.  In ``"stations"`` mode the waypoints are
     visited once and captured at the middle of each dwell; in ``"continuous"``
     mode they are toured repeatedly until ``duration_s`` is covered and the path
-    is sampled on ``[0, duration_s)``.
+    is sampled on ``[0, duration_s)``; with ``duration_s=None`` they are
+    passed once and the path lasts as long as that takes.
     """
     _require_arm(robot, "joint_waypoints")
     n_waypoints = _check_count(n_waypoints, "n_waypoints", 1)
@@ -1159,7 +1161,7 @@ def lookat(robot: RobotModel, X: np.ndarray, configuration: str, camera: CameraP
 def _pose_path(knots_T, rng, *, speed_fraction, dwell_range_s, sampling_mode, duration_s, family, extra=None):
     if sampling_mode == "continuous":
         seg_fn = lambda order: _pose_segment_times(knots_T[order], speed_fraction)  # noqa: E731
-        order, dwell = _tour(rng, knots_T.shape[0], duration_s, seg_fn, dwell_range_s)
+        order, dwell = _tour(rng, knots_T.shape[0], 0.0 if duration_s is None else duration_s, seg_fn, dwell_range_s)
         path = knots_T[order]
         return WaypointPoseTrajectory(path, _pose_segment_times(path, speed_fraction), dwell, family,
                                       duration_s=duration_s, extra=extra)  # fmt: skip
