@@ -34,9 +34,9 @@ CAUSES: dict[tuple[str, str], str] = {
     ("*", "Y_pz"): (
         "Where the world reference lies along a continuous path: both generators put boards and static cameras "
         "below the robot's mounting plane where the motion looks there (kinhec kept them above it until the "
-        "comparison showed z < 0 on 38 % of the published small-tier sequences); kinhec's board sits at the viewing "
+        "comparison showed z < 0 on 38 % of the published small-tier sequences); kinhec's board sat at the viewing "
         "distance of the camera and target (0.3-0.5 m for `hd` and the 9x6 checker), the published one 0.35-0.9 m "
-        "along the gaze of one frame or of the mean gaze."),
+        "along the gaze of one frame or of the mean gaze; now as published (`WORLD_*` in `trajectories.py`)."),
     ("*", "duration_s"): (
         "Station paths: the published robot dwells 0.6-1.4 s at each station (kinhec dwelt 0.5 s), moves for at "
         "least 0.4 s (kinhec 0.2 s) and reaches each station by IK from the previous one, keeping it only when no "
@@ -84,8 +84,8 @@ CAUSES: dict[tuple[str, str], str] = {
         "As `n_motions`: the `joint_sinusoid` excitation (three sinusoids per joint of 0.1-0.6 Hz each)."),
     ("temporal", "n_visible_frames"): (
         "Board placement along a continuous path: the published board sits 0.35-0.9 m along the gaze of one "
-        "frame (or of the mean gaze), kinhec's at the viewing distance of camera and target (0.3-0.45 m), where "
-        "it leaves the image sooner as the camera moves."),
+        "frame (or of the mean gaze), kinhec's sat at the viewing distance of camera and target (0.3-0.45 m), where "
+        "it leaves the image sooner as the camera moves; now as published."),
     ("robot_error", "joint_std_rad"): (
         "The tier's `dh_joint_std_rad` (1e-4): the published generator adds it as encoder noise to the DH-error "
         "sequences (`dh_error+joint_gaussian`) and perturbs the joint offsets with the DH angle error; kinhec "
@@ -106,11 +106,18 @@ CAUSES: dict[tuple[str, str], str] = {
         "kinhec's was uniform on a disc of that radius, now as published; a remaining flag at p > 1e-3 among "
         "360 comparisons is within what chance gives (3-4 pairs at p < 0.01)."),
     ("*", "X_py"): "As `X_px`: the lateral offset of `X`.",
+    ("temporal", "X_py"): (
+        "Not a difference of the draws: both generators draw the lateral offset of `X` uniform in +-8 cm, and "
+        "kinhec's temporal rows follow that law (KS p = 0.38 against it) while the published ones depart from it "
+        "(p = 0.001, their median -1.5 cm); one such pair among 360 comparisons is within what chance gives "
+        "(3-4 pairs at p < 0.01)."),
     ("*", "axis_scatter_lambda2"): (
         "Look-at station geometry: the published camera stands 0.3 m to 0.45-0.9 m (0.7 reach) from the board "
-        "whatever the camera and target, kinhec's at the distances that frame the target (0.30-0.45 m for `hd` and "
-        "the 9x6 checker, 0.3-1.2 m for the large grid).  (Both generators now reach each station by IK from the "
-        "previous one; kinhec's stations were solved from home and toured.)"),
+        "whatever the camera and target, kinhec's stood at the distances that frame the target (0.30-0.45 m for "
+        "`hd` and the 9x6 checker, 0.3-1.2 m for the large grid); the published chain of stations starts from home "
+        "and tests its 2.5 rad jump on the configuration the IK returns, kinhec's started from home turned towards "
+        "the board and tested the nearest whole-turn equivalent.  Now as published (`lookat_distance_range`, "
+        "`LOOKAT_AIM_*`, `LOOKAT_MARKER_DEPTH_M`)."),
     ("*", "axis_scatter_lambda3"): "As `axis_scatter_lambda2`: look-at station geometry, or the mixed track's families.",
     ("*", "translation_cond"): "As `axis_scatter_lambda2`: station geometry and motion of the families.",
     ("*", "mean_rot_angle_deg"): "As `axis_scatter_lambda2`: station geometry and motion of the families.",
@@ -123,15 +130,16 @@ CAUSES: dict[tuple[str, str], str] = {
     ("mixed", "axis_scatter_lambda3"): (
         "The mixed track's motions: the published cones draw `trans_range_m` in 0.05-0.3 m and two rotation "
         "angles in 1-60 deg, and run continuously on 40 %; kinhec's cones are at stations with 0.15 m and "
-        "fixed angle ranges; and kinhec's continuous sequences last 22-50 s, the published 5-30 s: past 200 "
-        "keyframes both keep 200 evenly spread, so kinhec's longer sequences keep keyframes farther apart."),
+        "fixed angle ranges; and kinhec's continuous sequences lasted 22-50 s, the published periodic ones 5-30 s "
+        "(now as published, see `duration_s`): past 200 keyframes both keep 200 evenly spread, so longer "
+        "sequences keep keyframes farther apart."),
     ("mixed", "mean_trans_m"): "As `axis_scatter_lambda3`: the mixed track's families and durations.",
     ("mixed", "mean_rot_angle_deg"): "As `axis_scatter_lambda3`: the mixed track's families and durations.",
     ("mixed", "translation_cond"): "As `axis_scatter_lambda3`: the mixed track's families.",
     ("mixed", "Y_qx"): (
         "The world reference placed along a continuous path: the published board's normal within 15 deg (uniform "
         "in angle) of the reversed gaze and its static camera in a 35 deg cone around the mean marker normal; "
-        "kinhec's within 20 deg (uniform over the cap) and a 70 deg cone."),
+        "kinhec's were within 20 deg (uniform over the cap) and a 70 deg cone; now as published."),
     ("mixed", "Y_qw"): "As `Y_qx`.",
     ("mixed", "Y_qy"): "As `Y_qx`.",
     ("mixed", "Y_qz"): "As `Y_qx`.",
@@ -142,8 +150,10 @@ CAUSES: dict[tuple[str, str], str] = {
     ("temporal", "translation_cond"): "As `mean_rot_angle_deg`: the `joint_sinusoid` excitation.",
     ("mixed", "duration_s"): (
         "Continuous mixed sequences: the published recipes draw 5-30 s for periodic families and let waypoint "
-        "schedules (6-16 waypoints) run their own length; kinhec draws 22, 33 or 50 s, chosen to keep the card's "
-        "615 camera frames per mixed sequence."),
+        "schedules (6-16 waypoints) run their own length; kinhec drew 22, 33 or 50 s for both, chosen to keep the "
+        "card's 615 camera frames per mixed sequence.  Now as published (`MIXED_DURATIONS_S`; a continuous "
+        "waypoint path passes once through its waypoints, `single_pass`): 612 frames per mixed sequence on the "
+        "small tier."),
 }
 
 

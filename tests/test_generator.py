@@ -493,3 +493,23 @@ def test_smoke_tier_generates_and_holds_the_identity():
             _check_ground_truth(st)
             if r["family"] == "lookat" and r["sampling_mode"] == "stations":
                 assert st.index_row["n_visible_frames"] == st.index_row["n_camera_frames"]
+
+
+def test_single_pass_waypoint_path_lasts_its_own_length():
+    from kinhec.synth.generator import index_row
+
+    base = dict(seed=5, robot="ur5e", family="joint_waypoints", sampling_mode="continuous", n_stations=6,
+                duration_s=5.0, camera_rate_hz=30.0)  # fmt: skip
+    g = simulate(Recipe(**base, single_pass=True))
+    traj = g.trajectory
+    # one pass: six distinct waypoints, the path's length their segments and dwells summed
+    assert traj.knots_q_rad.shape[0] == 6 and np.unique(traj.knots_q_rad, axis=0).shape[0] == 6
+    total = float(np.sum(traj.schedule.segment_s) + np.sum(traj.schedule.dwell_s))
+    assert traj.duration_s == pytest.approx(total, rel=1e-12) and total > 5.0
+    assert g.t_camera_s.size == math.ceil(total * 30.0 - 1e-9)
+    assert index_row(g)["duration_s"] == pytest.approx(total, rel=1e-12)
+    # without it the same recipe tours the waypoints for the duration asked
+    g0 = simulate(Recipe(**base))
+    assert g0.trajectory.duration_s == 5.0 and index_row(g0)["duration_s"] == 5.0
+    with pytest.raises(InputError, match="single_pass: expected true or false"):
+        Recipe(**base, single_pass="yes")

@@ -152,6 +152,11 @@ def seed_streams(seed: int) -> dict[str, np.random.Generator]:
     return {name: np.random.default_rng(s) for name, s in zip(_STREAMS, seqs)}
 
 
+def _path_duration(r: Recipe):
+    """The length asked of a waypoint path: None (one pass, as long as it takes) for a ``single_pass`` recipe."""
+    return None if r.single_pass else r.duration_s
+
+
 def _build_trajectory(r: Recipe, robot, X, camera, target, rng):
     """Step 2 (and step 3 for look-at): the trajectory of the recipe's family, its ``Y`` if drawn, and info."""
     common = dict(speed_fraction=r.speed_fraction)
@@ -161,11 +166,11 @@ def _build_trajectory(r: Recipe, robot, X, camera, target, rng):
                                  frequency_range_hz=r.frequency_range_hz, **common), None, {}  # fmt: skip
     if fam == "joint_waypoints":
         traj = tj.joint_waypoints(robot, rng, n_waypoints=r.n_stations, dwell_range_s=r.dwell_range_s,
-                                  sampling_mode=r.sampling_mode, duration_s=r.duration_s, **common)  # fmt: skip
+                                  sampling_mode=r.sampling_mode, duration_s=_path_duration(r), **common)  # fmt: skip
         return traj, None, {}
     if fam == "lookat":
         traj, Y, info = tj.lookat(robot, X, r.configuration, camera, target, rng, n_stations=r.n_stations,
-                                  dwell_range_s=r.dwell_range_s, sampling_mode=r.sampling_mode, duration_s=r.duration_s,
+                                  dwell_range_s=r.dwell_range_s, sampling_mode=r.sampling_mode, duration_s=_path_duration(r),
                                   **common)  # fmt: skip
         return traj, Y, {"lookat": {"n_candidates": info.n_candidates, "n_reachable": info.n_reachable,
                                     "n_world_tries": info.n_world_tries}}  # fmt: skip
@@ -212,7 +217,8 @@ def simulate(recipe) -> GeneratedSequence:
 
     # 4 clocks
     clocks = tj.make_clocks(
-        rngs["clock"], sampling_mode=r.sampling_mode, sync=r.sync, duration_s=r.duration_s,
+        rngs["clock"], sampling_mode=r.sampling_mode, sync=r.sync,
+        duration_s=traj.duration_s if r.single_pass else r.duration_s,
         camera_rate_hz=r.camera_rate_hz, robot_rate_hz=min(nominal.control_rate_hz, r.robot_rate_cap_hz),
         time_offset_s=r.time_offset_s, time_jitter_std_s=r.time_jitter_std_s,
         camera_drop_fraction=r.camera_drop_fraction, station_times_s=traj.station_times_s,
@@ -336,6 +342,11 @@ def _pose_record(T: np.ndarray) -> dict:
     return dict(zip(("px", "py", "pz", "qw", "qx", "qy", "qz"), [float(v) for v in (*p, *q)]))
 
 
+def _sequence_duration(g: GeneratedSequence) -> float:
+    """Length [s] of a continuous sequence: the recipe's, or its path's for a ``single_pass`` recipe."""
+    return float(g.trajectory.duration_s if g.recipe.single_pass else g.recipe.duration_s)
+
+
 def _robot_rate(g: GeneratedSequence) -> float:
     """The index's ``robot_rate_hz``: NaN at stations, the stream's rate when asynchronous, else the controller's."""
     if g.recipe.sampling_mode == "stations" or not g.clocks.same_clock:
@@ -415,7 +426,7 @@ def index_row(g: GeneratedSequence) -> dict:
         "target": r.target,
         "sampling_mode": r.sampling_mode,
         "sync": published_sync(r.sync),
-        "duration_s": float(g.t_robot_s[-1] if stations else r.duration_s),
+        "duration_s": float(g.t_robot_s[-1] if stations else _sequence_duration(g)),
         "robot_rate_hz": _robot_rate(g),
         "camera_rate_hz": float(g.clocks.camera_rate_hz),
         "n_robot_frames": int(g.t_robot_s.size),

@@ -138,7 +138,12 @@ class Recipe:
     -------------------
     duration_s : float
         Length [s] of a continuous sequence (ignored for stations, whose length
-        follows from the motion).
+        follows from the motion, and for ``single_pass`` paths).
+    single_pass : bool
+        Continuous ``joint_waypoints`` / ``lookat`` paths only: pass once through
+        the waypoints and last as long as that takes (as the published
+        generator's waypoint paths do), instead of touring them for
+        ``duration_s``.
     n_stations : int
         Stations (dwell captures) of ``joint_waypoints`` / ``lookat``; in
         continuous mode, the number of waypoints toured.
@@ -247,6 +252,7 @@ class Recipe:
     target: str | None = None
     # timing and sampling
     duration_s: float = 20.0
+    single_pass: bool = False
     n_stations: int = 20
     camera_rate_hz: float = 30.0
     robot_rate_cap_hz: float = 500.0
@@ -306,6 +312,9 @@ class Recipe:
         s("target", _name(tgt, "target", TARGET_NAMES))
 
         s("duration_s", _real(self.duration_s, "duration_s", lo=0.0, lo_open=True))
+        if not isinstance(self.single_pass, (bool, np.bool_)):
+            raise InputError(f"single_pass: expected true or false, got {self.single_pass!r}")
+        s("single_pass", bool(self.single_pass))
         s("n_stations", _integer(self.n_stations, "n_stations", 2, 100_000))
         s("camera_rate_hz", _real(self.camera_rate_hz, "camera_rate_hz", lo=0.0, lo_open=True))
         s("robot_rate_cap_hz", _real(self.robot_rate_cap_hz, "robot_rate_cap_hz", lo=0.0, lo_open=True))

@@ -587,13 +587,14 @@ MIXED_P_UNKNOWN_SCALE = 0.5
 #: was last compared with the card at 0.33 (docs/fidelity.md, item 13).
 MIXED_P_OUTLIERS = 0.35
 #: Sampling of the mixed track as the published generator's 60,000 mixed recipes have it: joint waypoints and
-#: look-at paths at stations on 59.5 %, 4-60 stations (uniform); continuous paths pass 6-16 waypoints.  The
-#: continuous durations keep the card's 615 camera frames per mixed sequence with that station share (the
-#: published recipes' 5-30 s are not the durations of its paths: its waypoint paths run longer).
+#: look-at paths at stations on 59.5 %, 4-60 stations (uniform); continuous paths pass 6-16 waypoints and ask for a
+#: duration uniform in ``MIXED_DURATIONS_S``, which a periodic family (``joint_sinusoid``, ``proposal_sine``) lasts;
+#: a continuous waypoint path passes once through its waypoints and runs its own length (``single_pass``), as the
+#: published generator's waypoint paths do.
 MIXED_P_STATIONS = 0.595
 MIXED_STATIONS = (4, 60)
 MIXED_CONTINUOUS_WAYPOINTS = (6, 16)
-MIXED_DURATIONS_S = (22.0, 33.0, 50.0)
+MIXED_DURATIONS_S = (5.0, 30.0)
 MIXED_CAMERA_RATES_HZ = (10.0, 15.0, 30.0, 60.0)
 #: Robot weights of the mixed track: the published full copy's sequences per robot minus those of its
 #: systematic tracks (so the full tier's robots match the card; nearly uniform, 4,205-4,393 of 60,000).
@@ -647,7 +648,8 @@ def _sample_mixed(ctx: _Ctx, rng, robots, i: int = 0) -> dict:
         mode = "continuous"
     r = ctx.base(robot=robot, configuration=configuration, family=family, sampling_mode=mode, level="mixed")
     if mode == "continuous":
-        r.update(duration_s=float(pick(MIXED_DURATIONS_S)), camera_rate_hz=float(pick(MIXED_CAMERA_RATES_HZ)))
+        r.update(duration_s=float(rng.uniform(*MIXED_DURATIONS_S)), camera_rate_hz=float(pick(MIXED_CAMERA_RATES_HZ)),
+                 single_pass=family in ("joint_waypoints", "lookat"))
         if rng.random() < 0.3:
             r.update(
                 sync="async", time_offset_s=float(np.round(rng.uniform(0.0, 0.2), 4)),

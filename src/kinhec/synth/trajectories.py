@@ -69,6 +69,11 @@ __all__ = [
     "MIN_SEGMENT_S",
     "DWELL_RANGE_S",
     "LOOKAT_CAP_HALF_ANGLE_DEG",
+    "LOOKAT_DISTANCE_M",
+    "LOOKAT_MARKER_DEPTH_M",
+    "LOOKAT_DISTANCE_REACH",
+    "LOOKAT_AIM_FRACTION",
+    "LOOKAT_AIM_HALF_ANGLE_DEG",
     "STATIC_CAMERA_DISTANCE_M",
     "LOOKAT_BOARD_RADIUS_REACH",
     "LOOKAT_BOARD_AZIMUTH_DEG",
@@ -92,6 +97,7 @@ __all__ = [
     "sample_hand_eye",
     "workspace_centre",
     "viewing_distance_range",
+    "lookat_distance_range",
     "excited_joints",
     "joint_sinusoid",
     "joint_waypoints",
@@ -154,9 +160,23 @@ DWELL_RANGE_S = (0.6, 1.4)
 #: tilt of its look-at stations is 46.8-49.9 deg in every one of its 20 look-at sequences (10-20 stations
 #: each), which a wider cap would exceed (docs/fidelity.md).
 LOOKAT_CAP_HALF_ANGLE_DEG = 50.0
+#: Eye-in-hand look-at viewing distance [m], as the published generator draws it whatever the camera and target:
+#: uniform from ``LOOKAT_DISTANCE_M[0]`` to ``LOOKAT_DISTANCE_REACH`` times the arm's reach, that upper end clipped
+#: into ``LOOKAT_DISTANCE_M[1:]`` (``free6d``: a reach of 1 m), so that a small arm is not asked to hold the camera
+#: 0.9 m above the board.  Each camera aims at a point of the board plane within ``LOOKAT_AIM_FRACTION`` times
+#: ``d tan(LOOKAT_AIM_HALF_ANGLE_DEG)`` of its centre along each board axis (``d`` the distance).  A candidate that
+#: does not see the target is dropped, so a large target is seen from the far end of the range.
+LOOKAT_DISTANCE_M = (0.3, 0.45, 0.9)
+LOOKAT_DISTANCE_REACH = 0.7
+LOOKAT_AIM_FRACTION = 0.25
+LOOKAT_AIM_HALF_ANGLE_DEG = 20.0
 #: Half-angle [deg] of the cone of marker normals around the line of sight (eye-to-hand look-at); the same
 #: viewing diversity as :data:`LOOKAT_CAP_HALF_ANGLE_DEG`.
 MARKER_CONE_HALF_ANGLE_DEG = 50.0
+#: Eye-to-hand look-at markers lie at a distance from the static camera within ``LOOKAT_MARKER_DEPTH_M[1]`` of that
+#: of the workspace point it looks at, and at least ``LOOKAT_MARKER_DEPTH_M[0]`` away, as the published generator
+#: draws them.
+LOOKAT_MARKER_DEPTH_M = (0.3, 0.35)
 #: Look-at stations follow one another as the published generator's do: each candidate pose is solved by IK from the
 #: configuration of the last station kept, and is kept only when no joint moves by more than ``LOOKAT_MAX_JUMP_RAD``
 #: from it (an elbow or wrist flip), so that consecutive stations lie close in joint space and the robot visits them
@@ -165,10 +185,25 @@ MARKER_CONE_HALF_ANGLE_DEG = 50.0
 LOOKAT_MAX_JUMP_RAD = 2.5
 #: Distance range [m] of the static eye-to-hand camera from the workspace centre.
 STATIC_CAMERA_DISTANCE_M = (0.9, 1.6)
-#: Half-angle [deg] of the cone around a marker's normal in which a static camera is placed along a motion
-#: (eye-to-hand, non-look-at families).  Wide enough that a marker facing down from a flange still has
-#: candidate cameras beside it, looking at it from the side.
-STATIC_CAMERA_CONE_DEG = 70.0
+#: World reference placed along a motion (:func:`place_world`), as the published generator draws it:
+#:
+#: * eye-in-hand, the board centre ``WORLD_BOARD_DISTANCE_M`` along the optical axis of one frame, or, on a share
+#:   ``WORLD_MEAN_GAZE_SHARE`` of the candidates, the mean of those gaze points over the frames (with the mean
+#:   reversed optical axis as the normal), moved by a Gaussian of ``WORLD_CENTRE_JITTER_M`` per axis; its normal
+#:   the reversed optical axis turned about a random axis by an angle uniform in 0-``WORLD_BOARD_TILT_DEG``;
+#: * eye-to-hand, the static camera ``WORLD_CAMERA_DISTANCE_M`` from the mean marker position along a direction
+#:   uniform on the cap of ``STATIC_CAMERA_CONE_DEG`` around the mean marker normal, looking at that position
+#:   (moved by the same jitter) with the image's up along the base ``+z`` rolled by up to ``WORLD_CAMERA_ROLL_DEG``.
+#:
+#: The board distance does not depend on the camera and target: a board far along the gaze leaves the image less
+#: often as the camera moves, and the candidate seen in most frames is kept.
+WORLD_BOARD_DISTANCE_M = (0.35, 0.9)
+WORLD_MEAN_GAZE_SHARE = 0.3
+WORLD_CENTRE_JITTER_M = 0.03
+WORLD_BOARD_TILT_DEG = 15.0
+WORLD_CAMERA_DISTANCE_M = (0.8, 1.6)
+STATIC_CAMERA_CONE_DEG = 35.0
+WORLD_CAMERA_ROLL_DEG = 30.0
 #: Look-at world placement, as the published generator draws it (in the base frame, ``reach`` the robot's nominal
 #: working radius, ``shoulder`` the height of its second joint's axis, ``d_1``):
 #:
@@ -261,12 +296,6 @@ def frames_from_z(z_axes: np.ndarray, roll_rad: np.ndarray) -> np.ndarray:
     x = np.cos(roll_rad)[:, None] * e1 + np.sin(roll_rad)[:, None] * e2
     y = np.cross(z_axes, x)
     return np.stack([x, y, z_axes], axis=-1)
-
-
-def _ball(rng: np.random.Generator, m: int, radius: float) -> np.ndarray:
-    """``(m, 3)`` points uniform in a ball of ``radius``."""
-    d = se3.random_unit_vectors(rng, m)
-    return d * (radius * np.cbrt(rng.random(m)))[:, None]
 
 
 def _check_times(t, name: str = "t") -> np.ndarray:
@@ -798,7 +827,8 @@ def _tour(rng: np.random.Generator, n_knots: int, duration_s: float, segment_tim
 def _joint_path(robot, knots, rng, *, speed_fraction, dwell_range_s, sampling_mode, duration_s, family):
     if sampling_mode == "continuous":
         seg_fn = lambda order: _joint_segment_times(robot, knots[order], speed_fraction)  # noqa: E731
-        order, dwell = _tour(rng, knots.shape[0], duration_s, seg_fn, dwell_range_s)
+        # duration_s None: one pass through the waypoints, as long as it takes
+        order, dwell = _tour(rng, knots.shape[0], 0.0 if duration_s is None else duration_s, seg_fn, dwell_range_s)
         path = knots[order]
         return WaypointJointTrajectory(path, _joint_segment_times(robot, path, speed_fraction), dwell, family,
                                        duration_s=duration_s)  # fmt: skip
@@ -821,7 +851,8 @@ def joint_waypoints(robot: RobotModel, rng: np.random.Generator, *, n_waypoints:
     allowed fraction of its cap.  In ``"stations"`` mode the waypoints are
     visited once and captured at the middle of each dwell; in ``"continuous"``
     mode they are toured repeatedly until ``duration_s`` is covered and the path
-    is sampled on ``[0, duration_s)``.
+    is sampled on ``[0, duration_s)``; with ``duration_s=None`` they are
+    passed once and the path lasts as long as that takes.
     """
     _require_arm(robot, "joint_waypoints")
     n_waypoints = _check_count(n_waypoints, "n_waypoints", 1)
@@ -834,16 +865,6 @@ def joint_waypoints(robot: RobotModel, rng: np.random.Generator, *, n_waypoints:
     knots = rng.uniform(centre - half, centre + half, (int(n_waypoints), robot.dof))
     return _joint_path(robot, knots, rng, speed_fraction=speed_fraction, dwell_range_s=dwell_range_s,
                        sampling_mode=sampling_mode, duration_s=duration_s, family="joint_waypoints")  # fmt: skip
-
-
-def _nearest_turns(robot: RobotModel, q: np.ndarray, q_ref: np.ndarray) -> np.ndarray:
-    """``q`` (in the limits) plus the whole turns of its revolute joints that bring it nearest ``q_ref``, in the limits."""
-    two_pi = 2.0 * math.pi
-    k = np.clip(np.round((q_ref - q) / two_pi), np.ceil((robot.q_min_rad - q) / two_pi),
-                np.floor((robot.q_max_rad - q) / two_pi))  # fmt: skip
-    if robot.joint_types:
-        k = np.where(robot.prismatic, 0.0, k)
-    return q + two_pi * k
 
 
 def _check_count(n, name: str, minimum: int) -> int:
@@ -936,6 +957,16 @@ def _look_at(eye: np.ndarray, at: np.ndarray, roll_rad: float) -> np.ndarray:
     return np.column_stack([x, y, z]) @ np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
 
 
+def _look_at_many(eye: np.ndarray, at: np.ndarray, roll_rad: np.ndarray) -> np.ndarray:
+    """:func:`_look_at` for ``(M, 3)`` eyes and points and ``(M,)`` rolls: rotations ``(M, 3, 3)``."""
+    z = _unit(at - eye)
+    up = np.where((np.abs(z[:, 2]) < 0.99)[:, None], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0])
+    x = _unit(np.cross(z, up))
+    y = np.cross(z, x)
+    c, s = np.cos(roll_rad)[:, None], np.sin(roll_rad)[:, None]
+    return np.stack([c * x + s * y, -s * x + c * y, z], axis=-1)
+
+
 def _static_camera_pose(rng, robot: RobotModel):
     """Eye-to-hand world ``Y = T_base_cam`` and the workspace point ``W`` it looks at."""
     if robot.is_free:
@@ -952,47 +983,43 @@ def _static_camera_pose(rng, robot: RobotModel):
     return se3.transform_from_rotation_translation(_look_at(C, W, roll), C), W
 
 
-def _facing_start(robot: RobotModel, point: np.ndarray) -> np.ndarray:
-    """The home configuration with the first joint turned so that the flange's azimuth is the ``point``'s: the start
-    of the look-at IK (a UR's home faces away from the table in front of the robot)."""
-    home = robot.home_q_rad.copy()
-    p0 = robot.fk(home)[:3, 3]
-    if math.hypot(p0[0], p0[1]) < 0.05 or math.hypot(point[0], point[1]) < 0.05:
-        return home
-    d = math.atan2(point[1], point[0]) - math.atan2(p0[1], p0[0])
-    d = (d + math.pi) % (2.0 * math.pi) - math.pi
-    best, best_err = home, math.inf
-    for sign in (1.0, -1.0):  # the joint's sense about the base axis
-        q = home.copy()
-        q[0] = np.clip(q[0] + sign * d, robot.q_min_rad[0] + LIMIT_MARGIN_RAD, robot.q_max_rad[0] - LIMIT_MARGIN_RAD)
-        p = robot.fk(q)[:3, 3]
-        err = abs((math.atan2(p[1], p[0]) - math.atan2(point[1], point[0]) + math.pi) % (2.0 * math.pi) - math.pi)
-        if err < best_err:
-            best, best_err = q, err
-    return best
+def lookat_distance_range(robot: RobotModel) -> tuple[float, float]:
+    """Eye-in-hand look-at viewing distance range [m] of ``robot`` (:data:`LOOKAT_DISTANCE_M`)."""
+    reach = 1.0 if robot.is_free else float(robot.reach_m)
+    lo, hi_min, hi_max = LOOKAT_DISTANCE_M
+    return lo, max(hi_min, min(hi_max, LOOKAT_DISTANCE_REACH * reach))
 
 
-def _eye_in_hand_candidates(rng, Y, m, d_range, target):
+def _eye_in_hand_candidates(rng, Y, m, d_range):
     """``m`` camera poses ``T_base_cam`` on the cap around the board normal, looking at the board."""
     B = Y[:3, 3]
     n = Y[:3, 2]
     dirs = cone_directions(rng, np.broadcast_to(n, (m, 3)), math.radians(LOOKAT_CAP_HALF_ANGLE_DEG))
-    C = B + dirs * rng.uniform(d_range[0], d_range[1], m)[:, None]
-    w, h = target.size_m
-    aim_local = np.column_stack([rng.uniform(-0.25, 0.25, m) * w, rng.uniform(-0.25, 0.25, m) * h, np.zeros(m)])
+    d = rng.uniform(d_range[0], d_range[1], m)
+    C = B + dirs * d[:, None]
+    half = LOOKAT_AIM_FRACTION * d * math.tan(math.radians(LOOKAT_AIM_HALF_ANGLE_DEG))
+    aim_local = np.column_stack([rng.uniform(-1.0, 1.0, (m, 2)) * half[:, None], np.zeros(m)])
     aim = B + aim_local @ Y[:3, :3].T
     z = _unit(aim - C)
     R = frames_from_z(z, rng.uniform(-math.pi, math.pi, m))
     return se3.transform_from_rotation_translation(R, C)
 
 
-def _eye_to_hand_candidates(rng, Y, m, W, radius_m):
-    """``m`` marker poses ``T_base_marker`` near ``W`` whose normals face the static camera."""
-    C = Y[:3, 3]
-    P = W + _ball(rng, m, radius_m)
-    n = cone_directions(rng, _unit(C - P), math.radians(MARKER_CONE_HALF_ANGLE_DEG))
-    R = frames_from_z(n, rng.uniform(-math.pi, math.pi, m))
-    return se3.transform_from_rotation_translation(R, P)
+def _eye_to_hand_candidates(rng, Y, m, d_range):
+    """``m`` marker poses ``T_base_marker`` on the static camera's line of sight, facing it.
+
+    Each is drawn as the camera's pose in the marker frame: the camera on the cap of
+    :data:`MARKER_CONE_HALF_ANGLE_DEG` around the marker normal at a distance from ``d_range``, aimed at a point of
+    the marker plane near its centre (:data:`LOOKAT_AIM_FRACTION`), with a random roll; the marker is then where
+    that view puts it in front of the static camera ``Y``.
+    """
+    dirs = cone_directions(rng, np.broadcast_to([0.0, 0.0, 1.0], (m, 3)), math.radians(MARKER_CONE_HALF_ANGLE_DEG))
+    d = rng.uniform(d_range[0], d_range[1], m)
+    eye = dirs * d[:, None]
+    half = LOOKAT_AIM_FRACTION * d * math.tan(math.radians(LOOKAT_AIM_HALF_ANGLE_DEG))
+    aim = np.column_stack([rng.uniform(-1.0, 1.0, (m, 2)) * half[:, None], np.zeros(m)])
+    T_marker_cam = se3.transform_from_rotation_translation(frames_from_z(_unit(aim - eye), rng.uniform(-math.pi, math.pi, m)), eye)
+    return Y @ se3.invert_transform(T_marker_cam, check=False)
 
 
 def _observed(T_base_ee, X, Y, configuration):
@@ -1012,23 +1039,24 @@ def lookat(robot: RobotModel, X: np.ndarray, configuration: str, camera: CameraP
     the board lies on a table in front of the robot's base, below its shoulder,
     tilted towards the base axis; eye-to-hand, the static camera stands 0.9-1.6 m
     from a workspace point ``W`` in front of the robot, above it, looking at
-    ``W``.  IK starts from the home configuration turned about the base towards
-    the board or ``W``.  Candidate observing poses are then drawn in batches:
-    eye-in-hand, cameras on a spherical cap of 50 deg around the board normal at
-    a distance from :func:`viewing_distance_range`, aimed at a point of the
-    central half of the board, with a random roll; eye-to-hand, markers in a
-    ball around ``W`` (radius ``min(0.2 m, 0.4 reach, half the field of view at
-    the camera distance)``) with normals within 50 deg of the line of sight.
+    ``W``.  IK starts from the home configuration.  Candidate observing poses
+    are then drawn in batches: eye-in-hand, cameras on a spherical cap of 50 deg
+    around the board normal at a distance from :func:`lookat_distance_range`,
+    aimed near the board's centre (:data:`LOOKAT_AIM_FRACTION`), with a random
+    roll; eye-to-hand, markers in front of the static camera, each drawn as the
+    camera's view of it (:func:`_eye_to_hand_candidates`, the camera within
+    50 deg of the marker normal, :data:`LOOKAT_MARKER_DEPTH_M`).
     Arms turn each pose into a flange pose through ``X`` and reach it by
     damped-least-squares IK inside the joint limits from the configuration of
-    the last station kept (the first from the start configuration); a candidate
+    the last station kept (the first from home); a candidate
     is kept when its IK succeeds, its *achieved* pose sees the target and no
-    joint moves by more than :data:`LOOKAT_MAX_JUMP_RAD` from the last station,
-    the others are dropped.  This is sequential by nature; it is done a batch
+    joint of the configuration the IK returns differs by more than
+    :data:`LOOKAT_MAX_JUMP_RAD` from the last station's (no whole turns are
+    added to bring it nearer, as in the published generator), the others are
+    dropped.  This is sequential by nature; it is done a batch
     at a time: the candidates of a batch (:data:`LOOKAT_BATCH`) are all solved
-    from the last station kept before it, then taken in the order drawn, each
-    turned by whole turns to the nearest equivalent of the last station kept
-    and tested against it.  Up to
+    from the last station kept before it, then taken in the order drawn and
+    tested against the last station kept.  Up to
     :data:`LOOKAT_CANDIDATES` candidates are drawn per world placement before
     a new placement is drawn.  The stations are visited in the order they were
     kept and connected in joint space (arms) or as Cartesian minimum-jerk
@@ -1047,8 +1075,7 @@ def lookat(robot: RobotModel, X: np.ndarray, configuration: str, camera: CameraP
         When no world placement yields enough reachable, visible stations.
     """
     n_stations = _check_count(n_stations, "n_stations", 1)
-    d_range = viewing_distance_range(camera, target)
-    half_fov = 0.5 * math.radians(min(camera.hfov_deg, camera.vfov_deg))
+    d_range = lookat_distance_range(robot)
     n_cand = n_reach = 0
     for world_try in range(1, LOOKAT_WORLD_TRIES + LOOKAT_FALLBACK_TRIES + 1):
         table = world_try <= LOOKAT_WORLD_TRIES
@@ -1065,8 +1092,8 @@ def lookat(robot: RobotModel, X: np.ndarray, configuration: str, camera: CameraP
                 W, az0 = workspace_centre(robot)
                 Y = _static_camera_near(rng, W, az0)
             dist = float(np.linalg.norm(Y[:3, 3] - W))
-            radius = min(0.2, 0.4 * robot.reach_m, 0.5 * dist * math.tan(half_fov))
-        q_start = None if robot.is_free else _facing_start(robot, W)
+            marker_range = (max(LOOKAT_MARKER_DEPTH_M[0], dist - LOOKAT_MARKER_DEPTH_M[1]), dist + LOOKAT_MARKER_DEPTH_M[1])
+        q_start = None if robot.is_free else robot.home_q_rad
         inv_X = se3.invert_transform(X, check=False)
         budget = max(LOOKAT_CANDIDATES[0], LOOKAT_CANDIDATES[1] * n_stations)
         jump = LOOKAT_MAX_JUMP_RAD * _joint_unit(robot) if not robot.is_free else None
@@ -1081,9 +1108,9 @@ def lookat(robot: RobotModel, X: np.ndarray, configuration: str, camera: CameraP
                     break
                 m = min(LOOKAT_BATCH[0] * (n_stations - len(kept_T)) + LOOKAT_BATCH[1], budget - drawn)
                 if configuration == "eye_in_hand":
-                    T_obs = _eye_in_hand_candidates(rng, Y, m, d_range, target)
+                    T_obs = _eye_in_hand_candidates(rng, Y, m, d_range)
                 else:
-                    T_obs = _eye_to_hand_candidates(rng, Y, m, W, radius)
+                    T_obs = _eye_to_hand_candidates(rng, Y, m, marker_range)
                 queue = T_obs @ inv_X
                 drawn += m
                 n_cand += m
@@ -1104,10 +1131,8 @@ def lookat(robot: RobotModel, X: np.ndarray, configuration: str, camera: CameraP
                 if len(kept_q) == n_stations:
                     break
                 q = res.q[j]
-                if kept_q:
-                    q = _nearest_turns(robot, q, kept_q[-1])
-                    if np.any(np.abs(q - kept_q[-1]) > jump):
-                        continue
+                if kept_q and np.any(np.abs(q - kept_q[-1]) > jump):
+                    continue
                 kept_T.append(T_ach[j])
                 kept_q.append(q)
             queue = queue[:0]
@@ -1136,7 +1161,7 @@ def lookat(robot: RobotModel, X: np.ndarray, configuration: str, camera: CameraP
 def _pose_path(knots_T, rng, *, speed_fraction, dwell_range_s, sampling_mode, duration_s, family, extra=None):
     if sampling_mode == "continuous":
         seg_fn = lambda order: _pose_segment_times(knots_T[order], speed_fraction)  # noqa: E731
-        order, dwell = _tour(rng, knots_T.shape[0], duration_s, seg_fn, dwell_range_s)
+        order, dwell = _tour(rng, knots_T.shape[0], 0.0 if duration_s is None else duration_s, seg_fn, dwell_range_s)
         path = knots_T[order]
         return WaypointPoseTrajectory(path, _pose_segment_times(path, speed_fraction), dwell, family,
                                       duration_s=duration_s, extra=extra)  # fmt: skip
@@ -1222,17 +1247,18 @@ def place_world(T_base_ee: np.ndarray, X: np.ndarray, configuration: str, camera
                 n_candidates: int = N_WORLD_CANDIDATES) -> tuple[np.ndarray, dict]:  # fmt: skip
     """Place the world reference ``Y`` where the target is seen most often along a given motion.
 
-    ``n_candidates`` placements are drawn, each from a random frame ``f`` of
-    ``T_base_ee`` (typically about :data:`N_WORLD_FRAMES` frames evenly spaced
-    along the trajectory):
+    ``n_candidates`` placements are drawn from the sensor poses ``T_base_ee @ X``
+    of the given frames (typically about :data:`N_WORLD_FRAMES` frames evenly
+    spaced along the trajectory), with the laws of :data:`WORLD_BOARD_DISTANCE_M`
+    and the constants after it:
 
-    * eye-in-hand: the board centre at the gaze point of frame ``f``, i.e. on
-      its optical axis at a distance from :func:`viewing_distance_range`, with
-      its normal within 20 deg of the direction back to the camera and a random
+    * eye-in-hand: the board centre on the optical axis of a random frame (or
+      at the mean gaze point of all frames), 0.35-0.9 m from the camera, its
+      normal within 15 deg of the direction back to the camera, a random
       in-plane rotation;
-    * eye-to-hand: the static camera 0.9-1.6 m from the marker of frame ``f``
-      along a direction within :data:`STATIC_CAMERA_CONE_DEG` of that marker's normal, looking at the
-      mean marker position of all frames, with a random roll.
+    * eye-to-hand: the static camera 0.8-1.6 m from the mean marker position,
+      within 35 deg of the mean marker normal, looking at that position with
+      the image's up along the base ``+z`` (rolled by up to 30 deg).
 
     Candidates whose board centre (eye-in-hand) or static camera (eye-to-hand)
     lies within :data:`BASE_CLEARANCE_M` of the base axis (inside the robot)
@@ -1254,23 +1280,26 @@ def place_world(T_base_ee: np.ndarray, X: np.ndarray, configuration: str, camera
     T = np.asarray(T_base_ee, dtype=np.float64)
     F = T.shape[0]
     m = int(n_candidates) * WORLD_OVERSAMPLING
-    f = rng.integers(F, size=m)
     TX = T @ X
-    roll = rng.uniform(-math.pi, math.pi, m)
+    pos, zax = TX[:, :3, 3], TX[:, :3, 2]
     if configuration == "eye_in_hand":
-        d = rng.uniform(*viewing_distance_range(camera, target), m)
-        C = TX[f, :3, 3]
-        z = TX[f, :3, 2]
-        B = C + z * d[:, None]
-        n = cone_directions(rng, -z, math.radians(20.0))
-        Yc = se3.transform_from_rotation_translation(frames_from_z(n, roll), B)
+        f = rng.integers(F, size=m)
+        d = rng.uniform(*WORLD_BOARD_DISTANCE_M, m)
+        mean_gaze = rng.random(m) < WORLD_MEAN_GAZE_SHARE
+        z_mean = zax.mean(axis=0)
+        B = np.where(mean_gaze[:, None], pos.mean(axis=0) + d[:, None] * z_mean, pos[f] + d[:, None] * zax[f])
+        B = B + rng.normal(0.0, WORLD_CENTRE_JITTER_M, (m, 3))
+        n = -np.where(mean_gaze[:, None], _unit(z_mean)[None], zax[f])
+        tilt = np.radians(rng.uniform(0.0, WORLD_BOARD_TILT_DEG, m))
+        n = np.einsum("mij,mj->mi", se3.so3_exp(se3.random_unit_vectors(rng, m) * tilt[:, None]), n)
+        Yc = se3.transform_from_rotation_translation(frames_from_z(n, rng.uniform(-math.pi, math.pi, m)), B)
     elif configuration == "eye_to_hand":
-        P = TX[f, :3, 3]
-        n = cone_directions(rng, TX[f, :3, 2], math.radians(STATIC_CAMERA_CONE_DEG))
-        C = P + n * rng.uniform(*STATIC_CAMERA_DISTANCE_M, m)[:, None]
-        centre = TX[:, :3, 3].mean(axis=0)
-        z = _unit(centre - C)
-        Yc = se3.transform_from_rotation_translation(frames_from_z(z, roll), C)
+        centre = pos.mean(axis=0)
+        u = cone_directions(rng, np.broadcast_to(_unit(zax.mean(axis=0)), (m, 3)), math.radians(STATIC_CAMERA_CONE_DEG))
+        C = centre + u * rng.uniform(*WORLD_CAMERA_DISTANCE_M, m)[:, None]
+        aim = centre + rng.normal(0.0, WORLD_CENTRE_JITTER_M, (m, 3))
+        roll = np.radians(rng.uniform(-WORLD_CAMERA_ROLL_DEG, WORLD_CAMERA_ROLL_DEG, m))
+        Yc = se3.transform_from_rotation_translation(_look_at_many(C, aim, roll), C)
     else:
         raise InputError(f"configuration: expected 'eye_in_hand' or 'eye_to_hand', got {configuration!r}")
     # keep the first n_candidates placements outside the base column (all of them are scored if too few are)
