@@ -56,7 +56,7 @@ def test_first_order_leave_one_out_agrees_with_explicit_refits(setup):
     for s in range(len(pairing)):
         keep = np.ones(len(pairing), dtype=bool)
         keep[s] = False
-        st_s, _ = sv._lm(prob, st, keep, W, max_iter=50)
+        st_s, _, _ = sv._lm(prob, st, keep, W, max_iter=50)
         only = ~keep
         e_refit = prob.res(st_s, only)[0] @ W.T
         e_first = lo["e"][s]

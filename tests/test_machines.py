@@ -333,9 +333,11 @@ def test_info_lists_the_machines_apart_from_the_published_robots():
 def test_plan_poses_says_why_a_machine_finds_no_pose_under_rough_guesses():
     from kinhec.planner import plan_poses
 
-    with pytest.raises(InputError) as exc:  # the camera looks straight down: 10 deg off guesses lose the board
+    # the camera looks straight down: 10 deg off guesses lose the board in some of the perturbed scenes from every
+    # pose, so a plan asked to keep it in view in all of them finds none (the default keeps it in 75 % of them)
+    with pytest.raises(InputError) as exc:
         plan_poses("scara_ls6", "eye_in_hand", "hd", "checker_9x6_25mm", [0, 0, 0.05, 0, 0, 0, 1],
-                   [0.45, 0, -0.6, 0, 0, 0, 1], 10)  # fmt: skip
+                   [0.45, 0, -0.6, 0, 0, 0, 1], 10, min_visible_fraction=1.0)  # fmt: skip
     msg = str(exc.value)
     assert "(joint draws 30000," in msg and "target visible 0, feasible 0" in msg and "ik solved" not in msg
     assert "scara_ls6 has 4 joints and cannot turn the camera or marker towards the target" in msg

@@ -80,6 +80,8 @@ MIN_PAIRS_ATTRIBUTION = 3
 MIN_PAIRS_NOISE = 7
 #: A median residual beyond these is no reading of the stored calibration (wrong files or conventions) [deg, m].
 GROSS_ROT_DEG, GROSS_TRANS_M = 30.0, 0.5
+#: ... or beyond this share of the eye poses' own median translation (the camera's distance from its board).
+GROSS_TRANS_SHARE = 0.5
 #: New pairs whose own best X and Y leave a median residual beyond this many noise standard deviations (per
 #: component) fit no rigid mount in the stored reading: other directions, units or files.
 GROSS_FIT_SIGMA = 10.0
@@ -396,7 +398,10 @@ def check(calibration, hand, eye, *, alpha: float = 0.01, setup: str | None = No
     r, J = residuals_and_jacobian(A, B, stored.X, stored.Y, stored.scale, stored.inverse_domain)
     rot = np.degrees(np.median(np.linalg.norm(r[:, :3], axis=1)))
     tr = float(np.median(np.linalg.norm(r[:, 3:], axis=1)))
-    if rot > GROSS_ROT_DEG or tr > GROSS_TRANS_M:
+    # (also a residual as long as the eye poses' own translations: a camera 0.4 m from its board read in millimetres
+    # misses by 0.4 m, below the absolute limit)
+    eye_len = float(np.median(np.linalg.norm(B[:, :3, 3], axis=1)))
+    if rot > GROSS_ROT_DEG or tr > GROSS_TRANS_M or tr > GROSS_TRANS_SHARE * eye_len:
         raise InputError(f"{where}: these files fit no reading of {stored.path} (median residual {rot:.1f} deg / "
                          f"{1000 * tr:.0f} mm): other files, or other directions or units (--hand-pose, --eye-pose, "
                          "--units)")  # fmt: skip
