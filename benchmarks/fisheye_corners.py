@@ -1,6 +1,6 @@
 """Fisheye corners through ``calibrate --corners``: X's error against the Cramér-Rao bound and against a pinhole.
 
-    python benchmarks/fisheye_corners.py [--n 10] [--seed 0] [--images 0]
+    python benchmarks/fisheye_corners.py [--n 10] [--seed 0] [--images 0] [--lenses fisheye_120,fisheye_180] [--setups ...]
 
 For each fisheye lens of :data:`kinhec.synth.observations.FISHEYE_LENSES` (a 120 deg and a 180 deg lens on a
 1280 x 1024 sensor) and each setup, ``--n`` generated ``pnp`` station recordings (12-20 stations of a UR5e, the
@@ -20,13 +20,18 @@ also with the bound's covariance), the RMS of the intrinsics' errors over their 
 figures on the same recordings.
 
 ``--images K``: for each lens and setup, ``K`` recordings with a 9 x 6 chessboard of 25 mm (``--board``: another
-chessboard in its place) are also drawn through
-the lens (:func:`kinhec.vision.render.render_view` with the fisheye intrinsics: blur 0.8 px, sensor noise 2 grey
-levels), the chessboard detected in every image (:func:`kinhec.vision.detect.detect`, OpenCV's
-``findChessboardCornersSB`` with kinhec's sub-pixel step), and ``X`` calibrated from the detected corners, the
-fisheye's intrinsics estimated; beside it the same views' exact corners with Gaussian noise of
-:data:`~kinhec.synth.observations.DETECTOR_STD_PX`.  Printed: the detected corners' RMS error against the exact
-ones, and the RMS error of ``X`` from the images over that from the noisy exact corners.
+chessboard in its place) are also drawn through the lens (:func:`kinhec.vision.render.render_view` with the lens's
+intrinsics: blur 0.8 px, sensor noise 2 grey levels), written as PNGs with their hand file, and calibrated as a user
+would, ``kinhec calibrate --images DIR --hand FILE --target SPEC --lens fisheye`` (``--lens rational`` for a
+rational lens; :func:`kinhec.calibrate.images.calibrate_images`): the chessboard detected in every image, each view
+numbered to agree with the hand's motion, the lens's intrinsics estimated; beside it the same views' exact corners
+(those the run kept, as its ``--save-corners`` file numbers them) with Gaussian noise of
+:data:`~kinhec.synth.observations.DETECTOR_STD_PX`, calibrated through the corner path with the same model
+estimated.  Printed: the detected corners' RMS error against the exact ones, and the RMS error of ``X`` from the
+images over that from the noisy exact corners.
+
+``--lenses`` (comma-separated, of :data:`TILTS`: ``fisheye_120``, ``fisheye_180``, and ``rational_120``, the lens of
+``benchmarks/rational_corners.py``) and ``--setups`` choose the cells.
 """
 
 from __future__ import annotations

@@ -175,3 +175,15 @@ def test_a_lens_without_images_is_refused(tmp_path):
     r = CliRunner().invoke(main, ["calibrate", "--corners", str(obs), "--lens", "fisheye"])
     assert r.exit_code == 2 and "lens: the lens model estimated from images (--images), got lens 'fisheye'" in r.output
     assert len(r.output.strip().splitlines()) == 1
+
+
+def test_the_refusal_docs_images_shows_is_what_the_command_prints(tmp_path, monkeypatch):
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "images.md").read_text(encoding="utf-8")
+    line = next(ln for ln in doc.splitlines() if ln.startswith("kinhec calibrate: error: lens: --lens fisheye"))
+    monkeypatch.chdir(tmp_path)
+    write_intrinsics("camera.yaml", IntrinsicsFile(920.0, 920.0, 640.0, 360.0, 1280, 720, (0.0,) * 5, "radtan"))
+    Path("images").mkdir()
+    Path("hand.txt").write_text(" ".join("1000010000100001") + "\n")
+    r = CliRunner().invoke(main, ["calibrate", "--images", "images", "--hand", "hand.txt", "--target",
+                                  "chessboard:9x6:0.025", "--lens", "fisheye", "--intrinsics", "camera.yaml"])  # fmt: skip
+    assert r.exit_code == 2 and r.output.strip() == line, r.output
