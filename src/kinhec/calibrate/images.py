@@ -184,7 +184,8 @@ def calibrate_images(images, hand, target, *, setup: str | None = None, fmt: str
         for method in _methods(accepted):  # every sub-pixel method that all accepted views have
             obs = observations_from_detections([d.with_method(method) for d in accepted], pr.T_base_ee[used], t,
                                                mode=setup)  # fmt: skip
-            obs = replace(obs, distortion_model=model)
+            if model != "radtan":  # the detections make a pinhole's observation set: the lens stated instead
+                obs = replace(obs, distortion_model=model)
             turned_note, turned = None, []
             if getattr(t, "symmetric", False):
                 obs, turned_note, turned = _settle_half_turns(obs, t, setup, intrinsics, names)
