@@ -187,7 +187,6 @@ def images(seed: int, lens: str, tilt: float, setup: str, n: int, board: str | N
         imgs = [render_view(t, k, L.image_size, T_ct[j], np.random.default_rng([r["seed"], j]),
                             RenderSettings(blur_px=0.8, noise_dn=2.0)) for j in range(T_ct.shape[0])]  # fmt: skip
         cpu_render += time.process_time() - c0
-        n_views += len(imgs)
         with tempfile.TemporaryDirectory(prefix="kinhec-lens-") as tmp:
             folder, hand = _write_recording(tmp, imgs, g.T_base_ee_meas)
             c0 = time.process_time()
@@ -195,12 +194,13 @@ def images(seed: int, lens: str, tilt: float, setup: str, n: int, board: str | N
                 res = calibrate_images(folder, hand, t.spec, setup=setup, lens=lens_opt, workers=1,
                                        save_corners=f"{tmp}/corners.json")  # fmt: skip
             except KinhecError as exc:
-                failed.append(f"recording {i}: {exc}")
+                failed.append(f"recording {i} ({len(imgs)} images): {exc}")
                 continue
             finally:
                 cpu_cal += time.process_time() - c0
             obs = read_observations(f"{tmp}/corners.json")
         used = [int(u["image"].split(".")[0]) for u in res.inputs["images"]["used"]]
+        n_views += len(imgs)  # the images of the recordings calibrated
         n_found += len(used)
         exact = [project(k, T_ct[j][None], p)[0] for j, p in zip(used, obs.points_3d)]
         # the detector's accuracy: against the exact corners of the numbering nearer the truth (a recording numbered
@@ -226,7 +226,7 @@ def images(seed: int, lens: str, tilt: float, setup: str, n: int, board: str | N
     for f in failed:
         print(f"  left out: {f}")
     print(f"  images of {t.spec} through calibrate --images --lens {lens_opt} ({len(ei)} recordings, chessboard found "
-          f"and kept in {n_found} of {n_views} images; CPU {cpu_render / max(n_views, 1):.2f} s per image to draw, "
+          f"and kept in {n_found} of {n_views} images; CPU {cpu_render / max(n_views, 1):.2f} s per image calibrated to draw, "
           f"{cpu_cal / max(n, 1):.1f} s per recording to detect and calibrate): detected corners "
           f"{np.sqrt(np.mean(np.square(det_rms))):.4f} px RMS from the exact ones ({n_flipped} views numbered from "
           f"the board's other end than the truth, {n_false} false detections more than 5 px off left out of that "
