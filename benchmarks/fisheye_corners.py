@@ -174,7 +174,7 @@ def images(seed: int, lens: str, tilt: float, setup: str, n: int, board: str | N
     M = np.eye(4)
     M[1:3, 1:3] = [[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]]
     err_img, err_ex, det_rms, n_views, n_found, n_flipped, n_false, cpu_render, cpu_cal = [], [], [], 0, 0, 0, 0, 0.0, 0.0
-    failed = []
+    failed, n_drawn = [], 0
     for i in range(n):
         r = recipe(seed, setup, "checker_9x6_25mm", 100 + i)
         g = simulate(as_recipe(r))
@@ -187,6 +187,7 @@ def images(seed: int, lens: str, tilt: float, setup: str, n: int, board: str | N
         imgs = [render_view(t, k, L.image_size, T_ct[j], np.random.default_rng([r["seed"], j]),
                             RenderSettings(blur_px=0.8, noise_dn=2.0)) for j in range(T_ct.shape[0])]  # fmt: skip
         cpu_render += time.process_time() - c0
+        n_drawn += len(imgs)
         with tempfile.TemporaryDirectory(prefix="kinhec-lens-") as tmp:
             folder, hand = _write_recording(tmp, imgs, g.T_base_ee_meas)
             c0 = time.process_time()
@@ -226,7 +227,7 @@ def images(seed: int, lens: str, tilt: float, setup: str, n: int, board: str | N
     for f in failed:
         print(f"  left out: {f}")
     print(f"  images of {t.spec} through calibrate --images --lens {lens_opt} ({len(ei)} recordings, chessboard found "
-          f"and kept in {n_found} of {n_views} images; CPU {cpu_render / max(n_views, 1):.2f} s per image calibrated to draw, "
+          f"and kept in {n_found} of {n_views} images; CPU {cpu_render / max(n_drawn, 1):.2f} s per image to draw, "
           f"{cpu_cal / max(n, 1):.1f} s per recording to detect and calibrate): detected corners "
           f"{np.sqrt(np.mean(np.square(det_rms))):.4f} px RMS from the exact ones ({n_flipped} views numbered from "
           f"the board's other end than the truth, {n_false} false detections more than 5 px off left out of that "
