@@ -243,9 +243,9 @@ def lens_model(lens: str | None, intrinsics=None, image_size=None) -> str | None
     given = model_of(k)
     if lens is not None and LENSES[lens] != given:
         name = {v: n for n, v in LENSES.items()}[given]
+        source = f"--intrinsics {intrinsics}" if isinstance(intrinsics, (str, Path)) else "the given intrinsics"
         raise InputError(f"lens: --lens {lens} estimates a {lens} camera, got {name} intrinsics ({k.size} numbers) "
-                         f"from --intrinsics {intrinsics if isinstance(intrinsics, (str, Path)) else 'given'}; "
-                         f"expected --lens {name} or no --lens with them")  # fmt: skip
+                         f"from {source}; expected --lens {name} or no --lens with them")  # fmt: skip
     return given
 
 
