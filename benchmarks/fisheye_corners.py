@@ -1,6 +1,6 @@
 """Fisheye corners through ``calibrate --corners``: X's error against the Cramér-Rao bound and against a pinhole.
 
-    python benchmarks/fisheye_corners.py [--n 10] [--seed 0] [--images 0]
+    python benchmarks/fisheye_corners.py [--n 10] [--seed 0] [--images 0] [--lenses fisheye_120,fisheye_180] [--setups ...]
 
 For each fisheye lens of :data:`kinhec.synth.observations.FISHEYE_LENSES` (a 120 deg and a 180 deg lens on a
 1280 x 1024 sensor) and each setup, ``--n`` generated ``pnp`` station recordings (12-20 stations of a UR5e, the
@@ -20,13 +20,18 @@ also with the bound's covariance), the RMS of the intrinsics' errors over their 
 figures on the same recordings.
 
 ``--images K``: for each lens and setup, ``K`` recordings with a 9 x 6 chessboard of 25 mm (``--board``: another
-chessboard in its place) are also drawn through
-the lens (:func:`kinhec.vision.render.render_view` with the fisheye intrinsics: blur 0.8 px, sensor noise 2 grey
-levels), the chessboard detected in every image (:func:`kinhec.vision.detect.detect`, OpenCV's
-``findChessboardCornersSB`` with kinhec's sub-pixel step), and ``X`` calibrated from the detected corners, the
-fisheye's intrinsics estimated; beside it the same views' exact corners with Gaussian noise of
-:data:`~kinhec.synth.observations.DETECTOR_STD_PX`.  Printed: the detected corners' RMS error against the exact
-ones, and the RMS error of ``X`` from the images over that from the noisy exact corners.
+chessboard in its place) are also drawn through the lens (:func:`kinhec.vision.render.render_view` with the lens's
+intrinsics: blur 0.8 px, sensor noise 2 grey levels), written as PNGs with their hand file, and calibrated as a user
+would, ``kinhec calibrate --images DIR --hand FILE --target SPEC --lens fisheye`` (``--lens rational`` for a
+rational lens; :func:`kinhec.calibrate.images.calibrate_images`): the chessboard detected in every image, each view
+numbered to agree with the hand's motion, the lens's intrinsics estimated; beside it the same views' exact corners
+(those the run kept, as its ``--save-corners`` file numbers them) with Gaussian noise of
+:data:`~kinhec.synth.observations.DETECTOR_STD_PX`, calibrated through the corner path with the same model
+estimated.  Printed: the detected corners' RMS error against the exact ones, and the RMS error of ``X`` from the
+images over that from the noisy exact corners.
+
+``--lenses`` (comma-separated, of :data:`TILTS`: ``fisheye_120``, ``fisheye_180``, and ``rational_120``, the lens of
+``benchmarks/rational_corners.py``) and ``--setups`` choose the cells.
 """
 
 from __future__ import annotations
@@ -49,6 +54,8 @@ from kinhec.synth.observations import (
     transform_from_pose_json,
 )
 
+#: The lenses and the angle [deg] each is turned off the target; ``rational_120`` only with ``--lenses``.
+TILTS = {"fisheye_120": 20.0, "fisheye_180": 50.0, "rational_120": 20.0}
 LENSES = (("fisheye_120", 20.0), ("fisheye_180", 50.0))
 SETUPS = (("eye_in_hand", "grid_10x8_60mm"), ("eye_to_hand", "checker_9x6_25mm"))
 
@@ -130,26 +137,44 @@ def _summary(rows) -> tuple:
     return rot, tr, crot, ctr
 
 
+def _write_recording(folder, images_, T_base_ee) -> tuple:
+    """The images as PNGs and the hand file (a row-major 4x4 per line [m]) that ``calibrate --images`` reads."""
+    import cv2
+
+    from pathlib import Path
+
+    folder = Path(folder)
+    (folder / "images").mkdir(parents=True, exist_ok=True)
+    for j, img in enumerate(images_):
+        cv2.imwrite(str(folder / "images" / f"{j:04d}.png"), img)
+    hand = folder / "hand_poses.txt"
+    hand.write_text("".join(" ".join(f"{v:.12g}" for v in T.ravel()) + "\n" for T in T_base_ee))
+    return folder / "images", hand
+
+
 def images(seed: int, lens: str, tilt: float, setup: str, n: int, board: str | None = None) -> None:
     """The ``--images`` part for one lens and setup (see the module doc); ``board`` another chessboard drawn where
     the recordings' 9 x 6 chessboard of 25 mm is (its spec, as ``calibrate --images`` takes it)."""
-    from dataclasses import replace
+    import tempfile
 
+    from kinhec.calibrate.images import LENSES as LENS_NAMES
+    from kinhec.calibrate.images import calibrate_images
     from kinhec.synth.generator import as_recipe, simulate
-    from kinhec.synth.observations import FISHEYE_LENSES, ObservationSet
-    from kinhec.models.intrinsics import calibrate_camera
-    from kinhec.vision.detect import detect, observations_from_detections
-    from kinhec.vision.symmetry import resolve_half_turns
+    from kinhec.synth.observations import FISHEYE_LENSES, RATIONAL_LENSES, ObservationSet, read_observations
+    from kinhec.util.errors import KinhecError
     from kinhec.vision.render import RenderSettings, render_view
     from kinhec.vision.targets import parse_target, target_for_preset
 
-    L = FISHEYE_LENSES[lens]
+    L = {**FISHEYE_LENSES, **RATIONAL_LENSES}[lens]
     k = np.asarray(L.intrinsics, dtype=np.float64)
+    model = model_of(k)
+    lens_opt = {v: n for n, v in LENS_NAMES.items()}[model]
     t = target_for_preset("checker_9x6_25mm") if board is None else parse_target(board)
     a = np.radians(tilt)
     M = np.eye(4)
     M[1:3, 1:3] = [[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]]
-    err_img, err_ex, det_rms, n_views, n_found, n_flipped, n_false, cpu_render = [], [], [], 0, 0, 0, 0, 0.0
+    err_img, err_ex, det_rms, n_views, n_found, n_flipped, n_false, cpu_render, cpu_cal = [], [], [], 0, 0, 0, 0, 0.0, 0.0
+    failed, n_drawn = [], 0
     for i in range(n):
         r = recipe(seed, setup, "checker_9x6_25mm", 100 + i)
         g = simulate(as_recipe(r))
@@ -158,23 +183,26 @@ def images(seed: int, lens: str, tilt: float, setup: str, n: int, board: str | N
             X = g.X @ np.linalg.inv(M)
         else:
             X = g.X @ t.T_centred_target
-        dets, c0 = [], time.process_time()
-        for j in range(T_ct.shape[0]):
-            img = render_view(t, k, L.image_size, T_ct[j], np.random.default_rng([r["seed"], j]),
-                              RenderSettings(blur_px=0.8, noise_dn=2.0))  # fmt: skip
-            dets.append(detect(img, t))
+        c0 = time.process_time()
+        imgs = [render_view(t, k, L.image_size, T_ct[j], np.random.default_rng([r["seed"], j]),
+                            RenderSettings(blur_px=0.8, noise_dn=2.0)) for j in range(T_ct.shape[0])]  # fmt: skip
         cpu_render += time.process_time() - c0
-        n_views += len(dets)
-        n_found += sum(d.ok for d in dets)
-        if sum(d.ok for d in dets) < 4:
-            continue
-        obs = replace(observations_from_detections(dets, g.T_base_ee_meas, t, mode=setup), distortion_model="equidistant")
-        # the chessboard looks the same turned by half a turn: each view numbered to agree with the hand's motion, as
-        # calibrate --images does, with a fisheye camera fitted to the views
-        cam = calibrate_camera(pack_views(obs.points_3d, obs.points_2d), obs.image_size, model="equidistant")
-        turn, _ = resolve_half_turns(cam.T_cam_target, obs.T_base_ee, t, setup)
-        obs = replace(obs, points_2d=[uv[::-1].copy() if f else uv for uv, f in zip(obs.points_2d, turn)])
-        used = [j for j, d in enumerate(dets) if d.ok]
+        n_drawn += len(imgs)
+        with tempfile.TemporaryDirectory(prefix="kinhec-lens-") as tmp:
+            folder, hand = _write_recording(tmp, imgs, g.T_base_ee_meas)
+            c0 = time.process_time()
+            try:  # as a user would: kinhec calibrate --images DIR --hand FILE --target SPEC --lens LENS
+                res = calibrate_images(folder, hand, t.spec, setup=setup, lens=lens_opt, workers=1,
+                                       save_corners=f"{tmp}/corners.json")  # fmt: skip
+            except KinhecError as exc:
+                failed.append(f"recording {i} ({len(imgs)} images): {exc}")
+                continue
+            finally:
+                cpu_cal += time.process_time() - c0
+            obs = read_observations(f"{tmp}/corners.json")
+        used = [int(u["image"].split(".")[0]) for u in res.inputs["images"]["used"]]
+        n_views += len(imgs)  # the images of the recordings calibrated
+        n_found += len(used)
         exact = [project(k, T_ct[j][None], p)[0] for j, p in zip(used, obs.points_3d)]
         # the detector's accuracy: against the exact corners of the numbering nearer the truth (a recording numbered
         # from the other end throughout is the same camera; X eye-in-hand does not see it)
@@ -189,16 +217,18 @@ def images(seed: int, lens: str, tilt: float, setup: str, n: int, board: str | N
         rng = np.random.default_rng([r["seed"], 0xE])
         noisy = [e + DETECTOR_STD_PX * rng.standard_normal(e.shape) for e in exact]
         obs_ex = ObservationSet("cam0", obs.image_size, setup, obs.points_3d, noisy, obs.T_base_ee,
-                                distortion_model="equidistant")  # fmt: skip
-        for o, out in ((obs, err_img), (obs_ex, err_ex)):
-            res = calibrate_corners(o)
-            out.append(_x_error(res.X, X))
-    ei, ee = np.array(err_img), np.array(err_ex)
+                                distortion_model=model)  # fmt: skip
+        err_img.append(_x_error(res.X, X))
+        err_ex.append(_x_error(calibrate_corners(obs_ex).X, X))
+    ei, ee = np.array(err_img).reshape(-1, 6), np.array(err_ex).reshape(-1, 6)
     rms = [(np.degrees(np.sqrt(np.mean(np.sum(e[:, :3] ** 2, axis=1)))), 1e3 * np.sqrt(np.mean(np.sum(e[:, 3:] ** 2,
                                                                                                    axis=1))))
            for e in (ei, ee)]  # fmt: skip
-    print(f"  images of {t.spec} ({len(ei)} recordings, chessboard found in {n_found} of {n_views} images, "
-          f"{cpu_render / max(n_views, 1):.2f} s of CPU per image to draw and detect): detected corners "
+    for f in failed:
+        print(f"  left out: {f}")
+    print(f"  images of {t.spec} through calibrate --images --lens {lens_opt} ({len(ei)} recordings, chessboard found "
+          f"and kept in {n_found} of {n_views} images; CPU {cpu_render / max(n_drawn, 1):.2f} s per image to draw, "
+          f"{cpu_cal / max(n, 1):.1f} s per recording to detect and calibrate): detected corners "
           f"{np.sqrt(np.mean(np.square(det_rms))):.4f} px RMS from the exact ones ({n_flipped} views numbered from "
           f"the board's other end than the truth, {n_false} false detections more than 5 px off left out of that "
           "figure); X error from the images "
@@ -212,11 +242,16 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--images", type=int, default=0, help="recordings per lens and setup drawn as images")
     ap.add_argument("--board", default=None, help="with --images: another chessboard to draw (e.g. chessboard:9x6:0.04)")
+    ap.add_argument("--lenses", default="fisheye_120,fisheye_180",
+                    help=f"lenses, comma-separated, of {', '.join(TILTS)} (each turned by its own angle)")
+    ap.add_argument("--setups", default="eye_in_hand,eye_to_hand", help="setups, comma-separated")
     a = ap.parse_args()
+    lenses = [(n, TILTS[n]) for n in a.lenses.split(",")]
+    setups = [s for s in SETUPS if s[0] in a.setups.split(",")]
     print(f"fisheye corners: {a.n} recordings per lens and setup, pixel noise {DETECTOR_STD_PX} px, intrinsics "
           "estimated; X error RMS (rotation deg / translation mm) against the Cramer-Rao bound's RMS")  # fmt: skip
-    for lens, tilt in LENSES:
-        for setup, target in SETUPS:
+    for lens, tilt in lenses:
+        for setup, target in setups:
             if a.n <= 0:
                 print(f"\n{lens} (target {tilt:.0f} deg off the axis), {setup}:")
                 images(a.seed, lens, tilt, setup, a.images, a.board)

@@ -1,8 +1,12 @@
-"""The choice between sub-pixel corner methods (``kinhec.calibrate.images._agrees_best``) at its margin."""
+"""The choice between sub-pixel corner methods (``kinhec.calibrate.images._agrees_best``) at its margin, and the lens
+model ``--lens`` names."""
 
 from __future__ import annotations
 
 import math
+
+import numpy as np
+import pytest
 from types import SimpleNamespace
 
 from kinhec.calibrate import images
@@ -66,3 +70,20 @@ def test_dropped_images_warn_beyond_a_fifth_of_the_folder(monkeypatch, tmp_path)
     assert len(res.inputs["images"]["used"]) == 8
     res = _calibrate_with_failures(monkeypatch, tmp_path, 10, {2, 5, 7})  # 3 of 10
     assert res.warnings == ["3 of 10 images dropped (see inputs.images.dropped)"]
+
+
+def test_the_lens_model_of_each_name_and_of_given_intrinsics():
+    # each lens is the camera model of that many intrinsics (kinhec.models.intrinsics.model_of: 9, 8, 12 numbers)
+    from kinhec.models.intrinsics import model_of
+    from kinhec.util.errors import InputError, UnknownNameError
+
+    for lens, n in (("pinhole", 9), ("fisheye", 8), ("rational", 12)):
+        assert images.lens_model(lens) == model_of(np.ones(n))
+    assert images.lens_model(None) == "radtan"
+    k12 = [500.0, 500.0, 320.0, 240.0] + [0.0] * 8
+    assert images.lens_model(None, k12) == "rational" and images.lens_model("rational", k12) == "rational"
+    with pytest.raises(InputError, match=r"--lens pinhole estimates a pinhole camera, got rational intrinsics \(12 "
+                                         r"numbers\) from the given intrinsics; expected --lens rational"):
+        images.lens_model("pinhole", k12)
+    with pytest.raises(UnknownNameError, match="unknown lens 'equidistant'; expected one of: fisheye, pinhole, rational"):
+        images.lens_model("equidistant")

@@ -244,3 +244,28 @@ def test_the_result_names_the_fisheye_coefficients():
     k = res.inputs["intrinsics_refined"]
     assert list(sg) == ["fx", "fy", "cx", "cy", "k1", "k2", "k3", "k4"]
     assert [sg[n]["value"] for n in sg] == k
+
+
+def test_the_fisheye_start_passes_over_a_focal_length_that_gives_a_view_no_pose(monkeypatch):
+    # eye-to-hand through the 120 deg lens turned 20 deg: at one of the start's focal lengths a view's corners land
+    # beyond the field and its homography gives no pose; the start tries the other focal lengths instead of stopping,
+    # and the noise-free corners give back the lens
+    from kinhec.models import intrinsics as mi
+    from kinhec.util.errors import DegenerateMotionError
+
+    r = _recipe(sequence_id="fe-eye_to_hand-105", seed=179187553, configuration="eye_to_hand", n_stations=14,
+                target="checker_9x6_25mm", robot_rot_std_rad=2.97e-4, robot_trans_std_m=5.8e-5)  # fmt: skip
+    obs, _ = fisheye_observations_from_recipe(r, "fisheye_120", pixel_std=0.0, tilt_deg=20.0)
+    refused, poses = [], mi.poses_from_homographies
+
+    def counted(K, H):
+        try:
+            return poses(K, H)
+        except DegenerateMotionError:
+            refused.append(H.shape[0])
+            raise
+
+    monkeypatch.setattr(mi, "poses_from_homographies", counted)
+    cam = mi.calibrate_camera(mi.pack_views(obs.points_3d, obs.points_2d), obs.image_size, model="equidistant")
+    assert refused  # the recording does reach a focal length whose homographies give a view no pose
+    np.testing.assert_allclose(cam.intrinsics, K120, rtol=0, atol=1e-6)

@@ -93,3 +93,97 @@ def test_render_refuses_a_lens_file_beside_a_distortion(data, tmp_path):
                                   "--intrinsics", str(cam), "--distortion", "0.1,0,0,0"])  # fmt: skip
     assert r.exit_code == 2 and "expected either it or --intrinsics" in r.output
     assert not (tmp_path / "r").exists()
+
+
+@pytest.fixture(scope="module")
+def fisheye_render(data, tmp_path_factory):
+    """The sequence drawn through the fisheye of :data:`LENSES` (its intrinsics written as a Kalibr camchain)."""
+    root = tmp_path_factory.mktemp("fisheye")
+    cam = write_intrinsics(root / "lens.yaml", LENSES["equidistant"], "kalibr")
+    r = CliRunner().invoke(main, ["render", str(data / "data"), "--sequence", "pnp-000000", "--out", str(root / "r"),
+                                  "--intrinsics", str(cam)])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    return root / "r", json.loads((root / "r" / "truth.json").read_text())
+
+
+def test_images_estimate_a_fisheye_lens_and_write_it_back(fisheye_render, tmp_path):
+    out, truth = fisheye_render
+    res, corners, cam = tmp_path / "res.json", tmp_path / "corners.json", tmp_path / "cam.yaml"
+    r = CliRunner().invoke(main, ["calibrate", "--images", str(out / "images"), "--hand", str(out / "hand_poses.txt"),
+                                  "--target", truth["target"], "--lens", "fisheye", "--json", str(res),
+                                  "--save-corners", str(corners), "--write-intrinsics", str(cam),
+                                  "--intrinsics-format", "kalibr"])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    d = json.loads(res.read_text())
+    assert d["inputs"]["distortion_model"] == "equidistant" and d["inputs"]["images"]["lens"] == "fisheye"
+    # X against the rendered sequence's truth, within its reported standard deviation
+    X, X_true = np.array(d["X"]), np.array(truth["X"])
+    e = np.concatenate([se3.so3_log(X_true[:3, :3].T @ X[:3, :3]), X[:3, 3] - X_true[:3, 3]])
+    assert np.all(np.abs(e) < 4.5 * np.array(d["X_std"])), e / np.array(d["X_std"])
+    # the lens estimated: its eight numbers within their standard deviations of the lens drawn
+    k_true = np.array([truth["intrinsics"][n] for n in ("fx", "fy", "cx", "cy", "k1", "k2", "k3", "k4")])
+    k = np.array(d["inputs"]["intrinsics_refined"])
+    k_std = np.array(list(d["observability"]["intrinsics_std"].values()))
+    assert k.size == 8 and np.all(np.abs(k - k_true) < 4.5 * k_std), (k - k_true) / k_std
+    # the corner file states the lens, and the camera written back is the refined one, as Kalibr's pinhole-equi
+    assert read_observations(corners).distortion_model == "equidistant"
+    assert "distortion_model: equidistant" in cam.read_text() and "camera_model: pinhole" in cam.read_text()
+    assert np.allclose(intrinsics_from_file(cam), k, rtol=1e-12, atol=1e-12)
+
+
+def test_images_estimate_a_rational_lens_written_as_opencv_not_kalibr(data, tmp_path):
+    cam = write_intrinsics(tmp_path / "lens.yaml", LENSES["rational"], "opencv")
+    out = tmp_path / "r"
+    r = CliRunner().invoke(main, ["render", str(data / "data"), "--sequence", "pnp-000000", "--out", str(out),
+                                  "--intrinsics", str(cam)])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    truth = json.loads((out / "truth.json").read_text())
+    args = ["calibrate", "--images", str(out / "images"), "--hand", str(out / "hand_poses.txt"), "--target",
+            truth["target"], "--lens", "rational", "--json", str(tmp_path / "res.json")]
+    r = CliRunner().invoke(main, [*args, "--write-intrinsics", str(tmp_path / "cam.yaml")])
+    assert r.exit_code == 0, r.output
+    d = json.loads((tmp_path / "res.json").read_text())
+    assert d["inputs"]["distortion_model"] == "rational" and len(d["inputs"]["intrinsics_refined"]) == 12
+    X, X_true = np.array(d["X"]), np.array(truth["X"])
+    e = np.concatenate([se3.so3_log(X_true[:3, :3].T @ X[:3, :3]), X[:3, 3] - X_true[:3, 3]])
+    assert np.all(np.abs(e) < 4.5 * np.array(d["X_std"])), e / np.array(d["X_std"])
+    assert "distortion_model: rational_polynomial" in (tmp_path / "cam.yaml").read_text()
+    assert np.allclose(intrinsics_from_file(tmp_path / "cam.yaml"), d["inputs"]["intrinsics_refined"], rtol=1e-12)
+    r = CliRunner().invoke(main, [*args, "--write-intrinsics", str(tmp_path / "k.yaml"), "--intrinsics-format", "kalibr"])
+    assert r.exit_code == 2 and "Kalibr has no rational model" in r.output and not (tmp_path / "k.yaml").exists()
+
+
+@pytest.mark.parametrize("lens, given, named", [
+    ("fisheye", "400,400,320,240,0,0,0,0,0", "--lens fisheye estimates a fisheye camera, got pinhole intrinsics (9 numbers)"),
+    ("pinhole", "lens.yaml", "--lens pinhole estimates a pinhole camera, got fisheye intrinsics (8 numbers)"),
+    ("rational", "lens.yaml", "--lens rational estimates a rational camera, got fisheye intrinsics (8 numbers)"),
+])  # fmt: skip
+def test_a_lens_that_contradicts_the_given_intrinsics_is_refused_in_one_line(tmp_path, lens, given, named):
+    if given == "lens.yaml":
+        given = str(write_intrinsics(tmp_path / "lens.yaml", LENSES["equidistant"], "opencv"))
+    (tmp_path / "images").mkdir()
+    (tmp_path / "hand.txt").write_text(" ".join(["1", "0", "0", "0", "0", "1", "0", "0", "0", "0", "1", "0", "0", "0", "0", "1"]) + "\n")
+    r = CliRunner().invoke(main, ["calibrate", "--images", str(tmp_path / "images"), "--hand", str(tmp_path / "hand.txt"),
+                                  "--target", "chessboard:9x6:0.025", "--lens", lens, "--intrinsics", given])  # fmt: skip
+    assert r.exit_code == 2 and named in r.output and f"from --intrinsics {given}" in r.output, r.output
+    assert len(r.output.strip().splitlines()) == 1  # one line, before any image is read
+
+
+def test_a_lens_without_images_is_refused(tmp_path):
+    obs = tmp_path / "c.json"
+    obs.write_text("{}")
+    r = CliRunner().invoke(main, ["calibrate", "--corners", str(obs), "--lens", "fisheye"])
+    assert r.exit_code == 2 and "lens: the lens model estimated from images (--images), got lens 'fisheye'" in r.output
+    assert len(r.output.strip().splitlines()) == 1
+
+
+def test_the_refusal_docs_images_shows_is_what_the_command_prints(tmp_path, monkeypatch):
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "images.md").read_text(encoding="utf-8")
+    line = next(ln for ln in doc.splitlines() if ln.startswith("kinhec calibrate: error: lens: --lens fisheye"))
+    monkeypatch.chdir(tmp_path)
+    write_intrinsics("camera.yaml", IntrinsicsFile(920.0, 920.0, 640.0, 360.0, 1280, 720, (0.0,) * 5, "radtan"))
+    Path("images").mkdir()
+    Path("hand.txt").write_text(" ".join("1000010000100001") + "\n")
+    r = CliRunner().invoke(main, ["calibrate", "--images", "images", "--hand", "hand.txt", "--target",
+                                  "chessboard:9x6:0.025", "--lens", "fisheye", "--intrinsics", "camera.yaml"])  # fmt: skip
+    assert r.exit_code == 2 and r.output.strip() == line, r.output

@@ -724,6 +724,10 @@ def _input_error(ctx, command: str, exc: Exception) -> None:
 @click.option("--fast-detection", is_flag=True,
               help="With --images: find a chessboard at half size first, then at full resolution in its window only "
                    "(about 3x less CPU; corners within about 0.02 px of the whole image's search, not identical).")
+@click.option("--lens", type=click.Choice(["pinhole", "fisheye", "rational"]), default=None,
+              help="With --images: the lens model estimated from the views: the pinhole with OpenCV's five "
+                   "coefficients, a fisheye (equidistant) or OpenCV's rational model [default: --intrinsics' model, "
+                   "else pinhole].")
 @click.option("--intrinsics", default=None, metavar="fx,fy,cx,cy[,k1,k2,p1,p2[,k3[,k4,k5,k6]]]|FILE",
               help="With --corners or --images: known intrinsics [px] (twelve numbers: OpenCV's rational model), or "
                    "an OpenCV YAML, Kalibr camchain or kinhec calibrate JSON holding them, a fisheye or a rational "
@@ -798,7 +802,7 @@ def _input_error(ctx, command: str, exc: Exception) -> None:
                    "components set by a convention and listed as undetermined (no standard deviation).")
 @click.pass_context
 def calibrate(ctx, hand, eye, setup, corners, points, point_noise, images, target, pairing, save_corners, workers, fast_detection,
-              intrinsics, intrinsics_out, intrinsics_format, intrinsics_std, robot_accuracy, fmt,
+              lens, intrinsics, intrinsics_out, intrinsics_format, intrinsics_std, robot_accuracy, fmt,
               hand_pose, eye_pose, units, quat_order, offset, max_offset, stamp_unit, scale, solver, json_out, yaml_out,
               figure_out, report_out, dataset, sequence, force, bag, hand_tf, eye_tf, hand_topic, eye_topic, launch_out,
               rig_world, point, known, partial):
@@ -833,7 +837,7 @@ def calibrate(ctx, hand, eye, setup, corners, points, point_noise, images, targe
                   quat_order=quat_order, intrinsics_std=intrinsics_std, robot_accuracy=robot_accuracy,
                   max_offset_s=max_offset, stamp_unit=stamp_unit, workers=workers,
                   fast_detection=fast_detection, known=list(known) or None, partial=partial, points=points,
-                  point_noise=point_noise)  # fmt: skip
+                  point_noise=point_noise, lens=lens)  # fmt: skip
     except (KinhecError, OSError) as exc:
         _input_error(ctx, "calibrate", exc)
     from kinhec.calibrate.output import ros2_launch, ros_static_transform, ros_transforms, urdf_origin

@@ -86,8 +86,8 @@ points, point_noise : optional
     (``point_noise`` ``"A,B"``: along the ray ``A z^2``, across it ``B z``;
     estimated when omitted) (:mod:`kinhec.calibrate.points`).
 intrinsics : str or array_like, optional
-    With ``corners`` or ``images``: known ``fx, fy, cx, cy[, k1, k2, p1, p2[, k3]]`` [px]
-    (default: estimated from the views).
+    With ``corners`` or ``images``: known ``fx, fy, cx, cy[, k1, k2, p1, p2[, k3[, k4, k5, k6]]]`` [px]
+    or an intrinsics file (default: estimated from the views).
 images, target, pairing, save_corners : optional
     A folder of images with the ``hand`` file and the target's spec, in
     place of ``eye``: the target is detected in every image, the images
@@ -98,7 +98,9 @@ images, target, pairing, save_corners : optional
     called after each image; ``workers`` images are detected at once
     (default: the cores available; the result does not depend on it);
     ``fast_detection`` finds a chessboard at half size first
-    (:func:`kinhec.vision.chessboard.find_chessboard`).
+    (:func:`kinhec.vision.chessboard.find_chessboard`); ``lens`` (``"pinhole"``,
+    ``"fisheye"`` or ``"rational"``) the lens model estimated from the
+    views (default: that of ``intrinsics``, else the pinhole).
 bag : str or Path, optional
     A ROS 1 ``.bag``, ROS 2 ``.db3`` / ``.mcap`` or ROS 2 bag folder; ``hand``
     and ``eye`` then name its streams: a tf frame pair ``BASE:EE`` /
@@ -179,7 +181,7 @@ def _from_images(images, hand, target, opts: Options) -> CalibrationResult:
     return calibrate_images(images, hand, target, setup=opts.setup, fmt=opts.fmt, hand_pose=opts.hand_pose,
                             units=opts.units, pairing=opts.pairing, intrinsics=opts.intrinsics,
                             save_corners=opts.save_corners, progress=opts.progress, workers=opts.workers,
-                            fast_detection=opts.fast_detection)
+                            fast_detection=opts.fast_detection, lens=opts.lens)
 
 
 def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = None, hand_pose: str | None = None,
@@ -190,7 +192,7 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
               quat_order: str | None = None, intrinsics_std=None, robot_accuracy=None,
               stamp_unit: str | None = None, workers: int | None = None,
               fast_detection: bool = False, known=None, partial: bool = False, points=None,
-              point_noise=None) -> CalibrationResult:
+              point_noise=None, lens: str | None = None) -> CalibrationResult:
     """Calibrate ``X`` (and ``Y``) from a hand pose file and one or more eye pose files, or from corners or images.
 
     The parameters, what it returns and raises: the module's documentation.  The stages, numbered there:
@@ -205,7 +207,7 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
                          save_corners=save_corners, progress=progress, rig_world=rig_world, quat_order=quat_order,
                          intrinsics_std=intrinsics_std, stamp_unit=stamp_unit, workers=workers,
                          fast_detection=fast_detection, known=known, partial=partial, points=points,
-                         point_noise=point_noise)  # 1. options
+                         point_noise=point_noise, lens=lens)  # 1. options
     if opts.kind == "images":
         res = _from_images(images, hand, target, opts)
     elif opts.kind == "points":

@@ -47,11 +47,15 @@ from kinhec.calibrate.option_values import units_pair
 from kinhec.calibrate.readers import read_stream
 from kinhec.calibrate.result import CalibrationResult
 from kinhec.util.errors import InputError, UnknownNameError
-from kinhec.models.intrinsics import calibrate_camera, pack_views
+from kinhec.models.intrinsics import calibrate_camera, model_of, pack_views
 from kinhec.vision import pairing as image_pairing
 from kinhec.vision import symmetry, targets
 
-__all__ = ["calibrate_images", "write_corners"]
+__all__ = ["LENSES", "calibrate_images", "lens_model", "write_corners"]
+
+#: The lens models ``calibrate_images`` estimates (``lens``), by the name of the camera model of
+#: :mod:`kinhec.models.intrinsics` each stands for.
+LENSES = {"pinhole": "radtan", "fisheye": "equidistant", "rational": "rational"}
 
 #: More dropped images than this fraction of the paired ones gives a warning.
 DROPPED_WARN_FRACTION = 0.2
@@ -89,7 +93,8 @@ def write_corners(path, obs, image_names) -> Path:
 def calibrate_images(images, hand, target, *, setup: str | None = None, fmt: str | None = None,
                      hand_pose: str | None = None, units: str | None = None, pairing: str = "auto", intrinsics=None,
                      save_corners=None, progress: Callable | None = None,
-                     workers: int | None = None, fast_detection: bool = False) -> CalibrationResult:  # fmt: skip
+                     workers: int | None = None, fast_detection: bool = False,
+                     lens: str | None = None) -> CalibrationResult:  # fmt: skip
     """``X`` and ``Y`` from a folder of images of a target and the hand poses (see the module docstring).
 
     Parameters
@@ -108,9 +113,15 @@ def calibrate_images(images, hand, target, *, setup: str | None = None, fmt: str
     pairing : {"auto", "order", "stamp"} or a CSV path
         How images and hand poses are paired (:mod:`kinhec.vision.pairing`).
     intrinsics : str or array_like, optional
-        Known ``fx, fy, cx, cy[, k1, k2, p1, p2[, k3]]`` [px]; estimated from the views when omitted.
+        Known ``fx, fy, cx, cy[, k1, k2, p1, p2[, k3[, k4, k5, k6]]]`` [px] or an intrinsics file (a fisheye's
+        too); estimated from the views when omitted.
     save_corners : str or Path, optional
-        Write the accepted views as an observation file (the input of ``--corners``).
+        Write the accepted views as an observation file (the input of ``--corners``), stating the lens model
+        when it is not the pinhole.
+    lens : {"pinhole", "fisheye", "rational"}, optional
+        The lens model estimated from the views (:data:`LENSES`): the pinhole with OpenCV's five coefficients,
+        the fisheye (equidistant, four coefficients) or OpenCV's rational model (eight).  Default: that of
+        ``intrinsics`` when given, else the pinhole; given with ``intrinsics`` of another model, refused.
     progress : callable, optional
         ``progress(done, total, detection)`` after each image.
     workers : int, optional
@@ -139,6 +150,7 @@ def calibrate_images(images, hand, target, *, setup: str | None = None, fmt: str
     if setup not in ("eye_in_hand", "eye_to_hand"):
         raise UnknownNameError("setup for images (one camera)", setup, ("eye_in_hand", "eye_to_hand"))
     t = targets.parse_target(target)
+    model = lens_model(lens, intrinsics)  # before the detection: a contradiction is named at once
     folder = Path(images)
     files = image_pairing.list_images(folder)
     hand_s = read_stream(hand, fmt if fmt not in ("rig", "kinhec") else None)
@@ -164,11 +176,16 @@ def calibrate_images(images, hand, target, *, setup: str | None = None, fmt: str
                          f"{len(files)}{': ' + why if why else ''}")
     accepted = [dets[k] for k in np.flatnonzero(ok)]
     names = [files[i].name for i in used]
+    if model is None and intrinsics is not None:  # intrinsics whose file needs the images' size to be read
+        model = lens_model(lens, intrinsics, accepted[0].image_size)
+    model = "radtan" if model is None else model
     runs = {}
     with single_threaded_blas():
         for method in _methods(accepted):  # every sub-pixel method that all accepted views have
             obs = observations_from_detections([d.with_method(method) for d in accepted], pr.T_base_ee[used], t,
                                                mode=setup)  # fmt: skip
+            if model != "radtan":  # the detections make a pinhole's observation set: the lens stated instead
+                obs = replace(obs, distortion_model=model)
             turned_note, turned = None, []
             if getattr(t, "symmetric", False):
                 obs, turned_note, turned = _settle_half_turns(obs, t, setup, intrinsics, names)
@@ -200,6 +217,38 @@ def calibrate_images(images, hand, target, *, setup: str | None = None, fmt: str
     return res
 
 
+def lens_model(lens: str | None, intrinsics=None, image_size=None) -> str | None:
+    """The camera model (``"radtan"``, ``"equidistant"``, ``"rational"``) of ``lens`` (:data:`LENSES`; None: that of
+    ``intrinsics``, else the pinhole's), checked against the model of ``intrinsics`` when given.
+
+    Returns None when ``intrinsics`` is a file that needs ``image_size`` (a ``kinhec calibrate`` JSON) and none is
+    given: call again with the images' size.
+
+    Raises
+    ------
+    InputError
+        An unknown lens (an :class:`~kinhec.util.errors.UnknownNameError`), or intrinsics of another model than
+        the lens (one line naming both).
+    """
+    if lens is not None and lens not in LENSES:
+        raise UnknownNameError("lens", lens, tuple(LENSES))
+    if intrinsics is None:
+        return LENSES["pinhole" if lens is None else lens]
+    try:
+        k = co.parse_intrinsics(intrinsics, image_size)
+    except InputError:
+        if image_size is None:
+            return None  # read again with the images' size, which reports what is wrong
+        raise
+    given = model_of(k)
+    if lens is not None and LENSES[lens] != given:
+        name = {v: n for n, v in LENSES.items()}[given]
+        source = f"--intrinsics {intrinsics}" if isinstance(intrinsics, (str, Path)) else "the given intrinsics"
+        raise InputError(f"lens: --lens {lens} estimates a {lens} camera, got {name} intrinsics ({k.size} numbers) "
+                         f"from {source}; expected --lens {name} or no --lens with them")  # fmt: skip
+    return given
+
+
 def _choice_note(runs: dict, method: str) -> str:
     """The note of which set of corners was kept (``runs``: per sub-pixel method, its calibration) and why."""
     levels = ", ".join(f"{m}: {1e3 * runs[m][3].observability['robot_std_rad_m'][0]:.3g} mrad / "
@@ -228,6 +277,7 @@ def _images_inputs(res, folder, t, pr, files, used, dropped, turned, cost, save_
             "folder": str(folder),
             "target": t.spec,
             "pairing": pr.mode,
+            "lens": {v: n for n, v in LENSES.items()}[res.inputs.get("distortion_model", "radtan")],
             "n_images": len(files),
             "used": [{"image": files[i].name, "pose": pr.source[i]} for i in used],
             "dropped": [{"image": files[i].name, "reason": r} for i, r in dropped.items()],
@@ -276,7 +326,8 @@ def _settle_half_turns(obs, board, setup: str, intrinsics, names) -> tuple:
     """Renumber the views of a half-turn-symmetric chessboard to agree with the hand's motion (:mod:`kinhec.vision.symmetry`)."""
     k = None if intrinsics is None else co.parse_intrinsics(intrinsics, obs.image_size)
     try:
-        cam = calibrate_camera(pack_views(obs.points_3d, obs.points_2d), obs.image_size, intrinsics=k)
+        cam = calibrate_camera(pack_views(obs.points_3d, obs.points_2d), obs.image_size, intrinsics=k,
+                               model=obs.distortion_model)
     except Exception as exc:  # noqa: BLE001 - the camera calibration proper reports it with its context
         return obs, (f"the {board.spec} board looks the same turned by half a turn; its views could not be checked "
                      f"against the hand's motion ({exc}): corner 0 is the one nearest each image's top-left"), []

@@ -76,6 +76,7 @@ class Options:
     progress: Callable | None = None
     workers: int | None = None
     fast_detection: bool = False
+    lens: str | None = None
     known: dict = field(default_factory=dict)  # parameter index of (X, Y) -> stated value [m] (reduced_dof)
     partial: bool = False
     target: Any = None
@@ -176,6 +177,9 @@ def parse_options(hand=None, eye=(), *, dataset=None, corners=None, bag=None, im
     common = dict(robot_level=level, scale=scale, fixed_scale=fixed_scale, metric_scale=metric_scale,
                   setup_given=kw["setup"], known=known,
                   partial=bool(partial))
+    if kw.get("lens") is not None and images is None:
+        raise InputError(f"lens: the lens model estimated from images (--images), got lens {kw['lens']!r} without "
+                         "them (a corner file states its lens in its distortion_model)")
     if point_noise is not None and points is None:
         raise InputError(f"point_noise: only used with a point file (--points), got point_noise {point_noise!r} "
                          "without one")

@@ -758,7 +758,7 @@ def fisheye_start(views: PackedViews, image_size, intrinsics=None) -> tuple[np.n
         k = np.array([a * f0, a * f0, (w - 1.0) / 2.0, (h - 1.0) / 2.0, 0.0, 0.0, 0.0, 0.0])
         try:
             T, rms = _fisheye_poses(views, k)
-        except (InputError, np.linalg.LinAlgError):
+        except (InputError, DegenerateMotionError, np.linalg.LinAlgError):  # a focal length far off
             continue
         if best is None or rms < best[2]:
             best = (k, T, rms)

@@ -430,7 +430,7 @@ class RenderedSequence:
 
     def calibrate_command(self) -> str:
         """The ``kinhec calibrate`` command line that calibrates from these images (a given camera's intrinsics
-        from its file: ``--images`` estimates a pinhole only)."""
+        from its file; ``--lens fisheye`` or ``--lens rational`` in their place estimates the lens from the images)."""
         return (f"kinhec calibrate --images {self.out / 'images'} --hand {self.hand} --target {self.target.spec} "
                 f"--setup {self.configuration}"
                 + (f" --intrinsics {self.camera_file}" if self.camera_file is not None else ""))
