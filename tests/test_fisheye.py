@@ -253,8 +253,8 @@ def test_the_fisheye_start_passes_over_a_focal_length_that_gives_a_view_no_pose(
     from kinhec.models import intrinsics as mi
     from kinhec.util.errors import DegenerateMotionError
 
-    r = _recipe(sequence_id="fe-eye_to_hand-105", seed=179187553, configuration="eye_to_hand", n_stations=14,
-                target="checker_9x6_25mm", robot_rot_std_rad=2.97e-4, robot_trans_std_m=5.8e-5)  # fmt: skip
+    # (seed 31: the first of 1-39 whose stations, drawn as published, reach such a focal length)
+    r = _recipe(sequence_id="fe", seed=31, configuration="eye_to_hand", n_stations=14, target="checker_9x6_25mm")
     obs, _ = fisheye_observations_from_recipe(r, "fisheye_120", pixel_std=0.0, tilt_deg=20.0)
     refused, poses = [], mi.poses_from_homographies
 
