@@ -139,7 +139,7 @@ def calibrate_images(images, hand, target, *, setup: str | None = None, fmt: str
         the others were dropped).
     """
     # lazy: kinhec.vision.detect loads pandas (through kinhec.synth.observations)
-    from kinhec.vision.detect import available_cores, detect_images, observations_from_detections
+    from kinhec.vision.detect import available_cores, detect_images
 
     if hand is None:
         raise InputError("hand: expected the hand pose file (--hand) that goes with the images, got none")
@@ -179,18 +179,7 @@ def calibrate_images(images, hand, target, *, setup: str | None = None, fmt: str
     if model is None and intrinsics is not None:  # intrinsics whose file needs the images' size to be read
         model = lens_model(lens, intrinsics, accepted[0].image_size)
     model = "radtan" if model is None else model
-    runs = {}
-    with single_threaded_blas():
-        for method in _methods(accepted):  # every sub-pixel method that all accepted views have
-            obs = observations_from_detections([d.with_method(method) for d in accepted], pr.T_base_ee[used], t,
-                                               mode=setup)  # fmt: skip
-            if model != "radtan":  # the detections make a pinhole's observation set: the lens stated instead
-                obs = replace(obs, distortion_model=model)
-            turned_note, turned = None, []
-            if getattr(t, "symmetric", False):
-                obs, turned_note, turned = _settle_half_turns(obs, t, setup, intrinsics, names)
-            res = co.calibrate_corners(obs, intrinsics=intrinsics, setup=setup, where=f"{folder}")
-            runs[method] = (obs, turned_note, turned, res)
+    runs = _calibrate_each_method(accepted, pr.T_base_ee[used], t, setup, model, intrinsics, names, folder)
     method = _agrees_best(runs, used.size)
     cal_cost = clock.lap()
     obs, turned_note, turned, res = runs[method]
@@ -215,6 +204,25 @@ def calibrate_images(images, hand, target, *, setup: str | None = None, fmt: str
     if turned_note is not None:
         res.notes.insert(len(pr.notes) + 1, turned_note)
     return res
+
+
+def _calibrate_each_method(accepted, T_base_ee, t, setup, model, intrinsics, names, folder) -> dict:
+    """Per sub-pixel method that every accepted view has: ``(observations, half-turn note, turned views, result)``,
+    the views' corners calibrated as a camera of ``model``."""
+    from kinhec.vision.detect import observations_from_detections
+
+    runs = {}
+    with single_threaded_blas():
+        for method in _methods(accepted):
+            obs = observations_from_detections([d.with_method(method) for d in accepted], T_base_ee, t, mode=setup)
+            if model != "radtan":  # the detections make a pinhole's observation set: the lens stated instead
+                obs = replace(obs, distortion_model=model)
+            turned_note, turned = None, []
+            if getattr(t, "symmetric", False):
+                obs, turned_note, turned = _settle_half_turns(obs, t, setup, intrinsics, names)
+            res = co.calibrate_corners(obs, intrinsics=intrinsics, setup=setup, where=f"{folder}")
+            runs[method] = (obs, turned_note, turned, res)
+    return runs
 
 
 def lens_model(lens: str | None, intrinsics=None, image_size=None) -> str | None:
