@@ -536,7 +536,8 @@ class _Problem:
 
 
 def _lm(prob: _Problem, st, mask, W, max_iter=30):
-    """Levenberg-Marquardt on whitened residuals ``r @ W.T`` of the pairs in ``mask``."""
+    """Levenberg-Marquardt on whitened residuals ``r @ W.T`` of the pairs in ``mask``; returns the state, the
+    iterations and whether it reached the minimum (:data:`LM_TOL_CHI2`, or no step lowers the cost) within them."""
     def cost_of(s):
         z = prob.res(s, mask) @ W.T
         zp, _ = prob.prior(s)
@@ -578,7 +579,8 @@ def _lm(prob: _Problem, st, mask, W, max_iter=30):
 
 def _rounds(prob: _Problem, st, S, inl, r, all_mask, reject: bool, max_rounds: int):
     """The rounds of :func:`refine`: the fit at the current noise model and labels, then both re-estimated, until
-    they settle; returns the state, noise covariance, labels, residuals (all pairs) and iterations."""
+    they settle; returns the state, noise covariance, labels, residuals (all pairs), iterations and whether they
+    settled (False: ``max_rounds`` reached first)."""
     its = 0
     seen = [inl.copy()]  # the labels of every round, to tell a cycle
     frozen = settled = False
