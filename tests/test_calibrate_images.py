@@ -10,20 +10,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 from click.testing import CliRunner
 
 from kinhec.geometry import se3
-from kinhec.synth import tiers
 from kinhec.calibrate import calibrate
 from kinhec.calibrate.readers import read_stream
 from kinhec.cli import main
 from kinhec.util.errors import InputError
 from kinhec.synth.observations import read_observations
-from kinhec.synth.runner import generate_dataset
 from kinhec.vision.pairing import list_images, natural_key, pair_images
 
 from helpers.paths import shared_data
+from helpers.recordings import small_pnp_tier
 
 cv2 = pytest.importorskip("cv2")
 
@@ -38,11 +36,7 @@ def _intrinsics(truth: dict) -> str:
 def rendered(tmp_path_factory):
     """A generated eye-in-hand pnp sequence (8 stations, 640x480, 9x6 chessboard) rendered by ``kinhec render``."""
     root = tmp_path_factory.mktemp("images")
-    cfg = yaml.safe_load(tiers.load_tier("smoke").yaml_text())
-    cfg["tracks"] = {"pnp": dict(cfg["tracks"]["pnp"], robots=["ur5e"], configurations=["eye_in_hand"],
-                                 cameras=["vga"], n_stations=8)}  # fmt: skip
-    (root / "tier.yaml").write_text(yaml.safe_dump(cfg))
-    assert generate_dataset(root / "tier.yaml", root / "data", workers=1, progress=False).ok
+    small_pnp_tier(root)
     r = CliRunner().invoke(main, ["render", str(root / "data"), "--sequence", "pnp-000000", "--out", str(root / "r")])
     assert r.exit_code == 0, r.output
     truth = json.loads((root / "r" / "truth.json").read_text())

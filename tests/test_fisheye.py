@@ -31,6 +31,8 @@ from kinhec.synth.observations import (
 )
 from kinhec.util.errors import DatasetFormatError, InputError
 
+from helpers.recordings import lens_recipe
+
 K180 = np.array(FISHEYE_LENSES["fisheye_180"].intrinsics)
 K120 = np.array(FISHEYE_LENSES["fisheye_120"].intrinsics)
 
@@ -109,11 +111,7 @@ def test_project_takes_the_model_from_the_vector_length():
 
 
 def _recipe(**kw):
-    r = dict(sequence_id="fe", seed=3, robot="ur5e", configuration="eye_in_hand", family="lookat",
-             sampling_mode="stations", n_stations=15, camera="vga", target="grid_10x8_60mm", camera_noise_model="pnp",
-             pixel_std=0.08, robot_noise_models=("se3_gaussian",), robot_rot_std_rad=2e-4, robot_trans_std_m=1e-4)  # fmt: skip
-    r.update(kw)
-    return r
+    return lens_recipe(**{"sequence_id": "fe", "seed": 3, **kw})
 
 
 def test_generated_corners_are_the_lens_projection():

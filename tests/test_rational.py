@@ -36,6 +36,8 @@ from kinhec.synth.observations import (
 )
 from kinhec.util.errors import InputError
 
+from helpers.recordings import lens_recipe
+
 K = np.array(RATIONAL_LENSES["rational_120"].intrinsics)
 
 
@@ -108,11 +110,7 @@ def test_rational_from_equidistant_is_the_same_lens():
 
 
 def _recipe(**kw):
-    r = dict(sequence_id="ra", seed=4, robot="ur5e", configuration="eye_in_hand", family="lookat",
-             sampling_mode="stations", n_stations=15, camera="vga", target="grid_10x8_60mm", camera_noise_model="pnp",
-             pixel_std=0.08, robot_noise_models=("se3_gaussian",), robot_rot_std_rad=2e-4, robot_trans_std_m=1e-4)  # fmt: skip
-    r.update(kw)
-    return r
+    return lens_recipe(**{"sequence_id": "ra", "seed": 4, **kw})
 
 
 def test_exact_corners_give_the_lens_back():

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 from click.testing import CliRunner
 
 from kinhec.calibrate.corners import intrinsics_from_file
@@ -17,10 +16,10 @@ from kinhec.geometry import se3
 from kinhec.models.intrinsics import project
 from kinhec.models.intrinsics_files import IntrinsicsFile
 from kinhec.models.intrinsics_writers import write_intrinsics
-from kinhec.synth import tiers
 from kinhec.synth.observations import read_observations, transform_from_pose_json
-from kinhec.synth.runner import generate_dataset
 from kinhec.vision.pairing import list_images
+
+from helpers.recordings import small_pnp_tier
 
 cv2 = pytest.importorskip("cv2")
 
@@ -37,11 +36,7 @@ LENSES = {
 def data(tmp_path_factory):
     """A generated eye-in-hand pnp sequence (8 stations, 9x6 chessboard of 25 mm)."""
     root = tmp_path_factory.mktemp("lenses")
-    cfg = yaml.safe_load(tiers.load_tier("smoke").yaml_text())
-    cfg["tracks"] = {"pnp": dict(cfg["tracks"]["pnp"], robots=["ur5e"], configurations=["eye_in_hand"],
-                                 cameras=["vga"], n_stations=8)}  # fmt: skip
-    (root / "tier.yaml").write_text(yaml.safe_dump(cfg))
-    assert generate_dataset(root / "tier.yaml", root / "data", workers=1, progress=False).ok
+    small_pnp_tier(root)
     return root
 
 

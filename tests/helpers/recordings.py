@@ -20,6 +20,33 @@ STATIONS = dict(sequence_id="noise-000000", track="noise", seed=11, robot="ur5e"
                 camera_trans_std_z_m=1e-3)  # fmt: skip
 
 
+def lens_recipe(**change) -> dict:
+    """A look-at station recording on a UR5e through a VGA camera with PnP pose noise (0.08 px), for the generated
+    corners of :func:`kinhec.synth.observations.fisheye_observations_from_recipe` (``sequence_id`` and ``seed``
+    given by the caller)."""
+    r = dict(robot="ur5e", configuration="eye_in_hand", family="lookat", sampling_mode="stations", n_stations=15,
+             camera="vga", target="grid_10x8_60mm", camera_noise_model="pnp", pixel_std=0.08,
+             robot_noise_models=("se3_gaussian",), robot_rot_std_rad=2e-4, robot_trans_std_m=1e-4)  # fmt: skip
+    r.update(change)
+    return r
+
+
+def small_pnp_tier(root, n_stations: int = 8):
+    """The smoke tier cut to one eye-in-hand ``pnp`` sequence of ``n_stations`` stations (UR5e, VGA camera, 9x6
+    chessboard of 25 mm), generated into ``root / "data"``."""
+    import yaml
+
+    from kinhec.synth import tiers
+    from kinhec.synth.runner import generate_dataset
+
+    cfg = yaml.safe_load(tiers.load_tier("smoke").yaml_text())
+    cfg["tracks"] = {"pnp": dict(cfg["tracks"]["pnp"], robots=["ur5e"], configurations=["eye_in_hand"],
+                                 cameras=["vga"], n_stations=n_stations)}  # fmt: skip
+    (root / "tier.yaml").write_text(yaml.safe_dump(cfg))
+    assert generate_dataset(root / "tier.yaml", root / "data", workers=1, progress=False).ok
+    return root / "data"
+
+
 # --------------------------------------------------------------------------- #
 # stamped T_base_ee and T_cam_target on one clock, written as TUM
 # --------------------------------------------------------------------------- #
