@@ -75,7 +75,7 @@ def test_restart_refuses_within_the_band_and_shows_both_answers():
     assert fs.decide(free, held)[1] == pytest.approx(6.0 + 0.5 * (np.log(1.0094) / 0.005) ** 2, rel=1e-9)
     fit = dict(eye_in_hand=True, scale0=1.0)
     with pytest.raises(InputError) as err:
-        fs.restart(None, None, None, fit, held, _decision(), free_fit=lambda: (free, dict(fit)), where="h.txt")
+        fs.restart(fit, held, _decision(), lambda: (free, dict(fit)), where="h.txt")
     msg = str(err.value)
     assert msg.startswith("h.txt: the data cannot choose the scale of the eye translations")
     assert "(1) --scale free" in msg and "(2) --scale metric" in msg and "--force" in msg
@@ -84,7 +84,7 @@ def test_restart_refuses_within_the_band_and_shows_both_answers():
     assert "X translation (17.7, 0.0, 0.0) mm, scale 1.0094" in msg and "--x 0.0177 " in msg
     # --force: the metric fit kept, the refusal as a warning
     warnings = []
-    sol, kept, note = fs.restart(None, None, None, fit, held, _decision(), free_fit=lambda: (free, dict(fit)),
+    sol, kept, note = fs.restart(fit, held, _decision(), lambda: (free, dict(fit)),
                                  force=True, warnings=warnings)
     assert sol is held and kept is fit and note is None
     assert len(warnings) == 1 and warnings[0].endswith("(--force: kept the metric fit)")
@@ -94,12 +94,12 @@ def test_restart_frees_only_decisively_and_not_when_near_metric():
     held = _fit(1.0, 1.0094, 17.7)
     free = _fit(_factor_for_gain(12.0), 1.0223, 22.8)
     fit = dict(eye_in_hand=True, scale0=1.0)
-    sol, _, note = fs.restart(None, None, None, fit, held, _decision(), free_fit=lambda: (free, dict(fit)))
+    sol, _, note = fs.restart(fit, held, _decision(), lambda: (free, dict(fit)))
     assert sol is free and "estimated freely" in note
     # translations near metric: no second fit at all
     called = []
-    sol, _, note = fs.restart(None, None, None, fit, held, _decision(1.004, 0.01),
-                              free_fit=lambda: called.append(1) or (free, dict(fit)))
+    sol, _, note = fs.restart(fit, held, _decision(1.004, 0.01),
+                              lambda: called.append(1) or (free, dict(fit)))
     assert sol is held and note is None and not called
 
 

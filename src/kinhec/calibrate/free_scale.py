@@ -103,25 +103,21 @@ def _undecided(free: sv.Solution, held: sv.Solution, g: float, needed: float, sh
             "(measure a printed square), or --force to keep the metric fit")
 
 
-def restart(pairing, X0, Y0, fit: dict, sol: sv.Solution, decision, *, free_fit=None, force: bool = False,
-            where: str = "the eye file", warnings: list | None = None) -> tuple[sv.Solution, dict, str | None]:
-    """The pose path's second start from the firewall's ratio of eye to robot translations.
+def restart(fit: dict, sol: sv.Solution, decision, free_fit, *, force: bool = False, where: str = "the eye file",
+            warnings: list | None = None) -> tuple[sv.Solution, dict, str | None]:
+    """The pose path's second fit, with the scale free, when the firewall's ratio of eye to robot translations is
+    far from 1.
 
-    ``free_fit``, when given, is a callable returning the fit with the scale free and its settings as a stated
-    ``--scale free`` computes them (so that a refusal shows what that statement publishes); without it the free
-    fit starts from ``X0``, ``Y0`` and the firewall's ratio.  Returns the fit, its settings and a note (the first
-    fit, its settings and None when it stays).  Raises :class:`~kinhec.util.errors.InputError` when :func:`decide`
-    finds that neither scale model is decisive and their ``X`` differ (``force``: a warning appended to
-    ``warnings`` and the metric fit kept).
+    ``free_fit`` is a callable returning the fit with the scale free and its settings as a stated ``--scale free``
+    computes them (so that a refusal shows what that statement publishes); it is called only then.  Returns the
+    fit, its settings and a note (the first fit, its settings and None when it stays).  Raises
+    :class:`~kinhec.util.errors.InputError` when :func:`decide` finds that neither scale model is decisive and
+    their ``X`` differ (``force``: a warning appended to ``warnings`` and the metric fit kept).
     """
     r, r_std = (decision.scale, decision.scale_std) if decision is not None else (np.nan, np.nan)
     if not _far(r, r_std):
         return sol, fit, None
-    if free_fit is None:
-        free_fit = dict(fit, scale0=r, scale_prior_std=None, eye_bias_prior=None)
-        free = sv.refine(pairing, X0, Y0, **free_fit)
-    else:
-        free, free_fit = free_fit()
+    free, free_fit = free_fit()
     verdict, g, needed, shift = decide(free, sol)
     if verdict == "neither":
         msg = _undecided(free, sol, g, needed, shift, where, fit.get("eye_in_hand", True))

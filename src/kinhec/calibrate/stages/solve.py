@@ -15,7 +15,6 @@ refuses the reading it was fitted in.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -60,15 +59,21 @@ class Solved:
     feedback_radius: float | None = None  # spectral radius of the fit's dependence on its noise model's point
 
 
-def _start(cv: Conventions, paired: Paired, opts: Options):
-    Ap, Bp = paired.pairing.at(paired.offset0)
+def _candidates(cv: Conventions, pairing, offset0, opts: Options, estimate_scale: bool):
+    """The initial candidates on ``pairing``'s pairs at ``offset0`` and the residuals' domain the first chooses."""
+    Ap, Bp = pairing.at(offset0)
     try:
-        cands = sv.initial_candidates(Ap, Bp, solver=opts.solver, estimate_scale=opts.scale,
+        cands = sv.initial_candidates(Ap, Bp, solver=opts.solver, estimate_scale=estimate_scale,
                                       inverse_domain=cv.file_domain)
     except DegenerateMotionError as exc:
         raise InputError(f"{cv.where}: X is not determined by this motion: {exc}") from None
+    _, X0, Y0, s0 = cands[0]
+    return cands, sv.choose_domain(Ap, Bp, X0, Y0, s0)
+
+
+def _start(cv: Conventions, paired: Paired, opts: Options):
+    cands, eih = _candidates(cv, paired.pairing, paired.offset0, opts, opts.scale)
     name, X0, Y0, s0 = cands[0]
-    eih = sv.choose_domain(Ap, Bp, X0, Y0, s0)
     cv.notes.append(f"residuals compared as {'T_cam_target' if eih != (cv.setup == 'eye_to_hand') else 'T_target_cam'} "
                     "(the noise model that fits best)")
     cv.notes.append(f"initial estimate from {name} (of {len(cands)} candidates: the one most pairs agree with)")
@@ -88,7 +93,7 @@ def solve(cv: Conventions, paired: Paired, opts: Options, eye_bias_prior=None) -
                init_solver=name, inverse_domain=eih, eye_bias_prior=None if scale else eye_bias_prior,
                eye_in_hand=cv.setup != "eye_to_hand")  # fmt: skip
     sol = sv.refine(pairing, X0, Y0, **fit)
-    sol, name, X0, Y0, fit = _other_starts(cv, pairing, cands, sol, name, X0, Y0, fit, scale)
+    sol, name, X0, Y0, fit = _other_starts(cv.notes, pairing, cands, sol, name, X0, Y0, fit, scale)
     if estimate_offset:  # a repeated path can lock the coarse offset on a wrong peak: try the same clock too
         alt = same_clock.refit_from_zero_offset(cv.hand, cv.A, cv.eye, cv.B, pairing, sol, fit,
                                                 margin_s=paired.margin_s, period_s=paired.period_s,
@@ -97,9 +102,9 @@ def solve(cv: Conventions, paired: Paired, opts: Options, eye_bias_prior=None) -
             pairing, sol, X0, Y0, fit, note = alt
             cv.notes.append(note)
     if not scale and not fixed_scale and not opts.metric_scale:
-        sol, fit, restart = free_scale.restart(pairing, X0, Y0, fit, sol, cv.decision, force=opts.force,
-                                               where=cv.where, warnings=cv.warnings,
-                                               free_fit=lambda: _free_fit(cv, pairing, paired.offset0, fit, opts))
+        sol, fit, restart = free_scale.restart(fit, sol, cv.decision,
+                                               lambda: _free_fit(cv, pairing, paired.offset0, fit, opts),
+                                               force=opts.force, where=cv.where, warnings=cv.warnings)
         if restart is not None:
             cv.notes.append(restart)
             X0, Y0 = sol.X, sol.Y
@@ -164,20 +169,17 @@ def _free_fit(cv: Conventions, pairing, offset0, fit: dict, opts: Options):
     """The fit with the scale free as ``--scale free`` starts and refines it (its notes set aside): the
     candidates with a scale, the residuals' domain they choose, the first refined, the next starts tried.  Its ``X``
     is the one ``--scale free`` publishes; its standard deviations keep the intrinsics' systematic error."""
-    Ap, Bp = pairing.at(offset0)
-    cands = sv.initial_candidates(Ap, Bp, solver=opts.solver, estimate_scale=True, inverse_domain=cv.file_domain)
+    cands, eih = _candidates(cv, pairing, offset0, opts, True)
     name, X0, Y0, s0 = cands[0]
     # (the intrinsics' systematic error stays counted: it moves only the standard deviations, and a board of the
     # wrong size leaves the principal point's error in the poses as much as a right one)
-    free_fit = dict(fit, scale0=s0, scale_prior_std=None, init_solver=name,
-                    inverse_domain=sv.choose_domain(Ap, Bp, X0, Y0, s0))
+    free_fit = dict(fit, scale0=s0, scale_prior_std=None, init_solver=name, inverse_domain=eih)
     sol = sv.refine(pairing, X0, Y0, **free_fit)
-    aside = SimpleNamespace(notes=[])
-    sol, _, _, _, free_fit = _other_starts(aside, pairing, cands, sol, name, X0, Y0, free_fit, True)
+    sol, _, _, _, free_fit = _other_starts([], pairing, cands, sol, name, X0, Y0, free_fit, True)
     return sol, free_fit
 
 
-def _other_starts(cv: Conventions, pairing, cands: list, sol, name, X0, Y0, fit: dict, scale: bool):
+def _other_starts(notes: list, pairing, cands: list, sol, name, X0, Y0, fit: dict, scale: bool):
     """Refine from the next initial candidates that start elsewhere too (up to :data:`STARTS` in all) and keep the fit
     with the lowest :func:`~kinhec.calibrate.solve.robust_nll`: a refinement from a start far off can settle in a
     local minimum with outliers labelled to suit it (a short recording turning a few degrees: X 12 deg off, 131
@@ -200,7 +202,7 @@ def _other_starts(cv: Conventions, pairing, cands: list, sol, name, X0, Y0, fit:
         if c < best[0] - sv.NLL_MARGIN:
             best = (c, alt, cname, Xc, Yc, fit_c)
     if best[2] != name:
-        cv.notes.append(f"the refinement from {best[2]}'s estimate fitted better than from {name}'s (robust negative "
+        notes.append(f"the refinement from {best[2]}'s estimate fitted better than from {name}'s (robust negative "
                         f"log-likelihood per pair {best[0]:.4g} against "
                         f"{sv.robust_nll(pairing, sol, fit['inverse_domain']):.4g}): it is kept")
     return best[1], best[2], best[3], best[4], best[5]
