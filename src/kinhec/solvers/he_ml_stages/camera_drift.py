@@ -22,8 +22,8 @@ import numpy as np
 
 from kinhec.geometry import se3
 from kinhec.solvers import pair_model as pm
-from kinhec.solvers.he_ml_stages.model import (ROBUST_MIN_PAIRS, exp6, levenberg_marquardt, mv, predict, project_so3,
-                                               residuals)
+from kinhec.solvers.he_ml_stages.model import (ROBUST_MIN_PAIRS, WLS_COST_TOL, damped_gauss_newton, exp6,
+                                               levenberg_marquardt, mv, predict, project_so3, residuals)
 from kinhec.solvers.he_ml_stages.variance_components import VAR_FLOOR
 
 #: Lag-1 autocorrelation of the pair residuals (time order, each component scaled by its RMS), at the motion
@@ -113,11 +113,17 @@ def motion_fit(A, B, X0, ls0, with_scale):
         J[:, 3:, :] *= math.exp(-ls_)
         return J
 
-    for _ in range(_DRIFT_ROUNDS):
+    for rnd in range(_DRIFT_ROUNDS):
         sw = np.sqrt(w)[:, None] / sig
         X_, ls_ = X, ls
-        p = levenberg_marquardt(lambda p: (sw * motion_residuals(p, X_, ls_)).ravel(),
-                                lambda p: (sw[:, :, None] * jacobian(p, X_, ls_)).reshape(-1, P), P, 1e-10, 50)
+        fun = lambda p: (sw * motion_residuals(p, X_, ls_)).ravel()  # noqa: E731
+        jac = lambda p: (sw[:, :, None] * jacobian(p, X_, ls_)).reshape(-1, P)  # noqa: E731
+        # the first round in raw units, to MINPACK's relative tolerance; the later ones whitened by the levels of
+        # the round before, where a chi-square tolerance applies
+        if rnd == 0:
+            p = levenberg_marquardt(fun, jac, P, 1e-10, 50)
+        else:
+            p = damped_gauss_newton(fun, jac, P, WLS_COST_TOL, 50)
         if not (np.all(np.isfinite(p)) and abs(ls_ + (p[6] if with_scale else 0.0) - ls0) <= _RUN_OFF):
             return None  # the scale ran off: the motions determine no scale (see the caller)
         X = X_ @ exp6(p[:6])

@@ -23,19 +23,14 @@ import numpy as np
 from kinhec.geometry import se3
 from kinhec.solvers import pair_model as pm
 from kinhec.solvers.he_ml_stages import variance_components as vc
-from kinhec.solvers.he_ml_stages.model import (apply_step, fitted_jacobian, levenberg_marquardt, mv, predict,
-                                               project_so3, quad, residuals_from_inverse)
+from kinhec.solvers.he_ml_stages.model import (WLS_COST_TOL, apply_step, damped_gauss_newton, fitted_jacobian, mv,
+                                               predict, project_so3, quad, residuals_from_inverse)
 
 #: 99.9 % quantile of chi2 with 6 degrees of freedom: the inlier gate of a pair.
 CHI2_GATE = 22.4577
 _NU_CANDIDATES = (3.0, 5.0, 10.0, math.inf)
 #: |log s| below which a monocular scale is never kept (a scale within about 5 % of 1 is taken as metric).
 _SCALE_MIN = 0.05
-#: A weighted solve stops once a step lowers the chi-square of its whitened residuals, and is predicted to lower
-#: it, by about this or less (:func:`.model.levenberg_marquardt`): ``X`` and ``Y`` are then within about
-#: ``sqrt(2e-4)``, 0.014, of their standard errors of the minimum, and the steps MINPACK's relative tolerance of
-#: 1e-8 would add move them by less.
-WLS_COST_TOL = 1e-4
 _MINUS_I6 = -np.eye(6)
 
 
@@ -44,7 +39,8 @@ def solve_wls(A, Cm, X0, Y0, ls0, Linv, sw, configuration, with_scale, jacobian:
 
     ``Linv`` (n, 6, 6) whitens the residuals, ``sw`` (n,) are the square roots of the weights (0 for
     outliers).  Returns ``X``, ``Y``, ``log s`` and, with ``jacobian``, the whitened Jacobian (6 n, 12 or 13) at
-    the solution (else None).  Levenberg-Marquardt from ``(X0, Y0, ls0)``, stopped at :data:`WLS_COST_TOL`.
+    the solution (else None).  Damped Gauss-Newton from ``(X0, Y0, ls0)`` (:func:`.model.damped_gauss_newton`), stopped at
+    :data:`.model.WLS_COST_TOL`.
     """
     P = 13 if with_scale else 12
     eih = configuration == "eye_in_hand"
@@ -84,7 +80,7 @@ def solve_wls(A, Cm, X0, Y0, ls0, Linv, sw, configuration, with_scale, jacobian:
         Jw = sw[:, None, None] * (Linv @ Jr)
         return Jw.reshape(-1, P)
 
-    p = levenberg_marquardt(fun, jac, P, 1e-8, 30, cost_tol=WLS_COST_TOL)
+    p = damped_gauss_newton(fun, jac, P, WLS_COST_TOL, 30)
     X, Y, ls = apply_step(X0, Y0, ls0, p, with_scale)
     X[:3, :3] = project_so3(X[:3, :3])
     Y[:3, :3] = project_so3(Y[:3, :3])

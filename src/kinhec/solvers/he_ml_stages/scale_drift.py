@@ -163,23 +163,31 @@ def solve_scale_drift(A, Cm, X0, Y0, ls0, q0, Linv, sw, configuration, sigma_d, 
 
     e, pr, Ci = residual(X, Y, ls, q)
     f = cost(e, pr)
-    lam = 1e-3
+    lam = 0.0
     Hgg, Hgq, T_diag, gg, gq = normal(X, ls, q, e, pr, Ci)
     for _ in range(max_iter):
-        # damped step (H + lam diag(H)) step = -g, the offsets eliminated
+        # the Gauss-Newton step (H + lam diag(H)) step = -g, the offsets eliminated; damped only after a failure
         try:
             S, Z, z = _eliminate_offsets(Hgg + lam * np.diag(np.diag(Hgg)), Hgq, T_diag * (1.0 + lam), prior_off,
                                          gq[:, None])  # fmt: skip
             dg = -np.linalg.solve(S, gg - Hgq @ z[:, 0])
         except np.linalg.LinAlgError:
-            lam *= 10.0
+            lam = 1e-3 if lam == 0.0 else lam * 10.0
             continue
         dq = -z[:, 0] - Z @ dg
         if not (np.isfinite(dg).all() and np.isfinite(dq).all()) or abs(dg[12]) > MAX_LOG_SCALE_STEP:
-            lam *= 10.0
+            lam = 1e-3 if lam == 0.0 else lam * 10.0
             if lam > 1e8:
                 break
             continue
+        # the reduction the linear model predicts, |r|^2 - |r + J step|^2 = -(2 g.step + step.H.step)
+        Hq = T_diag * dq
+        Hq[:-1] += prior_off * dq[1:]
+        Hq[1:] += prior_off * dq[:-1]
+        predicted = -(2.0 * float(gg @ dg + gq @ dq) + float(dg @ Hgg @ dg) + 2.0 * float(dg @ (Hgq @ dq))
+                      + float(dq @ Hq))  # fmt: skip
+        if not predicted > DRIFT_COST_TOL:
+            break
         Xn, Yn = X @ exp6(dg[:6]), Y @ exp6(dg[6:12])
         lsn = ls + dg[12]
         qn = q.copy()
@@ -189,12 +197,12 @@ def solve_scale_drift(A, Cm, X0, Y0, ls0, q0, Linv, sw, configuration, sigma_d, 
         if math.isfinite(fn) and fn <= f:
             small = f - fn <= DRIFT_COST_TOL
             X, Y, ls, q, e, pr, f = Xn, Yn, lsn, qn, en, prn, fn
-            lam = max(lam / 10.0, 1e-12)
+            lam = 0.0 if lam <= 1e-3 else lam / 10.0
             Hgg, Hgq, T_diag, gg, gq = normal(X, ls, q, e, pr, Cin)
             if small:
                 break
         else:
-            lam *= 10.0
+            lam = 1e-3 if lam == 0.0 else lam * 10.0
             if lam > 1e8:
                 break
     X[:3, :3] = project_so3(X[:3, :3])
