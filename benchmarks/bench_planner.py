@@ -62,6 +62,7 @@ from kinhec.planner.model import pose_information, sigma_curve
 from kinhec.models.robot_files import load_robot
 from kinhec.models.robots import get_robot
 from kinhec.solvers.he_ml import he_ml
+from kinhec.solvers.reprojection import PixelViews
 from kinhec.synth.trajectories import lookat, sample_hand_eye
 
 from support.planner_simulate import simulate_measurements
@@ -70,6 +71,8 @@ ROBOTS = ("ur5e", "panda", "iiwa14")
 SETUPS = ("eye_in_hand", "eye_to_hand")
 TARGETS = {"eye_in_hand": "checker_9x6_25mm", "eye_to_hand": "marker_3x3_30mm"}
 CAMERA = "hd"
+#: ``he_ml`` on the camera poses, or on the pixels behind them too (``--solver pixels``: its pixel stage).
+SOLVER = {"pixels": False}
 #: The true X and Y as guesses: nothing to be tolerant of.
 TRUSTED = PlanLimits(guess_tolerance_mm=0.0, guess_tolerance_deg=0.0)
 #: Poses of the first stage of the two-stage workflow.
@@ -103,10 +106,20 @@ def he_ml_error_mm(scene: Scene, T_base_ee: np.ndarray, noise, rng) -> float:
     calibrate --setup``): left to identify them, it reads some planned sets under the ``c2`` noise as the other
     set-up with a scale (e.g. panda eye-in-hand seed 10: 20 mm instead of 0.45 mm).
     """
-    A, B = simulate_measurements(scene, T_base_ee, noise, rng)
+    if SOLVER["pixels"] and noise.camera_model == "pnp":
+        A, B, (P3, P2) = simulate_measurements(scene, T_base_ee, noise, rng, pixels=True)
+    else:
+        A, B = simulate_measurements(scene, T_base_ee, noise, rng)
     ok = np.isfinite(A).all(axis=(1, 2)) & np.isfinite(B).all(axis=(1, 2))
+    kw = {}
+    if SOLVER["pixels"] and noise.camera_model == "pnp":
+        cam = scene.camera
+        k = np.array([cam.f_px, cam.f_px, cam.cx_px, cam.cy_px, 0.0, 0.0, 0.0, 0.0, 0.0])
+        idx = np.flatnonzero(ok)
+        kw["pixels"] = PixelViews([P3[i] for i in idx], [P2[i] for i in idx], (cam.width_px, cam.height_px),
+                                  scene.configuration, k)  # fmt: skip
     try:
-        X = he_ml(A[ok], B[ok], configuration=scene.configuration, scale=False).X
+        X = he_ml(A[ok], B[ok], configuration=scene.configuration, scale=False, **kw).X
     except Exception as exc:  # a failed solve counts as an infinite error
         print(f"  he_ml failed: {exc}", file=sys.stderr)
         return math.inf
@@ -372,10 +385,13 @@ def main() -> None:
     ap.add_argument("--noise", choices=("pnp", "c2"), default="pnp")
     ap.add_argument("--default-limits", action="store_true", help="timing: the default guess tolerance")
     ap.add_argument("--min-visible-fraction", type=float, help="robustness: that limit of the plans from the guesses")
+    ap.add_argument("--solver", choices=("poses", "pixels"), default="poses",
+                    help="he_ml on the PnP poses, or with the pixels behind them (its pixel stage; pnp noise only)")
     ap.add_argument("--json", help="write the figures to this JSON file")
     args = ap.parse_args()
     args.robots = [r for r in args.robots.split(",") if r]
     args.noise_pair = ("pnp", "r1") if args.noise == "pnp" else ("c2", "r2")
+    SOLVER["pixels"] = args.solver == "pixels"
     res = {"timing": cmd_timing, "compare": cmd_compare, "robustness": cmd_robustness}[args.what](args)
     if args.json and res is not None:
         with open(args.json, "w") as f:
