@@ -70,7 +70,7 @@ def plotly_source() -> str:
     MissingDependencyError
         The ``plotly`` package is missing (it comes with the ``report`` extra).
     """
-    return require("plotly.offline", "the HTML report pages").get_plotlyjs()
+    return require("plotly.offline", "writing an HTML report page").get_plotlyjs()
 
 
 #: libdeflate's level for plotly.js: 11 packs the plotly 7 bundle smallest (1,416,766 bytes; 12: 1,416,938;
@@ -88,7 +88,7 @@ def pack_bytes(raw: bytes) -> bytes:
     Undone in the browser by ``packedBytes`` and ``DecompressionStream`` (``common.js``), here by
     :func:`unpack_bytes`; the same bytes on every run.
     """
-    deflate = require("deflate", "the HTML report pages")
+    deflate = require("deflate", "writing an HTML report page")
     return _ESCAPED.sub(lambda m: b"=" + bytes([m[0][0] + 64]), deflate.gzip_compress(raw, DEFLATE_LEVEL))
 
 
