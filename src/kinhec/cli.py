@@ -821,7 +821,7 @@ def calibrate(ctx, hand, eye, setup, corners, points, point_noise, images, targe
 
     # the packages of the outputs asked for, before the calibration runs
     for given, option, modules in ((figure_out, "--figure", ("matplotlib",)),
-                                   (report_out, "--report", ("plotly", "deflate"))):  # fmt: skip
+                                   (report_out, "--report", ("plotly", "deflate", "pandas", "pyarrow"))):  # fmt: skip
         for module in modules if given else ():
             try:
                 require(module, option)
