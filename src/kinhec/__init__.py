@@ -48,7 +48,15 @@ def __getattr__(name: str):
         raise AttributeError(f"module 'kinhec' has no attribute {name!r}") from None
     import importlib
 
-    module = importlib.import_module(module_name)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:  # pandas or pyarrow not installed (a light install): say which extra brings them
+        from kinhec.util.optional import missing_dependency
+
+        missing = missing_dependency(exc, f"kinhec.{name}")
+        if missing is None:
+            raise
+        raise missing from None
     value = module if attr is None else getattr(module, attr)
     globals()[name] = value
     return value

@@ -21,6 +21,7 @@ import click
 
 from kinhec import __version__
 from kinhec.util.errors import DatasetFormatError, FolderInUseError, InputError, KinhecError
+from kinhec.util.optional import MissingDependencyError, missing_dependency, require
 
 #: Exit status of bad input (the command line or a file it names) and of a job that failed or found problems.
 EXIT_BAD_INPUT, EXIT_FAILED = 2, 1
@@ -28,10 +29,11 @@ EXIT_BAD_INPUT, EXIT_FAILED = 2, 1
 
 def exit_status(exc: BaseException) -> int:
     """2 for bad input (usage errors, :class:`InputError`, :class:`DatasetFormatError`, paths that cannot be
-    read or written), 1 for every other known problem (a folder in use, degenerate motion, no convergence)."""
+    read or written) and for an optional package that is not installed (:class:`MissingDependencyError`), 1 for
+    every other known problem (a folder in use, degenerate motion, no convergence)."""
     if isinstance(exc, FolderInUseError):
         return EXIT_FAILED
-    if isinstance(exc, (click.UsageError, InputError, DatasetFormatError, OSError)):
+    if isinstance(exc, (click.UsageError, InputError, DatasetFormatError, MissingDependencyError, OSError)):
         return EXIT_BAD_INPUT
     return EXIT_FAILED
 
@@ -85,6 +87,11 @@ class _KinhecGroup(click.Group):
             if ctx.obj and ctx.obj.get("debug"):
                 raise
             raise OneLineError(_command_path(ctx), str(exc), exit_status(exc)) from None
+        except ImportError as exc:  # an optional package (an extra of pyproject.toml) that is not installed
+            missing = missing_dependency(exc)
+            if missing is None or (ctx.obj and ctx.obj.get("debug")):
+                raise
+            raise OneLineError(_command_path(ctx), str(missing), EXIT_BAD_INPUT) from None
         except OSError as exc:  # a path that cannot be created, read or written
             if ctx.obj and ctx.obj.get("debug"):
                 raise
@@ -162,9 +169,7 @@ def main(ctx: click.Context, debug: bool) -> None:
 
 
 def _console():
-    from rich.console import Console
-
-    return Console()
+    return require("rich.console").Console()
 
 
 @main.command()
@@ -661,6 +666,7 @@ def benchmark(ctx, data, out, solvers, solver_modules, tracks, max_sequences, sy
 @click.option("--quiet", "-q", is_flag=True, help="Do not list the figures as they are written.")
 def visualize(data, out, sequences, workers, quiet):
     """Draw the PNG figures of a dataset (and of its benchmark results, when present)."""
+    require("matplotlib")  # before the dataset is read
     from kinhec.report.viz import make_figures
 
     con = _console()
@@ -813,6 +819,14 @@ def calibrate(ctx, hand, eye, setup, corners, points, point_noise, images, targe
     from kinhec.calibrate import calibrate as run
     from kinhec.calibrate import held_out
 
+    # the packages of the outputs asked for, before the calibration runs
+    for given, option, modules in ((figure_out, "--figure", ("matplotlib",)),
+                                   (report_out, "--report", ("plotly", "deflate", "pandas", "pyarrow"))):  # fmt: skip
+        for module in modules if given else ():
+            try:
+                require(module, option)
+            except MissingDependencyError as exc:
+                _input_error(ctx, "calibrate", exc)
     if point is not None:
         try:
             point = held_out.parse_point(point)
@@ -1112,6 +1126,8 @@ def plan_poses_cmd(robot, urdf, base_link, tip_link, setup, camera, image_size, 
     from kinhec.planner import PlanLimits, noise_model, plan_poses
     from kinhec.planner.guesses import parse_tolerance
 
+    if figure_out:  # before the planning runs
+        require("matplotlib", "--figure")
     if (robot is None) == (urdf is None):
         raise InputError("--robot/--urdf: expected one of them (a preset or DH-table YAML, or a URDF), got "
                          f"{'both' if robot else 'neither'}")  # fmt: skip
@@ -1255,6 +1271,8 @@ def suite_compare(root, only, run_opencv):
 @click.option("--quiet", "-q", is_flag=True, help="Do not list the steps.")
 def report(data, out, validation, run_validate, quiet):
     """One self-contained HTML page of a dataset and its benchmark results (works offline)."""
+    for module in ("plotly", "deflate"):  # before the dataset is read
+        require(module)
     from kinhec.report import build_benchmark_report
 
     con = _console()

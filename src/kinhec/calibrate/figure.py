@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from kinhec.util import palette
+from kinhec.util.optional import require
 
 __all__ = ["draw", "build", "summary_lines"]
 
@@ -114,8 +115,8 @@ def build(result):
     (:func:`summary_lines`, wrapped to the panel so that no line runs off the
     page).
     """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    FigureCanvasAgg = require("matplotlib.backends.backend_agg", "the calibration figure").FigureCanvasAgg
+    Figure = require("matplotlib.figure", "the calibration figure").Figure
 
     fig = Figure(figsize=(11.0, 8.5))
     FigureCanvasAgg(fig)

@@ -44,6 +44,8 @@ from __future__ import annotations
 
 import importlib
 
+from kinhec.util.optional import missing_dependency
+
 # Every name below is loaded with its module on first use, so that importing a light module of this
 # group (``kinhec.io.tracks``, ``kinhec.io.publish``) does not load pandas or pyarrow.
 _WHERE = {
@@ -106,7 +108,14 @@ def __getattr__(name: str):
         module = _WHERE[name]
     except KeyError:
         raise AttributeError(f"module 'kinhec.io' has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(f"kinhec.io.{module}"), name)
+    try:
+        loaded = importlib.import_module(f"kinhec.io.{module}")
+    except ImportError as exc:  # pandas or pyarrow not installed (a light install): say which extra brings them
+        missing = missing_dependency(exc, f"kinhec.io.{name}")
+        if missing is None:
+            raise
+        raise missing from None
+    value = getattr(loaded, name)
     globals()[name] = value
     return value
 

@@ -31,6 +31,7 @@ from importlib import resources
 from pathlib import Path
 
 from kinhec.util.errors import InputError
+from kinhec.util.optional import require
 
 __all__ = ["render_page", "write_page", "to_json", "plotly_source", "pack_bytes", "unpack_bytes"]
 
@@ -66,14 +67,10 @@ def plotly_source() -> str:
 
     Raises
     ------
-    InputError
-        The ``plotly`` package is missing.
+    MissingDependencyError
+        The ``plotly`` package is missing (it comes with the ``report`` extra).
     """
-    try:
-        from plotly.offline import get_plotlyjs
-    except ImportError as exc:  # pragma: no cover - plotly is a dependency
-        raise InputError(f"the report pages need the plotly package (pip install plotly): {exc}") from None
-    return get_plotlyjs()
+    return require("plotly.offline", "writing an HTML report page").get_plotlyjs()
 
 
 #: libdeflate's level for plotly.js: 11 packs the plotly 7 bundle smallest (1,416,766 bytes; 12: 1,416,938;
@@ -91,10 +88,7 @@ def pack_bytes(raw: bytes) -> bytes:
     Undone in the browser by ``packedBytes`` and ``DecompressionStream`` (``common.js``), here by
     :func:`unpack_bytes`; the same bytes on every run.
     """
-    try:
-        import deflate
-    except ImportError as exc:  # pragma: no cover - deflate is a dependency
-        raise InputError(f"the report pages need the deflate package (pip install deflate): {exc}") from None
+    deflate = require("deflate", "writing an HTML report page")
     return _ESCAPED.sub(lambda m: b"=" + bytes([m[0][0] + 64]), deflate.gzip_compress(raw, DEFLATE_LEVEL))
 
 

@@ -26,6 +26,8 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Iterator
 
+from kinhec.util.optional import require
+
 __all__ = ["single_threaded_blas", "blas_signature"]
 
 
@@ -37,7 +39,7 @@ def _load_blas_libraries() -> None:
 @contextmanager
 def single_threaded_blas() -> Iterator[None]:
     """Run the ``with`` block with every loaded BLAS on one thread (restored afterwards)."""
-    from threadpoolctl import threadpool_limits
+    threadpool_limits = require("threadpoolctl", "running with BLAS on one thread").threadpool_limits
 
     _load_blas_libraries()
     with threadpool_limits(limits=1, user_api="blas"):
@@ -53,7 +55,7 @@ def blas_signature() -> str:
     """
     import numpy
     import scipy
-    from threadpoolctl import threadpool_info
+    threadpool_info = require("threadpoolctl", "naming the BLAS libraries").threadpool_info
 
     _load_blas_libraries()
     libs = sorted({f"{d.get('internal_api', '?')} {d.get('version') or '?'} {d.get('architecture') or '?'}"

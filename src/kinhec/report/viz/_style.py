@@ -13,9 +13,12 @@ from pathlib import Path
 import numpy as np
 
 from kinhec.util import palette
+from kinhec.util.optional import require
 
 #: Resolution of the PNG files [dots per inch].
 DPI = 120
+#: what needs matplotlib, in the message when it is missing
+_PURPOSE = "drawing the figures"
 
 #: The colours are those of :mod:`kinhec.util.palette`, shared with the HTML pages.
 SOLVER_COLORS = palette.SOLVER_COLORS
@@ -58,9 +61,7 @@ def solver_order(names) -> list[str]:
 
 def rc_context():
     """Context manager applying the kinhec figure style (fonts, grid)."""
-    import matplotlib
-
-    return matplotlib.rc_context(_RC)
+    return require("matplotlib", _PURPOSE).rc_context(_RC)
 
 
 def new_figure(width_in: float, height_in: float, *, constrained: bool = True):
@@ -70,8 +71,8 @@ def new_figure(width_in: float, height_in: float, *, constrained: bool = True):
     the constrained layout costs a full extra drawing pass, which is slow for
     3D axes whose margins are fixed anyway.
     """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    FigureCanvasAgg = require("matplotlib.backends.backend_agg", _PURPOSE).FigureCanvasAgg
+    Figure = require("matplotlib.figure", _PURPOSE).Figure
 
     fig = Figure(figsize=(width_in, height_in), dpi=DPI, layout="constrained" if constrained else None)
     FigureCanvasAgg(fig)
