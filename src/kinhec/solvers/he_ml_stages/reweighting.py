@@ -39,8 +39,8 @@ def solve_wls(A, Cm, X0, Y0, ls0, Linv, sw, configuration, with_scale, jacobian:
 
     ``Linv`` (n, 6, 6) whitens the residuals, ``sw`` (n,) are the square roots of the weights (0 for
     outliers).  Returns ``X``, ``Y``, ``log s`` and, with ``jacobian``, the whitened Jacobian (6 n, 12 or 13) at
-    the solution (else None).  Damped Gauss-Newton from ``(X0, Y0, ls0)`` (:func:`.model.damped_gauss_newton`), stopped at
-    :data:`.model.WLS_COST_TOL`.
+    the solution (else None).  Damped Gauss-Newton from ``(X0, Y0, ls0)`` (:func:`.model.damped_gauss_newton`),
+    stopped at :data:`.model.WLS_COST_TOL`.
     """
     P = 13 if with_scale else 12
     eih = configuration == "eye_in_hand"

@@ -25,13 +25,13 @@ from kinhec.solvers.he_ml_stages.model import (ROBUST_MIN_PAIRS, exp6, mv, predi
 #: that drifts as a random walk (see :func:`scale_offsets`).
 SCALE_DRIFT_LAG1 = 0.3
 _SCALE_DRIFT_ROUNDS = 8
-#: Largest change of ``log s`` one Levenberg-Marquardt step of :func:`solve_scale_drift` may take: a longer
+#: Largest change of ``log s`` one step of :func:`solve_scale_drift` may take: a longer
 #: step leaves the region where the linearisation holds and is rejected (the damping raised).
 MAX_LOG_SCALE_STEP = math.log(2.0)
-#: The drifting-scale fit stops at an accepted step that lowers its cost (the chi-square of the whitened residuals
-#: and the walk's prior terms) by at most this: the estimate then moves by about ``sqrt(2e-4)``, 0.014, of its
-#: standard errors, and closer to the minimum the steps are at the level of the linearised Jacobian's own errors
-#: (steps raising the cost by 1e-3 alternate with ones lowering it by as much).
+#: The drifting-scale fit stops before a step predicted to lower its cost, or at an accepted step that lowered it
+#: (the chi-square of the whitened residuals and the walk's prior terms), by at most this: the estimate then moves
+#: by about ``sqrt(2e-4)``, 0.014, of its standard errors, and closer to the minimum the steps are at the level of
+#: the linearised Jacobian's own errors (steps raising the cost by 1e-3 alternate with ones lowering it by as much).
 DRIFT_COST_TOL = 1e-4
 #: How far the drifting fit's mean log scale over the inliers may move from the constant scale's before the
 #: drifting fit counts as diverged and is discarded.  Both fits explain the same translations, so their
@@ -107,15 +107,16 @@ def solve_scale_drift(A, Cm, X0, Y0, ls0, q0, Linv, sw, configuration, sigma_d, 
     """Weighted least squares over ``X``, ``Y``, ``log s`` and a log-scale offset ``q_i`` per pair.
 
     ``q_0 = 0`` (``s`` is the scale of the first pair); the offsets follow a random walk,
-    ``q_i - q_(i-1) ~ N(0, sigma_d^2)``, which enters as prior residuals.  Levenberg-Marquardt on the
-    normal equations, whose structure is used: an offset enters its own pair's residual and the prior
-    terms of its two neighbours only, so the offsets' block of the normal matrix is tridiagonal (its own
-    pair's scale information plus the prior's ``D^T D``) and is eliminated by a banded Cholesky
-    factorisation (the Schur complement on the 13 global unknowns), O(n) per step.  A step that moves
-    ``log s`` by more than :data:`MAX_LOG_SCALE_STEP` or gives a non-finite cost is rejected like one that
+    ``q_i - q_(i-1) ~ N(0, sigma_d^2)``, which enters as prior residuals.  Gauss-Newton steps on the normal
+    equations (damped as Levenberg-Marquardt only after a step fails), whose structure is used: an offset enters
+    its own pair's residual and the prior terms of its two neighbours only, so the offsets' block of the normal
+    matrix is tridiagonal (its own pair's scale information plus the prior's ``D^T D``) and is eliminated by a
+    banded Cholesky factorisation (the Schur complement on the 13 global unknowns), O(n) per step.  A step that
+    moves ``log s`` by more than :data:`MAX_LOG_SCALE_STEP` or gives a non-finite cost is rejected like one that
     raises the cost: the cost falls towards the scale's degenerate end (``s -> 0``, no predicted camera
-    translation) when the residuals are poor, and an unbounded step would jump there.  The iterations stop at
-    an accepted step that lowers the cost by at most :data:`DRIFT_COST_TOL`.  Returns ``X``, ``Y``,
+    translation) when the residuals are poor, and an unbounded step would jump there.  The iterations stop before
+    a step that the linear model predicts to lower the cost by at most :data:`DRIFT_COST_TOL`, or at an accepted
+    step that lowered it by that little.  Returns ``X``, ``Y``,
     ``ls``, ``q`` and the :class:`OffsetCovariance` at the solution (from the inverse of the normal matrix).
     """
     n = A.shape[0]
