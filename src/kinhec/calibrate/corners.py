@@ -138,9 +138,6 @@ def solve_corners(obs, camera):
     poses, ``X`` and ``Y`` from the pixels (``pixels=``).  Returns the :class:`~kinhec.solvers.he_ml.HeMlResult`.
     """
     B = pm.camera_poses(camera.T_cam_target, obs.mode)
-    if model_of(camera.intrinsics) != "radtan":
-        # he_ml's pixel stage models a pinhole: a fisheye's X and Y come from the poses, the bundle then fits its pixels
-        return he_ml(obs.T_base_ee, B, configuration=obs.mode, scale=False)
     pixels = PixelViews(obs.points_3d, obs.points_2d, obs.image_size, obs.mode, camera.intrinsics)
     return he_ml(obs.T_base_ee, B, pixels=pixels)
 
@@ -170,14 +167,10 @@ def _bundle(obs, cam, res, inl, given, prior):
         else:
             free, prior_std, prior_mean = (), None, None
             notes.append("the given intrinsics are held fixed: their uncertainty is not counted")
-    twists = res.info.get("pixel_robot_twists")
-    if "pixel_std" in res.info:
-        pixel_std, robot_std = float(res.info["pixel_std"]), (res.noise["robot_rot_std_rad"], res.noise["robot_trans_std_m"])
-    else:  # no pixel stage (a fisheye): the camera fit's RMS per axis, the robot's levels from a generous start
-        pixel_std, robot_std = cam.rms_px / np.sqrt(2.0), (1e-3, 1e-3)
+    # the pixel stage's levels and robot twists (every lens model) start the bundle
+    pixel_std, robot_std = float(res.info["pixel_std"]), (res.noise["robot_rot_std_rad"], res.noise["robot_trans_std_m"])
     fit = refine_bundle(views, obs.T_base_ee[sel], res.X, res.Y, kv, obs.mode, pixel_std=pixel_std,
-                        robot_std=robot_std,
-                        twists0=None if twists is None else np.asarray(twists)[sel], free_intrinsics=free,
+                        robot_std=robot_std, twists0=np.asarray(res.info["pixel_robot_twists"])[sel], free_intrinsics=free,
                         intrinsics_prior_std=prior_std, intrinsics_prior_mean=prior_mean,
                         board_prior_std=sc.PRIOR_STD)  # fmt: skip
     return fit, notes
