@@ -32,8 +32,8 @@ intrinsics (:func:`kinhec.models.intrinsics.model_of`):
   camera-frame point is :func:`~kinhec.models.intrinsics.project_points_jacobians`'
   ``d_point``.  A fisheye sees points behind its plane (``Z <= 0``, lenses of
   180 deg and more); the pinhole and the rational model need every point in
-  front of the camera at the start, and a step that would carry one behind it
-  is refused.
+  front of the camera at the start (an InputError names the view that is
+  not), and the rational model refuses a step that would carry one behind it.
 
 The cost is the negative log-posterior
 
@@ -255,6 +255,7 @@ class _LensProblem(_Problem):
         return _twist_normals(D, R, self.P, e)
 
     def behind(self, C) -> np.ndarray:
+        """Per view, whether a real point lies where the lens does not see it (none for the fisheye)."""
         if self.sees_behind:
             return np.zeros(C.shape[0], dtype=bool)
         return super().behind(C)
