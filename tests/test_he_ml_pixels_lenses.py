@@ -232,21 +232,47 @@ def test_bad_intrinsics_length_is_named():
         hp.pixel_ml(A, X, Y, "eye_in_hand", views.points_3d, views.points_2d, np.r_[-1.0, views.intrinsics[1:]])
 
 
-@pytest.mark.parametrize("lens", ["rational_120", None])
-def test_a_view_behind_a_pinhole_or_rational_camera_is_named(lens):
-    """A start that puts one view's target behind the camera: the rational model and the pinhole refuse it naming
-    the view; the fisheye takes it."""
+def test_a_view_behind_a_rational_camera_is_named():
+    """A start that puts one view's target behind the camera: the rational model refuses it naming the view (and
+    any step there costs infinitely much); the fisheye takes it; the pinhole's normalised residuals are evaluated
+    at any depth, as they were before the lens models came, and its fit runs."""
+    from kinhec.solvers.he_ml_stages.pixels import BehindCameraError
+
     A, B, views, X, Y = _recording("rational_120", "eye_in_hand", 1)
-    k = views.intrinsics if lens else np.r_[views.intrinsics[:4], np.zeros(5)]
+    k = views.intrinsics
     A_bad = A.copy()
     A_bad[3] = A[3] @ se3.transform_from_rotation_translation(se3.so3_exp([np.pi, 0.0, 0.0]), np.zeros(3))
     C = pm.predicted_camera_poses(A_bad, X, Y, "eye_in_hand")
     z = np.einsum("nk,pk->np", C[3:4, 2, :3], views.points_3d[3]) + C[3:4, 2, 3:]
     assert np.all(z < 0)  # the flange turned half a turn about its x axis: the target behind the camera
-    with pytest.raises(InputError, match=r"view 3 .*behind the camera"):
+    with pytest.raises(BehindCameraError, match=r"view 3 has target points on or behind the camera's plane .*rational"):
         hp.pixel_ml(A_bad, X, Y, "eye_in_hand", views.points_3d, views.points_2d, k)
     packed = pack_views(views.points_3d, views.points_2d)
-    if lens:  # a step of the rational fit that carries a point behind the camera costs infinitely much: refused
-        assert np.isinf(hp._problem(A_bad, packed, k, "eye_in_hand").residuals(C)[0]).all()
+    assert np.isinf(hp._problem(A_bad, packed, k, "eye_in_hand").residuals(C)[0]).all()
     fe = hp._problem(A_bad, packed, _intrinsics("fisheye_180"), "eye_in_hand")
-    assert not fe.behind(C).any() and np.isfinite(fe.residuals(C)[0]).all()
+    assert fe.behind(C).tolist() == [False] * len(C) and np.isfinite(fe.residuals(C)[0]).all()
+    pin = hp.pixel_ml(A_bad, X, Y, "eye_in_hand", views.points_3d, views.points_2d, np.r_[k[:4], np.zeros(5)])
+    assert np.isfinite(pin.X).all()
+
+
+def test_corners_start_from_the_poses_where_the_pixel_stage_refuses(monkeypatch):
+    """``calibrate_corners`` of a rational lens whose pixel stage refuses its start: ``X`` and ``Y`` from the pose
+    pairs, the bundle from there (a note says so), and the result the truth within its covariance."""
+    import kinhec.calibrate.corners as corners
+    from kinhec.solvers.he_ml_stages.pixels import BehindCameraError
+
+    real = corners.he_ml
+
+    def refusing(A, B, **kw):
+        if kw.get("pixels") is not None:
+            raise BehindCameraError("pixels: view 2 has target points on or behind the camera's plane")
+        return real(A, B, **kw)
+
+    monkeypatch.setattr(corners, "he_ml", refusing)
+    r = lens_recipe(sequence_id="lens-fb", seed=6, configuration="eye_in_hand", target=TARGETS["eye_in_hand"],
+                    n_stations=10)  # fmt: skip
+    obs, truth = fisheye_observations_from_recipe(r, "rational_120", tilt_deg=20.0)
+    res = corners.calibrate_corners(obs)
+    assert any(n.startswith("X and Y started from the pose pairs, not from the pixels: pixels: view 2") for n in res.notes)
+    e = _err6(res.X, transform_from_pose_json(truth["poses"]["X"]))
+    assert float(e @ np.linalg.solve(res.cov[:6, :6], e)) < CHI2_6_999

@@ -31,9 +31,12 @@ intrinsics (:func:`kinhec.models.intrinsics.model_of`):
   (:func:`kinhec.models.intrinsics.project_points`), whose derivative in the
   camera-frame point is :func:`~kinhec.models.intrinsics.project_points_jacobians`'
   ``d_point``.  A fisheye sees points behind its plane (``Z <= 0``, lenses of
-  180 deg and more); the pinhole and the rational model need every point in
-  front of the camera at the start (an InputError names the view that is
-  not), and the rational model refuses a step that would carry one behind it.
+  180 deg and more).  The rational model needs every point in front of the
+  camera: a start that puts one behind it is refused
+  (:class:`BehindCameraError` names the view), and so is a step that would.
+  The pinhole's normalised residuals are evaluated at any depth, as they
+  always were (a pose-level start that puts a view's target behind the
+  camera can still come back to the right solution on them).
 
 The cost is the negative log-posterior
 
@@ -73,7 +76,7 @@ from kinhec.solvers import pair_model as pm
 if TYPE_CHECKING:  # kinhec.models.intrinsics brings scipy; the registry (and so this module) must stay light to import
     from kinhec.models.intrinsics import PackedViews
 
-__all__ = ["PixelFit", "pixel_ml", "normalised_points", "check_intrinsics"]
+__all__ = ["PixelFit", "pixel_ml", "normalised_points", "check_intrinsics", "BehindCameraError"]
 
 #: Most iterations (each a damped Gauss-Newton step and an EM update of the noise levels).
 _MAX_ITER = 40
@@ -91,6 +94,10 @@ _ML_ROUNDS = 3
 _STEP_TOL = 1e-4
 #: Smallest robot variance [rad^2, m^2]: a perfect robot keeps an invertible prior.
 _VAR_FLOOR = 1e-20
+
+
+class BehindCameraError(InputError):
+    """The start of :func:`pixel_ml` puts a view's target points behind a camera that sees only points in front."""
 
 
 @dataclass(frozen=True)
@@ -211,9 +218,9 @@ class _Problem:
         return _twist_normals(D, R, self.P, e)
 
     def behind(self, C) -> np.ndarray:
-        """Per view, whether a real point lies on or behind the camera's plane (``Z <= 0``)."""
-        pc_z = np.einsum("nk,npk->np", C[:, 2, :3], self.P) + C[:, 2, 3:]
-        return np.any((pc_z <= 0) & (self.w > 0), axis=1)
+        """Per view, whether a real point lies where the lens cannot see it: none for the pinhole's normalised
+        residuals, which are evaluated at any depth."""
+        return np.zeros(C.shape[0], dtype=bool)
 
 
 class _LensProblem(_Problem):
@@ -255,10 +262,12 @@ class _LensProblem(_Problem):
         return _twist_normals(D, R, self.P, e)
 
     def behind(self, C) -> np.ndarray:
-        """Per view, whether a real point lies where the lens does not see it (none for the fisheye)."""
+        """Per view, whether a real point lies on or behind the camera's plane (``Z <= 0``) of a lens that sees only
+        points in front (none for the fisheye)."""
         if self.sees_behind:
             return np.zeros(C.shape[0], dtype=bool)
-        return super().behind(C)
+        pc_z = np.einsum("nk,npk->np", C[:, 2, :3], self.P) + C[:, 2, 3:]
+        return np.any((pc_z <= 0) & (self.w > 0), axis=1)
 
 
 def _twist_normals(D, R, P, e):
@@ -439,9 +448,9 @@ def pixel_ml(A, X0, Y0, configuration: str, points_3d, points_2d, intrinsics, *,
     behind = prob.behind(C)
     if np.any(behind):
         bad = int(np.flatnonzero(behind)[0])
-        raise InputError(f"pixels: view {bad} has target points on or behind the camera's plane (Z <= 0) at the start "
-                         f"X0, Y0; a {model_of(k)} camera (intrinsics of {k.size} numbers) sees only points in front "
-                         "of it (Z > 0)")  # fmt: skip
+        raise BehindCameraError(f"pixels: view {bad} has target points on or behind the camera's plane (Z <= 0) at "
+                                f"the start X0, Y0; a {model_of(k)} camera (intrinsics of {k.size} numbers) sees only "
+                                "points in front of it (Z > 0)")  # fmt: skip
     e, geom = prob.residuals(C)
     s2 = max(float(np.sum(e * e)) / dof if pixel_std is None else float(pixel_std) ** 2, 1e-12)
     # the per-view normals and the pair Jacobians of the current state (they do not depend on the noise levels)
