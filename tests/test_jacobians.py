@@ -332,6 +332,43 @@ def _pixels_normals(rng, mp):
     return out
 
 
+@jacobian("he_ml.pixels.lens_normals", ("solvers.he_ml_stages.pixels:_LensProblem.normals",
+                                        "solvers.he_ml_stages.pixels:_twist_normals"))
+def _pixels_lens_normals(rng, mp):
+    """The pixel residuals of a fisheye (rays to 100 deg off the axis: points behind the camera's plane) and of a
+    rational lens (to 55 deg), views of uneven size (padding), pixels far from the projections."""
+    from kinhec.models.intrinsics import pack_views, project_points
+    from kinhec.solvers.he_ml_stages import pixels as hp
+
+    n, P = 3, 9
+    lenses = ((np.array([410.0, 395.0, 640.0, 512.0, 0.025, -0.006, 0.0012, -0.0001]), 100.0),
+              (np.array([620.0, 640.0, 640.0, 512.0, 2.0, 0.3, 2e-4, -1.5e-4, -0.01, 2.3, 0.8, 0.02]), 55.0))
+    out = []
+    for k, max_deg in lenses:
+        C = np.stack([se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 0.6, 3)), rng.normal(0, 0.3, 3))
+                      for _ in range(n)])  # fmt: skip
+        th = np.radians(rng.uniform(0.0, max_deg, (n, P)))
+        ph = rng.uniform(0.0, 2 * np.pi, (n, P))
+        pc = np.stack([np.sin(th) * np.cos(ph), np.sin(th) * np.sin(ph), np.cos(th)], -1) * rng.uniform(0.3, 2.0, (n, P, 1))
+        Ci = se3.invert_transform(C)
+        pts = np.einsum("nij,npj->npi", Ci[:, :3, :3], pc) + Ci[:, None, :3, 3]
+        uv = project_points(k, pc) + rng.normal(0, 3.0, (n, P, 2))
+        sizes = (P, P - 2, P - 1)
+        views = pack_views([p[:s] for p, s in zip(pts, sizes)], [u[:s] for u, s in zip(uv, sizes)])
+        prob = hp._problem(_poses(rng, n), views, k, "eye_in_hand")
+        e, geom = prob.residuals(C)
+        M, g = prob.normals(e, geom)
+        for i in range(n):
+            def err(d, i=i, prob=prob, C=C):
+                return prob.residuals(C @ se3.se3_exp(np.broadcast_to(d, (n, 6))))[0][i].T.ravel()
+
+            J = -_fd(err, np.zeros(6), 1e-7)  # rows of J_i: d uv / d twist
+            out.append(Case(f"{k.size} intrinsics: M view {i}", err, np.zeros(6), M[i], kind="normal", h=1e-7,
+                            rtol=1e-5))  # fmt: skip
+            np.testing.assert_allclose(g[i], J.T @ e[i].T.ravel(), rtol=1e-5, atol=1e-9 * np.abs(g[i]).max())
+    return out
+
+
 @jacobian("he_ml.points.normals", ("solvers.he_ml_stages.points:point_normals",
                                     "solvers.he_ml_stages.points:points_information"))
 def _points_normals(rng, mp):

@@ -52,6 +52,7 @@ from kinhec.models.intrinsics import calibrate_camera, camera_calibration, intri
 from kinhec.models.intrinsics_files import IntrinsicsFile, read_intrinsics
 from kinhec.solvers import pair_model as pm
 from kinhec.solvers.he_ml import he_ml
+from kinhec.solvers.he_ml_stages.pixels import BehindCameraError
 from kinhec.solvers.reprojection import PixelViews, chain_poses
 
 __all__ = ["calibrate_corners", "intrinsics_from_file", "intrinsics_vector", "parse_intrinsics", "solve_corners"]
@@ -135,14 +136,21 @@ def solve_corners(obs, camera):
 
     ``obs`` a :class:`kinhec.synth.observations.ObservationSet`, ``camera`` a
     :class:`kinhec.models.intrinsics.CameraCalibration` of its views; the pose pairs come from the camera's view
-    poses, ``X`` and ``Y`` from the pixels (``pixels=``).  Returns the :class:`~kinhec.solvers.he_ml.HeMlResult`.
+    poses, ``X`` and ``Y`` from the pixels (``pixels=``) through the camera's lens model.  Returns the
+    :class:`~kinhec.solvers.he_ml.HeMlResult`; where the fit on the poses puts a view's target behind a rational
+    camera (:class:`~kinhec.solvers.he_ml_stages.pixels.BehindCameraError`), that of the poses alone, with
+    ``info["pixel_stage_skipped"]`` saying why.
     """
     B = pm.camera_poses(camera.T_cam_target, obs.mode)
-    if model_of(camera.intrinsics) != "radtan":
-        # he_ml's pixel stage models a pinhole: a fisheye's X and Y come from the poses, the bundle then fits its pixels
-        return he_ml(obs.T_base_ee, B, configuration=obs.mode, scale=False)
     pixels = PixelViews(obs.points_3d, obs.points_2d, obs.image_size, obs.mode, camera.intrinsics)
-    return he_ml(obs.T_base_ee, B, pixels=pixels)
+    try:
+        return he_ml(obs.T_base_ee, B, pixels=pixels)
+    except BehindCameraError as exc:
+        # a rational lens sees only points in front of it, and the fit on the poses put a view's target behind it:
+        # X and Y from the poses, the bundle then fits the pixels from there
+        res = he_ml(obs.T_base_ee, B, configuration=obs.mode, scale=False)
+        res.info["pixel_stage_skipped"] = str(exc)
+        return res
 
 
 def _bundle(obs, cam, res, inl, given, prior):
@@ -171,13 +179,14 @@ def _bundle(obs, cam, res, inl, given, prior):
             free, prior_std, prior_mean = (), None, None
             notes.append("the given intrinsics are held fixed: their uncertainty is not counted")
     twists = res.info.get("pixel_robot_twists")
-    if "pixel_std" in res.info:
+    if twists is not None:  # the pixel stage's levels and robot twists start the bundle
         pixel_std, robot_std = float(res.info["pixel_std"]), (res.noise["robot_rot_std_rad"], res.noise["robot_trans_std_m"])
-    else:  # no pixel stage (a fisheye): the camera fit's RMS per axis, the robot's levels from a generous start
+        twists = np.asarray(twists)[sel]
+    else:  # no pixel stage (solve_corners): the camera fit's RMS per axis, the robot's levels from a generous start
         pixel_std, robot_std = cam.rms_px / np.sqrt(2.0), (1e-3, 1e-3)
+        notes.append(f"X and Y started from the pose pairs, not from the pixels: {res.info['pixel_stage_skipped']}")
     fit = refine_bundle(views, obs.T_base_ee[sel], res.X, res.Y, kv, obs.mode, pixel_std=pixel_std,
-                        robot_std=robot_std,
-                        twists0=None if twists is None else np.asarray(twists)[sel], free_intrinsics=free,
+                        robot_std=robot_std, twists0=twists, free_intrinsics=free,
                         intrinsics_prior_std=prior_std, intrinsics_prior_mean=prior_mean,
                         board_prior_std=sc.PRIOR_STD)  # fmt: skip
     return fit, notes

@@ -87,7 +87,10 @@ the degrees of freedom the fit left it, under a weak prior at its block's residu
    intrinsics): ``X`` and ``Y`` from the pixels of the inliers, each view's
    robot error a nuisance under the flange-twist prior, the pixel and robot
    noise levels by maximum likelihood (:mod:`kinhec.solvers.he_ml_stages.pixels`); the covariance
-   marginalises the robot errors.
+   marginalises the robot errors.  The lens is the model of the intrinsics
+   (:func:`kinhec.models.intrinsics.model_of`): a pinhole with OpenCV's five
+   coefficients, a fisheye (equidistant, points behind the camera's plane
+   included) or OpenCV's rational model.
 """
 
 from __future__ import annotations
@@ -222,7 +225,8 @@ def he_ml(A_abs, B_abs, *, configuration: str | None = None, noise: dict | None 
         Most reweighting rounds (they stop once inliers, weights and noise levels settle).
     pixels : PixelViews, optional
         The target's pixels behind the camera poses, one view per pair, with
-        known intrinsics (:class:`kinhec.solvers.reprojection.PixelViews`).
+        known intrinsics (:class:`kinhec.solvers.reprojection.PixelViews`): 9
+        (pinhole), 8 (fisheye) or 12 (rational model) numbers.
         The fit on the poses then starts a last stage on the pixels of its
         inliers, with the robot's pose errors marginalised
         (:mod:`kinhec.solvers.he_ml_stages.pixels`): where PnP is nonlinear (small

@@ -300,7 +300,8 @@ class PixelViews:
         ``(width, height)`` [px].
     configuration : {"eye_in_hand", "eye_to_hand"}
     intrinsics : ndarray, shape (9,), optional
-        Known intrinsics (held fixed), e.g. a benchmark camera preset's; None: estimated.
+        Known intrinsics (held fixed), e.g. a benchmark camera preset's; None: estimated.  ``he_ml``'s pixel
+        stage also takes a fisheye's 8 or the rational model's 12 (:mod:`kinhec.models.intrinsics`).
     view_poses : ndarray, shape (N, 4, 4), optional
         With known intrinsics: each view's ``T_cam_target`` from a PnP on these
         pixels with these intrinsics (a benchmark sequence's measured poses).

@@ -6,6 +6,7 @@ import math
 
 from kinhec.util.errors import InputError
 from kinhec.solvers import pair_model as pm
+from kinhec.solvers.he_ml_stages.pixels import check_intrinsics
 from kinhec.solvers.he_ml_stages.variance_components import NOISE_KEYS
 
 
@@ -32,6 +33,7 @@ def check_pixels(pixels, n: int, configuration, scale):
                          f"{type(pixels).__name__}")  # fmt: skip
     if pixels.intrinsics is None:
         raise InputError("pixels: expected known intrinsics (PixelViews.intrinsics), got None")
+    check_intrinsics(pixels.intrinsics, "pixels.intrinsics")
     if len(pixels.points_3d) != n:
         raise InputError(f"pixels: expected one view per pose pair ({n}), got {len(pixels.points_3d)}")
     if configuration is not None and configuration != pixels.configuration:

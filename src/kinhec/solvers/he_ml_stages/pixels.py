@@ -10,19 +10,37 @@ likelihood on the pixels does not.
 
 Model
 -----
-View ``i`` sees target points ``P_ij`` at normalised image coordinates
-``m_ij`` (the pixels, undistorted with the known intrinsics), with
-independent pixel noise of standard deviation ``s_px`` on both axes.  The
-flange pose is measured with a twist error: the true pose is
-``A_i exp(xi_i)`` with ``xi_i ~ N(0, diag(v_rot I, v_trans I))`` in the
-flange frame (the generator's ``robot_se3_gaussian``).  The predicted camera
-pose is ``C_i(X, Y, xi_i)`` of :func:`kinhec.solvers.pair_model.predicted_camera_poses`,
+View ``i`` sees target points ``P_ij`` at pixels ``uv_ij`` through a camera
+of known intrinsics, with independent pixel noise of standard deviation
+``s_px`` on both axes.  The flange pose is measured with a twist error: the
+true pose is ``A_i exp(xi_i)`` with ``xi_i ~ N(0, diag(v_rot I, v_trans I))``
+in the flange frame (the generator's ``robot_se3_gaussian``).  The predicted
+camera pose is ``C_i(X, Y, xi_i)`` of :func:`kinhec.solvers.pair_model.predicted_camera_poses`,
 and to first order ``C_i exp(J_i (dx, dy) + G_i dxi)``
 (:func:`~kinhec.solvers.pair_model.pair_jacobians`).
 
+The residual of a corner is its pixel error ``e_ij``, by the lens model of the
+intrinsics (:func:`kinhec.models.intrinsics.model_of`):
+
+* a pinhole with OpenCV's five coefficients (nine intrinsics): the pixels are
+  undistorted once to normalised coordinates ``m_ij`` (:func:`normalised_points`)
+  and ``e_ij = f (m_ij - pi(C_i P_ij))``, ``pi`` the pinhole's division by depth
+  and ``f = (fx, fy)``;
+* a fisheye (equidistant, eight intrinsics) or OpenCV's rational model (twelve):
+  ``e_ij = uv_ij - project(k, C_i P_ij)`` in the image itself
+  (:func:`kinhec.models.intrinsics.project_points`), whose derivative in the
+  camera-frame point is :func:`~kinhec.models.intrinsics.project_points_jacobians`'
+  ``d_point``.  A fisheye sees points behind its plane (``Z <= 0``, lenses of
+  180 deg and more).  The rational model needs every point in front of the
+  camera: a start that puts one behind it is refused
+  (:class:`BehindCameraError` names the view), and so is a step that would.
+  The pinhole's normalised residuals are evaluated at any depth, as they
+  always were (a pose-level start that puts a view's target behind the
+  camera can still come back to the right solution on them).
+
 The cost is the negative log-posterior
 
-    sum_ij |f (m_ij - pi(C_i(X, Y, xi_i) P_ij))|^2 / s_px^2 + sum_i xi_i^T S^-1 xi_i
+    sum_ij |e_ij(C_i(X, Y, xi_i))|^2 / s_px^2 + sum_i xi_i^T S^-1 xi_i
 
 minimised over ``X``, ``Y`` and every ``xi_i`` by Gauss-Newton with
 Levenberg damping.  The ``xi_i`` are local to their view, so the normal
@@ -58,7 +76,7 @@ from kinhec.solvers import pair_model as pm
 if TYPE_CHECKING:  # kinhec.models.intrinsics brings scipy; the registry (and so this module) must stay light to import
     from kinhec.models.intrinsics import PackedViews
 
-__all__ = ["PixelFit", "pixel_ml", "normalised_points"]
+__all__ = ["PixelFit", "pixel_ml", "normalised_points", "check_intrinsics", "BehindCameraError"]
 
 #: Most iterations (each a damped Gauss-Newton step and an EM update of the noise levels).
 _MAX_ITER = 40
@@ -76,6 +94,10 @@ _ML_ROUNDS = 3
 _STEP_TOL = 1e-4
 #: Smallest robot variance [rad^2, m^2]: a perfect robot keeps an invertible prior.
 _VAR_FLOOR = 1e-20
+
+
+class BehindCameraError(InputError):
+    """The start of :func:`pixel_ml` puts a view's target points behind a camera that sees only points in front."""
 
 
 @dataclass(frozen=True)
@@ -132,6 +154,19 @@ def normalised_points(views: PackedViews, intrinsics: np.ndarray, n_iter: int = 
     return xy
 
 
+def check_intrinsics(intrinsics, what: str) -> np.ndarray:
+    """Known intrinsics of a lens model :mod:`kinhec.models.intrinsics` knows (9, 8 or 12 finite numbers with
+    ``fx, fy > 0``) as floats; else an InputError naming ``what``."""
+    from kinhec.models.intrinsics import MODELS
+
+    k = np.asarray(intrinsics, dtype=np.float64)
+    if k.ndim != 1 or k.size not in MODELS or not np.isfinite(k).all() or k[0] <= 0 or k[1] <= 0:
+        raise InputError(f"{what}: expected 9 finite numbers (fx, fy, cx, cy, k1, k2, p1, p2, k3; pinhole), 8 (fx, fy, "
+                         f"cx, cy, k1, k2, k3, k4; fisheye) or 12 (fx, fy, cx, cy, k1, k2, p1, p2, k3, k4, k5, k6; "
+                         f"rational) with fx, fy > 0, got {k.size} values {k!r}")  # fmt: skip
+    return k
+
+
 def _exp_right(T: np.ndarray, xi: np.ndarray) -> np.ndarray:
     """``T exp(xi)`` for (N, 4, 4) poses and (N, 6) twists, or one pose and one twist."""
     return T @ se3.se3_exp_unchecked(xi)
@@ -180,15 +215,85 @@ class _Problem:
         D[:, :P, 2] = -self.f[0] * fw * x
         D[:, P:, 1] = self.f[1] * fw
         D[:, P:, 2] = -self.f[1] * fw * y
-        a = D @ R  # rows a^T = d^T R, (N, 2P, 3)
-        Pp = np.concatenate([self.P, self.P], axis=1)
-        Jr = np.empty((n, 2 * P, 6))
-        Jr[..., :3] = np.cross(Pp, a)
-        Jr[..., 3:] = a
-        JrT = np.swapaxes(Jr, 1, 2)
-        M = JrT @ Jr
-        g = (JrT @ np.concatenate([e[..., 0], e[..., 1]], axis=1)[..., None])[..., 0]
-        return M, g
+        return _twist_normals(D, R, self.P, e)
+
+    def behind(self, C) -> np.ndarray:
+        """Per view, whether a real point lies where the lens cannot see it: none for the pinhole's normalised
+        residuals, which are evaluated at any depth."""
+        return np.zeros(C.shape[0], dtype=bool)
+
+
+class _LensProblem(_Problem):
+    """:class:`_Problem` of a fisheye (equidistant) or rational lens: residuals ``uv - project(k, C P)`` in pixels.
+
+    ``sees_behind`` (the fisheye) accepts camera-frame points with ``Z <= 0``; otherwise a state that puts a real
+    point there has an infinite residual (a step to it is refused).
+    """
+
+    def __init__(self, A, views: PackedViews, intrinsics: np.ndarray, configuration: str, sees_behind: bool):
+        super().__init__(A, views, views.points_2d, intrinsics[0:2], configuration)
+        self.k = intrinsics
+        self.sees_behind = sees_behind
+        self._real = self.w[..., None] > 0
+
+    def _camera_points(self, C):
+        """Camera-frame points (N, P, 3), padding at ``(0, 0, 1)`` (a point every model projects)."""
+        R = C[:, :3, :3]
+        pc = np.swapaxes(R @ self.Pt + C[:, :3, 3:], 1, 2)
+        return R, np.where(self._real, pc, np.array([0.0, 0.0, 1.0]))
+
+    def residuals(self, C):
+        """Pixel residuals ``uv - project(k, C P)`` (N, P, 2), zero at padded points, and what :meth:`normals` needs."""
+        from kinhec.models.intrinsics import project_points
+
+        R, pc = self._camera_points(C)
+        if not self.sees_behind and np.any(pc[..., 2] <= 0):
+            return np.full(self.m.shape, np.inf), (R, pc)
+        e = (self.m - project_points(self.k, pc)) * self._real
+        return e, (R, pc)
+
+    def normals(self, e, geom):
+        """:meth:`_Problem.normals` with ``d uv / d point`` of the lens (:func:`~kinhec.models.intrinsics.project_points_jacobians`)."""
+        from kinhec.models.intrinsics import project_points_jacobians
+
+        R, pc = geom
+        d_point = project_points_jacobians(self.k, pc)[1] * self._real[..., None]  # (N, P, 2, 3)
+        D = np.concatenate([d_point[:, :, 0], d_point[:, :, 1]], axis=1)  # u rows of every point, then v rows
+        return _twist_normals(D, R, self.P, e)
+
+    def behind(self, C) -> np.ndarray:
+        """Per view, whether a real point lies on or behind the camera's plane (``Z <= 0``) of a lens that sees only
+        points in front (none for the fisheye)."""
+        if self.sees_behind:
+            return np.zeros(C.shape[0], dtype=bool)
+        pc_z = np.einsum("nk,npk->np", C[:, 2, :3], self.P) + C[:, 2, 3:]
+        return np.any((pc_z <= 0) & (self.w > 0), axis=1)
+
+
+def _twist_normals(D, R, P, e):
+    """Per-view information ``M`` (N, 6, 6) and gradient ``g`` (N, 6) of the camera's right twist from the pixels'
+    derivatives ``D`` (N, 2P, 3) in the camera-frame point (the u rows of every point, then the v rows), the rotations
+    ``R`` (N, 3, 3), the target points ``P`` (N, P, 3) and the residuals ``e`` (N, P, 2)."""
+    n = D.shape[0]
+    a = D @ R  # rows a^T = d^T R, (N, 2P, 3)
+    Pp = np.concatenate([P, P], axis=1)
+    Jr = np.empty((n, D.shape[1], 6))
+    Jr[..., :3] = np.cross(Pp, a)
+    Jr[..., 3:] = a
+    JrT = np.swapaxes(Jr, 1, 2)
+    M = JrT @ Jr
+    g = (JrT @ np.concatenate([e[..., 0], e[..., 1]], axis=1)[..., None])[..., 0]
+    return M, g
+
+
+def _problem(A, views: PackedViews, k: np.ndarray, configuration: str) -> _Problem:
+    """The problem of the lens model of ``k``: the pinhole's on normalised coordinates, the others' on pixels."""
+    from kinhec.models.intrinsics import model_of
+
+    model = model_of(k)
+    if model == "radtan":
+        return _Problem(A, views, normalised_points(views, k), k[0:2], configuration)
+    return _LensProblem(A, views, k, configuration, sees_behind=model == "equidistant")
 
 
 def _robot_precision(v_rot: float, v_trans: float) -> np.ndarray:
@@ -304,8 +409,10 @@ def pixel_ml(A, X0, Y0, configuration: str, points_3d, points_2d, intrinsics, *,
     configuration : {"eye_in_hand", "eye_to_hand"}
     points_3d, points_2d : sequence of arrays (P_i, 3) [m] and (P_i, 2) [px]
         Target points and their detected pixels, one entry per flange pose.
-    intrinsics : array_like, shape (9,)
-        Known ``(fx, fy, cx, cy, k1, k2, p1, p2, k3)``.
+    intrinsics : array_like, shape (9,), (8,) or (12,)
+        Known intrinsics of :mod:`kinhec.models.intrinsics`, the length telling the lens model: a pinhole's
+        ``(fx, fy, cx, cy, k1, k2, p1, p2, k3)``, a fisheye's ``(fx, fy, cx, cy, k1, k2, k3, k4)`` or the rational
+        model's ``(fx, fy, cx, cy, k1, k2, p1, p2, k3, k4, k5, k6)``.
     robot_std : (float, float), optional
         Start of the flange rotation [rad] and translation [m] noise (default: 1 mrad, 1 mm; EM
         comes down from a generous start, a level started at 0 would stay there).
@@ -318,22 +425,19 @@ def pixel_ml(A, X0, Y0, configuration: str, points_3d, points_2d, intrinsics, *,
     """
 
     A = np.asarray(A, dtype=np.float64)
-    from kinhec.models.intrinsics import pack_views  # scipy.sparse: only when pixels are given
+    from kinhec.models.intrinsics import model_of, pack_views  # scipy.sparse: only when pixels are given
 
     views = pack_views(points_3d, points_2d)
     if views.n_views != A.shape[0]:
         raise InputError(f"pixels: expected one view per flange pose ({A.shape[0]}), got {views.n_views}")
-    k = np.asarray(intrinsics, dtype=np.float64)
-    if k.shape != (9,) or not np.isfinite(k).all() or k[0] <= 0 or k[1] <= 0:
-        raise InputError(f"intrinsics: expected 9 finite values (fx, fy, cx, cy, k1, k2, p1, p2, k3) with fx, fy > 0, "
-                         f"got {k!r}")  # fmt: skip
+    k = check_intrinsics(intrinsics, "intrinsics")
     counts = views.mask.sum(axis=1)
     if np.any(counts < 3):
         bad = int(np.flatnonzero(counts < 3)[0])
         raise InputError(f"pixels: view {bad} has {int(counts[bad])} points, expected at least 3 per view")
     if configuration not in pm.CONFIGURATIONS:
         raise InputError(f"configuration: expected one of {', '.join(pm.CONFIGURATIONS)}, got {configuration!r}")
-    prob = _Problem(A, views, normalised_points(views, k), k[0:2], configuration)
+    prob = _problem(A, views, k, configuration)
     n = A.shape[0]
     dof = max(2 * prob.n_pts - 12, 1)
     xi = np.zeros((n, 6))
@@ -341,6 +445,12 @@ def pixel_ml(A, X0, Y0, configuration: str, points_3d, points_2d, intrinsics, *,
     v_rot, v_trans = max(rs**2, _VAR_FLOOR), max(ts**2, _VAR_FLOOR)
     X, Y = np.asarray(X0, dtype=np.float64), np.asarray(Y0, dtype=np.float64)
     C = prob.poses(X, Y, xi)
+    behind = prob.behind(C)
+    if np.any(behind):
+        bad = int(np.flatnonzero(behind)[0])
+        raise BehindCameraError(f"pixels: view {bad} has target points on or behind the camera's plane (Z <= 0) at "
+                                f"the start X0, Y0; a {model_of(k)} camera (intrinsics of {k.size} numbers) sees only "
+                                "points in front of it (Z > 0)")  # fmt: skip
     e, geom = prob.residuals(C)
     s2 = max(float(np.sum(e * e)) / dof if pixel_std is None else float(pixel_std) ** 2, 1e-12)
     # the per-view normals and the pair Jacobians of the current state (they do not depend on the noise levels)
