@@ -113,9 +113,9 @@ def _whitening(rng, n):
 
 
 class _Recorder:
-    """Stands in for ``scipy.optimize.leastsq`` (``he_ml``'s Levenberg-Marquardt): at its first call, the analytic
-    Jacobian it was given and the finite differences of the residual function, both at ``at`` (taken then: the
-    caller's closures move on)."""
+    """Stands in for ``scipy.optimize.leastsq`` (MINPACK's Levenberg-Marquardt, in ``he_ml``'s first camera-drift
+    round): at its first call, the analytic Jacobian it was given and the finite differences of the residual
+    function, both at ``at`` (taken then: the caller's closures move on)."""
 
     def __init__(self, monkeypatch, at):
         self.at = at
@@ -131,6 +131,22 @@ class _Recorder:
     def case(self, label):
         J, num, fun = self.taken
         return Case(label, fun, self.at, J, numeric=num)
+
+
+class _GaussNewtonRecorder(_Recorder):
+    """The same for ``he_ml``'s damped Gauss-Newton (:func:`kinhec.solvers.he_ml_stages.model.damped_gauss_newton`)
+    as the module ``module`` calls it."""
+
+    def __init__(self, monkeypatch, at, module):
+        self.at = at
+        self.taken = None
+        self._real = module.damped_gauss_newton
+        monkeypatch.setattr(module, "damped_gauss_newton", self)
+
+    def __call__(self, fun, jac, *args, **kw):
+        if self.taken is None:
+            self.taken = (jac(self.at), _fd(fun, self.at, 1e-6), fun)
+        return self._real(fun, jac, *args, **kw)
 
 
 # --------------------------------------------------------------------------- #
@@ -198,7 +214,7 @@ def _he_ml_wls(rng, mp):
         # measured camera poses that fit (X, Y, s) exactly: translations s x metric
         Cm = model.predict(A, X, Y, conf)
         Cm[:, :3, 3] *= np.exp(ls)
-        rec = _Recorder(mp, p0)
+        rec = _GaussNewtonRecorder(mp, p0, reweighting)
         reweighting.solve_wls(A, Cm, X0, Y0, ls0, _whitening(rng, n), rng.uniform(0.3, 2.0, n), conf, True)
         out.append(rec.case(f"solve_wls {conf}"))
     return out

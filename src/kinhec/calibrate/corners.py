@@ -184,7 +184,8 @@ def _bundle(obs, cam, res, inl, given, prior):
         twists = np.asarray(twists)[sel]
     else:  # no pixel stage (solve_corners): the camera fit's RMS per axis, the robot's levels from a generous start
         pixel_std, robot_std = cam.rms_px / np.sqrt(2.0), (1e-3, 1e-3)
-        notes.append(f"X and Y started from the pose pairs, not from the pixels: {res.info['pixel_stage_skipped']}")
+        notes.append("X and Y started from the pose pairs, not from the pixels: "
+                     + str(res.info.get("pixel_stage_skipped", "no pixel stage ran")))
     fit = refine_bundle(views, obs.T_base_ee[sel], res.X, res.Y, kv, obs.mode, pixel_std=pixel_std,
                         robot_std=robot_std, twists0=twists, free_intrinsics=free,
                         intrinsics_prior_std=prior_std, intrinsics_prior_mean=prior_mean,
