@@ -4,7 +4,8 @@ Usage::
 
     python benchmarks/machines_efficiency.py [--n 50] [--seeds 0] [--machines scara_ls6,...]
                                              [--setups eye_in_hand,eye_to_hand] [--json OUT.json]
-                                             [--data FOLDER] [--from-json ROWS.json]
+                                             [--domain auto|camera|inverse] [--data FOLDER]
+                                             [--from-json ROWS.json]
 
 The recordings are those of :mod:`benchmarks.machines_acceptance` (``kinhec generate-machines``, ``--n`` per machine
 and set-up, for every seed of ``--seeds``); only those whose camera poses are ``se3_gaussian`` are taken (the PnP
@@ -26,6 +27,9 @@ where it is:
 * ``he_ml`` (:func:`kinhec.solvers.he_ml.he_ml`, ``scale=False``): its variance components estimated from the
   residuals, and given at the recording's true levels (``noise=``); it takes no stated component, so its ``X`` is
   moved along the bound's open direction to the true ``X.tz`` (the other components of ``X`` do not move).
+
+``--domain`` holds calibrate's residual domain (:func:`kinhec.calibrate.solve.choose_domain`) to the pose as the
+camera measures it or to its inverse, to measure what its choice costs.
 
 Every error of ``X`` (rotation [deg], translation [mm]) is divided by the median of the bound of its own recording
 (:func:`kinhec.evaluate.bounds.median_errors` of the constrained covariance); the median of these ratios over a
@@ -58,7 +62,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from machines_acceptance import bound_open, error_vector, run, stated_components  # noqa: E402
 from kinhec import io  # noqa: E402
-from kinhec.calibrate import scale  # noqa: E402
+from kinhec.calibrate import scale, solve  # noqa: E402
 from kinhec.calibrate.reduced_dof import COMPONENTS  # noqa: E402
 from kinhec.dataset.export import export_sequence  # noqa: E402
 from kinhec.evaluate import bounds  # noqa: E402
@@ -156,7 +160,7 @@ def encoder_share(seq, idx) -> float:
     return float(np.median(enc / (enc + se)))
 
 
-def recording(root: Path, sid: str, out: Path) -> dict | None:
+def recording(root: Path, sid: str, out: Path, domain: str = "auto") -> dict | None:
     seq = io.load_sequence(root, sid)
     if seq.info["camera_noise_model"] != "se3_gaussian":
         return None
@@ -214,7 +218,13 @@ def recording(root: Path, sid: str, out: Path) -> dict | None:
     hand = next(p for p in files if p.name.endswith("_base_ee_meas.tum"))
     eye = next(p for p in files if p.name.endswith("_meas.tum") and p != hand)
     truth = np.r_[np.zeros(3), X[:3, 3], np.zeros(3), Y[:3, 3]]
-    res, err, _ = run(hand, eye, setup, offset=0.0, known={COMPONENTS[i]: float(truth[i]) for i in known_idx})
+    choose = solve.choose_domain
+    if domain != "auto":  # the residuals compared as the pose the camera measures (T_cam_target), or its inverse
+        solve.choose_domain = lambda *a, **k: (domain == "camera") == (setup == "eye_in_hand")
+    try:
+        res, err, _ = run(hand, eye, setup, offset=0.0, known={COMPONENTS[i]: float(truth[i]) for i in known_idx})
+    finally:
+        solve.choose_domain = choose
     if res is None or not res.determined:
         row["calibrate"] = None
         return row
@@ -282,8 +292,9 @@ def cell_summary(rows: list, rng) -> list:
         sub = [r for r in rows if sel(r)]
         if sub:
             qs = ", ".join(f"{k} {np.median([r[k][1] / r['bound'][1] for r in sub]):.2f} "
-                           f"({np.mean([r[k + '_maha'] for r in sub]):.2f})" for k in keys)
-            out.append(f"    {name:23s} {len(sub):3d}: trans per recording (Mahalanobis) {qs}")
+                           f"({np.sqrt(np.mean([(r[k][1] / r['bound'][1]) ** 2 for r in sub])):.2f}, "
+                           f"{np.mean([r[k + '_maha'] for r in sub]):.2f})" for k in keys)
+            out.append(f"    {name:23s} {len(sub):3d}: trans per recording (RMS, Mahalanobis) {qs}")
     return out
 
 
@@ -295,6 +306,9 @@ def main() -> None:
     ap.add_argument("--setups", default="eye_in_hand,eye_to_hand")
     ap.add_argument("--json", type=Path, default=None, help="write the per-recording rows here")
     ap.add_argument("--from-json", type=Path, default=None, help="summarise rows written by --json instead")
+    ap.add_argument("--domain", choices=("auto", "camera", "inverse"), default="auto",
+                    help="calibrate's residual domain: its own choice, or held to the pose as the camera measures "
+                         "it (T_cam_target) or to its inverse")
     ap.add_argument("--data", type=Path, default=None,
                     help="a folder of kinhec generate-machines recordings to take instead of generating them")
     args = ap.parse_args()
@@ -312,7 +326,7 @@ def main() -> None:
                 index = io.rebuild_index(root)
                 for sid, machine, setup in index[["sequence_id", "robot", "configuration"]].itertuples(index=False):
                     if setup in setups and machine in machines:
-                        row = recording(root, sid, Path(tmp) / "files")
+                        row = recording(root, sid, Path(tmp) / "files", args.domain)
                         if row is not None:
                             rows.append(dict(row, seed=seed))
         if args.json:
