@@ -226,7 +226,9 @@ def summary(rows: list) -> str:
         nees = np.array([r["nees"] for r in known])
         dof = np.mean([r["free_dof"] for r in known])
         parts.append(f"known ({len(known)}{f', {stopped} not determined' if stopped else ''}): X {_ratios(known, 'bound_X_deg_mm', True)}; camera poses "
-                     f"se3_gaussian {_ratios([r for r in known if r['camera_noise'] != 'pnp'], 'bound_X_deg_mm')}, "
+                     f"se3_gaussian {_ratios([r for r in known if r['camera_noise'] != 'pnp'], 'bound_X_deg_mm')} "
+                     f"(offset and scale estimated "
+                     f"{_ratios([r for r in known if r['camera_noise'] != 'pnp'], 'bound_nuisance_X_deg_mm')}), "
                      f"PnP {_ratios([r for r in known if r['camera_noise'] == 'pnp'], 'bound_X_deg_mm')} (one weight "
                      f"for all pairs {_ratios([r for r in known if r['camera_noise'] == 'pnp'], 'common_X_deg_mm')}); "
                      f"offset and scale estimated {_ratios(known, 'bound_nuisance_X_deg_mm')}; NEES mean "
