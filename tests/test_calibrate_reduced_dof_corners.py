@@ -138,3 +138,40 @@ def test_a_six_axis_recording_is_unaffected_and_refuses_known(six_axis):
     assert np.all(np.abs(z) < 4.0), z
     with pytest.raises(InputError, match="the motion determines every component of X and Y"):
         calibrate(corners=path, intrinsics=k, known={"X.tz": 0.1})
+
+
+@pytest.mark.heavy
+def test_images_of_a_scara_take_known_too(tmp_path):
+    """Rendered images of a chessboard under a SCARA's camera (12 views, 640x480): named without an option, within
+    4 sigma of the truth with X.tz stated, --partial refused."""
+    cv2 = pytest.importorskip("cv2")
+    from kinhec.vision.render import render_view
+
+    spec, k = "chessboard:8x5:0.025", np.array([400.0, 400.0, 320.0, 240.0])
+    rng = np.random.default_rng(3)
+    n = 12
+    X = se3.transform_from_rotation_translation(se3.so3_exp([0.04, -0.06, 0.4]), [0.03, -0.04, 0.08])
+    # the board's frame at corner 0, z into the table (OpenCV's), its middle under the flange's work area
+    Y = se3.transform_from_rotation_translation(se3.so3_exp([0.0, 0.0, 0.3]) @ np.diag([1.0, -1.0, -1.0]),
+                                                [0.45, 0.0, -0.40]) @ se3.transform_from_rotation_translation(
+        np.eye(3), [-3.5 * 0.025, -2 * 0.025, 0.0])  # fmt: skip
+    R = se3.so3_exp(np.outer(rng.uniform(-1.5, 1.5, n), [0.0, 0.0, 1.0])) @ np.diag([1.0, -1.0, -1.0])
+    A = se3.transform_from_rotation_translation(R, np.c_[np.array([0.45, 0.0]) + rng.uniform(-0.04, 0.04, (n, 2)),
+                                                         rng.uniform(0.05, 0.2, n)])  # fmt: skip
+    C = se3.invert_transform(A @ X) @ Y
+    (tmp_path / "images").mkdir()
+    for i in range(n):
+        cv2.imwrite(str(tmp_path / "images" / f"{i:03d}.png"), render_view(spec, k, (640, 480), C[i],
+                                                                           np.random.default_rng(100 + i)))
+    Am = A @ se3.se3_exp(np.c_[rng.normal(0, 2e-4, (n, 3)), rng.normal(0, 2e-4, (n, 3))])
+    hand = tmp_path / "hand.txt"
+    hand.write_text("".join(" ".join(repr(float(v)) for v in M.reshape(-1)) + "\n" for M in Am))
+    kw = dict(images=tmp_path / "images", hand=hand, target=spec, intrinsics=",".join(map(str, k)), fmt="rwhe")
+    assert calibrate(**kw).undetermined == ["X.tz", "Y.tz"]
+    res = calibrate(**kw, known={"X.tz": X[2, 3]})
+    assert res.determined and res.X[2, 3] == X[2, 3] and res.X_std[5] == 0.0
+    keep = np.arange(12) != X_TZ
+    z = _errors(res, X, Y)[keep] / np.r_[res.X_std, res.Y_std][keep]
+    assert np.all(np.abs(z) < 4.0), z
+    with pytest.raises(InputError, match="cannot be set by a convention"):
+        calibrate(**kw, partial=True)
