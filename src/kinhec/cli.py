@@ -805,7 +805,8 @@ def _input_error(ctx, command: str, exc: Exception) -> None:
                    "e.g. X.tz=0.120).")
 @click.option("--partial", is_flag=True,
               help="A motion that turns about one axis only, nothing stated: exit 0 with what it determines, the open "
-                   "components set by a convention and listed as undetermined (no standard deviation).")
+                   "components set by a convention and listed as undetermined (no standard deviation). Pose files "
+                   "only: refused with --corners or --images, which take --known.")
 @click.pass_context
 def calibrate(ctx, hand, eye, setup, corners, points, point_noise, images, target, pairing, save_corners, workers, fast_detection,
               lens, intrinsics, intrinsics_out, intrinsics_format, intrinsics_std, robot_accuracy, fmt,

@@ -261,3 +261,42 @@ def calibrated_mixed(tmp_path, **change):
         res = calibrate(tmp_path / "hand.txt", tmp_path / "eye.txt", fmt="tum", setup="eye_in_hand",
                         eye_pose="cam_T_target")  # fmt: skip
     return g, res
+
+
+#: The camera of :func:`one_axis_corners`: a pinhole without distortion, ``fx fy cx cy`` [px] (its intrinsics are
+#: given to calibrate: a board always seen parallel to the image does not determine the focal length).
+CORNERS_CAMERA = np.array([800.0, 800.0, 640.0, 480.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+CORNERS_IMAGE = (1280, 960)
+#: The truth of :func:`one_axis_corners` per setup: eye-in-hand a camera on a SCARA's flange looking down at a
+#: board on the table; eye-to-hand a camera on the floor looking up at a board under the flange.
+ONE_AXIS_CORNERS_TRUTH = {
+    "eye_in_hand": (se3.transform_from_rotation_translation(se3.so3_exp([0.04, -0.06, 0.4]), [0.03, -0.04, 0.08]),
+                    se3.transform_from_rotation_translation(se3.so3_exp([0.0, 0.0, 0.3]), [0.45, 0.0, -0.40])),
+    "eye_to_hand": (se3.transform_from_rotation_translation(se3.so3_exp([0.03, 0.05, 0.2]), [0.01, 0.02, 0.05]),
+                    se3.transform_from_rotation_translation(np.eye(3), [0.45, 0.0, -0.45])),
+}
+
+
+def one_axis_corners(rng, setup: str, n: int, *, pixel_std: float = 0.3, robot_std=(2e-4, 2e-4)):
+    """An observation set (:class:`kinhec.synth.observations.ObservationSet`) of ``n`` views of a 7 x 5 board
+    (25 mm) from a SCARA (flange down, turning about the vertical, over an 8 cm square at 5-20 cm height), with the
+    truth ``(X, Y)`` of :data:`ONE_AXIS_CORNERS_TRUTH`; pixel noise ``pixel_std`` [px] per axis, the reported
+    flange poses off by a twist of ``robot_std`` (rad, m).  Returns ``(obs, X, Y)``."""
+    from kinhec.models.intrinsics import project_points
+    from kinhec.synth.observations import ObservationSet
+
+    board = np.array([[0.025 * i, 0.025 * j, 0.0] for j in range(5) for i in range(7)])
+    board -= board.mean(axis=0)
+    X, Y = ONE_AXIS_CORNERS_TRUTH[setup]
+    xy = np.array([0.45, 0.0]) + rng.uniform(-0.04, 0.04, (n, 2))
+    z = rng.uniform(0.05, 0.2, n) if setup == "eye_in_hand" else rng.uniform(0.0, 0.15, n)
+    th = rng.uniform(-1.5, 1.5, n)
+    A = se3.transform_from_rotation_translation(se3.so3_exp(np.outer(th, [0.0, 0.0, 1.0])) @ _FLANGE_DOWN, np.c_[xy, z])
+    C = se3.invert_transform(A @ X) @ Y if setup == "eye_in_hand" else se3.invert_transform(Y) @ A @ X
+    P = np.einsum("nij,pj->npi", C[:, :3, :3], board) + C[:, None, :3, 3]
+    uv = project_points(CORNERS_CAMERA, P) + rng.normal(0.0, pixel_std, P.shape[:2] + (2,))
+    inside = (P[..., 2] > 0.1).all() and (uv > 0).all() and (uv < np.array(CORNERS_IMAGE)).all()
+    assert inside, "a generated view leaves the image"
+    Am = A @ se3.se3_exp(np.c_[rng.normal(0, robot_std[0], (n, 3)), rng.normal(0, robot_std[1], (n, 3))])
+    obs = ObservationSet("cam0", CORNERS_IMAGE, setup, [board.copy() for _ in range(n)], list(uv), Am)
+    return obs, X, Y

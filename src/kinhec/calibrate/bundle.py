@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from kinhec.calibrate.reduced_dof import KNOWN_WEIGHT
 from kinhec.geometry import se3
 from kinhec.models.intrinsics import RATIONAL_PRIOR_STD, PackedViews, intrinsic_names, project
 from kinhec.geometry.lsq import BlockJacobian, BlockStructure, block_jacobian_parts
@@ -279,7 +280,7 @@ def _covariance(fun, x, structure, X, Y, n_int: int, ns: int, board_prior_std):
 
 def refine_bundle(views: PackedViews, A, X0, Y0, intrinsics0, configuration: str, *, pixel_std: float,
                   robot_std: tuple[float, float], twists0=None, free_intrinsics=(), intrinsics_prior_std=None,
-                  intrinsics_prior_mean=None, board_prior_std: float | None) -> BundleFit:  # fmt: skip
+                  intrinsics_prior_mean=None, board_prior_std: float | None, hold=None) -> BundleFit:  # fmt: skip
     """Joint maximum a posteriori of ``X``, ``Y``, the intrinsics and the board scale (see the module doc).
 
     Parameters
@@ -309,6 +310,12 @@ def refine_bundle(views: PackedViews, A, X0, Y0, intrinsics0, configuration: str
         standard deviations of the mean is moved to that bound.
     board_prior_std : float or None
         Prior standard deviation of ``log b``; None holds the board at its stated size (``b = 1``).
+    hold : dict, optional
+        Translation components of ``X`` and ``Y`` held (index of
+        :data:`kinhec.calibrate.reduced_dof.COMPONENTS` -> value [m], in the parent frame): each by a prior
+        :data:`kinhec.calibrate.reduced_dof.KNOWN_WEIGHT` times the largest information the pixels give ``X``
+        and ``Y`` at the start (a constrained fit in the limit, as the pose path holds them); their rows and
+        columns of the covariance are 0.
 
     Returns
     -------
@@ -340,6 +347,13 @@ def refine_bundle(views: PackedViews, A, X0, Y0, intrinsics0, configuration: str
         xi = x[ns:].reshape(N, 6)
         return k, X, Y, b, xi
 
+    held = dict(hold or {})
+    if any(i % 6 < 3 for i in held):
+        raise ValueError(f"hold: translations of X and Y only (indices 3-5, 9-11), got {sorted(held)}")
+    held_idx = np.array(sorted(held), dtype=int)
+    held_val = np.array([float(held[i]) for i in held_idx])
+    w_hold = [0.0]  # the held components' prior weight, set from the data's information below
+
     def fun(x):
         k, X, Y, b, xi = unpack(x)
         C = _chain(A @ se3.se3_exp_unchecked(xi), X, Y, configuration)
@@ -349,10 +363,13 @@ def refine_bundle(views: PackedViews, A, X0, Y0, intrinsics0, configuration: str
             r.append((x[:n_int] - k_mean) / k_std)
         if est_b:
             r.append(np.array([x[n_int + 12] / board_prior_std]))
+        if held_idx.size:
+            t = np.r_[X[:3, 3], Y[:3, 3]]
+            r.append(w_hold[0] * (t[np.where(held_idx < 6, held_idx - 3, held_idx - 6)] - held_val))
         return np.concatenate(r)
 
     view_of_point = np.broadcast_to(np.arange(N)[:, None], mask.shape)[mask]
-    n_prior = (n_int if k_std is not None else 0) + int(est_b)
+    n_prior = (n_int if k_std is not None else 0) + int(est_b) + held_idx.size
     row_view = np.concatenate([np.repeat(view_of_point, 2), np.repeat(np.arange(N), 6), np.full(n_prior, -1)])
     structure = BlockStructure(ns, N, 6, row_view)
     pix_rows = (np.arange(row_view.size) < n_pix).astype(np.float64)
@@ -360,6 +377,9 @@ def refine_bundle(views: PackedViews, A, X0, Y0, intrinsics0, configuration: str
     x[:n_int] = k0[free]
     if twists0 is not None:
         x[ns:] = np.nan_to_num(np.asarray(twists0, dtype=np.float64)).ravel()
+    if held_idx.size:  # KNOWN_WEIGHT times the largest information the data give X and Y
+        H0 = block_jacobian_parts(fun, x, fun(x), structure).normal()[0]
+        w_hold[0] = float(np.sqrt(KNOWN_WEIGHT * np.diag(H0)[n_int : n_int + 12].max()))
     # generalised EM: a damped Gauss-Newton step at the current noise levels, then their EM update from the
     # posterior (restricted likelihood: the shared unknowns' uncertainty counts, as their flat priors make it)
     x, it = _em(fun, x, structure, pix_rows, n_pix, ns, N, lv)
@@ -369,6 +389,8 @@ def refine_bundle(views: PackedViews, A, X0, Y0, intrinsics0, configuration: str
     res_x = x
     X0, Y0 = X, Y
     cov, data_std, xc, J, r = _covariance(fun, res_x, structure, X, Y, n_int, ns, board_prior_std)
+    cov[held_idx, :] = 0.0  # held: exactly (their prior leaves them a variance 1e-6 of the data's smallest)
+    cov[:, held_idx] = 0.0
     e = fun(xc)[:n_pix] * s_px
     xm = xc.copy()
     xm[ns:] = 0.0  # every robot pose as measured

@@ -135,6 +135,8 @@ known : sequence of str or dict, optional
     ``Y`` open (:mod:`kinhec.calibrate.reduced_dof`): the translations along the axis, named as components
     ``X.tz``, ``Y.tz`` ... (translations of ``X`` in the flange frame, of ``Y`` in the robot base).  Stating
     them (``["X.tz=0.120"]``, metres) completes the solution; a component the motion determines is refused.
+    Pose files, corner files and images alike (with corners the stated components are held in the bundle on the
+    pixels); not a rig or a point file.
 partial : bool
     For such a motion without ``known``: return what it determines, the open components set by a stated
     convention (``X``'s translation along the axis 0) and listed in ``observability["undetermined"]``, without
@@ -181,7 +183,8 @@ def _from_images(images, hand, target, opts: Options) -> CalibrationResult:
     return calibrate_images(images, hand, target, setup=opts.setup, fmt=opts.fmt, hand_pose=opts.hand_pose,
                             units=opts.units, pairing=opts.pairing, intrinsics=opts.intrinsics,
                             save_corners=opts.save_corners, progress=opts.progress, workers=opts.workers,
-                            fast_detection=opts.fast_detection, lens=opts.lens)
+                            fast_detection=opts.fast_detection, lens=opts.lens, known=opts.known,
+                            partial=opts.partial)
 
 
 def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = None, hand_pose: str | None = None,
@@ -213,7 +216,8 @@ def calibrate(hand=None, eye=(), *, setup: str | None = None, fmt: str | None = 
     elif opts.kind == "points":
         res = calibrate_points(points, target=opts.target, setup=opts.setup, point_noise=opts.point_noise)
     elif opts.kind == "corners":
-        res = calibrate_corners(corners, intrinsics=intrinsics, setup=opts.setup, intrinsics_prior=opts.intrinsics_std)
+        res = calibrate_corners(corners, intrinsics=intrinsics, setup=opts.setup, intrinsics_prior=opts.intrinsics_std,
+                                known=known, partial=partial)
     else:
         inp = load_inputs(hand, eye, opts, dataset=dataset, sequence=sequence, bag=bag)  # 2. inputs
         if inp.options.setup == "rig":

@@ -27,7 +27,11 @@ that of pose files: standard deviations with the robot errors, the
 intrinsics and the board scale marginalised, per-view residuals of the pose
 pairs, outliers (views that the pose stage's chi-square gate rejects are
 left out of the pixel stages), observability and the verdict.  The views are
-paired by order (one robot pose per view); there is no clock offset.  The
+paired by order (one robot pose per view); there is no clock offset.  A hand
+that turns about one axis only (SCARA, palletiser, XY-theta gantry) leaves
+part of ``X`` and ``Y`` open: named from the pose pairs of step 2
+(:mod:`kinhec.calibrate.reduced_dof`), the stated components (``known``)
+held in step 3.  The
 ``scale`` reported is that of the eye translations (``1 / b``, as on the pose
 path: a board 0.5 % larger than stated gives eye translations 0.5 % short).
 """
@@ -39,12 +43,14 @@ from pathlib import Path
 import numpy as np
 
 from kinhec.calibrate import free_scale
+from kinhec.calibrate import reduced_dof as rd
 from kinhec.calibrate import scale as sc
 from kinhec.calibrate.bundle import DISTORTION_PRIORS, INTRINSICS_PRIOR, refine_bundle
 from kinhec.calibrate.frames import names as frame_names
 from kinhec.calibrate import held_out as ho
 from kinhec.calibrate.held_out_pixels import assess_views
-from kinhec.calibrate.observability import observability
+from kinhec.calibrate.observability import MIN_LAMBDA2, axis_scatter, observability
+from kinhec.calibrate.solve import one_axis_pair_information
 from kinhec.calibrate.result import CalibrationResult
 from kinhec.util.blas import single_threaded_blas
 from kinhec.util.errors import InputError
@@ -153,8 +159,9 @@ def solve_corners(obs, camera):
         return res
 
 
-def _bundle(obs, cam, res, inl, given, prior):
-    """:func:`kinhec.calibrate.bundle.refine_bundle` on the inlying views from ``he_ml``'s pixel solution."""
+def _bundle(obs, cam, res, inl, given, prior, hold=None, start=None):
+    """:func:`kinhec.calibrate.bundle.refine_bundle` on the inlying views from ``he_ml``'s pixel solution (or from
+    ``start`` ``(X, Y)``), the components ``hold`` held."""
     sel = np.flatnonzero(inl)
     views = pack_views([obs.points_3d[i] for i in sel], [obs.points_2d[i] for i in sel])
     kv = cam.intrinsics
@@ -186,15 +193,41 @@ def _bundle(obs, cam, res, inl, given, prior):
         pixel_std, robot_std = cam.rms_px / np.sqrt(2.0), (1e-3, 1e-3)
         notes.append("X and Y started from the pose pairs, not from the pixels: "
                      + str(res.info.get("pixel_stage_skipped", "no pixel stage ran")))
-    fit = refine_bundle(views, obs.T_base_ee[sel], res.X, res.Y, kv, obs.mode, pixel_std=pixel_std,
+    X0, Y0 = (res.X, res.Y) if start is None else start
+    fit = refine_bundle(views, obs.T_base_ee[sel], X0, Y0, kv, obs.mode, pixel_std=pixel_std,
                         robot_std=robot_std, twists0=twists, free_intrinsics=free,
                         intrinsics_prior_std=prior_std, intrinsics_prior_mean=prior_mean,
-                        board_prior_std=sc.PRIOR_STD)  # fmt: skip
+                        board_prior_std=sc.PRIOR_STD, hold=hold)  # fmt: skip
     return fit, notes
 
 
+def _open_directions(obs, cam, res, inl):
+    """The directions of ``(X, Y)`` a motion about one axis leaves open (:mod:`kinhec.calibrate.reduced_dof`), from
+    the pose pairs of the inlying views (the hand poses and the camera fit's target poses) at ``he_ml``'s solution,
+    each residual component whitened by its RMS; None for a motion about two axes or more."""
+    A = obs.T_base_ee[inl]
+    lam2 = axis_scatter(A)
+    if not lam2 < MIN_LAMBDA2:
+        return None
+    r = pm.residuals(cam.T_cam_target[inl], pm.predicted_camera_poses(A, res.X, res.Y, obs.mode))
+    rms = np.sqrt(np.mean(r**2, axis=0))
+    std = np.maximum(np.r_[[rms[:3].mean()] * 3, [rms[3:].mean()] * 3], [1e-6] * 3 + [1e-6] * 3)
+    return rd.open_directions(one_axis_pair_information(A, res.X, res.Y, obs.mode == "eye_in_hand", std), lam2)
+
+
+def _partial_refusal(od, setup: str, where: str) -> str:
+    """Why ``--partial`` is refused on corners for a motion that leaves ``od`` open."""
+    tr = [c for c in od.components if c.split(".")[1][0] == "t"]
+    ex = " or ".join(f"--known {c}=METRES ({rd.describe_component(c, setup)})" for c in tr[:2])
+    return (f"{where}: partial: the hand rotates about one axis only ({', '.join(od.components)} not determined); "
+            "from corners the open components cannot be set by a convention: the robot's pose errors act about the "
+            "flange's origin, so where the open components sit changes the fit of the others and their standard "
+            "deviations; " + (f"state {'one' if od.k == 1 else od.k} with {ex}" if tr else
+                              "move the hand sideways between stations"))
+
+
 def calibrate_corners(path, *, intrinsics=None, setup: str | None = None, where: str | None = None,
-                      intrinsics_prior=None) -> CalibrationResult:  # fmt: skip
+                      intrinsics_prior=None, known=None, partial: bool = False) -> CalibrationResult:  # fmt: skip
     """``X`` and ``Y`` from an observation file of corners and robot poses (see the module docstring).
 
     Parameters
@@ -211,6 +244,15 @@ def calibrate_corners(path, *, intrinsics=None, setup: str | None = None, where:
         With ``intrinsics``: their uncertainty, the focal lengths' as a fraction and the principal point's
         as a fraction of the focal length (default :data:`kinhec.calibrate.bundle.INTRINSICS_PRIOR`);
         ``(0, 0)`` holds them fixed.
+    known : sequence of str or dict, optional
+        For a motion about one axis (SCARA, palletiser, XY-theta gantry), the components it leaves open stated
+        (``["X.tz=0.120"]`` or ``{"X.tz": 0.120}`` [m]; :mod:`kinhec.calibrate.reduced_dof`): held in the bundle on
+        the pixels, reported with standard deviation 0.  Refused for a component the motion determines.
+    partial : bool
+        Refused for such a motion (an :class:`InputError` saying why: the robot's pose errors act about the
+        flange's origin, so a convention for the open components would move the rest of the fit); a motion
+        that determines everything is calibrated as without it.  Without ``known``, such a motion gives a result
+        that is not determined, naming the open components.
 
     Raises
     ------
@@ -226,10 +268,19 @@ def calibrate_corners(path, *, intrinsics=None, setup: str | None = None, where:
     """
     with single_threaded_blas():
         return _calibrate_corners(path, intrinsics=intrinsics, setup=setup, where=where,
-                                  intrinsics_prior=intrinsics_prior)  # fmt: skip
+                                  intrinsics_prior=intrinsics_prior, known=_known(known),
+                                  partial=bool(partial))  # fmt: skip
 
 
-def _calibrate_corners(path, *, intrinsics, setup, where, intrinsics_prior) -> CalibrationResult:
+def _known(known) -> dict:
+    """``known`` as ``{parameter index: metres}``: as :func:`kinhec.calibrate.reduced_dof.parse_known` reads it, or
+    already so (from :func:`kinhec.calibrate.options.parse_options`)."""
+    if isinstance(known, dict) and all(isinstance(k, (int, np.integer)) for k in known):
+        return {int(k): float(v) for k, v in known.items()}
+    return rd.parse_known(known)
+
+
+def _calibrate_corners(path, *, intrinsics, setup, where, intrinsics_prior, known, partial) -> CalibrationResult:
     from kinhec.synth.observations import ObservationSet, read_observations  # lazy: it loads pandas (kinhec.synth.generator)
 
     if isinstance(path, ObservationSet):
@@ -261,15 +312,43 @@ def _calibrate_corners(path, *, intrinsics, setup, where, intrinsics_prior) -> C
                              obs.points_2d, obs.T_base_ee, obs.problem, obs.distortion_model)  # fmt: skip
         views = pack_views(obs.points_3d, obs.points_2d)
         cam = calibrate_camera(views, obs.image_size, intrinsics=k, model=model)
+    if known and partial:
+        raise InputError("partial: the open components are either stated (known) or set by convention (partial), "
+                         "got both")
     res = solve_corners(obs, cam)
     inl = res.inliers
-    fit, bundle_notes = _bundle(obs, cam, res, inl, k, intrinsics_prior)
-    X, Y = fit.X, fit.Y
+    od = _open_directions(obs, cam, res, inl)
+    hold, X0, Y0 = None, res.X, res.Y
+    if od is not None:
+        if partial:
+            raise InputError(_partial_refusal(od, obs.mode, where))
+        try:
+            rd.check_known(od, known, res.X, res.Y, None)
+        except InputError as exc:
+            raise InputError(f"{where}: {exc}") from None
+        if known:  # X and Y moved along the open directions to the stated values, then held there
+            od.known = dict(known)
+            hold = dict(known)
+            X0, Y0 = rd.move_to_known(res.X, res.Y, od, hold)
+    fit, bundle_notes = _bundle(obs, cam, res, inl, k, intrinsics_prior, hold, (X0, Y0))
+    X, Y = fit.X.copy(), fit.Y.copy()
+    for i, v in (hold or {}).items():  # the held translations exactly as stated (their prior leaves them a hair off)
+        (X if i < 6 else Y)[(i % 6) - 3, 3] = v
     cov = fit.cov[:12, :12]
+    if od is None and known:
+        try:
+            rd.check_known(None, known, X, Y, cov)
+        except InputError as exc:
+            raise InputError(f"{where}: {exc}") from None
     std = np.sqrt(np.maximum(np.diag(cov), 0.0))
     X_std, Y_std = std[:6], std[6:12]
-    report, warn = observability(A[inl], cov, X_std)
+    resolved = od is not None and bool(od.known)
+    report, warn = observability(A[inl], cov, X_std, one_axis=None if od is None else
+                                 ("" if resolved else rd.refusal(od, obs.mode, partial=False)))  # fmt: skip
     report["n_inliers"] = int(inl.sum())
+    report["undetermined"] = [] if od is None or od.known else list(od.components)
+    if od is not None:
+        report["open_directions"] = od.to_dict()
     report["pixel_std_px"] = fit.pixel_std
     report["robot_std_rad_m"] = [fit.robot_rot_std_rad, fit.robot_trans_std_m]
     # standard deviations of the noise levels: a variance from d degrees of freedom has a relative std sqrt(2 / d)
@@ -306,6 +385,7 @@ def _calibrate_corners(path, *, intrinsics, setup, where, intrinsics_prior) -> C
         + "".join(f", {n} +- {v:.3g}" for n, v in zip(names[:4], k_std[:4])),
         *([board_note] if board is not None else []),
         *scale_notes,
+        *([rd.resolution_note(od, obs.mode)] if resolved else []),
         "views paired by order (one robot pose per view)",
         chain_rms_note(obs, cam, A, res, None if model == "radtan" else fit.rms_px),
     ]

@@ -94,7 +94,7 @@ def calibrate_images(images, hand, target, *, setup: str | None = None, fmt: str
                      hand_pose: str | None = None, units: str | None = None, pairing: str = "auto", intrinsics=None,
                      save_corners=None, progress: Callable | None = None,
                      workers: int | None = None, fast_detection: bool = False,
-                     lens: str | None = None) -> CalibrationResult:  # fmt: skip
+                     lens: str | None = None, known=None, partial: bool = False) -> CalibrationResult:  # fmt: skip
     """``X`` and ``Y`` from a folder of images of a target and the hand poses (see the module docstring).
 
     Parameters
@@ -130,6 +130,9 @@ def calibrate_images(images, hand, target, *, setup: str | None = None, fmt: str
     fast_detection : bool
         Find a chessboard at half size first, then at full resolution in its window only (about 3x less CPU;
         corners within about 0.02 px of the whole image's search, not the same bit for bit).
+    known, partial : optional
+        For a hand that turns about one axis only (SCARA, palletiser, XY-theta gantry): the components it leaves
+        open stated, or set by convention (:func:`kinhec.calibrate.corners.calibrate_corners`).
 
     Raises
     ------
@@ -179,7 +182,8 @@ def calibrate_images(images, hand, target, *, setup: str | None = None, fmt: str
     if model is None and intrinsics is not None:  # intrinsics whose file needs the images' size to be read
         model = lens_model(lens, intrinsics, accepted[0].image_size)
     model = "radtan" if model is None else model
-    runs = _calibrate_each_method(accepted, pr.T_base_ee[used], t, setup, model, intrinsics, names, folder)
+    runs = _calibrate_each_method(accepted, pr.T_base_ee[used], t, setup, model, intrinsics, names, folder,
+                                  dict(known=known, partial=partial))
     method = _agrees_best(runs, used.size)
     cal_cost = clock.lap()
     obs, turned_note, turned, res = runs[method]
@@ -206,7 +210,7 @@ def calibrate_images(images, hand, target, *, setup: str | None = None, fmt: str
     return res
 
 
-def _calibrate_each_method(accepted, T_base_ee, t, setup, model, intrinsics, names, folder) -> dict:
+def _calibrate_each_method(accepted, T_base_ee, t, setup, model, intrinsics, names, folder, one_axis=None) -> dict:
     """Per sub-pixel method that every accepted view has: ``(observations, half-turn note, turned views, result)``,
     the views' corners calibrated as a camera of ``model``."""
     from kinhec.vision.detect import observations_from_detections
@@ -220,7 +224,7 @@ def _calibrate_each_method(accepted, T_base_ee, t, setup, model, intrinsics, nam
             turned_note, turned = None, []
             if getattr(t, "symmetric", False):
                 obs, turned_note, turned = _settle_half_turns(obs, t, setup, intrinsics, names)
-            res = co.calibrate_corners(obs, intrinsics=intrinsics, setup=setup, where=f"{folder}")
+            res = co.calibrate_corners(obs, intrinsics=intrinsics, setup=setup, where=f"{folder}", **(one_axis or {}))
             runs[method] = (obs, turned_note, turned, res)
     return runs
 

@@ -165,12 +165,10 @@ def parse_options(hand=None, eye=(), *, dataset=None, corners=None, bag=None, im
         raise InputError("robot_accuracy: counted for one camera (eye_in_hand, eye_to_hand), not for a rig, got "
                          f"--setup rig with robot_accuracy {robot_accuracy!r}")
     known = reduced_dof.parse_known(known)
-    if (known or partial) and (images is not None or target is not None or corners is not None or points is not None
-                               or kw["setup"] == "rig"):  # fmt: skip
-        what = ("a rig" if kw["setup"] == "rig" else "a point file" if points is not None else
-                "images" if corners is None else "a corner file")  # fmt: skip
-        raise InputError(f"{'known' if known else 'partial'}: for pose files of one camera (eye_in_hand or "
-                         f"eye_to_hand), got {what}")
+    if (known or partial) and (points is not None or kw["setup"] == "rig"):
+        what = "a rig" if kw["setup"] == "rig" else "a point file"
+        raise InputError(f"{'known' if known else 'partial'}: for one camera (eye_in_hand or eye_to_hand) from "
+                         f"pose files, a corner file or images, got {what}")
     if known and partial:
         raise InputError("partial: the open components are either stated (known) or set by convention (partial), "
                          "got both")

@@ -197,8 +197,9 @@ def describe_component(name: str, setup: str) -> str:
             else f"{what} rotation about its own {axis} axis")
 
 
-def refusal(od: OpenDirections, setup: str) -> str:
-    """The one-line refusal naming the open components and the options that complete the solution."""
+def refusal(od: OpenDirections, setup: str, partial: bool = True) -> str:
+    """The one-line refusal naming the open components and the options that complete the solution (``partial``:
+    ``--partial`` among them)."""
     tr = [c for c in od.components if c.split(".")[1][0] == "t"]
     rot = [c for c in od.components if c.split(".")[1][0] == "r"]
     head = (f"the hand rotates about one axis only (axis scatter lambda2 = {od.lambda2:.3g}): "
@@ -206,10 +207,11 @@ def refusal(od: OpenDirections, setup: str) -> str:
             f"({od.relation()})")
     if rot:
         return (head + f"; the rotation{'s' if len(rot) > 1 else ''} {', '.join(rot)} cannot be stated: move the hand "
-                "sideways between stations (or rotate about a second axis); --partial gives the rest")
+                "sideways between stations (or rotate about a second axis)" + ("; --partial gives the rest" if partial
+                                                                               else ""))
     ex = " or ".join(f"--known {c}=METRES ({describe_component(c, setup)})" for c in tr[:2])
     need = "one of them" if od.k == 1 and len(tr) > 1 else f"{od.k} of them"
-    return head + f"; state {need} with {ex}, or --partial for the rest without it"
+    return head + f"; state {need} with {ex}" + (", or --partial for the rest without it" if partial else "")
 
 
 def component_value(X, Y, i: int) -> float:

@@ -79,7 +79,8 @@ from kinhec.solvers import _common as c
 from kinhec.solvers import registry
 from kinhec.solvers.axxb_andreff import andreff
 
-__all__ = ["Solution", "robust_nll", "NLL_MARGIN", "retract", "score", "one_axis_information", "motions_between",
+__all__ = ["Solution", "robust_nll", "NLL_MARGIN", "retract", "score", "one_axis_information",
+           "one_axis_pair_information", "motions_between",
            "robust_y", "initial_candidates", "consensus_order", "refine", "noise_report", "choose_domain",
            "CHI2_6_9999", "motions_between", "robust_y"]
 
@@ -412,6 +413,30 @@ def one_axis_information(sol: Solution, A: np.ndarray, inverse_domain: bool) -> 
     is then open to round-off, whereas the measured information keeps what the noise tilting the axes gives it --
     as much as a weakly determined direction has.
     """
+    A1 = _one_axis_hand(A)
+    RB = sol.Y[:3, :3].T @ A1[:, :3, :3] @ sol.X[:3, :3]  # R_Y^T R_A R_X: the eye rotation both ways round
+    J, _ = _xy_jacobian(A1, RB, sol.X, sol.Y, sol.scale, inverse_domain)
+    G = np.array(sol.whitened_jacobian, dtype=np.float64, copy=True)
+    G[:, :, :12] = np.einsum("ij,njp->nip", sol.whitening, J)
+    return rd.xy_information(G, sol.prior_information)
+
+
+def one_axis_pair_information(A: np.ndarray, X: np.ndarray, Y: np.ndarray, inverse_domain: bool,
+                              noise_std: np.ndarray) -> np.ndarray:
+    """The information ``(12, 12)`` on ``(X, Y)`` of pose pairs at hand poses ``A`` (n, 4, 4), the hand's rotations
+    made exactly one-axis as in :func:`one_axis_information`, each residual component whitened by ``noise_std``
+    (6,) (rotation [rad] x3, translation [m] x3; the eye poses in the domain ``inverse_domain`` says).  For a fit
+    that is not a pose fit (``--corners``): its open directions are those of the pose pairs it starts from."""
+    A1 = _one_axis_hand(np.asarray(A, dtype=np.float64))
+    RB = Y[:3, :3].T @ A1[:, :3, :3] @ X[:3, :3]
+    J, _ = _xy_jacobian(A1, RB, X, Y, None, inverse_domain)
+    G = J / np.asarray(noise_std, dtype=np.float64)[None, :, None]
+    return rd.xy_information(G, None)
+
+
+def _one_axis_hand(A: np.ndarray) -> np.ndarray:
+    """The hand poses ``A`` with each rotation replaced by its part about the principal axis (see
+    :func:`one_axis_information`)."""
     R = A[:, :3, :3]
     U, _, Vt = np.linalg.svd(R.sum(axis=0))
     Rm = U @ np.diag([1.0, 1.0, np.sign(np.linalg.det(U @ Vt))]) @ Vt
@@ -419,11 +444,7 @@ def one_axis_information(sol: Solution, A: np.ndarray, inverse_domain: bool) -> 
     b = np.linalg.eigh(phi.T @ phi)[1][:, -1]
     A1 = np.array(A, dtype=np.float64, copy=True)
     A1[:, :3, :3] = Rm @ se3.so3_exp(np.outer(phi @ b, b))
-    RB = sol.Y[:3, :3].T @ A1[:, :3, :3] @ sol.X[:3, :3]  # R_Y^T R_A R_X: the eye rotation both ways round
-    J, _ = _xy_jacobian(A1, RB, sol.X, sol.Y, sol.scale, inverse_domain)
-    G = np.array(sol.whitened_jacobian, dtype=np.float64, copy=True)
-    G[:, :, :12] = np.einsum("ij,njp->nip", sol.whitening, J)
-    return rd.xy_information(G, sol.prior_information)
+    return A1
 
 
 class _Problem:
