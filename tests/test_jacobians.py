@@ -860,6 +860,10 @@ NOT_DERIVATIVES = {
                                             "null direction to the analytic one",
     "evaluate.bounds:parent_frame_information": "a change of parameters (right perturbations to calibrate's parent-"
                                                 "frame translations) applied to an information matrix",
+    "calibrate.solve:one_axis_pair_information": "_xy_jacobian's (registered) normal matrix on plain pose pairs, "
+                                                  "the hand's rotations made one-axis as one_axis_information does; "
+                                                  "tests/test_calibrate_reduced_dof_corners.py holds the names it "
+                                                  "gives to the analytic open direction",
     "calibrate.solve:one_axis_information": "_xy_jacobian's (registered) normal matrix with the hand's rotations made "
                                             "one-axis; tests/test_calibrate_reduced_dof.py checks the open direction",
     "calibrate.reduced_dof:xy_information": "G^T G of the solve stage's whitened Jacobian (registered with the solve) "
