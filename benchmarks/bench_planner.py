@@ -6,6 +6,7 @@ Usage::
     python benchmarks/bench_planner.py compare --seeds 50       # planned vs random poses, he_ml errors
     python benchmarks/bench_planner.py compare --noise c2       # the same with camera level c2, robot level r2
     python benchmarks/bench_planner.py robustness --seeds 20    # guesses off by 5 cm and 10 deg
+    python benchmarks/bench_planner.py robustness --seeds 20 --solver pixels   # he_ml on the PnP poses' corners
 
 Scenes: for each (robot, set-up, seed) the true ``X`` is drawn by
 :func:`kinhec.synth.trajectories.sample_hand_eye` and ``Y`` by the generator's
