@@ -175,3 +175,22 @@ def test_images_of_a_scara_take_known_too(tmp_path):
     assert np.all(np.abs(z) < 4.0), z
     with pytest.raises(InputError, match="cannot be set by a convention"):
         calibrate(**kw, partial=True)
+
+
+def test_intrinsics_estimated_from_level_views_are_named_as_the_cause():
+    """A camera looking straight down on the board sees it the same way up in every view: the focal length is then
+    not fixed by the views, and with the intrinsics estimated more than the translations along the axis is open.
+    The refusal names that cause and ``--intrinsics``, not ``--partial`` (refused on corners) nor moving the hand
+    sideways (it did); with the intrinsics given, the same views leave only ``X.tz`` and ``Y.tz`` open."""
+    obs, X, _ = one_axis_corners(np.random.default_rng(3), "eye_in_hand", 12)
+    with pytest.raises(InputError) as exc:
+        calibrate_corners(obs, known={"X.tz": float(X[2, 3])})
+    msg = str(exc.value)
+    assert "do not fix the focal length" in msg and "--intrinsics" in msg, msg
+    assert "--partial" not in msg and "sideways" not in msg, msg
+    res = calibrate_corners(obs)
+    assert not res.observability["determined"]
+    assert any(c.startswith("X.r") for c in res.observability["undetermined"])
+    assert "--intrinsics" in " ".join(str(w) for w in res.warnings)
+    given = calibrate_corners(obs, intrinsics=K)
+    assert given.observability["undetermined"] == ["X.tz", "Y.tz"]

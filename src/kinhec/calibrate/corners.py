@@ -215,6 +215,20 @@ def _open_directions(obs, cam, res, inl):
     return rd.open_directions(one_axis_pair_information(A, res.X, res.Y, obs.mode == "eye_in_hand", std), lam2)
 
 
+def _intrinsics_hint(od, given) -> str:
+    """The naming of open directions ``od`` when the intrinsics were estimated from the views (``given`` None) and
+    a rotation is among them ("" otherwise): a hand that turns about one axis shows the board the same way up in
+    every view, which does not fix the focal length; it then trades against the camera's distance and opens
+    directions a stated translation cannot close (with the intrinsics given, the same views leave only the
+    translations along the axis open), so neither stating components nor moving the hand otherwise is the remedy."""
+    if given is not None or not any(c.split(".")[1][0] == "r" for c in od.components):
+        return ""
+    return (f"the hand rotates about one axis only and {', '.join(od.components)} are not determined: the intrinsics "
+            "were estimated from these views, which show the board the same way up in every view and so do not fix "
+            "the focal length; give the camera's intrinsics (--intrinsics, from a calibration with the board tilted), "
+            "and state the translation along the axis with --known")
+
+
 def _partial_refusal(od, setup: str, where: str) -> str:
     """Why ``--partial`` is refused on corners for a motion that leaves ``od`` open."""
     tr = [c for c in od.components if c.split(".")[1][0] == "t"]
@@ -325,7 +339,7 @@ def _calibrate_corners(path, *, intrinsics, setup, where, intrinsics_prior, know
         try:
             rd.check_known(od, known, res.X, res.Y, None)
         except InputError as exc:
-            raise InputError(f"{where}: {exc}") from None
+            raise InputError(f"{where}: {_intrinsics_hint(od, k) or str(exc).replace(', or --partial', '')}") from None
         if known:  # X and Y moved along the open directions to the stated values, then held there
             od.known = dict(known)
             hold = dict(known)
@@ -343,8 +357,9 @@ def _calibrate_corners(path, *, intrinsics, setup, where, intrinsics_prior, know
     std = np.sqrt(np.maximum(np.diag(cov), 0.0))
     X_std, Y_std = std[:6], std[6:12]
     resolved = od is not None and bool(od.known)
-    report, warn = observability(A[inl], cov, X_std, one_axis=None if od is None else
-                                 ("" if resolved else rd.refusal(od, obs.mode, partial=False)))  # fmt: skip
+    one_axis = None if od is None else "" if resolved else (_intrinsics_hint(od, k)
+                                                             or rd.refusal(od, obs.mode, partial=False))
+    report, warn = observability(A[inl], cov, X_std, one_axis=one_axis)
     report["n_inliers"] = int(inl.sum())
     report["undetermined"] = [] if od is None or od.known else list(od.components)
     if od is not None:
