@@ -38,9 +38,16 @@ def test_suite_check_passes_on_every_entry(reports):
     assert set(reports) == {e.id for e in load_suite(SUITE).entries}
     bad = {i: r.messages for i, r in reports.items() if not r.ok}
     assert not bad
-    # re-solving reproduces the reference (pose entries carry no sigma: NaN)
-    with_sigma = [e.id for e in load_suite(SUITE).entries if e.problem == "single_cam_handeye"]
-    assert all(reports[i].max_sigma < 1e-3 for i in with_sigma)
+    # re-solving reproduces the reference (pose entries carry no sigma: NaN): the closed-form and bundle entries
+    # to 1e-3 sigma; the he_ml entries, whose pixel stage turns last-bit differences of the noise levels into
+    # up to 1.1e-3 sigma (kuka_2_he_ml between OpenBLAS's kernels with and without numpy's AVX-512 dispatch),
+    # to 5e-3 sigma, a tenth of their stated tolerance
+    entries = {e.id: e for e in load_suite(SUITE).entries}
+    with_sigma = [i for i, e in entries.items() if e.problem == "single_cam_handeye"]
+    assert {i for i in with_sigma if entries[i].config.get("solver") == "he_ml"} == {"kuka_1_he_ml", "kuka_2_he_ml"}
+    for i in with_sigma:
+        bound = 5e-3 if entries[i].config.get("solver") == "he_ml" else 1e-3
+        assert reports[i].max_sigma < bound, (i, reports[i].max_sigma)
     assert all(math.isnan(r.max_sigma) for i, r in reports.items() if i not in with_sigma)
 
 
