@@ -278,6 +278,15 @@ def _covariance(fun, x, structure, X, Y, n_int: int, ns: int, board_prior_std):
     return cov, data_std, xc, J, r
 
 
+def _held_translations(hold) -> tuple[np.ndarray, np.ndarray]:
+    """The held components of ``hold`` (see :func:`refine_bundle`) as sorted indices and their values [m]."""
+    held = dict(hold or {})
+    if any(i % 6 < 3 for i in held):
+        raise ValueError(f"hold: translations of X and Y only (indices 3-5, 9-11), got {sorted(held)}")
+    idx = np.array(sorted(held), dtype=int)
+    return idx, np.array([float(held[i]) for i in idx])
+
+
 def refine_bundle(views: PackedViews, A, X0, Y0, intrinsics0, configuration: str, *, pixel_std: float,
                   robot_std: tuple[float, float], twists0=None, free_intrinsics=(), intrinsics_prior_std=None,
                   intrinsics_prior_mean=None, board_prior_std: float | None, hold=None) -> BundleFit:  # fmt: skip
@@ -347,11 +356,7 @@ def refine_bundle(views: PackedViews, A, X0, Y0, intrinsics0, configuration: str
         xi = x[ns:].reshape(N, 6)
         return k, X, Y, b, xi
 
-    held = dict(hold or {})
-    if any(i % 6 < 3 for i in held):
-        raise ValueError(f"hold: translations of X and Y only (indices 3-5, 9-11), got {sorted(held)}")
-    held_idx = np.array(sorted(held), dtype=int)
-    held_val = np.array([float(held[i]) for i in held_idx])
+    held_idx, held_val = _held_translations(hold)
     w_hold = [0.0]  # the held components' prior weight, set from the data's information below
 
     def fun(x):
@@ -382,13 +387,11 @@ def refine_bundle(views: PackedViews, A, X0, Y0, intrinsics0, configuration: str
         w_hold[0] = float(np.sqrt(KNOWN_WEIGHT * np.diag(H0)[n_int : n_int + 12].max()))
     # generalised EM: a damped Gauss-Newton step at the current noise levels, then their EM update from the
     # posterior (restricted likelihood: the shared unknowns' uncertainty counts, as their flat priors make it)
-    x, it = _em(fun, x, structure, pix_rows, n_pix, ns, N, lv)
-    n_iter = it
+    x, n_iter = _em(fun, x, structure, pix_rows, n_pix, ns, N, lv)
     k, X, Y, b, xi = unpack(x)
     s_px = lv["s_px"]
-    res_x = x
-    X0, Y0 = X, Y
-    cov, data_std, xc, J, r = _covariance(fun, res_x, structure, X, Y, n_int, ns, board_prior_std)
+    X0, Y0 = X, Y  # the covariance's increments about the solution (fun reads X0, Y0 when called)
+    cov, data_std, xc, J, r = _covariance(fun, x, structure, X, Y, n_int, ns, board_prior_std)
     cov[held_idx, :] = 0.0  # held: exactly (their prior leaves them a variance 1e-6 of the data's smallest)
     cov[:, held_idx] = 0.0
     e = fun(xc)[:n_pix] * s_px

@@ -294,7 +294,8 @@ def _known(known) -> dict:
     return rd.parse_known(known)
 
 
-def _calibrate_corners(path, *, intrinsics, setup, where, intrinsics_prior, known, partial) -> CalibrationResult:
+def _read_corners(path, setup, where):
+    """The observation set (read from ``path`` unless given), its path and its name for messages."""
     from kinhec.synth.observations import ObservationSet, read_observations  # lazy: it loads pandas (kinhec.synth.generator)
 
     if isinstance(path, ObservationSet):
@@ -307,6 +308,24 @@ def _calibrate_corners(path, *, intrinsics, setup, where, intrinsics_prior, know
         raise InputError(f"setup: {path} holds {obs.mode} views, got --setup {setup}")
     if obs.n_views < 3:
         raise InputError(f"{where}: expected at least 3 views, got {obs.n_views}")
+    return obs, path, where
+
+
+def _report_noise_levels(report: dict, fit, obs, inl) -> None:
+    """The bundle's pixel and robot noise levels and their standard deviations, into ``report``."""
+    report["pixel_std_px"] = fit.pixel_std
+    report["robot_std_rad_m"] = [fit.robot_rot_std_rad, fit.robot_trans_std_m]
+    # a variance from d degrees of freedom has a relative std sqrt(2 / d)
+    n_px = sum(len(obs.points_2d[i]) for i in np.flatnonzero(inl))
+    report["pixel_std_std_px"] = fit.pixel_std / np.sqrt(2.0 * max(2 * n_px - fit.cov.shape[0], 1))
+    report["robot_std_std_rad_m"] = [v / np.sqrt(2.0 * 3 * max(int(inl.sum()), 1))
+                                     for v in (fit.robot_rot_std_rad, fit.robot_trans_std_m)]  # fmt: skip
+
+
+def _calibrate_corners(path, *, intrinsics, setup, where, intrinsics_prior, known, partial) -> CalibrationResult:
+    from kinhec.synth.observations import ObservationSet  # lazy: it loads pandas (kinhec.synth.generator)
+
+    obs, path, where = _read_corners(path, setup, where)
     k = None if intrinsics is None else parse_intrinsics(intrinsics, obs.image_size)
     model = obs.distortion_model if k is None else model_of(k)
     if k is not None and obs.distortion_model != "radtan" and model != obs.distortion_model:
@@ -364,13 +383,7 @@ def _calibrate_corners(path, *, intrinsics, setup, where, intrinsics_prior, know
     report["undetermined"] = [] if od is None or od.known else list(od.components)
     if od is not None:
         report["open_directions"] = od.to_dict()
-    report["pixel_std_px"] = fit.pixel_std
-    report["robot_std_rad_m"] = [fit.robot_rot_std_rad, fit.robot_trans_std_m]
-    # standard deviations of the noise levels: a variance from d degrees of freedom has a relative std sqrt(2 / d)
-    n_px = sum(len(obs.points_2d[i]) for i in np.flatnonzero(inl))
-    report["pixel_std_std_px"] = fit.pixel_std / np.sqrt(2.0 * max(2 * n_px - fit.cov.shape[0], 1))
-    report["robot_std_std_rad_m"] = [v / np.sqrt(2.0 * 3 * max(int(inl.sum()), 1))
-                                     for v in (fit.robot_rot_std_rad, fit.robot_trans_std_m)]  # fmt: skip
+    _report_noise_levels(report, fit, obs, inl)
     names = fit.intrinsic_names
     k_std = np.sqrt(np.maximum(np.diag(fit.cov)[12 : 12 + len(names)], 0.0))
     report["intrinsics_std"] = {n: float(v) for n, v in zip(names, k_std)}
