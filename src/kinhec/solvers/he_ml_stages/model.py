@@ -179,8 +179,15 @@ def damped_gauss_newton(fun, jac, n: int, cost_tol: float, max_nfev: int) -> np.
     sum of squares is taken again with Marquardt's damping (``H + mu diag(H)``, ``mu`` from 1e-3 up by tens), and
     the damping is taken off again after a step that succeeds.  The iterations stop when the linear model
     predicts that the next step would lower the sum of squares by ``cost_tol`` or less (the minimiser is then
-    within about ``sqrt(2 cost_tol)`` of its standard errors), when an accepted step lowered it by that little,
-    or after ``max_nfev`` evaluations of ``fun``.  ``jac(p)`` is the Jacobian (m, n) of ``fun(p)`` (m,).
+    within about ``sqrt(2 cost_tol)`` of its standard errors) or when an accepted step lowered it by that little.
+    ``jac(p)`` is the Jacobian (m, n) of ``fun(p)`` (m,).
+
+    A start far from the minimum (a closed-form monocular scale a hundred times off, on a motion that hardly
+    translates) can exhaust ``max_nfev`` evaluations of ``fun`` before either test stops the iterations: full
+    steps that fail alternate with damped ones that gain little.  MINPACK's trust region walks such a valley
+    faster, so it continues from where the steps stopped, with ``max_nfev`` evaluations of its own
+    (:func:`levenberg_marquardt`, stopped at ``cost_tol``).  Without it a small-tier recording whose bound is
+    0.5 mm kept a scale of 10.6 and an error of 119 mm.
 
     MINPACK's Levenberg-Marquardt (:func:`levenberg_marquardt`) reaches the same minimiser but spends about
     twice the evaluations near it establishing convergence through its relative tests.
@@ -199,6 +206,7 @@ def damped_gauss_newton(fun, jac, n: int, cost_tol: float, max_nfev: int) -> np.
     H, g = J.T @ J, J.T @ f
     mu = 0.0
     nfev = 1
+    converged = False
     while nfev < max_nfev:
         d = np.diagonal(H)
         floor = 1e-12 * max(float(d.max()), 1e-300)
@@ -208,6 +216,7 @@ def damped_gauss_newton(fun, jac, n: int, cost_tol: float, max_nfev: int) -> np.
             break
         predicted = -float(2.0 * (g @ step) + step @ H @ step)
         if not predicted > cost_tol:
+            converged = True
             break  # the model promises no more than cost_tol (or nothing: a stationary point)
         p1 = p + step
         f1 = fun(p1)
@@ -217,6 +226,7 @@ def damped_gauss_newton(fun, jac, n: int, cost_tol: float, max_nfev: int) -> np.
             gained = cost - cost1
             p, f, cost = p1, f1, cost1
             if gained <= cost_tol:
+                converged = True
                 break
             J = jac(p)
             H, g = J.T @ J, J.T @ f
@@ -225,6 +235,8 @@ def damped_gauss_newton(fun, jac, n: int, cost_tol: float, max_nfev: int) -> np.
             mu = 1e-3 if mu == 0.0 else mu * 10.0
             if mu > 1e12:
                 break
+    if not converged:
+        p = p + levenberg_marquardt(lambda q: fun(p + q), lambda q: jac(p + q), n, 1e-8, max_nfev, cost_tol=cost_tol)
     return p
 
 
