@@ -529,6 +529,23 @@ def test_factor_tables_hold_only_their_sweep_and_failed_rows_are_named():
     assert "## Rows without an estimate" in text
 
 
+def test_too_few_keyframes_are_expected_refusals_and_other_input_errors_are_not():
+    """A sequence whose keyframes leave one motion (two pose pairs) is refused by the solvers' input check: named as
+    expected; an input error of another kind stays unexpected."""
+    base = {"track": "mixed", "level": "random", "eval_sync": "oracle", "ok": False}
+    df = pd.DataFrame([
+        dict(base, sequence_id="mixed-001112", solver="tsai_lenz", error="InputError: A, B: expected at least 2 motions, got 1"),
+        dict(base, sequence_id="mixed-001112", solver="shah", error="InputError: A_abs, B_abs: expected at least 3 pose pairs, got 2"),
+        dict(base, sequence_id="mixed-000007", solver="shah", error="InputError: B_abs: expected the same shape as A_abs"),
+    ])  # fmt: skip
+    lines = describe_failed_rows(df)
+    assert len(lines) == 3
+    assert lines[0].startswith("1 row without an estimate, expected (the protocol's keyframes leave fewer motions")
+    assert "tsai_lenz on mixed-001112" in lines[0]
+    assert lines[1].startswith("1 row without an estimate, expected (the protocol's keyframes leave fewer pose pairs")
+    assert lines[2].startswith("1 row without an estimate, unexpected") and "same shape" in lines[2]
+
+
 def test_summary_and_protocol_json(smoke, smoke_run):
     summ = json.loads((smoke_run.out / "summary.json").read_text())
     df = smoke_run.results
