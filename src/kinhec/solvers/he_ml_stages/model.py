@@ -187,10 +187,9 @@ def damped_gauss_newton(fun, jac, n: int, cost_tol: float, max_nfev: int) -> np.
     steps that fail alternate with damped ones that gain little.  MINPACK's trust region walks such a valley
     faster, so it continues from where the steps stopped, with ``max_nfev`` evaluations of its own
     (:func:`levenberg_marquardt`, stopped at ``cost_tol``).  Without it a small-tier recording whose bound is
-    0.5 mm kept a scale of 10.6 and an error of 119 mm.
-
-    MINPACK's Levenberg-Marquardt (:func:`levenberg_marquardt`) reaches the same minimiser but spends about
-    twice the evaluations near it establishing convergence through its relative tests.
+    0.5 mm kept a scale of 10.6 and an error of 119 mm.  From a start near the minimum MINPACK reaches the same
+    minimiser but spends about twice the evaluations establishing convergence through its relative tests, which
+    is why it is not the first choice.
 
     Raises
     ------
