@@ -356,7 +356,7 @@ CATALOGUE: list[Mutant] = [
     _m("HM2", "solvers/he_ml_stages/covariance.py", "dof_scale = n_obs / max(n_obs - P, 1.0)",
        "dof_scale = n_obs / max(n_obs - P / 6.0, 1.0)", _HE_ML,
        "final_covariance: degrees of freedom lost to the fit counted in pairs, not observations"),
-    _m("HM6", "solvers/he_ml_stages/model.py", "    if not converged:\n        p = p + levenberg_marquardt(",
+    _m("HM6", "solvers/gauss_newton.py", "    if not converged:\n        p = p + levenberg_marquardt(",
        "    if False:\n        p = p + levenberg_marquardt(", _HE_ML,
        "damped_gauss_newton: no hand-over to MINPACK when the steps exhaust their budget (a far scale start stays far)"),
     _m("HM3", "solvers/he_ml_stages/collapse.py", "if k * 2 >= n or k == 0:", "if k * 2 > n or k == 0:", _HE_ML,

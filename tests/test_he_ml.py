@@ -568,7 +568,7 @@ def test_a_start_a_hundred_times_off_in_scale_still_reaches_the_bound(monkeypatc
     is found insignificant and ``X`` lands within its Cramer-Rao bound (0.52 mm in the benchmark's results).
     Without the hand-over it kept a scale of 10.6 and missed by 119 mm."""
     from kinhec.io.reader import load_sequence
-    from kinhec.solvers.he_ml_stages import model
+    from kinhec.solvers import gauss_newton
     from kinhec.solvers.he_ml_stages.collapse import RobustCollapseWarning
     from kinhec.synth.runner import generate_dataset
 
@@ -577,8 +577,8 @@ def test_a_start_a_hundred_times_off_in_scale_still_reaches_the_bound(monkeypatc
     A, B = seq.axyb_keyframe_poses()
     assert A.shape[0] == 88
     calls = []
-    real = model.levenberg_marquardt
-    monkeypatch.setattr(model, "levenberg_marquardt", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = gauss_newton.levenberg_marquardt
+    monkeypatch.setattr(gauss_newton, "levenberg_marquardt", lambda *a, **k: calls.append(1) or real(*a, **k))
     with warnings.catch_warnings():  # the robust fit keeps 3 of 88 pairs on the way and is refused (as it says)
         warnings.simplefilter("ignore", RobustCollapseWarning)
         res = he_ml(A, B)

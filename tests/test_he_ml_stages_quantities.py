@@ -112,7 +112,7 @@ def test_levenberg_marquardt_takes_least_squares_steps():
     import pytest
     from scipy.optimize import least_squares
 
-    from kinhec.solvers.he_ml_stages import model
+    from kinhec.solvers import gauss_newton
 
     rng = np.random.default_rng(83)
     t = np.linspace(0.0, 3.0, 40)
@@ -130,11 +130,11 @@ def test_levenberg_marquardt_takes_least_squares_steps():
     ref_full = least_squares(fun, np.zeros(4), jac=jac, method="lm", xtol=1e-12, ftol=1e-12, gtol=1e-12).x
     for tol, nfev in ((1e-8, 30), (1e-10, 50), (1e-12, 3)):
         ref = least_squares(fun, np.zeros(4), jac=jac, method="lm", xtol=tol, ftol=tol, gtol=tol, max_nfev=nfev)
-        got = model.levenberg_marquardt(fun, jac, 4, tol, nfev)
+        got = gauss_newton.levenberg_marquardt(fun, jac, 4, tol, nfev)
         assert np.array_equal(got, ref.x), (tol, nfev, got - ref.x)
     assert abs(got[1] - ref_full[1]) > 1e-6  # (the three-evaluation case stopped short of the minimum)
     with pytest.raises(ValueError, match="not finite"):
-        model.levenberg_marquardt(lambda p: np.full(t.size, np.nan), jac, 4, 1e-8, 30)
+        gauss_newton.levenberg_marquardt(lambda p: np.full(t.size, np.nan), jac, 4, 1e-8, 30)
 
 
 def test_nearest_rotations_are_the_svd_projection():

@@ -134,7 +134,7 @@ class _Recorder:
 
 
 class _GaussNewtonRecorder(_Recorder):
-    """The same for ``he_ml``'s damped Gauss-Newton (:func:`kinhec.solvers.he_ml_stages.model.damped_gauss_newton`)
+    """The same for ``he_ml``'s damped Gauss-Newton (:func:`kinhec.solvers.gauss_newton.damped_gauss_newton`)
     as the module ``module`` calls it."""
 
     def __init__(self, monkeypatch, at, module):

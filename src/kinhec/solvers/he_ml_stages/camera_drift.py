@@ -22,8 +22,8 @@ import numpy as np
 
 from kinhec.geometry import se3
 from kinhec.solvers import pair_model as pm
-from kinhec.solvers.he_ml_stages.model import (ROBUST_MIN_PAIRS, WLS_COST_TOL, damped_gauss_newton, exp6,
-                                               levenberg_marquardt, mv, predict, project_so3, residuals)
+from kinhec.solvers.gauss_newton import damped_gauss_newton, levenberg_marquardt
+from kinhec.solvers.he_ml_stages.model import ROBUST_MIN_PAIRS, WLS_COST_TOL, exp6, mv, predict, project_so3, residuals
 from kinhec.solvers.he_ml_stages.variance_components import VAR_FLOOR
 
 #: Lag-1 autocorrelation of the pair residuals (time order, each component scaled by its RMS), at the motion

@@ -23,8 +23,9 @@ import numpy as np
 from kinhec.geometry import se3
 from kinhec.solvers import pair_model as pm
 from kinhec.solvers.he_ml_stages import variance_components as vc
-from kinhec.solvers.he_ml_stages.model import (WLS_COST_TOL, apply_step, damped_gauss_newton, fitted_jacobian, mv,
-                                               predict, project_so3, quad, residuals_from_inverse)
+from kinhec.solvers.gauss_newton import damped_gauss_newton
+from kinhec.solvers.he_ml_stages.model import (WLS_COST_TOL, apply_step, fitted_jacobian, mv, predict, project_so3, quad,
+                                               residuals_from_inverse)
 
 #: 99.9 % quantile of chi2 with 6 degrees of freedom: the inlier gate of a pair.
 CHI2_GATE = 22.4577
@@ -39,7 +40,7 @@ def solve_wls(A, Cm, X0, Y0, ls0, Linv, sw, configuration, with_scale, jacobian:
 
     ``Linv`` (n, 6, 6) whitens the residuals, ``sw`` (n,) are the square roots of the weights (0 for
     outliers).  Returns ``X``, ``Y``, ``log s`` and, with ``jacobian``, the whitened Jacobian (6 n, 12 or 13) at
-    the solution (else None).  Damped Gauss-Newton from ``(X0, Y0, ls0)`` (:func:`.model.damped_gauss_newton`),
+    the solution (else None).  Damped Gauss-Newton from ``(X0, Y0, ls0)`` (:func:`kinhec.solvers.gauss_newton.damped_gauss_newton`),
     stopped at :data:`.model.WLS_COST_TOL`.
     """
     P = 13 if with_scale else 12
