@@ -564,6 +564,26 @@ def test_interpolate_rotations_are_those_of_interpolate_poses(n_query):
         se3.interpolate_rotations(t, 1.1 * T[:, :3, :3], tq)
 
 
+def test_interpolated_rotation_angles_are_the_angles_between_interpolated_rotations():
+    """The angle between a stream's SLERP rotations at two sets of times, from quaternions, equals the angle of
+    the matrices' relative rotation (queries outside the stream clipped to its ends), also across a half-turn
+    interval and for a stream of one rotation; ``check=False`` poses are the checked ones."""
+    rng = np.random.default_rng(17)
+    t, T = _stream(rng, n=40)
+    R = T[:, :3, :3].copy()
+    R[7] = R[6] @ se3.so3_exp(np.array([0.0, 0.0, 3.1]))  # an interval that turns almost half a turn
+    ta = rng.uniform(t[0] - 0.2, t[-1] + 0.2, 500)
+    tb = np.r_[rng.uniform(t[0], t[-1], 499), ta[-1]]  # the last pair at the same instant: angle 0
+    Ra, Rb = se3.interpolate_rotations(t, R, ta), se3.interpolate_rotations(t, R, tb)
+    ref = se3.rotation_angle(np.swapaxes(Ra, -1, -2) @ Rb)
+    got = se3.interpolated_rotation_angles(t, R, ta, tb)
+    assert got.shape == (500,) and np.abs(got - ref).max() < 1e-12 and got[-1] < 1e-7
+    assert ref.max() > 2.0  # (large angles are part of the comparison)
+    assert np.array_equal(se3.interpolated_rotation_angles([1.0], R[:1], ta, tb), np.zeros(500))
+    assert np.array_equal(se3.interpolate_poses(t, T, ta, out_of_range="clip", check=False),
+                          se3.interpolate_poses(t, T, ta, out_of_range="clip"))  # fmt: skip
+
+
 def test_interpolate_rejects_bad_input():
     t, T = _stream(np.random.default_rng(15), n=4)
     with pytest.raises(InputError, match="expected strictly increasing time stamps"):

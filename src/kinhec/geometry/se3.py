@@ -56,6 +56,7 @@ __all__ = [
     "slerp_rotations",
     "interpolate_poses",
     "interpolate_rotations",
+    "interpolated_rotation_angles",
     "random_rotations",
     "random_unit_vectors",
     "random_axes_in_cone",
@@ -509,7 +510,7 @@ def _slerp(R0: np.ndarray, R1: np.ndarray, s: np.ndarray) -> np.ndarray:
     return R0 @ _so3_exp(_so3_log(np.swapaxes(R0, -1, -2) @ R1) * s[..., None])
 
 
-def interpolate_poses(t, T, t_query, *, out_of_range: str = "nan") -> np.ndarray:
+def interpolate_poses(t, T, t_query, *, out_of_range: str = "nan", check: bool = True) -> np.ndarray:
     """Interpolate a pose stream at query times: SLERP on rotations, linear on translations.
 
     Parameters
@@ -523,13 +524,16 @@ def interpolate_poses(t, T, t_query, *, out_of_range: str = "nan") -> np.ndarray
     out_of_range : {"nan", "clip", "raise"}
         What to do with query times outside ``[t[0], t[-1]]``: NaN poses,
         the nearest end pose, or an :class:`InputError`.
+    check : bool
+        False skips the validation of ``t`` and ``T`` (for a caller that has checked them, or interpolates
+        one stream many times).
 
     Returns
     -------
     ndarray, shape (M, 4, 4)
     """
-    t = check_timestamps(t, "t")
-    T = check_transforms(T, "T")
+    t = check_timestamps(t, "t") if check else np.asarray(t, dtype=np.float64)
+    T = check_transforms(T, "T") if check else np.asarray(T, dtype=np.float64)
     tq = check_array(t_query, "t_query", ())
     if T.shape[:-2] != t.shape:
         raise InputError(f"T: expected {t.shape[0]} poses to match t, got shape {T.shape}")
@@ -573,6 +577,49 @@ def interpolate_rotations(t, R, t_query, *, check: bool = True) -> np.ndarray:
     if t.size == 1:
         return np.broadcast_to(R[0], tq.shape + (3, 3)).copy()
     return _slerp_intervals(R, *_interval_positions(t, tq))
+
+
+def interpolated_rotation_angles(t, R, t_a, t_b) -> np.ndarray:
+    """Geodesic angles [rad] ``(M,)`` between a stream's rotations at times ``t_a`` and ``t_b`` ``(M,)``.
+
+    The angles of ``interpolate_rotations(t, R, t_a)[k]^T interpolate_rotations(t, R, t_b)[k]`` (SLERP on the
+    shortest path of every interval, query times clipped to the stream), to round-off, computed on unit
+    quaternions: each interval's relative rotation once, then two quaternion products per query instead of
+    rotation matrices.  ``t`` ``(N,)`` strictly increasing and ``R`` ``(N, 3, 3)`` are taken as checked.
+    """
+    t = np.asarray(t, dtype=np.float64)
+    if t.size == 1:
+        return np.zeros(np.shape(t_a))
+    q = quaternion_from_matrix_unchecked(np.asarray(R, dtype=np.float64)).T.copy()  # (4, N): one row per component
+    rel = _quat_mul(_conjugate(q[:, :-1]), q[:, 1:])
+    rel[:, rel[0] < 0] *= -1.0  # the shortest path, as the logarithm takes it
+    sin_half = np.sqrt(rel[1] ** 2 + rel[2] ** 2 + rel[3] ** 2)
+    half = np.arctan2(sin_half, rel[0])
+    axis = rel[1:] / np.where(sin_half > 0, sin_half, 1.0)
+
+    def at(tq):
+        i, s = _interval_positions(t, np.atleast_1d(np.asarray(tq, dtype=np.float64)))
+        h = s * half[i]
+        return _quat_mul(q[:, i], np.concatenate([np.cos(h)[None], np.sin(h) * axis[:, i]]))
+
+    d = _quat_mul(_conjugate(at(t_a)), at(t_b))
+    return 2.0 * np.arctan2(np.sqrt(d[1] ** 2 + d[2] ** 2 + d[3] ** 2), np.abs(d[0]))
+
+
+def _conjugate(q: np.ndarray) -> np.ndarray:
+    out = -q
+    out[0] = q[0]
+    return out
+
+
+def _quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Hamilton products of quaternions stored by component, ``(4, M)`` (rows w, x, y, z), unchecked."""
+    w1, x1, y1, z1 = a
+    w2, x2, y2, z2 = b
+    return np.stack([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+                     w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+                     w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])  # fmt: skip
 
 
 def _interval_positions(t: np.ndarray, tq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

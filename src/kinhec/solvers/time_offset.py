@@ -358,7 +358,7 @@ def estimate_time_offset(
     # 2. camera speeds over baselines b0, 2 b0, 4 b0, ... frames, and the robot poses they need, in one go
     b0 = _baseline_frames(tc, period)
     b_max = max(b0, (tk.size - 1) // MIN_WINDOWS)
-    plans, queries = [], []
+    plans, starts, ends = [], [], []
     b = b0
     while b <= b_max:
         cam = _camera_speed(tk, Rk, b, period, h)
@@ -369,7 +369,8 @@ def estimate_time_offset(
             valid_r = (r_t - half >= tr[0]) & (r_t + half <= tr[-1])
             q = r_t[valid_r]
             plans.append((b, sig_c, cam_ok, valid_r, q.size))
-            queries += [q - half, q + half]
+            starts.append(q - half)
+            ends.append(q + half)
         b *= 2
     n_q = sum(p[-1] for p in plans)
     if n_q == 0:
@@ -377,15 +378,15 @@ def estimate_time_offset(
             f"robot_t, camera_t: expected streams that overlap within max_offset_s = {max_offset_s:g} s, "
             f"got robot [{tr[0]:.6g}, {tr[-1]:.6g}] s and camera [{tc[0]:.6g}, {tc[-1]:.6g}] s"
         )
-    Rq = se3.interpolate_rotations(tr, Tr[:, :3, :3], np.concatenate(queries), check=False)
+    turned = se3.interpolated_rotation_angles(tr, Tr[:, :3, :3], np.concatenate(starts), np.concatenate(ends))
 
     # 3. correlation for every lag and baseline; the baseline with the most significant peak is kept
     best = None
     at = 0
     for b, sig_c, cam_ok, valid_r, nq in plans:
         sig_r = np.full(valid_r.shape, np.nan)
-        sig_r[valid_r] = _angles(Rq[at : at + nq], Rq[at + nq : at + 2 * nq]) / (b * period)
-        at += 2 * nq
+        sig_r[valid_r] = turned[at : at + nq] / (b * period)
+        at += nq
         corr_b, n_b = _correlation_by_lag(sig_r, sig_c, cam_ok, min_overlap)
         if np.isfinite(corr_b).any():
             z = _significance(corr_b, n_b, h, b * period)
