@@ -510,8 +510,8 @@ def _body_velocity(seq, idx, t=None) -> np.ndarray:
     tr = seq.robot.t
     h = 0.5 * float(np.median(np.diff(tr))) if tr.size > 1 else 1e-3
     t = np.clip(seq.camera.t_gt[idx] if t is None else np.asarray(t, dtype=np.float64), tr[0] + h, tr[-1] - h)
-    T0 = se3.interpolate_poses(tr, seq.robot.T_base_ee_gt, t - h, out_of_range="clip")
-    T1 = se3.interpolate_poses(tr, seq.robot.T_base_ee_gt, t + h, out_of_range="clip")
+    T0 = se3.interpolate_poses(tr, seq.robot.T_base_ee_gt, t - h, out_of_range="clip", check=False)
+    T1 = se3.interpolate_poses(tr, seq.robot.T_base_ee_gt, t + h, out_of_range="clip", check=False)
     return se3.se3_log(se3.invert_transform(T0, check=False) @ T1, check=False) / (2 * h)
 
 
@@ -527,7 +527,8 @@ def _body_acceleration(seq, t) -> np.ndarray:
     tr = seq.robot.t
     H = 4.0 * float(np.median(np.diff(tr))) if tr.size > 1 else 1e-2
     t = np.clip(np.asarray(t, dtype=np.float64), tr[0] + H, tr[-1] - H)
-    Tm, T0, Tp = (se3.interpolate_poses(tr, seq.robot.T_base_ee_gt, t + k * H, out_of_range="clip") for k in (-1, 0, 1))
+    Tm, T0, Tp = (se3.interpolate_poses(tr, seq.robot.T_base_ee_gt, t + k * H, out_of_range="clip", check=False)
+                  for k in (-1, 0, 1))  # fmt: skip
     inv0 = se3.invert_transform(T0, check=False)
     xp = se3.se3_log(inv0 @ Tp, check=False)
     xm = se3.se3_log(inv0 @ Tm, check=False)
