@@ -9,6 +9,7 @@ import pytest
 
 from kinhec.geometry import se3
 from kinhec.util.errors import InputError
+from kinhec.util.optional import MissingDependencyError
 from kinhec.solvers import certificate as ct
 
 
@@ -144,7 +145,8 @@ def test_solver_errors_name_the_fix(monkeypatch):
     with pytest.raises(InputError, match="too large for 6 rotations"):
         ct.solve_relaxation(prob, solver="clarabel")
     monkeypatch.setitem(__import__("sys").modules, "scs", None)
-    with pytest.raises(InputError, match=r'pip install "kinhec\[certify\]"'):
+    with pytest.raises(MissingDependencyError,
+                       match=r'^the SDP relaxation needs scs, which is not installed: pip install "kinhec\[certify\]"$'):
         ct.solve_relaxation(prob, solver="scs")
 
 

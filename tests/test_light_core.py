@@ -219,6 +219,17 @@ def test_the_figure_is_refused_before_the_calibration_runs(tmp_path):
      'writing an HTML report page needs plotly, which is not installed: pip install "kinhec[report]"'),
     ("matplotlib", "from kinhec.report.viz import _style; _style.new_figure(1, 1)",
      'drawing the figures needs matplotlib, which is not installed: pip install "kinhec[viz]"'),
+    # the packages installed only when asked for: the same line, with their own extra
+    ("cv2", "from kinhec.vision._cv import require_cv2; require_cv2('target detection')",
+     'target detection needs opencv-python-headless, which is not installed: pip install "kinhec[vision]"'),
+    ("cv2", "from kinhec.evaluate.suite.opencv import _cv2; _cv2()",
+     'the OpenCV harness needs opencv-python-headless, which is not installed: pip install "kinhec[vision]"'),
+    ("rosbags", "from kinhec.calibrate.bags import _rosbags; _rosbags()",
+     'reading ROS bags needs rosbags, which is not installed: pip install "kinhec[ros]"'),
+    ("yourdfpy", "from kinhec.models.robot_files import robot_from_urdf; robot_from_urdf('arm.urdf', 'base', 'tool0')",
+     'arm.urdf: reading a URDF needs yourdfpy, which is not installed: pip install "kinhec[robots]"'),
+    ("dask", "from kinhec.util.executors import DaskExecutor; DaskExecutor(print, 1, None)",
+     '--executor dask needs dask, which is not installed: pip install "kinhec[cluster]"'),
 ])  # fmt: skip
 def test_the_python_api_names_the_extra_too(blocked, call, message):
     proc = _run_blocked(f"""
@@ -276,7 +287,7 @@ def test_extras_of_pyproject_match_the_helper():
 
     extras = {k: names(v) for k, v in project["optional-dependencies"].items()}
     base = names(project["dependencies"])
-    dist = {"yaml": "pyyaml", "mpl_toolkits": "matplotlib"}
+    dist = {"yaml": "pyyaml", "mpl_toolkits": "matplotlib", "cv2": "opencv-python-headless"}
     for module, extra in optional.EXTRA_OF.items():
         assert dist.get(module, module) in extras[extra], (module, extra)
     assert base == {"numpy", "scipy", "tomli"} | extras["data"] | extras["cli"] | extras["viz"]

@@ -246,6 +246,18 @@ def test_certify_sdp_and_no_certificate():
     assert np.allclose(none.X["tag00"], res.X["tag00"], atol=1e-9)
 
 
+def test_without_an_sdp_solver_the_local_solution_stands_and_says_so(monkeypatch):
+    """The SDP's certificate asked for where neither SCS nor Clarabel is installed: the same estimate as without
+    a certificate, and the note says which extra brings the solver (no error)."""
+    sc = scenes.draw_scene(13, 0, n_cameras=2, n_targets=2)
+    none = calibrate_multi(sc.pairs, certify=None)
+    monkeypatch.setitem(__import__("sys").modules, "scs", None)
+    res = calibrate_multi(sc.pairs, certify="sdp")
+    notes = " ".join(res.warnings + list(getattr(res, "notes", []) or []))
+    assert 'the SDP relaxation needs scs, which is not installed: pip install "kinhec[certify]"' in notes, notes
+    assert np.allclose(none.X["tag00"], res.X["tag00"], atol=1e-9)
+
+
 # --------------------------------------------------------------------------- #
 # the bound
 # --------------------------------------------------------------------------- #

@@ -44,6 +44,7 @@ from kinhec.calibrate.readers import PoseStream
 from kinhec.calibrate.tf_messages import decode_batch
 from kinhec.calibrate.tftree import TfTree, dedup, transforms_from_ros
 from kinhec.util.errors import InputError
+from kinhec.util.optional import require
 
 __all__ = ["POSE_TYPES", "TF_TOPICS", "BAG_SUFFIXES", "read_bag", "parse_stream", "frame_names", "cli_streams"]
 
@@ -68,12 +69,9 @@ _ROLES = {  # role -> (first frame, second frame) names of the pair, and the two
 
 
 def _rosbags():
-    try:
-        from rosbags.highlevel import AnyReader, AnyReaderError
-        from rosbags.typesys import Stores, get_typestore
-    except ImportError:
-        raise InputError('reading ROS bags needs the rosbags library: pip install "kinhec[ros]"') from None
-    return AnyReader, AnyReaderError, Stores, get_typestore
+    highlevel = require("rosbags.highlevel", "reading ROS bags")
+    typesys = require("rosbags.typesys", "reading ROS bags")
+    return highlevel.AnyReader, highlevel.AnyReaderError, typesys.Stores, typesys.get_typestore
 
 
 def parse_stream(spec: str, role: str) -> tuple[str, str, str | None]:

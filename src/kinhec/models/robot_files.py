@@ -65,6 +65,7 @@ import numpy as np
 
 from kinhec.models.robots import RobotModel, get_robot
 from kinhec.util.errors import InputError
+from kinhec.util.optional import require
 
 __all__ = ["DH_KEYS", "N_SAMPLES", "load_robot", "robot_from_dh_yaml", "robot_from_dh_dict", "robot_from_urdf",
            "rpy_matrix"]  # fmt: skip
@@ -310,14 +311,13 @@ def robot_from_urdf(path, base_link: str, tip_link: str, *, name: str | None = N
     Raises
     ------
     InputError
-        yourdfpy missing, an unreadable URDF, a base or tip that is not a link, no path from the base to the tip,
-        a joint on the path that is not revolute, continuous, prismatic (with limits) or fixed, or a mimic joint.
+        An unreadable URDF, a base or tip that is not a link, no path from the base to the tip, a joint on the
+        path that is not revolute, continuous, prismatic (with limits) or fixed, or a mimic joint.
+    MissingDependencyError
+        yourdfpy is not installed (the ``robots`` extra).
     """
     path = Path(path)
-    try:
-        import yourdfpy
-    except ImportError:
-        raise InputError(f"{path}: reading a URDF needs yourdfpy (pip install 'kinhec[robots]'), got it missing") from None
+    yourdfpy = require("yourdfpy", f"{path}: reading a URDF")
     if not path.is_file():
         raise InputError(f"{path}: expected a URDF file, got no such file")
     try:

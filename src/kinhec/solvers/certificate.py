@@ -75,7 +75,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kinhec.util.errors import InputError, KinhecError, UnknownNameError
+from kinhec.util.errors import InputError, UnknownNameError
+from kinhec.util.optional import require
 from kinhec.solvers import _common as c
 
 __all__ = [
@@ -445,10 +446,6 @@ def _svec_index(n: int, upper: bool):
     return rows, cols
 
 
-def _missing_solver(name: str) -> KinhecError:
-    return InputError(f"the SDP relaxation needs the {name} package: pip install \"kinhec[certify]\"")
-
-
 def solve_relaxation(problem: RotationProblem, *, solver: str = "scs", redundant: bool = True,
                      Q: np.ndarray | None = None):  # fmt: skip
     """Solve the dual SDP; returns ``(Z, bound, lambda_min, cpu_s, status, row_multipliers)``.
@@ -496,19 +493,13 @@ def solve_relaxation(problem: RotationProblem, *, solver: str = "scs", redundant
     cvec = -np.tile(obj, K)
     t0 = time.process_time()
     if solver == "scs":
-        try:
-            import scs
-        except ImportError:
-            raise _missing_solver("scs") from None
+        scs = require("scs", "the SDP relaxation")
         s = scs.SCS(dict(A=A, b=b, c=cvec), dict(s=[n]), eps_abs=SCS_EPS, eps_rel=SCS_EPS, verbose=False,
                     max_iters=SCS_MAX_ITERS)  # fmt: skip
         sol = s.solve()
         lam_vec, zvec, status = np.asarray(sol["x"]), np.asarray(sol["y"]), str(sol["info"]["status"])
     else:
-        try:
-            import clarabel
-        except ImportError:
-            raise _missing_solver("clarabel") from None
+        clarabel = require("clarabel", "the SDP relaxation")
         settings = clarabel.DefaultSettings()
         settings.verbose = False
         s = clarabel.DefaultSolver(sp.csc_matrix((K * m, K * m)), cvec, A, b, [clarabel.PSDTriangleConeT(n)], settings)

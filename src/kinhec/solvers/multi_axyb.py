@@ -57,6 +57,7 @@ import numpy as np
 
 from kinhec.geometry import se3
 from kinhec.util.errors import InputError, UnknownNameError
+from kinhec.util.optional import MissingDependencyError
 from kinhec.solvers import _common as c
 from kinhec.solvers import certificate as ct
 from kinhec.solvers.he_ml_stages import configuration as hm_conf
@@ -423,9 +424,7 @@ def _initial(d: GraphData, robust: bool, method: str, solver: str, notes: list):
         prob = _rotation_problem(d, w)
         try:
             R, cert = ct.global_rotations(prob, start=R, method=method if rnd == 0 else "local", solver=solver)
-        except InputError as exc:  # no SDP solver installed: the local solution stands
-            if "kinhec[certify]" not in str(exc):
-                raise
+        except MissingDependencyError as exc:  # no SDP solver installed: the local solution stands
             R, cert = ct.global_rotations(prob, start=R, method="local")
             notes.append(f"initial rotations not certified by the SDP: {exc}")
         tX, tY, ls = _translations(d, R[:nx], R[nx:], w)
@@ -753,9 +752,7 @@ def _certify(prob: ct.RotationProblem, R_est: np.ndarray, R_start: np.ndarray, m
     if not cert.tight and method in ("auto", "sdp") or method == "sdp":
         try:
             R_g, cert = ct.global_rotations(prob, start=R_g, method=method, solver=solver)
-        except InputError as exc:
-            if "kinhec[certify]" not in str(exc):
-                raise
+        except MissingDependencyError as exc:  # no SDP solver installed: the local certificate stands
             notes.append(str(exc))
     f_est = prob.cost(R_est, Q)
     gap = f_est - cert.lower_bound

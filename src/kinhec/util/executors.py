@@ -47,6 +47,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from typing import Any, Callable
 
 from kinhec.util.errors import InputError
+from kinhec.util.optional import require
 from kinhec.util.locking import STATE_DIR, FolderLock, pid_alive  # noqa: F401  (re-exported: they used to live here)
 
 __all__ = [
@@ -202,13 +203,8 @@ class DaskExecutor:
     """A Dask cluster: the scheduler at ``scheduler``, or a ``LocalCluster`` of ``workers`` processes."""
 
     def __init__(self, fn: Callable[[Any], Any], workers: int, scheduler: str | None) -> None:
-        try:
-            from dask.distributed import Client, LocalCluster
-        except ImportError:
-            raise InputError(
-                "--executor dask: expected dask.distributed to be installed (pip install 'kinhec[cluster]'), got an "
-                "ImportError"
-            ) from None
+        distributed = require("dask.distributed", "--executor dask")
+        Client, LocalCluster = distributed.Client, distributed.LocalCluster
         self.fn = fn
         self._cluster = None
         self._aborted = False

@@ -21,7 +21,8 @@ from kinhec.util.errors import KinhecError
 __all__ = ["EXTRA_OF", "MissingDependencyError", "require", "missing_dependency", "install_hint"]
 
 #: The extra of ``pyproject.toml`` that installs each optional top-level package (its import name).
-#: ``report`` is the only extra ``pip install .`` leaves out; the others are in the base dependencies too.
+#: ``data``, ``cli`` and ``viz`` are in the base dependencies too; ``report``, ``cluster``, ``vision``, ``certify``,
+#: ``ros`` and ``robots`` are installed only when asked for (``pip install "kinhec[vision]"``).
 EXTRA_OF = {
     "plotly": "report",
     "deflate": "report",
@@ -34,10 +35,16 @@ EXTRA_OF = {
     "threadpoolctl": "data",
     "click": "cli",
     "rich": "cli",
+    "dask": "cluster",
+    "cv2": "vision",
+    "scs": "certify",
+    "clarabel": "certify",
+    "rosbags": "ros",
+    "yourdfpy": "robots",
 }
 
 #: The distribution name of a package whose import name differs.
-_DISTRIBUTION = {"yaml": "pyyaml", "mpl_toolkits": "matplotlib"}
+_DISTRIBUTION = {"yaml": "pyyaml", "mpl_toolkits": "matplotlib", "cv2": "opencv-python-headless"}
 
 
 class MissingDependencyError(KinhecError, ImportError):

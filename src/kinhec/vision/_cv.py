@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kinhec.util.errors import InputError
+from kinhec.util.optional import require
 
 __all__ = ["require_cv2", "EXTRA"]
 
@@ -11,17 +12,16 @@ EXTRA = 'pip install "kinhec[vision]"'
 
 
 def require_cv2(what: str = "target detection"):
-    """The ``cv2`` module, or an :class:`~kinhec.util.errors.InputError` saying how to install it.
+    """The ``cv2`` module; :class:`~kinhec.util.optional.MissingDependencyError` when OpenCV is not installed and
+    :class:`~kinhec.util.errors.InputError` when it is older than 4.8 (no ChArUco detector), each saying how to
+    install it.
 
     Parameters
     ----------
     what : str
         What needs OpenCV, for the message (``"target detection"``, ``"image rendering"``).
     """
-    try:
-        import cv2
-    except ImportError as exc:
-        raise InputError(f"{what} needs OpenCV ({exc}): {EXTRA}") from None
+    cv2 = require("cv2", what)
     if not hasattr(cv2, "aruco") or not hasattr(cv2.aruco, "CharucoDetector"):
         raise InputError(f"{what} needs OpenCV 4.8 or newer with its aruco module, got cv2 {cv2.__version__}: {EXTRA}")
     return cv2

@@ -28,6 +28,7 @@ import numpy as np
 
 from kinhec.geometry import se3
 from kinhec.util.errors import InputError
+from kinhec.util.optional import require
 from kinhec.models.intrinsics import INTRINSIC_NAMES, pack_views, project, residual_norms
 from kinhec.synth.observations import pose_json, read_observations, read_pose_pairs
 from kinhec.solvers.reprojection import chain_poses
@@ -36,11 +37,7 @@ __all__ = ["opencv_single_cam_handeye", "opencv_pose_pairs", "OPENCV_RUNNERS"]
 
 
 def _cv2():
-    try:
-        import cv2
-    except ImportError:  # pragma: no cover - depends on the environment
-        raise InputError("the OpenCV harness needs opencv-python-headless: pip install -e '.[dev]'") from None
-    return cv2
+    return require("cv2", "the OpenCV harness")
 
 
 def _mean_pose(T: np.ndarray) -> np.ndarray:
