@@ -213,14 +213,17 @@ def _distort(xy: np.ndarray, d: np.ndarray) -> np.ndarray:
     return np.stack([xd, yd], axis=-1)
 
 
+#: The three lens models' parameter lists, as error messages name them.
+MODEL_FORMS = ("9 numbers (fx, fy, cx, cy, k1, k2, p1, p2, k3; pinhole), 8 (fx, fy, cx, cy, k1, k2, k3, k4; fisheye) "
+               "or 12 (fx, fy, cx, cy, k1, k2, p1, p2, k3, k4, k5, k6; rational)")
+
+
 def model_of(intrinsics, what: str = "intrinsics") -> str:
     """``"radtan"`` for nine intrinsics, ``"equidistant"`` for eight, ``"rational"`` for twelve (see the module
     doc); else an InputError."""
     n = int(np.size(intrinsics))
     if n not in MODELS:
-        raise InputError(f"{what}: expected 9 numbers (fx, fy, cx, cy, k1, k2, p1, p2, k3; pinhole), 8 (fx, fy, cx, "
-                         f"cy, k1, k2, k3, k4; fisheye) or 12 (fx, fy, cx, cy, k1, k2, p1, p2, k3, k4, k5, k6; "
-                         f"rational), got {n}")  # fmt: skip
+        raise InputError(f"{what}: expected {MODEL_FORMS}, got {n}")
     return MODELS[n]
 
 

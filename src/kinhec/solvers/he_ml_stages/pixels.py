@@ -157,13 +157,11 @@ def normalised_points(views: PackedViews, intrinsics: np.ndarray, n_iter: int = 
 def check_intrinsics(intrinsics, what: str) -> np.ndarray:
     """Known intrinsics of a lens model :mod:`kinhec.models.intrinsics` knows (9, 8 or 12 finite numbers with
     ``fx, fy > 0``) as floats; else an InputError naming ``what``."""
-    from kinhec.models.intrinsics import MODELS
+    from kinhec.models.intrinsics import MODEL_FORMS, MODELS
 
     k = np.asarray(intrinsics, dtype=np.float64)
     if k.ndim != 1 or k.size not in MODELS or not np.isfinite(k).all() or k[0] <= 0 or k[1] <= 0:
-        raise InputError(f"{what}: expected 9 finite numbers (fx, fy, cx, cy, k1, k2, p1, p2, k3; pinhole), 8 (fx, fy, "
-                         f"cx, cy, k1, k2, k3, k4; fisheye) or 12 (fx, fy, cx, cy, k1, k2, p1, p2, k3, k4, k5, k6; "
-                         f"rational) with fx, fy > 0, got {k.size} values {k!r}")  # fmt: skip
+        raise InputError(f"{what}: expected {MODEL_FORMS}, finite, with fx, fy > 0, got {k.size} values {k!r}")
     return k
 
 
