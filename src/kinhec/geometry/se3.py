@@ -291,19 +291,17 @@ def quaternion_from_matrix_unchecked(R: np.ndarray) -> np.ndarray:
 
 def quaternion_multiply(q1, q2) -> np.ndarray:
     """Hamilton product ``q1 * q2`` of quaternions ``(..., 4)`` in (w, x, y, z) order (not re-signed)."""
-    a = check_array(q1, "q1", (4,))
-    b = check_array(q2, "q2", (4,))
+    return _quaternion_product(check_array(q1, "q1", (4,)), check_array(q2, "q2", (4,)))
+
+
+def _quaternion_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """:func:`quaternion_multiply` of checked arrays ``(..., 4)``."""
     w1, x1, y1, z1 = np.moveaxis(a, -1, 0)
     w2, x2, y2, z2 = np.moveaxis(b, -1, 0)
-    return np.stack(
-        [
-            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
-            w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
-        ],
-        axis=-1,
-    )
+    return np.stack([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+                     w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+                     w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2], axis=-1)  # fmt: skip
 
 
 def transform_from_rotation_translation(R, p) -> np.ndarray:
@@ -590,36 +588,23 @@ def interpolated_rotation_angles(t, R, t_a, t_b) -> np.ndarray:
     t = np.asarray(t, dtype=np.float64)
     if t.size == 1:
         return np.zeros(np.shape(t_a))
-    q = quaternion_from_matrix_unchecked(np.asarray(R, dtype=np.float64)).T.copy()  # (4, N): one row per component
-    rel = _quat_mul(_conjugate(q[:, :-1]), q[:, 1:])
-    rel[:, rel[0] < 0] *= -1.0  # the shortest path, as the logarithm takes it
-    sin_half = np.sqrt(rel[1] ** 2 + rel[2] ** 2 + rel[3] ** 2)
-    half = np.arctan2(sin_half, rel[0])
-    axis = rel[1:] / np.where(sin_half > 0, sin_half, 1.0)
+    q = quaternion_from_matrix_unchecked(np.asarray(R, dtype=np.float64))
+    rel = _quaternion_product(q[:-1] * _CONJUGATE, q[1:])
+    rel[rel[:, 0] < 0] *= -1.0  # the shortest path, as the logarithm takes it
+    sin_half = np.linalg.norm(rel[:, 1:], axis=1)
+    half = np.arctan2(sin_half, rel[:, 0])
+    axis = rel[:, 1:] / np.where(sin_half > 0, sin_half, 1.0)[:, None]
 
     def at(tq):
         i, s = _interval_positions(t, np.atleast_1d(np.asarray(tq, dtype=np.float64)))
         h = s * half[i]
-        return _quat_mul(q[:, i], np.concatenate([np.cos(h)[None], np.sin(h) * axis[:, i]]))
+        return _quaternion_product(q[i], np.concatenate([np.cos(h)[:, None], np.sin(h)[:, None] * axis[i]], axis=1))
 
-    d = _quat_mul(_conjugate(at(t_a)), at(t_b))
-    return 2.0 * np.arctan2(np.sqrt(d[1] ** 2 + d[2] ** 2 + d[3] ** 2), np.abs(d[0]))
-
-
-def _conjugate(q: np.ndarray) -> np.ndarray:
-    out = -q
-    out[0] = q[0]
-    return out
+    d = _quaternion_product(at(t_a) * _CONJUGATE, at(t_b))
+    return 2.0 * np.arctan2(np.linalg.norm(d[:, 1:], axis=1), np.abs(d[:, 0]))
 
 
-def _quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Hamilton products of quaternions stored by component, ``(4, M)`` (rows w, x, y, z), unchecked."""
-    w1, x1, y1, z1 = a
-    w2, x2, y2, z2 = b
-    return np.stack([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
-                     w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-                     w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])  # fmt: skip
+_CONJUGATE = np.array([1.0, -1.0, -1.0, -1.0])
 
 
 def _interval_positions(t: np.ndarray, tq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from kinhec.util.errors import InputError
-from kinhec.util.optional import require
+from kinhec.util.optional import install_hint, require
 
 __all__ = ["require_cv2", "EXTRA"]
 
 #: The pip extra that brings OpenCV (``opencv-python-headless``).
-EXTRA = 'pip install "kinhec[vision]"'
+EXTRA = install_hint("cv2")
 
 
 def require_cv2(what: str = "target detection"):
