@@ -55,3 +55,17 @@ def test_eye_in_hand_corrects_the_inverse_pose():
     B = se3.invert_transform(T)
     np.testing.assert_allclose(eb.correct(B, theta, eye_in_hand=True),
                                se3.invert_transform(eb.correct(T, theta, eye_in_hand=False)), atol=1e-14)
+
+
+def test_a_camera_at_the_origin_of_its_stream_is_left_where_it_is():
+    # the first pose of a visual-odometry trajectory is the identity: no line of sight, no depth, nothing to turn
+    T = _poses(seed=33)
+    T[0] = np.eye(4)
+    theta = np.array([1e-3, 2e-3, -1e-3, 5e-4, 2e-3, -1e-3])
+    out = eb.correct(T, theta, eye_in_hand=False)
+    assert np.isfinite(out).all()
+    R0 = se3.so3_exp(np.array([1e-3, 2e-3, 0.0]))
+    np.testing.assert_allclose(out[0, :3, :3], R0, atol=1e-15)  # only the camera-frame rotation acts
+    np.testing.assert_allclose(out[0, :3, 3], 0.0, atol=0)
+    np.testing.assert_allclose(out[1:], eb.correct(T[1:], theta, eye_in_hand=False), atol=0)
+    np.testing.assert_allclose(eb.correct(se3.invert_transform(T), theta, eye_in_hand=True)[0, :3, 3], 0.0, atol=1e-18)

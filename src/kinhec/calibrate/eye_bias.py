@@ -76,8 +76,10 @@ def correct(B: np.ndarray, theta: np.ndarray, eye_in_hand: bool) -> np.ndarray:
     t_new = t + t[:, 2:3] * np.array([theta[2], theta[3], theta[4]]) + stretch
     # the second depth stretch turns the target with the line of sight (weak perspective: a small target keeps
     # its appearance from the new ray)
-    a = t / np.linalg.norm(t, axis=1, keepdims=True)
-    b = (t + stretch) / np.linalg.norm(t + stretch, axis=1, keepdims=True)
+    # (a camera at the origin of its stream, the first pose of a visual-odometry trajectory, has no line of sight
+    # and its depth stretch is 0: no turn)
+    a = t / np.maximum(np.linalg.norm(t, axis=1, keepdims=True), 1e-300)
+    b = (t + stretch) / np.maximum(np.linalg.norm(t + stretch, axis=1, keepdims=True), 1e-300)
     turn = se3.so3_exp(np.cross(a, b))  # small angles: the rotation taking a to b
     out = np.empty_like(T)
     out[:, :3, :3] = turn @ R0 @ T[:, :3, :3]
