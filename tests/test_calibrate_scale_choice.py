@@ -134,3 +134,14 @@ def test_a_freed_scale_publishes_what_scale_free_publishes(kuka_2_files):
     assert not any("estimated freely" in n for n in metric.notes)
     assert abs(np.log(metric.scale)) < 3 * 0.005
     assert np.linalg.norm(metric.X[:3, 3] - free.X[:3, 3]) > 2e-3  # the two readings differ by millimetres here
+
+
+def test_restart_that_keeps_the_metric_fit_says_the_first_look_was_off():
+    # the coarse ratio far from 1, but the free fit loses on the pairs: metric, and the note says why
+    held = _fit(1.0, 1.0024, 17.7)
+    free = _fit(_factor_for_gain(-7.0), 1.0014, 17.8)
+    fit = dict(eye_in_hand=True, scale0=1.0, scale_prior_std=0.005)
+    sol, kept, note = fs.restart(fit, held, _decision(1.67, 0.05), lambda: (free, dict(fit, scale_prior_std=None)))
+    assert sol is held and kept is fit
+    assert note.startswith("the eye translations looked 1.67 times the robot's at the first look")
+    assert "gives 1.0014 (1.0024 under the prior)" in note and note.endswith("the translations are metric")

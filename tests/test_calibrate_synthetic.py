@@ -140,6 +140,42 @@ def test_odometry_origin_behind_the_camera_is_no_impossibility(tmp_path):
         calibrate(hand, eye, eye_pose="target_T_cam")
 
 
+#: A drifting metric visual odometry on a UR5 (a recipe of the full tier's ``mixed`` track): its eye file starts
+#: at the odometry's origin (the identity), 30 % of the camera poses are gross outliers, encoder noise 3 mrad.
+METRIC_ODOMETRY = dict(seed=6129265382340755807, robot="ur5", world_frame="vo_origin", duration_s=8.918676138616261,
+                       robot_noise_models=("se3_gaussian", "joint_gaussian"), robot_rot_std_rad=8.383e-4,
+                       robot_trans_std_m=5.09e-4, joint_std_rad=3.04e-3, camera_noise_model="vo_drift",
+                       camera_rot_std_rad=5.2305e-4, camera_trans_std_m=1.1725e-4, camera_trans_std_z_m=1.1725e-4,
+                       vo_drift_rot_std_rad=5.2305e-4, vo_drift_trans_std_m=1.1725e-4, outlier_fraction=0.2997,
+                       outlier_model="gross")  # fmt: skip
+
+
+def test_an_eye_file_starting_at_its_own_origin_is_an_odometry_and_not_refused_as_a_target_behind(tmp_path):
+    """A metric odometry whose file starts at the identity (its reference is the camera's first pose, which no view
+    of a target can be): the origin lies behind the camera in most views, which is no impossibility there, so
+    ``--setup eye_in_hand`` with the files' own claims stands (it was refused for a target behind the camera, with
+    the eye-to-hand twin offered, which publishes the odometry's origin as the camera); and the first look's ratio
+    of translations (a coarse fit, thrown by the outliers) is not reported as a monocular stream once a fit with
+    the scale free loses on the pairs."""
+    from scipy import stats
+
+    from kinhec.calibrate.conventions import at_own_origin, front_fraction
+
+    seq, hand, eye = exported(tmp_path, 19, **METRIC_ODOMETRY)
+    rows = np.loadtxt(eye, comments="#")
+    T_origin_cam = se3.transform_from_rotation_translation(
+        se3.matrix_from_quaternion(np.c_[rows[:, 7], rows[:, 4:7]], normalize=True), rows[:, 1:4])
+    assert np.array_equal(T_origin_cam[0], np.eye(4)) and at_own_origin(T_origin_cam)
+    assert front_fraction(se3.invert_transform(T_origin_cam)) < 0.2
+    res = calibrate(hand, eye, setup="eye_in_hand")
+    assert res.setup == "eye_in_hand" and res.determined
+    e = np.r_[se3.so3_log(res.X[:3, :3].T @ seq.X[:3, :3]), seq.X[:3, 3] - res.X[:3, 3]]
+    assert float(e @ np.linalg.solve(res.cov[:6, :6], e)) < stats.chi2.ppf(0.999, 6)
+    assert abs(res.scale - 1.0) < 3 * res.scale_std
+    assert not any("--scale" in w for w in res.warnings), res.warnings
+    assert any(n.endswith("the translations are metric") for n in res.notes), res.notes
+
+
 def test_rig_without_a_body_stream_uses_the_first_camera(tmp_path):
     """Seed-002 layout alone (no body poses): camera->camera transforms from the cameras' world poses."""
     X = rig(tmp_path, np.random.default_rng(4))

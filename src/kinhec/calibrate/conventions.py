@@ -66,7 +66,9 @@ on, or the target behind the camera (:func:`front_fraction`) in more than
 front in :data:`VIEW_PASS` of them (a camera's file).  The latter holds for a
 target the camera observes (a board or a tag, PnP poses), not for a stream
 stated monocular (``scale=True``: visual odometry or SLAM, whose reference is
-its own origin or map frame, which the camera moves past): there it is not
+its own origin or map frame, which the camera moves past) nor for one that puts
+the camera at its reference's origin in some pose (:func:`at_own_origin`: the
+first pose of an odometry, which no view of a target can be): there it is not
 applied.
 
 Which file is the camera's
@@ -98,7 +100,7 @@ __all__ = ["Claim", "WEIGHTS", "DECISIVE", "file_claims", "frames_in", "frames_o
            "x_log_prior", "magnitude_log_prior", "scale_log_prior", "rate_log_likelihood", "median_norm",
            "MAX_PLAUSIBLE_M", "MIN_PLAUSIBLE_M", "X_TYPICAL_M", "X_LOG_STD", "X_TAIL_M", "X_FALL_M", "X_MIN_M",
            "SCALE_LOG_STD", "camera_view_fraction", "VIEW_HALF_ANGLE_DEG", "FACING_DEG", "VIEW_RANGE_M",
-           "VIEW_PASS", "VIEW_FAIL", "VIEW_WEIGHT", "X_IMPOSSIBLE_M", "front_fraction", "BEHIND_MOST"]
+           "VIEW_PASS", "VIEW_FAIL", "VIEW_WEIGHT", "X_IMPOSSIBLE_M", "front_fraction", "BEHIND_MOST", "at_own_origin"]
 
 #: Weight [log units] a reading loses for contradicting a claim of each source.
 WEIGHTS = {"option": 10.0, "format": 8.0, "comment": 6.0, "name": 3.0, "convention": 3.0, "default": 0.4}
@@ -388,6 +390,14 @@ def rate_log_likelihood(rate_hz: float | None, role: str) -> float:
 def median_norm(T) -> float:
     """Median translation magnitude of poses (N, 4, 4) [their units]."""
     return float(np.median(np.linalg.norm(T[:, :3, 3], axis=1)))
+
+
+def at_own_origin(T) -> bool:
+    """Whether some pose (N, 4, 4) puts the camera at the origin of its stream's reference (translation 0 to 1e-9
+    of the median's): the reference is then one of the camera's own poses (the start of a visual odometry or SLAM
+    trajectory), not a target it observes -- a camera cannot sit at the origin of a target it sees."""
+    t = np.linalg.norm(np.asarray(T, dtype=float)[:, :3, 3], axis=1)
+    return bool(t.size) and bool(np.any(t <= 1e-9 * float(np.median(t))))
 
 
 def front_fraction(T_cam_obj) -> float:

@@ -652,7 +652,7 @@ def check(hand: PoseStream, eye: PoseStream, *, setup: str | None = None, hand_p
     no_x_prior = rig or rig_reference or "rig" in (hand.fmt, eye.fmt)
     scored = _score_all(hand, eye, datas, claims, scale=scale, rig_reference=no_x_prior, values=values)
     ctx = _Words(hand, eye, {(d.quat, d.variant): d.alignment for d in datas}, rig, choose=not no_x_prior,
-                 odometry=bool(scale))
+                 odometry=bool(scale) or cv.at_own_origin(eye.T))
     kept = sorted((x for x in scored if _consistent(x.reading, opts)), key=lambda x: -x.total)
     warns = _against_options(ctx, scored, kept, force, opts)
     best, rivals, margin, more = _settle(ctx, kept, stated, force)
@@ -686,7 +686,8 @@ class _Words:
     aligns: dict
     rig: bool
     choose: bool = True  # readings that fit the same are told apart by reading_choice (not on a rig)
-    # the eye stream is stated monocular (``scale=True``): visual odometry or SLAM, whose reference is its own
+    # the eye stream is stated monocular (``scale=True``) or puts the camera at its reference's origin in some pose
+    # (:func:`~kinhec.calibrate.conventions.at_own_origin`): visual odometry or SLAM, whose reference is its own
     # origin or map frame, which the camera need not see (it moves past it): "behind the camera" is no
     # impossibility there
     odometry: bool = False

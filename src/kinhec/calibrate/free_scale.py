@@ -110,7 +110,8 @@ def restart(fit: dict, sol: sv.Solution, decision, free_fit, *, force: bool = Fa
 
     ``free_fit`` is a callable returning the fit with the scale free and its settings as a stated ``--scale free``
     computes them (so that a refusal shows what that statement publishes); it is called only then.  Returns the
-    fit, its settings and a note (the first fit, its settings and None when it stays).  Raises
+    fit, its settings and a note (the first fit, its settings and None when no second fit was needed; with a note
+    saying the translations are metric when the second fit lost).  Raises
     :class:`~kinhec.util.errors.InputError` when :func:`decide` finds that neither scale model is decisive and
     their ``X`` differ (``force``: a warning appended to ``warnings`` and the metric fit kept).
     """
@@ -126,8 +127,11 @@ def restart(fit: dict, sol: sv.Solution, decision, free_fit, *, force: bool = Fa
         if warnings is not None:
             warnings.append(msg + " (--force: kept the metric fit)")
         return sol, fit, None
-    if verdict == "held":
-        return sol, fit, None
+    if verdict == "held":  # the first look's ratio was the coarse fit's: the refined pairs say metric
+        return sol, fit, (f"the eye translations looked {r:.3g} times the robot's at the first look (a coarse fit); "
+                          f"a fit of the pairs with the scale free gives {free.scale:.4f} ({sol.scale:.4f} under "
+                          f"the prior) and fits no better (gain {g:.3g} in log-likelihood, {needed:.3g} needed): "
+                          "the translations are metric")
     note = (f"the eye translations are {free.scale:.4f} times the robot's, beyond what the scale's prior of "
             f"{100 * sc.PRIOR_STD:.2g} % allows (fit under it: scale {sol.scale:.4f}, the mismatch taken for noise; "
             f"free: more probable by {g:.3g} in log-likelihood): the scale is estimated freely")

@@ -44,7 +44,8 @@ class Solved:
 
     ``pairing`` is the one it holds for (the same clock's when that won), ``fit`` the refinement's options,
     ``init_solver`` the initial candidate's solver, ``inverse_domain`` the residuals' domain, ``freed``
-    whether the scale's prior was freed, ``offset_edge`` whether the offset lies at the edge of its search,
+    whether the scale's prior was freed (``metric_checked``: tried freed, and it lost), ``offset_edge`` whether the
+    offset lies at the edge of its search,
     ``open`` the directions a motion about one axis leaves open (with the components stated or set by convention).
     """
 
@@ -57,6 +58,7 @@ class Solved:
     offset_edge: bool
     open: rd.OpenDirections | None = None  # what a motion about one axis leaves open (None: nothing)
     feedback_radius: float | None = None  # spectral radius of the fit's dependence on its noise model's point
+    metric_checked: bool = False  # a fit with the scale free was tried on the pairs and lost: the scale is metric
 
 
 def _candidates(cv: Conventions, pairing, offset0, opts: Options, estimate_scale: bool):
@@ -101,6 +103,7 @@ def solve(cv: Conventions, paired: Paired, opts: Options, eye_bias_prior=None) -
         if alt is not None:
             pairing, sol, X0, Y0, fit, note = alt
             cv.notes.append(note)
+    metric_checked = False
     if not scale and not fixed_scale and not opts.metric_scale:
         sol, fit, restart = free_scale.restart(fit, sol, cv.decision,
                                                lambda: _free_fit(cv, pairing, paired.offset0, fit, opts),
@@ -108,6 +111,7 @@ def solve(cv: Conventions, paired: Paired, opts: Options, eye_bias_prior=None) -
         if restart is not None:
             cv.notes.append(restart)
             X0, Y0 = sol.X, sol.Y
+            metric_checked = fit.get("scale_prior_std") is not None  # the free scale tried, and it lost
     if estimate_offset and not offset_edge and stamp_units.offset_at_edge(sol.offset, opts.max_offset_s,
                                                                           paired.period_s):
         offset_edge = stamp_units.check_offset_edge(cv.hand, cv.eye, sol.offset, opts.max_offset_s, coarse=False,
@@ -133,7 +137,7 @@ def solve(cv: Conventions, paired: Paired, opts: Options, eye_bias_prior=None) -
         # (components held for a motion about one axis are where they were stated or set, not fitted; a rig's
         # cameras sit anywhere on its body)
         _check_mount(cv, sol)
-    return Solved(sol, pairing, fit, name, eih, freed, offset_edge, od, radius)
+    return Solved(sol, pairing, fit, name, eih, freed, offset_edge, od, radius, metric_checked)
 
 
 def _check_mount(cv: Conventions, sol) -> None:
