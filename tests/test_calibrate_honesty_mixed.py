@@ -73,7 +73,8 @@ def test_interpolation_bias_follows_noise_and_motion():
     B = np.repeat(np.eye(4)[None], te.size, axis=0)
     hand = PoseStream(t=t, T=A, path="hand", lines=np.arange(n) + 1, name="hand", fmt="tum")
     eye = PoseStream(t=te, T=B, path="eye", lines=np.arange(te.size) + 1, name="eye", fmt="tum")
-    p0 = pr.TimePairing(hand, A, eye, B, 0.0, 0.0)
+    # (the samples as they are: the smoothing of the denser stream is checked below)
+    p0 = pr.TimePairing(hand, A, eye, B, 0.0, 0.0, smooth=False)
     # s* = 3 sigma^2 / (6 sigma^2 + mean |m|^2), m^2 the squared increment (its noise included: 2 sigma^2 per component)
     rot = 3 * sig**2 / (6 * sig**2 + m**2 + 6 * sig**2)
     trans = 3 * 1e-8 / (6 * 1e-8 + 1e-6 + 6 * 1e-8)
@@ -82,11 +83,16 @@ def test_interpolation_bias_follows_noise_and_motion():
     # the eye stamps spread over the hand's intervals (another rate): the pairs pull every way, no bias
     te2 = t[5:-5:7] + np.linspace(0.0, 1.0, t[5:-5:7].size, endpoint=False) * period
     eye2 = PoseStream(t=te2, T=B[: te2.size], path="eye", lines=np.arange(te2.size) + 1, name="eye", fmt="tum")
-    spread = pr.TimePairing(hand, A, eye2, B[: te2.size], 0.0, 0.0).interpolation_bias(0.0, (1.0, 1.0))
+    spread = pr.TimePairing(hand, A, eye2, B[: te2.size], 0.0, 0.0, smooth=False).interpolation_bias(0.0, (1.0, 1.0))
     assert spread < 0.02 * got
     # the residuals' noise caps the stream's: a tenth of the variance, a tenth of the bias or so
     capped = p0.interpolation_bias(0.0, (sig**2 / 10, 1e-9))
     assert capped == pytest.approx(3 * sig**2 / 10 / (6 * sig**2 / 10 + m**2 + 6 * sig**2) * period, rel=0.1)
+    # smoothed over the 7 samples between two eye stamps, neighbouring samples share most of their noise: the
+    # interpolated pose's noise hardly changes across an interval, and so does the pull
+    smoothed = pr.TimePairing(hand, A, eye, B, 0.0, 0.0)
+    assert smoothed.smoothing.window == 7 and "smoothed over 7" in smoothed.notes[0]
+    assert smoothed.interpolation_bias(0.0, (1.0, 1.0)) < 0.3 * got
 
 
 def test_a_second_axis_within_the_noise_is_not_determined():

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kinhec.geometry import se3
+from kinhec.calibrate import dense_smoothing
 from kinhec.calibrate.readers import PoseStream
 from kinhec.calibrate.solve import motions_between, robust_y, score
 from kinhec.util.errors import InputError, KinhecError
@@ -350,11 +351,15 @@ class TimePairing:
         Offset around which the pairs are chosen [s].
     margin_s : float
         Offsets within ``offset0 +- margin_s`` keep every pair valid.
+    smooth : bool
+        Smooth the denser stream's sample noise within the sparser stream's intervals before interpolating it
+        (:mod:`kinhec.calibrate.dense_smoothing`; ``smoothing`` says what was done, a note too when it was).
     """
 
     has_time = True
 
-    def __init__(self, hand: PoseStream, A, eye: PoseStream, B, offset0: float, margin_s: float) -> None:
+    def __init__(self, hand: PoseStream, A, eye: PoseStream, B, offset0: float, margin_s: float, *,
+                 smooth: bool = True) -> None:
         self.hand, self.eye = hand, eye
         nh, ne = hand.t.size, eye.t.size
         if nh < 2 or ne < 2:
@@ -364,21 +369,28 @@ class TimePairing:
         span_e = eye.t[-1] - eye.t[0]
         # the denser stream is interpolated at the samples of the sparser one
         self.interp_hand = nh / max(span_h, 1e-12) >= ne / max(span_e, 1e-12)
+        self.notes = []
         if self.interp_hand:
-            self._dense = Interpolator(hand.t, A)
+            t_dense, T_dense, dense = hand.t, A, hand
             t_sparse, self._fixed, sparse = eye.t, B, eye
             shift = -1.0  # hand time = eye stamp - offset
         else:
-            self._dense = Interpolator(eye.t, B)
+            t_dense, T_dense, dense = eye.t, B, eye
             t_sparse, self._fixed, sparse = hand.t, A, hand
             shift = +1.0  # eye stamp = hand time + offset
+        self.smoothing = None
+        if smooth:  # the denser stream's sample noise averaged within the sparser stream's intervals
+            T_dense, self.smoothing = dense_smoothing.smooth(t_dense, T_dense, float(np.median(np.diff(t_sparse))),
+                                                             GAP_FACTOR)
+            if self.smoothing.window:
+                self.notes.append(self.smoothing.note(dense.path))
+        self._dense = Interpolator(t_dense, T_dense)
         self._shift = shift
         self.margin_s = float(margin_s)
         ok = np.ones(t_sparse.shape, dtype=bool)
         for d in (-margin_s, 0.0, margin_s):
             ok &= self._dense.valid(t_sparse + shift * (offset0 + d))
         inside = (t_sparse + shift * offset0 >= self._dense.t[0]) & (t_sparse + shift * offset0 <= self._dense.t[-1])
-        self.notes = []
         n_gap = int((inside & ~ok).sum())
         if n_gap:
             self.notes.append(f"{n_gap} sample(s) of {sparse.path} fall in gaps of the other stream or near its ends; "
