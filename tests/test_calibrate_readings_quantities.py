@@ -102,3 +102,25 @@ def test_class_fit_scale_std_against_the_scatter_of_its_scale():
         stds.append(fit.scale_std)
     ratio = np.median(stds) / np.std(scales)
     assert 0.5 < ratio < 2.0, ratio  # 0.93 with this seed
+
+
+def test_gross_outliers_among_the_poses_are_left_out_of_the_class_fit():
+    # 30 pose pairs, 9 of the eye poses replaced by random ones: half the motions between them are wrong, and the
+    # three-times-the-median trimming alone no longer finds the right ones
+    rng = np.random.default_rng(12)
+    n = 30
+    A = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 0.4, (n, 3))), rng.normal([0.5, 0, 0.4], 0.15, (n, 3)))
+    B = se3.invert_transform(Y) @ A @ X  # T_target_cam (eye-in-hand, solver form)
+    B = B @ se3.se3_exp(np.c_[rng.normal(0, 1e-3, (n, 3)), rng.normal(0, 5e-4, (n, 3))])
+    bad = rng.choice(n, 9, replace=False)
+    B[bad] = se3.transform_from_rotation_translation(se3.random_rotations(rng, 9), rng.normal(0, 0.5, (9, 3)))
+    ok = rd.consistent_poses(A[:, :3, :3], B[:, :3, :3])
+    assert set(np.flatnonzero(~ok)) == set(bad)
+    fit = rd.fit_class(A, B)
+    assert np.degrees(np.linalg.norm(se3.so3_log(fit.X[:3, :3].T @ X[:3, :3]))) < 0.2
+    assert np.linalg.norm(fit.X[:3, 3] - X[:3, 3]) < 3e-3 and abs(fit.scale - 1.0) < 0.02
+    assert np.degrees(fit.rot_med) < 0.2  # the medians over the motions between the consistent poses
+    # without outliers every pose is kept, and the wrong direction class (its angles disagree everywhere) too
+    clean = np.delete(np.arange(n), bad)
+    assert rd.consistent_poses(A[clean, :3, :3], B[clean, :3, :3]).all()
+    assert rd.consistent_poses(A[clean, :3, :3], se3.invert_transform(B[clean])[:, :3, :3]).all()

@@ -55,7 +55,8 @@ from kinhec.geometry import se3
 from kinhec.calibrate.pairing import Alignment
 from kinhec.solvers import _common as c
 
-__all__ = ["Reading", "ClassFit", "angle_matrix", "rotation_angles", "congruence", "order_alignments", "fit_class", "SUBSAMPLE",
+__all__ = ["Reading", "ClassFit", "angle_matrix", "rotation_angles", "congruence", "order_alignments", "consistent_poses",
+           "fit_class", "SUBSAMPLE",
            "MAX_SHIFT", "CAP"]
 
 #: Pairs (evenly spread) on which the classes are fitted and the congruence is scored.
@@ -314,15 +315,40 @@ def rotation_angles(R: np.ndarray) -> np.ndarray:
     return np.arccos(np.clip(0.5 * (np.trace(R, axis1=-2, axis2=-1) - 1.0), -1.0, 1.0))
 
 
+def consistent_poses(RA: np.ndarray, RB: np.ndarray) -> np.ndarray:
+    """Paired rotations (n, 3, 3) whose motions to the others keep their angles, (n,) bool.
+
+    A motion turns the hand and the eye by the same angle whatever ``X`` and ``Y`` are; a wrong pose (a gross
+    outlier) changes the angle of every motion it is part of.  A pose is kept when the median over the others of
+    ``|theta_A - theta_B|`` is at most three times that of the median pose (or :data:`ANGLE_FLOOR`); all are
+    kept when that would leave fewer than half of them (then the angles tell nothing: a wrong direction class,
+    or too much noise).
+    """
+    n = len(RA)
+    if n < 4:
+        return np.ones(n, dtype=bool)
+    D = np.abs(angle_matrix(RA, RA) - angle_matrix(RB, RB))
+    np.fill_diagonal(D, np.nan)
+    med = np.nanmedian(D, axis=1)
+    keep = med <= max(3.0 * float(np.median(med)), ANGLE_FLOOR)
+    return keep if 2 * int(keep.sum()) >= n else np.ones(n, dtype=bool)
+
+
 def fit_class(H: np.ndarray, E: np.ndarray) -> ClassFit:
     """Fit ``H_i X = Y (s E_i)`` on paired raw poses (n, 4, 4): rotation (Park-Martin), then translations and ``s``.
 
-    Robust to a minority of wrong pairs: the rotation and the translations are
+    Robust to a minority of wrong pairs: the motions are taken between the poses
+    that keep their rotation angles (:func:`consistent_poses`: a gross outlier
+    among the poses spoils every motion it is part of, so that with 30 % of them
+    only half the motions are right), and the rotation and the translations are
     refitted once without the motions whose residual exceeds three times the
-    median.  The medians reported are over all motions.
+    median.  The medians reported are over the motions between those poses (all
+    of them when every pose keeps its angles).
     """
     n = len(H)
     i, j = np.triu_indices(n, k=1)
+    ok = consistent_poses(H[:, :3, :3], E[:, :3, :3])
+    base = ok[i] & ok[j]
     Hi = se3.invert_transform(H[i], check=False) @ H[j]
     Ei = se3.invert_transform(E[i], check=False) @ E[j]
     RA, tA, RB, tB = Hi[:, :3, :3], Hi[:, :3, 3], Ei[:, :3, :3], Ei[:, :3, 3]
@@ -330,11 +356,11 @@ def fit_class(H: np.ndarray, E: np.ndarray) -> ClassFit:
         warnings.simplefilter("ignore")
         qA, qB = c.motion_quats(Hi, Ei)
     alpha, beta = c.rotvecs_from_quats(qA), c.rotvecs_from_quats(qB)
-    keep = np.ones(len(Hi), dtype=bool)
+    keep = base
     for _ in range(2):
         R = c.project_to_so3(alpha[keep].T @ beta[keep])
         res_r = rotation_angles(np.swapaxes(RA @ R, 1, 2) @ (R @ RB))
-        keep = res_r <= max(3.0 * float(np.median(res_r)), 1e-9)
+        keep = base & (res_r <= max(3.0 * float(np.median(res_r[base])), 1e-9))
     # translations: (R_A - I) t_X - s R t_B = -t_A on the motions
     M = np.concatenate([RA - np.eye(3), -(tB @ R.T)[:, :, None]], axis=2)  # (m, 3, 4)
     b = -tA
@@ -354,10 +380,11 @@ def fit_class(H: np.ndarray, E: np.ndarray) -> ClassFit:
         s_std = float(np.sqrt(max(cov[3, 3], 0.0)))
     except np.linalg.LinAlgError:
         s_std = float("inf")
-    RY = c.project_to_so3((H[:, :3, :3] @ R @ np.swapaxes(E[:, :3, :3], 1, 2)).sum(axis=0))
-    t_Y = np.median(H[:, :3, :3] @ t_X + H[:, :3, 3] - s * (E[:, :3, 3] @ RY.T), axis=0)
+    Hk, Ek = H[ok], E[ok]
+    RY = c.project_to_so3((Hk[:, :3, :3] @ R @ np.swapaxes(Ek[:, :3, :3], 1, 2)).sum(axis=0))
+    t_Y = np.median(Hk[:, :3, :3] @ t_X + Hk[:, :3, 3] - s * (Ek[:, :3, 3] @ RY.T), axis=0)
     return ClassFit(X=c.transform(R, t_X), Y=c.transform(RY, t_Y), scale=s, scale_std=s_std,
-                    rot_med=float(np.median(res_r)), trans_med=float(np.median(res_t)),
+                    rot_med=float(np.median(res_r[base])), trans_med=float(np.median(res_t[base])),
                     trans_ref=float(np.median(np.linalg.norm(tA, axis=1))), n=n)
 
 
