@@ -96,6 +96,21 @@ def test_time_pairing_refuses_streams_that_do_not_meet():
                             "got hand [0.000000, 1.000000] s and eye [5.000000, 6.000000] s")
 
 
+def test_time_pairing_says_when_streams_that_meet_are_too_short_for_the_offset_to_move():
+    # three stations stamped alike in both files: they meet, but the offset's fit needs the hand on both sides of
+    # every eye stamp within one sample period, which no station has
+    t = np.array([0.5, 4.3, 9.2])
+    hand, eye = _stream(t), _stream(t, path="e.txt")
+    with pytest.raises(InputError) as e:
+        pr.TimePairing(hand, hand.T, eye, eye.T, 0.0, 4.3)
+    msg = str(e.value)
+    assert msg.startswith("h.txt, lines 1-3 and e.txt, lines 1-3: expected samples of e.txt with samples of h.txt "
+                          "around them within +-4.3 s of clock offset 0 s"), msg
+    assert "none of its 3 sample(s)" in msg and msg.endswith("give it (--offset SECONDS; 0 when both streams were "
+                                                               "stamped by one clock)")
+    assert len(pr.TimePairing(hand, hand.T, eye, eye.T, 0.0, 0.0)) == 3  # the offset given: every station pairs
+
+
 @pytest.mark.parametrize("start, overlaps", [(1.49, True), (1.5, False)])
 def test_overlap_within_the_offset_range(start, overlaps):
     # hand [0, 1], eye from `start`: they meet when the eye starts less than 0.5 s after the hand's end (touching

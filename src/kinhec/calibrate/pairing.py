@@ -399,6 +399,16 @@ class TimePairing:
         self._t_sparse = t_sparse[ok]
         self._fixed = self._fixed[ok]
         self.sparse = sparse
+        if self.index.size == 0 and inside.any():
+            # the streams overlap, but no sample keeps the other stream around it over the offsets to be searched
+            dense = hand if self.interp_hand else eye
+            raise InputError(
+                f"{hand.span()} and {eye.span()}: expected samples of {sparse.path} with samples of {dense.path} "
+                f"around them within +-{margin_s:.4g} s of clock offset {offset0:.4g} s (the room the offset's fit "
+                f"needs), and without a gap of more than {GAP_FACTOR:g} periods; none of its {int(inside.sum())} "
+                f"sample(s) inside the other stream has: the streams are too short or too sparse to estimate the "
+                "clock offset from; give it (--offset SECONDS; 0 when both streams were stamped by one clock)"
+            )
         if self.index.size == 0:
             raise InputError(
                 f"{hand.span()} and {eye.span()}: expected stamps that overlap at clock offset {offset0:.4g} s, "
