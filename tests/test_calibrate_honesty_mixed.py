@@ -179,3 +179,22 @@ def test_a_camera_drift_fit_whose_scale_runs_off_is_dropped(tmp_path):
     assert res.determined, res.warnings
     assert _nees(res, g.X) < CHI2_6_999
     assert res.scale == pytest.approx(1.0, abs=3 * res.scale_std)  # PnP poses: metric
+
+
+def test_the_mount_check_leaves_an_undetermined_translation_to_the_verdict():
+    """A fit 512 mm from the flange with 200 mm of standard deviation (a motion that hardly turns about a second axis,
+    true 79 mm) does not prove its reading wrong: the mount check lets it pass to the verdict, which says that X is
+    not determined; with 1 mm of standard deviation the same X is refused as no mounting allows."""
+    from types import SimpleNamespace
+
+    from kinhec.calibrate.stages.solve import _check_mount
+
+    X = np.eye(4)
+    X[:3, 3] = [0.512, 0.0, 0.0]
+    cv = SimpleNamespace(setup="eye_in_hand", where="h.txt and e.txt",
+                         decision=SimpleNamespace(report={"ranking": [{"reading": ["--hand-pose", "base_T_ee"]}]}))
+    loose = SimpleNamespace(X=X, cov=np.diag([1e-6] * 3 + [0.2**2, 0.14**2, 0.12**2] + [1e-6] * 6))
+    _check_mount(cv, loose)  # no refusal
+    tight = SimpleNamespace(X=X, cov=np.diag([1e-6] * 3 + [1e-6] * 3 + [1e-6] * 6))
+    with pytest.raises(InputError, match="which no mounting allows: the reading it was fitted in"):
+        _check_mount(cv, tight)

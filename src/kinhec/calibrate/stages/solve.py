@@ -147,10 +147,15 @@ def _check_mount(cv: Conventions, sol) -> None:
     The conventions stage excludes such readings by its coarse fit; the refined fit can still land there when that
     coarse fit was misled (a short range of rotations and gross outliers: a hand file read in the wrong direction
     fitted the coarse motion better and gave a camera 618 mm from the flange, 74 deg from the truth).  The answer
-    is then physically impossible, so the reading that gave it is: the run names it and the next reading.
+    is then physically impossible, so the reading that gave it is: the run names it and the next reading.  Not
+    when ``X``'s translation is so poorly determined that a mount within the limit lies within three of its standard
+    deviations (a motion that hardly turns about a second axis gave 512 mm with 200 mm of standard deviation, from
+    a true 79 mm): there the motion, not the reading, is at fault, and the verdict says that ``X`` is not determined.
     """
     x_m = float(np.linalg.norm(sol.X[:3, 3]))
     if not x_m > X_IMPOSSIBLE_M:
+        return
+    if x_m - 3.0 * float(np.sqrt(max(np.trace(sol.cov[3:6, 3:6]), 0.0))) <= X_IMPOSSIBLE_M:
         return
     thing = "marker" if cv.setup == "eye_to_hand" else "camera"
     ranking = (getattr(cv.decision, "report", None) or {}).get("ranking") or []
