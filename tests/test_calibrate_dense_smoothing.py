@@ -113,3 +113,14 @@ def test_a_noisy_500_hz_robot_stream_is_smoothed_within_the_camera_interval_and_
     e_raw = np.sqrt(np.mean((raw.at(offset)[0][:, :3, 3] - truth[:, :3, 3]) ** 2))
     e_smooth = np.sqrt(np.mean((smoothed.at(offset)[0][:, :3, 3] - truth[:, :3, 3]) ** 2))
     assert e_smooth < 0.3 * e_raw
+
+
+def test_the_quadratic_filter_is_scipys_savitzky_golay():
+    from scipy.signal import savgol_filter
+
+    x = np.random.default_rng(8).normal(size=(500, 4)).cumsum(axis=0)
+    for w in (5, 9, 31, 99):
+        np.testing.assert_allclose(ds.savgol_quadratic(x, w), savgol_filter(x, w, 2, axis=0), rtol=0, atol=1e-10)
+        impulse = np.zeros((2 * w + 1, 1))
+        impulse[w] = 1.0
+        assert ds.savgol_quadratic(impulse, w)[w, 0] == pytest.approx(ds.centre_weight(w), rel=1e-12)

@@ -8,7 +8,7 @@ deviations from the truth (mixed-track recordings with 1-5 mrad per sample: offs
 deviations with a root mean square of 2.2).
 
 Between two of the sparser stream's stamps lie ``m`` samples of the denser one; a local quadratic (Savitzky-Golay,
-:func:`scipy.signal.savgol_filter`) over ``w <= m`` of them averages their noise without joining the noise of two
+:func:`savgol_quadratic`) over ``w <= m`` of them averages their noise without joining the noise of two
 pairs, so the pairs stay independent.  The window is the largest odd ``w`` (5 to ``m``; a quadratic through 3 samples is
 the samples) whose residuals, raw minus
 smoothed, are what the sample noise alone leaves: ``sigma^2 (1 - h0(w))`` per component, ``h0`` the filter's weight on
@@ -31,7 +31,8 @@ import numpy as np
 
 from kinhec.geometry import se3
 
-__all__ = ["FIT_TOLERANCE", "MIN_NOISE_SHARE", "Smoothing", "centre_weight", "sample_noise", "choose_window", "smooth"]
+__all__ = ["FIT_TOLERANCE", "MIN_NOISE_SHARE", "Smoothing", "centre_weight", "savgol_quadratic", "sample_noise",
+           "choose_window", "smooth"]
 
 #: Residuals (raw minus smoothed) may exceed what the sample noise alone leaves by this factor.
 FIT_TOLERANCE = 1.1
@@ -39,6 +40,9 @@ FIT_TOLERANCE = 1.1
 MIN_NOISE_SHARE = 0.5
 #: Fewest samples (per part between gaps) a window is chosen on.
 MIN_SAMPLES = 30
+#: Most samples a window is chosen on (the middle ones of a longer part: the noise's statistics are the same, and
+#: the choice then costs a few milliseconds whatever the recording's length).
+CHOICE_SAMPLES = 4000
 
 
 @dataclass(frozen=True)
@@ -82,14 +86,31 @@ def sample_noise(inc: np.ndarray) -> tuple[float, float]:
     return s2, (6.0 * s2 / var if var > 0.0 else 0.0)
 
 
-def _smoothed(R: np.ndarray, p: np.ndarray, w: int) -> tuple[np.ndarray, np.ndarray]:
-    from scipy.signal import savgol_filter  # (here: pairing by order never needs SciPy's signal module)
+def savgol_quadratic(x: np.ndarray, w: int) -> np.ndarray:
+    """``x`` (n, k) smoothed along its first axis by a quadratic Savitzky-Golay filter of ``w`` (odd, ``<= n``) samples.
 
+    Inside, the centred weights ``3 (3 m^2 + 3 m - 1 - 5 j^2) / ((2 m + 3)(2 m + 1)(2 m - 1))`` (``w = 2 m + 1``,
+    ``j = -m..m``); in the first and last ``m`` samples the quadratic fitted to the first (last) ``w`` evaluated there
+    (as :func:`scipy.signal.savgol_filter` with ``mode="interp"``, whose module costs a second to import).
+    """
+    n, m = x.shape[0], w // 2
+    j = np.arange(-m, m + 1, dtype=np.float64)
+    c = 3.0 * (3.0 * m * m + 3.0 * m - 1.0 - 5.0 * j * j) / ((2 * m + 3) * (2 * m + 1) * (2 * m - 1))
+    out = np.empty_like(x)
+    out[m : n - m] = np.lib.stride_tricks.sliding_window_view(x, w, axis=0) @ c
+    V = np.vander(np.arange(w, dtype=np.float64), 3)
+    hat = V @ np.linalg.pinv(V)  # the quadratic fitted to w samples, at each of them
+    out[:m] = hat[:m] @ x[:w]
+    out[n - m :] = hat[w - m :] @ x[n - w :]
+    return out
+
+
+def _smoothed(R: np.ndarray, p: np.ndarray, w: int) -> tuple[np.ndarray, np.ndarray]:
     q = se3.quaternion_from_matrix(R, check=False)
     flip = np.cumprod(np.r_[1.0, np.sign(np.sum(q[1:] * q[:-1], axis=1) + 1e-300)])  # one hemisphere throughout
-    qs = savgol_filter(q * flip[:, None], w, 2, axis=0)
+    qs = savgol_quadratic(q * flip[:, None], w)
     qs /= np.linalg.norm(qs, axis=1, keepdims=True)
-    return se3.matrix_from_quaternion(qs), savgol_filter(p, w, 2, axis=0)
+    return se3.matrix_from_quaternion(qs), savgol_quadratic(p, w)
 
 
 def _residual_ms(R, p, Rs, ps) -> tuple[float, float]:
@@ -99,7 +120,11 @@ def _residual_ms(R, p, Rs, ps) -> tuple[float, float]:
 
 def choose_window(T: np.ndarray, max_window: int) -> tuple[int, tuple[float, float]]:
     """The window (odd, 5 to ``max_window``; 0 for none) for the poses ``T`` (n, 4, 4) of one part between gaps, and
-    the per-sample noise variances ``(rotation, translation)`` of one component."""
+    the per-sample noise variances ``(rotation, translation)`` of one component (from its middle
+    :data:`CHOICE_SAMPLES` samples at most)."""
+    if T.shape[0] > CHOICE_SAMPLES:
+        start = (T.shape[0] - CHOICE_SAMPLES) // 2
+        T = T[start : start + CHOICE_SAMPLES]
     R, p = T[:, :3, :3], T[:, :3, 3]
     if max_window < 5 or T.shape[0] < max(MIN_SAMPLES, max_window + 2):
         return 0, (0.0, 0.0)
