@@ -4,19 +4,19 @@ Pairing by time interpolates the denser stream (a robot at 125-1000 Hz) at the s
 10-60 Hz).  Each interpolated pose then carries the noise of one or two samples, and as the clock offset moves, every
 pair slides onto other samples with other noise: on a noisy 500 Hz robot stream the fit's cost in the offset is rough
 at the scale of one sample period, and the offset lands where the noise happens to be kind, several of its standard
-deviations from the truth (mixed-track recordings with 1-5 mrad per sample: offset errors over their standard
-deviations with a root mean square of 2.2).
+deviations from the truth (54 asynchronous mixed-track recordings at 250-500 Hz with 0.5-5 mrad per sample: offset
+errors over their standard deviations with a root mean square of 1.28, up to 5.5; ``benchmarks/dense_smoothing.py``).
 
 Between two of the sparser stream's stamps lie ``m`` samples of the denser one; a local quadratic (Savitzky-Golay,
-:func:`savgol_quadratic`) over ``w <= m`` of them averages their noise without joining the noise of two
-pairs, so the pairs stay independent.  The window is the largest odd ``w`` (5 to ``m``; a quadratic through 3 samples is
-the samples) whose residuals, raw minus
-smoothed, are what the sample noise alone leaves: ``sigma^2 (1 - h0(w))`` per component, ``h0`` the filter's weight on
-the centre sample, within :data:`FIT_TOLERANCE`.  A motion the quadratic cannot follow over ``w`` samples adds to the
-residuals and stops the window there.  ``sigma^2`` comes from the second differences of the samples, whose white noise
-part has lag-one autocovariance ``-4 sigma^2`` against a variance of ``6 sigma^2`` while a smooth motion's part has
-both equal: ``sigma^2 = (var - cov_1) / 10``.  A stream whose second differences are mostly motion (sampled slowly
-for its motion, or at stations) is left as it is, as is one whose samples lie too far apart for a window of 5.
+:func:`savgol_quadratic`) over ``w <= m`` of them averages their noise without joining the noise of two pairs, so
+the pairs stay independent.  The window is the largest odd ``w`` from 5 to ``m`` (a quadratic through 3 samples is
+the samples) whose residuals, raw minus smoothed, are what the sample noise alone leaves: ``sigma^2 (1 - h0(w))``
+per component, ``h0`` the filter's weight on the centre sample, within :data:`FIT_TOLERANCE`.  A motion the
+quadratic cannot follow over ``w`` samples adds to the residuals and stops the window there.  ``sigma^2`` comes from
+the second differences of the samples, whose white noise part has lag-one autocovariance ``-4 sigma^2`` against a
+variance of ``6 sigma^2`` while a smooth motion's part has both equal: ``sigma^2 = (var - cov_1) / 10``.  A stream
+whose second differences are mostly motion (sampled slowly for its motion, or at stations) is left as it is, as is
+one whose samples lie too far apart for a window of 5.
 
 Rotations are smoothed as unit quaternions (signs made continuous, renormalised: the window spans a few degrees at
 most); translations component by component.  The stream is smoothed between its gaps (intervals longer than the

@@ -401,7 +401,6 @@ class TimePairing:
         self.sparse = sparse
         if self.index.size == 0 and inside.any():
             # the streams overlap, but no sample keeps the other stream around it over the offsets to be searched
-            dense = hand if self.interp_hand else eye
             raise InputError(
                 f"{hand.span()} and {eye.span()}: expected samples of {sparse.path} with samples of {dense.path} "
                 f"around them within +-{margin_s:.4g} s of clock offset {offset0:.4g} s (the room the offset's fit "

@@ -56,8 +56,7 @@ from kinhec.calibrate.pairing import Alignment
 from kinhec.solvers import _common as c
 
 __all__ = ["Reading", "ClassFit", "angle_matrix", "rotation_angles", "congruence", "order_alignments", "consistent_poses",
-           "fit_class", "SUBSAMPLE",
-           "MAX_SHIFT", "CAP"]
+           "fit_class", "SUBSAMPLE", "MAX_SHIFT", "CAP"]
 
 #: Pairs (evenly spread) on which the classes are fitted and the congruence is scored.
 SUBSAMPLE = 30
