@@ -48,12 +48,11 @@ CHOICE_SAMPLES = 4000
 @dataclass(frozen=True)
 class Smoothing:
     """The window chosen (``window`` samples, 0: none), the per-sample noise standard deviations (rotation [rad] and
-    translation [m] per component), the stream's period [s] and the number of samples."""
+    translation [m] per component) and the stream's period [s]."""
 
     window: int
     noise_std: tuple[float, float]
     period: float
-    n: int
 
     def note(self, path) -> str:
         return (f"{path}: samples smoothed over {self.window} ({1000 * self.window * self.period:.3g} ms, a local "
@@ -148,18 +147,19 @@ def smooth(t: np.ndarray, T: np.ndarray, other_period: float, gap_factor: float)
     n = t.size
     period = float(np.median(np.diff(t))) if n > 1 else 0.0
     if n < MIN_SAMPLES or not period > 0.0:
-        return T, Smoothing(0, (0.0, 0.0), period, n)
+        return T, Smoothing(0, (0.0, 0.0), period)
     m = int(np.floor(other_period / period + 1e-9))
     max_window = m if m % 2 else m - 1
     cut = np.flatnonzero(np.diff(t) > gap_factor * period) + 1
     parts = np.split(np.arange(n), cut)
     longest = max(parts, key=len)
     w, s2 = choose_window(T[longest], max_window)
+    std = (float(np.sqrt(s2[0])), float(np.sqrt(s2[1])))
     if w < 5:
-        return T, Smoothing(0, (float(np.sqrt(s2[0])), float(np.sqrt(s2[1]))), period, n)
+        return T, Smoothing(0, std, period)
     out = T.copy()
     for idx in parts:
         if idx.size >= w:
             R, p = _smoothed(T[idx, :3, :3], T[idx, :3, 3], w)
             out[idx, :3, :3], out[idx, :3, 3] = R, p
-    return out, Smoothing(w, (float(np.sqrt(s2[0])), float(np.sqrt(s2[1]))), period, n)
+    return out, Smoothing(w, std, period)
