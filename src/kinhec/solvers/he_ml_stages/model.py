@@ -148,10 +148,15 @@ def residuals_from_inverse(Cm: np.ndarray, Cp_inv: np.ndarray, log_s: float, log
     """:func:`residuals` from the inverses of the predicted poses (scaling the prediction's translation by ``s``
     scales that of its inverse alike).  A scale beyond ``exp(+-700)`` (a trial step that far off) gives infinite
     residuals, which the minimisers reject as they do any step that does not lower the cost."""
-    lq = log_s if q is None else log_s + q
-    if not np.all(np.abs(lq) < _LOG_S_MAX):
-        return np.full((Cm.shape[0], 6), np.inf)
-    k = math.exp(log_s) if q is None else np.exp(lq)[:, None]
+    if q is None:
+        if not -_LOG_S_MAX < log_s < _LOG_S_MAX:
+            return np.full((Cm.shape[0], 6), np.inf)
+        k = math.exp(log_s)
+    else:
+        lq = log_s + q
+        if not np.all(np.abs(lq) < _LOG_S_MAX):
+            return np.full((Cm.shape[0], 6), np.inf)
+        k = np.exp(lq)[:, None]
     if q is None and k == 1.0:
         E = Cp_inv  # (metric: a product by 1 changes nothing)
     else:
