@@ -538,6 +538,39 @@ def test_registry_composites_equal_their_parts():
         np.testing.assert_array_equal(solvers.get_solver(name).run(A, B).X, f(A, B))
 
 
+def test_stacks_validated_once_give_the_same_results_and_the_same_errors():
+    from kinhec.solvers._common import check_motions, check_pairs, validated_stacks
+
+    rng = np.random.default_rng(63)
+    ch = make_chain(rng, 12, **C2)
+    A, B = ch.motions()
+    A_abs, B_abs = ch.A_abs.copy(), ch.B_abs.copy()
+    plain = {n: run(n, ch) for n in REGISTRY_NAMES}
+    with validated_stacks((A, B), (A_abs, B_abs)):
+        assert not A.flags.writeable and not A_abs.flags.writeable  # nothing may change them while trusted
+        for n in REGISTRY_NAMES:
+            spec = solvers.get_solver(n)
+            res = spec.run(A, B) if spec.kind == "axxb" else spec.run(A_abs, B_abs)
+            np.testing.assert_array_equal(res.X, plain[n].X, err_msg=n)
+        # the count is still checked, and other arrays are checked in full
+        with pytest.raises(InputError, match="expected at least 30 motions, got 11"):
+            check_motions(A, B, min_motions=30)
+        bad = A.copy()
+        bad[0, :3, :3] *= 1.01
+        with pytest.raises(InputError, match="orthonormal"):
+            check_motions(bad, B)
+    assert A.flags.writeable and A_abs.flags.writeable  # given back as they came
+    # a pair that fails is not trusted: each solver raises its own error inside the block as well
+    bad = A.copy()
+    bad[3, 3, 0] = 0.5
+    with validated_stacks((bad, B)):
+        assert bad.flags.writeable
+        with pytest.raises(InputError, match=r"last row \[0, 0, 0, 1\]"):
+            solvers.get_solver("park_martin").run(bad, B)
+        with pytest.raises(InputError, match=r"last row"):
+            check_pairs(bad, B)
+
+
 def test_unknown_solver_name_lists_the_valid_ones():
     with pytest.raises(UnknownNameError, match="unknown solver 'park'.*park_martin.*tsai_lenz"):
         solvers.get_solver("park")
