@@ -365,3 +365,41 @@ def test_generated_machines_name_what_the_bound_leaves_open_and_fit_to_it_when_s
         ratio = res.X_std[[0, 1, 2, 3, 4]] / np.sqrt(np.diag(cov))[[0, 1, 2, 3, 4]]
         assert np.all((ratio > 0.8) & (ratio < 2.0)), (seq.sequence_id, ratio)
 
+
+
+def test_stations_too_far_apart_for_the_coarse_offset_search_leave_it_to_the_refinement(tmp_path):
+    """A SCARA's 20 joint waypoints 1.4 s apart, the files holding the stations only and stamped alike: over +-0.5 s
+    the coarse search has the lags -350, 0 and +350 ms, and its peak on -350 ms locates nothing. The run used to stop
+    as "the clock offset is not determined ... the edge of the searched +-0.5 s"; the refinement finds the offset
+    (the generator's 0), the motion's open components are named, and with ``X.tz`` stated ``X`` is within its σ."""
+    from kinhec import io
+    from kinhec.calibrate import pairing as pr
+    from kinhec.calibrate.readers import read_stream
+    from kinhec.dataset.export import export_sequence
+    from kinhec.solvers import estimate_time_offset
+    from kinhec.synth.generator import generate_sequence
+    from kinhec.synth.machines import machine_recipes
+    from kinhec.synth.recipe import Recipe
+
+    recipe = machine_recipes("scara_ls6", 50, seed=0)[59]  # the full run's motion-000059, eye-to-hand
+    assert recipe["sampling_mode"] == "stations"
+    root = tmp_path / "data"
+    io.write_shard(root, "motion", 0, [generate_sequence(Recipe.from_dict(recipe))])
+    io.write_index(root, io.rebuild_index(root))
+    seq = io.load_sequence(root, recipe["sequence_id"])
+    files = export_sequence(root, recipe["sequence_id"], "tum", tmp_path / "files")
+    hand = next(p for p in files if p.name.endswith("_base_ee_meas.tum"))
+    eye = next(p for p in files if p.name.endswith("_meas.tum") and p != hand)
+    est = estimate_time_offset(seq.robot.t, seq.robot.T_base_ee_meas, seq.camera.t, seq.camera.T_cam_target_meas)
+    assert est.lags_s.size == 3 and est.at_boundary  # the case: three lags, the peak on one end
+    h, e = read_stream(str(hand)), read_stream(str(eye))
+    assert not pr.coarse_offset(h, h.T, e, e.T, "auto", 0.5).at_edge
+    res = calibrate(str(hand), str(eye), setup="eye_to_hand", intrinsics_std="0,0")
+    assert not res.determined and res.observability["undetermined"] == ["X.tz", "Y.tz"]
+    assert abs(res.time_offset_s) < 0.005
+    X = seq.X
+    known = calibrate(str(hand), str(eye), setup="eye_to_hand", intrinsics_std="0,0", known={"X.tz": float(X[2, 3])})
+    assert known.determined and known.X_std[5] == 0.0
+    keep = np.arange(12) != 5
+    z = _errors(known, X, seq.Y)[keep] / np.r_[known.X_std, known.Y_std][keep]
+    assert np.abs(z).max() < 4.0, z

@@ -269,9 +269,10 @@ def coarse_offset(hand: PoseStream, A, eye: PoseStream, B, offset, max_offset_s:
             _warnings.simplefilter("ignore")
             est = estimate_time_offset(hand.t, A, eye.t, B, max_offset_s=max_offset_s)
         out.offset_s, out.peak = est.offset_s, est.peak_corr
-        # an edge of a search of at least 3 lags (a range narrower than the lag step searched nothing: the
-        # refinement decides); replaced by the scan's when the speeds correlate weakly
-        out.at_edge = bool(est.at_boundary) and np.size(est.lags_s) >= 3
+        # an edge only where the lags resolve one, at least 5 as for the scan below (stamps a large part of the
+        # range apart leave -h, 0, +h or fewer: such a peak locates nothing, and the refinement decides); replaced
+        # by the scan's when the speeds correlate weakly
+        out.at_edge = bool(est.at_boundary) and np.size(est.lags_s) >= 5
         if est.at_boundary:
             out.warnings.append(f"the clock offset lies at the edge of the searched +-{max_offset_s:g} s")
     except InputError:
