@@ -559,6 +559,16 @@ def test_stacks_validated_once_give_the_same_results_and_the_same_errors():
         bad[0, :3, :3] *= 1.01
         with pytest.raises(InputError, match="orthonormal"):
             check_motions(bad, B)
+        # the block vouches for this thread only
+        import threading
+
+        from kinhec.solvers._common import _validated
+
+        seen = []
+        worker = threading.Thread(target=lambda: seen.append(_validated(A, B)))
+        worker.start()
+        worker.join()
+        assert seen == [False] and _validated(A, B)
     assert A.flags.writeable and A_abs.flags.writeable  # given back as they came
     # a pair that fails is not trusted: each solver raises its own error inside the block as well
     bad = A.copy()

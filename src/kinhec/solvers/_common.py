@@ -14,6 +14,7 @@ objects keep their shape and count tests and skip the per-pose ones.
 from __future__ import annotations
 
 import contextlib
+import threading
 import warnings
 
 import numpy as np
@@ -107,12 +108,19 @@ def _check_rigid(T: np.ndarray, n_first: int, names) -> None:
 _LAST_ROW = np.array([0.0, 0.0, 0.0, 1.0])
 
 
-#: ``(A, B)`` stacks that passed the per-pose checks inside a :func:`validated_stacks` block, by identity.
-_VALIDATED: list[tuple[np.ndarray, np.ndarray]] = []
+#: Per thread, the ``(A, B)`` stacks that passed the per-pose checks inside a :func:`validated_stacks` block, by
+#: identity (a thread's block vouches for its own arrays only: a benchmark's Dask workers run units in threads).
+_TRUSTED = threading.local()
+
+
+def _validated_list() -> list:
+    if not hasattr(_TRUSTED, "pairs"):
+        _TRUSTED.pairs = []
+    return _TRUSTED.pairs
 
 
 def _validated(A, B) -> bool:
-    return any(A is a and B is b for a, b in _VALIDATED)
+    return any(A is a and B is b for a, b in _validated_list())
 
 
 @contextlib.contextmanager
@@ -139,17 +147,18 @@ def validated_stacks(*pairs):
         A.flags.writeable = False
         B.flags.writeable = False
         mine.append((A, B))
-    _VALIDATED.extend(mine)
+    trusted = _validated_list()
+    trusted.extend(mine)
     try:
         yield
     finally:
         for pair, flags in zip(mine, writeable):
-            for k in range(len(_VALIDATED) - 1, -1, -1):
-                if _VALIDATED[k][0] is pair[0] and _VALIDATED[k][1] is pair[1]:
-                    del _VALIDATED[k]
+            for k in range(len(trusted) - 1, -1, -1):
+                if trusted[k][0] is pair[0] and trusted[k][1] is pair[1]:
+                    del trusted[k]
                     break
             for arr, flag in zip(pair, flags):
-                if flag and not any(arr is a or arr is b for a, b in _VALIDATED):
+                if flag and not any(arr is a or arr is b for a, b in trusted):
                     arr.flags.writeable = True
 
 
