@@ -24,6 +24,7 @@ from kinhec.solvers._common import (
     DEGENERATE_LAMBDA2,
     NEAR_DEGENERATE_LAMBDA2,
     DegenerateMotionWarning,
+    validated_stacks,
 )
 from kinhec.solvers.axxb_andreff import andreff
 from kinhec.solvers.axxb_daniilidis import daniilidis
@@ -56,6 +57,7 @@ from kinhec.solvers.time_offset import TimeOffsetEstimate, estimate_time_offset
 from kinhec.solvers.axxb_tsai_lenz import tsai_lenz
 
 __all__ = [
+    "validated_stacks",
     "tsai_lenz",
     "park_martin",
     "horaud_dornaika",

@@ -18,9 +18,8 @@ from kinhec import io as kio
 from kinhec.util.errors import InputError
 from kinhec.geometry.motion import KEYFRAME_MAX, KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS_M
 from kinhec.io.schema import RESULTS_SCHEMA
-from kinhec.solvers import DegenerateMotionWarning, estimate_time_offset
+from kinhec.solvers import DegenerateMotionWarning, estimate_time_offset, validated_stacks
 from kinhec.solvers import registry as _registry
-from kinhec.solvers._common import validated_stacks
 from kinhec.evaluate.benchmark.protocol import (EVAL_SYNCS, META_FLOAT, META_INT, META_STR, PIXEL_CHECK_TOL, PIXEL_KIND,
                                       PIXEL_TRACKS, TIME_OFFSET_SETTINGS, check_solvers, check_sync, is_missing_value)
 
