@@ -111,6 +111,22 @@ def test_time_pairing_says_when_streams_that_meet_are_too_short_for_the_offset_t
     assert len(pr.TimePairing(hand, hand.T, eye, eye.T, 0.0, 0.0)) == 3  # the offset given: every station pairs
 
 
+def test_too_few_pairs_left_by_the_offsets_room_are_explained():
+    # four stations stamped alike: the two at the ends keep no hand sample on both sides within the margin; the two
+    # left are too few, and the refusal says why and how to pair all four
+    t = np.array([0.3, 6.9, 13.2, 20.7])
+    hand, eye = _stream(t), _stream(t, path="e.txt")
+    p = pr.TimePairing(hand, hand.T, eye, eye.T, 0.0, 6.6)
+    assert len(p) == 2 and (p.n_inside, p.n_near_ends) == (4, 2)
+    msg = p.left_for_offset(3, "here")
+    assert msg == ("here: expected at least 3 pose pairs, got 2: of the 4 samples of e.txt inside the other stream, 2 "
+                   "lie within +-6.6 s of its ends or of a gap in it, the room the clock offset's fit needs, and are "
+                   "left out; give the offset (--offset SECONDS; 0 when both streams were stamped by one clock) to "
+                   "pair them")
+    assert p.left_for_offset(2, "here") is None  # enough pairs: nothing to explain
+    assert pr.TimePairing(hand, hand.T, eye, eye.T, 0.0, 0.0).left_for_offset(3, "here") is None  # all four pair
+
+
 @pytest.mark.parametrize("start, overlaps", [(1.49, True), (1.5, False)])
 def test_overlap_within_the_offset_range(start, overlaps):
     # hand [0, 1], eye from `start`: they meet when the eye starts less than 0.5 s after the hand's end (touching

@@ -293,3 +293,24 @@ def test_streams_are_consistent_when_they_overlap_by_half_the_shorter_span():
     assert su._consistent(robot * 1e3, 1e-3, inside, 1.0)  # the same in ms against s
     assert not su._consistent(robot, 1.0, inside + 7.0, 1.0)  # 9-13 s: 1 s of 4 overlaps
     assert not su._consistent(robot, 1.0, np.arange(0.0, 400.0, 1.0), 1.0)  # 40 times the span: not one recording
+
+
+def test_four_stations_left_two_pairs_by_the_offsets_room_name_it_and_the_option(tmp_path):
+    """Four stations stamped alike in both files, the clock offset estimated: the two at the ends keep no partner over
+    the offset's range, two pairs are left, and the refusal says so and names --offset; stated, all four pair."""
+    from helpers.recordings import write_tum
+
+    rng = np.random.default_rng(5)
+    t = np.array([0.35, 6.97, 13.2, 20.69])
+    A = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 0.6, (4, 3))), rng.normal(0, 0.2, (4, 3)))
+    X = se3.transform_from_rotation_translation(se3.so3_exp([0.1, -0.2, 0.3]), [0.03, -0.02, 0.08])
+    Y = se3.transform_from_rotation_translation(se3.so3_exp([0.3, 0.1, -0.2]), [0.6, 0.1, -0.3])
+    C = se3.invert_transform(A @ X) @ Y  # T_cam_target = inv(T_base_cam) T_base_target
+    hand, eye = write_tum(tmp_path / "hand.tum", t, A), write_tum(tmp_path / "eye.tum", t, C)
+    args = ["calibrate", "--hand", str(hand), "--eye", str(eye), "--setup", "eye_in_hand", "--hand-pose", "base_T_ee",
+            "--eye-pose", "cam_T_target"]  # fmt: skip
+    err = one_line_exit_2(CliRunner().invoke(main, args), "expected at least 3 pose pairs, got 2: of the",
+                          f"samples of {eye} inside the other stream", "within +-6.6",
+                          "the room the clock offset's fit needs", "--offset SECONDS; 0 when both streams")  # fmt: skip
+    r = CliRunner().invoke(main, [*args, "--offset", "0"])
+    assert "pose pairs, got" not in r.output + r.stderr and "pairs: 4" in r.output, r.output + r.stderr

@@ -393,6 +393,8 @@ class TimePairing:
             ok &= self._dense.valid(t_sparse + shift * (offset0 + d))
         inside = (t_sparse + shift * offset0 >= self._dense.t[0]) & (t_sparse + shift * offset0 <= self._dense.t[-1])
         n_gap = int((inside & ~ok).sum())
+        # (what the pairing left out for the offset's room, for a refusal that names it: see left_for_offset)
+        self.n_inside, self.n_near_ends = int(inside.sum()), n_gap
         if n_gap:
             self.notes.append(f"{n_gap} sample(s) of {sparse.path} fall in gaps of the other stream or near its ends; "
                               "left out")
@@ -417,6 +419,19 @@ class TimePairing:
 
     def __len__(self) -> int:
         return int(self.index.size)
+
+    def left_for_offset(self, minimum: int, where: str) -> str | None:
+        """The refusal when fewer than ``minimum`` pairs are left because samples near the ends or gaps were left out.
+
+        Those samples keep no partner over ``offset0 +- margin_s``, the range the offset's fit moves in; stamped by
+        one clock they would all pair.  None when enough pairs are left or none was left out.
+        """
+        if len(self) >= minimum or not self.n_near_ends:
+            return None
+        return (f"{where}: expected at least {minimum} pose pairs, got {len(self)}: of the {self.n_inside} samples of "
+                f"{self.sparse.path} inside the other stream, {self.n_near_ends} {'lies' if self.n_near_ends == 1 else 'lie'} within +-{self.margin_s:.4g} s of "
+                "its ends or of a gap in it, the room the clock offset's fit needs, and are left out; give the offset "
+                "(--offset SECONDS; 0 when both streams were stamped by one clock) to pair them")
 
     @property
     def t(self) -> np.ndarray:

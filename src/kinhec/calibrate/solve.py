@@ -926,6 +926,10 @@ def inflation_note(sol: Solution) -> str:
     return f"{why}: standard deviations of X inflated by up to {np.sqrt(sol.inflation):.2g}"
 
 
+#: Fewest pose pairs ``A X = Y B`` needs.
+MIN_PAIRS = c.MIN_PAIRS
+
+
 def check_enough_pairs(n: int, where: str) -> None:
     """Raise :class:`InputError` below the 3 pose pairs ``A X = Y B`` needs."""
     if n < c.MIN_PAIRS:

@@ -80,5 +80,9 @@ def pair(cv: Conventions, opts: Options) -> Paired:
         pairing = pr.pair_by_order(hand, cv.A, eye, cv.B, cv.decision.alignment)
         out = Paired(pr.drop_repeated_pairs(pairing, cv.where), False)
     cv.notes.extend(out.pairing.notes)
+    if out.estimate_offset:  # too few pairs because the offset's room left samples out: say so, and how to pair them
+        why = out.pairing.left_for_offset(sv.MIN_PAIRS, cv.where)
+        if why is not None:
+            raise InputError(why)
     sv.check_enough_pairs(len(out), cv.where)
     return out
