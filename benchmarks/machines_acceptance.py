@@ -240,7 +240,7 @@ def summary(rows: list) -> str:
 
 
 def pooled(rows: list, seed: int = 0) -> list[str]:
-    """Every cell together, per kind of camera pose: the median of the recordings' own error ratios, with a 95 % interval.
+    """Every cell together, per kind of camera pose: the median of the recordings' own error ratios and its interval.
 
     The ratio is ``X``'s error over the median error of the bound of a fit that estimates what calibrate estimates
     (the clock offset when not stated, the board's scale under its prior), rotation and translation; the interval is

@@ -428,10 +428,11 @@ class TimePairing:
         """
         if len(self) >= minimum or not self.n_near_ends:
             return None
+        verb = "lies" if self.n_near_ends == 1 else "lie"
         return (f"{where}: expected at least {minimum} pose pairs, got {len(self)}: of the {self.n_inside} samples of "
-                f"{self.sparse.path} inside the other stream, {self.n_near_ends} {'lies' if self.n_near_ends == 1 else 'lie'} within +-{self.margin_s:.4g} s of "
-                "its ends or of a gap in it, the room the clock offset's fit needs, and are left out; give the offset "
-                "(--offset SECONDS; 0 when both streams were stamped by one clock) to pair them")
+                f"{self.sparse.path} inside the other stream, {self.n_near_ends} {verb} within +-{self.margin_s:.4g} s "
+                "of its ends or of a gap in it, the room the clock offset's fit needs, and are left out; give the "
+                "offset (--offset SECONDS; 0 when both streams were stamped by one clock) to pair them")
 
     @property
     def t(self) -> np.ndarray:
