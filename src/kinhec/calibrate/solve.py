@@ -932,5 +932,5 @@ MIN_PAIRS = c.MIN_PAIRS
 
 def check_enough_pairs(n: int, where: str) -> None:
     """Raise :class:`InputError` below the 3 pose pairs ``A X = Y B`` needs."""
-    if n < c.MIN_PAIRS:
-        raise InputError(f"{where}: expected at least {c.MIN_PAIRS} pose pairs, got {n}")
+    if n < MIN_PAIRS:
+        raise InputError(f"{where}: expected at least {MIN_PAIRS} pose pairs, got {n}")

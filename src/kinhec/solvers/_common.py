@@ -139,8 +139,7 @@ def validated_stacks(*pairs):
                 and B.dtype == np.float64 and A.ndim == 3 and A.shape[1:] == (4, 4) and A.shape == B.shape):  # fmt: skip
             continue
         try:
-            _check_rigid(np.concatenate([se3.check_array(A, "A", (4, 4)), se3.check_array(B, "B", (4, 4))]),
-                         A.shape[0], ("A", "B"))  # fmt: skip
+            _check_two_stacks(A, B, ("A", "B"), "stacks", "poses", 0)  # the checks the solvers would run
         except InputError:
             continue
         writeable.append((A.flags.writeable, B.flags.writeable))

@@ -64,7 +64,7 @@ def _scale_report(cv: Conventions, solved: Solved, sp: Spread, opts: Options):
                                                          prior_std=None if opts.scale else sc.PRIOR_STD,
                                                          where=str(cv.eye.path))
     # (the first look's ratio is a coarse fit's: where a fit with the scale free lost on the pairs, they say metric)
-    not_metric = None if getattr(solved, "metric_checked", False) else check_scale(cv.eye, cv.decision, opts.scale)
+    not_metric = None if solved.metric_checked else check_scale(cv.eye, cv.decision, opts.scale)
     if not_metric is not None and solved.freed:  # one message: not metric, the scale estimated, X given for it
         scale_warn = [f"{cv.eye.path}: the eye translations are {sol.scale:.4g} times the robot's (+- "
                       f"{sp.scale_std:.2g}): not metric -- a monocular (up-to-scale) stream (say so with --scale) or "
