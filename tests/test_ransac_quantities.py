@@ -41,3 +41,29 @@ def test_exactly_a_consensus_of_motions_is_solved_as_one():
     assert res.consensus and res.inliers.all() and res.n_hypotheses > 0
     rot, tr = se3.pose_error(res.X, X)
     assert rot < 1e-6 and tr < 1e-6
+
+
+def test_hypothesis_residuals_are_those_of_the_definition():
+    # the batched scoring (all hypotheses' rotations as one matrix) against the residuals written out per
+    # hypothesis and motion: |log R_A - R_X log R_B| and |R_A t_X + t_A - R_X t_B - t_X|, for 7 hypotheses and 1
+    from kinhec.solvers import _common as c
+    from kinhec.solvers.ransac import _residuals
+
+    rng = np.random.default_rng(11)
+    X, A, B = _exact(rng, 15)
+    B[:5] = se3.random_poses(rng, 5, trans_std_m=0.3)  # some motions far off
+    qA, qB = c.motion_quats(A, B)
+    alpha, beta = c.rotvecs_from_quats(qA), c.rotvecs_from_quats(qB)
+    H = se3.random_poses(rng, 7, trans_std_m=0.1)
+    H[0] = X
+    for R, t in ((H[:, :3, :3], H[:, :3, 3]), (H[:1, :3, :3], H[:1, :3, 3])):
+        rot, tr = _residuals(alpha, beta, A[:, :3, :3], A[:, :3, 3], B[:, :3, 3], R, t)
+        assert rot.shape == tr.shape == (len(R), 15)
+        for h in range(len(R)):
+            for k in range(15):
+                want_rot = np.linalg.norm(alpha[k] - R[h] @ beta[k])
+                want_tr = np.linalg.norm(A[k, :3, :3] @ t[h] + A[k, :3, 3] - R[h] @ B[k, :3, 3] - t[h])
+                assert abs(rot[h, k] - want_rot) < 1e-12 and abs(tr[h, k] - want_tr) < 1e-12
+    # the true X leaves the exact motions without residual and the bad ones with one
+    rot, tr = _residuals(alpha, beta, A[:, :3, :3], A[:, :3, 3], B[:, :3, 3], H[:1, :3, :3], H[:1, :3, 3])
+    assert np.all(rot[0, 5:] < 1e-9) and np.all(tr[0, 5:] < 1e-9) and np.all(np.maximum(rot[0, :5], tr[0, :5]) > 1e-3)

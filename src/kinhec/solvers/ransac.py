@@ -104,12 +104,19 @@ def _residuals(alpha, beta, RA, tA, tB, R, t):
     signs); translation: ``|R_A t_X + t_A - R_X t_B - t_X|``.  Matrix products
     over the stacked arrays only, O(H N).
     """
-    n = alpha.shape[0]
-    # laid out (H, 3, N), the norms summed over the middle axis: the bits of numpy.linalg.norm over (H, N, 3)
-    D = alpha.T[None] - R @ beta.T
+    n, h = alpha.shape[0], R.shape[0]
+    # laid out (H, 3, N); the hypotheses' rotations as one (3 H, 3) matrix, so that each product is a single
+    # matrix product instead of H small ones, the temporaries overwritten in place
+    R2 = R.reshape(-1, 3)
+    D = (R2 @ beta.T).reshape(h, 3, n)
+    np.subtract(alpha.T[None], D, out=D)
+    et = (R2 @ tB.T).reshape(h, 3, n)
     RAt = (RA.reshape(-1, 3) @ t.T).reshape(n, 3, -1).transpose(2, 1, 0)
-    et = RAt + tA.T[None] - R @ tB.T - t[:, :, None]
-    return np.sqrt((D * D).sum(axis=1)), np.sqrt((et * et).sum(axis=1))
+    np.subtract(RAt + tA.T[None], et, out=et)
+    et -= t[:, :, None]
+    D *= D
+    et *= et
+    return np.sqrt(D[:, 0] + D[:, 1] + D[:, 2]), np.sqrt(et[:, 0] + et[:, 1] + et[:, 2])
 
 
 def _sample_pairs(rng, axes, n_hyp: int, cos_max: float):
