@@ -7,6 +7,7 @@ Usage::
     python benchmarks/bench_planner.py compare --noise c2       # the same with camera level c2, robot level r2
     python benchmarks/bench_planner.py robustness --seeds 20    # guesses off by 5 cm and 10 deg
     python benchmarks/bench_planner.py robustness --seeds 20 --solver pixels   # he_ml on the PnP poses' corners
+    python benchmarks/bench_planner.py robustness --seeds 20 --draws 16        # 16 noise draws per scene, pooled
 
 Scenes: for each (robot, set-up, seed) the true ``X`` is drawn by
 :func:`kinhec.synth.trajectories.sample_hand_eye` and ``Y`` by the generator's
@@ -38,7 +39,10 @@ feasible under the guesses, with the default tolerance (the target in view in
 every perturbed scene) and with none, of which those that see the target under
 the true geometry are recorded.  ``--min-visible-fraction`` sets that limit of
 the default plans (the planner's default when not given).  Each level's measurement noise is drawn from a stream of
-its own (seed, set-up, level), so that a change to one plan leaves the others' draws as they were.
+its own (seed, set-up, level), so that a change to one plan leaves the others' draws as they were.  A median of 20
+single draws moves by 10-25 % from one set of draws to another: ``--draws K`` adds K - 1 further draws per scene
+and pose set (each from a stream of its own, the first draw unchanged) and prints the medians of all K x seeds
+errors and their ratios as well.  ``--first-stage N`` sets the two-stage workflow's first stage (5).
 """
 
 from __future__ import annotations
@@ -125,6 +129,15 @@ def he_ml_error_mm(scene: Scene, T_base_ee: np.ndarray, noise, rng) -> float:
         print(f"  he_ml failed: {exc}", file=sys.stderr)
         return math.inf
     return float(se3.pose_error(X, scene.X)[1])
+
+
+def more_draws_mm(scene: Scene, T_base_ee: np.ndarray, noise, stream: list, draws: int) -> list:
+    """``he_ml``'s errors [mm] from ``draws - 1`` further noisy draws at the same poses (``--draws``).
+
+    Each from a stream of its own (``stream`` + the draw's number), so that the first draw, the one every
+    level takes with its own generator, stays what it is with one draw.
+    """
+    return [he_ml_error_mm(scene, T_base_ee, noise, np.random.default_rng([*stream, d])) for d in range(1, draws)]
 
 
 def predicted_mm(scene: Scene, T_base_ee: np.ndarray, noise) -> float:
@@ -288,6 +301,7 @@ def cmd_robustness(args) -> dict:
     for rn in args.robots:
         for setup in SETUPS:
             rows = []
+            draws = {}  # seed -> set -> errors of every draw (the first is the row's)
             for seed in range(args.seeds):
                 sc, _ = true_scene(rn, setup, seed)
                 rng = np.random.default_rng([seed, 9, SETUPS.index(setup)])
@@ -298,6 +312,16 @@ def cmd_robustness(args) -> dict:
                 Xg, Yg = _perturbed(sc.X, rng, 0.05, 10.0), _perturbed(sc.Y, rng, 0.05, 10.0)
                 row = {"good_true": float(good.sigma_mm[-1]), "good_err": he_ml_error_mm(sc, good.T_base_ee, noise, rng),
                        "rand_true": predicted_mm(sc, T_rand, noise), "rand_err": he_ml_error_mm(sc, T_rand, noise, rng)}
+                st = SETUPS.index(setup)
+                draws[seed] = {"good": [row["good_err"], *more_draws_mm(sc, good.T_base_ee, noise, [seed, 14, st, 0], args.draws)],
+                               "rand": [row["rand_err"], *more_draws_mm(sc, T_rand, noise, [seed, 14, st, 1], args.draws)]}
+                if args.draws > 1:
+                    # the best case of a plan that hedges for the tolerance: the default plan made from the true X and
+                    # Y (every pose then sees the target); what the hedge alone costs, the guesses' error aside
+                    hedged = plan_poses(sc.robot, setup, CAMERA, TARGETS[setup], sc.X, sc.Y, args.n, limits=lim_default,
+                                        **kw)  # fmt: skip
+                    row["hedged_true"] = predicted_mm(sc, hedged.T_base_ee, noise)
+                    draws[seed]["hedged"] = more_draws_mm(sc, hedged.T_base_ee, noise, [seed, 16, st], args.draws + 1)
                 sc_guess = Scene(sc.robot, setup, sc.camera, sc.target, Xg, Yg)
                 for li, (name, lim, _) in enumerate(levels):
                     # each level's measurement noise from its own stream: a change of one level's poses leaves the
@@ -319,6 +343,7 @@ def cmd_robustness(args) -> dict:
                                 cpu_plan.append(time.process_time() - t0)
                         except InputError:
                             row.update({f"{name}_visible": 0.0, f"{name}_true": math.inf, f"{name}_err": math.inf})
+                            draws[seed][name] = [math.inf] * args.draws
                             continue
                         vis = _seen(sc, p.T_base_ee)
                         T_ok = p.T_base_ee[vis]
@@ -326,6 +351,9 @@ def cmd_robustness(args) -> dict:
                     enough = len(T_ok) >= 3
                     row[f"{name}_true"] = predicted_mm(sc, T_ok, noise) if enough else math.inf
                     row[f"{name}_err"] = he_ml_error_mm(sc, T_ok, noise, rng) if enough else math.inf
+                    draws[seed][name] = [row[f"{name}_err"]] + (
+                        more_draws_mm(sc, T_ok, noise, [seed, 15, st, li], args.draws) if enough
+                        else [math.inf] * (args.draws - 1))  # fmt: skip
                 rows.append(row)
             r = {k: np.array([row.get(k, math.nan) for row in rows], dtype=float) for k in rows[0] if k != "two_stage_tolerance"}
             res = {"n_seeds": args.seeds, "median_err_good_mm": float(np.median(r["good_err"])),
@@ -344,6 +372,17 @@ def cmd_robustness(args) -> dict:
             for name in ("trusted", "default", "two_stage"):
                 for base in ("rand_guess_tol", "rand_guess"):
                     res[name][f"err_over_{base}"] = float(np.median(r[f"{name}_err"]) / np.median(r[f"{base}_err"]))
+            if args.draws > 1:
+                # every draw of every scene pooled: the medians of all seeds x draws errors, and their ratios
+                pooled = {k: np.array([draws[sd][k] for sd in draws], dtype=float).ravel() for k in draws[0]}
+                med = {k: float(np.median(v)) for k, v in pooled.items()}
+                res["draws"] = args.draws
+                res["pooled_median_mm"] = med
+                for name in ("trusted", "default", "two_stage", "hedged"):
+                    res.setdefault(name, {})["pooled_over"] = {base: med[name] / med[base]
+                                                               for base in ("good", "rand", "rand_guess", "rand_guess_tol")}
+                res["hedged"]["true_bound_ratio_median"] = float(np.median(r["hedged_true"] / r["good_true"]))
+                res["draws_per_seed"] = {str(sd): v for sd, v in draws.items()}
             ts = res["two_stage"]
             ts["calibrated"] = int(np.nansum(r["two_stage_calibrated"]))
             ts["calib_rot_err_deg_max"] = float(np.nanmax(r["two_stage_calib_rot_err_deg"], initial=0.0))
@@ -366,6 +405,20 @@ def cmd_robustness(args) -> dict:
                       f"{b['visible_fraction_mean']:.0%}, min {b['visible_fraction_min']:.0%}); true bound / plan from "
                       f"the truth {b['true_bound_ratio_median']:.2f}; he_ml median {b['median_err_mm']:.3f} mm "
                       f"({b['err_ratio']:.2f}x the truth's plan, {b['err_over_random']:.2f}x random{more})", flush=True)  # fmt: skip
+            if args.draws > 1:
+                m = res["pooled_median_mm"]
+                print(f"    {args.draws} draws per scene pooled: he_ml median [mm] plan from the truth {m['good']:.3f}, "
+                      f"random of the true geometry {m['rand']:.3f}, random under guesses {m['rand_guess']:.3f}", flush=True)  # fmt: skip
+                hb = res["hedged"]
+                print(f"      {'default plan from the true X and Y':34s} {m['hedged']:.3f} mm: "
+                      f"{hb['pooled_over']['rand']:.2f}x random of the true geometry (its bound "
+                      f"{hb['true_bound_ratio_median']:.2f}x the truth's plan, random's {res['random_true_bound_ratio_median']:.2f}x)",
+                      flush=True)  # fmt: skip
+                for name, _, label in levels[:3]:
+                    po = res[name]["pooled_over"]
+                    print(f"      {label:34s} {m[name]:.3f} mm: {po['rand']:.2f}x random of the true geometry, "
+                          f"{po['rand_guess']:.2f}x random under guesses, {po['rand_guess_tol']:.2f}x under guesses+tol., "
+                          f"{po['good']:.2f}x the truth's plan", flush=True)  # fmt: skip
             print(f"    first stage calibrated in {ts['calibrated']} of {args.seeds} seeds (largest error "
                   f"{ts['calib_rot_err_deg_max']:.3f} deg, {ts['calib_trans_err_mm_max']:.2f} mm); second-stage "
                   f"tolerance median {ts['tolerance_median_mm_deg']}, largest {ts['tolerance_max_mm_deg']} [mm, deg]",
@@ -377,6 +430,7 @@ def cmd_robustness(args) -> dict:
 
 
 def main() -> None:
+    global FIRST_STAGE
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("what", choices=("timing", "compare", "robustness"))
     ap.add_argument("--seeds", type=int, default=50)
@@ -388,11 +442,16 @@ def main() -> None:
     ap.add_argument("--min-visible-fraction", type=float, help="robustness: that limit of the plans from the guesses")
     ap.add_argument("--solver", choices=("poses", "pixels"), default="poses",
                     help="he_ml on the PnP poses, or with the pixels behind them (its pixel stage; pnp noise only)")
+    ap.add_argument("--first-stage", type=int, default=FIRST_STAGE,
+                    help="robustness: poses of the two-stage workflow's first stage (the rest planned after it)")
+    ap.add_argument("--draws", type=int, default=1,
+                    help="robustness: noisy draws per scene and pose set (the medians then pool every draw)")
     ap.add_argument("--json", help="write the figures to this JSON file")
     args = ap.parse_args()
     args.robots = [r for r in args.robots.split(",") if r]
     args.noise_pair = ("pnp", "r1") if args.noise == "pnp" else ("c2", "r2")
     SOLVER["pixels"] = args.solver == "pixels"
+    FIRST_STAGE = args.first_stage
     res = {"timing": cmd_timing, "compare": cmd_compare, "robustness": cmd_robustness}[args.what](args)
     if args.json and res is not None:
         with open(args.json, "w") as f:
