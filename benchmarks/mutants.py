@@ -12,8 +12,8 @@ row per mutant: caught or survived, and the first failing test.
     python benchmarks/mutants.py --list          # the catalogue
     python benchmarks/mutants.py --check         # every original snippet occurs exactly once
 
-The catalogue holds every audit so far: the sets named by their id prefixes (``RE``, ``CE`` ..., ``F4-``, ``F5-``,
-``F6-``) and, with descriptive ids and ``[S]``, ``[F]``, ``[F2]`` in their descriptions, the first three audits of
+The catalogue holds every audit so far: the sets named by their id prefixes (``RE``, ``CE`` ..., ``F4-`` to
+``F7-``) and, with descriptive ids and ``[S]``, ``[F]``, ``[F2]`` in their descriptions, the first three audits of
 the solvers, bounds, calibrate, suite and report (the survivors of the first, re-targeted to the current code, and
 two fresh sets chosen after them).
 
@@ -1026,6 +1026,12 @@ CATALOGUE: list[Mutant] = [
     _m("F6-38", "vision/targets.py", "return self.tag_m * (1.0 + self.spacing)",
        "return self.tag_m + self.spacing", _F6_TARGETS,
        "AprilGrid pitch: the spacing (a fraction of the tag) added as metres"),
+    _m("F7-1", "solvers/ransac.py", "    et -= t[:, :, None]\n", "    et += t[:, :, None]\n", _RANSAC,
+       "RANSAC scoring: the hypothesis' translation added instead of subtracted (R_A t + t_A - R t_B + t)"),
+    _m("F7-2", "solvers/ransac.py", "np.sqrt(D[:, 0] + D[:, 1] + D[:, 2])", "np.sqrt(D[:, 0] + D[:, 1])", _RANSAC,
+       "RANSAC scoring: the rotation residual's norm without its third component"),
+    _m("F7-3", "solvers/ransac.py", "D = (R2 @ beta.T).reshape(h, 3, n)", "D = (R2 @ alpha.T).reshape(h, 3, n)",
+       _RANSAC, "RANSAC scoring: the flange's rotation vectors rotated instead of the camera's"),
 ]
 
 
