@@ -321,6 +321,7 @@ def cmd_robustness(args) -> dict:
                     hedged = plan_poses(sc.robot, setup, CAMERA, TARGETS[setup], sc.X, sc.Y, args.n, limits=lim_default,
                                         **kw)  # fmt: skip
                     row["hedged_true"] = predicted_mm(sc, hedged.T_base_ee, noise)
+                    # (no first draw from a level's generator here: all K draws from its own stream, numbers 1..K)
                     draws[seed]["hedged"] = more_draws_mm(sc, hedged.T_base_ee, noise, [seed, 16, st], args.draws + 1)
                 sc_guess = Scene(sc.robot, setup, sc.camera, sc.target, Xg, Yg)
                 for li, (name, lim, _) in enumerate(levels):
