@@ -252,6 +252,35 @@ def test_iter_sequences_opens_each_shard_once(noisy_ds, monkeypatch):
     assert [s.sequence_id for s in kio.iter_sequences(root, sub)] == ["temporal-000000", "temporal-000001"]
 
 
+
+def test_poses_from_table_are_those_of_transform_from_pq():
+    """The stream tables' poses (a direct path for tables without gaps) are ``transform_from_pq``'s to the last bit."""
+    from kinhec.io.schema import pose_columns
+    from kinhec.io.tables import poses_from_table
+
+    rng = np.random.default_rng(11)
+    n = 500
+    P = rng.normal(size=(n, 3))
+    Q = rng.normal(size=(n, 4)) * rng.uniform(0.5, 2.0, size=(n, 1))  # not unit: normalised on reading
+    cols = pose_columns("base_ee_gt")
+    table = pa.table({c: v for c, v in zip(cols, np.column_stack([P, Q]).T)})
+    T = poses_from_table(table, "base_ee_gt", "here")
+    expected = se3.transform_from_pq(P, Q, normalize=True)
+    assert T.tobytes() == expected.tobytes()
+    assert np.allclose(T[:, :3, :3] @ T[:, :3, :3].swapaxes(1, 2), np.eye(3), atol=1e-12)
+    # a row with a gap is NaN and the others are as before
+    Pn = P.copy()
+    Pn[7, 1] = np.nan
+    T2 = poses_from_table(pa.table({c: v for c, v in zip(cols, np.column_stack([Pn, Q]).T)}), "base_ee_gt", "here")
+    assert np.isnan(T2[7]).all()
+    keep = np.arange(n) != 7
+    assert T2[keep].tobytes() == expected[keep].tobytes()
+    # a quaternion of norm 0 is named with its columns
+    Qz = Q.copy()
+    Qz[3] = 0.0
+    with pytest.raises(DatasetFormatError, match=r"here: columns base_ee_gt_q\*: .*non-zero quaternions, got 1 of norm 0"):
+        poses_from_table(pa.table({c: v for c, v in zip(cols, np.column_stack([P, Qz]).T)}), "base_ee_gt", "here")
+
 def test_sequence_from_tables_without_disk():
     seqs, truth = build_sequences(exact=True)
     st = seqs[0]
