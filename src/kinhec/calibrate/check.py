@@ -57,9 +57,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
 from kinhec.geometry import se3
+from kinhec.util.distributions import chi2_sf, f_sf
 from kinhec.calibrate import pairing as pr
 from kinhec.calibrate import solve as sv
 from kinhec.calibrate.frames import eye_solver_form, hand_metric
@@ -295,7 +295,7 @@ def _canonical_corr(V: np.ndarray) -> float:
 def _block(theta, V, sl, alpha) -> dict:
     t, C = theta[sl], V[sl, sl]
     w = float(t @ np.linalg.solve(C, t))
-    p = float(stats.chi2.sf(w, 6))
+    p = float(chi2_sf(w, 6))
     s = np.sqrt(np.diag(C))
     return {"changed": bool(p < alpha / 2), "p_value": p, "chi2": w,
             "rot_deg": [float(v) for v in np.degrees(t[:3])], "rot_std_deg": [float(v) for v in np.degrees(s[:3])],
@@ -345,7 +345,7 @@ def consistency(r: np.ndarray, J: np.ndarray, cov0: np.ndarray, noise_std: np.nd
         M = np.linalg.inv(cov0 + 1e-30 * np.eye(12)) + H
         q = rr - float(g @ np.linalg.solve(M, g))
         df = 6 * n
-        p = float(stats.chi2.sf(q, df))
+        p = float(chi2_sf(q, df))
         test = "joint"
         stat["joint"] = {"chi2": q, "dof": df, "p_value": p}
         notes.append(f"{n} new pair{'s' if n != 1 else ''}: the joint test only; which of X and Y moved is not "
@@ -355,14 +355,14 @@ def consistency(r: np.ndarray, J: np.ndarray, cov0: np.ndarray, noise_std: np.nd
         theta = -Hinv @ g
         V = tau * Hinv + cov0
         w = float(theta @ np.linalg.solve(V, theta))
-        p_w = float(stats.chi2.sf(w, 12))
+        p_w = float(chi2_sf(w, 12))
         stat["wald"] = {"chi2": w, "dof": 12, "p_value": p_w}
         q = rr - float(g @ Hinv @ g)
         d1 = (6 * n - 12) / tau
         if source == "stored" and d1 > 0:
             d2 = noise_dof if noise_dof is not None and np.isfinite(noise_dof) and noise_dof > 0 else np.inf
             f = q / tau / d1
-            p_q = float(stats.f.sf(f, d1, d2)) if np.isfinite(d2) else float(stats.chi2.sf(q / tau, d1))
+            p_q = float(f_sf(f, d1, d2)) if np.isfinite(d2) else float(chi2_sf(q / tau, d1))
             stat["misfit"] = {"chi2": q, "dof": d1, "noise_dof": None if not np.isfinite(d2) else float(d2),
                               "ratio": f, "p_value": p_q}  # fmt: skip
             p = min(1.0, 2 * min(p_w, p_q))

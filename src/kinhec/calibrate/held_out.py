@@ -142,14 +142,14 @@ def _structured(Sw: np.ndarray, kind: str) -> np.ndarray:
 
 def _region_quantile(nu: float, kind: str, level: float) -> float:
     """Quantile ``level`` of ``e^T C^-1 e`` for a 6-vector whose noise covariance has ``nu`` degrees of freedom."""
-    from scipy import stats
+    from kinhec.util.distributions import chi2_ppf, f_ppf
 
     p = 6
     if not np.isfinite(nu) or nu > 1e6:
-        return float(stats.chi2.ppf(level, p))
+        return float(chi2_ppf(level, p))
     if kind == "full":
         nu = max(nu, p + 0.5)
-        return float(p * nu / (nu - p + 1.0) * stats.f.ppf(level, p, nu - p + 1.0))
+        return float(p * nu / (nu - p + 1.0) * f_ppf(level, p, nu - p + 1.0))
     nu = max(nu, 0.5)
     if kind == "diagonal" and nu + DIAG_NOISE_DOF > 4.5:
         # six whitened components, each variance from nu degrees of freedom plus the DIAG_NOISE_DOF pseudo-degrees of
@@ -158,8 +158,8 @@ def _region_quantile(nu: float, kind: str, level: float) -> float:
         n = nu + DIAG_NOISE_DOF
         mean = p * n / (n - 2.0)
         var = p * 2.0 * n * n * (n - 1.0) / ((n - 2.0) ** 2 * (n - 4.0))
-        return float(var / (2.0 * mean) * stats.chi2.ppf(level, 2.0 * mean * mean / var))
-    return float(p * stats.f.ppf(level, p, 3.0 * nu if kind == "block" else nu))
+        return float(var / (2.0 * mean) * chi2_ppf(level, 2.0 * mean * mean / var))
+    return float(p * f_ppf(level, p, 3.0 * nu if kind == "block" else nu))
 
 
 def leave_one_station_out(G: np.ndarray, z: np.ndarray, station: np.ndarray, *, prior_information=None,
@@ -262,24 +262,24 @@ def _satterthwaite(G, K, Sw, inv, Q0, ok) -> tuple[float, float]:
 
 def rms_interval(mean: float, var: float, n: int, level: float) -> tuple[float, float]:
     """Central ``level`` interval of ``sqrt(sum / n)`` when ``sum`` is a scaled chi-square of that mean and variance."""
-    from scipy import stats
+    from kinhec.util.distributions import chi2_ppf
 
     if mean <= 0 or var <= 0 or n <= 0:
         return 0.0, 0.0
     dof = 2.0 * mean * mean / var
     a = (1.0 - level) / 2.0
-    lo, hi = stats.chi2.ppf([a, 1.0 - a], dof) / dof
+    lo, hi = chi2_ppf([a, 1.0 - a], dof) / dof
     return float(np.sqrt(mean / n * lo)), float(np.sqrt(mean / n * hi))
 
 
 def rms_upper(mean: float, var: float, n: int, level: float) -> float:
     """Upper ``level`` bound of ``sqrt(sum / n)`` when ``sum`` is a scaled chi-square of that mean and variance."""
-    from scipy import stats
+    from kinhec.util.distributions import chi2_ppf
 
     if mean <= 0 or var <= 0 or n <= 0:
         return float("inf")
     dof = 2.0 * mean * mean / var
-    return float(np.sqrt(mean / n * stats.chi2.ppf(level, dof) / dof))
+    return float(np.sqrt(mean / n * chi2_ppf(level, dof) / dof))
 
 
 def assess(G: np.ndarray, z: np.ndarray, W: np.ndarray, station: np.ndarray, *, prior_information=None, factors=None,

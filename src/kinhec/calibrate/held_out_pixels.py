@@ -91,10 +91,10 @@ __all__ = ["pose_maps", "leave_one_view_out", "assess_views"]
 
 def _scaled_chi2(mean: float, var: float, level) -> np.ndarray:
     """Quantile(s) ``level`` of the scaled chi-square with this mean and variance (Satterthwaite)."""
-    from scipy import stats
+    from kinhec.util.distributions import chi2_ppf
 
     dof = 2.0 * mean * mean / var
-    return mean / dof * stats.chi2.ppf(np.asarray(level, dtype=np.float64), dof)
+    return mean / dof * chi2_ppf(np.asarray(level, dtype=np.float64), dof)
 
 
 def _sym_inverse(H: np.ndarray) -> np.ndarray | None:
@@ -209,7 +209,7 @@ def leave_one_view_out(system, maps: np.ndarray | None = None) -> dict:
 
 def _pose_figures(lo: dict, ok: np.ndarray) -> dict:
     """The held-out eye poses' RMS [mm, deg] beside their prediction, interval, 99 % bound and 95 % coverage."""
-    from scipy import stats
+    from kinhec.util.distributions import chi2_ppf
 
     rho, C = lo["rho"][ok], lo["rho_cov"][ok]
     nv = rho.shape[0]
@@ -223,7 +223,7 @@ def _pose_figures(lo: dict, ok: np.ndarray) -> dict:
         out[f"predicted_interval95_{name}"] = [float(unit * a), float(unit * b)]
         out[f"upper99_{name}"] = float(unit * ho.rms_upper(mean, var, nv, ho.WARN_LEVEL))
     d2 = np.einsum("ni,ni->n", rho, np.linalg.solve(C, rho[:, :, None])[:, :, 0])
-    out["coverage95"] = float(np.mean(d2 <= stats.chi2.ppf(ho.LEVEL, 6)))
+    out["coverage95"] = float(np.mean(d2 <= chi2_ppf(ho.LEVEL, 6)))
     return out
 
 

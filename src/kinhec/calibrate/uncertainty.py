@@ -241,7 +241,7 @@ def gate(z: np.ndarray, G: np.ndarray, inliers: np.ndarray, nu: float, level: fl
     ndarray of bool, shape (n,)
         New labels.  With ``nu <= p + 1`` the covariance cannot judge a pair and every pair is kept.
     """
-    from scipy import stats
+    from kinhec.util.distributions import f_ppf
 
     n, p = z.shape
     if nu <= p + 1 or inliers.sum() < 2:
@@ -257,12 +257,12 @@ def gate(z: np.ndarray, G: np.ndarray, inliers: np.ndarray, nu: float, level: fl
     # inliers: leave-one-out distance
     u = d2[inliers] / np.maximum(1.0 - h[inliers], 1e-6)
     t_in = np.where(u < nu, (nu - 1.0) * u / np.maximum(nu - u, 1e-12), np.inf)
-    q_in = p * (nu - 1.0) / (nu - p) * stats.f.ppf(1.0 - (1.0 - level) / INLIER_LEVEL_RATIO, p, nu - p)
+    q_in = p * (nu - 1.0) / (nu - p) * f_ppf(1.0 - (1.0 - level) / INLIER_LEVEL_RATIO, p, nu - p)
     out[inliers] = t_in <= q_in
     # excluded pairs: predictive distance
     ex = ~inliers
     t_ex = d2[ex] / (1.0 + h[ex])
-    q_ex = p * nu / (nu - p + 1.0) * stats.f.ppf(level, p, nu - p + 1.0)
+    q_ex = p * nu / (nu - p + 1.0) * f_ppf(level, p, nu - p + 1.0)
     out[ex] = t_ex <= q_ex
     return out
 

@@ -738,10 +738,10 @@ def _certify(prob: ct.RotationProblem, R_est: np.ndarray, R_start: np.ndarray, m
     The local solutions from the estimate and from the global start are both refined and certified in
     closed form; the better is kept, and the SDP runs (``method="auto"``) when it is not certified.
     """
-    from scipy.stats import chi2 as chi2_dist
+    from kinhec.util.distributions import chi2_ppf
 
     K = prob.n_rotations
-    tau = float(chi2_dist.ppf(ESTIMATE_GAP_QUANTILE, 3 * K))
+    tau = float(chi2_ppf(ESTIMATE_GAP_QUANTILE, 3 * K))
     notes = []
     Q = prob.quadratic_form()
     cands = []
