@@ -53,6 +53,8 @@ def _m(id, file, original, mutated, tests, description) -> Mutant:
 
 
 # test files, fastest first within each list (the focused *_quantities files first)
+_READ = ["tests/test_io.py"]
+_DIST = ["tests/test_distributions.py"]
 _RE = ["tests/test_calibrate_robot_error_quantities.py", "tests/test_calibrate_robot_error.py"]
 _GATE = ["tests/test_calibrate_outliers_quantities.py", "tests/test_calibrate_gate.py",
          "tests/test_calibrate_symptoms.py"]
@@ -235,8 +237,8 @@ CATALOGUE: list[Mutant] = [
     _m("UN3", "calibrate/uncertainty.py", 'h = np.einsum("nkp,pq,nkq->n", G, C, G) / p',
        'h = np.einsum("nkp,pq,nkq->n", G, C, G)', _SIGMA,
        "gate: leverage as the trace, not divided by the dimension p"),
-    _m("UN4", "calibrate/uncertainty.py", "stats.f.ppf(level, p, nu - p + 1.0)",
-       "stats.f.ppf(1.0 - level, p, nu - p + 1.0)", _SIGMA,
+    _m("UN4", "calibrate/uncertainty.py", "f_ppf(level, p, nu - p + 1.0)",
+       "f_ppf(1.0 - level, p, nu - p + 1.0)", _SIGMA,
        "gate: predictive quantile at the wrong tail (1 - level)"),
     _m("UN5", "calibrate/uncertainty.py", "return cov * np.outer(d, d)",
        "return cov * np.outer(self.factors, self.factors)", _SIGMA,
@@ -335,8 +337,8 @@ CATALOGUE: list[Mutant] = [
        "J[:, :6] = -pm.adjoint(Z)", _MULTI, "relative: Jacobian with Ad(Z) instead of Ad(inv Z) (forgotten inverse)"),
     _m("MA3", "solvers/multi_axyb.py", "D[3:, 3:] = T[:3, :3]\n    return np.sqrt(", "D[3:, 3:] = T[:3, :3].T\n    return np.sqrt(",
        _MULTI, "parent_std: translation rotated by R^T instead of R"),
-    _m("MA4", "solvers/multi_axyb.py", "tau = float(chi2_dist.ppf(ESTIMATE_GAP_QUANTILE, 3 * K))",
-       "tau = float(chi2_dist.ppf(ESTIMATE_GAP_QUANTILE, K))", _MULTI,
+    _m("MA4", "solvers/multi_axyb.py", "tau = float(chi2_ppf(ESTIMATE_GAP_QUANTILE, 3 * K))",
+       "tau = float(chi2_ppf(ESTIMATE_GAP_QUANTILE, K))", _MULTI,
        "_certify: gap threshold with K instead of 3 K degrees of freedom"),
     # ---------------------------------------------------------------- solvers/certificate.py
     _m("CE1", "solvers/certificate.py", "c0 = 6.0 * float(sum(", "c0 = 3.0 * float(sum(", _MULTI,
@@ -375,8 +377,8 @@ CATALOGUE: list[Mutant] = [
        "runs = int(np.count_nonzero(x[1:] != x[:-1]))", _GATE, "runs_z: the number of runs one short (changes only)"),
     _m("X2", "calibrate/uncertainty.py", "zc = z - z.mean(axis=0)", "zc = z", _SIGMA,
        "lag_one_correlation: residuals not centred"),
-    _m("X3", "calibrate/uncertainty.py", "q_in = p * (nu - 1.0) / (nu - p) * stats",
-       "q_in = p * (nu - 1.0) / (nu - p + 1.0) * stats", _SIGMA,
+    _m("X3", "calibrate/uncertainty.py", "q_in = p * (nu - 1.0) / (nu - p) * f_ppf",
+       "q_in = p * (nu - 1.0) / (nu - p + 1.0) * f_ppf", _SIGMA,
        "gate: leave-one-out scale factor with the predictive one's denominator"),
     _m("X4", "calibrate/uncertainty.py", "lag = 2.0 * positive.sum(axis=0)", "lag = positive.sum(axis=0)", _SIGMA,
        "autocorrelation_time: truncation lag counted in pairs of lags, not lags"),
@@ -959,7 +961,7 @@ CATALOGUE: list[Mutant] = [
     _m("F6-15", "calibrate/readers.py", "np.column_stack([q_xyzw[:, 3], q_xyzw[:, :3]])",
        "np.column_stack([q_xyzw[:, 0], q_xyzw[:, 1:]])", _F6_READERS,
        "poses from xyzw quaternions: w read from the first column (columns taken as wxyz)"),
-    _m("F6-16", "calibrate/held_out.py", "stats.f.ppf(level, p, nu - p + 1.0))", "stats.f.ppf(level, p, nu))",
+    _m("F6-16", "calibrate/held_out.py", "f_ppf(level, p, nu - p + 1.0))\n    nu = max", "f_ppf(level, p, nu))\n    nu = max",
        _F6_HELD, "region quantile (full noise): Hotelling's F with nu instead of nu - p + 1 denominator dof"),
     _m("F6-17", "calibrate/held_out_pixels.py", '"rms_px": float(s * np.sqrt(sq / n_pts))',
        '"rms_px": float(s * np.sqrt(sq / (2 * n_pts)))', _F6_HPX,
@@ -1032,6 +1034,16 @@ CATALOGUE: list[Mutant] = [
        "RANSAC scoring: the rotation residual's norm without its third component"),
     _m("F7-3", "solvers/ransac.py", "D = (R2 @ beta.T).reshape(h, 3, n)", "D = (R2 @ alpha.T).reshape(h, 3, n)",
        _RANSAC, "RANSAC scoring: the flange's rotation vectors rotated instead of the camera's"),
+    # reading's direct pose path and the scipy.stats-free quantiles
+    _m("F8-1", "io/tables.py", "    T[:, 1, 2] = 2 * (y * z - w * x)\n", "    T[:, 1, 2] = 2 * (y * z + w * x)\n", _READ,
+       "stream poses: one off-diagonal rotation entry with the wrong sign"),
+    _m("F8-2", "io/tables.py", "    w, x, y, z = (Q / nrm[:, None]).T\n", "    w, x, y, z = Q.T\n", _READ,
+       "stream poses: the stored quaternions not normalised"),
+    _m("F8-3", "util/distributions.py", "    inner = 2 * gammaincinv(df / 2, np.clip(q, 0.0, 1.0))\n",
+       "    inner = 2 * gammaincinv(df / 2, 1.0 - np.clip(q, 0.0, 1.0))\n", _DIST,
+       "chi-square quantile of 1 - q (the upper tail's) instead of q"),
+    _m("F8-4", "util/distributions.py", "    inner = fdtri(dfn, dfd, np.clip(q, 0.0, 1.0))\n",
+       "    inner = fdtri(dfd, dfn, np.clip(q, 0.0, 1.0))\n", _DIST, "F quantile with its degrees of freedom swapped"),
 ]
 
 
