@@ -84,6 +84,7 @@ from kinhec.geometry import se3
 from kinhec.util.errors import InputError
 from kinhec.calibrate.solve import DIAG_NOISE_DOF
 from kinhec.geometry.motion import KEYFRAME_MIN_ROT_DEG, KEYFRAME_MIN_TRANS_M
+from kinhec.util.distributions import chi2_ppf, f_ppf
 
 __all__ = ["stations", "leave_one_station_out", "assess", "assess_solution", "summary_line", "summary_lines", "warning", "parse_point", "point_error", "radius_95",
            "LEVEL", "WARN_LEVEL", "MIN_STATIONS", "RADIUS_LOG2"]
@@ -142,7 +143,6 @@ def _structured(Sw: np.ndarray, kind: str) -> np.ndarray:
 
 def _region_quantile(nu: float, kind: str, level: float) -> float:
     """Quantile ``level`` of ``e^T C^-1 e`` for a 6-vector whose noise covariance has ``nu`` degrees of freedom."""
-    from kinhec.util.distributions import chi2_ppf, f_ppf
 
     p = 6
     if not np.isfinite(nu) or nu > 1e6:
@@ -262,7 +262,6 @@ def _satterthwaite(G, K, Sw, inv, Q0, ok) -> tuple[float, float]:
 
 def rms_interval(mean: float, var: float, n: int, level: float) -> tuple[float, float]:
     """Central ``level`` interval of ``sqrt(sum / n)`` when ``sum`` is a scaled chi-square of that mean and variance."""
-    from kinhec.util.distributions import chi2_ppf
 
     if mean <= 0 or var <= 0 or n <= 0:
         return 0.0, 0.0
@@ -274,7 +273,6 @@ def rms_interval(mean: float, var: float, n: int, level: float) -> tuple[float, 
 
 def rms_upper(mean: float, var: float, n: int, level: float) -> float:
     """Upper ``level`` bound of ``sqrt(sum / n)`` when ``sum`` is a scaled chi-square of that mean and variance."""
-    from kinhec.util.distributions import chi2_ppf
 
     if mean <= 0 or var <= 0 or n <= 0:
         return float("inf")

@@ -85,13 +85,13 @@ from kinhec.calibrate import held_out as ho
 from kinhec.geometry import se3
 from kinhec.solvers import pair_model as pm
 from kinhec.solvers.reprojection import chain_poses
+from kinhec.util.distributions import chi2_ppf
 
 __all__ = ["pose_maps", "leave_one_view_out", "assess_views"]
 
 
 def _scaled_chi2(mean: float, var: float, level) -> np.ndarray:
     """Quantile(s) ``level`` of the scaled chi-square with this mean and variance (Satterthwaite)."""
-    from kinhec.util.distributions import chi2_ppf
 
     dof = 2.0 * mean * mean / var
     return mean / dof * chi2_ppf(np.asarray(level, dtype=np.float64), dof)
@@ -209,7 +209,6 @@ def leave_one_view_out(system, maps: np.ndarray | None = None) -> dict:
 
 def _pose_figures(lo: dict, ok: np.ndarray) -> dict:
     """The held-out eye poses' RMS [mm, deg] beside their prediction, interval, 99 % bound and 95 % coverage."""
-    from kinhec.util.distributions import chi2_ppf
 
     rho, C = lo["rho"][ok], lo["rho_cov"][ok]
     nv = rho.shape[0]

@@ -91,6 +91,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kinhec.util.distributions import f_ppf
+
 __all__ = ["Inflation", "widen", "long_run_inflation", "autocorrelation_time", "gate", "gate_diagonal", "GATE_LEVEL",
            "SIGNIFICANT_RHO"]
 
@@ -241,7 +243,6 @@ def gate(z: np.ndarray, G: np.ndarray, inliers: np.ndarray, nu: float, level: fl
     ndarray of bool, shape (n,)
         New labels.  With ``nu <= p + 1`` the covariance cannot judge a pair and every pair is kept.
     """
-    from kinhec.util.distributions import f_ppf
 
     n, p = z.shape
     if nu <= p + 1 or inliers.sum() < 2:

@@ -56,6 +56,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kinhec.geometry import se3
+from kinhec.util.distributions import chi2_ppf
 from kinhec.util.errors import InputError, UnknownNameError
 from kinhec.util.optional import MissingDependencyError
 from kinhec.solvers import _common as c
@@ -738,7 +739,6 @@ def _certify(prob: ct.RotationProblem, R_est: np.ndarray, R_start: np.ndarray, m
     The local solutions from the estimate and from the global start are both refined and certified in
     closed form; the better is kept, and the SDP runs (``method="auto"``) when it is not certified.
     """
-    from kinhec.util.distributions import chi2_ppf
 
     K = prob.n_rotations
     tau = float(chi2_ppf(ESTIMATE_GAP_QUANTILE, 3 * K))
