@@ -1212,7 +1212,10 @@ def suite_check(ctx, root, only, sigma):
 
     def show(r):
         status = "PASS" if r.ok else "FAIL"
-        extra = f"max change {r.max_sigma:.3g} sigma"
+        if r.max_sigma == r.max_sigma:
+            extra = f"max change {r.max_sigma:.3g} sigma"
+        else:  # (a reference without standard deviations: every number is held to its drift tolerance)
+            extra = "no standard deviations in the reference: every number within its drift tolerance"
         if r.truth_sigma == r.truth_sigma:
             extra += f", truth {r.truth_sigma:.3g} sigma"
         click.echo(f"{status} {r.id} ({r.seconds:.1f} s; {extra})")
