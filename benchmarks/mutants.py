@@ -1034,11 +1034,13 @@ CATALOGUE: list[Mutant] = [
        "RANSAC scoring: the rotation residual's norm without its third component"),
     _m("F7-3", "solvers/ransac.py", "D = (R2 @ beta.T).reshape(h, 3, n)", "D = (R2 @ alpha.T).reshape(h, 3, n)",
        _RANSAC, "RANSAC scoring: the flange's rotation vectors rotated instead of the camera's"),
-    # reading's direct pose path and the scipy.stats-free quantiles
-    _m("F8-1", "io/tables.py", "    T[:, 1, 2] = 2 * (y * z - w * x)\n", "    T[:, 1, 2] = 2 * (y * z + w * x)\n", _READ,
-       "stream poses: one off-diagonal rotation entry with the wrong sign"),
-    _m("F8-2", "io/tables.py", "    w, x, y, z = (Q / nrm[:, None]).T\n", "    w, x, y, z = Q.T\n", _READ,
-       "stream poses: the stored quaternions not normalised"),
+    # the poses written in place and the scipy.stats-free quantiles
+    _m("F8-1", "geometry/se3.py", "    R[..., 1, 2] = 2 * (y * z - w * x)\n", "    R[..., 1, 2] = 2 * (y * z + w * x)\n",
+       _READ, "poses from quaternions: one off-diagonal rotation entry with the wrong sign"),
+    _m("F8-2", "geometry/se3.py", "        return a / n[..., None]\n", "        return a\n", _READ,
+       "quaternions asked to be normalised returned as stored"),
+    _m("F8-5", "geometry/se3.py", "    T[..., 3, :3] = 0.0\n", "", _READ,
+       "transform_from_pq: the last row's zeros not written (the stack is made with np.empty)"),
     _m("F8-3", "util/distributions.py", "    inner = 2 * gammaincinv(df / 2, np.clip(q, 0.0, 1.0))\n",
        "    inner = 2 * gammaincinv(df / 2, 1.0 - np.clip(q, 0.0, 1.0))\n", _DIST,
        "chi-square quantile of 1 - q (the upper tail's) instead of q"),

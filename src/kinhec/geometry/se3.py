@@ -231,10 +231,11 @@ def matrix_from_quaternion(q_wxyz, *, normalize: bool = False) -> np.ndarray:
     return _matrix_from_quaternion(q)
 
 
-def _matrix_from_quaternion(q: np.ndarray) -> np.ndarray:
-    # Closed form (Hamilton, active rotation); assumes unit quaternions.
+def _matrix_from_quaternion(q: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    # Closed form (Hamilton, active rotation); assumes unit quaternions.  ``out`` (..., 3, 3): write there (a
+    # pose stack's rotation blocks) instead of a new array.
     w, x, y, z = np.moveaxis(q, -1, 0)
-    R = np.empty(q.shape[:-1] + (3, 3))
+    R = np.empty(q.shape[:-1] + (3, 3)) if out is None else out
     R[..., 0, 0] = 1 - 2 * (y * y + z * z)
     R[..., 0, 1] = 2 * (x * y - w * z)
     R[..., 0, 2] = 2 * (x * z + w * y)
@@ -319,8 +320,14 @@ def transform_from_rotation_translation(R, p) -> np.ndarray:
 def transform_from_pq(p, q_wxyz, *, normalize: bool = False) -> np.ndarray:
     """Poses ``(..., 4, 4)`` from positions ``(..., 3)`` [m] and unit quaternions ``(..., 4)`` (w, x, y, z)."""
     p = check_vectors(p, "p")
-    R = matrix_from_quaternion(q_wxyz, normalize=normalize)
-    return transform_from_rotation_translation(R, p)
+    q = check_quaternions(q_wxyz, "q_wxyz", normalize=normalize)
+    # (the rotation blocks written in place: a stream of thousands of poses is read this way)
+    T = np.empty(np.broadcast_shapes(p.shape[:-1], q.shape[:-1]) + (4, 4))
+    _matrix_from_quaternion(q, out=T[..., :3, :3])
+    T[..., :3, 3] = p
+    T[..., 3, :3] = 0.0
+    T[..., 3, 3] = 1.0
+    return T
 
 
 def pq_from_transform(T, *, check: bool = True) -> tuple[np.ndarray, np.ndarray]:

@@ -42,45 +42,15 @@ def poses_from_table(table: pa.Table, prefix: str, where: str) -> np.ndarray:
     for i, c in enumerate(cols):
         PQ[:, i] = float_column(table, c)
     P, Q = PQ[:, :3], PQ[:, 3:]
-    finite = np.isfinite(PQ)
-    if finite.all():
-        T = _poses_from_pq(P, Q)
-        if T is not None:
-            return T
-    ok = finite.all(axis=1)
-    T = np.full((n, 4, 4), np.nan)
-    if ok.any():
-        try:
+    ok = np.isfinite(PQ).all(axis=1)
+    try:
+        if ok.all():  # (no gaps: the poses straight, without a NaN stack to scatter them into)
+            return se3.transform_from_pq(P, Q, normalize=True)
+        T = np.full((n, 4, 4), np.nan)
+        if ok.any():
             T[ok] = se3.transform_from_pq(P[ok], Q[ok], normalize=True)
-        except InputError as exc:
-            raise DatasetFormatError(f"{where}: columns {prefix}_q*: {exc}") from None
-    return T
-
-
-def _poses_from_pq(P: np.ndarray, Q: np.ndarray) -> np.ndarray | None:
-    """:func:`kinhec.geometry.se3.transform_from_pq` of finite rows (``normalize=True``), written straight into the poses.
-
-    The same arithmetic as ``transform_from_pq`` (the same values to the last bit), without its intermediate
-    rotation and pose stacks: a robot stream has thousands of rows, and reading is a share of the benchmark.
-    None when a quaternion has norm 0 (the caller's general path names it).
-    """
-    nrm = np.linalg.norm(Q, axis=-1)
-    if (nrm < 1e-12).any():
-        return None
-    w, x, y, z = (Q / nrm[:, None]).T
-    T = np.empty((Q.shape[0], 4, 4))
-    T[:, 0, 0] = 1 - 2 * (y * y + z * z)
-    T[:, 0, 1] = 2 * (x * y - w * z)
-    T[:, 0, 2] = 2 * (x * z + w * y)
-    T[:, 1, 0] = 2 * (x * y + w * z)
-    T[:, 1, 1] = 1 - 2 * (x * x + z * z)
-    T[:, 1, 2] = 2 * (y * z - w * x)
-    T[:, 2, 0] = 2 * (x * z - w * y)
-    T[:, 2, 1] = 2 * (y * z + w * x)
-    T[:, 2, 2] = 1 - 2 * (x * x + y * y)
-    T[:, :3, 3] = P
-    T[:, 3, :3] = 0.0
-    T[:, 3, 3] = 1.0
+    except InputError as exc:
+        raise DatasetFormatError(f"{where}: columns {prefix}_q*: {exc}") from None
     return T
 
 
