@@ -320,6 +320,135 @@ def _pinhole_rational_projection(rng, mp):
     return out
 
 
+@jacobian("se3.right_jacobian", ("geometry.se3:se3_right_jacobian",))
+def _se3_right_jacobian(rng, mp):
+    out = []
+    for th in (1e-6, 3e-3, 0.4, 2.5):  # the series, its bound, the closed form, near pi
+        xi = np.r_[se3.random_unit_vectors(rng, 1)[0] * th, rng.normal(0.0, 0.7, 3)]
+        Ti = se3.invert_transform(se3.se3_exp(xi))
+        out.append(Case(f"J_r at |omega| = {th:g}", lambda d, xi=xi, Ti=Ti: se3.se3_log(Ti @ se3.se3_exp(xi + d)),
+                        np.zeros(6), se3.se3_right_jacobian(xi[None])[0], h=1e-7))  # fmt: skip
+    return out
+
+
+@jacobian("intrinsics.pose_jacobians", ("models.intrinsics:pose_jacobians",))
+def _intrinsics_pose_jacobians(rng, mp):
+    from kinhec.models.intrinsics import pose_jacobians, project_points, project_points_jacobians
+
+    out = []
+    for k in (np.array([900.0, 880.0, 645.0, 350.0, -0.21, 0.08, 0.0015, -0.0008, -0.02]),
+              np.array([410.0, 395.0, 640.0, 512.0, 0.025, -0.006, 0.0012, -0.0001])):
+        T = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 0.3, 3)), [0.05, -0.1, 0.9])
+        P = np.c_[rng.uniform(-0.2, 0.2, (5, 2)), np.zeros(5)]
+        inv_b = 1.0 / 1.07
+
+        def uv(eps, k=k, T=T, P=P):
+            Tp = T @ se3.se3_exp(eps)
+            return project_points(k, P @ Tp[:3, :3].T + inv_b * Tp[:3, 3])
+
+        pc = P @ T[:3, :3].T + inv_b * T[:3, 3]
+        G = pose_jacobians(project_points_jacobians(k, pc)[1], np.broadcast_to(T[:3, :3], (5, 3, 3)), P, inv_b)
+        out.append(Case(f"{k.size} intrinsics: d uv / d eps", uv, np.zeros(6), G.reshape(-1, 6), h=1e-7))
+    return out
+
+
+def _views_of(rng, k, C, n_pts=12):
+    """A grid's points (target frame, z = 0) seen through the poses ``C`` (N, 4, 4) by intrinsics ``k``, with
+    pixel noise, and one view shorter (padding)."""
+    from kinhec.models.intrinsics import pack_views, project
+
+    P = np.c_[rng.uniform(-0.12, 0.12, (n_pts, 2)), np.zeros(n_pts)]
+    uv = project(k, C, P) + rng.normal(0.0, 2.0, (C.shape[0], n_pts, 2))
+    sizes = [n_pts] * C.shape[0]
+    sizes[1] = n_pts - 3
+    return pack_views([P[:m] for m in sizes], [u[:m] for u, m in zip(uv, sizes)])
+
+
+class _Stop(Exception):
+    pass
+
+
+@jacobian("calibrate.bundle.jac", ("calibrate.bundle:_jacobian", "calibrate.bundle:_jacobian.jac"))
+def _bundle_jac(rng, mp):
+    """The bundle adjustment's residuals (pixels, view twists, the priors on the intrinsics, the board's scale and
+    a held translation) by ``X``, ``Y``, the intrinsics, ``log b`` and the view twists, both setups and the three
+    lenses, at a point away from the start (every pose's twist non-zero)."""
+    from kinhec.calibrate import bundle
+    from kinhec.solvers.reprojection import chain_poses
+
+    taken = []
+
+    def em(fun, jac, x, *a):
+        taken.append((fun, jac, x))
+        raise _Stop
+
+    mp.setattr(bundle, "_em", em)
+    lenses = (np.array([900.0, 880.0, 645.0, 350.0, -0.21, 0.08, 0.0015, -0.0008, -0.02]),
+              np.array([620.0, 640.0, 640.0, 512.0, 2.0, 0.3, 2e-4, -1.5e-4, -0.01, 2.3, 0.8, 0.02]),
+              np.array([410.0, 395.0, 640.0, 512.0, 0.025, -0.006, 0.0012, -0.0001]))
+    out = []
+    for k in lenses:
+        for conf in ("eye_in_hand", "eye_to_hand"):
+            N = 4
+            X = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 0.5, 3)), [0.03, -0.05, 0.1])
+            if conf == "eye_in_hand":  # the camera on the flange looks at a board in front of the robot
+                Y = se3.transform_from_rotation_translation(se3.so3_exp([np.pi, 0.0, 0.0]), [0.6, 0.0, 0.0])
+                C = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 0.2, (N, 3))),
+                                                            np.c_[rng.normal(0, 0.05, (N, 2)), rng.uniform(0.5, 0.8, N)])
+                A = Y @ se3.invert_transform(C) @ se3.invert_transform(X)
+            else:  # a fixed camera sees the board on the flange
+                Y = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 0.5, 3)), [1.0, 0.2, 0.5])
+                C = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 0.2, (N, 3))),
+                                                            np.c_[rng.normal(0, 0.05, (N, 2)), rng.uniform(0.5, 0.8, N)])
+                A = Y @ C @ se3.invert_transform(X)
+            np.testing.assert_allclose(chain_poses(A, X, Y, conf), C, atol=1e-12)
+            views = _views_of(rng, k, C)
+            taken.clear()
+            with pytest.raises(_Stop):
+                bundle.refine_bundle(views, A, X, Y, k, conf, pixel_std=0.7, robot_std=(2e-3, 1e-3),
+                                     free_intrinsics=range(k.size), intrinsics_prior_std=np.full(k.size, 5.0),
+                                     board_prior_std=0.02, hold={4: 0.01, 11: 0.3})  # fmt: skip
+            fun, jac, x0 = taken[0]
+            x = x0 + rng.normal(0.0, 1e-3, x0.size) * np.maximum(1.0, np.abs(x0)) * 0.05
+            x[len(k) : len(k) + 12] += rng.normal(0.0, 0.05, 12)  # X and Y away from their start
+            out.append(Case(f"{k.size} intrinsics, {conf}", fun, x, jac(x).csr().toarray(), h=1e-6, rtol=1e-5))
+    return out
+
+
+@jacobian("intrinsics.refine_camera.jac", ("models.intrinsics:_refine_camera.jac",))
+def _refine_camera_jac(rng, mp):
+    """The camera calibration's residuals (pixels and the priors that hold intrinsics) by the intrinsics and the
+    view twists, the three lenses, at a point away from the start."""
+    from kinhec.models import intrinsics
+
+    taken = []
+
+    def lm(fun, x0, structure, **kw):
+        taken.append((fun, kw["jac"], x0))
+        raise _Stop
+
+    mp.setattr(intrinsics, "levenberg_marquardt", lm)
+    out = []
+    for k in (np.array([900.0, 880.0, 645.0, 350.0, -0.21, 0.08, 0.0015, -0.0008, -0.02]),
+              np.array([410.0, 395.0, 640.0, 512.0, 0.025, -0.006, 0.0012, -0.0001])):
+        N = 4
+        T0 = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 0.3, (N, 3))),
+                                                     np.c_[rng.normal(0, 0.05, (N, 2)), rng.uniform(0.5, 0.8, N)])
+        views = _views_of(rng, k, T0)
+        n_int = k.size
+        prior = np.full(n_int, np.inf)
+        prior[-2:] = 0.01  # two intrinsics held by a prior
+        taken.clear()
+        with pytest.raises(_Stop):
+            intrinsics._refine_camera(views, k, n_int, T0, prior_std=prior, pixel_std=0.5)
+        fun, jac, x0 = taken[0]
+        x = x0.copy()
+        x[n_int:] += rng.normal(0.0, 0.03, x.size - n_int)
+        x[:n_int] *= 1.0 + rng.normal(0.0, 1e-3, n_int)
+        out.append(Case(f"{k.size} intrinsics", fun, x, jac(x).csr().toarray(), h=1e-6, rtol=1e-5))
+    return out
+
+
 @jacobian("he_ml.pixels.normals", ("solvers.he_ml_stages.pixels:_Problem.normals",))
 def _pixels_normals(rng, mp):
     from kinhec.models.intrinsics import pack_views
@@ -872,6 +1001,8 @@ NOT_DERIVATIVES = {
                                           "where the target is lost; tests/test_planner_expected.py holds it to that",
     "planner.expected:expected_information": "the mean of scene_information over the scenes; "
                                              "tests/test_planner_expected.py checks it by hand",
+    "geometry.lsq:levenberg_marquardt.jacobian": "hands the caller's jac (the bundle's and the camera's, registered) or "
+                                                 "block_jacobian_parts on",
     "geometry.lsq:block_jacobian_parts": "block_jacobian's body (block_jacobian returns its parts as CSR), checked there",
     "geometry.lsq:BlockJacobian.normal": "J^T W J and J^T W r from a Jacobian's blocks; tests/test_lsq_normal.py holds it to "
                                 "the dense products",

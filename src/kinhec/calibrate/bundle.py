@@ -52,8 +52,10 @@ import numpy as np
 
 from kinhec.calibrate.reduced_dof import KNOWN_WEIGHT
 from kinhec.geometry import se3
-from kinhec.models.intrinsics import RATIONAL_PRIOR_STD, PackedViews, intrinsic_names, project
-from kinhec.geometry.lsq import BlockJacobian, BlockStructure, block_jacobian_parts
+from kinhec.models.intrinsics import (RATIONAL_PRIOR_STD, PackedViews, intrinsic_names, pose_jacobians, project,
+                                      project_points_jacobians)
+from kinhec.geometry.lsq import BlockJacobian, BlockStructure
+from kinhec.solvers.pair_model import adjoint
 from kinhec.solvers.reprojection import chain_poses
 
 __all__ = ["BundleFit", "BundleSystem", "refine_bundle", "INTRINSICS_PRIOR", "DISTORTION_PRIOR",
@@ -201,13 +203,84 @@ def _chain(A, X, Y, configuration):
     return chain_poses(A, X, Y, configuration)
 
 
-def _em(fun, x, structure, pix_rows, n_pix: int, ns: int, N: int, lv: dict):
+def _jacobian(unpack, structure: BlockStructure, views: PackedViews, A, configuration: str, lv: dict, free, k_std,
+              board_prior_std, held_idx, w_hold):  # fmt: skip
+    """The analytic Jacobian ``jac(x) -> BlockJacobian`` of the residuals of :func:`refine_bundle` (its rows and
+    columns in the same order).
+
+    A pixel's derivatives come from :func:`kinhec.models.intrinsics.project_points_jacobians`: by the intrinsics
+    directly, by the others through the right perturbation ``eps`` of its view's ``C = T_cam_target`` (before the
+    board's scale divides its translation; :func:`kinhec.models.intrinsics.pose_jacobians`).  Every unknown pose enters as ``T0 exp(x)``, so a step ``d`` of ``x`` perturbs it
+    by ``J_r(x) d`` (:func:`kinhec.geometry.se3.se3_right_jacobian`), which ``C`` sees as
+    ``C = inv(A' X) Y`` (eye-in-hand): ``eps = -Ad(inv C) d_X``, ``d_Y``, ``-Ad(inv(Y) A') d_A``;
+    ``C = inv(Y) A' X`` (eye-to-hand): ``d_X``, ``-Ad(inv C) d_Y``, ``Ad(inv X) d_A``; ``A' = A exp(xi)``.
+    """
+    mask = views.mask
+    N = A.shape[0]
+    pts = views.points_3d[mask]
+    v = np.broadcast_to(np.arange(N)[:, None], mask.shape)[mask]  # the view of every point
+    n_pix = 2 * pts.shape[0]
+    n_int, ns = free.size, structure.n_shared
+    est_b = board_prior_std is not None
+    eih = configuration == "eye_in_hand"
+    rows = np.flatnonzero(structure.row_view >= 0)  # the pixels' rows, then the view twists' priors
+    M = structure.row_view.size
+    prior_row = n_pix + 6 * N  # the first row of the priors on the shared unknowns
+    if k_std is not None and n_int:
+        k_rows = prior_row + np.arange(n_int)
+        prior_row += n_int
+    b_row = prior_row if est_b else None
+    h_rows = prior_row + int(est_b) + np.arange(held_idx.size)
+
+    def jac(x):
+        k, X, Y, b, xi = unpack(x)
+        s_px, sig = lv["s_px"], lv["sig"]
+        Ap = A @ se3.se3_exp_unchecked(xi)
+        C = chain_poses(Ap, X, Y, configuration)
+        R, t = C[v, :3, :3], C[v, :3, 3]
+        pc = (R @ pts[:, :, None])[:, :, 0] + t / b
+        _, Jp, Jk = project_points_jacobians(k, pc)
+        G = pose_jacobians(Jp, R, pts, 1.0 / b) / s_px  # (n, 2, 6): by eps
+        Jr = se3.se3_right_jacobian(np.concatenate([x[n_int : n_int + 12].reshape(2, 6), xi]))
+        JrX, JrY, Jxi = Jr[0], Jr[1], Jr[2:]
+        ad_ci = adjoint(se3.invert_transform(C, check=False))
+        if eih:
+            EX, EY = -ad_ci @ JrX, JrY
+            Exi = -adjoint(se3.invert_transform(Y, check=False) @ Ap) @ Jxi
+        else:
+            EX, EY = JrX, -ad_ci @ JrY
+            Exi = adjoint(se3.invert_transform(X, check=False)) @ Jxi
+        shared = np.zeros((M, ns))
+        shared[:n_pix, :n_int] = Jk[:, :, free].reshape(n_pix, n_int) / s_px
+        shared[:n_pix, n_int : n_int + 6] = (G @ (EX[v] if EX.ndim == 3 else EX)).reshape(n_pix, 6)
+        shared[:n_pix, n_int + 6 : n_int + 12] = (G @ (EY[v] if EY.ndim == 3 else EY)).reshape(n_pix, 6)
+        if est_b:  # p = R P + t exp(-log b)
+            shared[:n_pix, n_int + 12] = (Jp @ (-t / b)[:, :, None]).reshape(n_pix) / s_px
+            shared[b_row, n_int + 12] = 1.0 / board_prior_std
+        if k_std is not None and n_int:
+            shared[k_rows, np.arange(n_int)] = 1.0 / k_std
+        if held_idx.size:  # a held translation of X (or Y) moves with the pose: R J_r(x)[3:] d
+            dt = np.concatenate([X[:3, :3] @ JrX[3:], Y[:3, :3] @ JrY[3:]])  # (6, 6): t_X, t_Y by d_X, d_Y
+            for r_i, h in zip(h_rows, held_idx):
+                if h < 6:
+                    shared[r_i, n_int : n_int + 6] = w_hold[0] * dt[h - 3]
+                else:
+                    shared[r_i, n_int + 6 : n_int + 12] = w_hold[0] * dt[h - 6]
+        blocks = np.empty((rows.size, 6))
+        blocks[:n_pix] = (G @ Exi[v]).reshape(n_pix, 6)
+        blocks[n_pix:] = np.tile(np.diag(1.0 / sig), (N, 1))
+        return BlockJacobian(shared, blocks, rows, structure)
+
+    return jac
+
+
+def _em(fun, jac, x, pix_rows, n_pix: int, ns: int, N: int, lv: dict):
     """Generalised EM (see :func:`refine_bundle`): returns the parameters and the iterations run; ``lv`` (the
-    noise levels ``fun`` whitens with) is updated in place."""
+    noise levels ``fun`` and ``jac`` whiten with) is updated in place."""
     lam, still, it = 1e-3, 0, 0
     r = fun(x)
     for it in range(1, _MAX_ITER + 1):
-        J = block_jacobian_parts(fun, x, r, structure)
+        J = jac(x)
         H, g = J.normal(r)
         cost = float(r @ r)
         d = np.maximum(np.diag(H), 1e-12 * max(float(np.diag(H).max()), 1e-300))
@@ -245,7 +318,7 @@ def _em(fun, x, structure, pix_rows, n_pix: int, ns: int, N: int, lv: dict):
     return x, it
 
 
-def _covariance(fun, x, structure, X, Y, n_int: int, ns: int, board_prior_std):
+def _covariance(fun, jac, x, X, Y, n_int: int, ns: int, board_prior_std):
     """The covariance at the solution (X and Y re-centred), ordered X, Y, intrinsics, log b with translations in
     the parent frames; the pixels' own standard deviation of ``log b``; the re-centred parameters; the whitened
     Jacobian and residuals there."""
@@ -255,7 +328,7 @@ def _covariance(fun, x, structure, X, Y, n_int: int, ns: int, board_prior_std):
     xc = res_x.copy()
     xc[n_int : n_int + 12] = 0.0
     r = fun(xc)
-    J = block_jacobian_parts(fun, xc, r, structure, central=True)
+    J = jac(xc)
     H = J.normal()[0]
     cov_full = _inverse(H)
     # order: X, Y, intrinsics, log b; translations into the parent frames
@@ -377,21 +450,22 @@ def refine_bundle(views: PackedViews, A, X0, Y0, intrinsics0, configuration: str
     n_prior = (n_int if k_std is not None else 0) + int(est_b) + held_idx.size
     row_view = np.concatenate([np.repeat(view_of_point, 2), np.repeat(np.arange(N), 6), np.full(n_prior, -1)])
     structure = BlockStructure(ns, N, 6, row_view)
+    jac = _jacobian(unpack, structure, views, A, configuration, lv, free, k_std, board_prior_std, held_idx, w_hold)
     pix_rows = (np.arange(row_view.size) < n_pix).astype(np.float64)
     x = np.zeros(structure.n_params)
     x[:n_int] = k0[free]
     if twists0 is not None:
         x[ns:] = np.nan_to_num(np.asarray(twists0, dtype=np.float64)).ravel()
     if held_idx.size:  # KNOWN_WEIGHT times the largest information the data give X and Y
-        H0 = block_jacobian_parts(fun, x, fun(x), structure).normal()[0]
+        H0 = jac(x).normal()[0]
         w_hold[0] = float(np.sqrt(KNOWN_WEIGHT * np.diag(H0)[n_int : n_int + 12].max()))
     # generalised EM: a damped Gauss-Newton step at the current noise levels, then their EM update from the
     # posterior (restricted likelihood: the shared unknowns' uncertainty counts, as their flat priors make it)
-    x, n_iter = _em(fun, x, structure, pix_rows, n_pix, ns, N, lv)
+    x, n_iter = _em(fun, jac, x, pix_rows, n_pix, ns, N, lv)
     k, X, Y, b, xi = unpack(x)
     s_px = lv["s_px"]
     X0, Y0 = X, Y  # the covariance's increments about the solution (fun reads X0, Y0 when called)
-    cov, data_std, xc, J, r = _covariance(fun, x, structure, X, Y, n_int, ns, board_prior_std)
+    cov, data_std, xc, J, r = _covariance(fun, jac, x, X, Y, n_int, ns, board_prior_std)
     cov[held_idx, :] = 0.0  # held: exactly (their prior leaves them a variance 1e-6 of the data's smallest)
     cov[:, held_idx] = 0.0
     e = fun(xc)[:n_pix] * s_px

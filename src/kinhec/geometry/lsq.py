@@ -235,7 +235,7 @@ class LMResult:
 
 
 def levenberg_marquardt(fun, x0, structure: BlockStructure, *, n_robust: int | None = None, loss: str = "linear",
-                        f_scale: float = 1.0, max_iter: int = 100, tol: float = 1e-10) -> LMResult:  # fmt: skip
+                        f_scale: float = 1.0, max_iter: int = 100, tol: float = 1e-10, jac=None) -> LMResult:  # fmt: skip
     """Minimise ``0.5 sum rho(fun(x)_i)`` by Levenberg-Marquardt with a block-sparse Jacobian.
 
     Parameters
@@ -258,6 +258,10 @@ def levenberg_marquardt(fun, x0, structure: BlockStructure, *, n_robust: int | N
         on the decrease of the cost: near the minimum the cost is flat and
         such a test stops early in weakly determined directions, where the
         last digits of the result would then depend on round-off.
+    jac : callable, optional
+        ``jac(x) -> BlockJacobian``, the Jacobian of ``fun`` at ``x`` with the sparsity of ``structure``
+        (analytic).  Default: finite differences (:func:`block_jacobian_parts`, forward in the iterations and
+        central for the final Gauss-Newton steps).
     """
     if loss not in ("linear", "huber"):
         raise InputError(f"loss: expected 'linear' or 'huber', got {loss!r}")
@@ -274,11 +278,14 @@ def levenberg_marquardt(fun, x0, structure: BlockStructure, *, n_robust: int | N
             w[:nr] = huber_weights(res[:nr], f_scale)
         return w
 
+    def jacobian(x, r, central=False):
+        return jac(x) if jac is not None else block_jacobian_parts(fun, x, r, structure, central=central)
+
     cost = _cost(r, nr, loss, f_scale)
     lam = 1e-3
     converged = False
     it = 0
-    J = block_jacobian_parts(fun, x, r, structure)
+    J = jacobian(x, r)
     for it in range(1, max_iter + 1):
         w = weights(r)
         H, g = J.normal(r, w)
@@ -303,7 +310,7 @@ def levenberg_marquardt(fun, x0, structure: BlockStructure, *, n_robust: int | N
         small_step = np.all(np.abs(dx) <= tol * np.maximum(1.0, np.abs(x)))
         x, r, cost = x_new, r_new, c_new
         lam = max(lam / 3.0, 1e-12)
-        J = block_jacobian_parts(fun, x, r, structure)
+        J = jacobian(x, r)
         if small_step:
             converged = True
             break
@@ -311,7 +318,7 @@ def levenberg_marquardt(fun, x0, structure: BlockStructure, *, n_robust: int | N
     # millionth of a standard deviation apart, but the gradient J^T W r can;
     # two undamped steps land on its zero, so the result no longer depends on
     # the round-off of the cost (the last digits are stable across platforms).
-    J = block_jacobian_parts(fun, x, r, structure, central=True)
+    J = jacobian(x, r, central=True)
     for _ in range(2):
         w = weights(r)
         H, g = J.normal(r, w)
@@ -327,5 +334,5 @@ def levenberg_marquardt(fun, x0, structure: BlockStructure, *, n_robust: int | N
         if c_new > cost * (1.0 + 1e-9):
             break
         x, r, cost = x + dx, r_new, c_new
-        J = block_jacobian_parts(fun, x, r, structure, central=True)
+        J = jacobian(x, r, central=True)
     return LMResult(x, r, J.csr(), weights(r), cost, it, converged)

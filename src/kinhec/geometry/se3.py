@@ -50,6 +50,7 @@ __all__ = [
     "so3_log",
     "se3_exp",
     "se3_log",
+    "se3_right_jacobian",
     "perturb_right",
     "perturb_left",
     "rotation_angle",
@@ -457,6 +458,42 @@ def se3_exp_unchecked(xi: np.ndarray) -> np.ndarray:
     R = I + A[..., None, None] * K + B[..., None, None] * K2
     V = I + B[..., None, None] * K + C[..., None, None] * K2
     return transform_from_rotation_translation(R, (V @ v[..., None])[..., 0])
+
+
+def se3_right_jacobian(xi: np.ndarray) -> np.ndarray:
+    """Right Jacobians ``(..., 6, 6)`` of the exponential of SE(3) at twists ``xi = (omega, v)`` ``(..., 6)``.
+
+    ``exp(xi + d) = exp(xi) exp(J_r(xi) d + O(d^2))``.  In the ``(omega, v)`` order
+    ``J_r = [[J, 0], [Q, J]]`` with ``J = I - B W + C W^2`` the right Jacobian of SO(3) (``W = hat(omega)``,
+    ``B``, ``C`` of :func:`so3_coefficients`) and ``Q = Q_l(-omega, -v)``, the translational block of the left
+    Jacobian (Barfoot, *State Estimation for Robotics*, 2017, eq. 7.86) at the negated twist.  ``xi`` is taken
+    as checked.
+    """
+    xi = np.asarray(xi, dtype=np.float64)
+    w, v = xi[..., :3], xi[..., 3:]
+    th = np.linalg.norm(w, axis=-1)
+    _, B, C = so3_coefficients(th)
+    small = th < 1e-2
+    t = np.where(small, 1.0, th)
+    t2 = th * th
+    s, co = np.sin(t), np.cos(t)
+    a1 = np.where(small, 1.0 / 6 - t2 / 120, (t - s) / t**3)
+    a2 = np.where(small, 1.0 / 24 - t2 / 720, (t * t + 2 * co - 2) / (2 * t**4))
+    a3 = np.where(small, 1.0 / 120 - t2 / 2520, (2 * t - 3 * s + t * co) / (2 * t**5))
+    W, P = hat(w), hat(v)
+    W2 = W @ W
+    WP, PW = W @ P, P @ W
+    WPW = WP @ W
+    e = (..., None, None)
+    # Q_l(-omega, -v): the terms of odd degree change sign
+    Q = (-0.5 * P + a1[e] * (WP + PW - WPW) - a2[e] * (W2 @ P + PW @ W - 3 * WPW)
+         + a3[e] * (WPW @ W + W2 @ PW))  # fmt: skip
+    J = np.eye(3) - B[e] * W + C[e] * W2
+    out = np.zeros(xi.shape[:-1] + (6, 6))
+    out[..., :3, :3] = J
+    out[..., 3:, 3:] = J
+    out[..., 3:, :3] = Q
+    return out
 
 
 def se3_log(T, *, check: bool = True) -> np.ndarray:

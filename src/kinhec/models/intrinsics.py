@@ -88,7 +88,7 @@ import numpy as np
 
 from kinhec.geometry import se3
 from kinhec.util.errors import DegenerateMotionError, InputError
-from kinhec.geometry.lsq import BlockStructure, levenberg_marquardt
+from kinhec.geometry.lsq import BlockJacobian, BlockStructure, levenberg_marquardt
 
 __all__ = [
     "INTRINSIC_NAMES",
@@ -100,6 +100,7 @@ __all__ = [
     "model_of",
     "project_points",
     "project_points_jacobians",
+    "pose_jacobians",
     "unproject_points",
     "PackedViews",
     "pack_views",
@@ -317,6 +318,34 @@ def project_points_jacobians(intrinsics, points):
         d_int[..., :, 4 + j] = f * dir_ * tp[..., None]
         tp = tp * t2
     return uv, d_point, d_int
+
+
+def pose_jacobians(d_point: np.ndarray, R: np.ndarray, points: np.ndarray, inv_b: float = 1.0) -> np.ndarray:
+    """``d uv / d eps`` (n, 2, 6) for a right perturbation ``T exp(eps)``, ``eps = (omega, v)``, of each point's pose.
+
+    A point ``P`` (target frame) seen through the pose ``T = (R, t)`` lies at ``p = R P + inv_b t`` in the camera
+    frame (``inv_b``: one over a board's scale, which divides the translation).  ``T exp(eps)`` moves it by
+    ``R (omega x P + inv_b v)``, so a row ``g`` of ``d_point R`` gives ``(P x g, inv_b g)``.
+
+    Parameters
+    ----------
+    d_point : ndarray, shape (n, 2, 3)
+        ``d uv / d p`` of :func:`project_points_jacobians` at the points.
+    R : ndarray, shape (n, 3, 3)
+        The rotation of each point's pose.
+    points : ndarray, shape (n, 3)
+        The points in the target frame [m].
+    inv_b : float
+        The factor on the translation.
+    """
+    G = d_point @ R
+    out = np.empty(G.shape[:-1] + (6,))
+    out[..., 3:] = G * inv_b
+    P = points[:, None, :]
+    out[..., 0] = P[..., 1] * G[..., 2] - P[..., 2] * G[..., 1]
+    out[..., 1] = P[..., 2] * G[..., 0] - P[..., 0] * G[..., 2]
+    out[..., 2] = P[..., 0] * G[..., 1] - P[..., 1] * G[..., 0]
+    return out
 
 
 def _pinhole_jacobians(k: np.ndarray, p: np.ndarray):
@@ -710,8 +739,25 @@ def _refine_camera(views: PackedViews, k0, n_int: int, T0, prior_std=None, pixel
 
     view_of_point = np.broadcast_to(np.arange(N)[:, None], views.mask.shape)[views.mask]
     structure = BlockStructure(n_int, N, 6, np.concatenate([np.repeat(view_of_point, 2), np.full(held.size, -1)]))
+    pts = views.points_3d[views.mask]
+    n_pix = 2 * pts.shape[0]
+    rows = np.arange(n_pix)  # the pixels' rows: the views' blocks; the priors' rows touch the intrinsics only
+
+    def jac(x):
+        k, T = unpack(x)
+        R = T[view_of_point, :3, :3]
+        pc = (R @ pts[:, :, None])[:, :, 0] + T[view_of_point, :3, 3]
+        _, Jp, Jk = project_points_jacobians(k, pc)
+        # T = T0 exp(x_i): a step d of x_i perturbs T on the right by J_r(x_i) d
+        Jr = se3.se3_right_jacobian(x[n_int:].reshape(N, 6))
+        blocks = (pose_jacobians(Jp, R, pts) @ Jr[view_of_point]).reshape(n_pix, 6)
+        shared = np.zeros((n_pix + held.size, n_int))
+        shared[:n_pix] = Jk[:, :, :n_int].reshape(n_pix, n_int)
+        shared[n_pix + np.arange(held.size), held] = w[held]
+        return BlockJacobian(shared, blocks, rows, structure)
+
     x0 = np.concatenate([k0[:n_int], np.zeros(6 * N)])
-    res = levenberg_marquardt(fun, x0, structure, tol=1e-12)
+    res = levenberg_marquardt(fun, x0, structure, tol=1e-12, jac=jac)
     k, T = unpack(res.x)
     return camera_calibration(views, k, T)
 
