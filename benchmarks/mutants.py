@@ -55,6 +55,7 @@ def _m(id, file, original, mutated, tests, description) -> Mutant:
 # test files, fastest first within each list (the focused *_quantities files first)
 _READ = ["tests/test_io.py"]
 _DIST = ["tests/test_distributions.py"]
+_JAC = ["tests/test_jacobians.py"]
 _RE = ["tests/test_calibrate_robot_error_quantities.py", "tests/test_calibrate_robot_error.py"]
 _GATE = ["tests/test_calibrate_outliers_quantities.py", "tests/test_calibrate_gate.py",
          "tests/test_calibrate_symptoms.py"]
@@ -1046,6 +1047,19 @@ CATALOGUE: list[Mutant] = [
        "chi-square quantile of 1 - q (the upper tail's) instead of q"),
     _m("F8-4", "util/distributions.py", "    inner = fdtri(dfn, dfd, np.clip(q, 0.0, 1.0))\n",
        "    inner = fdtri(dfd, dfn, np.clip(q, 0.0, 1.0))\n", _DIST, "F quantile with its degrees of freedom swapped"),
+    _m("F9-1", "geometry/se3.py", "    Q = (-0.5 * P + a1[e] * (WP + PW - WPW)", "    Q = (0.5 * P + a1[e] * (WP + PW - WPW)", _JAC,
+       "SE(3) right Jacobian: the first-order coupling term of the left Jacobian's, not of the negated twist's"),
+    _m("F9-2", "geometry/se3.py", "    J = np.eye(3) - B[e] * W + C[e] * W2\n", "    J = np.eye(3) + B[e] * W + C[e] * W2\n",
+       _JAC, "SE(3) right Jacobian with SO(3)'s left one on the diagonal"),
+    _m("F9-3", "models/intrinsics.py", "    out[..., 3:] = G * inv_b\n", "    out[..., 3:] = G\n", _JAC,
+       "a pixel's derivative by its pose's translation without the board's scale"),
+    _m("F9-4", "calibrate/bundle.py", "            EX, EY = -ad_ci @ JrX, JrY\n", "            EX, EY = -ad_ci, JrY\n", _JAC,
+       "bundle Jacobian, eye-in-hand: X's column without the right Jacobian of its twist"),
+    _m("F9-5", "calibrate/bundle.py", "            Exi = -adjoint(se3.invert_transform(Y, check=False) @ Ap) @ Jxi\n",
+       "            Exi = -adjoint(se3.invert_transform(Y, check=False) @ A) @ Jxi\n", _JAC,
+       "bundle Jacobian, eye-in-hand: the view twists carried by the measured flange poses, not the corrected ones"),
+    _m("F9-6", "models/intrinsics.py", "        shared[n_pix + np.arange(held.size), held] = w[held]\n", "", _JAC,
+       "camera calibration's Jacobian without the rows of the priors that hold intrinsics"),
 ]
 
 

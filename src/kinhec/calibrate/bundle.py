@@ -22,8 +22,8 @@ divides the chain's translation.  The negative log-posterior
 
 is minimised over the intrinsics ``k`` (those estimated), ``X``, ``Y``,
 ``log b`` and every view's twist ``xi_i`` by Levenberg-Marquardt
-(:func:`kinhec.geometry.lsq.levenberg_marquardt`, block-sparse), starting from
-``he_ml``'s solution.  The noise levels ``s_px``, ``v_rot``, ``v_trans``
+(:func:`kinhec.geometry.lsq.levenberg_marquardt`, block-sparse, with the
+analytic Jacobian of :func:`_jacobian`), starting from ``he_ml``'s solution.  The noise levels ``s_px``, ``v_rot``, ``v_trans``
 start at ``he_ml``'s and are re-estimated by expectation-maximisation at the
 refined intrinsics (``he_ml``'s, at intrinsics that a small target leaves far
 off, absorb the intrinsics' misfit as noise): ``s_px^2 = (|e|^2 + s_px^2

@@ -13,6 +13,12 @@ residuals of their view.  :class:`BlockStructure` describes that sparsity
 of every view block is perturbed at once, since the views' residuals do not
 overlap (Curtis, Powell and Reid 1974).
 
+A caller that has the Jacobian analytically (the bundle adjustment of
+:mod:`kinhec.calibrate.bundle`, the camera calibration of
+:mod:`kinhec.models.intrinsics`) hands it to :func:`levenberg_marquardt` as
+``jac`` in the same parts (:class:`BlockJacobian`); the differences are then
+not taken.
+
 :func:`levenberg_marquardt` minimises ``sum rho(r_i)`` with Marquardt's
 scaled damping on the normal equations (``H + lambda diag(H)``) and the
 Huber loss by iteratively reweighted least squares (Holland and Welsch
