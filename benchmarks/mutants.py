@@ -1060,6 +1060,13 @@ CATALOGUE: list[Mutant] = [
        "bundle Jacobian, eye-in-hand: the view twists carried by the measured flange poses, not the corrected ones"),
     _m("F9-6", "models/intrinsics.py", "        shared[n_pix + np.arange(held.size), held] = w[held]\n", "", _JAC,
        "camera calibration's Jacobian without the rows of the priors that hold intrinsics"),
+    _m("F9-7", "solvers/reprojection.py", "    rows = np.flatnonzero(structure.row_view >= 0)  # (none without the flange twists)\n",
+       "    rows = np.flatnonzero(row_view >= 0)  # (none without the flange twists)\n", _JAC,
+       "pixel solver's Jacobian: view blocks on every pixel row when the flange twists are not refined"),
+    _m("F9-8", "solvers/reprojection.py",
+       "        EA = None if Jr_A is None else adjoint(se3.invert_transform(X, check=False)) @ Jr_A\n",
+       "        EA = None if Jr_A is None else adjoint(X) @ Jr_A\n", _JAC,
+       "eye-to-hand: the flange twists carried onto the view by Ad(X) instead of Ad(inv X)"),
 ]
 
 

@@ -415,6 +415,45 @@ def _bundle_jac(rng, mp):
     return out
 
 
+@jacobian("reprojection.refine.jac", ("solvers.reprojection:_refine.jac", "solvers.reprojection:chain_perturbations"))
+def _reprojection_jac(rng, mp):
+    """The pixel solver's residuals (pixels, and the flange twists' prior with ``refine_robot``) by the intrinsics,
+    ``X``, ``Y`` and the flange twists, both setups, at a point away from the start."""
+    from kinhec.models.intrinsics import camera_calibration
+    from kinhec.solvers import reprojection
+
+    taken = []
+
+    def lm(fun, x0, structure, **kw):
+        taken.append((fun, kw["jac"], x0))
+        raise _Stop
+
+    mp.setattr(reprojection, "levenberg_marquardt", lm)
+    k = np.array([900.0, 880.0, 645.0, 350.0, -0.21, 0.08, 0.0015, -0.0008, -0.02])
+    out = []
+    for conf in ("eye_in_hand", "eye_to_hand"):
+        for refine_robot in (False, True):
+            N = 4
+            X = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 0.5, 3)), [0.03, -0.05, 0.1])
+            Y = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 0.5, 3)), [0.8, 0.2, 0.4])
+            C = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 0.2, (N, 3))),
+                                                        np.c_[rng.normal(0, 0.05, (N, 2)), rng.uniform(0.5, 0.8, N)])
+            A = (Y @ se3.invert_transform(C) @ se3.invert_transform(X) if conf == "eye_in_hand"
+                 else Y @ C @ se3.invert_transform(X))  # fmt: skip
+            views = _views_of(rng, k, C)
+            taken.clear()
+            with pytest.raises(_Stop):
+                reprojection.solve_reprojection(views.points_3d, views.points_2d, A, (1280, 720), configuration=conf,
+                                                refine_robot=refine_robot, robot_prior_rot_rad=2e-3,
+                                                camera=camera_calibration(views, k, C))  # fmt: skip
+            fun, jac, x0 = taken[0]
+            x = x0.copy()
+            x[:9] *= 1.0 + rng.normal(0.0, 1e-3, 9)
+            x[9:] += rng.normal(0.0, 0.03, x.size - 9)
+            out.append(Case(f"{conf}, refine_robot={refine_robot}", fun, x, jac(x).csr().toarray(), h=1e-6, rtol=1e-5))
+    return out
+
+
 @jacobian("intrinsics.refine_camera.jac", ("models.intrinsics:_refine_camera.jac",))
 def _refine_camera_jac(rng, mp):
     """The camera calibration's residuals (pixels and the priors that hold intrinsics) by the intrinsics and the

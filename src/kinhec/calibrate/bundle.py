@@ -55,8 +55,7 @@ from kinhec.geometry import se3
 from kinhec.models.intrinsics import (RATIONAL_PRIOR_STD, PackedViews, intrinsic_names, pose_jacobians, project,
                                       project_points_jacobians)
 from kinhec.geometry.lsq import BlockJacobian, BlockStructure
-from kinhec.solvers.pair_model import adjoint
-from kinhec.solvers.reprojection import chain_poses
+from kinhec.solvers.reprojection import chain_perturbations, chain_poses
 
 __all__ = ["BundleFit", "BundleSystem", "refine_bundle", "INTRINSICS_PRIOR", "DISTORTION_PRIOR",
            "FISHEYE_DISTORTION_PRIOR", "RATIONAL_DISTORTION_PRIOR", "DISTORTION_PRIORS"]
@@ -210,10 +209,9 @@ def _jacobian(unpack, structure: BlockStructure, views: PackedViews, A, configur
 
     A pixel's derivatives come from :func:`kinhec.models.intrinsics.project_points_jacobians`: by the intrinsics
     directly, by the others through the right perturbation ``eps`` of its view's ``C = T_cam_target`` (before the
-    board's scale divides its translation; :func:`kinhec.models.intrinsics.pose_jacobians`).  Every unknown pose enters as ``T0 exp(x)``, so a step ``d`` of ``x`` perturbs it
-    by ``J_r(x) d`` (:func:`kinhec.geometry.se3.se3_right_jacobian`), which ``C`` sees as
-    ``C = inv(A' X) Y`` (eye-in-hand): ``eps = -Ad(inv C) d_X``, ``d_Y``, ``-Ad(inv(Y) A') d_A``;
-    ``C = inv(Y) A' X`` (eye-to-hand): ``d_X``, ``-Ad(inv C) d_Y``, ``Ad(inv X) d_A``; ``A' = A exp(xi)``.
+    board's scale divides its translation; :func:`kinhec.models.intrinsics.pose_jacobians`).  Every unknown pose
+    enters as ``T0 exp(x)``: :func:`kinhec.solvers.reprojection.chain_perturbations` carries steps of ``X``'s,
+    ``Y``'s and the view twists onto ``eps`` (the flange poses ``A exp(xi)`` corrected by the view twists).
     """
     mask = views.mask
     N = A.shape[0]
@@ -222,7 +220,6 @@ def _jacobian(unpack, structure: BlockStructure, views: PackedViews, A, configur
     n_pix = 2 * pts.shape[0]
     n_int, ns = free.size, structure.n_shared
     est_b = board_prior_std is not None
-    eih = configuration == "eye_in_hand"
     rows = np.flatnonzero(structure.row_view >= 0)  # the pixels' rows, then the view twists' priors
     M = structure.row_view.size
     prior_row = n_pix + 6 * N  # the first row of the priors on the shared unknowns
@@ -242,18 +239,12 @@ def _jacobian(unpack, structure: BlockStructure, views: PackedViews, A, configur
         _, Jp, Jk = project_points_jacobians(k, pc)
         G = pose_jacobians(Jp, R, pts, 1.0 / b) / s_px  # (n, 2, 6): by eps
         Jr = se3.se3_right_jacobian(np.concatenate([x[n_int : n_int + 12].reshape(2, 6), xi]))
-        JrX, JrY, Jxi = Jr[0], Jr[1], Jr[2:]
-        ad_ci = adjoint(se3.invert_transform(C, check=False))
-        if eih:
-            EX, EY = -ad_ci @ JrX, JrY
-            Exi = -adjoint(se3.invert_transform(Y, check=False) @ Ap) @ Jxi
-        else:
-            EX, EY = JrX, -ad_ci @ JrY
-            Exi = adjoint(se3.invert_transform(X, check=False)) @ Jxi
+        JrX, JrY = Jr[0], Jr[1]
+        EX, EY, Exi = chain_perturbations(C, Ap, X, Y, configuration, JrX, JrY, Jr[2:])
         shared = np.zeros((M, ns))
         shared[:n_pix, :n_int] = Jk[:, :, free].reshape(n_pix, n_int) / s_px
-        shared[:n_pix, n_int : n_int + 6] = (G @ (EX[v] if EX.ndim == 3 else EX)).reshape(n_pix, 6)
-        shared[:n_pix, n_int + 6 : n_int + 12] = (G @ (EY[v] if EY.ndim == 3 else EY)).reshape(n_pix, 6)
+        shared[:n_pix, n_int : n_int + 6] = (G @ EX[v]).reshape(n_pix, 6)
+        shared[:n_pix, n_int + 6 : n_int + 12] = (G @ EY[v]).reshape(n_pix, 6)
         if est_b:  # p = R P + t exp(-log b)
             shared[:n_pix, n_int + 12] = (Jp @ (-t / b)[:, :, None]).reshape(n_pix) / s_px
             shared[b_row, n_int + 12] = 1.0 / board_prior_std

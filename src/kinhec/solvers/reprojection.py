@@ -70,15 +70,18 @@ from kinhec.models.intrinsics import (
     calibrate_camera,
     camera_calibration,
     pack_views,
+    pose_jacobians,
     project,
+    project_points_jacobians,
     residual_norms,
 )
-from kinhec.geometry.lsq import BlockStructure, block_jacobian, huber_weights, levenberg_marquardt
+from kinhec.geometry.lsq import BlockJacobian, BlockStructure, huber_weights, levenberg_marquardt
 from kinhec.solvers import _common as c
 from kinhec.solvers.axyb_shah import shah_kernel
+from kinhec.solvers.pair_model import adjoint
 
 __all__ = ["CONFIGURATIONS", "POSE_PARAMETER_NAMES", "ReprojectionResult", "PixelViews", "solve_reprojection",
-           "solve_pixel_views", "chain_poses"]
+           "solve_pixel_views", "chain_poses", "chain_perturbations"]
 
 CONFIGURATIONS = ("eye_in_hand", "eye_to_hand")
 #: Components of a pose's right-perturbation twist, in the order of its covariance.
@@ -94,6 +97,30 @@ def chain_poses(T_base_ee, X, Y, configuration: str) -> np.ndarray:
     if configuration == "eye_in_hand":
         return se3.invert_transform(T_base_ee @ X, check=False) @ Y
     return se3.invert_transform(Y, check=False) @ T_base_ee @ X
+
+
+def chain_perturbations(C, A, X, Y, configuration: str, Jr_X, Jr_Y, Jr_A=None):
+    """How steps of ``X``'s, ``Y``'s and the flange poses' twists perturb every view's ``C`` (:func:`chain_poses`).
+
+    Each unknown pose enters as ``T0 exp(x)``, so a step ``d`` of its twist ``x`` perturbs it on the right by
+    ``J_r(x) d`` (``Jr_X``, ``Jr_Y`` (6, 6), ``Jr_A`` (N, 6, 6) or None: the right Jacobians of SE(3),
+    :func:`kinhec.geometry.se3.se3_right_jacobian`).  ``C`` moves on the right by ``eps = E d``:
+    ``C = inv(A X) Y`` (eye-in-hand): ``E_X = -Ad(inv C) J_r(x_X)``, ``E_Y = J_r(x_Y)``,
+    ``E_A = -Ad(inv(Y) A) J_r(x_A)``; ``C = inv(Y) A X`` (eye-to-hand): ``E_X = J_r(x_X)``,
+    ``E_Y = -Ad(inv C) J_r(x_Y)``, ``E_A = Ad(inv X) J_r(x_A)``.  ``C`` (N, 4, 4) and ``A`` (N, 4, 4) are the
+    views' poses and the flange poses as the chain used them.
+
+    Returns ``(E_X, E_Y, E_A)``, each (N, 6, 6) (``E_A`` None without ``Jr_A``).
+    """
+    n = C.shape[0]
+    ad_ci = adjoint(se3.invert_transform(C, check=False))
+    if configuration == "eye_in_hand":
+        EX, EY = -ad_ci @ Jr_X, np.broadcast_to(Jr_Y, (n, 6, 6))
+        EA = None if Jr_A is None else -adjoint(se3.invert_transform(Y, check=False) @ A) @ Jr_A
+    else:
+        EX, EY = np.broadcast_to(Jr_X, (n, 6, 6)), -ad_ci @ Jr_Y
+        EA = None if Jr_A is None else adjoint(se3.invert_transform(X, check=False)) @ Jr_A
+    return EX, EY, EA
 
 
 @dataclass(frozen=True)
@@ -245,9 +272,33 @@ def _refine(views: PackedViews, A, X0, Y0, k0, init_rms, configuration, refine_r
         structure = BlockStructure(n_shared, N, 6, row_view)
     else:
         structure = BlockStructure(n_shared, 0, 6, np.full(n_pix, -1))
+    pts = views.points_3d[views.mask]
+    rows = np.flatnonzero(structure.row_view >= 0)  # (none without the flange twists)
+
+    def jac(x):
+        """The analytic Jacobian: each pixel by the intrinsics and through its view's ``C`` by the poses' twists."""
+        k, X, Y, Ab = unpack(x)
+        C = chain_poses(Ab, X, Y, configuration)
+        v = view_of_point
+        R = C[v, :3, :3]
+        _, Jp, Jk = project_points_jacobians(k, (R @ pts[:, :, None])[:, :, 0] + C[v, :3, 3])
+        G = pose_jacobians(Jp, R, pts)
+        xi = x[n_shared:].reshape(N, 6) if refine_robot else np.zeros((0, 6))
+        Jr = se3.se3_right_jacobian(np.concatenate([x[n_int:n_shared].reshape(2, 6), xi]))
+        EX, EY, EA = chain_perturbations(C, Ab, X, Y, configuration, Jr[0], Jr[1], Jr[2:] if refine_robot else None)
+        shared = np.zeros((row_view.size, n_shared))
+        shared[:n_pix, :n_int] = Jk[:, :, :n_int].reshape(n_pix, n_int)
+        shared[:n_pix, n_int : n_int + 6] = (G @ EX[v]).reshape(n_pix, 6)
+        shared[:n_pix, n_int + 6 : n_shared] = (G @ EY[v]).reshape(n_pix, 6)
+        blocks = np.empty((rows.size, 6))
+        if refine_robot:
+            blocks[:n_pix] = (G @ EA[v]).reshape(n_pix, 6)
+            blocks[n_pix:] = np.tile(np.diag(1.0 / sig), (N, 1))
+        return BlockJacobian(shared, blocks, rows, structure)
+
     x0 = np.zeros(structure.n_params)
     x0[:n_int] = k0[:n_int]
-    res = levenberg_marquardt(fun, x0, structure, n_robust=n_pix, loss=loss, f_scale=f_scale, tol=1e-12)
+    res = levenberg_marquardt(fun, x0, structure, n_robust=n_pix, loss=loss, f_scale=f_scale, tol=1e-12, jac=jac)
     k, X, Y, Ab = unpack(res.x)
     d = residual_norms(project(k, chain_poses(Ab, X, Y, configuration), views.points_3d), views)
 
@@ -256,7 +307,7 @@ def _refine(views: PackedViews, A, X0, Y0, k0, init_rms, configuration, refine_r
     xc = res.x.copy()
     xc[n_int:n_shared] = 0.0
     r = fun(xc)
-    J = block_jacobian(fun, xc, r, structure, central=True)
+    J = jac(xc).csr()
     w = np.ones(r.size)
     if loss == "huber":
         w[:n_pix] = huber_weights(r[:n_pix], f_scale)
