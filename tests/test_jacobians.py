@@ -352,6 +352,12 @@ def _intrinsics_pose_jacobians(rng, mp):
     return out
 
 
+def _view_poses(rng, n):
+    """Poses ``T_cam_target`` (n, 4, 4) of a board 0.5-0.8 m in front of the camera, turned by about 0.2 rad."""
+    return se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 0.2, (n, 3))),
+                                                   np.c_[rng.normal(0, 0.05, (n, 2)), rng.uniform(0.5, 0.8, n)])
+
+
 def _views_of(rng, k, C, n_pts=12):
     """A grid's points (target frame, z = 0) seen through the poses ``C`` (N, 4, 4) by intrinsics ``k``, with
     pixel noise, and one view shorter (padding)."""
@@ -393,13 +399,11 @@ def _bundle_jac(rng, mp):
             X = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 0.5, 3)), [0.03, -0.05, 0.1])
             if conf == "eye_in_hand":  # the camera on the flange looks at a board in front of the robot
                 Y = se3.transform_from_rotation_translation(se3.so3_exp([np.pi, 0.0, 0.0]), [0.6, 0.0, 0.0])
-                C = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 0.2, (N, 3))),
-                                                            np.c_[rng.normal(0, 0.05, (N, 2)), rng.uniform(0.5, 0.8, N)])
+                C = _view_poses(rng, N)
                 A = Y @ se3.invert_transform(C) @ se3.invert_transform(X)
             else:  # a fixed camera sees the board on the flange
                 Y = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 0.5, 3)), [1.0, 0.2, 0.5])
-                C = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 0.2, (N, 3))),
-                                                            np.c_[rng.normal(0, 0.05, (N, 2)), rng.uniform(0.5, 0.8, N)])
+                C = _view_poses(rng, N)
                 A = Y @ C @ se3.invert_transform(X)
             np.testing.assert_allclose(chain_poses(A, X, Y, conf), C, atol=1e-12)
             views = _views_of(rng, k, C)
@@ -436,8 +440,7 @@ def _reprojection_jac(rng, mp):
             N = 4
             X = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 0.5, 3)), [0.03, -0.05, 0.1])
             Y = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 0.5, 3)), [0.8, 0.2, 0.4])
-            C = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 0.2, (N, 3))),
-                                                        np.c_[rng.normal(0, 0.05, (N, 2)), rng.uniform(0.5, 0.8, N)])
+            C = _view_poses(rng, N)
             A = (Y @ se3.invert_transform(C) @ se3.invert_transform(X) if conf == "eye_in_hand"
                  else Y @ C @ se3.invert_transform(X))  # fmt: skip
             views = _views_of(rng, k, C)
@@ -471,8 +474,7 @@ def _refine_camera_jac(rng, mp):
     for k in (np.array([900.0, 880.0, 645.0, 350.0, -0.21, 0.08, 0.0015, -0.0008, -0.02]),
               np.array([410.0, 395.0, 640.0, 512.0, 0.025, -0.006, 0.0012, -0.0001])):
         N = 4
-        T0 = se3.transform_from_rotation_translation(se3.so3_exp(rng.normal(0, 0.3, (N, 3))),
-                                                     np.c_[rng.normal(0, 0.05, (N, 2)), rng.uniform(0.5, 0.8, N)])
+        T0 = _view_poses(rng, N)
         views = _views_of(rng, k, T0)
         n_int = k.size
         prior = np.full(n_int, np.inf)

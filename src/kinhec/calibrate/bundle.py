@@ -23,15 +23,17 @@ divides the chain's translation.  The negative log-posterior
 is minimised over the intrinsics ``k`` (those estimated), ``X``, ``Y``,
 ``log b`` and every view's twist ``xi_i`` by Levenberg-Marquardt
 (:func:`kinhec.geometry.lsq.levenberg_marquardt`, block-sparse, with the
-analytic Jacobian of :func:`_jacobian`), starting from ``he_ml``'s solution.  The noise levels ``s_px``, ``v_rot``, ``v_trans``
-start at ``he_ml``'s and are re-estimated by expectation-maximisation at the
-refined intrinsics (``he_ml``'s, at intrinsics that a small target leaves far
-off, absorb the intrinsics' misfit as noise): ``s_px^2 = (|e|^2 + s_px^2
-tr(J_p C J_p^T)) / n_p`` and ``v = (sum xi^2 + tr C_xi) / 3N``, ``C`` the
-posterior covariance, alternating with the solve until they settle.  ``sigma_b`` is
+analytic Jacobian of :func:`_jacobian`), starting from ``he_ml``'s solution.
+The noise levels ``s_px``, ``v_rot``, ``v_trans`` start at ``he_ml``'s and are
+re-estimated by expectation-maximisation at the refined intrinsics
+(``he_ml``'s, at intrinsics that a small target leaves far off, absorb the
+intrinsics' misfit as noise):
+``s_px^2 = (|e|^2 + s_px^2 tr(J_p C J_p^T)) / n_p`` and
+``v = (sum xi^2 + tr C_xi) / 3N``, ``C`` the posterior covariance,
+alternating with the solve until they settle.  ``sigma_b`` is
 :data:`kinhec.calibrate.scale.PRIOR_STD`; given intrinsics enter with the
-prior :data:`INTRINSICS_PRIOR` (they are refined, not trusted), estimated
-ones without.
+prior :data:`INTRINSICS_PRIOR` (they are refined, not trusted), estimated ones
+without.
 
 The covariance of the shared unknowns is the corresponding block of the
 inverse normal matrix: every view twist, every intrinsic and the board scale
