@@ -333,7 +333,7 @@ def _se3_right_jacobian(rng, mp):
 
 @jacobian("intrinsics.pose_jacobians", ("models.intrinsics:pose_jacobians",))
 def _intrinsics_pose_jacobians(rng, mp):
-    from kinhec.models.intrinsics import pose_jacobians, project_points, project_points_jacobians
+    from kinhec.models.intrinsics import pose_jacobians, project_points
 
     out = []
     for k in (np.array([900.0, 880.0, 645.0, 350.0, -0.21, 0.08, 0.0015, -0.0008, -0.02]),
@@ -346,8 +346,8 @@ def _intrinsics_pose_jacobians(rng, mp):
             Tp = T @ se3.se3_exp(eps)
             return project_points(k, P @ Tp[:3, :3].T + inv_b * Tp[:3, 3])
 
-        pc = P @ T[:3, :3].T + inv_b * T[:3, 3]
-        G = pose_jacobians(project_points_jacobians(k, pc)[1], np.broadcast_to(T[:3, :3], (5, 3, 3)), P, inv_b)
+        G = pose_jacobians(k, np.broadcast_to(T[:3, :3], (5, 3, 3)), np.broadcast_to(inv_b * T[:3, 3], (5, 3)), P,
+                           inv_b)[1]
         out.append(Case(f"{k.size} intrinsics: d uv / d eps", uv, np.zeros(6), G.reshape(-1, 6), h=1e-7))
     return out
 

@@ -54,8 +54,7 @@ import numpy as np
 
 from kinhec.calibrate.reduced_dof import KNOWN_WEIGHT
 from kinhec.geometry import se3
-from kinhec.models.intrinsics import (RATIONAL_PRIOR_STD, PackedViews, intrinsic_names, pose_jacobians, project,
-                                      project_points_jacobians)
+from kinhec.models.intrinsics import RATIONAL_PRIOR_STD, PackedViews, intrinsic_names, pose_jacobians, project
 from kinhec.geometry.lsq import BlockJacobian, BlockStructure
 from kinhec.solvers.reprojection import chain_perturbations, chain_poses
 
@@ -209,9 +208,9 @@ def _jacobian(unpack, structure: BlockStructure, views: PackedViews, A, configur
     """The analytic Jacobian ``jac(x) -> BlockJacobian`` of the residuals of :func:`refine_bundle` (its rows and
     columns in the same order).
 
-    A pixel's derivatives come from :func:`kinhec.models.intrinsics.project_points_jacobians`: by the intrinsics
-    directly, by the others through the right perturbation ``eps`` of its view's ``C = T_cam_target`` (before the
-    board's scale divides its translation; :func:`kinhec.models.intrinsics.pose_jacobians`).  Every unknown pose
+    A pixel's derivatives come from :func:`kinhec.models.intrinsics.pose_jacobians`: by the intrinsics directly, by
+    the others through the right perturbation ``eps`` of its view's ``C = T_cam_target`` (before the board's scale
+    divides its translation).  Every unknown pose
     enters as ``T0 exp(x)``: :func:`kinhec.solvers.reprojection.chain_perturbations` carries steps of ``X``'s,
     ``Y``'s and the view twists onto ``eps`` (the flange poses ``A exp(xi)`` corrected by the view twists).
     """
@@ -236,10 +235,9 @@ def _jacobian(unpack, structure: BlockStructure, views: PackedViews, A, configur
         s_px, sig = lv["s_px"], lv["sig"]
         Ap = A @ se3.se3_exp_unchecked(xi)
         C = chain_poses(Ap, X, Y, configuration)
-        R, t = C[v, :3, :3], C[v, :3, 3]
-        pc = (R @ pts[:, :, None])[:, :, 0] + t / b
-        _, Jp, Jk = project_points_jacobians(k, pc)
-        G = pose_jacobians(Jp, R, pts, 1.0 / b) / s_px  # (n, 2, 6): by eps
+        t = C[v, :3, 3]
+        Jk, G, Jp = pose_jacobians(k, C[v, :3, :3], t / b, pts, 1.0 / b)
+        G /= s_px  # (n, 2, 6): by eps
         Jr = se3.se3_right_jacobian(np.concatenate([x[n_int : n_int + 12].reshape(2, 6), xi]))
         JrX, JrY = Jr[0], Jr[1]
         EX, EY, Exi = chain_perturbations(C, Ap, X, Y, configuration, JrX, JrY, Jr[2:])

@@ -320,24 +320,34 @@ def project_points_jacobians(intrinsics, points):
     return uv, d_point, d_int
 
 
-def pose_jacobians(d_point: np.ndarray, R: np.ndarray, points: np.ndarray, inv_b: float = 1.0) -> np.ndarray:
-    """``d uv / d eps`` (n, 2, 6) for a right perturbation ``T exp(eps)``, ``eps = (omega, v)``, of each point's pose.
+def pose_jacobians(intrinsics, R: np.ndarray, t: np.ndarray, points: np.ndarray, inv_b: float = 1.0):
+    """A pixel's derivatives by the intrinsics, by a right perturbation of its view's pose and by its camera-frame point.
 
-    A point ``P`` (target frame) seen through the pose ``T = (R, t)`` lies at ``p = R P + inv_b t`` in the camera
-    frame (``inv_b``: one over a board's scale, which divides the translation).  ``T exp(eps)`` moves it by
-    ``R (omega x P + inv_b v)``, so a row ``g`` of ``d_point R`` gives ``(P x g, inv_b g)``.
+    A point ``P`` (target frame) seen through a pose ``T = (R, t0)`` lies at ``p = R P + t`` in the camera frame,
+    ``t = inv_b t0`` (``inv_b``: one over a board's scale, which divides the translation).  ``T exp(eps)``,
+    ``eps = (omega, v)``, moves it by ``R (omega x P + inv_b v)``, so a row ``g`` of ``d uv / d p`` times ``R``
+    gives ``(P x g, inv_b g)``.
 
     Parameters
     ----------
-    d_point : ndarray, shape (n, 2, 3)
-        ``d uv / d p`` of :func:`project_points_jacobians` at the points.
+    intrinsics : array_like, shape (9,), (8,) or (12,)
+        As :func:`project_points_jacobians` takes them.
     R : ndarray, shape (n, 3, 3)
         The rotation of each point's pose.
+    t : ndarray, shape (n, 3)
+        The translation of each point's pose as the point sees it (times ``inv_b``) [m].
     points : ndarray, shape (n, 3)
         The points in the target frame [m].
     inv_b : float
-        The factor on the translation.
+        The factor on the pose's translation.
+
+    Returns
+    -------
+    d_intrinsics : ndarray, shape (n, 2, len(intrinsics))
+    d_eps : ndarray, shape (n, 2, 6)
+    d_point : ndarray, shape (n, 2, 3)
     """
+    _, d_point, d_int = project_points_jacobians(intrinsics, (R @ points[:, :, None])[:, :, 0] + t)
     G = d_point @ R
     out = np.empty(G.shape[:-1] + (6,))
     out[..., 3:] = G * inv_b
@@ -345,7 +355,7 @@ def pose_jacobians(d_point: np.ndarray, R: np.ndarray, points: np.ndarray, inv_b
     out[..., 0] = P[..., 1] * G[..., 2] - P[..., 2] * G[..., 1]
     out[..., 1] = P[..., 2] * G[..., 0] - P[..., 0] * G[..., 2]
     out[..., 2] = P[..., 0] * G[..., 1] - P[..., 1] * G[..., 0]
-    return out
+    return d_int, out, d_point
 
 
 def _pinhole_jacobians(k: np.ndarray, p: np.ndarray):
@@ -745,12 +755,10 @@ def _refine_camera(views: PackedViews, k0, n_int: int, T0, prior_std=None, pixel
 
     def jac(x):
         k, T = unpack(x)
-        R = T[view_of_point, :3, :3]
-        pc = (R @ pts[:, :, None])[:, :, 0] + T[view_of_point, :3, 3]
-        _, Jp, Jk = project_points_jacobians(k, pc)
+        Jk, G, _ = pose_jacobians(k, T[view_of_point, :3, :3], T[view_of_point, :3, 3], pts)
         # T = T0 exp(x_i): a step d of x_i perturbs T on the right by J_r(x_i) d
         Jr = se3.se3_right_jacobian(x[n_int:].reshape(N, 6))
-        blocks = (pose_jacobians(Jp, R, pts) @ Jr[view_of_point]).reshape(n_pix, 6)
+        blocks = (G @ Jr[view_of_point]).reshape(n_pix, 6)
         shared = np.zeros((n_pix + held.size, n_int))
         shared[:n_pix] = Jk[:, :, :n_int].reshape(n_pix, n_int)
         shared[n_pix + np.arange(held.size), held] = w[held]

@@ -72,7 +72,6 @@ from kinhec.models.intrinsics import (
     pack_views,
     pose_jacobians,
     project,
-    project_points_jacobians,
     residual_norms,
 )
 from kinhec.geometry.lsq import BlockJacobian, BlockStructure, huber_weights, levenberg_marquardt
@@ -280,9 +279,7 @@ def _refine(views: PackedViews, A, X0, Y0, k0, init_rms, configuration, refine_r
         k, X, Y, Ab = unpack(x)
         C = chain_poses(Ab, X, Y, configuration)
         v = view_of_point
-        R = C[v, :3, :3]
-        _, Jp, Jk = project_points_jacobians(k, (R @ pts[:, :, None])[:, :, 0] + C[v, :3, 3])
-        G = pose_jacobians(Jp, R, pts)
+        Jk, G, _ = pose_jacobians(k, C[v, :3, :3], C[v, :3, 3], pts)
         xi = x[n_shared:].reshape(N, 6) if refine_robot else np.zeros((0, 6))
         Jr = se3.se3_right_jacobian(np.concatenate([x[n_int:n_shared].reshape(2, 6), xi]))
         EX, EY, EA = chain_perturbations(C, Ab, X, Y, configuration, Jr[0], Jr[1], Jr[2:] if refine_robot else None)
