@@ -253,6 +253,24 @@ def test_median_errors_are_deterministic_and_match_the_chi_distribution():
     assert bounds.median_errors(one)[0] == pytest.approx(np.degrees(0.6745 * s_r), rel=0.01)
 
 
+def test_exact_median_is_numpys_median_bit_for_bit():
+    """The bracketed selection returns np.median's value exactly: sums of squared normals as median_errors makes
+    them, odd and even sizes round the subsample's threshold, heavy ties, NaN throughout, and a subsample that
+    misses the middle (the whole array is then selected)."""
+    rng = np.random.default_rng(73)
+    z2 = bounds._squared_normals(bounds.N_SAMPLES)
+    cases = [z2 @ (rng.random(3) * 10.0 ** rng.integers(-12, 3)) for _ in range(200)]
+    cases += [z2 @ np.array([0.0, 0.0, 2e-7]), z2 @ np.zeros(3)]
+    cases += [rng.standard_normal(n) for n in (1, 2, 255, 256, 257, 1000, 1001, 20001)]
+    cases += [np.round(3 * rng.standard_normal(20000)), np.full(5000, 0.25)]
+    skewed = np.arange(20000, dtype=np.float64)
+    skewed[:: bounds._BRACKET_STRIDE] = -1.0  # the strided subsample holds none of the middle values
+    cases.append(skewed)
+    for v in cases:
+        assert bounds.exact_median(v) == float(np.median(v))
+    assert math.isnan(bounds.exact_median(np.full(20000, np.nan)))
+
+
 @pytest.mark.parametrize("first_is_reference", [False, True])
 def test_random_walks_give_the_dense_bound(first_is_reference):
     """A camera random walk (differenced to a block-tridiagonal, banded Cholesky) and a log-scale walk (Woodbury

@@ -74,6 +74,7 @@ __all__ = [
     "bound_from_pairs",
     "fisher_information",
     "median_errors",
+    "exact_median",
     "student_t_information_factor",
     "GraphBound",
     "graph_bound",
@@ -171,8 +172,39 @@ def median_errors(cov6: np.ndarray, rng: np.random.Generator | None = None,
     out = []
     for block in (cov6[:3, :3], cov6[3:, 3:]):
         w = np.clip(np.linalg.eigvalsh(0.5 * (block + block.T)), 0.0, None)
-        out.append(math.sqrt(float(np.median(z2 @ w))))
+        out.append(math.sqrt(exact_median(z2 @ w)))
     return math.degrees(out[0]), 1000.0 * out[1]
+
+
+#: Values of every this-many-th sample that bracket a median in :func:`exact_median`.
+_BRACKET_STRIDE = 32
+
+
+def exact_median(v: np.ndarray) -> float:
+    """``np.median(v)`` of a 1-D float array, the same value, at a fraction of its cost on large arrays.
+
+    ``np.median`` selects the middle order statistics from the whole array (about 0.2 ms on 20,000 values).
+    Here the order statistics of a strided subsample a few places either side of its middle bracket the
+    median (three standard deviations of the rank either side); counting the values below the bracket tells the
+    ranks the middle values have among the few inside it (about a tenth), and only those are selected.  When the
+    bracket misses (a counting check) or is not finite, the whole array is.  For finite values or NaN
+    throughout (what :func:`median_errors` passes); NaN in some places only may be missed by the subsample.
+    """
+    n = v.size
+    if n < 8 * _BRACKET_STRIDE:
+        return float(np.median(v))
+    sub = np.sort(v[::_BRACKET_STRIDE])
+    m, k = sub.size // 2, max(3, int(1.5 * math.sqrt(sub.size)))  # (the middle's rank in it: sd sqrt(size) / 2)
+    lo, hi = sub[max(m - k, 0)], sub[min(m + k, sub.size - 1)]
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return float(np.median(v))
+    below = int(np.count_nonzero(v < lo))
+    inside = v[(v >= lo) & (v <= hi)]
+    ranks = [(n - 1) // 2 - below, n // 2 - below]  # the middle ranks (equal for odd n) among the values inside
+    if ranks[0] < 0 or ranks[1] >= inside.size:
+        return float(np.median(v))
+    part = np.partition(inside, ranks)
+    return float(np.mean(part[ranks]))
 
 
 def pnp_covariance(C: np.ndarray, camera, target, pixel_std: float) -> np.ndarray:
