@@ -13,7 +13,7 @@ row per mutant: caught or survived, and the first failing test.
     python benchmarks/mutants.py --check         # every original snippet occurs exactly once
 
 The catalogue holds every audit so far: the sets named by their id prefixes (``RE``, ``CE`` ..., ``F4-`` to
-``F7-``) and, with descriptive ids and ``[S]``, ``[F]``, ``[F2]`` in their descriptions, the first three audits of
+``F10-``) and, with descriptive ids and ``[S]``, ``[F]``, ``[F2]`` in their descriptions, the first three audits of
 the solvers, bounds, calibrate, suite and report (the survivors of the first, re-targeted to the current code, and
 two fresh sets chosen after them).
 
@@ -56,6 +56,7 @@ def _m(id, file, original, mutated, tests, description) -> Mutant:
 _READ = ["tests/test_io.py"]
 _DIST = ["tests/test_distributions.py"]
 _JAC = ["tests/test_jacobians.py"]
+_BOUNDS = ["tests/test_bounds.py"]
 _RE = ["tests/test_calibrate_robot_error_quantities.py", "tests/test_calibrate_robot_error.py"]
 _GATE = ["tests/test_calibrate_outliers_quantities.py", "tests/test_calibrate_gate.py",
          "tests/test_calibrate_symptoms.py"]
@@ -1068,6 +1069,15 @@ CATALOGUE: list[Mutant] = [
        "        EA = None if Jr_A is None else adjoint(se3.invert_transform(X, check=False)) @ Jr_A\n",
        "        EA = None if Jr_A is None else adjoint(X) @ Jr_A\n", _JAC,
        "eye-to-hand: the flange twists carried onto the view by Ad(X) instead of Ad(inv X)"),
+    # the bound's bracketed median
+    _m("F10-1", "evaluate/bounds.py",
+       "    ranks = [(n - 1) // 2 - below, n // 2 - below]",
+       "    ranks = [(n - 1) // 2 - below, (n + 1) // 2 - below]", _BOUNDS,
+       "exact_median: the upper middle rank one too far for an even count"),
+    _m("F10-2", "evaluate/bounds.py",
+       "    inside = v[(v >= lo) & (v <= hi)]",
+       "    inside = v[(v > lo) & (v <= hi)]", _BOUNDS,
+       "exact_median: the bracket's lower end left out of the values selected"),
 ]
 
 
