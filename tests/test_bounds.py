@@ -266,6 +266,7 @@ def test_exact_median_is_numpys_median_bit_for_bit():
     skewed = np.arange(20000, dtype=np.float64)
     skewed[:: bounds._BRACKET_STRIDE] = -1.0  # the strided subsample holds none of the middle values
     cases.append(skewed)
+    cases += [rng.standard_normal((100, 201)), rng.integers(0, 1000, 4001)]  # flattened, as np.median does
     for v in cases:
         assert bounds.exact_median(v) == float(np.median(v))
     assert math.isnan(bounds.exact_median(np.full(20000, np.nan)))
