@@ -34,6 +34,7 @@ Acceptance: 0 wrong answers, no crash, and correctly stated unmodified inputs re
     python benchmarks/mistakes.py [--sample N] [--jobs J] [--json FILE] [--only MISTAKE[,MISTAKE]] [--seed S]
     python benchmarks/mistakes.py --write KEY DIR     # one run's input (KEY as printed), to reproduce it
     python benchmarks/mistakes.py --list              # the catalogue, the recordings and the number of runs
+    python benchmarks/mistakes.py --recording-seeds 21,22 --jobs 2   # the same catalogue on fresh recordings
 
 Cost: about 0.2 s of CPU per run on average (0.1 s median; the stamped ETH streams most), about 15 CPU-minutes for
 the 3,368 runs of the whole catalogue (``--jobs`` spreads them over processes).
@@ -188,10 +189,17 @@ def generated_recordings(seeds=(11, 12)) -> list[Recording]:
     return out
 
 
-def recordings() -> tuple[list, list[str]]:
-    """Every recording (the real ones found, the generated ones, the calibrate-multi folders) and what is missing."""
+#: Seeds of the generated recordings (``--recording-seeds``): the stored sample and the tests use these.
+RECORDING_SEEDS = (11, 12)
+
+
+def recordings(seeds=None) -> tuple[list, list[str]]:
+    """Every recording (the real ones found, the generated ones, the calibrate-multi folders) and what is missing.
+
+    ``seeds``: those of the generated recordings (default :data:`RECORDING_SEEDS`)."""
+    seeds = tuple(seeds) if seeds else RECORDING_SEEDS
     real, missing = real_recordings()
-    return real + generated_recordings() + multi_recordings(), missing
+    return real + generated_recordings(seeds) + multi_recordings(seeds), missing
 
 
 @dataclass
@@ -651,12 +659,13 @@ def judge(res: dict, truth: Truth, ratios: list | None = None) -> tuple[bool, st
 _STATE: dict = {}
 
 
-def _init() -> None:
+def _init(seeds=None) -> None:
     import atexit
     import shutil
 
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    recs, _ = recordings()
+    recs, _ = recordings(seeds)
+    _STATE["seeds"] = tuple(seeds) if seeds else RECORDING_SEEDS
     _STATE["recs"] = {r.name: r for r in recs}
     _STATE["truth"] = {}
     _STATE["tmp"] = Path(tempfile.mkdtemp(prefix="kinhec-mistakes-"))
@@ -669,9 +678,9 @@ def parse_key(key: str) -> Run:
     return Run(rec, () if combo == "none" else tuple(combo.split("+")), mode)
 
 
-def write_run(key: str, folder: Path) -> str:
+def write_run(key: str, folder: Path, seeds=None) -> str:
     """Write the input of the run ``key`` into ``folder``; the command that calibrates it."""
-    recs, _ = recordings()
+    recs, _ = recordings(seeds)
     run = parse_key(key)
     rec = next(r for r in recs if r.name == run.recording)
     if isinstance(rec, MultiRecording):
@@ -695,6 +704,13 @@ def truth_of(rec: Recording) -> tuple[Truth | None, dict]:
     return _STATE["truth"][rec.name]
 
 
+def _reproduce(key: str) -> str:
+    """The command that writes a run's input (with the recording seeds when they are not the default ones)."""
+    seeds = _STATE.get("seeds", RECORDING_SEEDS)
+    flag = "" if seeds == RECORDING_SEEDS else f" --recording-seeds {','.join(map(str, seeds))}"
+    return f"python benchmarks/mistakes.py{flag} --write {shlex.quote(key)} DIR"
+
+
 def execute(run: Run) -> dict:
     if "recs" not in _STATE:
         _init()
@@ -709,7 +725,7 @@ def execute(run: Run) -> dict:
     out = {"key": run.key, "recording": run.recording, "mistakes": list(run.mistakes), "mode": run.mode,
            "exit": res["exit"], "cpu_s": round(res["cpu_s"], 3), "false_statement": case.false_statement,
            "command": "kinhec " + shlex.join(args).replace(str(folder), "DIR"),
-           "reproduce": f"python benchmarks/mistakes.py --write {shlex.quote(run.key)} DIR", "why": ""}  # fmt: skip
+           "reproduce": _reproduce(run.key), "why": ""}  # fmt: skip
     # the files' names still say the direction the mistake undid (kinhec reads names as claims)
     out["stale_names"] = bool(set(run.mistakes) & DIRECTION_MISTAKES) and "neutral_names" not in run.mistakes
     if res["exit"] == 0:
@@ -746,7 +762,7 @@ def execute_multi(rec: MultiRecording, run: Run, folder: Path) -> dict:
     out = {"key": run.key, "recording": run.recording, "mistakes": list(run.mistakes), "mode": run.mode,
            "exit": res["exit"], "cpu_s": round(res["cpu_s"], 3), "false_statement": false_statement,
            "command": "kinhec " + shlex.join(args).replace(str(folder), "DIR"),
-           "reproduce": f"python benchmarks/mistakes.py --write {shlex.quote(run.key)} DIR", "why": ""}  # fmt: skip
+           "reproduce": _reproduce(run.key), "why": ""}  # fmt: skip
     if res["exit"] == 0:
         ok, why = judge_multi(res["json"], rec)
         out["outcome"], out["why"] = ("right", "") if ok else ("wrong", why)
@@ -830,12 +846,18 @@ def main(argv=None) -> int:
     ap.add_argument("--list", action="store_true", help="print the catalogue and the recordings, run nothing")
     ap.add_argument("--write", nargs=2, metavar=("KEY", "DIR"),
                     help="write the input of one run (its key as printed) into DIR and print its command")
+    ap.add_argument("--recording-seeds", default=",".join(map(str, RECORDING_SEEDS)),
+                    help="comma-separated seeds of the generated recordings (default %(default)s)")
     a = ap.parse_args(argv)
+    try:
+        seeds = tuple(int(v) for v in a.recording_seeds.split(","))
+    except ValueError:
+        ap.error(f"--recording-seeds: expected comma-separated integers, got {a.recording_seeds!r}")
     if a.write:
-        print(write_run(*a.write))
+        print(write_run(*a.write, seeds=seeds))
         return 0
 
-    recs, missing = recordings()
+    recs, missing = recordings(seeds)
     if SHARED_REAL is None or not SHARED_REAL.exists():
         missing.append("shared/realdata: absent (it holds the same recordings as tests/data/realdata)")
     for m in missing:
@@ -867,10 +889,10 @@ def main(argv=None) -> int:
     if a.jobs > 1:
         import multiprocessing as mp
 
-        with mp.get_context("spawn").Pool(a.jobs, initializer=_init) as pool:
+        with mp.get_context("spawn").Pool(a.jobs, initializer=_init, initargs=(seeds,)) as pool:
             results = pool.map(execute, todo, chunksize=1)
     else:
-        _init()
+        _init(seeds)
         results = [execute(r) for r in todo]
     results.sort(key=lambda r: r["key"])
     summary = summarise(results)
@@ -887,7 +909,8 @@ def main(argv=None) -> int:
     print(f"CPU: {summary['cpu_s_total']} s in all, median {summary['cpu_s_per_run_median']} s per run "
           f"(the references not counted); wall {time.time() - t0:.0f} s")
     if a.json:
-        doc = {"sample": a.sample, "seed": a.seed, "runs_in_catalogue": n_all, "only": a.only,
+        doc = {"sample": a.sample, "seed": a.seed, "recording_seeds": list(seeds), "runs_in_catalogue": n_all,
+               "only": a.only,
                "recordings": [dict(name=r.name, kind=r.kind, setup=r.setup, stamped=r.stamped, fmt=r.fmt)
                               for r in recs],
                "catalogue": [dict(name=m.name, what=m.what, identifiable=m.identifiable, right_run=m.right_run)
