@@ -13,7 +13,7 @@ row per mutant: caught or survived, and the first failing test.
     python benchmarks/mutants.py --check         # every original snippet occurs exactly once
 
 The catalogue holds every audit so far: the sets named by their id prefixes (``RE``, ``CE`` ..., ``F4-`` to
-``F10-``) and, with descriptive ids and ``[S]``, ``[F]``, ``[F2]`` in their descriptions, the first three audits of
+``F11-``) and, with descriptive ids and ``[S]``, ``[F]``, ``[F2]`` in their descriptions, the first three audits of
 the solvers, bounds, calibrate, suite and report (the survivors of the first, re-targeted to the current code, and
 two fresh sets chosen after them).
 
@@ -1078,6 +1078,15 @@ CATALOGUE: list[Mutant] = [
        "    inside = v[(v >= lo) & (v <= hi)]",
        "    inside = v[(v > lo) & (v <= hi)]", _BOUNDS,
        "exact_median: the bracket's lower end left out of the values selected"),
+    # ---------------------------------------------------------------- F11: the full noise model's sandwich
+    _m("F11-1", "calibrate/uncertainty.py",
+       "    return S * np.where(off, 1.0 - lam, 1.0), lam",
+       "    return S * np.where(off, lam, 1.0), lam", _F5_SOLVE,
+       "shrunk_noise: the correlations scaled by the weight instead of shrunk by it"),
+    _m("F11-2", "calibrate/solve.py",
+       "    return cov @ M @ cov, (1.0 - lam) * small_sample + lam * dof / (dof - 2.0), lam",
+       "    return cov, (1.0 - lam) * small_sample + lam * dof / (dof - 2.0), lam", _F5_SOLVE,
+       "_noise_sandwich: the inverse normal matrix returned as it was (the old covariance, with the mixed factor)"),
 ]
 
 

@@ -303,6 +303,60 @@ def test_every_estimated_quantity_has_its_sigma(tmp_path):
         assert text in r.output, text
 
 
+def test_shrunk_noise_keeps_the_variances_and_shrinks_correlations_by_their_sampling_error():
+    """Schafer and Strimmer's weight, computed here pair by pair: near 1 for independent components from few pairs,
+    near 0 for strongly correlated ones from many; the variances are kept and the result stays positive definite."""
+    rng = np.random.default_rng(4)
+
+    def weight(R, S):
+        sd = np.sqrt(np.diag(S))
+        m = len(R)
+        num = den = 0.0
+        for i in range(6):
+            for j in range(6):
+                if i != j:
+                    w = R[:, i] * R[:, j] / (sd[i] * sd[j])
+                    num += m / (m - 1.0) ** 3 * float(((w - w.mean()) ** 2).sum())
+                    den += (S[i, j] / (sd[i] * sd[j])) ** 2
+        return min(max(num / den, 0.0), 1.0)
+
+    R = rng.normal(size=(25, 6)) * np.array([1e-3, 1e-3, 1e-3, 3e-4, 3e-4, 1e-3])
+    S = R.T @ R / 23.0
+    S_shrunk, lam = unc.shrunk_noise(R, S)
+    assert lam == pytest.approx(weight(R, S), rel=1e-12) and lam > 0.6
+    assert np.allclose(np.diag(S_shrunk), np.diag(S), rtol=1e-15)
+    off = ~np.eye(6, dtype=bool)
+    assert np.allclose(S_shrunk[off], (1.0 - lam) * S[off], rtol=1e-12)
+    L = np.linalg.cholesky(np.array([[1.0, 0.9, 0, 0, 0, 0], [0.9, 1.0, 0, 0, 0, 0], [0, 0, 1.0, 0, 0, -0.8],
+                                     [0, 0, 0, 1.0, 0, 0], [0, 0, 0, 0, 1.0, 0], [0, 0, -0.8, 0, 0, 1.0]]))
+    R = rng.normal(size=(2000, 6)) @ L.T
+    S = R.T @ R / 1990.0
+    S_shrunk, lam = unc.shrunk_noise(R, S)
+    assert lam == pytest.approx(weight(R, S), rel=1e-12) and lam < 0.01
+    assert np.linalg.eigvalsh(S_shrunk).min() > 0
+
+
+def test_the_full_noise_models_error_bars_hold_in_their_tails(tmp_path):
+    """Station recordings with about 23 degrees of freedom for the full noise model's 21 entries (25 stations,
+    eye-in-hand, 60 seeds): the NEES of ``Y`` (the unknown that is not the camera's mount, whose covariance carries
+    no consider term) averages near 6 and at most one result is past chi-square's 99.9 % quantile.  With the inverse
+    normal matrix alone (no sandwich) the mean was 8.0 and 3.5 % were past it (``benchmarks/covariance_tails.py``:
+    a draw of the noise covariance too small in one direction made ``Y``'s error bars too small there)."""
+    nees, kinds = [], set()
+    for seed in range(300, 360):
+        g = simulate(dict(STATIONS, seed=seed))
+        ok = np.isfinite(g.T_cam_target_meas).all(axis=(1, 2))
+        hand, eye = _rows(tmp_path / "h.txt", g.T_base_ee_meas[ok]), _rows(tmp_path / "e.txt", g.T_cam_target_meas[ok])
+        res = calibrate(hand, eye, fmt="rwhe", eye_pose="cam_T_target", **STATED)
+        kinds.add(res.observability.get("noise_model"))
+        e = right_error(res.Y, g.Y)
+        nees.append(float(e @ np.linalg.solve(res.cov[6:12, 6:12], e)))
+    nees = np.array(nees)
+    assert kinds == {"full"}, kinds
+    assert 4.5 < nees.mean() < 7.0, nees.mean()
+    assert (nees > stats.chi2.ppf(0.999, 6)).sum() <= 1, np.sort(nees)[-5:]
+
+
 # --------------------------------------------------------------------------- #
 # honest sigma over generated recordings (benchmarks/honest_sigma.py, small)
 # --------------------------------------------------------------------------- #

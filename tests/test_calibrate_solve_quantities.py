@@ -12,6 +12,7 @@ import pytest
 from scipy import stats
 
 from kinhec.calibrate import solve as sv
+from kinhec.calibrate import uncertainty as unc
 from kinhec.calibrate.pairing import OrderPairing
 from kinhec.geometry import se3
 from kinhec.util.errors import InputError
@@ -127,17 +128,28 @@ def test_three_pairs_at_least():
 
 
 def test_the_covariance_carries_the_full_noise_models_small_sample_factor():
-    """With a full 6x6 noise covariance from ``dof`` degrees of freedom, the covariance of the unknowns is the inverse
-    of the whitened normal matrix, inflated for correlated residuals, times ``dof / (dof - 7)`` (the bias of the
-    inverse of a sample covariance)."""
+    """With a full 6x6 noise covariance ``S`` from ``dof`` degrees of freedom, the covariance of the unknowns is the
+    sandwich ``C M C`` (``C`` the inverse of the whitened normal matrix, ``M`` the same normal matrix with the noise's
+    correlations shrunk by ``lam`` in its middle), inflated for correlated residuals, times ``(1 - lam) dof / (dof - 7)
+    + lam dof / (dof - 2)`` (the bias of the inverse of a full and of a diagonal sample covariance)."""
     A, B = _poses(80, seed=3)
     rng = np.random.default_rng(8)
     B = B @ se3.se3_exp(np.c_[rng.normal(0, 1e-3, (80, 3)), rng.normal(0, 1e-3, (80, 3))])
     idx = np.arange(80)
     sol = sv.refine(OrderPairing(A, B, idx, idx), X, Y, reject=False)
     assert sol.noise_model == "full"
-    G = sol.whitened_jacobian.reshape(-1, sol.whitened_jacobian.shape[-1])
-    H = G.T @ G + (0.0 if sol.prior_information is None else sol.prior_information)
-    factor = sol.noise_dof / (sol.noise_dof - 7.0)
-    expected = sol.inflation_detail.apply(np.linalg.inv(H)) * factor
+    Gn = sol.whitened_jacobian
+    G = Gn.reshape(-1, Gn.shape[-1])
+    prior = 0.0 if sol.prior_information is None else sol.prior_information
+    C = np.linalg.inv(G.T @ G + prior)
+    S_shrunk, lam = unc.shrunk_noise(sol.residuals[sol.inliers], sol.noise_cov)
+    assert 0.0 < lam < 1.0 and lam == sol.noise_shrinkage
+    W = sol.whitening  # whitened, S^-1 S~ S^-1 is W^T (W S~ W^T) W
+    M = np.einsum("nip,ij,njq->pq", Gn, W @ S_shrunk @ W.T, Gn) + prior
+    dof = sol.noise_dof
+    factor = (1.0 - lam) * dof / (dof - 7.0) + lam * dof / (dof - 2.0)
+    expected = sol.inflation_detail.apply(C @ M @ C) * factor
     assert np.allclose(sol.cov, expected, rtol=1e-7, atol=0)
+    # with no correlation shrunk the sandwich is the inverse normal matrix itself
+    M0 = np.einsum("nip,ij,njq->pq", Gn, W @ sol.noise_cov @ W.T, Gn) + prior
+    assert np.allclose(C @ M0 @ C, C, rtol=1e-8, atol=1e-12 * np.abs(C).max())

@@ -57,7 +57,11 @@ Procedure.
    ``dof`` residuals, which biases its inverse by that factor), times the
    long-run factor of the residual sequence in pair order
    (:func:`kinhec.calibrate.uncertainty.long_run_inflation`; the same rule for
-   stamped and unstamped pairs).
+   stamped and unstamped pairs).  With the full noise model, the covariance of
+   the estimate those weights give: the sandwich with the noise's correlations
+   shrunk by their sampling error (:func:`_noise_sandwich`), so that a draw of
+   ``S`` too small in one direction does not make the error bars too small
+   there.
 
 The residual domain (the pose as the eye file states it, or its inverse) is
 the one whose noise model fits best (:func:`choose_domain`).
@@ -127,6 +131,7 @@ class Solution:
     whitened_residuals: np.ndarray | None = None  # (n_inliers, 6)
     prior_information: np.ndarray | None = None  # (P, P)
     settled: bool = True  # False when the rounds ended at max_rounds with the noise model or labels still moving
+    noise_shrinkage: float = 0.0  # weight of the full noise model's correlations shrunk in its covariance (0: none)
 
 
 # --------------------------------------------------------------------------- #
@@ -821,6 +826,9 @@ def refine(pairing, X0, Y0, *, offset0=None, scale0=None, estimate_offset=False,
     dof = max(fit_dof, 1.0)
     _, small_sample, kind = _noise_model(r[inl], dof)
     cov_fit = cov
+    shrinkage = 0.0
+    if kind == "full":  # the covariance of the estimate its weights give, the noise's correlations as supported
+        cov, small_sample, shrinkage = _noise_sandwich(prob, st, inl, r, S, W, cov, Jp, dof, small_sample)
     cov = infl.apply(cov) * small_sample
     bias_cov = None
     if eye_bias_prior is not None:
@@ -837,7 +845,23 @@ def refine(pairing, X0, Y0, *, offset0=None, scale0=None, estimate_offset=False,
     return Solution(X, Y, off, s, cov, r, inl, S, float(infl.factors[:6].max()), init_solver, its, noise_dof=float(dof),
                     fit_dof=float(fit_dof), scale_data_std=scale_data_std, inflation_detail=infl,
                     eye_bias_cov=bias_cov, noise_model=kind, whitening=W, whitened_jacobian=Gw, whitened_residuals=z,
-                    prior_information=Jp.T @ Jp, settled=settled)  # fmt: skip
+                    prior_information=Jp.T @ Jp, settled=settled, noise_shrinkage=shrinkage)  # fmt: skip
+
+
+def _noise_sandwich(prob: _Problem, st, inl, r, S, W, cov, Jp, dof: float, small_sample: float):
+    """The covariance of a fit weighted by a full noise covariance ``S`` estimated from ``dof`` degrees of freedom.
+
+    ``C M C`` with ``C = cov`` (the inverse normal matrix) and ``M = J^T S^-1 S~ S^-1 J`` plus the priors'
+    information, ``S~`` the noise covariance with its correlations shrunk by their sampling error
+    (:func:`kinhec.calibrate.uncertainty.shrunk_noise`, weight ``lam``); the small-sample factor becomes
+    ``(1 - lam) small_sample + lam dof / (dof - 2)``, the diagonal model's for the shrunk part.  Returns the
+    covariance, the factor and ``lam``.
+    """
+    S_shrunk, lam = unc.shrunk_noise(r[inl], S)
+    Sinv = W.T @ W
+    J = prob.jac(st, inl)
+    M = np.einsum("nip,ij,njq->pq", J, Sinv @ S_shrunk @ Sinv, J) + Jp.T @ Jp
+    return cov @ M @ cov, (1.0 - lam) * small_sample + lam * dof / (dof - 2.0), lam
 
 
 #: Fewest degrees of freedom (pairs) the gate may leave when it labels more pairs outliers: below, the noise
@@ -909,6 +933,7 @@ def noise_report(sol: Solution) -> dict:
         "residual_std_std": [float(v / np.sqrt(2.0 * dof)) for v in sd],
         "noise_dof": float(sol.noise_dof),
         "noise_model": sol.noise_model,
+        "noise_correlation_shrinkage": float(sol.noise_shrinkage),
         "covariance_inflation": float(sol.inflation),
         "covariance_inflation_X": None if inf is None else [float(v) for v in inf.factors[:6]],
         "covariance_inflation_Y": None if inf is None else [float(v) for v in inf.factors[6:12]],
