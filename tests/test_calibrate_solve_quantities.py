@@ -109,8 +109,9 @@ def test_the_domain_of_the_noise_is_chosen(noisy_inverse):
 def test_noise_report_units_and_note():
     inf = SimpleNamespace(factors=np.arange(1.0, 13.0), tau=np.r_[np.full(6, 2.5), np.ones(6)], rho=0.4)
     sol = SimpleNamespace(noise_cov=np.diag([1e-6] * 3 + [4e-8] * 3), noise_dof=18.0, noise_model="diagonal",
-                          inflation=2.25, inflation_detail=inf)
+                          inflation=2.25, inflation_detail=inf, noise_shrinkage=0.0)
     rep = sv.noise_report(sol)
+    assert rep["noise_model"] == "diagonal" and rep["noise_correlation_shrinkage"] == 0.0
     assert rep["residual_std_rad_m"] == pytest.approx([1e-3] * 3 + [2e-4] * 3, rel=1e-12)
     assert rep["residual_std_std"] == pytest.approx([1e-3 / 6] * 3 + [2e-4 / 6] * 3, rel=1e-12)  # sigma / sqrt(2 dof)
     assert rep["covariance_inflation_X"] == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0] and rep["covariance_inflation_Y"][0] == 7.0
