@@ -338,8 +338,8 @@ def test_shrunk_noise_keeps_the_variances_and_shrinks_correlations_by_their_samp
 
 def test_the_full_noise_models_error_bars_hold_in_their_tails(tmp_path):
     """Station recordings with about 23 degrees of freedom for the full noise model's 21 entries (25 stations,
-    eye-in-hand, 60 seeds): the NEES of ``Y`` (the unknown that is not the camera's mount, whose covariance carries
-    no consider term) averages near 6 and at most one result is past chi-square's 99.9 % quantile.  With the inverse
+    eye-in-hand, 60 seeds): the NEES of ``Y`` (the unknown that is not the camera's mount) averages near 6 and at
+    most one result is past chi-square's 99.9 % quantile.  With the inverse
     normal matrix alone (no sandwich) the mean was 8.0 and 3.5 % were past it (``benchmarks/covariance_tails.py``:
     a draw of the noise covariance too small in one direction made ``Y``'s error bars too small there)."""
     nees, kinds = [], set()

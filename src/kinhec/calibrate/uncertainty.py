@@ -85,7 +85,7 @@ matters gives a covariance too small there: at 25 stations the NEES of the
 unknown that is not the camera's mount was past chi-square's 99.9 % quantile
 in 3.5 % of recordings (``benchmarks/covariance_tails.py``).  The fit keeps
 its weights ``S^-1`` (the correlations of real residuals are real: dropping
-them moved real results by centimetres), and its covariance is the one of the
+them moved real results by up to 12 mm), and its covariance is the one of the
 estimate those weights give, the sandwich ``C M C`` with ``C = (J^T S^-1
 J)^-1`` and ``M = J^T S^-1 S~ S^-1 J``, where ``S~`` is the noise covariance
 with its correlations shrunk toward zero by their own sampling error
