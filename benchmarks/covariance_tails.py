@@ -39,8 +39,9 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-#: chi-square quantiles (99 %, 99.9 %) for 6 and 12 degrees of freedom.
-_Q = {6: (16.812, 22.458), 12: (26.217, 32.909)}
+from honest_sigma import right_error  # noqa: E402  (benchmarks/honest_sigma.py: the error in calibrate's perturbation)
+
+from kinhec.util.distributions import chi2_ppf  # noqa: E402
 
 
 def one(job: tuple) -> dict:
@@ -51,7 +52,6 @@ def one(job: tuple) -> dict:
 
     import kinhec.calibrate.solve as solve
     from kinhec.calibrate import calibrate
-    from kinhec.geometry import se3
 
     if full_dof is not None:
         solve.FULL_NOISE_DOF = float(full_dof)
@@ -65,8 +65,7 @@ def one(job: tuple) -> dict:
             res = calibrate(opts.pop("hand"), opts.pop("eye"), **opts)
         except Exception as exc:  # a refusal counts as such, not as an error bar
             return dict(seed=seed, setup=setup, stations=stations, full_dof=full_dof, error=f"{type(exc).__name__}")
-    e = np.concatenate([np.concatenate([se3.so3_log(T[:3, :3].T @ Tt[:3, :3]), Tt[:3, 3] - T[:3, 3]])
-                        for T, Tt in ((res.X, rec.X), (res.Y, rec.Y))])  # fmt: skip
+    e = np.concatenate([right_error(res.X, rec.X), right_error(res.Y, rec.Y)])
     C = res.cov[:12, :12]
     out = dict(seed=seed, setup=setup, stations=stations, full_dof=full_dof)
     for name, sl in (("X", slice(0, 6)), ("Y", slice(6, 12)), ("XY", slice(0, 12))):
@@ -114,7 +113,7 @@ def main(argv=None) -> int:
                 cells = []
                 for name, k in (("X", 6), ("Y", 6), ("XY", 12)):
                     v = np.array([r[name] for r in ok])
-                    q99, q999 = _Q[k]
+                    q99, q999 = chi2_ppf(0.99, k), chi2_ppf(0.999, k)
                     cells.append(f"{v.mean():8.2f} {np.mean(v > q99):5.3f} {np.mean(v > q999):6.3f}")
                 fails = sum(r["ratio"] > 1.0 for r in ok)
                 print(f"{st:12s} {n:8d} {'as is' if f is None else f'{f:g}':>8s} {len(ok):4d} | "

@@ -664,8 +664,8 @@ def _init(seeds=None) -> None:
     import shutil
 
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    recs, _ = recordings(seeds)
     _STATE["seeds"] = tuple(seeds) if seeds else RECORDING_SEEDS
+    recs, _ = recordings(_STATE["seeds"])
     _STATE["recs"] = {r.name: r for r in recs}
     _STATE["truth"] = {}
     _STATE["tmp"] = Path(tempfile.mkdtemp(prefix="kinhec-mistakes-"))

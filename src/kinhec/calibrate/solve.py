@@ -828,7 +828,7 @@ def refine(pairing, X0, Y0, *, offset0=None, scale0=None, estimate_offset=False,
     cov_fit = cov
     shrinkage = 0.0
     if kind == "full":  # the covariance of the estimate its weights give, the noise's correlations as supported
-        cov, small_sample, shrinkage = _noise_sandwich(prob, st, inl, r, S, W, cov, Jp, dof, small_sample)
+        cov, small_sample, shrinkage = _noise_sandwich(Gw, W, r[inl], S, cov, Jp.T @ Jp, dof, small_sample)
     cov = infl.apply(cov) * small_sample
     bias_cov = None
     if eye_bias_prior is not None:
@@ -848,19 +848,18 @@ def refine(pairing, X0, Y0, *, offset0=None, scale0=None, estimate_offset=False,
                     prior_information=Jp.T @ Jp, settled=settled, noise_shrinkage=shrinkage)  # fmt: skip
 
 
-def _noise_sandwich(prob: _Problem, st, inl, r, S, W, cov, Jp, dof: float, small_sample: float):
+def _noise_sandwich(Gw, W, r_inl, S, cov, prior_information, dof: float, small_sample: float):
     """The covariance of a fit weighted by a full noise covariance ``S`` estimated from ``dof`` degrees of freedom.
 
     ``C M C`` with ``C = cov`` (the inverse normal matrix) and ``M = J^T S^-1 S~ S^-1 J`` plus the priors'
     information, ``S~`` the noise covariance with its correlations shrunk by their sampling error
-    (:func:`kinhec.calibrate.uncertainty.shrunk_noise`, weight ``lam``); the small-sample factor becomes
-    ``(1 - lam) small_sample + lam dof / (dof - 2)``, the diagonal model's for the shrunk part.  Returns the
-    covariance, the factor and ``lam``.
+    (:func:`kinhec.calibrate.uncertainty.shrunk_noise` of the inliers' residuals ``r_inl``, weight ``lam``); with
+    the whitened Jacobian ``Gw = W J`` (``W^T W = S^-1``), ``M = Gw^T (W S~ W^T) Gw``.  The small-sample factor
+    becomes ``(1 - lam) small_sample + lam dof / (dof - 2)``, the diagonal model's for the shrunk part.  Returns
+    the covariance, the factor and ``lam``.
     """
-    S_shrunk, lam = unc.shrunk_noise(r[inl], S)
-    Sinv = W.T @ W
-    J = prob.jac(st, inl)
-    M = np.einsum("nip,ij,njq->pq", J, Sinv @ S_shrunk @ Sinv, J) + Jp.T @ Jp
+    S_shrunk, lam = unc.shrunk_noise(r_inl, S)
+    M = np.einsum("nip,ij,njq->pq", Gw, W @ S_shrunk @ W.T, Gw) + prior_information
     return cov @ M @ cov, (1.0 - lam) * small_sample + lam * dof / (dof - 2.0), lam
 
 
